@@ -1,0 +1,92 @@
+#include "args.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace pipesim::cli {
+
+bool ArgReader::next(std::string& flag) {
+    if (has_pending_)
+        throw UsageError(fmt::format("{} takes no value (got '{}')", flag, pending_value_));
+    if (pos_ >= args_.size()) return false;
+    flag = args_[pos_++];
+    if (flag.rfind("--", 0) == 0) {
+        const auto eq = flag.find('=');
+        if (eq != std::string::npos) {
+            pending_value_ = flag.substr(eq + 1);
+            has_pending_ = true;
+            flag.resize(eq);
+        }
+    }
+    return true;
+}
+
+std::string ArgReader::value(const std::string& flag) {
+    if (has_pending_) {
+        has_pending_ = false;
+        return pending_value_;
+    }
+    if (pos_ >= args_.size()) throw UsageError(fmt::format("{} needs a value", flag));
+    return args_[pos_++];
+}
+
+int parse_int(const std::string& flag, const std::string& text, int min, int max) {
+    int value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc() || ptr != end)
+        throw UsageError(fmt::format("{}: expected an integer, got '{}'", flag, text));
+    if (value < min || value > max)
+        throw UsageError(fmt::format("{}: must be in {}..{}, got {}", flag, min, max, value));
+    return value;
+}
+
+double parse_number(const std::string& flag, const std::string& text, double min) {
+    char* end = nullptr;
+    const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+        throw UsageError(fmt::format("{}: expected a number, got '{}'", flag, text));
+    if (value < min)
+        throw UsageError(fmt::format("{}: must be ≥ {}, got {}", flag, min, text));
+    return value;
+}
+
+std::vector<std::vector<double>> parse_cost_triples(const std::string& flag,
+                                                    const std::string& text) {
+    std::vector<std::vector<double>> triples;
+    std::size_t start = 0;
+    while (true) {
+        const auto colon = text.find(':', start);
+        const std::string part =
+            text.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        std::vector<double> triple;
+        std::size_t pos = 0;
+        while (true) {
+            const auto comma = part.find(',', pos);
+            const std::string number =
+                part.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+            char* end = nullptr;
+            const double value = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
+            if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value) ||
+                value < 0)
+                throw UsageError(fmt::format(
+                    "{}: expected non-negative numbers F,B,W (triples separated by ':'), got "
+                    "'{}' in '{}'",
+                    flag, number, text));
+            triple.push_back(value);
+            if (comma == std::string::npos) break;
+            pos = comma + 1;
+        }
+        if (triple.size() != 3)
+            throw UsageError(fmt::format("{}: expected three numbers F,B,W, got '{}'", flag, part));
+        triples.push_back(std::move(triple));
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+    }
+    return triples;
+}
+
+}  // namespace pipesim::cli

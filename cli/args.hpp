@@ -1,0 +1,41 @@
+#pragma once
+// Command-line reading shared by the subcommands. Every error is a UsageError whose message
+// names the flag and what was expected; main() turns it into exit code 2.
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pipesim::cli {
+
+class UsageError : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+/// Walks a subcommand's arguments. Accepts "--flag value" and "--flag=value".
+class ArgReader {
+public:
+    explicit ArgReader(std::vector<std::string> args) : args_(std::move(args)) {}
+
+    /// Moves to the next argument; false at the end. `flag` gets "--costs" for "--costs=1,2,3".
+    bool next(std::string& flag);
+    /// The value of the current flag (from "=value" or the next argument).
+    std::string value(const std::string& flag);
+
+private:
+    std::vector<std::string> args_;
+    std::size_t pos_ = 0;
+    std::string pending_value_;
+    bool has_pending_ = false;
+};
+
+/// Integer in [min, max], the whole text a number.
+int parse_int(const std::string& flag, const std::string& text, int min, int max);
+/// Finite number ≥ min, the whole text a number.
+double parse_number(const std::string& flag, const std::string& text, double min);
+/// "F,B,W" or "F,B,W:F,B,W:..." → triples of finite numbers ≥ 0.
+std::vector<std::vector<double>> parse_cost_triples(const std::string& flag,
+                                                    const std::string& text);
+
+}  // namespace pipesim::cli

@@ -1,0 +1,13 @@
+#pragma once
+// The subcommands. Each takes its arguments (after the subcommand name) and returns the
+// process exit code; errors are thrown (std::invalid_argument → 2, others → 1 in main()).
+
+#include <string>
+#include <vector>
+
+namespace pipesim::cli {
+
+int run_list(const std::vector<std::string>& args);
+int run_analyze(const std::vector<std::string>& args);
+
+}  // namespace pipesim::cli

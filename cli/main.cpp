@@ -1,0 +1,52 @@
+// pipesim: pipeline-parallel schedule analysis. Dispatches to one subcommand and maps
+// errors to exit codes: 2 for bad usage or input, 1 for internal failures.
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+
+namespace {
+
+constexpr std::string_view usage = R"(usage: pipesim COMMAND [OPTIONS]
+
+commands:
+  list                          schedules and their descriptions
+  analyze -s NAME -p P -m M     replay a schedule with unit or given costs and report
+          [-v V] [--group-size G] [--costs F,B,W | F,B,W:F,B,W:...] [--comm C]
+          [--mem-w-ratio R] [--json]
+
+Run 'pipesim COMMAND --help' for a command's options.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        fmt::print(stderr, "{}", usage);
+        return 2;
+    }
+    const std::string command = argv[1];
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    try {
+        if (command == "list") return pipesim::cli::run_list(args);
+        if (command == "analyze") return pipesim::cli::run_analyze(args);
+        if (command == "--help" || command == "-h" || command == "help") {
+            fmt::print("{}", usage);
+            return 0;
+        }
+        fmt::print(stderr, "pipesim: unknown command '{}'\n{}", command, usage);
+        return 2;
+    } catch (const std::invalid_argument& e) {
+        fmt::print(stderr, "pipesim {}: {}\n", command, e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "pipesim {}: internal error: {}\n", command, e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,19 @@
+#pragma once
+// Turns an analysis into the readable table or the JSON object of the CLI contract.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/analyze.hpp"
+
+namespace pipesim::cli {
+
+/// The `--json` object: schedule, stages, microbatches, chunks, makespan, bubble_rate,
+/// peak_activation (per device), peak_activation_max, throughput, and per-device details.
+nlohmann::ordered_json analysis_json(const Analysis& analysis, const AnalyzeOptions& options);
+
+/// A readable summary with a per-device table.
+std::string analysis_table(const Analysis& analysis, const AnalyzeOptions& options);
+
+}  // namespace pipesim::cli

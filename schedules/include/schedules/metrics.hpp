@@ -1,0 +1,56 @@
+#pragma once
+// Metrics over a Timeline, defined once for every engine (see docs/metrics.md).
+
+#include <vector>
+
+#include "schedules/timeline.hpp"
+
+namespace pipesim {
+
+/// Activation memory per virtual stage for one microbatch.
+/// F adds activation[s]; B releases activation[s] − held_for_w[s]; W releases held_for_w[s];
+/// BW releases activation[s]. Units are whatever the caller uses (1 = one full stage's
+/// activations for unit models, bytes for model-based ones).
+struct MemoryModel {
+    std::vector<double> activation;  ///< M_B(s)
+    std::vector<double> held_for_w;  ///< M_W(s) ≤ M_B(s)
+};
+
+/// The unit memory model: M_B = 1/v per chunk (1 per full stage), M_W = ratio · M_B.
+/// Throws std::invalid_argument unless 0 ≤ ratio ≤ 1.
+MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio = 1.0);
+
+/// Per-device figures. `span` runs from the device's first start to its last end.
+struct DeviceMetrics {
+    double busy = 0;
+    double span = 0;
+    double idle = 0;         ///< span − busy
+    double bubble_rate = 0;  ///< idle / span (0 for an empty device)
+    double peak_activation = 0;
+};
+
+struct Metrics {
+    double makespan = 0;     ///< last end − first start over all devices
+    double bubble_rate = 0;  ///< max over devices of idle / span
+    double bubble_time = 0;  ///< max over devices of idle
+    int bubble_device = 0;   ///< device with the largest bubble_rate
+    double peak_activation_max = 0;
+    double throughput = 0;  ///< microbatches per time unit of makespan
+    std::vector<DeviceMetrics> devices;
+};
+
+/// Computes all metrics. Precondition: memory has one entry per virtual stage.
+Metrics compute_metrics(const Timeline& timeline, const MemoryModel& memory);
+
+/// A point of a device's activation-memory step curve: from `time` on, `activation` is held.
+struct MemoryPoint {
+    double time = 0;
+    double activation = 0;
+};
+
+/// Device `device`'s activation memory over time: F allocates at its start, B/W/BW release at
+/// their end. One point per change, in time order, starting from 0 at the first op's start.
+std::vector<MemoryPoint> memory_over_time(const Timeline& timeline, const MemoryModel& memory,
+                                          int device);
+
+}  // namespace pipesim

@@ -1,0 +1,45 @@
+#pragma once
+// Schedule generators, registered by name in one table.
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "schedules/schedule.hpp"
+
+namespace pipesim {
+
+/// What a generator is asked for. `chunks` 0 means the generator's default; `group_size` 0
+/// means the generator's default (interleaved 1F1B: p microbatches per group).
+struct GeneratorOptions {
+    int devices = 0;
+    int microbatches = 0;
+    int chunks = 0;
+    int group_size = 0;
+};
+
+/// A registered schedule generator.
+struct ScheduleGenerator {
+    std::string_view name;         ///< lower case with dashes, e.g. "zb-h1"
+    std::string_view description;  ///< one line for `pipesim list`
+    int default_chunks;            ///< v when the user gives none
+    int min_chunks;                ///< smallest v it accepts
+    int max_chunks;                ///< largest v it accepts (0: no limit)
+    bool takes_group_size;         ///< whether GeneratorOptions::group_size means anything
+    /// Builds the schedule. Preconditions (checked by generate_schedule): p, m ≥ 1,
+    /// chunks within [min_chunks, max_chunks].
+    Schedule (*generate)(const GeneratorOptions& options);
+};
+
+/// All generators, in the order `pipesim list` shows them.
+std::span<const ScheduleGenerator> schedule_generators();
+
+/// The generator called `name`, or nullptr.
+const ScheduleGenerator* find_generator(std::string_view name);
+
+/// Checks the options, generates and validates. Throws std::invalid_argument with one clear
+/// line for an unknown name (listing the known ones), bad p/m/v/group size, or a combination
+/// the schedule cannot run (e.g. a deadlock for that m), naming the schedule and the problem.
+Schedule generate_schedule(std::string_view name, const GeneratorOptions& options);
+
+}  // namespace pipesim

@@ -1,0 +1,52 @@
+#pragma once
+// The Timeline: what every engine (analytic replay, SimGrid, real GPUs) produces.
+
+#include <string>
+#include <vector>
+
+#include "schedules/op.hpp"
+
+namespace pipesim {
+
+/// One op as it ran: start and end in the timeline's time unit.
+struct TimedOp {
+    Op op;
+    double start = 0;
+    double end = 0;
+
+    bool operator==(const TimedOp&) const = default;
+};
+
+/// One message between devices: the output of `producer` sent to the device running
+/// `consumer`. `bytes` is 0 when the engine has no message sizes (unit-cost replay).
+struct Transfer {
+    int src_device = 0;
+    int dst_device = 0;
+    Op producer;
+    Op consumer;
+    double bytes = 0;
+    double start = 0;
+    double end = 0;
+
+    bool operator==(const Transfer&) const = default;
+};
+
+/// Every op of every device with its start and end, plus the transfers between devices.
+struct Timeline {
+    std::string schedule;
+    int devices = 0;
+    int microbatches = 0;
+    int chunks = 1;
+    /// Device of each virtual stage (as in Schedule).
+    std::vector<int> stage_device;
+    /// Per device, its ops in the order it ran them (non-overlapping, increasing start).
+    std::vector<std::vector<TimedOp>> device_ops;
+    std::vector<Transfer> transfers;
+    /// "unit" for unit costs, "s" when a model or cluster gives seconds.
+    std::string time_unit = "unit";
+
+    int stages() const { return devices * chunks; }
+    bool operator==(const Timeline&) const = default;
+};
+
+}  // namespace pipesim

@@ -1,0 +1,14 @@
+#pragma once
+// The generators registered in registry.cpp, one per file.
+
+#include "schedules/registry.hpp"
+
+namespace pipesim::detail {
+
+Schedule generate_gpipe(const GeneratorOptions& options);
+Schedule generate_1f1b(const GeneratorOptions& options);
+Schedule generate_interleaved_1f1b(const GeneratorOptions& options);
+Schedule generate_zb_h1(const GeneratorOptions& options);
+Schedule generate_zb_h2(const GeneratorOptions& options);
+
+}  // namespace pipesim::detail

@@ -1,0 +1,100 @@
+#include "schedules/registry.hpp"
+
+#include <array>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "generators.hpp"
+#include "schedules/validate.hpp"
+
+namespace pipesim {
+
+namespace {
+
+// Sizes beyond these are almost surely typos, and would make dense per-op state huge.
+constexpr int max_devices = 4096;
+constexpr int max_microbatches = 1 << 20;
+constexpr int max_chunks_any = 64;
+constexpr double max_ops = 2e8;
+
+constexpr std::array generators{
+    ScheduleGenerator{"gpipe", "GPipe: all forwards, then all fused backwards (Huang et al., 2019)",
+                      1, 1, 1, false, &detail::generate_gpipe},
+    ScheduleGenerator{"1f1b", "1F1B: p−1−i warm-up forwards, then one forward one backward "
+                              "(PipeDream-Flush)",
+                      1, 1, 1, false, &detail::generate_1f1b},
+    ScheduleGenerator{"interleaved-1f1b",
+                      "interleaved 1F1B: v looped chunks per device, Megatron-LM's order "
+                      "(Narayanan et al., SC21); --group-size G microbatches per chunk round",
+                      2, 2, max_chunks_any, true, &detail::generate_interleaved_1f1b},
+    ScheduleGenerator{"zb-h1", "ZB-H1: split backward, W deferred; 1F1B's memory, bubble "
+                               "(p−1)(F+B−W) (Qi et al., ICLR 2024)",
+                      1, 1, 1, false, &detail::generate_zb_h1},
+    ScheduleGenerator{"zb-h2", "ZB-H2: 2p−1 warm-up forwards, W at the tail; (2p−1) M_B, bubble "
+                               "(p−1)(F+B−2W) (Qi et al., ICLR 2024)",
+                      1, 1, 1, false, &detail::generate_zb_h2},
+};
+
+std::string known_names() {
+    std::string names;
+    for (const auto& g : generators) {
+        if (!names.empty()) names += ", ";
+        names += g.name;
+    }
+    return names;
+}
+
+}  // namespace
+
+std::span<const ScheduleGenerator> schedule_generators() { return generators; }
+
+const ScheduleGenerator* find_generator(std::string_view name) {
+    for (const auto& g : generators)
+        if (g.name == name) return &g;
+    return nullptr;
+}
+
+Schedule generate_schedule(std::string_view name, const GeneratorOptions& options) {
+    const ScheduleGenerator* generator = find_generator(name);
+    if (!generator)
+        throw std::invalid_argument(
+            fmt::format("unknown schedule '{}' (known: {})", name, known_names()));
+    if (options.devices < 1 || options.devices > max_devices)
+        throw std::invalid_argument(fmt::format(
+            "{}: the number of devices p must be in 1..{}, got {}", name, max_devices,
+            options.devices));
+    if (options.microbatches < 1 || options.microbatches > max_microbatches)
+        throw std::invalid_argument(fmt::format(
+            "{}: the number of microbatches m must be in 1..{}, got {}", name,
+            max_microbatches, options.microbatches));
+    GeneratorOptions resolved = options;
+    if (resolved.chunks == 0) resolved.chunks = generator->default_chunks;
+    const int max_chunks = generator->max_chunks == 0 ? max_chunks_any : generator->max_chunks;
+    if (resolved.chunks < generator->min_chunks || resolved.chunks > max_chunks)
+        throw std::invalid_argument(
+            generator->min_chunks == max_chunks
+                ? fmt::format("{} runs with v = {} chunk(s) per device, got v = {}", name,
+                              generator->min_chunks, resolved.chunks)
+                : fmt::format("{} takes v in {}..{} chunks per device, got v = {}", name,
+                              generator->min_chunks, max_chunks, resolved.chunks));
+    if (resolved.group_size != 0 && !generator->takes_group_size)
+        throw std::invalid_argument(fmt::format("{} has no microbatch group size option", name));
+    if (resolved.group_size < 0)
+        throw std::invalid_argument(
+            fmt::format("{}: the group size must be ≥ 1, got {}", name, resolved.group_size));
+    const double ops = 3.0 * resolved.devices * resolved.chunks * resolved.microbatches;
+    if (ops > max_ops)
+        throw std::invalid_argument(fmt::format(
+            "{}: p·v·m = {}·{}·{} gives more than {:.0e} ops", name, resolved.devices,
+            resolved.chunks, resolved.microbatches, max_ops));
+
+    Schedule schedule = generator->generate(resolved);
+    if (auto issue = validate(schedule))
+        throw std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: {}", name,
+                                                resolved.devices, resolved.microbatches,
+                                                resolved.chunks, issue->message));
+    return schedule;
+}
+
+}  // namespace pipesim

@@ -1,0 +1,179 @@
+#include "schedules/validate.hpp"
+
+#include <fmt/format.h>
+
+#include "schedules/dependency_order.hpp"
+
+namespace pipesim {
+
+DependencyWalker::DependencyWalker(const Schedule& schedule)
+    : schedule_(schedule),
+      stages_(schedule.stages()),
+      state_(dense_op_count(schedule.microbatches, schedule.stages()), 0),
+      waiter_(state_.size(), -1),
+      cursor_(static_cast<std::size_t>(schedule.devices), 0) {
+    for (const auto& ops : schedule.device_ops)
+        for (const Op& op : ops) state_[dense_op_index(op, stages_)] |= present_bit;
+    ready_.reserve(static_cast<std::size_t>(schedule.devices) * 2);
+}
+
+std::optional<ValidationIssue> DependencyWalker::same_device_issue(int device, int position,
+                                                                   const Op& op,
+                                                                   const Op& pred) const {
+    const bool present = state_[dense_op_index(pred, stages_)] & present_bit;
+    return ValidationIssue{
+        device, position,
+        fmt::format("device {} position {}: {} needs {}, which {}", device, position,
+                    to_string(op), to_string(pred),
+                    present ? fmt::format("device {} runs later in its order", device)
+                            : std::string("is not in the schedule"))};
+}
+
+ValidationIssue DependencyWalker::deadlock_issue() const {
+    // Follow "waits for" edges from a stuck device until a device repeats: that is the cycle.
+    std::vector<int> seen_at(static_cast<std::size_t>(schedule_.devices), -1);
+    std::vector<std::string> steps;
+    int first_stuck = 0;
+    while (cursor_[first_stuck] >= schedule_.device_ops[first_stuck].size()) ++first_stuck;
+    int d = first_stuck;
+    while (seen_at[d] < 0) {
+        seen_at[d] = static_cast<int>(steps.size());
+        const Op& op = schedule_.device_ops[d][cursor_[d]];
+        const Predecessors preds = predecessors_of(op);
+        int k = 0;
+        while (k < preds.count && (state_[preds.index[k]] & done_bit)) ++k;
+        if (k == preds.count) break;  // cannot happen: a stuck device waits for something
+        steps.push_back(fmt::format("device {} at position {} ({}) waits for {} on device {}", d,
+                                    cursor_[d], to_string(op), to_string(preds.op[k]),
+                                    preds.device[k]));
+        d = preds.device[k];
+        if (cursor_[d] >= schedule_.device_ops[d].size()) break;
+    }
+    const int cycle_start = seen_at[d] >= 0 ? seen_at[d] : 0;
+    std::string message = "deadlock: ";
+    for (std::size_t i = static_cast<std::size_t>(cycle_start); i < steps.size(); ++i) {
+        if (i > static_cast<std::size_t>(cycle_start)) message += "; ";
+        message += steps[i];
+    }
+    message += steps.size() > 1 ? ", which closes the cycle" : "";
+    const int cycle_device = seen_at[d] >= 0 ? d : first_stuck;
+    return ValidationIssue{cycle_device, static_cast<int>(cursor_[cycle_device]), message};
+}
+
+namespace {
+
+std::optional<ValidationIssue> check_shape(const Schedule& s) {
+    if (s.devices < 1) return ValidationIssue{-1, -1, fmt::format("devices must be ≥ 1, got {}", s.devices)};
+    if (s.microbatches < 1)
+        return ValidationIssue{-1, -1, fmt::format("microbatches must be ≥ 1, got {}", s.microbatches)};
+    if (s.chunks < 1) return ValidationIssue{-1, -1, fmt::format("chunks must be ≥ 1, got {}", s.chunks)};
+    if (s.device_ops.size() != static_cast<std::size_t>(s.devices))
+        return ValidationIssue{-1, -1,
+                               fmt::format("schedule has {} device op lists for {} devices",
+                                           s.device_ops.size(), s.devices)};
+    if (s.stage_device.size() != static_cast<std::size_t>(s.stages()))
+        return ValidationIssue{-1, -1,
+                               fmt::format("placement lists {} stages, expected p·v = {}",
+                                           s.stage_device.size(), s.stages())};
+    std::vector<int> stages_on(static_cast<std::size_t>(s.devices), 0);
+    for (int stage = 0; stage < s.stages(); ++stage) {
+        const int d = s.stage_device[stage];
+        if (d < 0 || d >= s.devices)
+            return ValidationIssue{-1, -1,
+                                   fmt::format("stage {} is placed on device {}, outside 0..{}",
+                                               stage, d, s.devices - 1)};
+        ++stages_on[d];
+    }
+    for (int d = 0; d < s.devices; ++d)
+        if (stages_on[d] != s.chunks)
+            return ValidationIssue{d, -1,
+                                   fmt::format("device {} holds {} stages, expected {} (chunks)",
+                                               d, stages_on[d], s.chunks)};
+    return std::nullopt;
+}
+
+// Every op in range, on its stage's device, and not repeated.
+std::optional<ValidationIssue> check_ops(const Schedule& s, std::vector<int>& first_seen) {
+    const int stages = s.stages();
+    for (int d = 0; d < s.devices; ++d) {
+        const auto& ops = s.device_ops[d];
+        for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+            const Op& op = ops[pos];
+            const int position = static_cast<int>(pos);
+            if (op.microbatch < 0 || op.microbatch >= s.microbatches)
+                return ValidationIssue{d, position,
+                                       fmt::format("device {} position {}: {} has microbatch "
+                                                   "outside 0..{}",
+                                                   d, position, to_string(op), s.microbatches - 1)};
+            if (op.stage < 0 || op.stage >= stages)
+                return ValidationIssue{
+                    d, position,
+                    fmt::format("device {} position {}: {} has stage outside 0..{}", d, position,
+                                to_string(op), stages - 1)};
+            if (s.stage_device[op.stage] != d)
+                return ValidationIssue{
+                    d, position,
+                    fmt::format("device {} position {}: {} belongs on device {}, which holds "
+                                "stage {}",
+                                d, position, to_string(op), s.stage_device[op.stage], op.stage)};
+            int& seen = first_seen[dense_op_index(op, stages)];
+            if (seen >= 0)
+                return ValidationIssue{d, position,
+                                       fmt::format("device {} position {}: {} appears twice (first "
+                                                   "at position {})",
+                                                   d, position, to_string(op), seen)};
+            seen = position;
+        }
+    }
+    return std::nullopt;
+}
+
+// Each (microbatch, stage) has one F and either one BW or both B and W.
+std::optional<ValidationIssue> check_complete(const Schedule& s, const std::vector<int>& seen) {
+    const int stages = s.stages();
+    for (int mb = 0; mb < s.microbatches; ++mb) {
+        for (int stage = 0; stage < stages; ++stage) {
+            auto has = [&](Pass pass) { return seen[dense_op_index(Op{pass, mb, stage}, stages)] >= 0; };
+            const int d = s.stage_device[stage];
+            auto missing = [&](Pass pass) {
+                return ValidationIssue{
+                    d, -1,
+                    fmt::format("{} is missing (it belongs on device {})",
+                                to_string(Op{pass, mb, stage}), d)};
+            };
+            if (!has(Pass::F)) return missing(Pass::F);
+            const bool fused = has(Pass::BW);
+            const bool split_b = has(Pass::B);
+            const bool split_w = has(Pass::W);
+            if (fused && (split_b || split_w))
+                return ValidationIssue{
+                    d, seen[dense_op_index(Op{split_b ? Pass::B : Pass::W, mb, stage}, stages)],
+                    fmt::format("device {}: microbatch {} stage {} has both BW and {}: use either "
+                                "the fused backward or B and W",
+                                d, mb, stage, split_b ? "B" : "W")};
+            if (!fused && !split_b && !split_w) return missing(Pass::BW);
+            if (!fused && !split_b) return missing(Pass::B);
+            if (!fused && !split_w) return missing(Pass::W);
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ValidationIssue> validate(const Schedule& schedule) {
+    if (auto issue = check_shape(schedule)) return issue;
+    std::vector<int> first_seen(dense_op_count(schedule.microbatches, schedule.stages()), -1);
+    if (auto issue = check_ops(schedule, first_seen)) return issue;
+    if (auto issue = check_complete(schedule, first_seen)) return issue;
+    DependencyWalker walker(schedule);
+    return walker.run([](int, int, const Op&, const Predecessors&) {});
+}
+
+void require_valid(const Schedule& schedule) {
+    if (auto issue = validate(schedule))
+        throw InvalidSchedule(fmt::format("schedule '{}' is invalid: {}", schedule.name,
+                                          issue->message));
+}
+
+}  // namespace pipesim

@@ -1,0 +1,42 @@
+#pragma once
+// One analysis: generate a named schedule, replay it with costs, compute the metrics.
+
+#include <string>
+#include <vector>
+
+#include "schedules/metrics.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/schedule.hpp"
+#include "schedules/timeline.hpp"
+#include "sim/costs.hpp"
+#include "sim/replay.hpp"
+
+namespace pipesim {
+
+/// What `pipesim analyze` asks for. Defaults: F = B = W = 1 per full stage, no latency,
+/// activations held until W (M_W = M_B).
+struct AnalyzeOptions {
+    std::string schedule;
+    GeneratorOptions generator;
+    /// Either one triple (F, B, W of a full stage, split evenly over the v chunks) or one
+    /// triple per virtual stage (used as given). Each triple is {F, B, W}.
+    std::vector<std::vector<double>> costs = {{1.0, 1.0, 1.0}};
+    double comm_latency = 0;
+    double mem_w_ratio = 1.0;
+};
+
+struct Analysis {
+    Schedule schedule;
+    StageCosts costs;
+    Timeline timeline;
+    Metrics metrics;
+};
+
+/// Runs the analysis. Throws std::invalid_argument (with one clear line) for any bad option.
+Analysis analyze(const AnalyzeOptions& options);
+
+/// Builds the per-stage costs an AnalyzeOptions::costs list describes for a p×v pipeline.
+StageCosts stage_costs_from_triples(const std::vector<std::vector<double>>& triples, int devices,
+                                    int chunks);
+
+}  // namespace pipesim

@@ -1,0 +1,27 @@
+#pragma once
+// Per-stage pass durations for the engines.
+
+#include <vector>
+
+namespace pipesim {
+
+/// Durations of F, B and W for each virtual stage (BW = B + W). Any time unit, used as is.
+struct StageCosts {
+    std::vector<double> forward;
+    std::vector<double> backward_input;
+    std::vector<double> backward_weight;
+
+    std::size_t stages() const { return forward.size(); }
+    bool operator==(const StageCosts&) const = default;
+};
+
+/// One full stage's F, B, W (a device's share of the layers) split evenly over its v chunks:
+/// every virtual stage gets F/v, B/v, W/v. Throws std::invalid_argument for negative or
+/// non-finite costs.
+StageCosts uniform_stage_costs(int devices, int chunks, double f, double b, double w);
+
+/// Throws std::invalid_argument unless `costs` has `stages` entries in each vector and every
+/// duration is finite and ≥ 0; the message names the stage and pass.
+void check_stage_costs(const StageCosts& costs, int stages);
+
+}  // namespace pipesim

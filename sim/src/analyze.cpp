@@ -1,0 +1,46 @@
+#include "sim/analyze.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipesim {
+
+StageCosts stage_costs_from_triples(const std::vector<std::vector<double>>& triples, int devices,
+                                    int chunks) {
+    const auto stages = static_cast<std::size_t>(devices * chunks);
+    for (std::size_t i = 0; i < triples.size(); ++i)
+        if (triples[i].size() != 3)
+            throw std::invalid_argument(fmt::format(
+                "costs entry {} has {} numbers, expected three (F,B,W)", i, triples[i].size()));
+    if (triples.size() == 1)
+        return uniform_stage_costs(devices, chunks, triples[0][0], triples[0][1], triples[0][2]);
+    if (triples.size() != stages)
+        throw std::invalid_argument(
+            fmt::format("costs list {} triples; give one (a full stage) or p·v = {} (one per "
+                        "virtual stage)",
+                        triples.size(), stages));
+    StageCosts costs;
+    for (const auto& t : triples) {
+        costs.forward.push_back(t[0]);
+        costs.backward_input.push_back(t[1]);
+        costs.backward_weight.push_back(t[2]);
+    }
+    check_stage_costs(costs, static_cast<int>(stages));
+    return costs;
+}
+
+Analysis analyze(const AnalyzeOptions& options) {
+    Analysis result;
+    result.schedule = generate_schedule(options.schedule, options.generator);
+    const int p = result.schedule.devices;
+    const int v = result.schedule.chunks;
+    result.costs = stage_costs_from_triples(options.costs, p, v);
+    ReplayOptions replay_options;
+    replay_options.comm_latency = options.comm_latency;
+    result.timeline = replay(result.schedule, result.costs, replay_options);
+    result.metrics = compute_metrics(result.timeline, unit_memory_model(p, v, options.mem_w_ratio));
+    return result;
+}
+
+}  // namespace pipesim

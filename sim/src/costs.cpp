@@ -1,0 +1,46 @@
+#include "sim/costs.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipesim {
+
+namespace {
+
+void check_duration(double value, const char* pass, int stage) {
+    if (!std::isfinite(value) || value < 0)
+        throw std::invalid_argument(
+            stage < 0 ? fmt::format("{} cost must be a finite number ≥ 0, got {}", pass, value)
+                      : fmt::format("stage {}: {} cost must be a finite number ≥ 0, got {}",
+                                    stage, pass, value));
+}
+
+}  // namespace
+
+StageCosts uniform_stage_costs(int devices, int chunks, double f, double b, double w) {
+    check_duration(f, "F", -1);
+    check_duration(b, "B", -1);
+    check_duration(w, "W", -1);
+    const auto stages = static_cast<std::size_t>(devices * chunks);
+    return StageCosts{std::vector<double>(stages, f / chunks),
+                      std::vector<double>(stages, b / chunks),
+                      std::vector<double>(stages, w / chunks)};
+}
+
+void check_stage_costs(const StageCosts& costs, int stages) {
+    const auto n = static_cast<std::size_t>(stages);
+    if (costs.forward.size() != n || costs.backward_input.size() != n ||
+        costs.backward_weight.size() != n)
+        throw std::invalid_argument(fmt::format(
+            "costs are given for {} stages but the schedule has p·v = {} virtual stages",
+            costs.forward.size(), stages));
+    for (int s = 0; s < stages; ++s) {
+        check_duration(costs.forward[s], "F", s);
+        check_duration(costs.backward_input[s], "B", s);
+        check_duration(costs.backward_weight[s], "W", s);
+    }
+}
+
+}  // namespace pipesim
