@@ -49,8 +49,7 @@ double parse_number(const std::string& flag, const std::string& text, double min
     const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
     if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
         throw UsageError(fmt::format("{}: expected a number, got '{}'", flag, text));
-    if (value < min)
-        throw UsageError(fmt::format("{}: must be ≥ {}, got {}", flag, min, text));
+    if (value < min) throw UsageError(fmt::format("{}: must be ≥ {}, got {}", flag, min, text));
     return value;
 }
 

@@ -9,13 +9,13 @@
 namespace pipesim::cli {
 
 class UsageError : public std::invalid_argument {
-public:
+  public:
     using std::invalid_argument::invalid_argument;
 };
 
 /// Walks a subcommand's arguments. Accepts "--flag value" and "--flag=value".
 class ArgReader {
-public:
+  public:
     explicit ArgReader(std::vector<std::string> args) : args_(std::move(args)) {}
 
     /// Moves to the next argument; false at the end. `flag` gets "--costs" for "--costs=1,2,3".
@@ -23,7 +23,7 @@ public:
     /// The value of the current flag (from "=value" or the next argument).
     std::string value(const std::string& flag);
 
-private:
+  private:
     std::vector<std::string> args_;
     std::size_t pos_ = 0;
     std::string pending_value_;

@@ -53,15 +53,16 @@ int run_analyze(const std::vector<std::string>& args) {
         } else if (flag == "--mem-w-ratio") {
             options.mem_w_ratio = parse_number(flag, reader.value(flag), 0.0);
             if (options.mem_w_ratio > 1.0)
-                throw UsageError(fmt::format("{}: must be in 0..1, got {:g}", flag,
-                                             options.mem_w_ratio));
+                throw UsageError(
+                    fmt::format("{}: must be in 0..1, got {:g}", flag, options.mem_w_ratio));
         } else if (flag == "--json") {
             json = true;
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}", analyze_help);
             return 0;
         } else {
-            throw UsageError(fmt::format("unknown option '{}' (see 'pipesim analyze --help')", flag));
+            throw UsageError(
+                fmt::format("unknown option '{}' (see 'pipesim analyze --help')", flag));
         }
     }
     if (!have_schedule) throw UsageError("missing -s NAME (see 'pipesim list')");

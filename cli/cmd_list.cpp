@@ -11,9 +11,9 @@ int run_list(const std::vector<std::string>& args) {
     fmt::print("schedules:\n");
     for (const ScheduleGenerator& g : schedule_generators()) {
         const std::string chunks =
-            g.min_chunks == g.max_chunks ? fmt::format("v={}", g.min_chunks)
-                                         : fmt::format("v≥{} (default {})", g.min_chunks,
-                                                       g.default_chunks);
+            g.min_chunks == g.max_chunks
+                ? fmt::format("v={}", g.min_chunks)
+                : fmt::format("v≥{} (default {})", g.min_chunks, g.default_chunks);
         fmt::print("  {:<18} {:<16} {}\n", g.name, chunks, g.description);
     }
     return 0;

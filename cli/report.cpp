@@ -13,7 +13,8 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const AnalyzeOptions& op
     j["stages"] = a.schedule.devices;
     j["microbatches"] = a.schedule.microbatches;
     j["chunks"] = a.schedule.chunks;
-    j["placement"] = placement_name(classify_placement(a.schedule.stage_device, a.schedule.devices));
+    j["placement"] =
+        placement_name(classify_placement(a.schedule.stage_device, a.schedule.devices));
     j["time_unit"] = a.timeline.time_unit;
     j["comm_latency"] = options.comm_latency;
     j["mem_w_ratio"] = options.mem_w_ratio;
@@ -23,7 +24,8 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const AnalyzeOptions& op
     j["bubble_device"] = m.bubble_device;
     auto per_device = [&](auto field) {
         nlohmann::ordered_json values = nlohmann::ordered_json::array();
-        for (const DeviceMetrics& d : m.devices) values.push_back(field(d));
+        for (const DeviceMetrics& d : m.devices)
+            values.push_back(field(d));
         return values;
     };
     j["peak_activation"] = per_device([](const DeviceMetrics& d) { return d.peak_activation; });
@@ -47,12 +49,12 @@ std::string analysis_table(const Analysis& a, const AnalyzeOptions& options) {
                        a.schedule.microbatches, a.schedule.chunks);
     const auto& c = a.costs;
     const bool uniform = options.costs.size() == 1;
-    line("costs F,B,W", uniform ? fmt::format("{:g},{:g},{:g} per full stage ({:g},{:g},{:g} "
-                                              "per chunk pass)",
-                                              options.costs[0][0], options.costs[0][1],
-                                              options.costs[0][2], c.forward[0],
-                                              c.backward_input[0], c.backward_weight[0])
-                                : std::string("per virtual stage (given)"));
+    line("costs F,B,W",
+         uniform ? fmt::format("{:g},{:g},{:g} per full stage ({:g},{:g},{:g} "
+                               "per chunk pass)",
+                               options.costs[0][0], options.costs[0][1], options.costs[0][2],
+                               c.forward[0], c.backward_input[0], c.backward_weight[0])
+                 : std::string("per virtual stage (given)"));
     line("comm latency", fmt::format("{:g}", options.comm_latency));
     line("makespan", fmt::format("{:.6g} {}", m.makespan, unit));
     line("bubble rate", fmt::format("{:.2f} %  (device {}, idle {:.6g} {})", 100 * m.bubble_rate,
@@ -64,8 +66,8 @@ std::string analysis_table(const Analysis& a, const AnalyzeOptions& options) {
                        "idle", "bubble", "peak act");
     for (std::size_t d = 0; d < m.devices.size(); ++d) {
         const DeviceMetrics& dm = m.devices[d];
-        out += fmt::format("  {:>6} {:>12.6g} {:>12.6g} {:>12.6g} {:>7.2f}% {:>10.4g}\n", d, dm.busy,
-                           dm.span, dm.idle, 100 * dm.bubble_rate, dm.peak_activation);
+        out += fmt::format("  {:>6} {:>12.6g} {:>12.6g} {:>12.6g} {:>7.2f}% {:>10.4g}\n", d,
+                           dm.busy, dm.span, dm.idle, 100 * dm.bubble_rate, dm.peak_activation);
     }
     return out;
 }

@@ -1,1 +1,70 @@
+// The pipesim command line: output contract and bad-input handling.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+using pipesim::test::run_pipesim;
+
+TEST_CASE("analyze --json prints the contract's fields with the replay's numbers", "[cli]") {
+    const auto r = run_pipesim("analyze -s 1f1b -p 4 -m 8 --costs 1,2,1 --json");
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.err.empty());
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["schedule"] == "1f1b");
+    CHECK(j["stages"] == 4);
+    CHECK(j["microbatches"] == 8);
+    CHECK(j["chunks"] == 1);
+    // (m+p−1)(F+B+W) = 11·4; bubble (p−1)/(m+p−1) = 3/11; device i holds p−i microbatches.
+    CHECK(j["makespan"].get<double>() == Approx(44.0));
+    CHECK(j["bubble_rate"].get<double>() == Approx(3.0 / 11.0));
+    CHECK(j["peak_activation"] == nlohmann::json::array({4.0, 3.0, 2.0, 1.0}));
+    CHECK(j["peak_activation_max"].get<double>() == Approx(4.0));
+    CHECK(j["throughput"].get<double>() == Approx(8.0 / 44.0));
+}
+
+TEST_CASE("analyze prints a readable table by default", "[cli]") {
+    const auto r = run_pipesim("analyze -s zb-h1 -p 4 -m 8");
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("makespan") && Catch::Contains("bubble rate") &&
+                          Catch::Contains("peak activation") && Catch::Contains("throughput"));
+    CHECK_THAT(r.out, Catch::Contains("27 unit"));  // 3m + (p−1)(F+B−W) = 24 + 3
+}
+
+TEST_CASE("list names every schedule with a description", "[cli]") {
+    const auto r = run_pipesim("list");
+    REQUIRE(r.exit_code == 0);
+    for (const char* name : {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-h2"})
+        CHECK_THAT(r.out, Catch::Contains(name));
+}
+
+TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
+    using row = std::tuple<std::string, std::string>;
+    auto [args, expected] = GENERATE(table<std::string, std::string>({
+        row{"analyze -s nope -p 4 -m 8", "unknown schedule 'nope'"},
+        row{"analyze -s 1f1b -p 0 -m 8", "-p: must be in 1..4096, got 0"},
+        row{"analyze -s 1f1b -p 4 -m 0", "-m: must be in 1..1048576, got 0"},
+        row{"analyze -s 1f1b -p four -m 8", "-p: expected an integer, got 'four'"},
+        row{"analyze -s 1f1b -p 4 -m 8 -v 2",
+            "1f1b runs with v = 1 chunk(s) per device, got v = 2"},
+        row{"analyze -s interleaved-1f1b -p 4 -m 8 -v 1", "interleaved-1f1b takes v in 2..64"},
+        row{"analyze -s 1f1b -p 4 -m 8 --costs 1,-1,1", "expected non-negative numbers"},
+        row{"analyze -s 1f1b -p 4 -m 8 --costs 1,x,1", "got 'x'"},
+        row{"analyze -s 1f1b -p 4 -m 8 --costs 1,1", "expected three numbers F,B,W, got '1,1'"},
+        row{"analyze -s 1f1b -p 4 -m 8 --costs 1,1,1:1,1,1", "give one (a full stage) or p·v = 4"},
+        row{"analyze -s 1f1b -p 4 -m 8 --comm -1", "--comm: must be ≥ 0"},
+        row{"analyze -s 1f1b -p 4 -m 8 --comm nan", "--comm: expected a number"},
+        row{"analyze -s 1f1b -p 4 -m 8 --mem-w-ratio 2", "--mem-w-ratio: must be in 0..1"},
+        row{"analyze -s 1f1b -p 4 -m 8 --frobnicate", "unknown option '--frobnicate'"},
+        row{"analyze -s 1f1b -p 4 -m", "-m needs a value"},
+        row{"analyze -s 1f1b -p 4 -m 8 --json=yes", "--json takes no value"},
+        row{"analyze -p 4 -m 8", "missing -s NAME"},
+        row{"analyze -s zb-h1 -p 4 --group-size 2 -m 8", "zb-h1 has no microbatch group size"},
+        row{"frobnicate", "unknown command 'frobnicate'"},
+    }));
+    CAPTURE(args);
+    const auto r = run_pipesim(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Catch::Contains(expected));
+}

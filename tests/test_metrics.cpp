@@ -1,1 +1,74 @@
+// Metrics over hand-built timelines, computed by hand.
 #include <catch2/catch.hpp>
+
+#include "schedules/metrics.hpp"
+#include "schedules/placement.hpp"
+
+using namespace pipesim;
+
+namespace {
+
+// Two devices, one microbatch, split backward:
+//   device 0: F [0,1]            B [5,6]  W [6,7]
+//   device 1:       F [1.5,2.5]  B [3,4]            W [8,9]
+Timeline two_device_timeline() {
+    Timeline t;
+    t.schedule = "hand";
+    t.devices = 2;
+    t.microbatches = 1;
+    t.chunks = 1;
+    t.stage_device = looped_placement(2, 1);
+    t.device_ops = {
+        {{{Pass::F, 0, 0}, 0, 1}, {{Pass::B, 0, 0}, 5, 6}, {{Pass::W, 0, 0}, 6, 7}},
+        {{{Pass::F, 0, 1}, 1.5, 2.5}, {{Pass::B, 0, 1}, 3, 4}, {{Pass::W, 0, 1}, 8, 9}},
+    };
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("metrics of a hand-built timeline", "[schedules][metrics]") {
+    const Metrics m = compute_metrics(two_device_timeline(), unit_memory_model(2, 1));
+    CHECK(m.makespan == Approx(9.0));
+    REQUIRE(m.devices.size() == 2);
+    CHECK(m.devices[0].busy == Approx(3.0));
+    CHECK(m.devices[0].span == Approx(7.0));
+    CHECK(m.devices[0].idle == Approx(4.0));
+    CHECK(m.devices[1].busy == Approx(3.0));
+    CHECK(m.devices[1].span == Approx(7.5));
+    CHECK(m.devices[1].idle == Approx(4.5));
+    // Bubble rate is the maximum over devices of idle/span: 4.5/7.5 > 4/7.
+    CHECK(m.bubble_rate == Approx(4.5 / 7.5));
+    CHECK(m.bubble_device == 1);
+    CHECK(m.bubble_time == Approx(4.5));
+    CHECK(m.throughput == Approx(1.0 / 9.0));
+    CHECK(m.peak_activation_max == Approx(1.0));
+}
+
+TEST_CASE("activation accounting follows the M_W ratio", "[schedules][metrics]") {
+    const Timeline t = two_device_timeline();
+    const MemoryModel model = unit_memory_model(2, 1, 0.25);
+    // Device 1: F adds 1 at 1.5; B releases 0.75 at 4; W releases 0.25 at 9.
+    const auto curve = memory_over_time(t, model, 1);
+    REQUIRE(curve.size() == 3);
+    CHECK(curve[0].time == Approx(1.5));
+    CHECK(curve[0].activation == Approx(1.0));  // allocated as the first op starts
+    CHECK(curve[1].time == Approx(4.0));
+    CHECK(curve[1].activation == Approx(0.25));
+    CHECK(curve[2].time == Approx(9.0));
+    CHECK(curve[2].activation == Approx(0.0));
+}
+
+TEST_CASE("chunks hold 1/v of a full stage's activations", "[schedules][metrics]") {
+    const MemoryModel model = unit_memory_model(4, 2, 0.5);
+    REQUIRE(model.activation.size() == 8);
+    CHECK(model.activation[5] == Approx(0.5));
+    CHECK(model.held_for_w[5] == Approx(0.25));
+    CHECK_THROWS_WITH(unit_memory_model(4, 1, 1.5),
+                      "the M_W ratio must be between 0 and 1, got 1.5");
+}
+
+TEST_CASE("memory model and timeline must agree on the number of stages", "[schedules][metrics]") {
+    CHECK_THROWS_WITH(compute_metrics(two_device_timeline(), unit_memory_model(4, 1)),
+                      "memory model has 4 stages, timeline has 2");
+}

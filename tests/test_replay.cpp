@@ -1,1 +1,183 @@
+// The analytic replay against an independent computation: earliest start times as the
+// longest path over the dependency graph, found by brute-force relaxation to a fixed point.
+#include <map>
+#include <random>
+#include <tuple>
+
 #include <catch2/catch.hpp>
+
+#include "schedules/registry.hpp"
+#include "sim/replay.hpp"
+
+using namespace pipesim;
+
+namespace {
+
+using Key = std::tuple<int, int, int>;  // pass, microbatch, stage
+
+Key key_of(const Op& op) {
+    return {static_cast<int>(op.pass), op.microbatch, op.stage};
+}
+
+// Earliest start of every op: after the device's previous op, and after each input's end
+// plus the latency when the input ran on another device. Relaxes all constraints until
+// nothing changes (Bellman-Ford on the DAG of device-order and dependency edges).
+std::map<Key, double> longest_path_starts(const Schedule& s, const StageCosts& costs,
+                                          double latency) {
+    std::map<Key, int> device_of;
+    for (int d = 0; d < s.devices; ++d)
+        for (const Op& op : s.device_ops[d])
+            device_of[key_of(op)] = d;
+    auto duration = [&](const Op& op) {
+        switch (op.pass) {
+            case Pass::F:
+                return costs.forward[op.stage];
+            case Pass::B:
+                return costs.backward_input[op.stage];
+            case Pass::W:
+                return costs.backward_weight[op.stage];
+            case Pass::BW:
+                return costs.backward_input[op.stage] + costs.backward_weight[op.stage];
+        }
+        return 0.0;
+    };
+    auto inputs = [&](const Op& op) {
+        std::vector<Op> in;
+        if (op.pass == Pass::F && op.stage > 0)
+            in.push_back({Pass::F, op.microbatch, op.stage - 1});
+        if (op.pass == Pass::B || op.pass == Pass::BW) {
+            in.push_back({Pass::F, op.microbatch, op.stage});
+            if (op.stage + 1 < s.stages()) {
+                const Op b{Pass::B, op.microbatch, op.stage + 1};
+                in.push_back(
+                    device_of.count(key_of(b)) ? b : Op{Pass::BW, op.microbatch, op.stage + 1});
+            }
+        }
+        if (op.pass == Pass::W) in.push_back({Pass::B, op.microbatch, op.stage});
+        return in;
+    };
+    std::map<Key, double> start;
+    for (const auto& [k, d] : device_of)
+        start[k] = 0.0;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int d = 0; d < s.devices; ++d) {
+            const auto& ops = s.device_ops[d];
+            for (std::size_t i = 0; i < ops.size(); ++i) {
+                double earliest = 0.0;
+                if (i > 0) earliest = start[key_of(ops[i - 1])] + duration(ops[i - 1]);
+                for (const Op& in : inputs(ops[i])) {
+                    const double arrival = start[key_of(in)] + duration(in) +
+                                           (device_of[key_of(in)] != d ? latency : 0.0);
+                    earliest = std::max(earliest, arrival);
+                }
+                if (earliest > start[key_of(ops[i])] + 1e-12) {
+                    start[key_of(ops[i])] = earliest;
+                    changed = true;
+                }
+            }
+        }
+    }
+    return start;
+}
+
+StageCosts random_costs(int stages, std::mt19937& rng) {
+    std::uniform_real_distribution<double> dist(0.2, 3.0);
+    StageCosts c;
+    for (int s = 0; s < stages; ++s) {
+        c.forward.push_back(dist(rng));
+        c.backward_input.push_back(dist(rng));
+        c.backward_weight.push_back(dist(rng));
+    }
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("replay equals the brute-force longest path for every generator, with latency",
+          "[sim][replay]") {
+    std::mt19937 rng(20261129);
+    struct Shape {
+        const char* name;
+        int p, m, v;
+    };
+    const Shape shapes[] = {{"gpipe", 4, 6, 1},
+                            {"1f1b", 4, 8, 1},
+                            {"1f1b", 5, 3, 1},
+                            {"zb-h1", 4, 8, 1},
+                            {"zb-h1", 3, 2, 1},
+                            {"zb-h2", 4, 9, 1},
+                            {"zb-h2", 3, 4, 1},
+                            {"interleaved-1f1b", 4, 8, 2},
+                            {"interleaved-1f1b", 3, 6, 3},
+                            {"interleaved-1f1b", 4, 3, 2}};
+    for (const Shape& shape : shapes) {
+        for (double latency : {0.0, 0.3, 1.7}) {
+            CAPTURE(shape.name, shape.p, shape.m, shape.v, latency);
+            const Schedule s =
+                generate_schedule(shape.name, GeneratorOptions{shape.p, shape.m, shape.v, 0});
+            const StageCosts costs = random_costs(s.stages(), rng);
+            ReplayOptions options;
+            options.comm_latency = latency;
+            const Timeline t = replay(s, costs, options);
+            const auto expected = longest_path_starts(s, costs, latency);
+            for (int d = 0; d < s.devices; ++d) {
+                REQUIRE(t.device_ops[d].size() == s.device_ops[d].size());
+                for (std::size_t i = 0; i < s.device_ops[d].size(); ++i) {
+                    const TimedOp& op = t.device_ops[d][i];
+                    CHECK(op.op == s.device_ops[d][i]);
+                    CHECK(op.start == Approx(expected.at(key_of(op.op))).margin(1e-9));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("replay records one transfer per cross-device dependency", "[sim][replay]") {
+    const Schedule s = generate_schedule("1f1b", GeneratorOptions{3, 4, 1, 0});
+    ReplayOptions options;
+    options.comm_latency = 0.5;
+    options.message_bytes = 1024;
+    const Timeline t = replay(s, uniform_stage_costs(3, 1, 1, 1, 1), options);
+    // Forward: m·(p−1) activations; backward: m·(p−1) gradients.
+    REQUIRE(t.transfers.size() == 2u * 4u * 2u);
+    for (const Transfer& x : t.transfers) {
+        CHECK(x.end - x.start == Approx(0.5));
+        CHECK(x.bytes == 1024);
+        CHECK(std::abs(x.src_device - x.dst_device) == 1);
+        CHECK(x.src_device == t.stage_device[x.producer.stage]);
+        CHECK(x.dst_device == t.stage_device[x.consumer.stage]);
+    }
+}
+
+TEST_CASE("1F1B with latency c: each of the p−1 hops costs c twice on the critical path",
+          "[sim][replay]") {
+    // With one microbatch, the path is F through every stage, then BW back: makespan
+    // p(F+B+W) + 2(p−1)c.
+    for (int p : {2, 4, 7}) {
+        const Schedule s = generate_schedule("1f1b", GeneratorOptions{p, 1, 1, 0});
+        ReplayOptions options;
+        options.comm_latency = 0.25;
+        const Timeline t = replay(s, uniform_stage_costs(p, 1, 1, 2, 1), options);
+        CHECK(t.device_ops[0].back().end == Approx(p * 4.0 + 2 * (p - 1) * 0.25));
+    }
+}
+
+TEST_CASE("replay rejects costs that do not fit the schedule", "[sim][replay]") {
+    const Schedule s = generate_schedule("interleaved-1f1b", GeneratorOptions{2, 4, 2, 0});
+    CHECK_THROWS_WITH(replay(s, uniform_stage_costs(2, 1, 1, 1, 1)),
+                      "costs are given for 2 stages but the schedule has p·v = 4 virtual stages");
+    StageCosts bad = uniform_stage_costs(2, 2, 1, 1, 1);
+    bad.backward_weight[3] = -1;
+    CHECK_THROWS_WITH(replay(s, bad), "stage 3: W cost must be a finite number ≥ 0, got -1");
+    ReplayOptions options;
+    options.comm_latency = -0.5;
+    CHECK_THROWS_WITH(replay(s, uniform_stage_costs(2, 2, 1, 1, 1), options),
+                      Catch::Contains("communication latency must be a finite number ≥ 0"));
+}
+
+TEST_CASE("replay refuses an invalid schedule", "[sim][replay]") {
+    Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 2, 1, 0});
+    std::swap(s.device_ops[1][0], s.device_ops[1][1]);  // BW before F on device 1
+    CHECK_THROWS_AS(replay(s, uniform_stage_costs(2, 1, 1, 1, 1)), std::invalid_argument);
+}

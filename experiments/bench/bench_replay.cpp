@@ -62,14 +62,18 @@ int main(int argc, char** argv) {
         pipesim::ReplayOptions with_transfers = no_transfers;
         with_transfers.record_transfers = true;
         const double replay_t = seconds_per_run(
-            [&] { sink += static_cast<double>(pipesim::replay(schedule, costs, with_transfers).transfers.size()); },
+            [&] {
+                sink += static_cast<double>(
+                    pipesim::replay(schedule, costs, with_transfers).transfers.size());
+            },
             min_seconds);
         fmt::print("{:<18} {:>4} {:>5} {:>2} {:>9.0f} {:>10.1f} {:>11.1f}M {:>11.1f}M {:>11.1f}M\n",
                    c.schedule, c.p, c.m, c.v, ops, gen * 1e3, ops / validate / 1e6,
                    ops / replay / 1e6, ops / replay_t / 1e6);
         if (sink < 0) fmt::print("unreachable\n");
     }
-    fmt::print("replay/s counts validation + timed replay (what pipesim analyze does), "
-               "without recording transfers; target ≥ 20M ops/s per core.\n");
+    fmt::print(
+        "replay/s counts validation + timed replay (what pipesim analyze does), "
+        "without recording transfers; target ≥ 20M ops/s per core.\n");
     return 0;
 }

@@ -15,7 +15,8 @@ Schedule generate_1f1b(const GeneratorOptions& o) {
         auto& ops = s.device_ops[i];
         ops.reserve(static_cast<std::size_t>(2 * m));
         const int warmup = std::min(p - 1 - i, m);
-        for (int mb = 0; mb < warmup; ++mb) ops.push_back({Pass::F, mb, i});
+        for (int mb = 0; mb < warmup; ++mb)
+            ops.push_back({Pass::F, mb, i});
         for (int mb = 0; mb < m; ++mb) {
             if (warmup + mb < m) ops.push_back({Pass::F, warmup + mb, i});
             ops.push_back({Pass::BW, mb, i});

@@ -24,7 +24,8 @@ std::vector<std::pair<int, int>> forward_order(int microbatches, int chunks, int
     for (int first = 0; first < microbatches; first += group) {
         const int last = (first + group >= microbatches) ? microbatches : first + group;
         for (int chunk = 0; chunk < chunks; ++chunk)
-            for (int mb = first; mb < last; ++mb) order.emplace_back(mb, chunk);
+            for (int mb = first; mb < last; ++mb)
+                order.emplace_back(mb, chunk);
         if (last == microbatches) break;
     }
     return order;
@@ -52,7 +53,8 @@ Schedule generate_interleaved_1f1b(const GeneratorOptions& o) {
             ops.push_back({Pass::BW, mb, (v - 1 - chunk) * p + r});
         };
         const int warmup = std::min(2 * (p - 1 - r) + (v - 1) * group, total);
-        for (int k = 0; k < warmup; ++k) forward(k);
+        for (int k = 0; k < warmup; ++k)
+            forward(k);
         for (int k = 0; k < total; ++k) {
             if (warmup + k < total) forward(warmup + k);
             backward(k);

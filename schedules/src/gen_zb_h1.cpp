@@ -19,14 +19,16 @@ Schedule generate_zb_h1(const GeneratorOptions& o) {
         ops.reserve(static_cast<std::size_t>(3 * m));
         const int warmup = std::min(p - 1 - i, m);
         const int w_delay = i;
-        for (int mb = 0; mb < warmup; ++mb) ops.push_back({Pass::F, mb, i});
+        for (int mb = 0; mb < warmup; ++mb)
+            ops.push_back({Pass::F, mb, i});
         int next_w = 0;
         for (int mb = 0; mb < m; ++mb) {
             if (warmup + mb < m) ops.push_back({Pass::F, warmup + mb, i});
             ops.push_back({Pass::B, mb, i});
             if (mb - w_delay >= 0) ops.push_back({Pass::W, next_w++, i});
         }
-        while (next_w < m) ops.push_back({Pass::W, next_w++, i});
+        while (next_w < m)
+            ops.push_back({Pass::W, next_w++, i});
     }
     return s;
 }

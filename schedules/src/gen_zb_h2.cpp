@@ -20,14 +20,16 @@ Schedule generate_zb_h2(const GeneratorOptions& o) {
         ops.reserve(static_cast<std::size_t>(3 * m));
         const int warmup = std::min(2 * (p - 1 - i) + 1, m);
         const int w_delay = 2 * i;
-        for (int mb = 0; mb < warmup; ++mb) ops.push_back({Pass::F, mb, i});
+        for (int mb = 0; mb < warmup; ++mb)
+            ops.push_back({Pass::F, mb, i});
         int next_w = 0;
         for (int mb = 0; mb < m; ++mb) {
             ops.push_back({Pass::B, mb, i});
             if (mb - w_delay >= 0) ops.push_back({Pass::W, next_w++, i});
             if (warmup + mb < m) ops.push_back({Pass::F, warmup + mb, i});
         }
-        while (next_w < m) ops.push_back({Pass::W, next_w++, i});
+        while (next_w < m)
+            ops.push_back({Pass::W, next_w++, i});
     }
     return s;
 }

@@ -30,10 +30,14 @@ MemoryDelta memory_delta(const Op& op, const MemoryModel& memory) {
     const double mb = memory.activation[op.stage];
     const double mw = memory.held_for_w[op.stage];
     switch (op.pass) {
-        case Pass::F: return {mb, 0};
-        case Pass::B: return {0, -(mb - mw)};
-        case Pass::W: return {0, -mw};
-        case Pass::BW: return {0, -mb};
+        case Pass::F:
+            return {mb, 0};
+        case Pass::B:
+            return {0, -(mb - mw)};
+        case Pass::W:
+            return {0, -mw};
+        case Pass::BW:
+            return {0, -mb};
     }
     return {};
 }
@@ -43,9 +47,8 @@ MemoryDelta memory_delta(const Op& op, const MemoryModel& memory) {
 Metrics compute_metrics(const Timeline& timeline, const MemoryModel& memory) {
     if (memory.activation.size() != static_cast<std::size_t>(timeline.stages()) ||
         memory.held_for_w.size() != memory.activation.size())
-        throw std::invalid_argument(
-            fmt::format("memory model has {} stages, timeline has {}", memory.activation.size(),
-                        timeline.stages()));
+        throw std::invalid_argument(fmt::format("memory model has {} stages, timeline has {}",
+                                                memory.activation.size(), timeline.stages()));
     Metrics metrics;
     metrics.devices.resize(timeline.device_ops.size());
     double first = std::numeric_limits<double>::infinity();

@@ -6,10 +6,14 @@ namespace pipesim {
 
 std::string_view pass_name(Pass pass) {
     switch (pass) {
-        case Pass::F: return "F";
-        case Pass::B: return "B";
-        case Pass::W: return "W";
-        case Pass::BW: return "BW";
+        case Pass::F:
+            return "F";
+        case Pass::B:
+            return "B";
+        case Pass::W:
+            return "W";
+        case Pass::BW:
+            return "BW";
     }
     return "?";
 }

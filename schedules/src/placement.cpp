@@ -4,7 +4,8 @@ namespace pipesim {
 
 std::vector<int> looped_placement(int devices, int chunks) {
     std::vector<int> placement(static_cast<std::size_t>(devices * chunks));
-    for (int s = 0; s < devices * chunks; ++s) placement[s] = s % devices;
+    for (int s = 0; s < devices * chunks; ++s)
+        placement[s] = s % devices;
     return placement;
 }
 
@@ -31,9 +32,12 @@ PlacementKind classify_placement(const std::vector<int>& stage_device, int devic
 
 std::string_view placement_name(PlacementKind kind) {
     switch (kind) {
-        case PlacementKind::looped: return "looped";
-        case PlacementKind::vshape: return "v-shape";
-        case PlacementKind::custom: return "custom";
+        case PlacementKind::looped:
+            return "looped";
+        case PlacementKind::vshape:
+            return "v-shape";
+        case PlacementKind::custom:
+            return "custom";
     }
     return "custom";
 }

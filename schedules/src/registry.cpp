@@ -21,18 +21,21 @@ constexpr double max_ops = 2e8;
 constexpr std::array generators{
     ScheduleGenerator{"gpipe", "GPipe: all forwards, then all fused backwards (Huang et al., 2019)",
                       1, 1, 1, false, &detail::generate_gpipe},
-    ScheduleGenerator{"1f1b", "1F1B: p−1−i warm-up forwards, then one forward one backward "
-                              "(PipeDream-Flush)",
+    ScheduleGenerator{"1f1b",
+                      "1F1B: p−1−i warm-up forwards, then one forward one backward "
+                      "(PipeDream-Flush)",
                       1, 1, 1, false, &detail::generate_1f1b},
     ScheduleGenerator{"interleaved-1f1b",
                       "interleaved 1F1B: v looped chunks per device, Megatron-LM's order "
                       "(Narayanan et al., SC21); --group-size G microbatches per chunk round",
                       2, 2, max_chunks_any, true, &detail::generate_interleaved_1f1b},
-    ScheduleGenerator{"zb-h1", "ZB-H1: split backward, W deferred; 1F1B's memory, bubble "
-                               "(p−1)(F+B−W) (Qi et al., ICLR 2024)",
+    ScheduleGenerator{"zb-h1",
+                      "ZB-H1: split backward, W deferred; 1F1B's memory, bubble "
+                      "(p−1)(F+B−W) (Qi et al., ICLR 2024)",
                       1, 1, 1, false, &detail::generate_zb_h1},
-    ScheduleGenerator{"zb-h2", "ZB-H2: 2p−1 warm-up forwards, W at the tail; (2p−1) M_B, bubble "
-                               "(p−1)(F+B−2W) (Qi et al., ICLR 2024)",
+    ScheduleGenerator{"zb-h2",
+                      "ZB-H2: 2p−1 warm-up forwards, W at the tail; (2p−1) M_B, bubble "
+                      "(p−1)(F+B−2W) (Qi et al., ICLR 2024)",
                       1, 1, 1, false, &detail::generate_zb_h2},
 };
 
@@ -47,7 +50,9 @@ std::string known_names() {
 
 }  // namespace
 
-std::span<const ScheduleGenerator> schedule_generators() { return generators; }
+std::span<const ScheduleGenerator> schedule_generators() {
+    return generators;
+}
 
 const ScheduleGenerator* find_generator(std::string_view name) {
     for (const auto& g : generators)
@@ -61,13 +66,13 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
         throw std::invalid_argument(
             fmt::format("unknown schedule '{}' (known: {})", name, known_names()));
     if (options.devices < 1 || options.devices > max_devices)
-        throw std::invalid_argument(fmt::format(
-            "{}: the number of devices p must be in 1..{}, got {}", name, max_devices,
-            options.devices));
+        throw std::invalid_argument(
+            fmt::format("{}: the number of devices p must be in 1..{}, got {}", name, max_devices,
+                        options.devices));
     if (options.microbatches < 1 || options.microbatches > max_microbatches)
-        throw std::invalid_argument(fmt::format(
-            "{}: the number of microbatches m must be in 1..{}, got {}", name,
-            max_microbatches, options.microbatches));
+        throw std::invalid_argument(
+            fmt::format("{}: the number of microbatches m must be in 1..{}, got {}", name,
+                        max_microbatches, options.microbatches));
     GeneratorOptions resolved = options;
     if (resolved.chunks == 0) resolved.chunks = generator->default_chunks;
     const int max_chunks = generator->max_chunks == 0 ? max_chunks_any : generator->max_chunks;
@@ -85,9 +90,9 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
             fmt::format("{}: the group size must be ≥ 1, got {}", name, resolved.group_size));
     const double ops = 3.0 * resolved.devices * resolved.chunks * resolved.microbatches;
     if (ops > max_ops)
-        throw std::invalid_argument(fmt::format(
-            "{}: p·v·m = {}·{}·{} gives more than {:.0e} ops", name, resolved.devices,
-            resolved.chunks, resolved.microbatches, max_ops));
+        throw std::invalid_argument(fmt::format("{}: p·v·m = {}·{}·{} gives more than {:.0e} ops",
+                                                name, resolved.devices, resolved.chunks,
+                                                resolved.microbatches, max_ops));
 
     Schedule schedule = generator->generate(resolved);
     if (auto issue = validate(schedule))

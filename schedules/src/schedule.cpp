@@ -4,7 +4,8 @@ namespace pipesim {
 
 std::size_t Schedule::op_count() const {
     std::size_t count = 0;
-    for (const auto& ops : device_ops) count += ops.size();
+    for (const auto& ops : device_ops)
+        count += ops.size();
     return count;
 }
 

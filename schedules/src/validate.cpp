@@ -13,7 +13,8 @@ DependencyWalker::DependencyWalker(const Schedule& schedule)
       waiter_(state_.size(), -1),
       cursor_(static_cast<std::size_t>(schedule.devices), 0) {
     for (const auto& ops : schedule.device_ops)
-        for (const Op& op : ops) state_[dense_op_index(op, stages_)] |= present_bit;
+        for (const Op& op : ops)
+            state_[dense_op_index(op, stages_)] |= present_bit;
     ready_.reserve(static_cast<std::size_t>(schedule.devices) * 2);
 }
 
@@ -23,8 +24,8 @@ std::optional<ValidationIssue> DependencyWalker::same_device_issue(int device, i
     const bool present = state_[dense_op_index(pred, stages_)] & present_bit;
     return ValidationIssue{
         device, position,
-        fmt::format("device {} position {}: {} needs {}, which {}", device, position,
-                    to_string(op), to_string(pred),
+        fmt::format("device {} position {}: {} needs {}, which {}", device, position, to_string(op),
+                    to_string(pred),
                     present ? fmt::format("device {} runs later in its order", device)
                             : std::string("is not in the schedule"))};
 }
@@ -34,14 +35,16 @@ ValidationIssue DependencyWalker::deadlock_issue() const {
     std::vector<int> seen_at(static_cast<std::size_t>(schedule_.devices), -1);
     std::vector<std::string> steps;
     int first_stuck = 0;
-    while (cursor_[first_stuck] >= schedule_.device_ops[first_stuck].size()) ++first_stuck;
+    while (cursor_[first_stuck] >= schedule_.device_ops[first_stuck].size())
+        ++first_stuck;
     int d = first_stuck;
     while (seen_at[d] < 0) {
         seen_at[d] = static_cast<int>(steps.size());
         const Op& op = schedule_.device_ops[d][cursor_[d]];
         const Predecessors preds = predecessors_of(op);
         int k = 0;
-        while (k < preds.count && (state_[preds.index[k]] & done_bit)) ++k;
+        while (k < preds.count && (state_[preds.index[k]] & done_bit))
+            ++k;
         if (k == preds.count) break;  // cannot happen: a stuck device waits for something
         steps.push_back(fmt::format("device {} at position {} ({}) waits for {} on device {}", d,
                                     cursor_[d], to_string(op), to_string(preds.op[k]),
@@ -63,10 +66,13 @@ ValidationIssue DependencyWalker::deadlock_issue() const {
 namespace {
 
 std::optional<ValidationIssue> check_shape(const Schedule& s) {
-    if (s.devices < 1) return ValidationIssue{-1, -1, fmt::format("devices must be ≥ 1, got {}", s.devices)};
+    if (s.devices < 1)
+        return ValidationIssue{-1, -1, fmt::format("devices must be ≥ 1, got {}", s.devices)};
     if (s.microbatches < 1)
-        return ValidationIssue{-1, -1, fmt::format("microbatches must be ≥ 1, got {}", s.microbatches)};
-    if (s.chunks < 1) return ValidationIssue{-1, -1, fmt::format("chunks must be ≥ 1, got {}", s.chunks)};
+        return ValidationIssue{-1, -1,
+                               fmt::format("microbatches must be ≥ 1, got {}", s.microbatches)};
+    if (s.chunks < 1)
+        return ValidationIssue{-1, -1, fmt::format("chunks must be ≥ 1, got {}", s.chunks)};
     if (s.device_ops.size() != static_cast<std::size_t>(s.devices))
         return ValidationIssue{-1, -1,
                                fmt::format("schedule has {} device op lists for {} devices",
@@ -87,8 +93,8 @@ std::optional<ValidationIssue> check_shape(const Schedule& s) {
     for (int d = 0; d < s.devices; ++d)
         if (stages_on[d] != s.chunks)
             return ValidationIssue{d, -1,
-                                   fmt::format("device {} holds {} stages, expected {} (chunks)",
-                                               d, stages_on[d], s.chunks)};
+                                   fmt::format("device {} holds {} stages, expected {} (chunks)", d,
+                                               stages_on[d], s.chunks)};
     return std::nullopt;
 }
 
@@ -133,13 +139,14 @@ std::optional<ValidationIssue> check_complete(const Schedule& s, const std::vect
     const int stages = s.stages();
     for (int mb = 0; mb < s.microbatches; ++mb) {
         for (int stage = 0; stage < stages; ++stage) {
-            auto has = [&](Pass pass) { return seen[dense_op_index(Op{pass, mb, stage}, stages)] >= 0; };
+            auto has = [&](Pass pass) {
+                return seen[dense_op_index(Op{pass, mb, stage}, stages)] >= 0;
+            };
             const int d = s.stage_device[stage];
             auto missing = [&](Pass pass) {
-                return ValidationIssue{
-                    d, -1,
-                    fmt::format("{} is missing (it belongs on device {})",
-                                to_string(Op{pass, mb, stage}), d)};
+                return ValidationIssue{d, -1,
+                                       fmt::format("{} is missing (it belongs on device {})",
+                                                   to_string(Op{pass, mb, stage}), d)};
             };
             if (!has(Pass::F)) return missing(Pass::F);
             const bool fused = has(Pass::BW);
@@ -172,8 +179,8 @@ std::optional<ValidationIssue> validate(const Schedule& schedule) {
 
 void require_valid(const Schedule& schedule) {
     if (auto issue = validate(schedule))
-        throw InvalidSchedule(fmt::format("schedule '{}' is invalid: {}", schedule.name,
-                                          issue->message));
+        throw InvalidSchedule(
+            fmt::format("schedule '{}' is invalid: {}", schedule.name, issue->message));
 }
 
 }  // namespace pipesim

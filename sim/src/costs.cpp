@@ -13,8 +13,8 @@ void check_duration(double value, const char* pass, int stage) {
     if (!std::isfinite(value) || value < 0)
         throw std::invalid_argument(
             stage < 0 ? fmt::format("{} cost must be a finite number ≥ 0, got {}", pass, value)
-                      : fmt::format("stage {}: {} cost must be a finite number ≥ 0, got {}",
-                                    stage, pass, value));
+                      : fmt::format("stage {}: {} cost must be a finite number ≥ 0, got {}", stage,
+                                    pass, value));
 }
 
 }  // namespace

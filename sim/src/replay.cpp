@@ -52,9 +52,8 @@ Timeline replay(const Schedule& schedule, const StageCosts& costs, const ReplayO
             const double arrival = end_time[preds.index[k]] + (remote ? latency : 0.0);
             start = std::max(start, arrival);
         }
-        const double end =
-            start + duration[static_cast<std::size_t>(op.stage) * stride +
-                             static_cast<std::size_t>(op.pass)];
+        const double end = start + duration[static_cast<std::size_t>(op.stage) * stride +
+                                            static_cast<std::size_t>(op.pass)];
         end_time[dense_op_index(op, stages)] = end;
         device_free[device] = end;
         timeline.device_ops[device][position] = TimedOp{op, start, end};

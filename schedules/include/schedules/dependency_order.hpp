@@ -27,7 +27,7 @@ struct Predecessors {
 /// Precondition: every op's microbatch and stage are in range and no op appears twice (the
 /// first checks of validate()). Missing ops, wrong order and deadlocks are reported by run().
 class DependencyWalker {
-public:
+  public:
     explicit DependencyWalker(const Schedule& schedule);
 
     /// Visits every op as `visit(device, position, op, predecessors)`; returns the problem
@@ -35,7 +35,7 @@ public:
     template <class Visit>
     std::optional<ValidationIssue> run(Visit&& visit);
 
-private:
+  private:
     static constexpr std::uint8_t present_bit = 1;
     static constexpr std::uint8_t done_bit = 2;
 
@@ -56,7 +56,8 @@ private:
 template <class Visit>
 std::optional<ValidationIssue> DependencyWalker::run(Visit&& visit) {
     const int devices = schedule_.devices;
-    for (int d = devices - 1; d >= 0; --d) ready_.push_back(d);
+    for (int d = devices - 1; d >= 0; --d)
+        ready_.push_back(d);
     while (!ready_.empty()) {
         const int d = ready_.back();
         ready_.pop_back();

@@ -20,7 +20,7 @@ struct ValidationIssue {
 /// Thrown by functions that require a valid schedule. Derives from std::invalid_argument:
 /// the schedule is bad input, not an internal failure.
 class InvalidSchedule : public std::invalid_argument {
-public:
+  public:
     using std::invalid_argument::invalid_argument;
 };
 

@@ -1,0 +1,47 @@
+#pragma once
+// Runs the pipesim binary in a test and captures exit code, stdout and stderr.
+
+#include <sys/wait.h>
+
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace pipesim::test {
+
+struct CommandResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+inline std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+/// Runs `PIPESIM_BINARY <args>` through the shell (args are shell words; quote as needed).
+inline CommandResult run_pipesim(const std::string& args) {
+    const auto dir = std::filesystem::temp_directory_path();
+    const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(std::rand());
+    const auto out_path = dir / ("pipesim_test_out_" + tag);
+    const auto err_path = dir / ("pipesim_test_err_" + tag);
+    const std::string command = std::string(PIPESIM_BINARY) + " " + args + " >" +
+                                out_path.string() + " 2>" + err_path.string() + " </dev/null";
+    const int status = std::system(command.c_str());
+    CommandResult result;
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.out = read_file(out_path);
+    result.err = read_file(err_path);
+    std::filesystem::remove(out_path);
+    std::filesystem::remove(err_path);
+    return result;
+}
+
+}  // namespace pipesim::test
