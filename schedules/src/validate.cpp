@@ -9,25 +9,24 @@ namespace pipesim {
 DependencyWalker::DependencyWalker(const Schedule& schedule)
     : schedule_(schedule),
       stages_(schedule.stages()),
-      state_(dense_op_count(schedule.microbatches, schedule.stages()), 0),
-      waiter_(state_.size(), -1),
+      split_(static_cast<std::size_t>(schedule.microbatches) *
+                 static_cast<std::size_t>(schedule.stages()),
+             0),
+      done_(output_slot_count(schedule.microbatches, schedule.stages()), 0),
+      waiter_(done_.size(), -1),
       cursor_(static_cast<std::size_t>(schedule.devices), 0) {
     for (const auto& ops : schedule.device_ops)
         for (const Op& op : ops)
-            state_[dense_op_index(op, stages_)] |= present_bit;
+            if (op.pass == Pass::B) split_[output_slot(op, stages_) / 2] = 1;
     ready_.reserve(static_cast<std::size_t>(schedule.devices) * 2);
 }
 
-std::optional<ValidationIssue> DependencyWalker::same_device_issue(int device, int position,
-                                                                   const Op& op,
-                                                                   const Op& pred) const {
-    const bool present = state_[dense_op_index(pred, stages_)] & present_bit;
-    return ValidationIssue{
-        device, position,
-        fmt::format("device {} position {}: {} needs {}, which {}", device, position, to_string(op),
-                    to_string(pred),
-                    present ? fmt::format("device {} runs later in its order", device)
-                            : std::string("is not in the schedule"))};
+ValidationIssue DependencyWalker::same_device_issue(int device, int position, const Op& op,
+                                                    const Op& pred) const {
+    return ValidationIssue{device, position,
+                           fmt::format("device {} position {}: {} needs {}, which device {} runs "
+                                       "later in its order",
+                                       device, position, to_string(op), to_string(pred), device)};
 }
 
 ValidationIssue DependencyWalker::deadlock_issue() const {
@@ -43,7 +42,7 @@ ValidationIssue DependencyWalker::deadlock_issue() const {
         const Op& op = schedule_.device_ops[d][cursor_[d]];
         const Predecessors preds = predecessors_of(op);
         int k = 0;
-        while (k < preds.count && (state_[preds.index[k]] & done_bit))
+        while (k < preds.count && done_[preds.slot[k]])
             ++k;
         if (k == preds.count) break;  // cannot happen: a stuck device waits for something
         steps.push_back(fmt::format("device {} at position {} ({}) waits for {} on device {}", d,
@@ -98,8 +97,22 @@ std::optional<ValidationIssue> check_shape(const Schedule& s) {
     return std::nullopt;
 }
 
-// Every op in range, on its stage's device, and not repeated.
-std::optional<ValidationIssue> check_ops(const Schedule& s, std::vector<int>& first_seen) {
+// Bit of `pass` in a (microbatch, stage)'s mask of scheduled passes.
+std::uint8_t pass_bit(Pass pass) {
+    return static_cast<std::uint8_t>(1u << static_cast<int>(pass));
+}
+
+// Position of `op` in device `device`'s list (error path only).
+int position_of(const Schedule& s, int device, const Op& op) {
+    const auto& ops = s.device_ops[device];
+    for (std::size_t i = 0; i < ops.size(); ++i)
+        if (ops[i] == op) return static_cast<int>(i);
+    return -1;
+}
+
+// Every op in range, on its stage's device, and not repeated. Fills `passes`: per
+// (microbatch, stage), a mask of the passes scheduled.
+std::optional<ValidationIssue> check_ops(const Schedule& s, std::vector<std::uint8_t>& passes) {
     const int stages = s.stages();
     for (int d = 0; d < s.devices; ++d) {
         const auto& ops = s.device_ops[d];
@@ -116,32 +129,40 @@ std::optional<ValidationIssue> check_ops(const Schedule& s, std::vector<int>& fi
                     d, position,
                     fmt::format("device {} position {}: {} has stage outside 0..{}", d, position,
                                 to_string(op), stages - 1)};
+            if (static_cast<int>(op.pass) >= pass_count)
+                return ValidationIssue{
+                    d, position, fmt::format("device {} position {}: unknown pass", d, position)};
             if (s.stage_device[op.stage] != d)
                 return ValidationIssue{
                     d, position,
                     fmt::format("device {} position {}: {} belongs on device {}, which holds "
                                 "stage {}",
                                 d, position, to_string(op), s.stage_device[op.stage], op.stage)};
-            int& seen = first_seen[dense_op_index(op, stages)];
-            if (seen >= 0)
-                return ValidationIssue{d, position,
-                                       fmt::format("device {} position {}: {} appears twice (first "
-                                                   "at position {})",
-                                                   d, position, to_string(op), seen)};
-            seen = position;
+            std::uint8_t& mask =
+                passes[static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages) +
+                       static_cast<std::size_t>(op.stage)];
+            if (mask & pass_bit(op.pass))
+                return ValidationIssue{
+                    d, position,
+                    fmt::format("device {} position {}: {} appears twice (first "
+                                "at position {})",
+                                d, position, to_string(op), position_of(s, d, op))};
+            mask |= pass_bit(op.pass);
         }
     }
     return std::nullopt;
 }
 
 // Each (microbatch, stage) has one F and either one BW or both B and W.
-std::optional<ValidationIssue> check_complete(const Schedule& s, const std::vector<int>& seen) {
+std::optional<ValidationIssue> check_complete(const Schedule& s,
+                                              const std::vector<std::uint8_t>& passes) {
     const int stages = s.stages();
     for (int mb = 0; mb < s.microbatches; ++mb) {
         for (int stage = 0; stage < stages; ++stage) {
-            auto has = [&](Pass pass) {
-                return seen[dense_op_index(Op{pass, mb, stage}, stages)] >= 0;
-            };
+            const std::uint8_t mask =
+                passes[static_cast<std::size_t>(mb) * static_cast<std::size_t>(stages) +
+                       static_cast<std::size_t>(stage)];
+            auto has = [&](Pass pass) { return (mask & pass_bit(pass)) != 0; };
             const int d = s.stage_device[stage];
             auto missing = [&](Pass pass) {
                 return ValidationIssue{d, -1,
@@ -154,7 +175,7 @@ std::optional<ValidationIssue> check_complete(const Schedule& s, const std::vect
             const bool split_w = has(Pass::W);
             if (fused && (split_b || split_w))
                 return ValidationIssue{
-                    d, seen[dense_op_index(Op{split_b ? Pass::B : Pass::W, mb, stage}, stages)],
+                    d, position_of(s, d, Op{split_b ? Pass::B : Pass::W, mb, stage}),
                     fmt::format("device {}: microbatch {} stage {} has both BW and {}: use either "
                                 "the fused backward or B and W",
                                 d, mb, stage, split_b ? "B" : "W")};
@@ -168,11 +189,17 @@ std::optional<ValidationIssue> check_complete(const Schedule& s, const std::vect
 
 }  // namespace
 
-std::optional<ValidationIssue> validate(const Schedule& schedule) {
+std::optional<ValidationIssue> validate_structure(const Schedule& schedule) {
     if (auto issue = check_shape(schedule)) return issue;
-    std::vector<int> first_seen(dense_op_count(schedule.microbatches, schedule.stages()), -1);
-    if (auto issue = check_ops(schedule, first_seen)) return issue;
-    if (auto issue = check_complete(schedule, first_seen)) return issue;
+    std::vector<std::uint8_t> passes(static_cast<std::size_t>(schedule.microbatches) *
+                                         static_cast<std::size_t>(schedule.stages()),
+                                     0);
+    if (auto issue = check_ops(schedule, passes)) return issue;
+    return check_complete(schedule, passes);
+}
+
+std::optional<ValidationIssue> validate(const Schedule& schedule) {
+    if (auto issue = validate_structure(schedule)) return issue;
     DependencyWalker walker(schedule);
     return walker.run([](int, int, const Op&, const Predecessors&) {});
 }

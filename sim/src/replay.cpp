@@ -12,14 +12,17 @@
 namespace pipesim {
 
 Timeline replay(const Schedule& schedule, const StageCosts& costs, const ReplayOptions& options) {
-    require_valid(schedule);
+    // Structure first; the timed walk below checks order and deadlock (one walk, not two).
+    if (auto issue = validate_structure(schedule))
+        throw InvalidSchedule(
+            fmt::format("schedule '{}' is invalid: {}", schedule.name, issue->message));
     check_stage_costs(costs, schedule.stages());
     if (!std::isfinite(options.comm_latency) || options.comm_latency < 0)
         throw std::invalid_argument(fmt::format(
             "communication latency must be a finite number ≥ 0, got {}", options.comm_latency));
 
     const int stages = schedule.stages();
-    // Duration of each pass of each stage, indexed like dense_op_index's last two levels.
+    // Duration of each pass of each stage, indexed by stage·pass_count + pass.
     std::vector<double> duration(static_cast<std::size_t>(stages) * pass_count);
     for (int s = 0; s < stages; ++s) {
         double* d = &duration[static_cast<std::size_t>(s) * pass_count];
@@ -37,35 +40,38 @@ Timeline replay(const Schedule& schedule, const StageCosts& costs, const ReplayO
     timeline.stage_device = schedule.stage_device;
     timeline.device_ops.resize(schedule.device_ops.size());
     for (std::size_t d = 0; d < schedule.device_ops.size(); ++d)
-        timeline.device_ops[d].resize(schedule.device_ops[d].size());
+        timeline.device_ops[d].reserve(schedule.device_ops[d].size());
 
-    std::vector<double> end_time(dense_op_count(schedule.microbatches, stages), 0.0);
+    std::vector<double> end_time(output_slot_count(schedule.microbatches, stages), 0.0);
     std::vector<double> device_free(static_cast<std::size_t>(schedule.devices), 0.0);
     const double latency = options.comm_latency;
     const std::size_t stride = pass_count;
 
     DependencyWalker walker(schedule);
-    auto issue = walker.run([&](int device, int position, const Op& op, const Predecessors& preds) {
+    auto issue = walker.run([&](int device, int, const Op& op, const Predecessors& preds) {
         double start = device_free[device];
         for (int k = 0; k < preds.count; ++k) {
             const bool remote = preds.device[k] != device;
-            const double arrival = end_time[preds.index[k]] + (remote ? latency : 0.0);
+            const double arrival = end_time[preds.slot[k]] + (remote ? latency : 0.0);
             start = std::max(start, arrival);
         }
         const double end = start + duration[static_cast<std::size_t>(op.stage) * stride +
                                             static_cast<std::size_t>(op.pass)];
-        end_time[dense_op_index(op, stages)] = end;
+        if (op.pass != Pass::W) end_time[output_slot(op, stages)] = end;
         device_free[device] = end;
-        timeline.device_ops[device][position] = TimedOp{op, start, end};
+        // Each device's ops are visited in its order, so position == size here.
+        timeline.device_ops[device].push_back(TimedOp{op, start, end});
         if (!options.record_transfers) return;
         for (int k = 0; k < preds.count; ++k) {
             if (preds.device[k] == device) continue;
-            const double sent = end_time[preds.index[k]];
+            const double sent = end_time[preds.slot[k]];
             timeline.transfers.push_back(Transfer{preds.device[k], device, preds.op[k], op,
                                                   options.message_bytes, sent, sent + latency});
         }
     });
-    if (issue) throw InvalidSchedule(issue->message);
+    if (issue)
+        throw InvalidSchedule(
+            fmt::format("schedule '{}' is invalid: {}", schedule.name, issue->message));
     return timeline;
 }
 

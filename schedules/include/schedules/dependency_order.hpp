@@ -12,20 +12,35 @@
 
 namespace pipesim {
 
-/// The ops an op waits for (at most two), with their dense indices and devices.
+/// Index of an op's output among the outputs other ops wait for: F and the backward (B or
+/// BW) of each (microbatch, stage). W outputs nothing another op needs, so it has no slot.
+/// Engines keep per-output state (e.g. end times) in arrays of output_slot_count() entries.
+inline std::size_t output_slot(const Op& op, int stages) {
+    return (static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages) +
+            static_cast<std::size_t>(op.stage)) *
+               2 +
+           (op.pass == Pass::F ? 0 : 1);
+}
+
+inline std::size_t output_slot_count(int microbatches, int stages) {
+    return static_cast<std::size_t>(microbatches) * static_cast<std::size_t>(stages) * 2;
+}
+
+/// The ops an op waits for (at most two), with their output slots and devices.
 struct Predecessors {
     int count = 0;
     std::array<Op, 2> op{};
-    std::array<std::size_t, 2> index{};
+    std::array<std::size_t, 2> slot{};
     std::array<int, 2> device{};
 };
 
 /// Runs the devices' op lists as a dataflow: a device advances while the inputs of its next
 /// op are done. Ops are visited in a dependency-respecting order, in linear time (a device
-/// that blocks is parked on the op it waits for and woken when that op is done).
+/// that blocks is parked on the output it waits for and woken when that output is done).
 ///
-/// Precondition: every op's microbatch and stage are in range and no op appears twice (the
-/// first checks of validate()). Missing ops, wrong order and deadlocks are reported by run().
+/// Precondition: validate_structure(schedule) found nothing (shapes, ranges, every op exactly
+/// once). run() reports what remains: an op before its input on the same device, or a
+/// deadlock across devices, with validate()'s messages.
 class DependencyWalker {
   public:
     explicit DependencyWalker(const Schedule& schedule);
@@ -36,19 +51,16 @@ class DependencyWalker {
     std::optional<ValidationIssue> run(Visit&& visit);
 
   private:
-    static constexpr std::uint8_t present_bit = 1;
-    static constexpr std::uint8_t done_bit = 2;
-
     Predecessors predecessors_of(const Op& op) const;
     void add_predecessor(Predecessors& preds, const Op& op) const;
-    std::optional<ValidationIssue> same_device_issue(int device, int position, const Op& op,
-                                                     const Op& pred) const;
+    ValidationIssue same_device_issue(int device, int position, const Op& op, const Op& pred) const;
     ValidationIssue deadlock_issue() const;
 
     const Schedule& schedule_;
     int stages_;
-    std::vector<std::uint8_t> state_;
-    std::vector<std::int32_t> waiter_;
+    std::vector<std::uint8_t> split_;   ///< per (microbatch, stage): backward split into B, W
+    std::vector<std::uint8_t> done_;    ///< per output slot
+    std::vector<std::int32_t> waiter_;  ///< per output slot: parked device or −1
     std::vector<std::size_t> cursor_;
     std::vector<int> ready_;
 };
@@ -62,29 +74,37 @@ std::optional<ValidationIssue> DependencyWalker::run(Visit&& visit) {
         const int d = ready_.back();
         ready_.pop_back();
         const std::vector<Op>& ops = schedule_.device_ops[d];
-        std::size_t& pos = cursor_[d];
+        std::size_t pos = cursor_[d];
         while (pos < ops.size()) {
             const Op& op = ops[pos];
             const Predecessors preds = predecessors_of(op);
-            bool blocked = false;
+            int waiting = -1;
             for (int k = 0; k < preds.count; ++k) {
-                if (state_[preds.index[k]] & done_bit) continue;
-                if (preds.device[k] == d)
-                    return same_device_issue(d, static_cast<int>(pos), op, preds.op[k]);
-                waiter_[preds.index[k]] = d;
-                blocked = true;
+                if (!done_[preds.slot[k]]) {
+                    waiting = k;
+                    break;
+                }
+            }
+            if (waiting >= 0) {
+                if (preds.device[waiting] == d) {
+                    cursor_[d] = pos;
+                    return same_device_issue(d, static_cast<int>(pos), op, preds.op[waiting]);
+                }
+                waiter_[preds.slot[waiting]] = d;
                 break;
             }
-            if (blocked) break;
             visit(d, static_cast<int>(pos), op, preds);
-            const std::size_t index = dense_op_index(op, stages_);
-            state_[index] |= done_bit;
-            if (waiter_[index] >= 0) {
-                ready_.push_back(waiter_[index]);
-                waiter_[index] = -1;
+            if (op.pass != Pass::W) {
+                const std::size_t slot = output_slot(op, stages_);
+                done_[slot] = 1;
+                if (waiter_[slot] >= 0) {
+                    ready_.push_back(waiter_[slot]);
+                    waiter_[slot] = -1;
+                }
             }
             ++pos;
         }
+        cursor_[d] = pos;
     }
     for (int d = 0; d < devices; ++d)
         if (cursor_[d] < schedule_.device_ops[d].size()) return deadlock_issue();
@@ -101,10 +121,11 @@ inline Predecessors DependencyWalker::predecessors_of(const Op& op) const {
         case Pass::BW:
             add_predecessor(preds, Op{Pass::F, op.microbatch, op.stage});
             if (op.stage + 1 < stages_) {
-                const Op split{Pass::B, op.microbatch, op.stage + 1};
-                const bool is_split = state_[dense_op_index(split, stages_)] & present_bit;
+                const std::size_t next =
+                    static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages_) +
+                    static_cast<std::size_t>(op.stage + 1);
                 add_predecessor(preds,
-                                is_split ? split : Op{Pass::BW, op.microbatch, op.stage + 1});
+                                Op{split_[next] ? Pass::B : Pass::BW, op.microbatch, op.stage + 1});
             }
             break;
         case Pass::W:
@@ -117,7 +138,7 @@ inline Predecessors DependencyWalker::predecessors_of(const Op& op) const {
 inline void DependencyWalker::add_predecessor(Predecessors& preds, const Op& op) const {
     const int k = preds.count++;
     preds.op[k] = op;
-    preds.index[k] = dense_op_index(op, stages_);
+    preds.slot[k] = output_slot(op, stages_);
     preds.device[k] = schedule_.stage_device[op.stage];
 }
 

@@ -34,6 +34,12 @@ class InvalidSchedule : public std::invalid_argument {
 /// names the wait cycle: each device, its position, the op it is at and the op it waits for.
 std::optional<ValidationIssue> validate(const Schedule& schedule);
 
+/// The checks of validate() that need no dependency walk: shape, ranges, placement, every op
+/// exactly once. A schedule that passes them can be given to DependencyWalker, whose run()
+/// reports the rest (order and deadlock) with the same messages; engines use this pair so
+/// that validation and timing share one walk.
+std::optional<ValidationIssue> validate_structure(const Schedule& schedule);
+
 /// validate(), throwing InvalidSchedule with the issue's message if there is one.
 void require_valid(const Schedule& schedule);
 
