@@ -1,6 +1,7 @@
 #pragma once
 // The Timeline: what every engine (analytic replay, SimGrid, real GPUs) produces.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,14 @@ struct TimedOp {
     bool operator==(const TimedOp&) const = default;
 };
 
+/// What a transfer carries: a pipeline activation or gradient between stages, or a
+/// collective (tensor-parallel inside an op, data-parallel gradient all-reduce).
+enum class TransferKind : std::uint8_t { pipeline, tensor_parallel, data_parallel };
+
 /// One message between devices: the output of `producer` sent to the device running
 /// `consumer`. `bytes` is 0 when the engine has no message sizes (unit-cost replay).
+/// Collectives (kind ≠ pipeline) have src_device == dst_device, the device whose GPUs take
+/// part, and their producer/consumer ops are meaningless.
 struct Transfer {
     int src_device = 0;
     int dst_device = 0;
@@ -27,6 +34,7 @@ struct Transfer {
     double bytes = 0;
     double start = 0;
     double end = 0;
+    TransferKind kind = TransferKind::pipeline;
 
     bool operator==(const Transfer&) const = default;
 };
