@@ -19,7 +19,9 @@ commands:
   list                          schedules and their descriptions
   analyze -s NAME -p P -m M     replay a schedule with unit or given costs and report
           [-v V] [--group-size G] [--costs F,B,W | F,B,W:F,B,W:...] [--comm C]
-          [--mem-w-ratio R] [--json]
+          [--mem-w-ratio R] [--json] [--save FILE.json|.csv]
+  analyze --schedule-file FILE  the same for a schedule file (.json or PyTorch .csv)
+  convert IN -o OUT             schedule files: pipesim JSON <-> PyTorch pipelining CSV
 
 Run 'pipesim COMMAND --help' for a command's options.
 )";
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
     try {
         if (command == "list") return pipesim::cli::run_list(args);
         if (command == "analyze") return pipesim::cli::run_analyze(args);
+        if (command == "convert") return pipesim::cli::run_convert(args);
         if (command == "--help" || command == "-h" || command == "help") {
             fmt::print("{}", usage);
             return 0;

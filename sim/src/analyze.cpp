@@ -31,8 +31,12 @@ StageCosts stage_costs_from_triples(const std::vector<std::vector<double>>& trip
 }
 
 Analysis analyze(const AnalyzeOptions& options) {
+    return analyze_schedule(generate_schedule(options.schedule, options.generator), options);
+}
+
+Analysis analyze_schedule(Schedule schedule, const AnalyzeOptions& options) {
     Analysis result;
-    result.schedule = generate_schedule(options.schedule, options.generator);
+    result.schedule = std::move(schedule);
     const int p = result.schedule.devices;
     const int v = result.schedule.chunks;
     result.costs = stage_costs_from_triples(options.costs, p, v);

@@ -35,6 +35,11 @@ struct Analysis {
 /// Runs the analysis. Throws std::invalid_argument (with one clear line) for any bad option.
 Analysis analyze(const AnalyzeOptions& options);
 
+/// Runs the analysis of a given schedule (e.g. read from a file) instead of a generated one;
+/// `options.schedule` and `options.generator` are ignored. Throws InvalidSchedule if the
+/// schedule is invalid, std::invalid_argument for costs that do not fit it.
+Analysis analyze_schedule(Schedule schedule, const AnalyzeOptions& options);
+
 /// Builds the per-stage costs an AnalyzeOptions::costs list describes for a p×v pipeline.
 StageCosts stage_costs_from_triples(const std::vector<std::vector<double>>& triples, int devices,
                                     int chunks);

@@ -1,0 +1,28 @@
+#pragma once
+// Reading input files with a size cap, and writing output files whole or not at all.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace pipesim {
+
+/// The whole content of `path`. Throws std::invalid_argument "PATH: cannot read: REASON", or
+/// "PATH: file is N bytes, more than the limit of MAX" before reading anything when the file
+/// is larger than `max_bytes` (so a huge or endless input cannot exhaust memory).
+std::string read_text_file(const std::string& path, std::size_t max_bytes);
+
+/// Writes `content` to `path` atomically: to a temporary file in the same directory, flushed
+/// to disk, then renamed over `path`. Readers see the old file or the new one, never a part;
+/// on failure the temporary is removed and `path` is untouched. The new file gets mode
+/// 0666 minus the umask, like a plain open(). Throws std::invalid_argument
+/// "cannot write PATH: REASON".
+void write_file_atomically(const std::string& path, std::string_view content);
+
+/// The extension of `path`'s file name in lower case with its dot (".json"), or "" if none.
+std::string file_extension(std::string_view path);
+
+/// The file name of `path` without directory and extension ("runs/a.b.csv" → "a.b").
+std::string file_stem(std::string_view path);
+
+}  // namespace pipesim

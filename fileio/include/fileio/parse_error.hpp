@@ -1,0 +1,48 @@
+#pragma once
+// Positioned parse errors: "file:line:column: what was expected".
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace pipesim {
+
+/// A place in a text file. Lines and columns count from 1; a column counts bytes (a tab or a
+/// multi-byte UTF-8 character is one or more columns, as compilers count them). Line 0 means
+/// "no particular place" (a problem with the file as a whole).
+struct TextPosition {
+    int line = 0;
+    int column = 0;
+
+    bool known() const { return line > 0; }
+    bool operator==(const TextPosition&) const = default;
+};
+
+/// The line and column of byte `offset` in `text` (an offset at or past the end gives the
+/// position just after the last byte).
+TextPosition position_at(std::string_view text, std::size_t offset);
+
+/// Bad input in a file. Derives from std::invalid_argument (the CLI maps it to exit code 2).
+/// what() is "FILE:LINE:COLUMN: PROBLEM", or "FILE: PROBLEM" when the position is unknown;
+/// PROBLEM says what was expected, e.g. "expected an integer in 1..4096, got 0".
+class ParseError : public std::invalid_argument {
+  public:
+    ParseError(std::string file, TextPosition where, std::string problem);
+
+    const std::string& file() const { return file_; }
+    TextPosition where() const { return where_; }
+    /// The message without the "FILE:LINE:COLUMN: " prefix.
+    const std::string& problem() const { return problem_; }
+
+  private:
+    std::string file_;
+    TextPosition where_;
+    std::string problem_;
+};
+
+/// `text` quoted for a message: at most `max_chars` bytes, control and non-ASCII bytes
+/// escaped as \xNN, so hostile input cannot garble a terminal or flood a log.
+std::string quote_excerpt(std::string_view text, std::size_t max_chars = 40);
+
+}  // namespace pipesim

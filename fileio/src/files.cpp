@@ -1,0 +1,122 @@
+#include "fileio/files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace pipesim {
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0)
+        throw std::invalid_argument(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    if (S_ISDIR(info.st_mode))
+        throw std::invalid_argument(fmt::format("{}: cannot read: is a directory", path));
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw std::invalid_argument(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    // Read at most max_bytes + 1 bytes: works for pipes and files that grow while we read.
+    std::string content;
+    std::vector<char> buffer(1 << 16);
+    while (in) {
+        in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+        content.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+        if (content.size() > max_bytes)
+            throw std::invalid_argument(
+                fmt::format("{}: file is more than {} bytes, the limit for this kind of file", path,
+                            max_bytes));
+    }
+    if (in.bad()) throw std::invalid_argument(fmt::format("{}: cannot read: I/O error", path));
+    return content;
+}
+
+namespace {
+
+std::string directory_of(const std::string& path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    return path.substr(0, slash);
+}
+
+[[noreturn]] void fail_write(const std::string& path, const std::string& reason) {
+    throw std::invalid_argument(fmt::format("cannot write {}: {}", path, reason));
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view content) {
+    if (path.empty() || path.back() == '/') fail_write(path, "not a file name");
+    // O_EXCL with a random suffix instead of mkstemp: the file gets mode 0666 minus the umask
+    // (mkstemp's 0600 would need a umask() query, which is process-global and racy).
+    std::random_device random;
+    std::string temp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+        temp = fmt::format("{}.tmp.{}.{:08x}", path, ::getpid(), random());
+        fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) fail_write(path, std::strerror(errno));
+    auto give_up = [&](const char* what) {
+        const std::string reason = fmt::format("{}: {}", what, std::strerror(errno));
+        ::close(fd);
+        ::unlink(temp.c_str());
+        fail_write(path, reason);
+    };
+    std::size_t written = 0;
+    while (written < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) give_up("write");
+        written += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0) give_up("fsync");
+    if (::close(fd) != 0) {
+        const std::string reason = std::strerror(errno);
+        ::unlink(temp.c_str());
+        fail_write(path, reason);
+    }
+    if (::rename(temp.c_str(), path.c_str()) != 0) {
+        const std::string reason = std::strerror(errno);
+        ::unlink(temp.c_str());
+        fail_write(path, reason);
+    }
+    // Make the rename itself durable (best effort: not every file system supports it).
+    const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY);
+    if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
+}
+
+std::string file_extension(std::string_view path) {
+    const auto slash = path.rfind('/');
+    const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    const auto dot = name.rfind('.');
+    if (dot == std::string_view::npos || dot == 0) return "";
+    std::string ext(name.substr(dot));
+    for (char& c : ext)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return ext;
+}
+
+std::string file_stem(std::string_view path) {
+    const auto slash = path.rfind('/');
+    const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    const auto dot = name.rfind('.');
+    if (dot == std::string_view::npos || dot == 0) return std::string(name);
+    return std::string(name.substr(0, dot));
+}
+
+}  // namespace pipesim

@@ -1,0 +1,505 @@
+#include "fileio/json_document.hpp"
+
+#include <cmath>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace pipesim {
+
+namespace {
+
+using Value = JsonDocument::Value;
+
+// Longest quote of input in a message.
+constexpr std::size_t excerpt_chars = 40;
+
+// Splits an RFC 6901 pointer into unescaped tokens ("" → none).
+std::vector<std::string> pointer_tokens(std::string_view pointer) {
+    std::vector<std::string> tokens;
+    std::size_t i = 0;
+    while (i < pointer.size()) {
+        ++i;  // the '/'
+        std::string token;
+        while (i < pointer.size() && pointer[i] != '/') {
+            if (pointer[i] == '~' && i + 1 < pointer.size()) {
+                token += pointer[i + 1] == '1' ? '/' : '~';
+                i += 2;
+            } else {
+                token += pointer[i++];
+            }
+        }
+        tokens.push_back(std::move(token));
+    }
+    return tokens;
+}
+
+void append_utf8(std::string& out, std::uint32_t code) {
+    if (code < 0x80) {
+        out += static_cast<char>(code);
+    } else if (code < 0x800) {
+        out += static_cast<char>(0xc0 | (code >> 6));
+        out += static_cast<char>(0x80 | (code & 0x3f));
+    } else if (code < 0x10000) {
+        out += static_cast<char>(0xe0 | (code >> 12));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+        out += static_cast<char>(0x80 | (code & 0x3f));
+    } else {
+        out += static_cast<char>(0xf0 | (code >> 18));
+        out += static_cast<char>(0x80 | ((code >> 12) & 0x3f));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+        out += static_cast<char>(0x80 | (code & 0x3f));
+    }
+}
+
+// Walks the raw text of a document nlohmann has accepted (up to the point being located), to
+// find where a value starts. Used only to build messages, so it favours simplicity; every
+// access is bounds-checked so a truncated or odd text just ends the search.
+class TextWalker {
+  public:
+    explicit TextWalker(std::string_view text) : t_(text) {}
+
+    std::size_t pos = 0;
+
+    bool at_end() const { return pos >= t_.size(); }
+    char peek() const { return at_end() ? '\0' : t_[pos]; }
+
+    void skip_space() {
+        while (!at_end() &&
+               (t_[pos] == ' ' || t_[pos] == '\t' || t_[pos] == '\n' || t_[pos] == '\r'))
+            ++pos;
+    }
+
+    // At '"': returns the decoded string and moves past the closing quote.
+    std::string read_string() {
+        std::string out;
+        ++pos;
+        while (!at_end() && t_[pos] != '"') {
+            if (t_[pos] == '\\')
+                out += read_escape();
+            else
+                out += t_[pos++];
+        }
+        ++pos;
+        return out;
+    }
+
+    // At a backslash: returns the bytes the escape stands for and moves past it.
+    std::string read_escape() {
+        std::string out;
+        ++pos;
+        const char c = peek();
+        ++pos;
+        switch (c) {
+            case 'b':
+                out += '\b';
+                break;
+            case 'f':
+                out += '\f';
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 'r':
+                out += '\r';
+                break;
+            case 't':
+                out += '\t';
+                break;
+            case 'u': {
+                std::uint32_t code = read_hex4();
+                if (code >= 0xd800 && code < 0xdc00 && peek() == '\\' && pos + 1 < t_.size() &&
+                    t_[pos + 1] == 'u') {
+                    pos += 2;
+                    const std::uint32_t low = read_hex4();
+                    code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+                }
+                append_utf8(out, code);
+                break;
+            }
+            default:
+                out += c;
+                break;
+        }
+        return out;
+    }
+
+    // Skips one value of any kind (containers without recursion).
+    void skip_value() {
+        if (peek() == '"') {
+            read_string();
+            return;
+        }
+        if (peek() != '{' && peek() != '[') {
+            while (!at_end() &&
+                   std::string_view(",]} \t\r\n").find(t_[pos]) == std::string_view::npos)
+                ++pos;
+            return;
+        }
+        int depth = 0;
+        while (!at_end()) {
+            const char c = t_[pos];
+            if (c == '"') {
+                read_string();
+                continue;
+            }
+            ++pos;
+            if (c == '{' || c == '[') ++depth;
+            if ((c == '}' || c == ']') && --depth == 0) return;
+        }
+    }
+
+  private:
+    std::uint32_t read_hex4() {
+        std::uint32_t code = 0;
+        for (int k = 0; k < 4 && !at_end(); ++k, ++pos) {
+            const char c = t_[pos];
+            code <<= 4;
+            if (c >= '0' && c <= '9')
+                code |= static_cast<std::uint32_t>(c - '0');
+            else if (c >= 'a' && c <= 'f')
+                code |= static_cast<std::uint32_t>(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F')
+                code |= static_cast<std::uint32_t>(c - 'A' + 10);
+        }
+        return code;
+    }
+
+    std::string_view t_;
+};
+
+// Tracks where the parser is (as a JSON pointer) to enforce depth and unique keys.
+class StrictnessChecker {
+  public:
+    StrictnessChecker(const JsonDocument& doc, int max_depth) : doc_(doc), max_depth_(max_depth) {}
+
+    bool operator()(int /*depth*/, nlohmann::detail::parse_event_t event, Value& parsed) {
+        using E = nlohmann::detail::parse_event_t;
+        switch (event) {
+            case E::object_start:
+            case E::array_start: {
+                const std::string pointer = child_pointer();
+                if (static_cast<int>(frames_.size()) >= max_depth_)
+                    throw doc_.error_at(pointer,
+                                        fmt::format("nesting deeper than {} levels", max_depth_));
+                frames_.push_back(Frame{event == E::array_start, 0, pointer, {}, {}});
+                break;
+            }
+            case E::object_end:
+            case E::array_end:
+                frames_.pop_back();
+                break;
+            case E::key: {
+                Frame& frame = frames_.back();
+                frame.key = parsed.get<std::string>();
+                if (!frame.keys.insert(frame.key).second) {
+                    const std::string pointer = json_pointer_child(frame.pointer, frame.key);
+                    throw ParseError(
+                        doc_.file(), doc_.key_position_of(pointer, true),
+                        fmt::format("key \"{}\" appears twice in this object", frame.key));
+                }
+                break;
+            }
+            case E::value:
+                child_pointer();
+                break;
+        }
+        return true;
+    }
+
+  private:
+    struct Frame {
+        bool is_array = false;
+        std::size_t next_index = 0;
+        std::string pointer;
+        std::string key;
+        std::unordered_set<std::string> keys;
+    };
+
+    // The pointer of the value starting now (advancing the enclosing array's index).
+    std::string child_pointer() {
+        if (frames_.empty()) return "";
+        Frame& frame = frames_.back();
+        if (frame.is_array) return json_pointer_child(frame.pointer, frame.next_index++);
+        return json_pointer_child(frame.pointer, frame.key);
+    }
+
+    const JsonDocument& doc_;
+    int max_depth_;
+    std::vector<Frame> frames_;
+};
+
+// nlohmann's message is "[json.exception.parse_error.101] parse error at line 1, column 5:
+// syntax error while parsing value - ..."; keep what follows the position.
+std::string nlohmann_problem(const std::string& what) {
+    std::string problem = what;
+    const auto column = what.find("column ");
+    if (column != std::string::npos) {
+        const auto colon = what.find(": ", column);
+        if (colon != std::string::npos) problem = what.substr(colon + 2);
+    } else if (what.rfind("[json.exception.", 0) == 0) {
+        const auto space = what.find("] ");
+        if (space != std::string::npos) problem = what.substr(space + 2);
+    }
+    if (problem.size() > 160) problem = problem.substr(0, 160) + "...";
+    return "invalid JSON: " + problem;
+}
+
+}  // namespace
+
+JsonDocument::JsonDocument(std::string file, std::string text, const JsonLimits& limits)
+    : file_(std::move(file)), text_(std::move(text)) {
+    try {
+        root_ = Value::parse(text_, StrictnessChecker(*this, limits.max_depth));
+    } catch (const nlohmann::json::parse_error& e) {
+        const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
+        throw ParseError(file_, position_at(text_, byte), nlohmann_problem(e.what()));
+    } catch (const nlohmann::json::exception& e) {
+        throw ParseError(file_, TextPosition{}, nlohmann_problem(e.what()));
+    }
+}
+
+std::size_t JsonDocument::locate(std::string_view pointer, bool key, bool last_occurrence) const {
+    const std::vector<std::string> tokens = pointer_tokens(pointer);
+    TextWalker w(text_);
+    w.skip_space();
+    std::size_t key_pos = w.pos;
+    for (std::size_t k = 0; k < tokens.size(); ++k) {
+        const bool last_token = k + 1 == tokens.size();
+        if (w.peek() == '{') {
+            ++w.pos;
+            std::size_t found = std::string::npos, found_key = std::string::npos;
+            while (true) {
+                w.skip_space();
+                if (w.peek() != '"') break;
+                const std::size_t this_key = w.pos;
+                const bool match = w.read_string() == tokens[k];
+                w.skip_space();
+                if (w.peek() != ':') break;
+                ++w.pos;
+                w.skip_space();
+                if (match) {
+                    found = w.pos;
+                    found_key = this_key;
+                    if (!(last_token && last_occurrence)) break;
+                }
+                w.skip_value();
+                w.skip_space();
+                if (w.peek() != ',') break;
+                ++w.pos;
+            }
+            if (found == std::string::npos) return text_.size();
+            w.pos = found;
+            key_pos = found_key;
+        } else if (w.peek() == '[') {
+            std::size_t index = 0;
+            for (char c : tokens[k]) {
+                if (c < '0' || c > '9' || index > (std::size_t{1} << 40)) return text_.size();
+                index = index * 10 + static_cast<std::size_t>(c - '0');
+            }
+            ++w.pos;
+            w.skip_space();
+            for (std::size_t i = 0; i < index; ++i) {
+                if (w.at_end() || w.peek() == ']') return text_.size();
+                w.skip_value();
+                w.skip_space();
+                if (w.peek() != ',') return text_.size();
+                ++w.pos;
+                w.skip_space();
+            }
+            if (w.peek() == ']') return text_.size();
+            key_pos = w.pos;
+        } else {
+            return text_.size();
+        }
+    }
+    return key ? key_pos : w.pos;
+}
+
+std::size_t JsonDocument::offset_of(std::string_view pointer) const {
+    return locate(pointer, false, false);
+}
+
+TextPosition JsonDocument::position_of(std::string_view pointer) const {
+    const std::size_t offset = locate(pointer, false, false);
+    return offset < text_.size() ? position_at(text_, offset) : TextPosition{};
+}
+
+TextPosition JsonDocument::key_position_of(std::string_view pointer, bool last_occurrence) const {
+    const std::size_t offset = locate(pointer, true, last_occurrence);
+    return offset < text_.size() ? position_at(text_, offset) : TextPosition{};
+}
+
+TextPosition JsonDocument::position_in_string(std::string_view pointer, std::size_t offset) const {
+    std::size_t i = locate(pointer, false, false);
+    if (i >= text_.size() || text_[i] != '"') return position_of(pointer);
+    ++i;
+    std::size_t decoded = 0;
+    while (decoded < offset && i < text_.size() && text_[i] != '"') {
+        if (text_[i] != '\\') {
+            ++decoded;
+            ++i;
+        } else if (i + 1 < text_.size() && text_[i + 1] == 'u') {
+            // \uXXXX is 1 to 3 UTF-8 bytes; a surrogate pair (two escapes) is 4.
+            TextWalker w(text_);
+            w.pos = i;
+            std::string bytes = w.read_escape();
+            decoded += bytes.size();
+            i = w.pos;
+        } else {
+            ++decoded;
+            i += 2;
+        }
+    }
+    return position_at(text_, i);
+}
+
+ParseError JsonDocument::error_at(std::string_view pointer, std::string problem) const {
+    return ParseError(file_, position_of(pointer), std::move(problem));
+}
+
+std::string JsonDocument::display_name(std::string_view pointer) {
+    std::string name;
+    for (const std::string& token : pointer_tokens(pointer)) {
+        const bool index =
+            !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
+        if (index)
+            name += "[" + token + "]";
+        else
+            name += (name.empty() ? "" : ".") + token;
+    }
+    return name.empty() ? "the document" : name;
+}
+
+const Value* JsonDocument::find(std::string_view pointer) const {
+    const Value* value = &root_;
+    for (const std::string& token : pointer_tokens(pointer)) {
+        if (value->is_object()) {
+            const auto it = value->find(token);
+            if (it == value->end()) return nullptr;
+            value = &*it;
+        } else if (value->is_array()) {
+            if (token.empty() || token.size() > 18 ||
+                token.find_first_not_of("0123456789") != std::string::npos)
+                return nullptr;
+            const std::size_t index = std::stoull(token);
+            if (index >= value->size()) return nullptr;
+            value = &(*value)[index];
+        } else {
+            return nullptr;
+        }
+    }
+    return value;
+}
+
+bool JsonDocument::has(std::string_view pointer) const {
+    return find(pointer) != nullptr;
+}
+
+std::string JsonDocument::got(const Value& value) const {
+    return quote_excerpt(value.dump(), excerpt_chars);
+}
+
+const Value& JsonDocument::at(std::string_view pointer, std::string_view expected) const {
+    if (const Value* value = find(pointer)) return *value;
+    const auto slash = pointer.rfind('/');
+    const std::string_view parent = slash == std::string_view::npos ? "" : pointer.substr(0, slash);
+    throw error_at(parent, fmt::format("missing {}: expected {}", display_name(pointer), expected));
+}
+
+const Value& JsonDocument::object(std::string_view pointer,
+                                  std::initializer_list<std::string_view> known) const {
+    const Value& value = at(pointer, "an object");
+    if (!value.is_object())
+        throw error_at(pointer, fmt::format("{}: expected an object, got {}", display_name(pointer),
+                                            got(value)));
+    for (const auto& [key, member] : value.items()) {
+        bool ok = false;
+        for (std::string_view k : known)
+            ok = ok || k == key;
+        if (ok) continue;
+        std::string list;
+        for (std::string_view k : known)
+            list += (list.empty() ? "" : ", ") + std::string(k);
+        throw ParseError(
+            file_, key_position_of(json_pointer_child(pointer, key)),
+            fmt::format("unknown key {} in {} (known: {})", quote_excerpt(key, excerpt_chars),
+                        display_name(pointer), list));
+    }
+    return value;
+}
+
+const Value& JsonDocument::array(std::string_view pointer, std::size_t max_size) const {
+    const Value& value = at(pointer, "an array");
+    if (!value.is_array())
+        throw error_at(pointer, fmt::format("{}: expected an array, got {}", display_name(pointer),
+                                            got(value)));
+    if (value.size() > max_size)
+        throw error_at(pointer, fmt::format("{}: expected at most {} elements, got {}",
+                                            display_name(pointer), max_size, value.size()));
+    return value;
+}
+
+std::int64_t JsonDocument::integer(std::string_view pointer, std::int64_t min,
+                                   std::int64_t max) const {
+    const std::string expected = fmt::format("an integer in {}..{}", min, max);
+    const Value& value = at(pointer, expected);
+    bool in_range = false;
+    std::int64_t result = 0;
+    if (value.is_number_unsigned()) {
+        const auto u = value.get<std::uint64_t>();
+        in_range = u <= static_cast<std::uint64_t>(max) &&
+                   (min <= 0 || u >= static_cast<std::uint64_t>(min));
+        result = static_cast<std::int64_t>(u);
+    } else if (value.is_number_integer()) {
+        result = value.get<std::int64_t>();
+        in_range = result >= min && result <= max;
+    }
+    if (!in_range)
+        throw error_at(pointer, fmt::format("{}: expected {}, got {}", display_name(pointer),
+                                            expected, got(value)));
+    return result;
+}
+
+double JsonDocument::number(std::string_view pointer, double min, double max) const {
+    const std::string expected = fmt::format("a number in {:g}..{:g}", min, max);
+    const Value& value = at(pointer, expected);
+    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < min ||
+        value.get<double>() > max)
+        throw error_at(pointer, fmt::format("{}: expected {}, got {}", display_name(pointer),
+                                            expected, got(value)));
+    return value.get<double>();
+}
+
+const std::string& JsonDocument::string(std::string_view pointer, std::size_t max_size) const {
+    const Value& value = at(pointer, "a string");
+    if (!value.is_string())
+        throw error_at(pointer, fmt::format("{}: expected a string, got {}", display_name(pointer),
+                                            got(value)));
+    const auto& s = value.get_ref<const std::string&>();
+    if (s.size() > max_size)
+        throw error_at(pointer, fmt::format("{}: expected a string of at most {} bytes, got {}",
+                                            display_name(pointer), max_size, s.size()));
+    return s;
+}
+
+std::string json_pointer_child(std::string_view pointer, std::string_view key) {
+    std::string out(pointer);
+    out += '/';
+    for (char c : key) {
+        if (c == '~')
+            out += "~0";
+        else if (c == '/')
+            out += "~1";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string json_pointer_child(std::string_view pointer, std::size_t index) {
+    return fmt::format("{}/{}", pointer, index);
+}
+
+}  // namespace pipesim

@@ -1,0 +1,35 @@
+#pragma once
+// Schedule files: pipesim's schedule JSON and PyTorch pipelining CSV, chosen by extension.
+// The formats are described in docs/schedule-format.md.
+
+#include <cstddef>
+#include <string>
+
+#include "schedules/schedule.hpp"
+
+namespace pipesim {
+
+/// Caps on what a schedule file may claim, so a hostile or mistaken file is rejected before
+/// anything is allocated for it (e.g. "microbatches": 1000000000000).
+struct ScheduleFileLimits {
+    std::size_t max_bytes = std::size_t{64} << 20;  ///< file size
+    int max_devices = 4096;                         ///< p
+    int max_chunks = 64;                            ///< v
+    int max_microbatches = 1 << 20;                 ///< m
+    std::size_t max_ops = 50'000'000;               ///< ops over all devices
+};
+
+/// Reads a schedule from `path`: ".json" is pipesim's schedule JSON, ".csv" PyTorch's
+/// pipelining CSV (compute-only or with communication actions). The schedule is validated.
+/// Throws ParseError (a std::invalid_argument) "path:line:column: what was expected" for
+/// input that does not parse or is invalid (the position is that of the offending op when
+/// validation names one), and std::invalid_argument for an unknown extension or unreadable
+/// file.
+Schedule read_schedule_file(const std::string& path, const ScheduleFileLimits& limits = {});
+
+/// Writes `schedule` to `path` in the format its extension names (".json" or ".csv"),
+/// atomically (the old file or the new one, never a part). Throws InvalidSchedule if the
+/// schedule is invalid, std::invalid_argument for an unknown extension or a failed write.
+void write_schedule_file(const Schedule& schedule, const std::string& path);
+
+}  // namespace pipesim

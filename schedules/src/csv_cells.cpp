@@ -1,0 +1,102 @@
+#include "csv_cells.hpp"
+
+#include <fmt/format.h>
+
+#include "fileio/parse_error.hpp"
+
+namespace pipesim::detail {
+
+namespace {
+
+bool is_python_space(char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
+}
+
+bool is_line_end(char c) {
+    return c == '\n' || c == '\r';
+}
+
+}  // namespace
+
+std::string_view strip_python_space(std::string_view s) {
+    while (!s.empty() && is_python_space(s.front()))
+        s.remove_prefix(1);
+    while (!s.empty() && is_python_space(s.back()))
+        s.remove_suffix(1);
+    return s;
+}
+
+std::vector<CsvRow> split_csv(std::string_view text, const std::string& file,
+                              std::size_t max_rows) {
+    auto fail = [&](std::size_t offset, const std::string& problem) {
+        throw ParseError(file, position_at(text, offset), problem);
+    };
+    const std::size_t nul = text.find('\0');
+    if (nul != std::string_view::npos) fail(nul, "unexpected NUL byte: expected CSV text");
+
+    std::vector<CsvRow> rows;
+    std::size_t i = 0;
+    const std::size_t n = text.size();
+    auto skip_line_end = [&] {
+        if (i < n && text[i] == '\r') {
+            ++i;
+            if (i < n && text[i] == '\n') ++i;
+        } else if (i < n && text[i] == '\n') {
+            ++i;
+        }
+    };
+    while (i < n) {
+        if (rows.size() == max_rows)
+            fail(i, fmt::format("more than {} rows: expected one row per rank, at most {}",
+                                max_rows, max_rows));
+        CsvRow row;
+        row.offset = i;
+        if (is_line_end(text[i])) {  // a blank line: a rank without actions
+            skip_line_end();
+            rows.push_back(std::move(row));
+            continue;
+        }
+        while (true) {
+            const std::size_t cell_start = i;
+            std::string raw;
+            std::size_t content_start = i;
+            if (i < n && text[i] == '"') {
+                content_start = ++i;
+                while (true) {
+                    if (i >= n)
+                        fail(cell_start, "unterminated quoted cell: expected a closing '\"'");
+                    if (text[i] == '"') {
+                        if (i + 1 < n && text[i + 1] == '"') {
+                            raw += '"';
+                            i += 2;
+                            continue;
+                        }
+                        ++i;
+                        break;
+                    }
+                    raw += text[i++];
+                    if (raw.size() > csv_max_cell_bytes) break;
+                }
+            }
+            while (i < n && text[i] != ',' && !is_line_end(text[i]) &&
+                   raw.size() <= csv_max_cell_bytes)
+                raw += text[i++];
+            if (raw.size() > csv_max_cell_bytes)
+                fail(cell_start, fmt::format("cell longer than {} bytes, Python's csv field limit",
+                                             csv_max_cell_bytes));
+            const std::string_view stripped = strip_python_space(raw);
+            const auto lead = static_cast<std::size_t>(stripped.data() - raw.data());
+            row.cells.push_back(CsvCell{std::string(stripped), content_start + lead});
+            if (i < n && text[i] == ',') {
+                ++i;
+                continue;
+            }
+            skip_line_end();
+            break;
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+}  // namespace pipesim::detail

@@ -1,0 +1,193 @@
+#include "schedules/schedule_json.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "fileio/json_document.hpp"
+#include "schedule_file_common.hpp"
+#include "schedules/placement.hpp"
+
+namespace pipesim {
+
+namespace {
+
+constexpr std::string_view format_tag = "pipesim-schedule";
+constexpr int format_version = 1;
+constexpr std::size_t max_name_bytes = 256;
+constexpr std::string_view op_shape =
+    "an op like F3:1 (pass F, B, W or BW, microbatch, ':', stage)";
+
+bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+// Reads the placement: "looped", "v-shape" or one device number per virtual stage.
+std::vector<int> read_placement(const JsonDocument& doc, int devices, int chunks) {
+    const std::string pointer = "/placement";
+    const auto& value = doc.at(pointer, "\"looped\", \"v-shape\" or an array of device numbers");
+    if (value.is_string()) {
+        const std::string& name = value.get_ref<const std::string&>();
+        if (name == placement_name(PlacementKind::looped)) return looped_placement(devices, chunks);
+        if (name == placement_name(PlacementKind::vshape)) {
+            if (chunks % 2 != 0)
+                throw doc.error_at(pointer, fmt::format("v-shape placement needs an even number "
+                                                        "of chunks, got chunks = {}",
+                                                        chunks));
+            return vshape_placement(devices, chunks);
+        }
+    }
+    if (!value.is_array())
+        throw doc.error_at(pointer, fmt::format("placement: expected \"looped\", \"v-shape\" or an "
+                                                "array of p·v = {} device numbers, got {}",
+                                                devices * chunks, quote_excerpt(value.dump(), 40)));
+    const auto stages = static_cast<std::size_t>(devices) * static_cast<std::size_t>(chunks);
+    if (doc.array(pointer, stages).size() != stages)
+        throw doc.error_at(pointer, fmt::format("placement: expected p·v = {} device numbers, one "
+                                                "per virtual stage, got {}",
+                                                stages, value.size()));
+    std::vector<int> placement(stages);
+    for (std::size_t s = 0; s < stages; ++s)
+        placement[s] =
+            static_cast<int>(doc.integer(json_pointer_child(pointer, s), 0, devices - 1));
+    return placement;
+}
+
+// Reads one device's op string "F0:0 F1:0 B0:0 ..." into ops, recording positions.
+void read_device_ops(const JsonDocument& doc, const std::string& pointer, Schedule& schedule,
+                     std::size_t& total_ops, std::size_t max_ops, std::vector<Op>& ops,
+                     std::vector<TextPosition>& positions) {
+    const std::string& text = doc.string(pointer, doc.text().size());
+    auto fail = [&](std::size_t at, const std::string& problem) {
+        throw ParseError(doc.file(), doc.position_in_string(pointer, at), problem);
+    };
+    // Reads a decimal number below `limit` at i; returns -1 if there is no digit.
+    auto read_number = [&](std::size_t& i, long long limit, std::string_view what) -> int {
+        const std::size_t start = i;
+        long long value = 0;
+        while (i < text.size() && is_digit(text[i])) {
+            value = value * 10 + (text[i] - '0');
+            if (value >= limit)
+                fail(start, fmt::format("{} {}... is outside 0..{}", what,
+                                        text.substr(start, i + 1 - start), limit - 1));
+            ++i;
+        }
+        return i == start ? -1 : static_cast<int>(value);
+    };
+    std::size_t i = 0;
+    while (true) {
+        while (i < text.size() && is_space(text[i]))
+            ++i;
+        if (i == text.size()) break;
+        const std::size_t start = i;
+        std::size_t end = i;
+        while (end < text.size() && !is_space(text[end]))
+            ++end;
+        const std::string_view token(text.data() + start, end - start);
+        Op op;
+        const std::size_t pass_len = token.rfind("BW", 0) == 0 ? 2 : 1;
+        if (!parse_pass(token.substr(0, pass_len), op.pass))
+            fail(start, fmt::format("expected {}, got {}", op_shape, quote_excerpt(token)));
+        i = start + pass_len;
+        const int mb = read_number(i, schedule.microbatches, "microbatch");
+        if (mb < 0 || i >= end || text[i] != ':')
+            fail(start, fmt::format("expected {}, got {}", op_shape, quote_excerpt(token)));
+        ++i;
+        const int stage = read_number(i, schedule.stages(), "stage");
+        if (stage < 0 || i != end)
+            fail(start, fmt::format("expected {}, got {}", op_shape, quote_excerpt(token)));
+        op.microbatch = mb;
+        op.stage = stage;
+        if (++total_ops > max_ops)
+            fail(start, fmt::format("more than {} ops in the file, the limit", max_ops));
+        ops.push_back(op);
+        positions.push_back(doc.position_in_string(pointer, start));
+    }
+}
+
+}  // namespace
+
+Schedule parse_schedule_json(std::string_view text, const std::string& file,
+                             const std::string& default_name, const ScheduleFileLimits& limits) {
+    if (text.size() > limits.max_bytes)
+        throw ParseError(file, TextPosition{},
+                         fmt::format("file is {} bytes, more than the limit of {}", text.size(),
+                                     limits.max_bytes));
+    const JsonDocument doc(file, std::string(text));
+    if (!doc.root().is_object())
+        throw doc.error_at("", fmt::format("expected a JSON object with \"format\": \"{}\", got {}",
+                                           format_tag, quote_excerpt(doc.root().dump())));
+    // The format tag first: a different kind of JSON file gets told so, not its first key.
+    if (doc.string("/format", 64) != format_tag)
+        throw doc.error_at("/format", fmt::format("format: expected \"{}\", got {}", format_tag,
+                                                  quote_excerpt(doc.root()["format"].dump())));
+    doc.object("", {"format", "version", "name", "devices", "microbatches", "chunks", "placement",
+                    "device_ops"});
+    if (doc.integer("/version", 1, 1'000'000) != format_version)
+        throw doc.error_at("/version", fmt::format("version {} is not supported: this pipesim "
+                                                   "reads version {}",
+                                                   doc.root()["version"].dump(), format_version));
+    Schedule schedule;
+    schedule.name = doc.has("/name") ? doc.string("/name", max_name_bytes) : default_name;
+    schedule.devices = static_cast<int>(doc.integer("/devices", 1, limits.max_devices));
+    schedule.microbatches =
+        static_cast<int>(doc.integer("/microbatches", 1, limits.max_microbatches));
+    schedule.chunks = static_cast<int>(doc.integer("/chunks", 1, limits.max_chunks));
+    schedule.stage_device = read_placement(doc, schedule.devices, schedule.chunks);
+
+    const auto devices = static_cast<std::size_t>(schedule.devices);
+    if (doc.array("/device_ops", devices).size() != devices)
+        throw doc.error_at("/device_ops",
+                           fmt::format("device_ops: expected {} op strings, one per device, got {}",
+                                       devices, doc.root()["device_ops"].size()));
+    schedule.device_ops.resize(devices);
+    detail::OpPositions positions(devices);
+    std::size_t total_ops = 0;
+    for (std::size_t d = 0; d < devices; ++d)
+        read_device_ops(doc, json_pointer_child("/device_ops", d), schedule, total_ops,
+                        limits.max_ops, schedule.device_ops[d], positions[d]);
+    detail::check_op_budget(schedule, total_ops, file);
+    detail::validate_parsed(schedule, positions, file);
+    return schedule;
+}
+
+std::string schedule_to_json(const Schedule& schedule) {
+    nlohmann::ordered_json j;
+    j["format"] = format_tag;
+    j["version"] = format_version;
+    j["name"] = schedule.name;
+    j["devices"] = schedule.devices;
+    j["microbatches"] = schedule.microbatches;
+    j["chunks"] = schedule.chunks;
+    const PlacementKind kind = classify_placement(schedule.stage_device, schedule.devices);
+    if (kind == PlacementKind::custom)
+        j["placement"] = schedule.stage_device;
+    else
+        j["placement"] = placement_name(kind);
+    nlohmann::ordered_json device_ops = nlohmann::ordered_json::array();
+    for (const auto& ops : schedule.device_ops) {
+        std::string line;
+        for (const Op& op : ops)
+            line += fmt::format("{}{}{}:{}", line.empty() ? "" : " ", pass_name(op.pass),
+                                op.microbatch, op.stage);
+        device_ops.push_back(std::move(line));
+    }
+    j["device_ops"] = std::move(device_ops);
+    // Custom placements are short lists of small numbers: keep them on one line.
+    std::string out = j.dump(2);
+    if (kind == PlacementKind::custom) {
+        const std::string multi = nlohmann::ordered_json(schedule.stage_device).dump(2);
+        std::string indented;
+        for (char c : multi)
+            indented += c == '\n' ? std::string("\n  ") : std::string(1, c);
+        const auto at = out.find(indented);
+        if (at != std::string::npos)
+            out.replace(at, indented.size(), nlohmann::ordered_json(schedule.stage_device).dump());
+    }
+    return out + "\n";
+}
+
+}  // namespace pipesim
