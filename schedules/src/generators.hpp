@@ -10,5 +10,7 @@ Schedule generate_1f1b(const GeneratorOptions& options);
 Schedule generate_interleaved_1f1b(const GeneratorOptions& options);
 Schedule generate_zb_h1(const GeneratorOptions& options);
 Schedule generate_zb_h2(const GeneratorOptions& options);
+Schedule generate_v_min(const GeneratorOptions& options);
+Schedule generate_v_half(const GeneratorOptions& options);
 
 }  // namespace pipesim::detail

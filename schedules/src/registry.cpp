@@ -37,6 +37,12 @@ constexpr std::array generators{
                       "ZB-H2: 2p−1 warm-up forwards, W at the tail; (2p−1) M_B, bubble "
                       "(p−1)(F+B−2W) (Qi et al., ICLR 2024)",
                       1, 1, 1, false, &detail::generate_zb_h2},
+    ScheduleGenerator{"v-min", "V-Min: V-shape building block, ≈1/3 of 1F1B's activation memory, "
+                               "≈2/3 of its bubble (Qi et al., NeurIPS 2024)",
+                      2, 2, 2, false, &detail::generate_v_min},
+    ScheduleGenerator{"v-half", "V-Half: V-shape building block, ≈1/2 of 1F1B's activation memory "
+                                "and bubble (Qi et al., NeurIPS 2024)",
+                      2, 2, 2, false, &detail::generate_v_half},
 };
 
 std::string known_names() {
