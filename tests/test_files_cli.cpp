@@ -1,0 +1,101 @@
+// Schedule files on the command line: analyze --schedule-file / --save, convert.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli_runner.hpp"
+
+using pipesim::test::read_file;
+using pipesim::test::run_pipesim;
+
+namespace {
+
+const std::string data_dir = std::string(PIPESIM_SOURCE_DIR) + "/tests/data/";
+
+// A fresh directory for one test's output files.
+std::filesystem::path scratch_dir(const std::string& name) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_files_" + name + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+}  // namespace
+
+TEST_CASE("analyze --save writes the generated schedule; --schedule-file reads it back",
+          "[files][cli]") {
+    const auto dir = scratch_dir("save");
+    for (const char* ext : {".json", ".csv"}) {
+        const std::string file = (dir / (std::string("zb") + ext)).string();
+        const auto generated =
+            run_pipesim("analyze -s zb-h1 -p 4 -m 8 --costs 1,2,1 --json --save " + file);
+        REQUIRE(generated.exit_code == 0);
+        const auto loaded =
+            run_pipesim("analyze --schedule-file " + file + " --costs 1,2,1 --json");
+        REQUIRE(loaded.exit_code == 0);
+        const auto a = nlohmann::json::parse(generated.out);
+        const auto b = nlohmann::json::parse(loaded.out);
+        CAPTURE(ext);
+        CHECK(a["makespan"] == b["makespan"]);
+        CHECK(a["peak_activation"] == b["peak_activation"]);
+        CHECK(b["placement"] == "looped");
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("convert turns a PyTorch CSV into schedule JSON and back", "[files][cli]") {
+    const auto dir = scratch_dir("convert");
+    const std::string json = (dir / "il.json").string(), csv = (dir / "il.csv").string();
+    const auto to_json =
+        run_pipesim("convert " + data_dir + "pytorch_interleaved_p2_v2_m4.csv -o " + json);
+    REQUIRE(to_json.exit_code == 0);
+    CHECK_THAT(to_json.out, Catch::Contains("p=2 m=4 v=2 (looped placement, 32 ops)"));
+    CHECK_THAT(read_file(json), Catch::Contains("\"format\": \"pipesim-schedule\""));
+    REQUIRE(run_pipesim("convert " + json + " -o " + csv).exit_code == 0);
+    // The hand-written file has no idle steps; the export lays ops out on unit steps.
+    CHECK(read_file(csv) ==
+          "0F0,0F1,2F0,2F1,0F2,2B0,0F3,2B1,2F2,0B0,2F3,0B1,,2B2,,2B3,0B2,0B3\n"
+          ",1F0,1F1,3F0,3B0,3F1,3B1,1F2,1B0,1F3,1B1,3F2,3B2,3F3,3B3,1B2,1B3\n");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a failed convert leaves the output file untouched", "[files][cli]") {
+    const auto dir = scratch_dir("untouched");
+    const std::string bad = (dir / "bad.csv").string(), out = (dir / "out.json").string();
+    std::ofstream(bad) << "0F0,0B0x\n";
+    std::ofstream(out) << "previous content";
+    const auto r = run_pipesim("convert " + bad + " -o " + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "pipesim convert: " + bad +
+                       ":1:5: unexpected 'x' after action '0B0' (PyTorch's loader would silently "
+                       "drop it)\n");
+    CHECK(read_file(out) == "previous content");
+    CHECK(std::distance(std::filesystem::directory_iterator(dir),
+                        std::filesystem::directory_iterator{}) == 2);  // no temporary left
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("schedule file errors on the command line exit 2 with one line", "[files][cli]") {
+    using row = std::tuple<std::string, std::string>;
+    auto [args, expected] = GENERATE(table<std::string, std::string>({
+        row{"analyze --schedule-file /nonexistent/s.json", "/nonexistent/s.json: cannot read"},
+        row{"analyze --schedule-file " + data_dir + "pytorch_1f1b_p4_m6.csv -s 1f1b",
+            "--schedule-file gives the schedule and its shape: drop -s"},
+        row{"analyze -s 1f1b -p 2 -m 2 --save /tmp/x.txt", "unknown schedule file type '.txt'"},
+        row{"analyze -s 1f1b -p 2 -m 2 --save /nonexistent/dir/x.json",
+            "cannot write /nonexistent/dir/x.json"},
+        row{"convert " + data_dir + "pytorch_1f1b_p4_m6.csv", "missing -o OUT"},
+        row{"convert -o x.json", "missing IN"},
+        row{"convert a.json b.json -o c.json", "one input file only"},
+        row{"convert " + data_dir + "pytorch_1f1b_p4_m6.csv -o " + data_dir + "x.yaml",
+            "unknown schedule file type '.yaml'"},
+    }));
+    CAPTURE(args);
+    const auto r = run_pipesim(args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(expected));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}

@@ -1,0 +1,75 @@
+// fileio: positions, excerpts, capped reading, atomic writing, JSON documents.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fileio/files.hpp"
+#include "fileio/json_document.hpp"
+#include "fileio/parse_error.hpp"
+
+using namespace pipesim;
+
+TEST_CASE("positions count lines and byte columns from 1", "[fileio]") {
+    const std::string text = "ab\ncd\n\nx";
+    CHECK(position_at(text, 0) == TextPosition{1, 1});
+    CHECK(position_at(text, 1) == TextPosition{1, 2});
+    CHECK(position_at(text, 3) == TextPosition{2, 1});
+    CHECK(position_at(text, 7) == TextPosition{4, 1});
+    CHECK(position_at(text, 100) == TextPosition{4, 2});
+    CHECK(std::string(ParseError("f.json", {3, 7}, "expected x").what()) ==
+          "f.json:3:7: expected x");
+    CHECK(std::string(ParseError("f.json", {}, "too big").what()) == "f.json: too big");
+}
+
+TEST_CASE("excerpts are short and escape what a terminal would interpret", "[fileio]") {
+    CHECK(quote_excerpt("abc") == "'abc'");
+    CHECK(quote_excerpt("a\x1b[2Jb\n") == "'a\\x1b[2Jb\\x0a'");
+    CHECK(quote_excerpt(std::string(100, 'x'), 5) == "'xxxxx'...");
+}
+
+TEST_CASE("files are read whole up to a cap, and written atomically", "[fileio]") {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("pipesim_fileio_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "out.txt").string();
+    write_file_atomically(path, "first");
+    write_file_atomically(path, "second version");
+    CHECK(read_text_file(path, 100) == "second version");
+    CHECK_THROWS_WITH(read_text_file(path, 5),
+                      Catch::Contains("file is more than 5 bytes, the limit"));
+    CHECK_THROWS_WITH(read_text_file(dir.string(), 5), Catch::Contains("is a directory"));
+    struct stat info {};
+    REQUIRE(::stat(path.c_str(), &info) == 0);
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    CHECK((info.st_mode & 0777) == (0666 & ~mask));
+    CHECK_THROWS_WITH(write_file_atomically((dir / "no" / "x").string(), "y"),
+                      Catch::StartsWith("cannot write"));
+    CHECK(std::distance(std::filesystem::directory_iterator(dir),
+                        std::filesystem::directory_iterator{}) == 1);
+    std::filesystem::remove_all(dir);
+    CHECK(file_extension("a/b.c/Run.CSV") == ".csv");
+    CHECK(file_extension("a.d/file") == "");
+    CHECK(file_stem("runs/a.b.csv") == "a.b");
+}
+
+TEST_CASE("JSON documents locate values, keys and bytes inside strings", "[fileio]") {
+    const JsonDocument doc("d.json", "{\n  \"a\": [1, {\"b~/\": \"x\\u00e9yz\"}],\n  \"c\": -4\n}");
+    CHECK(doc.position_of("/a") == TextPosition{2, 8});
+    CHECK(doc.position_of("/a/1") == TextPosition{2, 12});
+    CHECK(doc.key_position_of("/a/1/b~0~1") == TextPosition{2, 13});
+    CHECK(doc.position_of("/a/1/b~0~1") == TextPosition{2, 20});
+    CHECK(doc.position_in_string("/a/1/b~0~1", 3) == TextPosition{2, 28});  // after "xé"
+    CHECK(doc.position_of("/nope") == TextPosition{});
+    CHECK(doc.integer("/c", -10, 10) == -4);
+    CHECK_THROWS_WITH(doc.integer("/c", 0, 10),
+                      "d.json:3:8: c: expected an integer in 0..10, got '-4'");
+    CHECK_THROWS_WITH(doc.integer("/a/0/z", 0, 10), Catch::Contains("a[0].z: expected an integer"));
+    CHECK_THROWS_WITH(doc.object("", {"a"}),
+                      "d.json:3:3: unknown key 'c' in the document (known: a)");
+    CHECK_THROWS_WITH(doc.string("/a/1/b~0~1", 2), Catch::Contains("at most 2 bytes, got 5"));
+    CHECK(JsonDocument::display_name("/a/1/b") == "a[1].b");
+}

@@ -1,0 +1,130 @@
+// PyTorch pipelining CSV: hand-written files import with the right placement and timing.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "fileio/files.hpp"
+#include "schedules/placement.hpp"
+#include "schedules/pytorch_csv.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/schedule_file.hpp"
+#include "sim/costs.hpp"
+#include "sim/replay.hpp"
+
+using namespace pipesim;
+
+namespace {
+
+const std::string data_dir = std::string(PIPESIM_SOURCE_DIR) + "/tests/data/";
+
+PytorchCsvImport import_data_file(const std::string& name) {
+    const std::string path = data_dir + name;
+    return parse_pytorch_csv(read_text_file(path, 1 << 20), path, file_stem(path));
+}
+
+// Makespan of the analytic replay with F = B = W = 1 per full stage (1/v per chunk).
+double unit_makespan(const Schedule& s) {
+    const Timeline t = replay(s, uniform_stage_costs(s.devices, s.chunks, 1, 1, 1));
+    double end = 0;
+    for (const auto& ops : t.device_ops)
+        for (const TimedOp& op : ops)
+            end = std::max(end, op.end);
+    return end;
+}
+
+}  // namespace
+
+TEST_CASE("a hand-written PyTorch 1F1B CSV imports as 1F1B with its makespan", "[files]") {
+    const PytorchCsvImport imported = import_data_file("pytorch_1f1b_p4_m6.csv");
+    const Schedule& s = imported.schedule;
+    CHECK(s.devices == 4);
+    CHECK(s.microbatches == 6);
+    CHECK(s.chunks == 1);
+    CHECK(imported.placement == PlacementKind::looped);
+    CHECK(s.device_ops[3][1] == Op{Pass::BW, 0, 3});  // PyTorch's B is the fused backward
+    const Schedule generated = generate_schedule("1f1b", {4, 6, 0, 0});
+    CHECK(s.device_ops == generated.device_ops);
+    CHECK(unit_makespan(s) == Approx(unit_makespan(generated)));
+    CHECK(unit_makespan(s) == Approx(27.0));  // (m + p − 1)(F + B + W)
+}
+
+TEST_CASE("a hand-written interleaved CSV imports with looped placement and its makespan",
+          "[files]") {
+    const PytorchCsvImport imported = import_data_file("pytorch_interleaved_p2_v2_m4.csv");
+    const Schedule& s = imported.schedule;
+    CHECK(s.devices == 2);
+    CHECK(s.chunks == 2);
+    CHECK(s.microbatches == 4);
+    CHECK(imported.placement == PlacementKind::looped);
+    CHECK(s.stage_device == looped_placement(2, 2));
+    const Schedule generated = generate_schedule("interleaved-1f1b", {2, 4, 2, 0});
+    CHECK(unit_makespan(s) == Approx(unit_makespan(generated)));
+    CHECK(unit_makespan(s) == Approx(13.5));
+}
+
+TEST_CASE("a hand-written V-shape CSV (CRLF, blank cells) imports with V-shape placement",
+          "[files]") {
+    const PytorchCsvImport imported = import_data_file("pytorch_vshape_p2_m4.csv");
+    const Schedule& s = imported.schedule;
+    CHECK(s.devices == 2);
+    CHECK(s.chunks == 2);
+    CHECK(s.microbatches == 4);
+    CHECK(imported.placement == PlacementKind::vshape);
+    CHECK(s.stage_device == vshape_placement(2, 2));
+    CHECK(s.device_ops[0][2] == Op{Pass::B, 0, 3});  // PyTorch's I is the input-gradient B
+    CHECK(s.device_ops[0][4] == Op{Pass::W, 0, 3});
+    // Rank 0 runs 24 chunk passes of 1/2 and idles 3 steps waiting for rank 1: 13.5.
+    CHECK(unit_makespan(s) == Approx(13.5));
+    // The file follows V-Half's order; compare with its generator where it is registered.
+    if (find_generator("v-half") != nullptr) {
+        const Schedule generated = generate_schedule("v-half", {2, 4, 2, 0});
+        CHECK(generated.stage_device == s.stage_device);
+        CHECK(unit_makespan(s) == Approx(unit_makespan(generated)));
+    }
+}
+
+TEST_CASE("communication actions and overlap groups are kept as annotations", "[files]") {
+    const PytorchCsvImport imported = import_data_file("pytorch_comms_p2_m2.csv");
+    const Schedule& s = imported.schedule;
+    CHECK(s.devices == 2);
+    CHECK(s.microbatches == 2);
+    // Rank 1: F0 I0 (F1; W0 overlapped) I1 W1 — the group's actions in written order.
+    CHECK(s.device_ops[1] == std::vector<Op>{{Pass::F, 0, 1},
+                                             {Pass::B, 0, 1},
+                                             {Pass::F, 1, 1},
+                                             {Pass::W, 0, 1},
+                                             {Pass::B, 1, 1},
+                                             {Pass::W, 1, 1}});
+    REQUIRE(imported.annotations.size() == 15);  // 7 on rank 0, 8 on rank 1
+    CHECK(imported.annotations[0] == CsvAnnotation{0, 0, "0UNSHARD", 1, 1});
+    CHECK(imported.annotations[1] == CsvAnnotation{0, 1, "0SEND_F0", 1, 14});
+    const CsvAnnotation& overlap = imported.annotations[11];
+    CHECK(overlap.action == "(1F1;1W0)OVERLAP_F_B");
+    CHECK(overlap.rank == 1);
+    CHECK(overlap.before_op == 2);
+    CHECK(overlap.line == 2);
+}
+
+TEST_CASE("CSV cells follow Python's csv module: quotes, CRLF, blank lines", "[files]") {
+    // Quoted cells, a doubled quote inside quotes, whitespace around actions.
+    const auto quoted = parse_pytorch_csv("\"0F0\", 0B0 \n", "q.csv");
+    CHECK(quoted.schedule.device_ops[0] == std::vector<Op>{{Pass::F, 0, 0}, {Pass::BW, 0, 0}});
+    // "\r" alone ends a row as "\n" and "\r\n" do.
+    const auto cr = parse_pytorch_csv("0F0,,0B0\r,1F0,1B0\r", "cr.csv");
+    CHECK(cr.schedule.devices == 2);
+    // A blank line is a rank with no actions, as csv.reader yields an empty row for it.
+    CHECK_THROWS_WITH(parse_pytorch_csv("0F0,0B0\n\n1F0,1B0\n", "blank.csv"),
+                      Catch::Contains("blank.csv:2:1: rank 1 has no compute actions"));
+}
+
+TEST_CASE("read_schedule_file picks the format by extension and names the schedule", "[files]") {
+    const Schedule csv = read_schedule_file(data_dir + "pytorch_1f1b_p4_m6.csv");
+    CHECK(csv.name == "pytorch_1f1b_p4_m6");
+    const Schedule json = read_schedule_file(data_dir + "schedule_vshape_p2_m2.json");
+    CHECK(json.name == "hand-written V-shape, split backward");
+    CHECK(classify_placement(json.stage_device, 2) == PlacementKind::vshape);
+    const Schedule custom = read_schedule_file(data_dir + "schedule_custom_placement.json");
+    CHECK(custom.stage_device == std::vector<int>{1, 0, 0, 1});
+    CHECK_THROWS_WITH(read_schedule_file(data_dir + "nothing.txt"),
+                      Catch::Contains("unknown schedule file type '.txt'"));
+}
