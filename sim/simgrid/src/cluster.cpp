@@ -1,0 +1,155 @@
+#include "sim/simgrid/cluster.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "fileio/files.hpp"
+#include "fileio/json_document.hpp"
+
+namespace pipesim {
+
+namespace {
+
+constexpr std::size_t max_cluster_file_bytes = 1 << 20;
+constexpr int max_nodes = 1 << 16;
+constexpr int max_gpus_per_node = 64;
+constexpr double gigabyte = 1e9;
+constexpr double microsecond = 1e-6;
+
+bool positive_finite(double x) {
+    return std::isfinite(x) && x > 0;
+}
+
+}  // namespace
+
+int ClusterSpec::node_count() const {
+    int total = 0;
+    for (const NodeGroup& g : nodes)
+        total += g.count;
+    return total;
+}
+
+const NodeGroup& ClusterSpec::group_of_node(int node) const {
+    for (const NodeGroup& g : nodes) {
+        if (node < g.count) return g;
+        node -= g.count;
+    }
+    throw std::out_of_range(fmt::format("cluster '{}' has no node {}", name, node));
+}
+
+void check_cluster(const ClusterSpec& c) {
+    auto fail = [&](const std::string& what) {
+        throw std::invalid_argument(fmt::format("cluster '{}': {}", c.name, what));
+    };
+    if (c.gpus_per_node < 1 || c.gpus_per_node > max_gpus_per_node)
+        fail(fmt::format("gpus_per_node must be in 1..{}, got {}", max_gpus_per_node,
+                         c.gpus_per_node));
+    if (c.nodes.empty()) fail("has no nodes");
+    long long total = 0;
+    for (const NodeGroup& g : c.nodes) {
+        if (g.count < 1) fail(fmt::format("a node group has count {}; expected ≥ 1", g.count));
+        if (!(std::isfinite(g.speed) && g.speed >= 0))
+            fail(
+                fmt::format("node group '{}' has speed {}; expected a number > 0 (or 0: from "
+                            "the GPU type)",
+                            g.gpu, g.speed));
+        total += g.count;
+    }
+    if (total > max_nodes)
+        fail(fmt::format("{} nodes is more than the limit of {}", total, max_nodes));
+    if (!positive_finite(c.intra_node.bandwidth) || !positive_finite(c.nic.bandwidth))
+        fail("link bandwidths must be numbers > 0");
+    if (!(c.intra_node.latency >= 0 && std::isfinite(c.intra_node.latency)) ||
+        !(c.nic.latency >= 0 && std::isfinite(c.nic.latency)))
+        fail("link latencies must be finite numbers ≥ 0");
+    if (c.topology == InterNodeTopology::fat_tree) {
+        if (c.nodes_per_leaf < 1) fail("a fat tree needs nodes_per_leaf ≥ 1");
+        if (!positive_finite(c.leaf_uplink_bandwidth))
+            fail("a fat tree needs a leaf uplink bandwidth > 0");
+    }
+}
+
+ClusterSpec parse_cluster_json(const std::string& file, const std::string& text) {
+    const JsonDocument doc(file, text);
+    doc.object("", {"name", "description", "gpus_per_node", "nodes", "intra_node", "nic",
+                    "nic_per_gpu", "topology", "nodes_per_leaf", "leaf_uplink_gb_s"});
+    ClusterSpec c;
+    c.name = doc.has("/name") ? doc.string("/name", 200) : file_stem(file);
+    if (doc.has("/description")) c.description = doc.string("/description", 2000);
+    c.gpus_per_node = static_cast<int>(doc.integer("/gpus_per_node", 1, max_gpus_per_node));
+    const auto& nodes = doc.array("/nodes", 1024);
+    if (nodes.empty()) throw doc.error_at("/nodes", "expected at least one node group");
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const std::string at = json_pointer_child("/nodes", i);
+        doc.object(at, {"count", "gpu", "speed"});
+        NodeGroup g;
+        g.count = static_cast<int>(doc.integer(json_pointer_child(at, "count"), 1, max_nodes));
+        g.gpu = doc.string(json_pointer_child(at, "gpu"), 100);
+        if (doc.has(json_pointer_child(at, "speed")))
+            g.speed = doc.number(json_pointer_child(at, "speed"), 1e-3, 1e3);
+        c.nodes.push_back(g);
+    }
+    auto link = [&](const char* name) {
+        const std::string at = std::string("/") + name;
+        doc.object(at, {"bandwidth_gb_s", "latency_us"});
+        return LinkSpec{doc.number(json_pointer_child(at, "bandwidth_gb_s"), 1e-6, 1e9) * gigabyte,
+                        doc.number(json_pointer_child(at, "latency_us"), 0, 1e9) * microsecond};
+    };
+    c.intra_node = link("intra_node");
+    c.nic = link("nic");
+    if (doc.has("/nic_per_gpu")) {
+        const auto& v = doc.at("/nic_per_gpu", "true or false");
+        if (!v.is_boolean()) throw doc.error_at("/nic_per_gpu", "expected true or false");
+        c.nic_per_gpu = v.get<bool>();
+    }
+    if (doc.has("/topology")) {
+        const std::string& topology = doc.string("/topology", 20);
+        if (topology == "star") {
+            c.topology = InterNodeTopology::star;
+        } else if (topology == "fat-tree") {
+            c.topology = InterNodeTopology::fat_tree;
+            c.nodes_per_leaf = static_cast<int>(doc.integer("/nodes_per_leaf", 1, max_nodes));
+            c.leaf_uplink_bandwidth = doc.number("/leaf_uplink_gb_s", 1e-6, 1e9) * gigabyte;
+        } else {
+            throw doc.error_at("/topology",
+                               "expected \"star\" or \"fat-tree\", got \"" + topology + "\"");
+        }
+    }
+    check_cluster(c);
+    return c;
+}
+
+ClusterSpec load_cluster(std::string_view name_or_file) {
+    if (file_extension(name_or_file) == ".json") {
+        const std::string path(name_or_file);
+        return parse_cluster_json(path, read_text_file(path, max_cluster_file_bytes));
+    }
+    std::string_view name = name_or_file;
+    int nodes = 0;
+    if (const auto colon = name.find(':'); colon != std::string_view::npos) {
+        const std::string_view count = name.substr(colon + 1);
+        const auto [ptr, ec] = std::from_chars(count.data(), count.data() + count.size(), nodes);
+        if (count.empty() || ec != std::errc() || ptr != count.data() + count.size() || nodes < 1 ||
+            nodes > max_nodes)
+            throw std::invalid_argument(fmt::format(
+                "cluster '{}': expected NAME:NODES with NODES in 1..{}", name_or_file, max_nodes));
+        name = name.substr(0, colon);
+    }
+    std::string known;
+    for (const ClusterPreset& preset : cluster_presets()) {
+        if (preset.name == name) {
+            ClusterSpec c = preset.make(nodes);
+            check_cluster(c);
+            return c;
+        }
+        known += known.empty() ? "" : ", ";
+        known += preset.name;
+    }
+    throw std::invalid_argument(fmt::format(
+        "unknown cluster '{}' (presets: {}; or give a .json cluster file)", name, known));
+}
+
+}  // namespace pipesim

@@ -1,0 +1,85 @@
+// Cluster descriptions: presets, JSON files, layouts.
+#include <catch2/catch.hpp>
+
+#include "sim/simgrid/cluster.hpp"
+#include "sim/simgrid/layout.hpp"
+
+using namespace pipesim;
+
+TEST_CASE("cluster presets resolve, with an optional node count", "[simgrid][cluster]") {
+    const ClusterSpec h100 = load_cluster("dgx-h100");
+    CHECK(h100.gpu_count() == 32);
+    CHECK(h100.nic_per_gpu);
+    CHECK(h100.nic.bandwidth == Approx(50e9));  // 400 Gb/s
+    CHECK(load_cluster("dgx-h100:16").gpu_count() == 128);
+    CHECK(load_cluster("h200x8").gpu_count() == 8);
+    CHECK(load_cluster("zb-a100-roce").gpu_count() == 32);
+    CHECK_THROWS_WITH(load_cluster("dgx-z100"),
+                      Catch::StartsWith("unknown cluster 'dgx-z100' (presets: zb-a100-roce, "));
+    CHECK_THROWS_WITH(load_cluster("dgx-h100:0"),
+                      Catch::Contains("expected NAME:NODES with NODES in 1..65536"));
+}
+
+TEST_CASE("a cluster JSON file gives every field in the documented units", "[simgrid][cluster]") {
+    const ClusterSpec c = parse_cluster_json("mixed.json", R"({
+      "name": "mixed",
+      "gpus_per_node": 4,
+      "nodes": [{"count": 2, "gpu": "a100-80gb"}, {"count": 1, "gpu": "h100-sxm", "speed": 3}],
+      "intra_node": {"bandwidth_gb_s": 300, "latency_us": 2},
+      "nic": {"bandwidth_gb_s": 25, "latency_us": 5},
+      "nic_per_gpu": false,
+      "topology": "fat-tree", "nodes_per_leaf": 2, "leaf_uplink_gb_s": 50
+    })");
+    CHECK(c.gpu_count() == 12);
+    CHECK(c.intra_node.bandwidth == Approx(300e9));
+    CHECK(c.intra_node.latency == Approx(2e-6));
+    CHECK(c.nic.bandwidth == Approx(25e9));
+    CHECK(c.group_of_node(2).gpu == "h100-sxm");
+    CHECK(c.group_of_node(2).speed == 3);
+    CHECK(c.topology == InterNodeTopology::fat_tree);
+    CHECK(c.leaf_uplink_bandwidth == Approx(50e9));
+}
+
+TEST_CASE("malformed cluster files are rejected with file, line and column", "[simgrid][cluster]") {
+    using row = std::tuple<std::string, std::string>;
+    auto [text, expected] = GENERATE(table<std::string, std::string>({
+        row{"{", "c.json:1:2: "},
+        row{R"({"gpus_per_node": 8})", "c.json:1:1: "},
+        row{R"({"gpus_per_node": 0, "nodes": [], "intra_node": {}, "nic": {}})",
+            "c.json:1:19: gpus_per_node: expected an integer in 1..64, got '0'"},
+        row{R"({"gpus_per_node": 8, "nodes": [],
+ "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
+            "c.json:1:31: expected at least one node group"},
+        row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
+ "intra_node": {"bandwidth_gb_s": -1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
+            "c.json:2:35: intra_node.bandwidth_gb_s: expected a number in 1e-06..1e+09, got '-1'"},
+        row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
+ "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1},
+ "topology": "ring"})",
+            "c.json:3:14: expected \"star\" or \"fat-tree\", got \"ring\""},
+        row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x", "colour": 1}],
+ "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
+            "c.json:1:"},
+    }));
+    CAPTURE(text);
+    CHECK_THROWS_WITH(parse_cluster_json("c.json", text), Catch::StartsWith(expected));
+}
+
+TEST_CASE("layouts map (replica, device, tensor rank) to GPUs in the given order",
+          "[simgrid][cluster]") {
+    Layout l{2, 4, 2};
+    // Default tp,dp,pp: tp fastest, then replicas, then stages.
+    CHECK(gpu_index(l, 0, 0, 1) == 1);
+    CHECK(gpu_index(l, 1, 0, 0) == 2);
+    CHECK(gpu_index(l, 0, 1, 0) == 4);
+    CHECK(gpu_index(l, 1, 3, 1) == 15);
+    l.order = parse_layout_order("tp,pp,dp");
+    CHECK(gpu_index(l, 0, 1, 0) == 2);
+    CHECK(gpu_index(l, 1, 0, 0) == 8);
+    CHECK(layout_order_string(l.order) == "tp,pp,dp");
+    CHECK_THROWS_WITH(parse_layout_order("tp,pp"),
+                      "layout order 'tp,pp': name each of tp, dp, pp exactly once");
+    CHECK_THROWS_WITH(
+        parse_layout_order("tp,pp,xx"),
+        "layout order 'tp,pp,xx': expected tp, dp and pp separated by commas, got 'xx'");
+}

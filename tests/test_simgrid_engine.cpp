@@ -1,0 +1,254 @@
+// The SimGrid engine against the analytic replay and closed-form network timings. Each
+// simulation runs in a child process (SimGrid allows one engine per process).
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "child_process.hpp"
+#include "schedules/registry.hpp"
+#include "sim/replay.hpp"
+#include "sim/simgrid/simulate.hpp"
+
+using namespace pipesim;
+using pipesim::test::run_in_child;
+
+namespace {
+
+// `nodes` nodes of `per_node` GPUs; every link has the given bandwidth (bytes/s) and the
+// routes have the given latencies.
+ClusterSpec test_cluster(int nodes, int per_node, double bandwidth, double intra_latency,
+                         double inter_latency, bool nic_per_gpu = true) {
+    ClusterSpec c;
+    c.name = "test";
+    c.gpus_per_node = per_node;
+    c.nodes = {NodeGroup{nodes, "h100-sxm", 1.0}};
+    c.intra_node = LinkSpec{bandwidth, intra_latency};
+    c.nic = LinkSpec{bandwidth, inter_latency};
+    c.nic_per_gpu = nic_per_gpu;
+    return c;
+}
+
+StageCosts random_costs(int stages, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> dist(0.5, 2.0);
+    StageCosts c;
+    for (int s = 0; s < stages; ++s) {
+        c.forward.push_back(dist(rng));
+        c.backward_input.push_back(dist(rng));
+        c.backward_weight.push_back(dist(rng));
+    }
+    return c;
+}
+
+// Largest |simulated − replayed| over every op's start and end, relative to the makespan.
+double max_relative_difference(const Timeline& a, const Timeline& b) {
+    double makespan = 0, worst = 0;
+    for (const auto& ops : b.device_ops)
+        for (const TimedOp& t : ops)
+            makespan = std::max(makespan, t.end);
+    if (a.device_ops.size() != b.device_ops.size()) return INFINITY;
+    for (std::size_t d = 0; d < a.device_ops.size(); ++d) {
+        if (a.device_ops[d].size() != b.device_ops[d].size()) return INFINITY;
+        for (std::size_t i = 0; i < a.device_ops[d].size(); ++i) {
+            if (!(a.device_ops[d][i].op == b.device_ops[d][i].op)) return INFINITY;
+            worst = std::max({worst, std::abs(a.device_ops[d][i].start - b.device_ops[d][i].start),
+                              std::abs(a.device_ops[d][i].end - b.device_ops[d][i].end)});
+        }
+    }
+    return worst / makespan;
+}
+
+double number(const std::string& text) {
+    INFO(text);
+    std::istringstream in(text);
+    double value = NAN;
+    in >> value;
+    REQUIRE(!in.fail());
+    return value;
+}
+
+}  // namespace
+
+TEST_CASE("with unlimited bandwidth and latency c, SimGrid equals the analytic replay",
+          "[simgrid]") {
+    struct Shape {
+        int p, m;
+    };
+    std::vector<std::string> checked;
+    for (const ScheduleGenerator& g : schedule_generators()) {
+        for (const Shape shape : {Shape{2, 4}, Shape{4, 8}, Shape{3, 7}}) {
+            for (double latency : {0.0, 0.05}) {
+                Schedule schedule;
+                try {
+                    schedule = generate_schedule(g.name, GeneratorOptions{shape.p, shape.m, 0, 0});
+                } catch (const std::invalid_argument&) {
+                    continue;  // a shape this schedule does not take
+                }
+                CAPTURE(g.name, shape.p, shape.m, latency);
+                const std::string result = run_in_child([&] {
+                    const StageCosts costs = random_costs(schedule.stages(), 7);
+                    ReplayOptions replay_options;
+                    replay_options.comm_latency = latency;
+                    const Timeline expected = replay(schedule, costs, replay_options);
+                    // 1 MB messages over 10^18 B/s links add 10^-12 s per hop.
+                    const SimResult sim =
+                        simulate(schedule, simple_workload(costs, schedule.devices, 1e6, 0),
+                                 test_cluster(schedule.devices, 1, 1e18, latency, latency),
+                                 Layout{1, schedule.devices, 1});
+                    return fmt::format("{:.17g}", max_relative_difference(sim.timeline, expected));
+                });
+                CHECK(number(result) < 1e-9);
+                checked.push_back(std::string(g.name));
+            }
+        }
+    }
+    for (const char* name : {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-h2"})
+        CHECK(std::count(checked.begin(), checked.end(), name) >= 4);
+}
+
+TEST_CASE("a transfer takes latency + bytes / bandwidth", "[simgrid]") {
+    const std::string result = run_in_child([] {
+        const Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 1, 1, 0});
+        const SimResult sim =
+            simulate(s, simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 2e6, 0),
+                     test_cluster(2, 1, 1e9, 1e-6, 1e-5), Layout{1, 2, 1});
+        const Transfer& forward = sim.timeline.transfers.at(0);
+        const double f_start_device1 = sim.timeline.device_ops[1].front().start;
+        return fmt::format("{:.17g} {:.17g}", forward.end - forward.start, f_start_device1);
+    });
+    std::istringstream in(result);
+    double duration = 0, start = 0;
+    in >> duration >> start;
+    INFO(result);
+    CHECK(duration == Approx(1e-5 + 2e6 / 1e9).epsilon(1e-12));
+    CHECK(start == Approx(1.0 + 1e-5 + 2e6 / 1e9).epsilon(1e-12));  // after F on device 0
+}
+
+TEST_CASE("two transfers through one NIC direction take twice as long; separate NICs do not",
+          "[simgrid]") {
+    // dp = 2 replicas of a 2-stage pipeline; order tp,dp,pp puts both replicas' stage 0 on
+    // node 0 and stage 1 on node 1, so both first activations leave node 0 together.
+    for (bool nic_per_gpu : {false, true}) {
+        CAPTURE(nic_per_gpu);
+        const std::string result = run_in_child([nic_per_gpu] {
+            const Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 1, 1, 0});
+            const SimResult sim =
+                simulate(s, simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 4e6, 0),
+                         test_cluster(2, 2, 1e9, 1e-6, 1e-5, nic_per_gpu), Layout{2, 2, 1});
+            const Transfer& forward = sim.timeline.transfers.at(0);
+            return fmt::format("{:.17g}", forward.end - forward.start);
+        });
+        const double expected = 1e-5 + (nic_per_gpu ? 1 : 2) * 4e6 / 1e9;
+        CHECK(number(result) == Approx(expected).epsilon(1e-9));
+    }
+}
+
+TEST_CASE("ring all-reduce of S bytes over n GPUs takes 2(n−1)(L + S/(n·B))", "[simgrid]") {
+    for (int n : {2, 4, 5}) {
+        CAPTURE(n);
+        const double bytes = 1e8, bandwidth = 1e10, latency = 2e-5;
+        const std::string result = run_in_child([&] {
+            const Schedule s = generate_schedule("1f1b", GeneratorOptions{1, 1, 1, 0});
+            const SimResult sim =
+                simulate(s, simple_workload(uniform_stage_costs(1, 1, 1, 1, 1), 1, 0, bytes),
+                         test_cluster(n, 1, bandwidth, 1e-6, latency), Layout{n, 1, 1});
+            return fmt::format("{:.17g} {:.17g}", sim.grad_reduce_time, sim.iteration_time);
+        });
+        std::istringstream in(result);
+        double reduce = 0, iteration = 0;
+        in >> reduce >> iteration;
+        INFO(result);
+        const double expected = 2.0 * (n - 1) * (latency + bytes / n / bandwidth);
+        CHECK(reduce == Approx(expected).epsilon(1e-9));
+        CHECK(iteration == Approx(3.0 + expected).epsilon(1e-9));  // F+B+W = 3, then reduce
+    }
+}
+
+TEST_CASE("a straggler at factor k on one stage acts as that stage's costs × k", "[simgrid]") {
+    const double k = 1.7;
+    const Schedule s = generate_schedule("1f1b", GeneratorOptions{4, 8, 1, 0});
+    StageCosts slow = uniform_stage_costs(4, 1, 1, 2, 1);
+    slow.forward[2] *= k;
+    slow.backward_input[2] *= k;
+    slow.backward_weight[2] *= k;
+    const double expected = replay(s, slow).device_ops[0].back().end;
+    const std::string result = run_in_child([&] {
+        SimOptions options;
+        options.stragglers = {{2, k}};
+        const SimResult sim =
+            simulate(s, simple_workload(uniform_stage_costs(4, 1, 1, 2, 1), 4, 1e3, 0),
+                     test_cluster(4, 1, 1e18, 0, 0), Layout{1, 4, 1}, options);
+        return fmt::format("{:.17g}", sim.iteration_time);
+    });
+    CHECK(number(result) == Approx(expected).epsilon(1e-9));
+    CHECK(expected > replay(s, uniform_stage_costs(4, 1, 1, 2, 1)).device_ops[0].back().end);
+}
+
+TEST_CASE("GPUs of another type run at their peak relative to the reference GPU", "[simgrid]") {
+    const std::string result = run_in_child([] {
+        ClusterSpec c = test_cluster(1, 1, 1e18, 0, 0);
+        c.nodes = {NodeGroup{1, "a100-80gb", 0}, NodeGroup{1, "h100-sxm", 0}};
+        const Schedule s = generate_schedule("gpipe", GeneratorOptions{2, 1, 1, 0});
+        Workload w = simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 0, 0);
+        w.reference_gpu = "a100-80gb";
+        const SimResult sim = simulate(s, w, c, Layout{1, 2, 1});
+        const TimedOp& f = sim.timeline.device_ops[1].front();
+        return fmt::format("{:.17g}", f.end - f.start);
+    });
+    // Dense bf16 peaks: A100 312 TFLOP/s, H100 SXM 989.4 TFLOP/s (NVIDIA datasheets).
+    CHECK(number(result) == Approx(312.0 / 989.4).epsilon(1e-9));
+}
+
+TEST_CASE("tensor-parallel all-reduces lengthen F and B but not W", "[simgrid]") {
+    const double bytes = 4e6, bandwidth = 1e11, latency = 1e-6;
+    const std::string result = run_in_child([&] {
+        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
+        Workload w = simple_workload(uniform_stage_costs(1, 1, 1, 1, 1), 1, 0, 0);
+        w.tp_allreduces_forward = {2};
+        w.tp_allreduces_backward = {3};
+        w.tp_allreduce_bytes = {bytes};
+        const SimResult sim =
+            simulate(s, w, test_cluster(1, 4, bandwidth, latency, 1e-5), Layout{1, 1, 4});
+        std::string out;
+        for (const TimedOp& t : sim.timeline.device_ops[0])
+            out += fmt::format("{:.17g} ", t.end - t.start);
+        return out;
+    });
+    std::istringstream in(result);
+    double f = 0, b = 0, w = 0;
+    in >> f >> b >> w;
+    INFO(result);
+    const double one = 2.0 * 3 * (latency + bytes / 4 / bandwidth);  // ring of T = 4
+    CHECK(f == Approx(1 + 2 * one).epsilon(1e-9));
+    CHECK(b == Approx(1 + 3 * one).epsilon(1e-9));
+    CHECK(w == Approx(1).epsilon(1e-12));
+}
+
+TEST_CASE("simulate refuses a second engine in one process and layouts that do not fit",
+          "[simgrid]") {
+    const std::string twice = run_in_child([] {
+        const Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 2, 1, 0});
+        const Workload w = simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 0, 0);
+        simulate(s, w, test_cluster(2, 1, 1e9, 0, 0), Layout{1, 2, 1});
+        simulate(s, w, test_cluster(2, 1, 1e9, 0, 0), Layout{1, 2, 1});
+        return std::string("ran twice");
+    });
+    CHECK(twice == "exception: SimGrid allows one simulation per process; this one has run");
+
+    const Schedule s = generate_schedule("1f1b", GeneratorOptions{4, 2, 1, 0});
+    const Workload w = simple_workload(uniform_stage_costs(4, 1, 1, 1, 1), 4, 0, 0);
+    CHECK_THROWS_WITH(
+        simulate(s, w, test_cluster(1, 8, 1e9, 0, 0), Layout{4, 4, 1}),
+        "layout dp=4 × pp=4 × tp=1 needs 16 GPUs; cluster 'test' has 8 (1 nodes × 8)");
+    CHECK_THROWS_WITH(simulate(s, w, test_cluster(8, 2, 1e9, 0, 0), Layout{1, 4, 4}),
+                      Catch::Contains("tensor parallelism must stay inside a node of 2 GPUs"));
+    CHECK_THROWS_WITH(simulate(s, w, test_cluster(4, 1, 1e9, 0, 0), Layout{1, 2, 1}),
+                      "layout has pp = 2 but the schedule has 4 devices");
+    SimOptions bad;
+    bad.stragglers = {{9, 2.0}};
+    CHECK_THROWS_WITH(simulate(s, w, test_cluster(4, 1, 1e9, 0, 0), Layout{1, 4, 1}, bad),
+                      "straggler GPU 9 is not one of the 4 GPUs in use (0..3)");
+}
