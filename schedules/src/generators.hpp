@@ -12,5 +12,7 @@ Schedule generate_zb_h1(const GeneratorOptions& options);
 Schedule generate_zb_h2(const GeneratorOptions& options);
 Schedule generate_v_min(const GeneratorOptions& options);
 Schedule generate_v_half(const GeneratorOptions& options);
+Schedule generate_zb_1p(const GeneratorOptions& options);
+Schedule generate_zb_2p(const GeneratorOptions& options);
 
 }  // namespace pipesim::detail

@@ -43,6 +43,12 @@ constexpr std::array generators{
     ScheduleGenerator{"v-half", "V-Half: V-shape building block, ≈1/2 of 1F1B's activation memory "
                                 "and bubble (Qi et al., NeurIPS 2024)",
                       2, 2, 2, false, &detail::generate_v_half},
+    ScheduleGenerator{"zb-1p", "ZB-1P: Zero Bubble's greedy automatic schedule under a p·M_B memory "
+                               "cap (Qi et al., ICLR 2024)",
+                      1, 1, 1, false, &detail::generate_zb_1p},
+    ScheduleGenerator{"zb-2p", "ZB-2P: Zero Bubble's greedy automatic schedule under a 2p·M_B "
+                               "memory cap, zero bubble with F=B=W (Qi et al., ICLR 2024)",
+                      1, 1, 1, false, &detail::generate_zb_2p},
 };
 
 std::string known_names() {

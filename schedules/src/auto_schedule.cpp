@@ -1,0 +1,173 @@
+// The Zero Bubble paper's memory-capped greedy scheduler.
+#include "schedules/auto_schedule.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "schedules/placement.hpp"
+#include "schedules/validate.hpp"
+
+namespace pipesim {
+
+namespace {
+
+constexpr double never = std::numeric_limits<double>::infinity();
+constexpr double eps = 1e-9;
+
+class AutoScheduler {
+  public:
+    explicit AutoScheduler(const AutoScheduleOptions& o)
+        : o_(o),
+          stages_(o.devices * o.chunks),
+          schedule_(make_empty_schedule(
+              o.name, o.devices, o.microbatches, o.chunks,
+              o.stage_device.empty() ? looped_placement(o.devices, o.chunks) : o.stage_device)),
+          f_end_(static_cast<std::size_t>(o.microbatches * stages_), never),
+          b_end_(f_end_.size(), never),
+          next_f_(static_cast<std::size_t>(stages_), 0),
+          next_b_(static_cast<std::size_t>(stages_), 0),
+          free_at_(static_cast<std::size_t>(o.devices), 0.0),
+          held_(static_cast<std::size_t>(o.devices), 0.0),
+          pending_w_(static_cast<std::size_t>(o.devices)),
+          local_stages_(static_cast<std::size_t>(o.devices)) {
+        // Later stages first: they are nearer the loss (V-shape: the second chunk).
+        for (int s = stages_ - 1; s >= 0; --s)
+            local_stages_[schedule_.stage_device[s]].push_back(s);
+        activation_ = 1.0 / o.chunks;
+    }
+
+    Schedule run() {
+        const std::size_t total = static_cast<std::size_t>(o_.microbatches) * stages_ * 3;
+        std::size_t placed = 0;
+        while (placed < total) {
+            const int d = earliest_device();
+            if (d < 0) throw std::invalid_argument(stuck_message());
+            if (step(d))
+                ++placed;
+            else
+                wait(d);
+        }
+        return std::move(schedule_);
+    }
+
+  private:
+    std::size_t at(int mb, int s) const { return static_cast<std::size_t>(mb) * stages_ + s; }
+
+    double arrival(double end, int from_stage, int to_device) const {
+        return end + (schedule_.stage_device[from_stage] == to_device ? 0.0 : o_.comm_latency);
+    }
+    double f_ready(int mb, int s) const {
+        return s == 0 ? 0.0 : arrival(f_end_[at(mb, s - 1)], s - 1, schedule_.stage_device[s]);
+    }
+    double b_ready(int mb, int s) const {
+        double ready = f_end_[at(mb, s)];
+        if (s + 1 < stages_)
+            ready =
+                std::max(ready, arrival(b_end_[at(mb, s + 1)], s + 1, schedule_.stage_device[s]));
+        return ready;
+    }
+
+    int earliest_device() const {
+        int best = -1;
+        for (int d = 0; d < o_.devices; ++d)
+            if (!done(d) && free_at_[d] < never && (best < 0 || free_at_[d] < free_at_[best]))
+                best = d;
+        return best;
+    }
+    bool done(int d) const {
+        for (int s : local_stages_[d])
+            if (next_b_[s] < o_.microbatches) return false;
+        return pending_w_[d].empty();
+    }
+
+    void emit(int d, Op op, double start, double length) {
+        schedule_.device_ops[d].push_back(op);
+        free_at_[d] = start + length;
+        for (int other = 0; other < o_.devices; ++other)
+            if (free_at_[other] == never) free_at_[other] = free_at_[d];
+        events_.insert(free_at_[d] + o_.comm_latency);
+        events_.insert(free_at_[d]);
+    }
+
+    // Runs one op on device d at its free time if one can run; false if it must wait.
+    bool step(int d) {
+        const double t = free_at_[d];
+        for (int s : local_stages_[d]) {
+            const int mb = next_b_[s];
+            if (mb < o_.microbatches && b_ready(mb, s) <= t + eps) {
+                b_end_[at(mb, s)] = t + o_.b;
+                ++next_b_[s];
+                pending_w_[d].push_back(Op{Pass::W, mb, s});
+                emit(d, Op{Pass::B, mb, s}, t, o_.b);
+                return true;
+            }
+        }
+        if (held_[d] + activation_ <= o_.memory_limit + eps) {
+            for (int s : local_stages_[d]) {
+                const int mb = next_f_[s];
+                if (mb < o_.microbatches && f_ready(mb, s) <= t + eps) {
+                    f_end_[at(mb, s)] = t + o_.f;
+                    ++next_f_[s];
+                    held_[d] += activation_;
+                    emit(d, Op{Pass::F, mb, s}, t, o_.f);
+                    return true;
+                }
+            }
+        }
+        if (!pending_w_[d].empty()) {
+            const Op w = pending_w_[d].front();
+            pending_w_[d].pop_front();
+            held_[d] -= activation_;
+            emit(d, w, t, o_.w);
+            return true;
+        }
+        return false;
+    }
+
+    // Nothing can run on d now: move it to the next moment an input may arrive.
+    void wait(int d) {
+        const auto next = events_.upper_bound(free_at_[d] + eps);
+        free_at_[d] = next == events_.end() ? never : *next;
+    }
+
+    std::string stuck_message() const {
+        return fmt::format(
+            "{}: no schedule fits a memory cap of {:g} per device (one microbatch needs {:g} on "
+            "a device, as it holds all its chunks' activations until their backward)",
+            o_.name, o_.memory_limit, activation_ * o_.chunks);
+    }
+
+    const AutoScheduleOptions& o_;
+    int stages_;
+    Schedule schedule_;
+    std::vector<double> f_end_;
+    std::vector<double> b_end_;
+    std::vector<int> next_f_;
+    std::vector<int> next_b_;
+    std::vector<double> free_at_;
+    std::vector<double> held_;
+    std::vector<std::deque<Op>> pending_w_;
+    std::vector<std::vector<int>> local_stages_;
+    std::set<double> events_;
+    double activation_ = 1;
+};
+
+}  // namespace
+
+Schedule auto_schedule(const AutoScheduleOptions& options) {
+    if (options.devices < 1 || options.microbatches < 1 || options.chunks < 1)
+        throw std::invalid_argument(fmt::format("{}: p, m and v must be ≥ 1", options.name));
+    if (!(options.f > 0 && options.b > 0 && options.w > 0) || !(options.comm_latency >= 0))
+        throw std::invalid_argument(
+            fmt::format("{}: pass times must be > 0 and latency ≥ 0", options.name));
+    Schedule s = AutoScheduler(options).run();
+    require_valid(s);
+    return s;
+}
+
+}  // namespace pipesim
