@@ -8,7 +8,8 @@ PIPESIM := $(BUILD_DIR)/cli/pipesim
 
 # Everything the build and tests need from Debian.
 DEB_PACKAGES := build-essential cmake pkg-config catch2 libfmt-dev nlohmann-json3-dev \
-                libboost-dev libsimgrid-dev libgraphviz-dev graphviz
+                libboost-dev libsimgrid-dev libgraphviz-dev graphviz \
+                clang libclang-rt-14-dev
 
 .PHONY: all deps configure build run test bench format clean
 
