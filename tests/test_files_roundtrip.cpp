@@ -103,3 +103,11 @@ TEST_CASE("split backward exports as PyTorch I and W, fused as B", "[files]") {
     CHECK_THAT(csv, Catch::Contains("1I0") && Catch::Contains("1W0") && Catch::Contains("0I1"));
     CHECK_THAT(csv, !Catch::Contains("B"));
 }
+
+TEST_CASE("a schedule name that is not UTF-8 is written with replacement characters", "[files]") {
+    Schedule s = generate_schedule("1f1b", {2, 1, 0, 0});
+    s.name = "caf\xe9";
+    const Schedule back = parse_schedule_json(schedule_to_json(s), "name.json");
+    CHECK(back.name == "caf\xef\xbf\xbd");
+    CHECK(back.device_ops == s.device_ops);
+}

@@ -177,7 +177,8 @@ std::string schedule_to_json(const Schedule& schedule) {
     }
     j["device_ops"] = std::move(device_ops);
     // Custom placements are short lists of small numbers: keep them on one line.
-    std::string out = j.dump(2);
+    // A name from a file name may not be UTF-8: write U+FFFD rather than fail.
+    std::string out = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     if (kind == PlacementKind::custom) {
         const std::string multi = nlohmann::ordered_json(schedule.stage_device).dump(2);
         std::string indented;
