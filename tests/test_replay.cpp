@@ -6,7 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
+#include "schedules/validate.hpp"
 #include "sim/replay.hpp"
 
 using namespace pipesim;
@@ -43,11 +45,12 @@ std::map<Key, double> longest_path_starts(const Schedule& s, const StageCosts& c
     };
     auto inputs = [&](const Op& op) {
         std::vector<Op> in;
-        if (op.pass == Pass::F && op.stage > 0)
+        const StageRange range = s.stages_of(op.microbatch);
+        if (op.pass == Pass::F && op.stage > range.first)
             in.push_back({Pass::F, op.microbatch, op.stage - 1});
         if (op.pass == Pass::B || op.pass == Pass::BW) {
             in.push_back({Pass::F, op.microbatch, op.stage});
-            if (op.stage + 1 < s.stages()) {
+            if (op.stage < range.last) {
                 const Op b{Pass::B, op.microbatch, op.stage + 1};
                 in.push_back(
                     device_of.count(key_of(b)) ? b : Op{Pass::BW, op.microbatch, op.stage + 1});
@@ -130,6 +133,43 @@ TEST_CASE("replay equals the brute-force longest path for every generator, with 
                 }
             }
         }
+    }
+}
+
+TEST_CASE("microbatches with their own stage ranges: two model copies in opposite directions",
+          "[sim][replay]") {
+    // DualPipe's idea on p = 2: microbatch 0 runs stages 0→1 (devices 0→1), microbatch 1
+    // runs stages 2→3 (devices 1→0); each device holds one stage of each copy (V-shape).
+    Schedule s = make_empty_schedule("two-way", 2, 2, 2, vshape_placement(2, 2));
+    s.microbatch_stages = {{0, 1}, {2, 3}};
+    s.device_ops[0] = {{Pass::F, 0, 0}, {Pass::F, 1, 3}, {Pass::BW, 1, 3}, {Pass::BW, 0, 0}};
+    s.device_ops[1] = {{Pass::F, 1, 2}, {Pass::F, 0, 1}, {Pass::BW, 0, 1}, {Pass::BW, 1, 2}};
+    REQUIRE_FALSE(validate(s).has_value());
+    const StageCosts costs = uniform_stage_costs(2, 2, 2, 2, 2);  // 1 per chunk pass
+    ReplayOptions options;
+    options.comm_latency = 0.25;
+    const Timeline t = replay(s, costs, options);
+    // Both devices start at once and never wait longer than one hop.
+    CHECK(t.device_ops[0].back().end == Approx(6.5));
+    CHECK(t.device_ops[1].back().end == Approx(6.5));
+    const auto expected = longest_path_starts(s, costs, 0.25);
+    for (int d = 0; d < 2; ++d)
+        for (const TimedOp& op : t.device_ops[d])
+            CHECK(op.start == Approx(expected.at(key_of(op.op))));
+
+    SECTION("ops outside a microbatch's range are rejected") {
+        s.device_ops[0].push_back({Pass::F, 0, 3});
+        const auto issue = validate(s);
+        REQUIRE(issue);
+        CHECK(issue->message ==
+              "device 0 position 4: F(mb 0, stage 3) is outside microbatch 0's "
+              "stages 0..1");
+    }
+    SECTION("ranges must fit the stages") {
+        s.microbatch_stages[1] = {2, 4};
+        REQUIRE(validate(s));
+        CHECK(validate(s)->message ==
+              "microbatch 1 passes through stages 2..4, outside 0..3 or empty");
     }
 }
 

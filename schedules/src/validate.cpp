@@ -9,6 +9,7 @@ namespace pipesim {
 DependencyWalker::DependencyWalker(const Schedule& schedule)
     : schedule_(schedule),
       stages_(schedule.stages()),
+      routed_(!schedule.microbatch_stages.empty()),
       split_(static_cast<std::size_t>(schedule.microbatches) *
                  static_cast<std::size_t>(schedule.stages()),
              0),
@@ -80,6 +81,22 @@ std::optional<ValidationIssue> check_shape(const Schedule& s) {
         return ValidationIssue{-1, -1,
                                fmt::format("placement lists {} stages, expected p·v = {}",
                                            s.stage_device.size(), s.stages())};
+    if (!s.microbatch_stages.empty()) {
+        if (s.microbatch_stages.size() != static_cast<std::size_t>(s.microbatches))
+            return ValidationIssue{
+                -1, -1,
+                fmt::format("microbatch_stages lists {} microbatches, expected {}",
+                            s.microbatch_stages.size(), s.microbatches)};
+        for (int mb = 0; mb < s.microbatches; ++mb) {
+            const StageRange r = s.microbatch_stages[static_cast<std::size_t>(mb)];
+            if (r.first < 0 || r.last >= s.stages() || r.first > r.last)
+                return ValidationIssue{
+                    -1, -1,
+                    fmt::format("microbatch {} passes through stages {}..{}, outside 0..{} or "
+                                "empty",
+                                mb, r.first, r.last, s.stages() - 1)};
+        }
+    }
     std::vector<int> stages_on(static_cast<std::size_t>(s.devices), 0);
     for (int stage = 0; stage < s.stages(); ++stage) {
         const int d = s.stage_device[stage];
@@ -132,6 +149,13 @@ std::optional<ValidationIssue> check_ops(const Schedule& s, std::vector<std::uin
             if (static_cast<int>(op.pass) >= pass_count)
                 return ValidationIssue{
                     d, position, fmt::format("device {} position {}: unknown pass", d, position)};
+            if (const StageRange r = s.stages_of(op.microbatch);
+                op.stage < r.first || op.stage > r.last)
+                return ValidationIssue{
+                    d, position,
+                    fmt::format("device {} position {}: {} is outside microbatch {}'s stages "
+                                "{}..{}",
+                                d, position, to_string(op), op.microbatch, r.first, r.last)};
             if (s.stage_device[op.stage] != d)
                 return ValidationIssue{
                     d, position,
@@ -158,7 +182,8 @@ std::optional<ValidationIssue> check_complete(const Schedule& s,
                                               const std::vector<std::uint8_t>& passes) {
     const int stages = s.stages();
     for (int mb = 0; mb < s.microbatches; ++mb) {
-        for (int stage = 0; stage < stages; ++stage) {
+        const StageRange range = s.stages_of(mb);
+        for (int stage = range.first; stage <= range.last; ++stage) {
             const std::uint8_t mask =
                 passes[static_cast<std::size_t>(mb) * static_cast<std::size_t>(stages) +
                        static_cast<std::size_t>(stage)];

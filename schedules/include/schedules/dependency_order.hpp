@@ -52,12 +52,21 @@ class DependencyWalker {
 
   private:
     Predecessors predecessors_of(const Op& op) const;
+    int first_stage(int microbatch) const {
+        return routed_ ? schedule_.microbatch_stages[static_cast<std::size_t>(microbatch)].first
+                       : 0;
+    }
+    int last_stage(int microbatch) const {
+        return routed_ ? schedule_.microbatch_stages[static_cast<std::size_t>(microbatch)].last
+                       : stages_ - 1;
+    }
     void add_predecessor(Predecessors& preds, const Op& op) const;
     ValidationIssue same_device_issue(int device, int position, const Op& op, const Op& pred) const;
     ValidationIssue deadlock_issue() const;
 
     const Schedule& schedule_;
     int stages_;
+    bool routed_;                       ///< microbatches have their own stage ranges
     std::vector<std::uint8_t> split_;   ///< per (microbatch, stage): backward split into B, W
     std::vector<std::uint8_t> done_;    ///< per output slot
     std::vector<std::int32_t> waiter_;  ///< per output slot: parked device or −1
@@ -115,12 +124,13 @@ inline Predecessors DependencyWalker::predecessors_of(const Op& op) const {
     Predecessors preds;
     switch (op.pass) {
         case Pass::F:
-            if (op.stage > 0) add_predecessor(preds, Op{Pass::F, op.microbatch, op.stage - 1});
+            if (op.stage > first_stage(op.microbatch))
+                add_predecessor(preds, Op{Pass::F, op.microbatch, op.stage - 1});
             break;
         case Pass::B:
         case Pass::BW:
             add_predecessor(preds, Op{Pass::F, op.microbatch, op.stage});
-            if (op.stage + 1 < stages_) {
+            if (op.stage < last_stage(op.microbatch)) {
                 const std::size_t next =
                     static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages_) +
                     static_cast<std::size_t>(op.stage + 1);

@@ -8,10 +8,23 @@
 
 namespace pipesim {
 
+/// The virtual stages a microbatch passes through: first..last, inclusive.
+struct StageRange {
+    int first = 0;
+    int last = 0;
+
+    bool operator==(const StageRange&) const = default;
+};
+
 /// A pipeline schedule: `devices` pipeline devices, `chunks` virtual stages per device
 /// (p·v virtual stages in all), `microbatches` microbatches, and for each device the ordered
-/// list of ops it runs. Dependencies are implied by the ops (see dependencies.hpp).
+/// list of ops it runs. Dependencies are implied by the ops (see validate.hpp).
 /// A Schedule is a plain value: build it, validate it, then treat it as immutable.
+///
+/// Normally every microbatch passes through all p·v stages. A schedule may instead give each
+/// microbatch its own range of stages (`microbatch_stages`): DualPipe feeds half of the
+/// microbatches through one copy of the model (stages 0..p−1) and half through the other
+/// (stages p..2p−1, placed in reverse), so each microbatch meets each layer once.
 struct Schedule {
     std::string name;
     int devices = 0;
@@ -21,8 +34,15 @@ struct Schedule {
     std::vector<int> stage_device;
     /// Per device, the ops in the order the device runs them.
     std::vector<std::vector<Op>> device_ops;
+    /// Per microbatch, the stages it passes through; empty: all stages for every microbatch.
+    std::vector<StageRange> microbatch_stages;
 
     int stages() const { return devices * chunks; }
+    /// The stages microbatch `microbatch` passes through.
+    StageRange stages_of(int microbatch) const {
+        return microbatch_stages.empty() ? StageRange{0, stages() - 1}
+                                         : microbatch_stages[static_cast<std::size_t>(microbatch)];
+    }
     std::size_t op_count() const;
 
     bool operator==(const Schedule&) const = default;

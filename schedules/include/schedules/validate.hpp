@@ -27,9 +27,13 @@ class InvalidSchedule : public std::invalid_argument {
 /// Checks that `schedule` can run:
 ///  - shape: p, m, v ≥ 1; one op list per device; placement in range;
 ///  - each op's microbatch and stage are in range and the op sits on its stage's device;
-///  - every (microbatch, stage) has exactly one F and either one BW or one B and one W;
+///  - every (microbatch, stage) of the microbatch's stage range (all stages unless
+///    Schedule::microbatch_stages says otherwise) has exactly one F and either one BW or one B
+///    and one W, and there are no ops outside the range;
 ///  - dependencies F(mb,s) ← F(mb,s−1); B/BW(mb,s) ← F(mb,s), B/BW(mb,s+1); W(mb,s) ← B(mb,s)
-///    are met in each device's order, and the devices' orders together cannot deadlock.
+///    (within the microbatch's range: its first stage's F and last stage's B have no
+///    predecessor on another stage) are met in each device's order, and the devices' orders
+///    together cannot deadlock.
 /// Returns the first problem found, or nothing if the schedule is valid. A deadlock message
 /// names the wait cycle: each device, its position, the op it is at and the op it waits for.
 std::optional<ValidationIssue> validate(const Schedule& schedule);

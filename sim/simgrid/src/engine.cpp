@@ -150,9 +150,10 @@ class DeviceActor {
     // The one input of `op` that may come from another device, if it does.
     void wait_for_input(const Op& op) {
         Op input;
-        if (op.pass == Pass::F && op.stage > 0) {
+        const StageRange range = s_.schedule.stages_of(op.microbatch);
+        if (op.pass == Pass::F && op.stage > range.first) {
             input = Op{Pass::F, op.microbatch, op.stage - 1};
-        } else if ((op.pass == Pass::B || op.pass == Pass::BW) && op.stage + 1 < s_.stages) {
+        } else if ((op.pass == Pass::B || op.pass == Pass::BW) && op.stage < range.last) {
             input = Op{Pass::B, op.microbatch, op.stage + 1};  // slot is the same for BW
         } else {
             return;
@@ -180,8 +181,9 @@ class DeviceActor {
 
     void send_output(const Op& op) {
         int consumer_stage = -1;
-        if (op.pass == Pass::F && op.stage + 1 < s_.stages) consumer_stage = op.stage + 1;
-        if ((op.pass == Pass::B || op.pass == Pass::BW) && op.stage > 0)
+        const StageRange range = s_.schedule.stages_of(op.microbatch);
+        if (op.pass == Pass::F && op.stage < range.last) consumer_stage = op.stage + 1;
+        if ((op.pass == Pass::B || op.pass == Pass::BW) && op.stage > range.first)
             consumer_stage = op.stage - 1;
         if (consumer_stage < 0) return;
         const int dst = s_.schedule.stage_device[consumer_stage];
