@@ -484,6 +484,19 @@ const std::string& JsonDocument::string(std::string_view pointer, std::size_t ma
     return s;
 }
 
+void JsonDocument::require_format(std::string_view tag, int version) const {
+    if (!root_.is_object())
+        throw error_at("", fmt::format("expected a JSON object with \"format\": \"{}\", got {}",
+                                       tag, got(root_)));
+    if (string("/format", 64) != tag)
+        throw error_at("/format",
+                       fmt::format("format: expected \"{}\", got {}", tag, got(root_["format"])));
+    if (integer("/version", 1, 1'000'000) != version)
+        throw error_at("/version", fmt::format("version {} is not supported: this pipesim reads "
+                                               "version {}",
+                                               root_["version"].dump(), version));
+}
+
 std::string json_pointer_child(std::string_view pointer, std::string_view key) {
     std::string out(pointer);
     out += '/';

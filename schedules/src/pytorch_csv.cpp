@@ -53,10 +53,6 @@ std::string_view pytorch_letter(Pass pass) {
     return "?";
 }
 
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
-
 // One parsed action: a compute op, or a communication action kept as an annotation.
 struct Action {
     bool compute = false;
@@ -76,19 +72,15 @@ class CsvImporter {
         throw ParseError(file_, position_at(text_, offset), problem);
     }
 
-    // Reads an unsigned decimal at s[i] below `limit`; -1 if there is no digit.
+    // A decimal below `limit` at s[i]; -1 if there is no digit.
     long long read_number(std::string_view s, std::size_t& i, long long limit,
                           std::string_view what, std::size_t offset) const {
         const std::size_t start = i;
-        long long value = 0;
-        while (i < s.size() && is_digit(s[i])) {
-            value = value * 10 + (s[i] - '0');
-            if (value >= limit)
-                fail(offset, fmt::format("{} number {} is over the limit of {}", what,
-                                         quote_excerpt(s.substr(start), 20), limit - 1));
-            ++i;
-        }
-        return i == start ? -1 : value;
+        const long long value = detail::read_decimal(s, i, limit);
+        if (value == detail::too_big)
+            fail(offset, fmt::format("{} number {} is over the limit of {}", what,
+                                     quote_excerpt(s.substr(start), 20), limit - 1));
+        return value;
     }
 
     Action parse_action(std::string_view s, std::size_t offset) const;

@@ -6,6 +6,17 @@
 
 namespace pipesim::detail {
 
+long long read_decimal(std::string_view s, std::size_t& i, long long limit) {
+    const std::size_t start = i;
+    long long value = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+        value = value * 10 + (s[i] - '0');
+        if (value >= limit) return too_big;
+        ++i;
+    }
+    return i == start ? -1 : value;
+}
+
 void check_op_budget(const Schedule& schedule, std::size_t ops, const std::string& file) {
     const auto pairs = static_cast<std::size_t>(schedule.microbatches) *
                        static_cast<std::size_t>(schedule.stages());

@@ -21,10 +21,6 @@ constexpr std::string_view op_shape =
 bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
-
 // Reads the placement: "looped", "v-shape" or one device number per virtual stage.
 std::vector<int> read_placement(const JsonDocument& doc, int devices, int chunks) {
     const std::string pointer = "/placement";
@@ -64,18 +60,14 @@ void read_device_ops(const JsonDocument& doc, const std::string& pointer, Schedu
     auto fail = [&](std::size_t at, const std::string& problem) {
         throw ParseError(doc.file(), doc.position_in_string(pointer, at), problem);
     };
-    // Reads a decimal number below `limit` at i; returns -1 if there is no digit.
+    // A decimal below `limit` at i; -1 if there is no digit.
     auto read_number = [&](std::size_t& i, long long limit, std::string_view what) -> int {
         const std::size_t start = i;
-        long long value = 0;
-        while (i < text.size() && is_digit(text[i])) {
-            value = value * 10 + (text[i] - '0');
-            if (value >= limit)
-                fail(start, fmt::format("{} {}... is outside 0..{}", what,
-                                        text.substr(start, i + 1 - start), limit - 1));
-            ++i;
-        }
-        return i == start ? -1 : static_cast<int>(value);
+        const long long value = detail::read_decimal(text, i, limit);
+        if (value == detail::too_big)
+            fail(start, fmt::format("{} {}... is outside 0..{}", what,
+                                    text.substr(start, i + 1 - start), limit - 1));
+        return static_cast<int>(value);
     };
     std::size_t i = 0;
     while (true) {
@@ -117,19 +109,9 @@ Schedule parse_schedule_json(std::string_view text, const std::string& file,
                          fmt::format("file is {} bytes, more than the limit of {}", text.size(),
                                      limits.max_bytes));
     const JsonDocument doc(file, std::string(text));
-    if (!doc.root().is_object())
-        throw doc.error_at("", fmt::format("expected a JSON object with \"format\": \"{}\", got {}",
-                                           format_tag, quote_excerpt(doc.root().dump())));
-    // The format tag first: a different kind of JSON file gets told so, not its first key.
-    if (doc.string("/format", 64) != format_tag)
-        throw doc.error_at("/format", fmt::format("format: expected \"{}\", got {}", format_tag,
-                                                  quote_excerpt(doc.root()["format"].dump())));
+    doc.require_format(format_tag, format_version);
     doc.object("", {"format", "version", "name", "devices", "microbatches", "chunks", "placement",
                     "device_ops"});
-    if (doc.integer("/version", 1, 1'000'000) != format_version)
-        throw doc.error_at("/version", fmt::format("version {} is not supported: this pipesim "
-                                                   "reads version {}",
-                                                   doc.root()["version"].dump(), format_version));
     Schedule schedule;
     schedule.name = doc.has("/name") ? doc.string("/name", max_name_bytes) : default_name;
     schedule.devices = static_cast<int>(doc.integer("/devices", 1, limits.max_devices));

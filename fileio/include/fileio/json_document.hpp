@@ -73,6 +73,11 @@ class JsonDocument {
     /// The string at `pointer`, at most `max_size` bytes.
     const std::string& string(std::string_view pointer, std::size_t max_size) const;
 
+    /// Checks the header every pipesim JSON format starts with: the root is an object whose
+    /// "format" is `tag` (checked first, so another kind of JSON file is named as such) and
+    /// whose "version" is `version`. Throws ParseError at the offending value.
+    void require_format(std::string_view tag, int version) const;
+
     /// "device_ops[2]" for "/device_ops/2": how messages name a value.
     static std::string display_name(std::string_view pointer);
 
