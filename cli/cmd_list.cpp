@@ -2,6 +2,8 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "models/gpu.hpp"
+#include "models/presets.hpp"
 #include "schedules/registry.hpp"
 
 namespace pipesim::cli {
@@ -16,6 +18,17 @@ int run_list(const std::vector<std::string>& args) {
                 : fmt::format("v≥{} (default {})", g.min_chunks, g.default_chunks);
         fmt::print("  {:<18} {:<16} {}\n", g.name, chunks, g.description);
     }
+    fmt::print("\nmodels (--model NAME, or a model JSON file):\n");
+    for (const models::TransformerConfig& c : models::model_presets())
+        fmt::print("  {:<13} {:>7.1f}B params  L={:<3} h={:<5} heads={:<3} kv={:<3} V={:<6} s={}\n",
+                   c.name, models::total_params(c) / 1e9, c.layers, c.hidden, c.heads,
+                   c.kv_heads_or_default(), c.vocab, c.seq_len);
+    fmt::print("\nGPUs (--gpu NAME):\n");
+    for (const models::GpuSpec& g : models::gpu_specs())
+        fmt::print("  {:<13} {:>6.1f} TFLOP/s bf16  {:>6.1f} GiB  {:>5.2f} TB/s  efficiency "
+                   "{:<5g} {}\n",
+                   g.name, g.peak_bf16_flops / 1e12, g.memory_bytes / (1024.0 * 1024 * 1024),
+                   g.hbm_bandwidth / 1e12, g.default_efficiency, g.description);
     return 0;
 }
 

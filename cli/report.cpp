@@ -6,6 +6,115 @@
 
 namespace pipesim::cli {
 
+namespace {
+
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
+std::string_view recompute_name(models::Recompute r) {
+    switch (r) {
+        case models::Recompute::none:
+            return "none";
+        case models::Recompute::selective:
+            return "selective";
+        case models::Recompute::full:
+            return "full";
+    }
+    return "none";
+}
+
+// One line per device whose weights, optimizer state and peak activations exceed its GPU.
+std::vector<std::string> memory_warnings(const ModelAnalysis& model) {
+    std::vector<std::string> warnings;
+    for (int d : model.over_capacity) {
+        const auto i = static_cast<std::size_t>(d);
+        warnings.push_back(fmt::format(
+            "device {} needs {:.1f} GiB (weights and optimizer {:.1f} GiB + peak activations "
+            "{:.1f} GiB), more than the {:.1f} GiB of a {}",
+            d, model.total_bytes[i] / gib, model.static_bytes[i] / gib,
+            model.activation_bytes[i] / gib, model.gpu.memory_bytes / gib, model.gpu.name));
+    }
+    return warnings;
+}
+
+void add_model_json(nlohmann::ordered_json& j, const ModelAnalysis& model) {
+    j["iteration_time"] = j["makespan"];
+    j["samples_per_second"] = model.samples_per_second;
+    j["tokens_per_second"] = model.tokens_per_second;
+    j["mfu"] = model.mfu;
+    j["memory_bytes"] = model.total_bytes;
+    nlohmann::ordered_json memory_gib = nlohmann::ordered_json::array();
+    for (double bytes : model.total_bytes)
+        memory_gib.push_back(bytes / gib);
+    j["memory_gib"] = memory_gib;
+    j["warnings"] = memory_warnings(model);
+    nlohmann::ordered_json& m = j["model"];
+    m["name"] = model.config.name;
+    m["params"] = models::total_params(model.config);
+    m["gpu"] = model.gpu.name;
+    m["gpu_memory_bytes"] = model.gpu.memory_bytes;
+    m["gpus"] = model.gpus;
+    m["microbatch_size"] = model.workload.microbatch;
+    m["seq_len"] = model.workload.seq(model.config);
+    m["tp"] = model.workload.tp;
+    m["sequence_parallel"] = model.workload.sequence_parallel;
+    m["recompute"] = recompute_name(model.workload.recompute);
+    m["costs"] = model.cost_source;
+    m["message_bytes"] = model.plan.message_bytes;
+    m["tp_collective_bytes"] = model.plan.tp_comm.bytes;
+    m["tp_collectives_per_layer"] =
+        model.plan.tp_comm.collectives_forward + model.plan.tp_comm.collectives_backward;
+    nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+    for (const models::StagePlan& s : model.plan.stages)
+        stages.push_back({{"layers", s.layers},
+                          {"forward", s.times.forward},
+                          {"backward_input", s.times.backward_input},
+                          {"backward_weight", s.times.backward_weight},
+                          {"activation_bytes", s.memory.activation},
+                          {"held_for_w_bytes", s.memory.held_for_w},
+                          {"params", s.params}});
+    m["virtual_stages"] = stages;
+    m["static_bytes"] = model.static_bytes;
+    m["peak_activation_bytes"] = model.activation_bytes;
+}
+
+std::string model_table(const Analysis& a, const ModelAnalysis& model) {
+    const Metrics& m = a.metrics;
+    std::string out;
+    auto line = [&](std::string_view label, const std::string& value) {
+        out += fmt::format("  {:<22}{}\n", label, value);
+    };
+    std::string layers;
+    for (const models::StagePlan& s : model.plan.stages)
+        layers += fmt::format("{}{}", layers.empty() ? "" : ",", s.layers);
+    const models::Workload& w = model.workload;
+    const std::string recompute = w.recompute == models::Recompute::none
+                                      ? std::string()
+                                      : fmt::format(", {} recompute", recompute_name(w.recompute));
+    line("model", fmt::format("{} ({:.2f}B params) on {} × {}, b={} s={} t={}{}", model.config.name,
+                              models::total_params(model.config) / 1e9, model.gpus, model.gpu.name,
+                              w.microbatch, w.seq(model.config), w.tp, recompute));
+    line("costs", fmt::format("{}; layers per virtual stage {}", model.cost_source, layers));
+    line("iteration time", fmt::format("{:.6g} s", m.makespan));
+    line("bubble rate", fmt::format("{:.2f} %  (device {})", 100 * m.bubble_rate, m.bubble_device));
+    line("throughput", fmt::format("{:.6g} samples/s, {:.6g} tokens/s", model.samples_per_second,
+                                   model.tokens_per_second));
+    line("MFU", fmt::format("{:.1f} %", 100 * model.mfu));
+    out += fmt::format("\n  {:>6} {:>12} {:>8} {:>14} {:>14} {:>11}\n", "device", "busy s",
+                       "bubble", "weights+opt", "activations", "total");
+    for (std::size_t d = 0; d < m.devices.size(); ++d)
+        out += fmt::format("  {:>6} {:>12.6g} {:>7.2f}% {:>10.2f} GiB {:>10.2f} GiB {:>7.2f} GiB\n",
+                           d, m.devices[d].busy, 100 * m.devices[d].bubble_rate,
+                           model.static_bytes[d] / gib, model.activation_bytes[d] / gib,
+                           model.total_bytes[d] / gib);
+    const std::vector<std::string> warnings = memory_warnings(model);
+    if (!warnings.empty()) out += "\n";
+    for (const std::string& warning : warnings)
+        out += fmt::format("  warning: {}\n", warning);
+    return out;
+}
+
+}  // namespace
+
 nlohmann::ordered_json analysis_json(const Analysis& a, const AnalyzeOptions& options) {
     const Metrics& m = a.metrics;
     nlohmann::ordered_json j;
@@ -17,7 +126,8 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const AnalyzeOptions& op
         placement_name(classify_placement(a.schedule.stage_device, a.schedule.devices));
     j["time_unit"] = a.timeline.time_unit;
     j["comm_latency"] = options.comm_latency;
-    j["mem_w_ratio"] = options.mem_w_ratio;
+    j["mem_w_ratio"] =
+        a.model ? nlohmann::ordered_json() : nlohmann::ordered_json(options.mem_w_ratio);
     j["makespan"] = m.makespan;
     j["bubble_rate"] = m.bubble_rate;
     j["bubble_time"] = m.bubble_time;
@@ -35,6 +145,7 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const AnalyzeOptions& op
     j["idle"] = per_device([](const DeviceMetrics& d) { return d.idle; });
     j["device_bubble_rate"] = per_device([](const DeviceMetrics& d) { return d.bubble_rate; });
     j["ops"] = a.schedule.op_count();
+    if (a.model) add_model_json(j, *a.model);
     return j;
 }
 
@@ -47,6 +158,7 @@ std::string analysis_table(const Analysis& a, const AnalyzeOptions& options) {
     };
     out += fmt::format("{} — p={} m={} v={}\n", a.schedule.name, a.schedule.devices,
                        a.schedule.microbatches, a.schedule.chunks);
+    if (a.model) return out + model_table(a, *a.model);
     const auto& c = a.costs;
     const bool uniform = options.costs.size() == 1;
     line("costs F,B,W",

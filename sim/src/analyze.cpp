@@ -39,11 +39,18 @@ Analysis analyze_schedule(Schedule schedule, const AnalyzeOptions& options) {
     result.schedule = std::move(schedule);
     const int p = result.schedule.devices;
     const int v = result.schedule.chunks;
-    result.costs = stage_costs_from_triples(options.costs, p, v);
+    if (options.model) result.model = plan_model(*options.model, p * v);
+    result.costs = result.model ? stage_costs_from_plan(result.model->plan)
+                                : stage_costs_from_triples(options.costs, p, v);
     ReplayOptions replay_options;
     replay_options.comm_latency = options.comm_latency;
+    if (result.model) replay_options.message_bytes = result.model->plan.message_bytes;
     result.timeline = replay(result.schedule, result.costs, replay_options);
-    result.metrics = compute_metrics(result.timeline, unit_memory_model(p, v, options.mem_w_ratio));
+    if (result.model) result.timeline.time_unit = "s";
+    result.metrics = compute_metrics(result.timeline,
+                                     result.model ? memory_model_from_plan(result.model->plan)
+                                                  : unit_memory_model(p, v, options.mem_w_ratio));
+    if (result.model) summarize_model(*result.model, result.schedule, result.metrics);
     return result;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // One analysis: generate a named schedule, replay it with costs, compute the metrics.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "schedules/schedule.hpp"
 #include "schedules/timeline.hpp"
 #include "sim/costs.hpp"
+#include "sim/model_costs.hpp"
 #include "sim/replay.hpp"
 
 namespace pipesim {
@@ -23,6 +25,9 @@ struct AnalyzeOptions {
     std::vector<std::vector<double>> costs = {{1.0, 1.0, 1.0}};
     double comm_latency = 0;
     double mem_w_ratio = 1.0;
+    /// With a model, costs (seconds) and activation memory (bytes) come from models/ and
+    /// `costs` and `mem_w_ratio` are ignored; comm_latency is then in seconds.
+    std::optional<ModelRunOptions> model;
 };
 
 struct Analysis {
@@ -30,6 +35,7 @@ struct Analysis {
     StageCosts costs;
     Timeline timeline;
     Metrics metrics;
+    std::optional<ModelAnalysis> model;  ///< set when AnalyzeOptions::model is
 };
 
 /// Runs the analysis. Throws std::invalid_argument (with one clear line) for any bad option.

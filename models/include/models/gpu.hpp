@@ -1,0 +1,29 @@
+#pragma once
+// GPU specifications used to turn FLOPs into seconds and to check memory capacity.
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace pipesim::models {
+
+/// One GPU model. Figures are the vendor's datasheet numbers (source in `source`).
+struct GpuSpec {
+    std::string name;            ///< lower case with dashes, e.g. "h100-sxm"
+    std::string description;     ///< one line for `pipesim list`
+    double peak_bf16_flops = 0;  ///< dense (no sparsity) bf16 tensor-core FLOP/s
+    double memory_bytes = 0;     ///< HBM capacity in bytes, as the driver reports it
+    double hbm_bandwidth = 0;    ///< bytes/s
+    /// Achieved fraction of the dense peak for a transformer layer's kernels, used when no
+    /// calibration file is given. A documented assumption, not a measurement (see source).
+    double default_efficiency = 0;
+    std::string source;
+};
+
+/// All known GPUs, in the order `pipesim list` shows them.
+std::span<const GpuSpec> gpu_specs();
+
+/// The GPU called `name`. Throws std::invalid_argument listing the valid names.
+const GpuSpec& find_gpu(std::string_view name);
+
+}  // namespace pipesim::models

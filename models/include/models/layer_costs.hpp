@@ -1,0 +1,101 @@
+#pragma once
+// FLOPs, activation memory and communication of one transformer layer, the embedding and
+// the LM head, for one microbatch, split into the Zero Bubble passes F, B and W.
+
+#include "models/transformer.hpp"
+
+namespace pipesim::models {
+
+/// What is recomputed in the backward pass (Korthikanti et al., 2022, §4 and §5).
+/// selective: the attention core (softmax, dropout, QKᵀ, AV) is recomputed and not stored;
+/// full: only each layer's input is stored and the whole forward is recomputed before B.
+enum class Recompute { none, selective, full };
+
+/// How the layers run: microbatch size, sequence length and tensor parallelism.
+struct Workload {
+    int microbatch = 1;             ///< b, sequences per microbatch
+    int seq_len = 0;                ///< s; 0 means the model's seq_len
+    int tp = 1;                     ///< t, tensor-parallel degree (inside a node)
+    bool sequence_parallel = true;  ///< with t > 1, shard norms/dropout over the sequence
+    Recompute recompute = Recompute::none;
+
+    int seq(const TransformerConfig& config) const {
+        return seq_len > 0 ? seq_len : config.seq_len;
+    }
+};
+
+/// Throws std::invalid_argument unless b, s, t ≥ 1 and t divides heads, kv_heads and
+/// ffn_hidden (one line naming the model and the numbers).
+void check_workload(const TransformerConfig& config, const Workload& workload);
+
+/// Floating-point operations of the three passes (multiply-add = 2 FLOPs).
+struct PassFlops {
+    double forward = 0;
+    double backward_input = 0;
+    double backward_weight = 0;
+    double total() const { return forward + backward_input + backward_weight; }
+};
+
+/// Model FLOPs of one layer for the whole microbatch, before the TP split and without
+/// recomputation. GPT shape: F = sbh(24h+4s), B = sbh(24h+8s), W = 24sbh² (Zero Bubble
+/// paper, Qi et al., 2024, Table 1); in general the linear part is 2·s·b·(matrix params)
+/// per pass and attention adds 4bs²h to F and 8bs²h to B.
+PassFlops layer_flops(const TransformerConfig& config, const Workload& workload);
+
+/// Extra FLOPs the recomputation adds to B (0, the attention core's forward, or all of F).
+double layer_recompute_flops(const TransformerConfig& config, const Workload& workload);
+
+/// The LM head (hidden → vocab projection): 2sbhV per pass. The softmax/cross-entropy and
+/// the embedding lookup are memory-bound and counted as 0 FLOPs.
+PassFlops head_flops(const TransformerConfig& config, const Workload& workload);
+
+/// Activation bytes one microbatch holds on one GPU (after the TP/SP split):
+/// `activation` from F to B (M_B), of which `held_for_w` is still needed from B to W (M_W).
+struct ActivationBytes {
+    double activation = 0;
+    double held_for_w = 0;
+};
+
+/// One layer: sb(34h + 5as) bytes in 16-bit training for the GPT shape (Korthikanti et al.,
+/// 2022, eq. 1), sbh(10 + 24/t + 5as/(ht)) with t-way TP, sbh/t·(34 + 5as/h) with SP; of it
+/// 32sbh (inputs of the linear layers and gradients of their outputs) is held for W.
+/// Full recomputation keeps only the layer input (2sbh) and M_W = M_B; see docs/models.md.
+ActivationBytes layer_activation_bytes(const TransformerConfig& config, const Workload& workload);
+
+/// The first stage's extra: the embedding dropout mask (sbh bytes, 0 without dropout).
+ActivationBytes embedding_activation_bytes(const TransformerConfig& config,
+                                           const Workload& workload);
+
+/// The last stage's extra: final-norm and head inputs (4sbh) and the fp32 logits kept for
+/// the cross-entropy (4sbV/t); W keeps the head input and the logits' gradient.
+ActivationBytes head_activation_bytes(const TransformerConfig& config, const Workload& workload);
+
+/// Tensor-parallel traffic of one layer on one microbatch: `collectives_forward` all-reduces
+/// in F and `collectives_backward` in B, each over `bytes` (2sbh; with SP each is an
+/// all-gather plus reduce-scatter of the same volume). All zero when t = 1.
+struct TensorParallelComm {
+    double bytes = 0;
+    int collectives_forward = 0;
+    int collectives_backward = 0;
+};
+
+TensorParallelComm layer_tp_comm(const TransformerConfig& config, const Workload& workload);
+
+/// Bytes sent between adjacent pipeline stages per microbatch: s·b·h 16-bit values.
+double pipeline_message_bytes(const TransformerConfig& config, const Workload& workload);
+
+/// Bytes per parameter for mixed-precision Adam, on one GPU.
+struct OptimizerConfig {
+    double weight_bytes = 2;      ///< bf16 weights
+    double grad_bytes = 4;        ///< fp32 gradient accumulation (2 for bf16 gradients)
+    double optimizer_bytes = 12;  ///< fp32 master copy and two Adam moments
+    int data_parallel = 1;        ///< d, size of the data-parallel group
+    bool distributed = false;     ///< shard the optimizer state over the d ranks (ZeRO-1)
+};
+
+/// weight + grad + optimizer / (d if distributed): 18 bytes, or 6 + 12/d distributed
+/// (Megatron-LM docs/distrib_optimizer.md, "bf16 param, fp32 grads"; ZeRO, Rajbhandari et
+/// al., 2020, §3.1 counts 2 + 2 + 12 = 16 with bf16 gradients).
+double bytes_per_param(const OptimizerConfig& optimizer);
+
+}  // namespace pipesim::models

@@ -1,0 +1,31 @@
+#pragma once
+// Splitting the layers of a model into contiguous pipeline stages.
+
+#include <span>
+#include <vector>
+
+namespace pipesim::models {
+
+/// Constraints on a split. A fixed count of -1 leaves that stage free.
+struct PartitionOptions {
+    int first_stage_layers = -1;  ///< layers on the first stage (e.g. fewer: it has the embedding)
+    int last_stage_layers = -1;   ///< layers on the last stage (e.g. fewer: it has the LM head)
+};
+
+/// Splits layers with costs `layer_costs` (in model order) into `parts` contiguous groups of
+/// at least one layer, where group 0 also pays `first_extra` and the last group `last_extra`,
+/// minimizing the largest group cost (exact, dynamic programming, O(parts·n²)). Among the
+/// optimal splits it returns the one with the smallest sum of squared group costs (the most
+/// even one). Returns the layer count of each group.
+///
+/// Throws std::invalid_argument when it cannot be done: parts < 1, more parts than layers,
+/// fixed counts that do not fit, or negative costs.
+std::vector<int> partition_layers(std::span<const double> layer_costs, int parts,
+                                  double first_extra, double last_extra,
+                                  const PartitionOptions& options = {});
+
+/// The largest group cost of a split (as partition_layers defines it).
+double partition_bottleneck(std::span<const double> layer_costs, std::span<const int> counts,
+                            double first_extra, double last_extra);
+
+}  // namespace pipesim::models

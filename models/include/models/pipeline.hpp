@@ -1,0 +1,44 @@
+#pragma once
+// A model split into pipeline stages: per-stage times, memory and messages.
+
+#include <vector>
+
+#include "models/cost_model.hpp"
+#include "models/layer_costs.hpp"
+#include "models/partition.hpp"
+#include "models/transformer.hpp"
+
+namespace pipesim::models {
+
+/// One stage (virtual stage, in model order) on one GPU of its tensor-parallel group.
+struct StagePlan {
+    int first_layer = 0;
+    int layers = 0;
+    bool has_embedding = false;  ///< stage 0
+    bool has_head = false;       ///< last stage: final norm, LM head, loss
+    PassTimes times;             ///< seconds per microbatch
+    ActivationBytes memory;      ///< bytes per microbatch
+    double params = 0;           ///< parameters held on one GPU
+    double static_bytes = 0;     ///< params × bytes_per_param (weights, grads, optimizer)
+};
+
+/// The whole pipeline.
+struct PipelinePlan {
+    std::vector<StagePlan> stages;
+    double message_bytes = 0;    ///< between adjacent stages, per microbatch
+    TensorParallelComm tp_comm;  ///< per layer per microbatch
+    /// Model FLOPs (F+B+W, no recomputation) of one microbatch through the whole model,
+    /// summed over the TP group: the numerator of MFU.
+    double model_flops_per_microbatch = 0;
+    int samples_per_microbatch = 0;    ///< b
+    double tokens_per_microbatch = 0;  ///< b·s
+};
+
+/// Partitions the model into `stages` contiguous stages, balancing F+B+W time per stage
+/// (embedding on the first, head and loss on the last), and fills in each stage's costs.
+/// Throws std::invalid_argument for invalid configs/workloads or an impossible split.
+PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& workload,
+                           const OptimizerConfig& optimizer, const CostModel& cost_model,
+                           int stages, const PartitionOptions& partition = {});
+
+}  // namespace pipesim::models

@@ -1,0 +1,175 @@
+#include "models/layer_costs.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipesim::models {
+
+namespace {
+
+// Sizes as doubles: s·b·h·h overflows 32-bit integers for large models.
+struct Dims {
+    double s, b, h, a, kv, f, v, t;
+};
+
+Dims dims(const TransformerConfig& c, const Workload& w) {
+    return {static_cast<double>(w.seq(c)),   static_cast<double>(w.microbatch),
+            static_cast<double>(c.hidden),   static_cast<double>(c.heads),
+            static_cast<double>(c.kv_dim()), static_cast<double>(c.ffn_or_default()),
+            static_cast<double>(c.vocab),    static_cast<double>(w.tp)};
+}
+
+// Forward FLOPs of the attention core (QKᵀ and AV), counting the full s×s score matrix as
+// Megatron and the Zero Bubble paper do (no causal-mask saving).
+double attention_core_forward(const Dims& d) {
+    return 4 * d.b * d.s * d.s * d.h;
+}
+
+// Parameters in the layer's weight matrices (what the GEMMs multiply by).
+double matrix_params(const TransformerConfig& c) {
+    const Dims d = dims(c, Workload{});
+    const double mlp_matrices = c.mlp == Mlp::swiglu ? 3 : 2;
+    return 2 * d.h * d.h + 2 * d.h * d.kv + mlp_matrices * d.h * d.f;
+}
+
+}  // namespace
+
+void check_workload(const TransformerConfig& c, const Workload& w) {
+    if (w.microbatch < 1)
+        throw std::invalid_argument(
+            fmt::format("microbatch size must be ≥ 1, got {}", w.microbatch));
+    if (w.seq(c) < 1)
+        throw std::invalid_argument(fmt::format("sequence length must be ≥ 1, got {}", w.seq(c)));
+    if (w.tp < 1)
+        throw std::invalid_argument(
+            fmt::format("tensor-parallel degree must be ≥ 1, got {}", w.tp));
+    auto divides = [&](const char* what, int value) {
+        if (value % w.tp != 0)
+            throw std::invalid_argument(
+                fmt::format("tensor-parallel degree {} does not divide {}'s {} ({})", w.tp, c.name,
+                            what, value));
+    };
+    divides("attention heads", c.heads);
+    divides("key/value heads", c.kv_heads_or_default());
+    divides("ffn_hidden", c.ffn_or_default());
+}
+
+PassFlops layer_flops(const TransformerConfig& c, const Workload& w) {
+    const Dims d = dims(c, w);
+    // Each pass multiplies every weight matrix once: F computes X·W, B computes dY·Wᵀ and W
+    // computes Xᵀ·dY (Zero Bubble paper, §2). For the GPT shape the matrices hold 12h² and
+    // this gives 24sbh² per pass.
+    const double linear = 2 * d.s * d.b * matrix_params(c);
+    const double core = attention_core_forward(d);
+    return {linear + core, linear + 2 * core, linear};
+}
+
+double layer_recompute_flops(const TransformerConfig& c, const Workload& w) {
+    switch (w.recompute) {
+        case Recompute::none:
+            return 0;
+        case Recompute::selective:
+            return attention_core_forward(dims(c, w));
+        case Recompute::full:
+            return layer_flops(c, w).forward;
+    }
+    return 0;
+}
+
+PassFlops head_flops(const TransformerConfig& c, const Workload& w) {
+    const Dims d = dims(c, w);
+    const double gemm = 2 * d.s * d.b * d.h * d.v;
+    return {gemm, gemm, gemm};
+}
+
+ActivationBytes layer_activation_bytes(const TransformerConfig& c, const Workload& w) {
+    const Dims d = dims(c, w);
+    const double sb = d.s * d.b;
+    const double drop = c.dropout ? 1 : 0;
+    // Split over the TP ranks only with sequence parallelism: norm inputs, the QKV and MLP
+    // inputs and the dropout masks (Korthikanti et al., 2022, §4.2.2).
+    const double shard = w.sequence_parallel ? d.t : 1;
+    const double gated = c.mlp == Mlp::swiglu ? 1 : 0;
+
+    // Korthikanti et al., 2022, §4.1, per component, in bytes (16-bit values, 1-byte masks).
+    // Not split by TP: two norm inputs (2sbh each), QKV input (2sbh), MLP input (2sbh),
+    // two dropout masks (sbh each): 10sbh for GPT.
+    const double replicated = sb * (2 * 2 * d.h + 2 * d.h + 2 * d.h + 2 * drop * d.h);
+    // Split by TP: Q and K (2sbh + 2sb·kv), V (2sb·kv), output-projection input (2sbh), the
+    // MLP's hidden activations (GeLU: input and output, 4sbf; SwiGLU: gate, up and product,
+    // 6sbf): 24sbh for GPT.
+    const double split = sb * (2 * d.h + 4 * d.kv + 2 * d.h + (4 + 2 * gated) * d.f);
+    // The attention core: softmax output (2as²b), its dropout mask (as²b) and dropout output
+    // (2as²b): 5as²b; without dropout AV reads the softmax output.
+    const double core = d.a * d.s * d.s * d.b * (2 + 3 * drop);
+
+    // W needs the inputs of the linear layers and the gradients of their outputs (Zero Bubble
+    // paper, Table 1: 32sbh for GPT). Replicated: QKV and MLP inputs, the gradients of the
+    // output projection's and second MLP matrix's outputs (8sbh). Split: the gradients of
+    // the QKV (2sbh + 4sb·kv) and first-MLP outputs (2sbf, 4sbf gated), the output projection
+    // and second MLP inputs (2sbh + 2sbf): 24sbh for GPT.
+    const double w_replicated = sb * 4 * 2 * d.h;
+    const double w_split = sb * (2 * d.h + 4 * d.kv + 2 * d.h + (4 + 2 * gated) * d.f);
+
+    ActivationBytes bytes;
+    bytes.held_for_w = w_replicated / shard + w_split / d.t;
+    switch (w.recompute) {
+        case Recompute::none:
+            bytes.activation = replicated / shard + split / d.t + core / d.t;
+            break;
+        case Recompute::selective:
+            bytes.activation = replicated / shard + split / d.t;
+            break;
+        case Recompute::full:
+            // Only the layer input is kept; B recomputes the rest. The MemoryModel cannot
+            // express B growing the held memory, so M_W is capped at M_B (docs/models.md).
+            bytes.activation = 2 * sb * d.h / shard;
+            bytes.held_for_w = bytes.activation;
+            break;
+    }
+    return bytes;
+}
+
+ActivationBytes embedding_activation_bytes(const TransformerConfig& c, const Workload& w) {
+    const Dims d = dims(c, w);
+    const double shard = w.sequence_parallel ? d.t : 1;
+    return {c.dropout ? d.s * d.b * d.h / shard : 0.0, 0.0};
+}
+
+ActivationBytes head_activation_bytes(const TransformerConfig& c, const Workload& w) {
+    const Dims d = dims(c, w);
+    const double sb = d.s * d.b;
+    const double shard = w.sequence_parallel ? d.t : 1;
+    // Final-norm input and head input (2sbh each) and the fp32 logits for the cross-entropy
+    // (4sbV/t, vocabulary-parallel); Korthikanti et al., 2022, §4.3 counts 4sbh/t·(1 + V/h).
+    ActivationBytes bytes;
+    bytes.activation = 4 * sb * d.h / shard + 4 * sb * d.v / d.t;
+    bytes.held_for_w = 2 * sb * d.h / shard + 2 * sb * d.v / d.t;
+    return bytes;
+}
+
+TensorParallelComm layer_tp_comm(const TransformerConfig& c, const Workload& w) {
+    if (w.tp == 1) return {};
+    const Dims d = dims(c, w);
+    // Megatron-LM tensor parallelism: one all-reduce after attention and one after the MLP
+    // in F, and their conjugates in B (Shoeybi et al., 2019, Fig. 4).
+    return {2 * d.s * d.b * d.h, 2, 2};
+}
+
+double pipeline_message_bytes(const TransformerConfig& c, const Workload& w) {
+    const Dims d = dims(c, w);
+    return 2 * d.s * d.b * d.h;
+}
+
+double bytes_per_param(const OptimizerConfig& o) {
+    if (o.data_parallel < 1)
+        throw std::invalid_argument(
+            fmt::format("data-parallel size must be ≥ 1, got {}", o.data_parallel));
+    if (o.weight_bytes < 0 || o.grad_bytes < 0 || o.optimizer_bytes < 0)
+        throw std::invalid_argument("bytes per parameter must be ≥ 0");
+    const double shards = o.distributed ? o.data_parallel : 1;
+    return o.weight_bytes + o.grad_bytes + o.optimizer_bytes / shards;
+}
+
+}  // namespace pipesim::models

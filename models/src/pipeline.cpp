@@ -1,0 +1,92 @@
+#include "models/pipeline.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipesim::models {
+
+namespace {
+
+// Parameters one GPU of the TP group holds for a stage: matrices and biases are split over
+// t, norms replicated; embeddings are vocabulary-parallel, learned positions replicated. With
+// tied embeddings the last stage keeps its own copy of the embedding matrix (as Megatron-LM
+// does when first and last stage differ).
+double stage_params(const TransformerConfig& c, const StagePlan& s, int tp, int stages) {
+    const LayerParams layer = layer_params(c);
+    const double t = tp;
+    double params = s.layers * ((layer.linear_weights + layer.linear_biases) / t + layer.norms);
+    const double vocab_matrix = static_cast<double>(c.vocab) * c.hidden / t;
+    if (s.has_embedding)
+        params +=
+            vocab_matrix + (c.learned_positions ? static_cast<double>(c.seq_len) * c.hidden : 0.0);
+    if (s.has_head) {
+        params += c.norm == Norm::layernorm ? 2.0 * c.hidden : c.hidden;  // final norm
+        if (!c.tied_embeddings || stages > 1) params += vocab_matrix;
+    }
+    return params;
+}
+
+}  // namespace
+
+PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& workload,
+                           const OptimizerConfig& optimizer, const CostModel& cost_model,
+                           int stages, const PartitionOptions& partition) {
+    check_config(config);
+    check_workload(config, workload);
+    const double per_param = bytes_per_param(optimizer);
+    if (stages > config.layers)
+        throw std::invalid_argument(fmt::format(
+            "cannot split {}'s {} layers into {} pipeline stages: every stage needs at least one "
+            "layer",
+            config.name, config.layers, stages));
+
+    const PassTimes layer_time = cost_model.layer(config, workload);
+    const PassTimes head_time = cost_model.head(config, workload);
+    const std::vector<double> layer_costs(static_cast<std::size_t>(config.layers),
+                                          layer_time.total());
+    const std::vector<int> counts =
+        partition_layers(layer_costs, stages, 0.0, head_time.total(), partition);
+
+    const ActivationBytes layer_mem = layer_activation_bytes(config, workload);
+    const ActivationBytes embed_mem = embedding_activation_bytes(config, workload);
+    const ActivationBytes head_mem = head_activation_bytes(config, workload);
+
+    PipelinePlan plan;
+    plan.message_bytes = pipeline_message_bytes(config, workload);
+    plan.tp_comm = layer_tp_comm(config, workload);
+    plan.samples_per_microbatch = workload.microbatch;
+    plan.tokens_per_microbatch = static_cast<double>(workload.microbatch) * workload.seq(config);
+    plan.model_flops_per_microbatch = config.layers * layer_flops(config, workload).total() +
+                                      head_flops(config, workload).total();
+
+    int first_layer = 0;
+    for (int j = 0; j < stages; ++j) {
+        StagePlan s;
+        s.first_layer = first_layer;
+        s.layers = counts[j];
+        s.has_embedding = j == 0;
+        s.has_head = j == stages - 1;
+        first_layer += s.layers;
+        s.times = {s.layers * layer_time.forward, s.layers * layer_time.backward_input,
+                   s.layers * layer_time.backward_weight};
+        s.memory = {s.layers * layer_mem.activation, s.layers * layer_mem.held_for_w};
+        if (s.has_embedding) {
+            s.memory.activation += embed_mem.activation;
+            s.memory.held_for_w += embed_mem.held_for_w;
+        }
+        if (s.has_head) {
+            s.times.forward += head_time.forward;
+            s.times.backward_input += head_time.backward_input;
+            s.times.backward_weight += head_time.backward_weight;
+            s.memory.activation += head_mem.activation;
+            s.memory.held_for_w += head_mem.held_for_w;
+        }
+        s.params = stage_params(config, s, workload.tp, stages);
+        s.static_bytes = s.params * per_param;
+        plan.stages.push_back(s);
+    }
+    return plan;
+}
+
+}  // namespace pipesim::models

@@ -1,0 +1,76 @@
+#include "sim/model_costs.hpp"
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "models/cost_model.hpp"
+#include "models/presets.hpp"
+
+namespace pipesim {
+
+ModelAnalysis plan_model(const ModelRunOptions& options, int stages) {
+    ModelAnalysis result;
+    result.config = models::resolve_model(options.model);
+    result.gpu = models::find_gpu(options.gpu);
+    result.workload = options.workload;
+    std::unique_ptr<models::CostModel> cost_model;
+    if (!options.calibration_file.empty()) {
+        cost_model = std::make_unique<models::CalibratedCostModel>(
+            result.gpu, models::load_calibration(options.calibration_file));
+        result.cost_source = fmt::format("calibration {}", options.calibration_file);
+    } else {
+        const double efficiency =
+            options.efficiency > 0 ? options.efficiency : result.gpu.default_efficiency;
+        cost_model = std::make_unique<models::AnalyticCostModel>(result.gpu, efficiency);
+        result.cost_source = fmt::format("analytic, efficiency {:g}", efficiency);
+    }
+    result.plan = models::plan_pipeline(result.config, options.workload, options.optimizer,
+                                        *cost_model, stages, options.partition);
+    return result;
+}
+
+StageCosts stage_costs_from_plan(const models::PipelinePlan& plan) {
+    StageCosts costs;
+    for (const models::StagePlan& s : plan.stages) {
+        costs.forward.push_back(s.times.forward);
+        costs.backward_input.push_back(s.times.backward_input);
+        costs.backward_weight.push_back(s.times.backward_weight);
+    }
+    return costs;
+}
+
+MemoryModel memory_model_from_plan(const models::PipelinePlan& plan) {
+    MemoryModel memory;
+    for (const models::StagePlan& s : plan.stages) {
+        memory.activation.push_back(s.memory.activation);
+        memory.held_for_w.push_back(s.memory.held_for_w);
+    }
+    return memory;
+}
+
+void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metrics& metrics) {
+    const auto devices = static_cast<std::size_t>(schedule.devices);
+    model.static_bytes.assign(devices, 0.0);
+    for (std::size_t s = 0; s < model.plan.stages.size(); ++s)
+        model.static_bytes[static_cast<std::size_t>(schedule.stage_device[s])] +=
+            model.plan.stages[s].static_bytes;
+    model.activation_bytes.assign(devices, 0.0);
+    model.total_bytes.assign(devices, 0.0);
+    model.over_capacity.clear();
+    for (std::size_t d = 0; d < devices; ++d) {
+        model.activation_bytes[d] = metrics.devices[d].peak_activation;
+        model.total_bytes[d] = model.static_bytes[d] + model.activation_bytes[d];
+        if (model.total_bytes[d] > model.gpu.memory_bytes)
+            model.over_capacity.push_back(static_cast<int>(d));
+    }
+    model.gpus = schedule.devices * model.workload.tp;
+    if (metrics.makespan <= 0) return;
+    const double microbatches = schedule.microbatches;
+    model.samples_per_second = microbatches * model.plan.samples_per_microbatch / metrics.makespan;
+    model.tokens_per_second = microbatches * model.plan.tokens_per_microbatch / metrics.makespan;
+    model.mfu = microbatches * model.plan.model_flops_per_microbatch /
+                (metrics.makespan * model.gpus * model.gpu.peak_bf16_flops);
+}
+
+}  // namespace pipesim

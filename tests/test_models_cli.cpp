@@ -1,0 +1,128 @@
+// `pipesim analyze --model ...` and `pipesim list` end to end.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "models/cost_model.hpp"
+#include "models/gpu.hpp"
+#include "models/layer_costs.hpp"
+#include "models/presets.hpp"
+
+using namespace pipesim::models;
+using pipesim::test::run_pipesim;
+
+TEST_CASE("analyze with a model reports seconds, bytes, samples, tokens and MFU", "[models]") {
+    // GPT-3 on 8 stages of 12 layers, t = 8, b = 1: 1F1B keeps p microbatches on device 0.
+    const auto r = run_pipesim(
+        "analyze -s 1f1b -p 8 -m 16 --model gpt3-175b --gpu a100-80gb --mb 1 -t 8 --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["time_unit"] == "s");
+    const double makespan = j["makespan"];
+    CHECK(j["samples_per_second"].get<double>() == Approx(16 / makespan));
+    CHECK(j["tokens_per_second"].get<double>() == Approx(16 * 2048 / makespan));
+
+    const TransformerConfig& c = find_model("gpt3-175b");
+    const Workload w{.microbatch = 1, .seq_len = 2048, .tp = 8};
+    const double flops = 96 * layer_flops(c, w).total() + head_flops(c, w).total();
+    CHECK(j["mfu"].get<double>() == Approx(16 * flops / (makespan * 64 * 312e12)));
+
+    // The first stage holds 12 layers plus the embedding dropout mask, eight times.
+    const double stage0 =
+        12 * layer_activation_bytes(c, w).activation + embedding_activation_bytes(c, w).activation;
+    CHECK(j["peak_activation"][0].get<double>() == Approx(8 * stage0));
+
+    // Each stage's F is 12 layers at the A100's default efficiency (no calibration).
+    const AnalyticCostModel model(find_gpu("a100-80gb"), find_gpu("a100-80gb").default_efficiency);
+    CHECK(j["model"]["virtual_stages"][3]["forward"].get<double>() ==
+          Approx(12 * model.layer(c, w).forward));
+    CHECK(j["model"]["virtual_stages"][3]["layers"] == 12);
+    CHECK(j["model"]["message_bytes"].get<double>() == 2.0 * 2048 * 12288);
+    CHECK(j["memory_bytes"].size() == 8);
+    CHECK(j["warnings"].empty());
+}
+
+TEST_CASE("a device over its GPU memory gets a clear warning", "[models]") {
+    // Llama-2 70B on two 40 GB A100s cannot fit: 69B params × 18 bytes over 2 devices.
+    const auto r = run_pipesim(
+        "analyze -s 1f1b -p 2 -m 4 --model llama2-70b --gpu a100-40gb "
+        "--mb 1 --recompute full");
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("warning: device 0 needs") &&
+                          Catch::Contains("more than the 40.0 GiB of a a100-40gb"));
+    const auto fits = run_pipesim("analyze -s 1f1b -p 8 -m 8 --model zb-1.5b --gpu h200 --mb 1");
+    REQUIRE(fits.exit_code == 0);
+    CHECK_THAT(fits.out, !Catch::Contains("warning"));
+    CHECK_THAT(fits.out, Catch::Contains("MFU") && Catch::Contains("tokens/s"));
+}
+
+TEST_CASE("a model JSON file and a calibration file drive analyze", "[models]") {
+    const std::string examples = std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/";
+    const auto r = run_pipesim("analyze -s zb-h1 -p 4 -m 8 --model " + examples +
+                               "model-llama-like.json --gpu h100-sxm --mb 1 --json");
+    REQUIRE(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(r.out)["model"]["name"] == "llama-like-1b");
+
+    // The example calibration measured llama2-7b's layer at b = 1, s = 4096.
+    const auto cal = run_pipesim(
+        "analyze -s 1f1b -p 4 -m 8 --model llama2-7b --gpu h100-sxm "
+        "--mb 1 --calibration " +
+        examples + "calibration-h100.json --json");
+    REQUIRE(cal.exit_code == 0);
+    const auto j = nlohmann::json::parse(cal.out);
+    CHECK(j["model"]["virtual_stages"][1]["forward"].get<double>() == Approx(8 * 0.00412));
+    CHECK(j["model"]["virtual_stages"][1]["backward_weight"].get<double>() == Approx(8 * 0.00335));
+}
+
+TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]") {
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto bad_json = dir / "pipesim_models_bad.json";
+    std::ofstream(bad_json) << "{\n  \"layers\": 4,\n  \"hidden\": 64 64\n}\n";
+    auto [args, message] = GENERATE_REF(table<std::string, std::string>({
+        {"--model gpt-9 --gpu h100-sxm --mb 1", "unknown model 'gpt-9' (known: zb-1.5b"},
+        {"--model llama2-7b --gpu tpu --mb 1",
+         "unknown GPU 'tpu' (known: a100-40gb, a100-80gb, h100-sxm, h200)"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 -t 3",
+         "tensor-parallel degree 3 does not divide llama2-7b's attention heads (32)"},
+        {"--model " + bad_json.string() + " --gpu h100-sxm --mb 1",
+         bad_json.string() + ":3:17: invalid JSON"},  // nlohmann points at the token's end
+        {"--model llama2-7b --mb 1",
+         "model-based costs need all of --model NAME, --gpu NAME and --mb B"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --costs 1,2,1",
+         "--costs and --mem-w-ratio cannot be combined with --model"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --recompute some",
+         "--recompute: expected none, selective or full, got 'some'"},
+        {"--model llama2-7b --gpu a100-80gb --mb 1 --calibration " +
+             std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h100.json",
+         "the calibration file was measured on 'h100-sxm', not on the chosen GPU 'a100-80gb'"},
+    }));
+    INFO(args);
+    const auto r = run_pipesim("analyze -s 1f1b -p 4 -m 8 " + args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: " + message));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.out.empty());
+}
+
+TEST_CASE("more pipeline stages than layers is refused with exit code 2", "[models]") {
+    const auto r = run_pipesim(
+        "analyze -s interleaved-1f1b -p 8 -m 16 -v 3 --model zb-1.5b "
+        "--gpu h100-sxm --mb 1");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err ==
+          "pipesim analyze: cannot split zb-1.5b's 22 layers into 24 pipeline stages: "
+          "every stage needs at least one layer\n");
+}
+
+TEST_CASE("list names the models and GPUs", "[models]") {
+    const auto r = run_pipesim("list");
+    REQUIRE(r.exit_code == 0);
+    for (const TransformerConfig& c : model_presets())
+        CHECK_THAT(r.out, Catch::Contains(c.name));
+    for (const GpuSpec& g : gpu_specs())
+        CHECK_THAT(r.out, Catch::Contains(g.name));
+}

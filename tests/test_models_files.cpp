@@ -1,0 +1,154 @@
+// Model JSON and calibration files: parsing, messages with file:line:column, calibrated costs.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "models/cost_model.hpp"
+#include "models/model_json.hpp"
+#include "models/presets.hpp"
+
+using namespace pipesim::models;
+
+TEST_CASE("a model JSON file gives the same config as the equivalent preset", "[models]") {
+    const TransformerConfig c = parse_model_json(R"({
+        "name": "my-llama",
+        "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008, "vocab": 32000,
+        "seq_len": 4096, "mlp": "swiglu", "norm": "rmsnorm", "linear_bias": false,
+        "learned_positions": false, "tied_embeddings": false, "dropout": false
+    })",
+                                                 "my.json");
+    CHECK(c.name == "my-llama");
+    CHECK(total_params(c) == total_params(find_model("llama2-7b")));
+}
+
+TEST_CASE("a model JSON file can start from a preset", "[models]") {
+    const TransformerConfig c =
+        parse_model_json(R"({"base": "llama3-8b", "layers": 16})", "half.json");
+    CHECK(c.name == "llama3-8b-custom");
+    CHECK(c.layers == 16);
+    CHECK(c.kv_heads == 8);
+    CHECK(c.vocab == 128256);
+}
+
+TEST_CASE("malformed model JSON names the file, line and column", "[models]") {
+    auto [text, message] = GENERATE(table<std::string, std::string>({
+        {"{\n  \"layers\": 4,\n  \"hidden\": ,\n}",
+         "m.json:3:13: invalid JSON: syntax error while parsing value"},
+        {"{\n  \"layers\": 4,\n  \"hiden\": 64\n}", "m.json:3:12: unknown field 'hiden'"},
+        {"{\"layers\": \"four\", \"hidden\": 64, \"heads\": 2, \"vocab\": 10}",
+         "m.json:1:12: 'layers' must be an integer ≥ 1, got \"four\""},
+        {"{\"layers\": 2, \"hidden\": 64, \"heads\": 2}",
+         "m.json:1:1: missing required field 'vocab'"},
+        {"{\"layers\": 2, \"hidden\": 64, \"heads\": 3, \"vocab\": 10}",
+         "m.json:1:1: model 'custom': heads (3) must divide hidden (64)"},
+        {"{\"base\": \"gpt-4\"}", "m.json:1:10: unknown model 'gpt-4' (known: "},
+        {"{\"layers\": 2, \"hidden\": 64, \"heads\": 2, \"vocab\": 10, \"mlp\": \"relu\"}",
+         "m.json:1:61: 'mlp' must be one of gelu, swiglu, got \"relu\""},
+        {"[1, 2]", "m.json:1:1: a model file must be one JSON object"},
+    }));
+    INFO(text);
+    CHECK_THROWS_WITH(parse_model_json(text, "m.json"), Catch::StartsWith(message));
+}
+
+TEST_CASE("resolve_model reads files and names unreadable ones", "[models]") {
+    CHECK(resolve_model("gpt3-175b").layers == 96);
+    CHECK_THROWS_WITH(resolve_model("/nonexistent/model.json"),
+                      "cannot read model file '/nonexistent/model.json'");
+    const TransformerConfig c =
+        resolve_model(std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/model-llama-like.json");
+    CHECK(c.name == "llama-like-1b");
+}
+
+namespace {
+
+// One H100 calibration entry for the zb-1.5b layer at b = 1, s = 1024.
+std::string calibration_text(double f, double b, double w) {
+    return R"({
+  "format": "pipesim-calibration",
+  "version": 1,
+  "gpu": "h100-sxm",
+  "device": "NVIDIA H100 80GB HBM3",
+  "layers": [
+    {"hidden": 2304, "heads": 24, "seq_len": 1024, "microbatch": 1,
+     "forward": )" +
+           std::to_string(f) + R"(, "backward_input": )" + std::to_string(b) +
+           R"(, "backward_weight": )" + std::to_string(w) + "}\n  ]\n}\n";
+}
+
+Workload one_sequence() {
+    Workload w;
+    w.seq_len = 1024;
+    return w;
+}
+
+}  // namespace
+
+TEST_CASE("a calibrated layer uses the measured times for its exact shape", "[models]") {
+    const Calibration cal = parse_calibration(calibration_text(0.001, 0.0012, 0.0009), "c.json");
+    REQUIRE(cal.layers.size() == 1);
+    CHECK(cal.layers[0].kv_heads == 24);
+    CHECK(cal.layers[0].ffn_hidden == 4 * 2304);
+    const CalibratedCostModel model(find_gpu("h100-sxm"), cal);
+    const PassTimes t = model.layer(find_model("zb-1.5b"), one_sequence());
+    CHECK(t.forward == 0.001);
+    CHECK(t.backward_input == 0.0012);
+    CHECK(t.backward_weight == 0.0009);
+    Workload full = one_sequence();
+    full.recompute = Recompute::full;
+    CHECK(model.layer(find_model("zb-1.5b"), full).backward_input == Approx(0.0022));
+}
+
+TEST_CASE("other shapes use the efficiency measured in the calibration file", "[models]") {
+    const TransformerConfig& c = find_model("zb-1.5b");
+    const PassFlops f = layer_flops(c, one_sequence());
+    const double peak = find_gpu("h100-sxm").peak_bf16_flops;
+    // Times that correspond to 60 %, 50 % and 40 % of the peak.
+    const Calibration cal = parse_calibration(
+        calibration_text(f.forward / (0.6 * peak), f.backward_input / (0.5 * peak),
+                         f.backward_weight / (0.4 * peak)),
+        "c.json");
+    const CalibratedCostModel model(find_gpu("h100-sxm"), cal);
+    Workload longer = one_sequence();
+    longer.microbatch = 4;  // not in the file
+    const PassFlops g = layer_flops(c, longer);
+    const PassTimes t = model.layer(c, longer);
+    // std::to_string keeps 6 decimals, so the measured times are rounded to 1 µs.
+    CHECK(t.forward == Approx(g.forward / (0.6 * peak)).epsilon(2e-3));
+    CHECK(t.backward_input == Approx(g.backward_input / (0.5 * peak)).epsilon(2e-3));
+    CHECK(t.backward_weight == Approx(g.backward_weight / (0.4 * peak)).epsilon(2e-3));
+}
+
+TEST_CASE("a calibration file for another GPU is refused", "[models]") {
+    const Calibration cal = parse_calibration(calibration_text(0.001, 0.001, 0.001), "c.json");
+    CHECK_THROWS_WITH(CalibratedCostModel(find_gpu("a100-80gb"), cal),
+                      "the calibration file was measured on 'h100-sxm', not on the chosen GPU "
+                      "'a100-80gb'");
+}
+
+TEST_CASE("malformed calibration files name the file, line and column", "[models]") {
+    std::string bad_time = calibration_text(0.001, 0.001, 0.001);
+    bad_time.replace(bad_time.find("\"backward_weight\": 0.001000"),
+                     std::string("\"backward_weight\": 0.001000").size(),
+                     "\"backward_weight\": -1");
+    CHECK_THROWS_WITH(parse_calibration(bad_time, "c.json"),
+                      Catch::StartsWith("c.json:8:") &&
+                          Catch::Contains("'backward_weight' must be a time in seconds > 0"));
+    std::string bad_gpu = calibration_text(0.001, 0.001, 0.001);
+    bad_gpu.replace(bad_gpu.find("h100-sxm"), 8, "tpu-v5");
+    CHECK_THROWS_WITH(parse_calibration(bad_gpu, "c.json"),
+                      Catch::StartsWith("c.json:4:10: unknown GPU 'tpu-v5'"));
+    CHECK_THROWS_WITH(parse_calibration(R"({"format": "pipesim-calibration", "version": 1,
+        "gpu": "h200", "layers": []})",
+                                        "c.json"),
+                      "c.json:2:34: 'layers' must be a non-empty array of measured layer shapes");
+    CHECK_THROWS_WITH(parse_calibration("{\"format\": \"other\"}", "c.json"),
+                      "c.json:1:12: 'format' must be \"pipesim-calibration\"");
+}
+
+TEST_CASE("the documented calibration example parses", "[models]") {
+    const Calibration cal =
+        load_calibration(std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h100.json");
+    CHECK(cal.gpu == "h100-sxm");
+    CHECK(cal.layers.size() == 2);
+    CHECK_NOTHROW(CalibratedCostModel(find_gpu("h100-sxm"), cal));
+}

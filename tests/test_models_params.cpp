@@ -1,0 +1,84 @@
+// Parameter counts against closed forms and published sizes.
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "models/presets.hpp"
+#include "models/transformer.hpp"
+
+using namespace pipesim::models;
+
+TEST_CASE("a GPT layer has 12h² + 13h parameters", "[models]") {
+    const int h = GENERATE(768, 2304, 12288);
+    TransformerConfig c;
+    c.name = "gpt";
+    c.hidden = h;
+    c.heads = 12;
+    const double hh = h;
+    CHECK(layer_params(c).total() == 12 * hh * hh + 13 * hh);
+}
+
+TEST_CASE("a GPT model has 12Lh² + 13Lh + Vh + sh + 2h parameters (Narayanan et al., eq. 2)",
+          "[models]") {
+    const TransformerConfig& c = find_model("gpt3-175b");
+    const double L = c.layers, h = c.hidden, V = c.vocab, s = c.seq_len;
+    CHECK(total_params(c) == 12 * L * h * h + 13 * L * h + V * h + s * h + 2 * h);
+}
+
+TEST_CASE("grouped-query attention shrinks only the K and V projections", "[models]") {
+    TransformerConfig mha = find_model("llama2-70b");
+    mha.kv_heads = 0;
+    const TransformerConfig& gqa = find_model("llama2-70b");
+    const double h = gqa.hidden;
+    const double kv = 8.0 * (gqa.hidden / gqa.heads);  // 8 KV heads of dimension 128
+    CHECK(layer_params(mha).linear_weights - layer_params(gqa).linear_weights ==
+          2 * h * h - 2 * h * kv);
+}
+
+TEST_CASE("preset parameter counts match their published sizes", "[models]") {
+    // Tolerances: the released Llama checkpoints publish exact counts (we must agree to the
+    // parameter); GPT-3's "175B" is rounded (1 %); paper names like "1.5B" are rounded to the
+    // first decimal and the papers pad the vocabulary differently (2 %).
+    auto [name, tolerance] = GENERATE(table<std::string, double>({
+        {"gpt3-175b", 0.01},
+        {"llama2-7b", 1e-9},
+        {"llama2-13b", 1e-9},
+        {"llama2-70b", 1e-9},
+        {"llama3-8b", 1e-9},
+        {"llama3-70b", 1e-9},
+        {"llama3-405b", 1e-9},
+        {"zb-1.5b", 0.02},
+        {"zb-6.2b", 0.02},
+        {"zb-14.6b", 0.02},
+        {"zb-28.3b", 0.02},
+        {"cm-9.6b", 0.02},
+        {"cm-21b", 0.02},
+        {"cm-38.5b", 0.02},
+        {"cm-98.5b", 0.02},
+    }));
+    const TransformerConfig& c = find_model(name);
+    const double error = total_params(c) / c.stated_params - 1;
+    INFO(name << ": " << total_params(c) << " vs stated " << c.stated_params << ", error "
+              << 100 * error << " %");
+    CHECK(std::abs(error) <= tolerance);
+}
+
+TEST_CASE("Llama-2 7B is within 1 % of 6.74B and GPT-3 within 1 % of 175B", "[models]") {
+    CHECK(total_params(find_model("llama2-7b")) == Approx(6.74e9).epsilon(0.01));
+    CHECK(total_params(find_model("gpt3-175b")) == Approx(175e9).epsilon(0.01));
+}
+
+TEST_CASE("every preset is a valid config and names its source", "[models]") {
+    for (const TransformerConfig& c : model_presets()) {
+        INFO(c.name);
+        CHECK_NOTHROW(check_config(c));
+        CHECK_FALSE(c.source.empty());
+    }
+}
+
+TEST_CASE("an unknown model name lists the known ones", "[models]") {
+    CHECK_THROWS_WITH(find_model("gpt-5"),
+                      Catch::StartsWith("unknown model 'gpt-5' (known: zb-1.5b, zb-6.2b") &&
+                          Catch::Contains("llama3-405b)"));
+}

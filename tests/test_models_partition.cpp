@@ -1,0 +1,124 @@
+// The stage partitioner against brute force on small cases.
+#include <algorithm>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "models/partition.hpp"
+
+using namespace pipesim::models;
+
+namespace {
+
+// Smallest bottleneck over every split of n layers into k non-empty contiguous groups that
+// satisfies the fixed counts (infinity if none does).
+double brute_force(const std::vector<double>& costs, int k, double first, double last,
+                   const PartitionOptions& options) {
+    const int n = static_cast<int>(costs.size());
+    double best = std::numeric_limits<double>::infinity();
+    std::vector<int> counts;
+    std::function<void(int)> place = [&](int left) {
+        if (static_cast<int>(counts.size()) == k - 1) {
+            if (left < 1) return;
+            counts.push_back(left);
+            const bool ok =
+                (options.first_stage_layers < 0 || counts.front() == options.first_stage_layers) &&
+                (options.last_stage_layers < 0 || counts.back() == options.last_stage_layers);
+            if (ok) best = std::min(best, partition_bottleneck(costs, counts, first, last));
+            counts.pop_back();
+            return;
+        }
+        for (int c = 1; c <= left - 1; ++c) {
+            counts.push_back(c);
+            place(left - c);
+            counts.pop_back();
+        }
+    };
+    if (k == 1) {
+        counts = {n};
+        const bool ok = (options.first_stage_layers < 0 || n == options.first_stage_layers) &&
+                        (options.last_stage_layers < 0 || n == options.last_stage_layers);
+        return ok ? partition_bottleneck(costs, counts, first, last) : best;
+    }
+    place(n);
+    return best;
+}
+
+}  // namespace
+
+TEST_CASE("the partitioner finds the brute-force optimum on random small cases", "[models]") {
+    std::mt19937 rng(12345);
+    std::uniform_real_distribution<double> cost(0.1, 3.0);
+    std::uniform_int_distribution<int> coin(0, 3);
+    int checked = 0;
+    for (int n = 1; n <= 9; ++n)
+        for (int k = 1; k <= std::min(n, 5); ++k)
+            for (int trial = 0; trial < 6; ++trial) {
+                std::vector<double> costs(static_cast<std::size_t>(n));
+                for (double& c : costs)
+                    c = cost(rng);
+                const double first = coin(rng) == 0 ? 0.0 : cost(rng);
+                const double last = coin(rng) == 0 ? 0.0 : 2 * cost(rng);
+                PartitionOptions options;
+                if (coin(rng) == 0) options.first_stage_layers = 1;
+                if (coin(rng) == 0 && k > 1) options.last_stage_layers = 1;
+                const double expected = brute_force(costs, k, first, last, options);
+                INFO("n=" << n << " k=" << k << " trial " << trial);
+                if (expected == std::numeric_limits<double>::infinity()) {
+                    CHECK_THROWS_AS(partition_layers(costs, k, first, last, options),
+                                    std::invalid_argument);
+                    continue;
+                }
+                const std::vector<int> counts = partition_layers(costs, k, first, last, options);
+                REQUIRE(static_cast<int>(counts.size()) == k);
+                CHECK(std::all_of(counts.begin(), counts.end(), [](int c) { return c >= 1; }));
+                int sum = 0;
+                for (int c : counts)
+                    sum += c;
+                CHECK(sum == n);
+                CHECK(partition_bottleneck(costs, counts, first, last) ==
+                      Approx(expected).epsilon(1e-12));
+                ++checked;
+            }
+    CHECK(checked > 150);
+}
+
+TEST_CASE("uniform layers split evenly and a heavy head takes layers off the last stage",
+          "[models]") {
+    const std::vector<double> layers(8, 1.0);
+    CHECK(partition_layers(layers, 4, 0, 0) == std::vector<int>{2, 2, 2, 2});
+    // Head worth 1.5 layers: 8 layers + 1.5 over 4 stages needs a bottleneck of 3.
+    const std::vector<int> counts = partition_layers(layers, 4, 0, 1.5);
+    CHECK(partition_bottleneck(layers, counts, 0, 1.5) == 3.0);
+    CHECK(counts.back() == 1);
+    // Of the optimal splits (bottleneck 3), the most even one: two 3s and two 2s, not 3,3,3,1.
+    std::vector<int> even = partition_layers(std::vector<double>(10, 1.0), 4, 0, 0);
+    std::sort(even.begin(), even.end());
+    CHECK(even == std::vector<int>{2, 2, 3, 3});
+}
+
+TEST_CASE("fixed first and last stage layer counts are respected", "[models]") {
+    const std::vector<double> layers(14, 1.0);
+    PartitionOptions options;
+    options.first_stage_layers = 2;
+    options.last_stage_layers = 3;
+    const std::vector<int> counts = partition_layers(layers, 4, 0, 0, options);
+    CHECK(counts.front() == 2);
+    CHECK(counts.back() == 3);
+    CHECK(counts[1] + counts[2] == 9);
+}
+
+TEST_CASE("impossible splits are refused with one clear line", "[models]") {
+    const std::vector<double> layers(4, 1.0);
+    CHECK_THROWS_WITH(partition_layers(layers, 5, 0, 0),
+                      "cannot split 4 layers into 5 stages: every stage needs at least one layer");
+    PartitionOptions options;
+    options.first_stage_layers = 3;
+    options.last_stage_layers = 2;
+    CHECK_THROWS_WITH(partition_layers(layers, 2, 0, 0, options),
+                      "cannot split 4 layers into 2 stages with 3 layers on the first stage and "
+                      "2 on the last");
+    CHECK_THROWS_WITH(partition_layers(layers, 0, 0, 0), "cannot split into 0 stages");
+}
