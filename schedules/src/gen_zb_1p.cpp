@@ -6,13 +6,17 @@
 
 namespace pipesim::detail {
 
-Schedule generate_zb_1p(const GeneratorOptions& o) {
+Schedule generate_zb_capped(const GeneratorOptions& o, const char* name, int cap_per_device) {
     AutoScheduleOptions options;
-    options.name = "zb-1p";
+    options.name = name;
     options.devices = o.devices;
     options.microbatches = o.microbatches;
-    options.memory_limit = 1 * o.devices;
+    options.memory_limit = cap_per_device * o.devices;
     return auto_schedule(options);
+}
+
+Schedule generate_zb_1p(const GeneratorOptions& o) {
+    return generate_zb_capped(o, "zb-1p", 1);
 }
 
 }  // namespace pipesim::detail

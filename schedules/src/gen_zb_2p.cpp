@@ -1,18 +1,12 @@
 // ZB-2P (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024): the paper's automatic
 // schedule under a memory cap of 2p·M_B, built by its greedy heuristic (auto_schedule.hpp)
-// with unit pass times F = B = W and no communication.
+// with unit pass times F = B = W and no communication (generate_zb_capped in gen_zb_1p.cpp).
 #include "generators.hpp"
-#include "schedules/auto_schedule.hpp"
 
 namespace pipesim::detail {
 
 Schedule generate_zb_2p(const GeneratorOptions& o) {
-    AutoScheduleOptions options;
-    options.name = "zb-2p";
-    options.devices = o.devices;
-    options.microbatches = o.microbatches;
-    options.memory_limit = 2 * o.devices;
-    return auto_schedule(options);
+    return generate_zb_capped(o, "zb-2p", 2);
 }
 
 }  // namespace pipesim::detail

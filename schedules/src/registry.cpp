@@ -49,6 +49,15 @@ constexpr std::array generators{
     ScheduleGenerator{"zb-2p", "ZB-2P: Zero Bubble's greedy automatic schedule under a 2p·M_B "
                                "memory cap, zero bubble with F=B=W (Qi et al., ICLR 2024)",
                       1, 1, 1, false, &detail::generate_zb_2p},
+    ScheduleGenerator{"zb-v", "ZB-V: V-shape, split backward, 1F1B's peak memory (p·M_B), zero "
+                              "bubble with F=B=W (Qi et al., ICLR 2024, Sec. 6)",
+                      2, 2, 2, false, &detail::generate_zb_v},
+    ScheduleGenerator{"v-zb", "V-ZB: V-shape building block with 1F1B's memory and (almost) zero "
+                              "bubble (Qi et al., NeurIPS 2024)",
+                      2, 2, 2, false, &detail::generate_v_zb},
+    ScheduleGenerator{"dualpipe-v", "DualPipeV: DeepSeek's cut-in-half DualPipe on a V-shape, "
+                                    "overlapped F&B pairs run as F then BW",
+                      2, 2, 2, false, &detail::generate_dualpipe_v},
 };
 
 std::string known_names() {

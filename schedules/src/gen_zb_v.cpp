@@ -1,0 +1,60 @@
+// ZB-V (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, Section 6): V-shape
+// placement (device i holds stages i and 2p−1−i), split backward, and per device i:
+//   warm-up    2(p−i)−1 first-chunk forwards, i pairs (second-chunk F, first-chunk F), then
+//              p−i triples (second-chunk F, B, W);
+//   steady     (F, B, W) on the first chunk then (F, B, W) on the second, until every
+//              forward has run;
+//   cool-down  i pairs of B (first chunk, then second), p−i pairs (first-chunk B, oldest
+//              first-chunk W), then the remaining W's, second chunk first.
+// The counts are those of the paper's Fig. 7 (and of PyTorch's ScheduleZBVZeroBubble). Each
+// device holds at most 2p chunk activations, i.e. p full-stage microbatches (1F1B's peak),
+// and with F = B = W and no communication no device idles within its own span once m ≥ 2p.
+// The order is built for max(m, 2p−1) microbatches and the surplus ones are dropped, which
+// keeps it valid (dependencies never cross microbatches) for small m.
+#include <algorithm>
+
+#include "generators.hpp"
+#include "schedules/placement.hpp"
+#include "v_order.hpp"
+
+namespace pipesim::detail {
+
+Schedule generate_zb_v(const GeneratorOptions& o) {
+    const int p = o.devices;
+    const int m = o.microbatches;
+    const int n = std::max(m, 2 * p - 1);  // microbatches of the full pattern
+    Schedule s = make_empty_schedule("zb-v", p, m, 2, vshape_placement(p, 2));
+    for (int i = 0; i < p; ++i) {
+        auto& ops = s.device_ops[i];
+        ops.reserve(static_cast<std::size_t>(6 * m));
+        VDeviceOrder d(ops, i, 2 * p - 1 - i, m);
+        for (int k = 0; k < 2 * (p - i) - 1; ++k)
+            d.f(0);
+        for (int k = 0; k < i; ++k) {
+            d.f(1);
+            d.f(0);
+        }
+        for (int k = 0; k < p - i; ++k)
+            d.fbw(1);
+        while (d.count(Pass::F, 0) < n || d.count(Pass::F, 1) < d.count(Pass::F, 0)) {
+            if (d.count(Pass::F, 0) < n) d.f(0);
+            d.b(0);
+            d.w(0);
+            d.fbw(1);
+        }
+        for (int k = 0; k < i; ++k) {
+            d.b(0);
+            d.b(1);
+        }
+        for (int k = 0; k < p - i; ++k) {
+            d.b(0);
+            d.w(0);
+        }
+        for (int chunk : {1, 0})
+            while (d.count(Pass::W, chunk) < n)
+                d.w(chunk);
+    }
+    return s;
+}
+
+}  // namespace pipesim::detail
