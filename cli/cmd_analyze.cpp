@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "report.hpp"
 #include "schedules/schedule_file.hpp"
+#include "viz_flags.hpp"
 
 namespace pipesim::cli {
 
@@ -120,6 +121,7 @@ int run_analyze(const std::vector<std::string>& args) {
     bool have_schedule = false, have_p = false, have_m = false, have_shape_flag = false;
     std::string schedule_file, save_file;
     ModelFlags model_flags;
+    viz::VizOutputs viz_outputs;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
@@ -156,8 +158,9 @@ int run_analyze(const std::vector<std::string>& args) {
         } else if (flag == "--json") {
             json = true;
         } else if (read_model_flag(flag, reader, model_flags)) {
+        } else if (read_viz_flag(flag, reader, viz_outputs)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}", analyze_help);
+            fmt::print("{}\n{}", analyze_help, viz_flags_help);
             return 0;
         } else {
             throw UsageError(
@@ -173,15 +176,20 @@ int run_analyze(const std::vector<std::string>& args) {
         if (!have_p) throw UsageError("missing -p P (number of pipeline devices)");
         if (!have_m) throw UsageError("missing -m M (number of microbatches)");
     }
+    if (json && viz_outputs.gantt) throw UsageError("--gantt prints text; it cannot go with --json");
+    viz::check_outputs(viz_outputs);
 
     const Analysis analysis = schedule_file.empty()
                                   ? analyze(options)
                                   : analyze_schedule(read_schedule_file(schedule_file), options);
     if (!save_file.empty()) write_schedule_file(analysis.schedule, save_file);
+    const std::string gantt =
+        viz::write_outputs(analysis.timeline, analysis_memory(analysis, options), viz_outputs);
     if (json)
         fmt::print("{}\n", analysis_json(analysis, options).dump(2));
     else
         fmt::print("{}", analysis_table(analysis, options));
+    if (!gantt.empty()) fmt::print("\n{}", gantt);
     return 0;
 }
 

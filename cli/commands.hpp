@@ -10,5 +10,6 @@ namespace pipesim::cli {
 int run_list(const std::vector<std::string>& args);
 int run_analyze(const std::vector<std::string>& args);
 int run_convert(const std::vector<std::string>& args);
+int run_render(const std::vector<std::string>& args);
 
 }  // namespace pipesim::cli

@@ -20,8 +20,10 @@ commands:
   analyze -s NAME -p P -m M     replay a schedule with unit or given costs and report
           [-v V] [--group-size G] [--costs F,B,W | F,B,W:F,B,W:...] [--comm C]
           [--mem-w-ratio R] [--json] [--save FILE.json|.csv]
+          [--timeline FILE.svg|.png|.pdf|.dot] [--trace FILE.json] [--gantt]
   analyze --schedule-file FILE  the same for a schedule file (.json or PyTorch .csv)
   convert IN -o OUT             schedule files: pipesim JSON <-> PyTorch pipelining CSV
+  render FILE -o OUT.svg        picture of a saved timeline or a schedule file (.png .pdf .dot)
 
 Run 'pipesim COMMAND --help' for a command's options.
 )";
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
         if (command == "list") return pipesim::cli::run_list(args);
         if (command == "analyze") return pipesim::cli::run_analyze(args);
         if (command == "convert") return pipesim::cli::run_convert(args);
+        if (command == "render") return pipesim::cli::run_render(args);
         if (command == "--help" || command == "-h" || command == "help") {
             fmt::print("{}", usage);
             return 0;

@@ -1,0 +1,100 @@
+// pipesim render: pictures, traces and Gantt charts from a saved timeline or a schedule file.
+#include <fmt/format.h>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "fileio/files.hpp"
+#include "schedules/schedule_file.hpp"
+#include "sim/analyze.hpp"
+#include "viz/timeline_file.hpp"
+#include "viz_flags.hpp"
+
+namespace pipesim::cli {
+
+namespace {
+
+constexpr const char* render_help =
+    R"(usage: pipesim render FILE -o OUT.svg|.png|.pdf|.dot [options]
+
+  FILE                  a saved timeline (.json from 'pipesim analyze --save-timeline'), or a
+                        schedule file (pipesim schedule .json or PyTorch pipelining .csv),
+                        which is replayed first with --costs and --comm
+  -o, --output OUT      the timeline picture (same as --timeline OUT)
+  --costs F,B,W         schedule files: pass times of one full stage (default 1,1,1), or p·v
+                        triples F,B,W:F,B,W:...
+  --comm C              schedule files: latency of every cross-device dependency (default 0)
+  --mem-w-ratio R       memory curves when the file has no memory model, 0..1 (default 1)
+
+)";
+
+// The timeline in `path` and its memory model: a saved timeline as is, a schedule replayed.
+viz::SavedTimeline load(const std::string& path, const AnalyzeOptions& options, bool have_costs) {
+    if (file_extension(path) != ".csv") {
+        try {
+            viz::SavedTimeline saved = viz::read_timeline_file(path);
+            if (have_costs)
+                throw UsageError(
+                    fmt::format("{} is a saved timeline: its times are fixed, so "
+                                "--costs and --comm do not apply",
+                                path));
+            if (!saved.memory)
+                saved.memory = unit_memory_model(saved.timeline.devices, saved.timeline.chunks,
+                                                 options.mem_w_ratio);
+            return saved;
+        } catch (const viz::NotATimeline&) {
+            // Valid JSON without the timeline tag: read it as a schedule below.
+        }
+    }
+    Analysis analysis = analyze_schedule(read_schedule_file(path), options);
+    return viz::SavedTimeline{std::move(analysis.timeline), analysis_memory(analysis, options)};
+}
+
+}  // namespace
+
+int run_render(const std::vector<std::string>& args) {
+    std::string input;
+    viz::VizOutputs outputs;
+    AnalyzeOptions options;
+    bool have_costs = false;
+    ArgReader reader(args);
+    std::string flag;
+    while (reader.next(flag)) {
+        if (flag == "-o" || flag == "--output") {
+            outputs.timeline_picture = reader.value(flag);
+        } else if (flag == "--costs") {
+            options.costs = parse_cost_triples(flag, reader.value(flag));
+            have_costs = true;
+        } else if (flag == "--comm") {
+            options.comm_latency = parse_number(flag, reader.value(flag), 0.0);
+            have_costs = true;
+        } else if (flag == "--mem-w-ratio") {
+            options.mem_w_ratio = parse_number(flag, reader.value(flag), 0.0);
+            if (options.mem_w_ratio > 1.0)
+                throw UsageError(
+                    fmt::format("{}: must be in 0..1, got {:g}", flag, options.mem_w_ratio));
+        } else if (read_viz_flag(flag, reader, outputs)) {
+        } else if (flag == "-h" || flag == "--help") {
+            fmt::print("{}{}", render_help, viz_flags_help);
+            return 0;
+        } else if (!flag.empty() && flag[0] == '-') {
+            throw UsageError(
+                fmt::format("unknown option '{}' (see 'pipesim render --help')", flag));
+        } else if (input.empty()) {
+            input = flag;
+        } else {
+            throw UsageError(
+                fmt::format("render takes one input file, got '{}' and '{}'", input, flag));
+        }
+    }
+    if (input.empty()) throw UsageError("missing the input file (see 'pipesim render --help')");
+    if (!outputs.any())
+        throw UsageError(
+            "nothing to write: give -o OUT.svg|.png|.pdf|.dot (or --dep-graph, "
+            "--trace, --gantt, --save-timeline)");
+    viz::check_outputs(outputs);
+    const viz::SavedTimeline saved = load(input, options, have_costs);
+    fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
+    return 0;
+}
+
+}  // namespace pipesim::cli

@@ -1,0 +1,28 @@
+#pragma once
+// The picture and trace flags shared by the commands that produce a timeline (analyze,
+// render, later simulate): parsed here into viz::VizOutputs, written by viz::write_outputs.
+
+#include <string>
+
+#include "args.hpp"
+#include "sim/analyze.hpp"
+#include "viz/outputs.hpp"
+
+namespace pipesim::cli {
+
+/// Help lines for the flags read_viz_flag() accepts.
+extern const char* const viz_flags_help;
+
+/// Reads one of --timeline FILE, --dep-graph FILE, --trace FILE, --save-timeline FILE,
+/// --gantt, --transfers, --critical-path, --no-memory into `outputs`; false if `flag` is none
+/// of them.
+bool read_viz_flag(const std::string& flag, ArgReader& reader, viz::VizOutputs& outputs);
+
+/// Width for --gantt: $COLUMNS if set, else the terminal's width on stdout, else 100.
+int terminal_width();
+
+/// The memory model an analysis used (the model's when it has one, else unit memory), for
+/// the memory curves and the saved timeline.
+MemoryModel analysis_memory(const Analysis& analysis, const AnalyzeOptions& options);
+
+}  // namespace pipesim::cli

@@ -1,0 +1,134 @@
+// The picture flags of `pipesim analyze` and `pipesim render`: files written, bad input.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using pipesim::test::read_file;
+using pipesim::test::run_pipesim;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory for one test case, removed at the end.
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        path = fs::temp_directory_path() /
+               ("pipesim_viz_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
+        fs::create_directories(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+    std::string operator/(const std::string& name) const { return (path / name).string(); }
+    std::size_t files() const {
+        return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), {}));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("analyze writes the picture, dependency graph, trace and saved timeline it is asked for",
+          "[viz][cli]") {
+    TempDir dir;
+    const auto r = run_pipesim("analyze -s 1f1b -p 4 -m 8 --timeline " + (dir / "t.dot") +
+                               " --dep-graph " + (dir / "g.dot") + " --trace " +
+                               (dir / "trace.json") + " --save-timeline " + (dir / "tl.json"));
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK_THAT(read_file(dir / "t.dot"), Catch::StartsWith("digraph timeline {"));
+    CHECK_THAT(read_file(dir / "g.dot"), Catch::StartsWith("digraph dependencies {"));
+    CHECK_THAT(read_file(dir / "trace.json"), Catch::Contains("\"traceEvents\""));
+    CHECK_THAT(read_file(dir / "tl.json"), Catch::Contains("\"format\": \"pipesim-timeline\""));
+    CHECK(dir.files() == 4);  // no temporary files left
+}
+
+TEST_CASE("render draws a saved timeline exactly as analyze drew it", "[viz][cli]") {
+    TempDir dir;
+    REQUIRE(run_pipesim("analyze -s interleaved-1f1b -p 4 -m 8 -v 2 --mem-w-ratio 0.5 --comm 0.1 "
+                        "--timeline " +
+                        (dir / "a.dot") + " --save-timeline " + (dir / "tl.json"))
+                .exit_code == 0);
+    const auto r = run_pipesim("render " + (dir / "tl.json") + " -o " + (dir / "b.dot"));
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK(read_file(dir / "a.dot") == read_file(dir / "b.dot"));
+}
+
+TEST_CASE("render replays a schedule file before drawing it", "[viz][cli]") {
+    TempDir dir;
+    REQUIRE(run_pipesim("analyze -s 1f1b -p 4 -m 8 --save " + (dir / "s.json") + " --timeline " +
+                        (dir / "a.dot"))
+                .exit_code == 0);
+    const auto r = run_pipesim("render " + (dir / "s.json") + " -o " + (dir / "b.dot"));
+    REQUIRE(r.exit_code == 0);
+    CHECK(read_file(dir / "a.dot") == read_file(dir / "b.dot"));
+}
+
+TEST_CASE("analyze --gantt prints the chart after the table, fitted to COLUMNS", "[viz][cli]") {
+    const auto r = run_pipesim("analyze -s 1f1b -p 4 -m 8 --gantt");
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("makespan") && Catch::Contains("\nd3 |."));
+    const auto narrow = run_pipesim("analyze -s 1f1b -p 2 -m 2 --gantt");
+    CHECK_THAT(narrow.out, Catch::Contains("d0 |F"));
+    CHECK(run_pipesim("analyze -s 1f1b -p 4 -m 8 --gantt --json").exit_code == 2);
+}
+
+TEST_CASE("bad picture requests fail with exit code 2 and leave no file behind", "[viz][cli]") {
+    TempDir dir;
+    std::ofstream(dir / "broken.json")
+        << "{\n  \"format\": \"pipesim-timeline\",\n  \"version\": 1,\n"
+           "  \"devices\": 2,,\n}\n";
+    std::ofstream(dir / "bad_field.json") << R"({"format": "pipesim-timeline", "version": 1,
+ "schedule": "x", "devices": 1, "microbatches": 1, "chunks": 1, "time_unit": "unit",
+ "stage_device": [0], "device_ops": [[{"pass": "F", "mb": 0, "stage": 0, "start": 2, "end": 1}]]})";
+    using row = std::tuple<std::string, std::string>;
+    auto [args, expected] = GENERATE(table<std::string, std::string>({
+        row{"analyze -s 1f1b -p 4 -m 8 --timeline OUT/t.jpg", "unknown picture format '.jpg'"},
+        row{"analyze -s 1f1b -p 4 -m 8 --timeline OUT/t", "unknown picture format 'no extension'"},
+        row{"analyze -s 1f1b -p 4 -m 8 --dep-graph OUT/g.txt", "unknown picture format '.txt'"},
+        row{"analyze -s 1f1b -p 4 -m 8 --timeline OUT/missing/t.svg",
+            "cannot write OUT/missing/t.svg: No such file or directory"},
+        row{"analyze -s 1f1b -p 4 -m 8 --trace OUT/missing/t.json", "cannot write OUT/missing"},
+        row{"analyze -s 1f1b -p 4 -m 8 --save-timeline OUT/broken.json/t.json",
+            "cannot write OUT/broken.json/t.json: Not a directory"},
+        row{"analyze -s 1f1b -p 16 -m 64 --dep-graph OUT/g.svg", "it is drawn for up to 600"},
+        row{"render OUT/broken.json -o OUT/t.svg", "OUT/broken.json:4:16: invalid JSON"},
+        row{"render OUT/bad_field.json -o OUT/t.svg",
+            "OUT/bad_field.json:3:93: device_ops[0][0].end: F(mb 0, stage 0) ends at 1"},
+        row{"render OUT/nope.json -o OUT/t.svg", "OUT/nope.json: cannot read"},
+        row{"render OUT/broken.json", "nothing to write"},
+        row{"render -o OUT/t.svg", "missing the input file"},
+        row{"render OUT/broken.json -o OUT/t.gif", "unknown picture format '.gif'"},
+    }));
+    const std::string out = dir.path.string();
+    auto expand = [&](std::string text) {
+        for (auto at = text.find("OUT"); at != std::string::npos; at = text.find("OUT", at))
+            text.replace(at, 3, out);
+        return text;
+    };
+    CAPTURE(args);
+    const std::size_t before = dir.files();
+    const auto r = run_pipesim(expand(args));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(expand(expected)));
+    CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
+    CHECK(dir.files() == before);                 // nothing written, no temporary left
+}
+
+TEST_CASE("an unwritable directory is bad input, not a crash", "[viz][cli]") {
+    TempDir dir;
+    fs::create_directories(dir.path / "ro");
+    fs::permissions(dir.path / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+    const auto r = run_pipesim("analyze -s 1f1b -p 2 -m 2 --timeline " + (dir / "ro/t.svg"));
+    fs::permissions(dir.path / "ro", fs::perms::owner_all);
+    if (::geteuid() == 0) {
+        WARN("running as root, which may write anywhere: permission check skipped");
+    } else {
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::Contains("Permission denied"));
+        CHECK(fs::is_empty(dir.path / "ro"));
+    }
+}

@@ -1,0 +1,148 @@
+// The saved Timeline JSON format: round trips and located errors for bad files.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "viz/timeline_file.hpp"
+#include "viz_fixtures.hpp"
+
+using pipesim::test::replayed;
+using pipesim::test::unit_memory;
+namespace viz = pipesim::viz;
+
+TEST_CASE("a saved timeline reads back equal, transfers and memory model included", "[viz]") {
+    auto timeline = GENERATE(replayed("1f1b", 4, 8, 0, 0.1), replayed("interleaved-1f1b", 4, 8, 2),
+                             replayed("zb-h1", 3, 5, 0, 0.3));
+    const auto memory = pipesim::unit_memory_model(timeline.devices, timeline.chunks, 0.25);
+    const auto saved = viz::parse_timeline_json(viz::timeline_json(timeline, &memory), "t.json");
+    CHECK(saved.timeline == timeline);
+    REQUIRE(saved.memory.has_value());
+    CHECK(saved.memory->activation == memory.activation);
+    CHECK(saved.memory->held_for_w == memory.held_for_w);
+}
+
+TEST_CASE("times that are not short decimals survive the round trip exactly", "[viz]") {
+    auto timeline = replayed("1f1b", 2, 3);
+    timeline.device_ops[0][0].end = 1.0 / 3.0;
+    timeline.device_ops[0][1].start = 0.1 + 0.2 + 0.1;  // 0.40000000000000002
+    timeline.time_unit = "s";
+    timeline.transfers.front().kind = pipesim::TransferKind::data_parallel;
+    const auto saved = viz::parse_timeline_json(viz::timeline_json(timeline), "t.json");
+    CHECK(saved.timeline == timeline);
+    CHECK_FALSE(saved.memory.has_value());
+}
+
+namespace {
+
+// A small valid file, one op per line, to break in the table below.
+std::string small_file() {
+    return R"({
+  "format": "pipesim-timeline",
+  "version": 1,
+  "schedule": "1f1b",
+  "devices": 2,
+  "microbatches": 1,
+  "chunks": 1,
+  "time_unit": "unit",
+  "stage_device": [0, 1],
+  "device_ops": [
+    [
+      {"pass": "F", "mb": 0, "stage": 0, "start": 0, "end": 1},
+      {"pass": "BW", "mb": 0, "stage": 0, "start": 4, "end": 6}
+    ],
+    [
+      {"pass": "F", "mb": 0, "stage": 1, "start": 1, "end": 2},
+      {"pass": "BW", "mb": 0, "stage": 1, "start": 2, "end": 4}
+    ]
+  ]
+}
+)";
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("the small file used below is valid", "[viz]") {
+    const auto saved = viz::parse_timeline_json(small_file(), "t.json");
+    CHECK(saved.timeline.devices == 2);
+    CHECK(saved.timeline.device_ops[1][1].end == 4.0);
+}
+
+TEST_CASE("a malformed timeline file is rejected with file:line:column and the field", "[viz]") {
+    using row = std::tuple<std::string, std::string, std::string>;
+    auto [from, to, expected] = GENERATE(table<std::string, std::string, std::string>({
+        row{"\"devices\": 2,", "\"devices\": 2",
+            "t.json:6:16: invalid JSON: syntax error while parsing object - unexpected string "
+            "literal; expected '}'"},
+        row{"\"devices\": 2", "\"devices\": \"two\"", "t.json:5:14: devices: expected an integer"},
+        row{"\"devices\": 2", "\"devices\": 0", "t.json:5:14: devices: expected an integer in 1.."},
+        row{"\"version\": 1", "\"version\": 2",
+            "t.json:3:14: version: this pipesim reads version 1"},
+        row{"\"stage_device\": [0, 1]", "\"stage_device\": [0, 2]",
+            "t.json:9:23: stage_device[1]: expected an integer in 0..1, got '2'"},
+        row{"\"stage_device\": [0, 1]", "\"stage_device\": [0]",
+            "t.json:9:19: stage_device: expected 2 devices"},
+        row{"\"pass\": \"BW\", \"mb\": 0, \"stage\": 0", "\"pass\": \"Q\", \"mb\": 0, \"stage\": 0",
+            "t.json:13:16: device_ops[0][1].pass: expected F, B, W or BW, got \"Q\""},
+        row{"\"mb\": 0, \"stage\": 1, \"start\": 1", "\"mb\": 3, \"stage\": 1, \"start\": 1",
+            "t.json:16:27: device_ops[1][0].mb: expected an integer in 0..0, got '3'"},
+        row{"\"mb\": 0, \"stage\": 0, \"start\": 4, \"end\": 6",
+            "\"mb\": 0, \"stage\": 1, \"start\": 4, \"end\": 6",
+            "t.json:13:7: device_ops[0][1]: BW(mb 0, stage 1) is listed on device 0, but stage 1 "
+            "is on device 1"},
+        row{"\"start\": 4, \"end\": 6", "\"start\": 4, \"end\": 3",
+            "t.json:13:62: device_ops[0][1].end: BW(mb 0, stage 0) ends at 3, before it starts at "
+            "4"},
+        row{"\"start\": 4, \"end\": 6", "\"start\": 0.5, \"end\": 6",
+            "device_ops[0][1].start: BW(mb 0, stage 0) starts at 0.5, before the previous op on "
+            "device 0"},
+        row{"\"start\": 4, \"end\": 6", "\"start\": -4, \"end\": 6",
+            "t.json:13:52: device_ops[0][1].start: expected a number in 0.."},
+        row{"\"start\": 4, \"end\": 6", "\"strat\": 4, \"end\": 6",
+            "t.json:13:43: unknown key 'strat' in device_ops[0][1]"},
+        row{"\"start\": 4, \"end\": 6}", "\"end\": 6}", "t.json:13:7: missing device_ops[0][1]"},
+        row{"  \"time_unit\": \"unit\",\n", "", "t.json:1:1: missing time_unit"},
+        row{"\"chunks\": 1,", "\"chunks\": 1, \"extra\": true,",
+            "t.json:7:16: unknown key 'extra' in the document"},
+        row{"\"format\": \"pipesim-timeline\"", "\"format\": \"pipesim-schedule\"",
+            "t.json:2:13: not a saved pipesim timeline"},
+    }));
+    CAPTURE(from, to);
+    const std::string text = replaced(small_file(), from, to);
+    CHECK_THROWS_WITH(viz::parse_timeline_json(text, "t.json"), Catch::Contains(expected));
+    CHECK_THROWS_AS(viz::parse_timeline_json(text, "t.json"), std::invalid_argument);
+}
+
+TEST_CASE("JSON that is not a timeline is told apart, so render can read it as a schedule",
+          "[viz]") {
+    CHECK_THROWS_AS(viz::parse_timeline_json(R"({"devices": 2})", "s.json"), viz::NotATimeline);
+    CHECK_THROWS_AS(viz::parse_timeline_json("[1, 2]", "s.json"), viz::NotATimeline);
+    CHECK_THROWS_WITH(viz::parse_timeline_json("{\n  \"devices\": 2", "s.json"),
+                      Catch::StartsWith("s.json:2:15: invalid JSON"));
+}
+
+TEST_CASE("reading a missing file names it", "[viz]") {
+    CHECK_THROWS_WITH(viz::read_timeline_file("/nonexistent/t.json"),
+                      Catch::Contains("/nonexistent/t.json"));
+}
+
+TEST_CASE("the example in docs/timeline-format.md is what the replay saves", "[viz]") {
+    std::ifstream in(PIPESIM_SOURCE_DIR "/docs/timeline-format.md");
+    std::ostringstream doc;
+    doc << in.rdbuf();
+    const std::string text = doc.str();
+    const auto begin = text.find("```json\n");
+    REQUIRE(begin != std::string::npos);
+    const auto end = text.find("```", begin + 8);
+    const auto saved = viz::parse_timeline_json(text.substr(begin + 8, end - begin - 8), "doc");
+    CHECK(saved.timeline == replayed("1f1b", 2, 1, 0, 0.5));
+    REQUIRE(saved.memory.has_value());
+    CHECK(saved.memory->activation == unit_memory(saved.timeline).activation);
+}

@@ -1,0 +1,195 @@
+// The timeline picture's DOT (golden file), the critical path, the dependency graph, the
+// Chrome trace and the terminal Gantt chart.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "viz/chrome_trace.hpp"
+#include "viz/critical_path.hpp"
+#include "viz/dependency_graph.hpp"
+#include "viz/gantt.hpp"
+#include "viz/timeline_picture.hpp"
+#include "viz_fixtures.hpp"
+
+using pipesim::test::op_count;
+using pipesim::test::replayed;
+using pipesim::test::unit_memory;
+namespace viz = pipesim::viz;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+std::size_t count(const std::string& text, const std::regex& pattern) {
+    return static_cast<std::size_t>(
+        std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), {}));
+}
+
+}  // namespace
+
+// Regenerate on purpose with: PIPESIM_UPDATE_GOLDEN=1 ctest -R golden
+TEST_CASE("the 1F1B p=4 m=8 timeline picture matches its golden DOT file", "[viz][golden]") {
+    const auto timeline = replayed("1f1b", 4, 8);
+    const std::string dot = viz::timeline_dot(timeline, unit_memory(timeline));
+    const std::string path = PIPESIM_SOURCE_DIR "/tests/golden/timeline_1f1b_p4_m8.dot";
+    if (std::getenv("PIPESIM_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << dot;
+    const std::string golden = read_text(path);
+    REQUIRE_FALSE(golden.empty());
+    CHECK(dot == golden);
+}
+
+TEST_CASE("moving one box changes the picture's DOT", "[viz][golden]") {
+    auto timeline = replayed("1f1b", 4, 8);
+    const std::string before = viz::timeline_dot(timeline, unit_memory(timeline));
+    auto& last = timeline.device_ops[3].back();
+    last.start += 0.5;
+    last.end += 0.5;
+    const std::string after = viz::timeline_dot(timeline, unit_memory(timeline));
+    CHECK(before != after);
+    // Only that box's line and the extent (title, axis, memory) may differ.
+    CHECK(count(after, std::regex("d3_15 \\[pos=")) == 1);
+}
+
+TEST_CASE("the timeline picture has one box per op, each with position, width and tooltip",
+          "[viz]") {
+    const auto timeline = GENERATE(replayed("1f1b", 4, 8), replayed("interleaved-1f1b", 4, 8, 2),
+                                   replayed("zb-h2", 4, 6));
+    const std::string dot = viz::timeline_dot(timeline, unit_memory(timeline));
+    const std::regex box(R"re(d\d+_\d+ \[pos="[-0-9.]+,[-0-9.]+", width=[0-9.]+, fillcolor=)re");
+    CHECK(count(dot, box) == op_count(timeline));
+    CHECK(count(dot, std::regex("tooltip=\"[FBW]+\\(mb \\d+, stage \\d+\\) on device")) ==
+          op_count(timeline));
+    CHECK_THAT(dot, Catch::Contains("layout=nop2") && Catch::Contains("_background="));
+}
+
+TEST_CASE("boxes sit at their start time, with widths proportional to durations", "[viz]") {
+    const auto timeline = replayed("1f1b", 2, 2);
+    viz::TimelinePictureOptions options;
+    options.width = 900;  // points for the whole makespan (9 units): 100 pt per unit
+    const std::string dot = viz::timeline_dot(timeline, unit_memory(timeline), options);
+    // d0's first op F(0, 0) runs 0–1: centre x = left margin 44 + 50, width 100 pt.
+    CHECK_THAT(dot, Catch::Contains("d0_0 [pos=\"94.00,") && Catch::Contains("width=1.3889"));
+    // d1's BW(0, 1) runs 2–4: centre 44 + 300, width 200 pt.
+    CHECK_THAT(dot, Catch::Contains("d1_1 [pos=\"344.00,") && Catch::Contains("width=2.7778"));
+}
+
+TEST_CASE("transfers are drawn as arrows only when asked", "[viz]") {
+    const auto timeline = replayed("1f1b", 4, 3, 0, 0.5);
+    viz::TimelinePictureOptions options;
+    CHECK(count(viz::timeline_dot(timeline, unit_memory(timeline), options), std::regex(" -> ")) ==
+          0);
+    options.transfers = true;
+    CHECK(count(viz::timeline_dot(timeline, unit_memory(timeline), options),
+                std::regex(" -> d\\d+_\\d+ \\[pos=\"e,")) == timeline.transfers.size());
+}
+
+TEST_CASE("the critical path of 1F1B with zero latency is busy for the whole makespan", "[viz]") {
+    const auto timeline = replayed("1f1b", 4, 8);
+    const auto path = viz::critical_path(timeline);
+    // (m + p − 1)·(F + BW) = 11·3: the path is never idle.
+    CHECK(path.busy == Approx(33.0));
+    CHECK(path.waiting == Approx(0.0));
+    REQUIRE_FALSE(path.ops.empty());
+    CHECK(path.ops.front() == viz::OpRef{0, 0});  // starts with F(0, 0)
+    CHECK(path.ops.back() == viz::OpRef{0, 15});  // ends with d0's last backward
+}
+
+TEST_CASE("each latency on the critical path shows up as waiting time", "[viz]") {
+    auto [p, m, comm] = GENERATE(table<int, int, double>({{4, 4, 0.5}, {4, 8, 0.25}, {2, 3, 1.0}}));
+    const auto timeline = replayed("1f1b", p, m, 0, comm);
+    const auto path = viz::critical_path(timeline);
+    double makespan = 0;
+    for (const auto& ops : timeline.device_ops)
+        makespan = std::max(makespan, ops.back().end);
+    CHECK(path.busy + path.waiting == Approx(makespan));
+    // Consecutive ops on different devices are joined by one latency each.
+    int hops = 0;
+    for (std::size_t i = 1; i < path.ops.size(); ++i)
+        hops += path.ops[i].device != path.ops[i - 1].device;
+    CHECK(path.waiting == Approx(hops * comm));
+}
+
+TEST_CASE("the critical path needs an op order that is a valid schedule", "[viz]") {
+    auto timeline = replayed("1f1b", 2, 2);
+    std::swap(timeline.device_ops[0][0], timeline.device_ops[0][2]);  // BW(0, 0) before F(0, 0)
+    CHECK_THROWS_WITH(viz::critical_path(timeline), Catch::Contains("not a valid schedule"));
+}
+
+TEST_CASE("the dependency graph has every op, every dependency and the critical path", "[viz]") {
+    const auto timeline = replayed("1f1b", 4, 4, 0, 0.5);
+    const std::string dot = viz::dependency_graph_dot(timeline);
+    CHECK(count(dot, std::regex("\\n  d\\d+_\\d+ \\[label=")) == op_count(timeline));
+    // Edges: device order (ops − p) plus data: F on stages 1..3 (12), BW on stages 0..3
+    // (F input, 16) and BW on stages 0..2 (next stage's BW, 12).
+    CHECK(count(dot, std::regex(" -> ")) == (32 - 4) + 12 + 16 + 12);
+    const auto path = viz::critical_path(timeline);
+    CHECK(count(dot, std::regex("\\[label=[^\\n]*color=\"#d62728\", penwidth=2\\]")) ==
+          path.ops.size());
+    CHECK_THAT(dot, Catch::Contains("waiting for"));
+}
+
+TEST_CASE("the dependency graph refuses timelines too big to read", "[viz]") {
+    const auto timeline = replayed("1f1b", 8, 64);
+    CHECK_THROWS_WITH(viz::dependency_graph_dot(timeline),
+                      Catch::Contains("1024 ops") && Catch::Contains("up to 600"));
+}
+
+TEST_CASE("the Chrome trace has one complete event per op and transfer, in microseconds", "[viz]") {
+    auto timeline = replayed("interleaved-1f1b", 4, 8, 2, 0.25);
+    const auto memory = unit_memory(timeline);
+    const auto trace = nlohmann::json::parse(viz::chrome_trace_json(timeline, &memory));
+    std::size_t ops = 0, transfers = 0, counters = 0;
+    for (const auto& e : trace["traceEvents"]) {
+        if (e["ph"] == "C") ++counters;
+        if (e["ph"] != "X") continue;
+        (e["cat"] == "transfer" ? transfers : ops) += 1;
+        CHECK(e["ts"].get<double>() == Approx(e["args"]["start"].get<double>() * 1000.0));
+        CHECK(e["pid"].is_number_integer());
+    }
+    CHECK(ops == op_count(timeline));
+    CHECK(transfers == timeline.transfers.size());
+    CHECK(counters > 0);
+    timeline.time_unit = "s";
+    const auto seconds = nlohmann::json::parse(viz::chrome_trace_json(timeline));
+    for (const auto& e : seconds["traceEvents"])
+        if (e["ph"] == "X" && e["name"] == "F0 s0") CHECK(e["dur"].get<double>() == Approx(0.5e6));
+    timeline.time_unit = "fortnights";
+    CHECK_THROWS_WITH(viz::chrome_trace_json(timeline), Catch::Contains("unknown time unit"));
+}
+
+TEST_CASE("the Gantt chart fits the width and shows who idles when", "[viz]") {
+    const auto timeline = replayed("1f1b", 4, 8);  // makespan 33
+    const int width = GENERATE(10, 20, 40, 80, 137);
+    const std::string text = viz::text_gantt(timeline, {width, false});
+    std::istringstream lines(text);
+    std::string line;
+    int rows = 0;
+    while (std::getline(lines, line)) {
+        CHECK(static_cast<int>(line.size()) <= width);
+        if (line.rfind("d", 0) == 0) ++rows;
+    }
+    CHECK(rows == 4);
+    CHECK_THAT(text, Catch::StartsWith("d0 |F"));
+    // Device 3 waits 3 units for its first F: with cells of at most 1 unit, its row starts idle.
+    if (width >= 40) CHECK_THAT(text, Catch::Contains("d3 |..."));
+    if (width >= 40) CHECK_THAT(text, Catch::Contains("idle"));  // the legend
+    CHECK_THROWS_WITH(viz::text_gantt(timeline, {8, false}), Catch::Contains("at least 4"));
+}
+
+TEST_CASE("with one column per time unit each cell shows that unit's op", "[viz]") {
+    // 1F1B p=2 m=2, makespan 9. d0: F0 0–1, F1 1–2, BW0 4–6, BW1 7–9;
+    // d1: F0 1–2, BW0 2–4, F1 4–5, BW1 5–7.
+    const auto timeline = replayed("1f1b", 2, 2);
+    const std::string text = viz::text_gantt(timeline, {3 + 9 + 2, false});
+    CHECK_THAT(text, Catch::StartsWith("d0 |FF..XX.XX|\nd1 |.FXXFXX..|\n"));
+}

@@ -1,0 +1,26 @@
+#pragma once
+// Chrome trace event JSON (chrome://tracing, Perfetto): the timeline as complete events.
+
+#include <string>
+#include <string_view>
+
+#include "schedules/metrics.hpp"
+#include "schedules/timeline.hpp"
+
+namespace pipesim::viz {
+
+/// Microseconds per time unit of a timeline: "s" 1e6, "ms" 1e3, "us" 1, and 1000 for
+/// "unit" (unit costs have no real time; one unit is shown as one millisecond). Throws
+/// std::invalid_argument for any other unit.
+double microseconds_per_unit(std::string_view time_unit);
+
+/// The trace: one process per device (pid = device, named "device d"), with thread 0
+/// "compute" holding one complete event ("ph": "X") per op, named "F3 s1", category the pass,
+/// thread 1 "sends" one per pipeline transfer the device sends, and thread 2 "collectives"
+/// one per tensor- or data-parallel collective. When
+/// `memory` is given, a counter track "activation" per device follows memory_over_time().
+/// Timestamps and durations are in microseconds (see microseconds_per_unit); each event's
+/// args keep the original times. Throws std::invalid_argument for an unknown time unit.
+std::string chrome_trace_json(const Timeline& timeline, const MemoryModel* memory = nullptr);
+
+}  // namespace pipesim::viz

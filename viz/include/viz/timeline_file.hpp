@@ -1,0 +1,60 @@
+#pragma once
+// The saved Timeline: a JSON file any engine's timeline can be written to and rendered from
+// later (`pipesim analyze --save-timeline`, `pipesim render`). Format: docs/timeline-format.md.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fileio/parse_error.hpp"
+#include "schedules/metrics.hpp"
+#include "schedules/timeline.hpp"
+
+namespace pipesim::viz {
+
+/// A timeline read back from a file, with the memory model it was analysed with, if saved.
+struct SavedTimeline {
+    Timeline timeline;
+    std::optional<MemoryModel> memory;
+};
+
+/// Thrown for valid JSON that is not a saved timeline (no "format": "pipesim-timeline"),
+/// e.g. a schedule file, so a caller can try another reader.
+class NotATimeline : public ParseError {
+  public:
+    using ParseError::ParseError;
+};
+
+/// Caps on what a timeline file may hold, checked before anything is allocated for it.
+struct TimelineFileLimits {
+    std::size_t max_bytes = std::size_t{1} << 30;  ///< file size
+    int max_devices = 1 << 16;
+    int max_chunks = 1 << 10;
+    int max_microbatches = 1 << 24;
+};
+
+/// The file's text: the timeline (and `memory`, when given) in the saved format, one op per
+/// line. Numbers are written so that reading them back gives the same doubles.
+/// Throws std::invalid_argument for a non-finite time (a timeline that cannot be saved).
+std::string timeline_json(const Timeline& timeline, const MemoryModel* memory = nullptr);
+
+/// Parses a saved timeline; `source` names the text in messages (usually the file name).
+/// Checks the shape: p, m, v ≥ 1; placement in range; one op list per device; each op's
+/// microbatch and stage in range and on its own device; 0 ≤ start ≤ end, finite, each op
+/// starting no earlier than the previous one on its device ends; transfers between devices
+/// in range. Throws ParseError "SOURCE:LINE:COLUMN: field: what was expected" (NotATimeline
+/// for JSON without the format tag).
+SavedTimeline parse_timeline_json(std::string text, std::string source,
+                                  const TimelineFileLimits& limits = {});
+
+/// Reads and parses `path`. Throws like parse_timeline_json, or std::invalid_argument when
+/// the file cannot be read or is over the size limit.
+SavedTimeline read_timeline_file(const std::string& path, const TimelineFileLimits& limits = {});
+
+/// Writes timeline_json() to `path` whole or not at all (throws std::invalid_argument
+/// "cannot write PATH: REASON").
+void save_timeline_file(const std::string& path, const Timeline& timeline,
+                        const MemoryModel* memory = nullptr);
+
+}  // namespace pipesim::viz

@@ -1,0 +1,36 @@
+#pragma once
+// The timeline picture: one row per device, one box per op at its start time, a time axis,
+// a title with the headline metrics, and activation memory over time below. Written as
+// Graphviz DOT with fixed positions (layout engine "nop2"), rendered by viz/render.hpp.
+
+#include <string>
+
+#include "schedules/metrics.hpp"
+#include "schedules/timeline.hpp"
+
+namespace pipesim::viz {
+
+/// What the picture shows. Sizes are in points (1/72 inch; a PNG has 96 pixels per inch).
+struct TimelinePictureOptions {
+    /// Activation memory of each device as a step curve below the timeline, peak marked.
+    bool memory = true;
+    /// Transfers between devices as thin arrows from the producer's end to the consumer.
+    bool transfers = false;
+    /// Outline the ops of the critical path (see critical_path.hpp) in red. Needs a timeline
+    /// whose op order is a valid schedule.
+    bool critical_path = false;
+    /// Length of the time axis; 0 picks one so that the shortest op is about 12 pt wide,
+    /// within 500–3000 pt.
+    double width = 0;
+};
+
+/// The picture as DOT text. Boxes are nodes named "d<device>_<position>", labelled with the
+/// microbatch when they are wide enough, coloured by pass and chunk, with a tooltip giving the
+/// op, device, start, end and duration; everything else is drawn in the graph's
+/// `_background`. `memory` must have one entry per virtual stage (it also gives the title's
+/// peak activation). Throws std::invalid_argument for a memory model of the wrong size, or
+/// (with critical_path) an op order that is not a valid schedule.
+std::string timeline_dot(const Timeline& timeline, const MemoryModel& memory,
+                         const TimelinePictureOptions& options = {});
+
+}  // namespace pipesim::viz

@@ -1,0 +1,44 @@
+#include "viz/outputs.hpp"
+
+#include "fileio/files.hpp"
+#include "viz/chrome_trace.hpp"
+#include "viz/dependency_graph.hpp"
+#include "viz/render.hpp"
+#include "viz/timeline_file.hpp"
+
+namespace pipesim::viz {
+
+namespace {
+
+void check_picture(const std::string& path) {
+    if (path.empty()) return;
+    const ImageFormat format = image_format_for_path(path);
+    if (!graphviz_available()) (void)render_dot("", format);  // throws for all but .dot
+}
+
+}  // namespace
+
+void check_outputs(const VizOutputs& outputs) {
+    check_picture(outputs.timeline_picture);
+    check_picture(outputs.dependency_graph);
+}
+
+void write_picture(const std::string& path, std::string_view dot) {
+    write_file_atomically(path, render_dot(dot, image_format_for_path(path)));
+}
+
+std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
+                          const VizOutputs& outputs) {
+    check_outputs(outputs);
+    if (!outputs.saved_timeline.empty())
+        save_timeline_file(outputs.saved_timeline, timeline, &memory);
+    if (!outputs.trace.empty())
+        write_file_atomically(outputs.trace, chrome_trace_json(timeline, &memory));
+    if (!outputs.timeline_picture.empty())
+        write_picture(outputs.timeline_picture, timeline_dot(timeline, memory, outputs.picture));
+    if (!outputs.dependency_graph.empty())
+        write_picture(outputs.dependency_graph, dependency_graph_dot(timeline));
+    return outputs.gantt ? text_gantt(timeline, *outputs.gantt) : std::string();
+}
+
+}  // namespace pipesim::viz

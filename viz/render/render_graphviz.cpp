@@ -1,0 +1,73 @@
+// render_dot() through Graphviz's library. The only file that includes Graphviz headers.
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "viz/render.hpp"
+
+namespace pipesim::viz {
+
+namespace {
+
+// Graphviz reports problems through a global error callback; collect them for the exception
+// instead of letting them reach stderr. Rendering is single-threaded (Graphviz is not
+// thread-safe), so one buffer for the call in progress is enough.
+std::string& graphviz_errors() {
+    static std::string errors;
+    return errors;
+}
+
+int collect_error(char* message) {
+    graphviz_errors() += message;
+    return 0;
+}
+
+struct ContextDeleter {
+    void operator()(GVC_t* gvc) const { gvFreeContext(gvc); }
+};
+struct GraphDeleter {
+    void operator()(Agraph_t* g) const { agclose(g); }
+};
+
+[[noreturn]] void fail(std::string_view what) {
+    std::string errors = graphviz_errors();
+    while (!errors.empty() && (errors.back() == '\n' || errors.back() == ' '))
+        errors.pop_back();
+    throw std::runtime_error(
+        fmt::format("Graphviz could not {}{}{}", what, errors.empty() ? "" : ": ", errors));
+}
+
+}  // namespace
+
+bool graphviz_available() {
+    return true;
+}
+
+std::string render_dot(std::string_view dot, ImageFormat format) {
+    if (format == ImageFormat::dot) return std::string(dot);
+    graphviz_errors().clear();
+    agseterrf(collect_error);
+    agseterr(AGERR);
+    std::unique_ptr<GVC_t, ContextDeleter> gvc(gvContext());
+    if (!gvc) fail("start");
+    const std::string text(dot);  // agmemread wants a NUL-terminated string
+    std::unique_ptr<Agraph_t, GraphDeleter> graph(agmemread(text.c_str()));
+    if (!graph) fail("parse the DOT text");
+    if (gvLayoutJobs(gvc.get(), graph.get()) != 0) fail("lay out the graph");
+    char* data = nullptr;
+    unsigned int length = 0;
+    const std::string name(image_format_name(format));
+    const int rc = gvRenderData(gvc.get(), graph.get(), name.c_str(), &data, &length);
+    std::string bytes = rc == 0 && data ? std::string(data, length) : std::string();
+    if (data) gvFreeRenderData(data);
+    gvFreeLayout(gvc.get(), graph.get());
+    if (rc != 0 || bytes.empty()) fail(fmt::format("render {}", name));
+    return bytes;
+}
+
+}  // namespace pipesim::viz

@@ -1,0 +1,99 @@
+#include "viz/chrome_trace.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "json_text.hpp"
+#include "style.hpp"
+
+namespace pipesim::viz {
+
+using detail::json_number;
+using detail::json_string;
+
+double microseconds_per_unit(std::string_view unit) {
+    if (unit == "s") return 1e6;
+    if (unit == "ms") return 1e3;
+    if (unit == "us") return 1.0;
+    if (unit == "unit") return 1e3;
+    throw std::invalid_argument(fmt::format(
+        "unknown time unit '{}' (a timeline's time_unit is \"unit\", \"s\", \"ms\" or \"us\")",
+        unit));
+}
+
+std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory) {
+    const double us = microseconds_per_unit(t.time_unit);
+    std::string out = "{\"displayTimeUnit\": \"ms\",\n";
+    out += fmt::format(
+        " \"otherData\": {{\"schedule\": {}, \"devices\": {}, \"microbatches\": {}, \"chunks\": "
+        "{}, \"time_unit\": {}, \"microseconds_per_unit\": {}}},\n",
+        json_string(t.schedule), t.devices, t.microbatches, t.chunks, json_string(t.time_unit),
+        json_number(us));
+    out += " \"traceEvents\": [\n";
+    bool first = true;
+    auto event = [&](const std::string& body) {
+        out += first ? "  {" : ",\n  {";
+        out += body;
+        out += "}";
+        first = false;
+    };
+    for (int d = 0; d < t.devices; ++d) {
+        event(fmt::format(
+            R"("name": "process_name", "ph": "M", "pid": {}, "tid": 0, "args": {{"name": "device {}"}})",
+            d, d));
+        event(fmt::format(
+            R"("name": "process_sort_index", "ph": "M", "pid": {}, "tid": 0, "args": {{"sort_index": {}}})",
+            d, d));
+        event(fmt::format(
+            R"("name": "thread_name", "ph": "M", "pid": {}, "tid": 0, "args": {{"name": "compute"}})",
+            d));
+        event(fmt::format(
+            R"("name": "thread_name", "ph": "M", "pid": {}, "tid": 1, "args": {{"name": "sends"}})",
+            d));
+        event(fmt::format(
+            R"("name": "thread_name", "ph": "M", "pid": {}, "tid": 2, "args": {{"name": "collectives"}})",
+            d));
+    }
+    for (int d = 0; d < t.devices; ++d) {
+        for (const TimedOp& op : t.device_ops[static_cast<std::size_t>(d)]) {
+            event(fmt::format(
+                R"("name": "{}", "cat": "{}", "ph": "X", "ts": {}, "dur": {}, "pid": {}, "tid": 0, )"
+                R"("args": {{"pass": "{}", "microbatch": {}, "stage": {}, "chunk": {}, "start": {}, "end": {}}})",
+                detail::short_name(op.op), pass_name(op.op.pass), json_number(op.start * us),
+                json_number((op.end - op.start) * us), d, pass_name(op.op.pass), op.op.microbatch,
+                op.op.stage, detail::chunk_of(t, op.op.stage), json_number(op.start),
+                json_number(op.end)));
+        }
+    }
+    for (const Transfer& x : t.transfers) {
+        if (x.kind != TransferKind::pipeline) {
+            const char* name =
+                x.kind == TransferKind::tensor_parallel ? "tensor-parallel" : "data-parallel";
+            event(fmt::format(
+                R"("name": "{}", "cat": "collective", "ph": "X", "ts": {}, "dur": {}, "pid": {}, "tid": 2, )"
+                R"("args": {{"bytes": {}, "start": {}, "end": {}}})",
+                name, json_number(x.start * us), json_number((x.end - x.start) * us), x.src_device,
+                json_number(x.bytes), json_number(x.start), json_number(x.end)));
+            continue;
+        }
+        event(fmt::format(
+            R"("name": "{} → d{}", "cat": "transfer", "ph": "X", "ts": {}, "dur": {}, "pid": {}, "tid": 1, )"
+            R"("args": {{"from": "{}", "to": "{}", "dst": {}, "bytes": {}, "start": {}, "end": {}}})",
+            detail::short_name(x.producer), x.dst_device, json_number(x.start * us),
+            json_number((x.end - x.start) * us), x.src_device, to_string(x.producer),
+            to_string(x.consumer), x.dst_device, json_number(x.bytes), json_number(x.start),
+            json_number(x.end)));
+    }
+    if (memory) {
+        for (int d = 0; d < t.devices; ++d)
+            for (const MemoryPoint& p : memory_over_time(t, *memory, d))
+                event(fmt::format(
+                    R"("name": "activation", "ph": "C", "ts": {}, "pid": {}, "args": {{"activation": {}}})",
+                    json_number(p.time * us), d, json_number(p.activation)));
+    }
+    out += "\n ]\n}\n";
+    return out;
+}
+
+}  // namespace pipesim::viz

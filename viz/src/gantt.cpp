@@ -1,0 +1,100 @@
+#include "viz/gantt.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "style.hpp"
+
+namespace pipesim::viz {
+
+namespace {
+
+char pass_letter(const Timeline& t, const Op& op) {
+    constexpr char letters[pass_count] = {'F', 'B', 'W', 'X'};
+    const char c = letters[static_cast<int>(op.pass)];
+    return detail::chunk_of(t, op.stage) > 0 ? static_cast<char>(std::tolower(c)) : c;
+}
+
+// ANSI 256-colour backgrounds per pass (chunk ≥ 1 lighter), black text.
+std::string colour_cell(const Timeline& t, const Op& op) {
+    constexpr int dark[pass_count] = {75, 215, 114, 176};
+    constexpr int light[pass_count] = {153, 223, 157, 183};
+    const int p = static_cast<int>(op.pass);
+    const int bg = detail::chunk_of(t, op.stage) > 0 ? light[p] : dark[p];
+    return fmt::format("\x1b[30;48;5;{}m{}\x1b[0m", bg, op.microbatch % 10);
+}
+
+}  // namespace
+
+std::string text_gantt(const Timeline& t, const GanttOptions& options) {
+    double first = std::numeric_limits<double>::infinity();
+    double last = -std::numeric_limits<double>::infinity();
+    for (const auto& ops : t.device_ops)
+        for (const TimedOp& op : ops) {
+            first = std::min(first, op.start);
+            last = std::max(last, op.end);
+        }
+    if (!(last > first)) return "(empty timeline)\n";
+
+    const std::string widest = fmt::format("d{} |", std::max(0, t.devices - 1));
+    const int label = static_cast<int>(widest.size()) - 1;
+    const int columns = options.width - label - 2;  // "|...|"
+    if (columns < 4)
+        throw std::invalid_argument(
+            fmt::format("a width of {} leaves {} columns for the Gantt chart; it needs at least 4",
+                        options.width, columns));
+    const double slice = (last - first) / columns;
+    std::string out;
+    for (int d = 0; d < t.devices; ++d) {
+        const auto& ops = t.device_ops[static_cast<std::size_t>(d)];
+        out += fmt::format("{:>{}}|", fmt::format("d{} ", d), label);
+        std::size_t k = 0;
+        for (int c = 0; c < columns; ++c) {
+            const double middle = first + (c + 0.5) * slice;
+            while (k < ops.size() && ops[k].end <= middle)
+                ++k;
+            if (k < ops.size() && ops[k].start <= middle)
+                out += options.colour ? colour_cell(t, ops[k].op)
+                                      : std::string(1, pass_letter(t, ops[k].op));
+            else
+                out += '.';
+        }
+        out += "|\n";
+    }
+    // The axis: first time under the left edge, last time (and unit, if it fits) at the right.
+    const std::string left = detail::pretty(first, 6);
+    std::string right = fmt::format("{} {}", detail::pretty(last, 6), t.time_unit);
+    const auto room = static_cast<std::size_t>(columns + 2);
+    if (left.size() + 1 + right.size() > room) right = detail::pretty(last, 6);
+    if (left.size() + 1 + right.size() <= room)
+        out += fmt::format("{:{}}{}{:{}}{}\n", "", label, left, "",
+                           room - left.size() - right.size(), right);
+    const std::string legend =
+        options.colour ? "cells: microbatch mod 10, coloured by pass: blue F, orange B, green W, "
+                         "purple BW (lighter: chunk >= 1); . idle"
+                       : "F forward, B backward (input), W backward (weight), X fused B+W; "
+                         "lower case: chunk >= 1; . idle";
+    // The legend, word-wrapped to the width (left out when the chart is too narrow for it).
+    if (room < 32) return out;
+    std::string line;
+    std::size_t start = 0;
+    while (start < legend.size()) {
+        std::size_t end = legend.find(' ', start);
+        if (end == std::string::npos) end = legend.size();
+        const std::string word = legend.substr(start, end - start);
+        if (!line.empty() && line.size() + 1 + word.size() > room) {
+            out += fmt::format("{:{}}{}\n", "", label, line);
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+        start = end + 1;
+    }
+    if (!line.empty()) out += fmt::format("{:{}}{}\n", "", label, line);
+    return out;
+}
+
+}  // namespace pipesim::viz

@@ -1,0 +1,49 @@
+#include "style.hpp"
+
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace pipesim::viz::detail {
+
+std::string_view pass_colour(Pass pass, int chunk) {
+    // Per pass: a mid tone for chunk 0, then lighter, darker, lightest.
+    static constexpr std::array<std::array<std::string_view, 4>, pass_count> colours = {{
+        {"#76a5e0", "#b3cff2", "#4d7fc4", "#d6e6f9"},  // F: blue
+        {"#f5a25d", "#f9cc9f", "#e07b2e", "#fde3c8"},  // B: orange
+        {"#7cc47c", "#b5e0b5", "#4fa34f", "#d8f0d8"},  // W: green
+        {"#c49ad6", "#e0c8ea", "#a66fbe", "#efe1f5"},  // BW: purple
+    }};
+    return colours[static_cast<std::size_t>(pass)][static_cast<std::size_t>(chunk) % 4];
+}
+
+std::string short_name(const Op& op) {
+    return fmt::format("{}{} s{}", pass_name(op.pass), op.microbatch, op.stage);
+}
+
+std::string pretty(double value, int digits) {
+    if (value == 0) return "0";
+    return fmt::format("{:.{}g}", value, digits);
+}
+
+double tick_step(double span, int ticks) {
+    if (!(span > 0) || ticks < 1) return 1.0;
+    const double raw = span / ticks;
+    const double power = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double mantissa : {1.0, 2.0, 5.0})
+        if (mantissa * power >= raw) return mantissa * power;
+    return 10.0 * power;
+}
+
+std::string dot_escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+}  // namespace pipesim::viz::detail

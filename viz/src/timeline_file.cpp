@@ -1,0 +1,303 @@
+#include "viz/timeline_file.hpp"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fileio/files.hpp"
+#include "fileio/json_document.hpp"
+#include "json_text.hpp"
+
+namespace pipesim::viz {
+
+using detail::json_number;
+using detail::json_string;
+using Value = JsonDocument::Value;
+
+namespace {
+
+constexpr std::string_view format_tag = "pipesim-timeline";
+constexpr int format_version = 1;
+constexpr double max_time = std::numeric_limits<double>::max();
+
+constexpr std::array<std::string_view, 3> transfer_kind_names = {"pipeline", "tensor-parallel",
+                                                                 "data-parallel"};
+
+std::string op_fields(const Op& op) {
+    return fmt::format(R"("pass": "{}", "mb": {}, "stage": {})", pass_name(op.pass), op.microbatch,
+                       op.stage);
+}
+
+std::string number_array(const std::vector<double>& values) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < values.size(); ++i)
+        out += (i ? ", " : "") + json_number(values[i]);
+    return out + "]";
+}
+
+// ---- reading ------------------------------------------------------------------------------
+
+// Reads the document through JsonDocument's typed getters, which name the file, line, column
+// and field of whatever is wrong. Ops are the bulk of a file: they are checked directly on
+// the parsed values and only go through the getters (to throw their message) when wrong.
+class Reader {
+  public:
+    Reader(const JsonDocument& doc, const TimelineFileLimits& limits)
+        : doc_(doc), limits_(limits) {}
+
+    SavedTimeline read() {
+        check_format();
+        doc_.object("", {"format", "version", "schedule", "devices", "microbatches", "chunks",
+                         "time_unit", "stage_device", "memory", "device_ops", "transfers"});
+        if (doc_.integer("/version", 0, std::numeric_limits<int>::max()) != format_version)
+            throw doc_.error_at("/version",
+                                fmt::format("version: this pipesim reads version {}, got {}",
+                                            format_version, doc_.root()["version"].dump()));
+        SavedTimeline saved;
+        Timeline& t = saved.timeline;
+        t.schedule = doc_.string("/schedule", 256);
+        t.devices = static_cast<int>(doc_.integer("/devices", 1, limits_.max_devices));
+        t.microbatches =
+            static_cast<int>(doc_.integer("/microbatches", 1, limits_.max_microbatches));
+        t.chunks = static_cast<int>(doc_.integer("/chunks", 1, limits_.max_chunks));
+        t.time_unit = doc_.string("/time_unit", 16);
+        if (t.time_unit.empty())
+            throw doc_.error_at("/time_unit", "time_unit: expected a unit (\"unit\" or \"s\")");
+        const auto stages = static_cast<std::size_t>(t.stages());
+        doc_.array("/stage_device", stages);
+        if (doc_.root()["stage_device"].size() != stages)
+            throw doc_.error_at(
+                "/stage_device",
+                fmt::format("stage_device: expected {} devices (one per virtual "
+                            "stage, p·v = {}·{}), got {}",
+                            stages, t.devices, t.chunks, doc_.root()["stage_device"].size()));
+        for (std::size_t s = 0; s < stages; ++s)
+            t.stage_device.push_back(static_cast<int>(
+                doc_.integer(json_pointer_child("/stage_device", s), 0, t.devices - 1)));
+        if (doc_.has("/memory")) saved.memory = read_memory(stages);
+        read_device_ops(t);
+        if (doc_.has("/transfers")) read_transfers(t);
+        return saved;
+    }
+
+  private:
+    void check_format() const {
+        const Value& root = doc_.root();
+        const std::string wanted =
+            fmt::format("not a saved pipesim timeline (expected \"format\": \"{}\")", format_tag);
+        if (!root.is_object() || !root.contains("format"))
+            throw NotATimeline(doc_.file(), doc_.position_of(""), wanted);
+        if (root["format"] != format_tag)
+            throw NotATimeline(doc_.file(), doc_.position_of("/format"), wanted);
+    }
+
+    MemoryModel read_memory(std::size_t stages) const {
+        doc_.object("/memory", {"activation", "held_for_w"});
+        MemoryModel memory;
+        for (auto [key, out] : {std::pair{"activation", &memory.activation},
+                                std::pair{"held_for_w", &memory.held_for_w}}) {
+            const std::string pointer = json_pointer_child("/memory", key);
+            if (doc_.array(pointer, stages).size() != stages)
+                throw doc_.error_at(pointer, fmt::format("{}: expected {} numbers (one per "
+                                                         "virtual stage), got {}",
+                                                         JsonDocument::display_name(pointer),
+                                                         stages, doc_.at(pointer, "").size()));
+            for (std::size_t s = 0; s < stages; ++s)
+                out->push_back(doc_.number(json_pointer_child(pointer, s), 0, max_time));
+        }
+        for (std::size_t s = 0; s < stages; ++s)
+            if (memory.held_for_w[s] > memory.activation[s])
+                throw doc_.error_at(
+                    json_pointer_child("/memory/held_for_w", s),
+                    fmt::format("memory.held_for_w[{}]: expected at most the stage's activation "
+                                "({}), got {}",
+                                s, memory.activation[s], memory.held_for_w[s]));
+        return memory;
+    }
+
+    // The op at `pointer` (an object with pass, mb, stage and, if `timed`, start and end).
+    Op read_op(const Value& v, const std::string& pointer, const Timeline& t, bool timed) const {
+        Op op;
+        const bool fast = v.is_object() && v.size() == (timed ? 5u : 3u) && plain_op(v, t, op);
+        if (fast) return op;
+        // Something is wrong (or unusual): let the getters find it and say so.
+        if (timed)
+            doc_.object(pointer, {"pass", "mb", "stage", "start", "end"});
+        else
+            doc_.object(pointer, {"pass", "mb", "stage"});
+        const std::string pass = doc_.string(json_pointer_child(pointer, "pass"), 2);
+        if (!parse_pass(pass, op.pass))
+            throw doc_.error_at(json_pointer_child(pointer, "pass"),
+                                fmt::format("{}: expected F, B, W or BW, got \"{}\"",
+                                            JsonDocument::display_name(pointer + "/pass"), pass));
+        op.microbatch = static_cast<std::int32_t>(
+            doc_.integer(json_pointer_child(pointer, "mb"), 0, t.microbatches - 1));
+        op.stage = static_cast<std::int32_t>(
+            doc_.integer(json_pointer_child(pointer, "stage"), 0, t.stages() - 1));
+        return op;
+    }
+
+    static bool plain_op(const Value& v, const Timeline& t, Op& op) {
+        const auto pass = v.find("pass");
+        const auto mb = v.find("mb");
+        const auto stage = v.find("stage");
+        if (pass == v.end() || mb == v.end() || stage == v.end() || !pass->is_string() ||
+            !mb->is_number_integer() || !stage->is_number_integer())
+            return false;
+        if (!parse_pass(pass->get_ref<const std::string&>(), op.pass)) return false;
+        const auto m = mb->get<std::int64_t>();
+        const auto s = stage->get<std::int64_t>();
+        if (m < 0 || m >= t.microbatches || s < 0 || s >= t.stages()) return false;
+        op.microbatch = static_cast<std::int32_t>(m);
+        op.stage = static_cast<std::int32_t>(s);
+        return true;
+    }
+
+    double time(const Value& v, const std::string& pointer, const char* key) const {
+        const auto it = v.find(key);
+        if (it != v.end() && it->is_number()) {
+            const double value = it->get<double>();
+            if (std::isfinite(value) && value >= 0) return value;
+        }
+        doc_.object(pointer, {"pass", "mb", "stage", "start", "end"});  // a misspelt key?
+        return doc_.number(json_pointer_child(pointer, key), 0, max_time);
+    }
+
+    void read_device_ops(Timeline& t) const {
+        const Value& lists = doc_.array("/device_ops", static_cast<std::size_t>(t.devices));
+        if (lists.size() != static_cast<std::size_t>(t.devices))
+            throw doc_.error_at("/device_ops",
+                                fmt::format("device_ops: expected {} op lists (one per device), "
+                                            "got {}",
+                                            t.devices, lists.size()));
+        t.device_ops.resize(lists.size());
+        for (std::size_t d = 0; d < lists.size(); ++d) {
+            const std::string list_pointer = json_pointer_child("/device_ops", d);
+            const Value& ops = doc_.array(list_pointer, std::numeric_limits<std::size_t>::max());
+            auto& out = t.device_ops[d];
+            out.reserve(ops.size());
+            for (std::size_t i = 0; i < ops.size(); ++i) {
+                const std::string pointer = json_pointer_child(list_pointer, i);
+                const Value& v = ops[i];
+                TimedOp timed;
+                timed.op = read_op(v, pointer, t, true);
+                const std::string name = JsonDocument::display_name(pointer);
+                if (t.stage_device[timed.op.stage] != static_cast<int>(d))
+                    throw doc_.error_at(pointer,
+                                        fmt::format("{}: {} is listed on device {}, but stage {} "
+                                                    "is on device {}",
+                                                    name, to_string(timed.op), d, timed.op.stage,
+                                                    t.stage_device[timed.op.stage]));
+                timed.start = time(v, pointer, "start");
+                timed.end = time(v, pointer, "end");
+                if (timed.end < timed.start)
+                    throw doc_.error_at(
+                        json_pointer_child(pointer, "end"),
+                        fmt::format("{}.end: {} ends at {}, before it starts at {}", name,
+                                    to_string(timed.op), timed.end, timed.start));
+                if (!out.empty() && timed.start < out.back().end)
+                    throw doc_.error_at(json_pointer_child(pointer, "start"),
+                                        fmt::format("{}.start: {} starts at {}, before the "
+                                                    "previous op on device {} ({}) ends at {}",
+                                                    name, to_string(timed.op), timed.start, d,
+                                                    to_string(out.back().op), out.back().end));
+                out.push_back(timed);
+            }
+        }
+    }
+
+    void read_transfers(Timeline& t) const {
+        const Value& list = doc_.array("/transfers", std::numeric_limits<std::size_t>::max());
+        t.transfers.reserve(list.size());
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            const std::string p = json_pointer_child("/transfers", i);
+            doc_.object(p, {"src", "dst", "producer", "consumer", "bytes", "start", "end", "kind"});
+            Transfer x;
+            x.src_device = static_cast<int>(doc_.integer(p + "/src", 0, t.devices - 1));
+            x.dst_device = static_cast<int>(doc_.integer(p + "/dst", 0, t.devices - 1));
+            x.producer = read_op(doc_.at(p + "/producer", "an op"), p + "/producer", t, false);
+            x.consumer = read_op(doc_.at(p + "/consumer", "an op"), p + "/consumer", t, false);
+            x.bytes = doc_.number(p + "/bytes", 0, max_time);
+            x.start = doc_.number(p + "/start", 0, max_time);
+            x.end = doc_.number(p + "/end", x.start, max_time);
+            if (doc_.has(p + "/kind")) {
+                const std::string kind = doc_.string(p + "/kind", 32);
+                std::size_t k = 0;
+                while (k < transfer_kind_names.size() && transfer_kind_names[k] != kind)
+                    ++k;
+                if (k == transfer_kind_names.size())
+                    throw doc_.error_at(p + "/kind",
+                                        fmt::format("{}: expected pipeline, tensor-parallel or "
+                                                    "data-parallel, got \"{}\"",
+                                                    JsonDocument::display_name(p + "/kind"), kind));
+                x.kind = static_cast<TransferKind>(k);
+            }
+            t.transfers.push_back(x);
+        }
+    }
+
+    const JsonDocument& doc_;
+    const TimelineFileLimits& limits_;
+};
+
+}  // namespace
+
+std::string timeline_json(const Timeline& t, const MemoryModel* memory) {
+    std::string out;
+    out +=
+        fmt::format("{{\n  \"format\": \"{}\",\n  \"version\": {},\n", format_tag, format_version);
+    out += fmt::format("  \"schedule\": {},\n", json_string(t.schedule));
+    out += fmt::format("  \"devices\": {},\n  \"microbatches\": {},\n  \"chunks\": {},\n",
+                       t.devices, t.microbatches, t.chunks);
+    out += fmt::format("  \"time_unit\": {},\n", json_string(t.time_unit));
+    out += fmt::format("  \"stage_device\": [{}],\n", fmt::join(t.stage_device, ", "));
+    if (memory)
+        out += fmt::format("  \"memory\": {{\"activation\": {}, \"held_for_w\": {}}},\n",
+                           number_array(memory->activation), number_array(memory->held_for_w));
+    out += "  \"device_ops\": [";
+    for (std::size_t d = 0; d < t.device_ops.size(); ++d) {
+        out += d ? ",\n    [" : "\n    [";
+        const auto& ops = t.device_ops[d];
+        for (std::size_t i = 0; i < ops.size(); ++i)
+            out += fmt::format("{}\n      {{{}, \"start\": {}, \"end\": {}}}", i ? "," : "",
+                               op_fields(ops[i].op), json_number(ops[i].start),
+                               json_number(ops[i].end));
+        out += ops.empty() ? "]" : "\n    ]";
+    }
+    out += t.device_ops.empty() ? "],\n" : "\n  ],\n";
+    out += "  \"transfers\": [";
+    for (std::size_t i = 0; i < t.transfers.size(); ++i) {
+        const Transfer& x = t.transfers[i];
+        out += fmt::format(
+            "{}\n    {{\"src\": {}, \"dst\": {}, \"producer\": {{{}}}, \"consumer\": {{{}}}, "
+            "\"bytes\": {}, \"start\": {}, \"end\": {}{}}}",
+            i ? "," : "", x.src_device, x.dst_device, op_fields(x.producer), op_fields(x.consumer),
+            json_number(x.bytes), json_number(x.start), json_number(x.end),
+            x.kind == TransferKind::pipeline
+                ? std::string()
+                : fmt::format(", \"kind\": \"{}\"",
+                              transfer_kind_names[static_cast<std::size_t>(x.kind)]));
+    }
+    out += t.transfers.empty() ? "]\n}\n" : "\n  ]\n}\n";
+    return out;
+}
+
+SavedTimeline parse_timeline_json(std::string text, std::string source,
+                                  const TimelineFileLimits& limits) {
+    const JsonDocument doc(std::move(source), std::move(text));
+    return Reader(doc, limits).read();
+}
+
+SavedTimeline read_timeline_file(const std::string& path, const TimelineFileLimits& limits) {
+    return parse_timeline_json(read_text_file(path, limits.max_bytes), path, limits);
+}
+
+void save_timeline_file(const std::string& path, const Timeline& timeline,
+                        const MemoryModel* memory) {
+    write_file_atomically(path, timeline_json(timeline, memory));
+}
+
+}  // namespace pipesim::viz

@@ -1,0 +1,57 @@
+#pragma once
+// Builds an xdot drawing (Graphviz's `_background` attribute): lines, polygons and text drawn
+// under the nodes. Used for what is not a node: axes, grid, memory curves, labels.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace pipesim::viz::detail {
+
+struct Point {
+    double x = 0;
+    double y = 0;
+};
+
+class XdotCanvas {
+  public:
+    void pen(std::string_view colour) { field("c", colour); }
+    void fill(std::string_view colour) { field("C", colour); }
+    void line_width(double width) { field("S", fmt::format("setlinewidth({:.2f})", width)); }
+    void font(double size) {
+        ops_ += fmt::format("F {:.1f} {} -{} ", size, font_name.size(), font_name);
+        font_size_ = size;
+    }
+    void polyline(const std::vector<Point>& points) { shape("L", points); }
+    void polygon(const std::vector<Point>& points) { shape("P", points); }
+    void line(Point a, Point b) { polyline({a, b}); }
+    void dot(Point centre, double radius) {
+        ops_ += fmt::format("E {:.2f} {:.2f} {:.2f} {:.2f} ", centre.x, centre.y, radius, radius);
+    }
+    /// Text with its baseline at `at`; align −1 left, 0 centred, 1 right.
+    void text(Point at, int align, std::string_view text) {
+        const double width = 0.55 * font_size_ * static_cast<double>(text.size());
+        ops_ += fmt::format("T {:.2f} {:.2f} {} {:.1f} {} -{} ", at.x, at.y, align, width,
+                            text.size(), text);
+    }
+    const std::string& ops() const { return ops_; }
+
+    static constexpr std::string_view font_name = "Helvetica";
+
+  private:
+    void field(std::string_view op, std::string_view value) {
+        ops_ += fmt::format("{} {} -{} ", op, value.size(), value);
+    }
+    void shape(std::string_view op, const std::vector<Point>& points) {
+        ops_ += fmt::format("{} {} ", op, points.size());
+        for (const Point& p : points)
+            ops_ += fmt::format("{:.2f} {:.2f} ", p.x, p.y);
+    }
+
+    std::string ops_;
+    double font_size_ = 10;
+};
+
+}  // namespace pipesim::viz::detail
