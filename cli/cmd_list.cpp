@@ -5,6 +5,7 @@
 #include "models/gpu.hpp"
 #include "models/presets.hpp"
 #include "schedules/registry.hpp"
+#include "sim/simgrid/cluster.hpp"
 
 namespace pipesim::cli {
 
@@ -29,6 +30,9 @@ int run_list(const std::vector<std::string>& args) {
                    "{:<5g} {}\n",
                    g.name, g.peak_bf16_flops / 1e12, g.memory_bytes / (1024.0 * 1024 * 1024),
                    g.hbm_bandwidth / 1e12, g.default_efficiency, g.description);
+    fmt::print("\nclusters (--cluster NAME or NAME:NODES, or a cluster JSON file):\n");
+    for (const ClusterPreset& c : cluster_presets())
+        fmt::print("  {:<13} {}\n", c.name, c.description);
     return 0;
 }
 

@@ -9,6 +9,7 @@ namespace pipesim::cli {
 
 int run_list(const std::vector<std::string>& args);
 int run_analyze(const std::vector<std::string>& args);
+int run_simulate(const std::vector<std::string>& args);
 int run_convert(const std::vector<std::string>& args);
 int run_render(const std::vector<std::string>& args);
 

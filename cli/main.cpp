@@ -22,6 +22,8 @@ commands:
           [--mem-w-ratio R] [--json] [--save FILE.json|.csv]
           [--timeline FILE.svg|.png|.pdf|.dot] [--trace FILE.json] [--gantt]
   analyze --schedule-file FILE  the same for a schedule file (.json or PyTorch .csv)
+  simulate ... --cluster NAME   the same schedule flags on a SimGrid model of a GPU cluster
+          [--dp D] [-t T] [--straggler GPU:K] [--bw-scale X] [--lat-scale X] [--json]
   convert IN -o OUT             schedule files: pipesim JSON <-> PyTorch pipelining CSV
   render FILE -o OUT.svg        picture of a saved timeline or a schedule file (.png .pdf .dot)
 
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
     try {
         if (command == "list") return pipesim::cli::run_list(args);
         if (command == "analyze") return pipesim::cli::run_analyze(args);
+        if (command == "simulate") return pipesim::cli::run_simulate(args);
         if (command == "convert") return pipesim::cli::run_convert(args);
         if (command == "render") return pipesim::cli::run_render(args);
         if (command == "--help" || command == "-h" || command == "help") {
