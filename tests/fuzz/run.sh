@@ -23,9 +23,10 @@ if ! command -v clang++ >/dev/null; then
 fi
 
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link"
+mkdir -p "$BUILD"
 cmake -S . -B "$BUILD" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DPIPESIM_FUZZ=ON -DCMAKE_CXX_FLAGS="$SANITIZE -fno-omit-frame-pointer" >"$BUILD.configure.log" 2>&1 ||
-    { cat "$BUILD.configure.log" >&2; exit 1; }
+      -DPIPESIM_FUZZ=ON -DCMAKE_CXX_FLAGS="$SANITIZE -fno-omit-frame-pointer" >"$BUILD/configure.log" 2>&1 ||
+    { cat "$BUILD/configure.log" >&2; exit 1; }
 cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}"
 
 mkdir -p "$BUILD/artifacts"
