@@ -24,6 +24,8 @@ commands:
   analyze --schedule-file FILE  the same for a schedule file (.json or PyTorch .csv)
   simulate ... --cluster NAME   the same schedule flags on a SimGrid model of a GPU cluster
           [--dp D] [-t T] [--straggler GPU:K] [--bw-scale X] [--lat-scale X] [--json]
+  block BLOCK.json -m M         schedule from a building block: metrics, lifespan bound
+          [--costs F,B,W] [--comm C] [--mem-w-ratio R] [--reorder] [--json]
   convert IN -o OUT             schedule files: pipesim JSON <-> PyTorch pipelining CSV
   render FILE -o OUT.svg        picture of a saved timeline or a schedule file (.png .pdf .dot)
 
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
         if (command == "analyze") return pipesim::cli::run_analyze(args);
         if (command == "simulate") return pipesim::cli::run_simulate(args);
         if (command == "convert") return pipesim::cli::run_convert(args);
+        if (command == "block") return pipesim::cli::run_block(args);
         if (command == "render") return pipesim::cli::run_render(args);
         if (command == "--help" || command == "-h" || command == "help") {
             fmt::print("{}", usage);

@@ -79,16 +79,21 @@ BlockPass read_pass(const JsonDocument& doc, const std::string& pointer, const B
     return pass;
 }
 
-// check_block's message names a pass like "F(mb 0, stage 3) at slot 5": find the first pass
-// of the file it names to point at it.
+// check_block's message names the offending pass first, like "F(mb 0, stage 3) at slot 5":
+// the pointer of the pass named earliest in the message (the whole list if none is).
 std::string locate_pass(const BuildingBlock& b, const std::string& message) {
+    std::size_t best_at = std::string::npos;
+    std::string best = "/passes";
     for (std::size_t k = 0; k < b.passes.size(); ++k) {
         const BlockPass& p = b.passes[k];
-        const std::string described = fmt::format(
-            "{}(mb {}, stage {}) at slot {}", pass_name(p.pass), p.microbatch, p.stage, p.start);
-        if (message.find(described) != std::string::npos) return json_pointer_child("/passes", k);
+        const std::size_t at = message.find(fmt::format(
+            "{}(mb {}, stage {}) at slot {}", pass_name(p.pass), p.microbatch, p.stage, p.start));
+        if (at < best_at) {
+            best_at = at;
+            best = json_pointer_child("/passes", k);
+        }
     }
-    return "/passes";
+    return best;
 }
 
 }  // namespace
@@ -100,18 +105,9 @@ BuildingBlock parse_block_json(std::string_view text, const std::string& file,
                          fmt::format("file is {} bytes, more than the limit of {}", text.size(),
                                      limits.max_bytes));
     const JsonDocument doc(file, std::string(text));
-    if (!doc.root().is_object())
-        throw doc.error_at("", fmt::format("expected a JSON object with \"format\": \"{}\", got {}",
-                                           format_tag, quote_excerpt(doc.root().dump())));
-    if (doc.string("/format", 64) != format_tag)
-        throw doc.error_at("/format", fmt::format("format: expected \"{}\", got {}", format_tag,
-                                                  quote_excerpt(doc.root()["format"].dump())));
+    doc.require_format(format_tag, format_version);
     doc.object("", {"format", "version", "name", "devices", "chunks", "placement", "lengths",
                     "interval", "group", "passes"});
-    if (doc.integer("/version", 1, 1'000'000) != format_version)
-        throw doc.error_at("/version", fmt::format("version {} is not supported: this pipesim "
-                                                   "reads version {}",
-                                                   doc.root()["version"].dump(), format_version));
     BuildingBlock b;
     b.name = doc.has("/name") ? doc.string("/name", max_name_bytes) : default_name;
     b.devices = static_cast<int>(doc.integer("/devices", 1, limits.max_devices));
@@ -129,7 +125,8 @@ BuildingBlock parse_block_json(std::string_view text, const std::string& file,
     try {
         check_block(b);
     } catch (const InvalidBlock& e) {
-        throw doc.error_at(locate_pass(b, e.what()), e.what());
+        const std::string pointer = locate_pass(b, e.what());
+        throw doc.error_at(pointer, JsonDocument::display_name(pointer) + ": " + e.what());
     }
     return b;
 }
@@ -139,26 +136,22 @@ BuildingBlock read_block_file(const std::string& path, const BlockFileLimits& li
 }
 
 std::string block_to_json(const BuildingBlock& block) {
-    nlohmann::ordered_json j;
-    j["format"] = format_tag;
-    j["version"] = format_version;
-    j["name"] = block.name;
-    j["devices"] = block.devices;
-    j["chunks"] = block.chunks;
+    // Written by hand rather than dumped: one pass per line, as a block is read and edited.
     const PlacementKind kind = classify_placement(block.stage_device, block.devices);
-    if (kind == PlacementKind::custom)
-        j["placement"] = block.stage_device;
-    else
-        j["placement"] = placement_name(kind);
-    j["lengths"] = {{"F", block.lengths.f}, {"B", block.lengths.b}, {"W", block.lengths.w}};
-    j["interval"] = block.interval;
-    if (block.group != 1) j["group"] = block.group;
-    // One pass per line: a block is read and edited by hand.
-    std::string out = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    out.pop_back();  // the closing brace
-    while (!out.empty() && out.back() == '\n')
-        out.pop_back();
-    out += ",\n  \"passes\": [\n";
+    const nlohmann::ordered_json placement = kind == PlacementKind::custom
+                                                 ? nlohmann::ordered_json(block.stage_device)
+                                                 : nlohmann::ordered_json(placement_name(kind));
+    const auto dump = [](const nlohmann::ordered_json& j) {
+        return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    };
+    std::string out = fmt::format(
+        "{{\n  \"format\": \"{}\",\n  \"version\": {},\n  \"name\": {},\n  \"devices\": {},\n"
+        "  \"chunks\": {},\n  \"placement\": {},\n"
+        "  \"lengths\": {{\"F\": {}, \"B\": {}, \"W\": {}}},\n  \"interval\": {},\n",
+        format_tag, format_version, dump(block.name), block.devices, block.chunks, dump(placement),
+        block.lengths.f, block.lengths.b, block.lengths.w, block.interval);
+    if (block.group != 1) out += fmt::format("  \"group\": {},\n", block.group);
+    out += "  \"passes\": [\n";
     for (std::size_t k = 0; k < block.passes.size(); ++k) {
         const BlockPass& p = block.passes[k];
         out += fmt::format("    {{\"pass\": \"{}\", \"stage\": {}, \"start\": {}",
