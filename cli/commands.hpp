@@ -12,6 +12,7 @@ int run_analyze(const std::vector<std::string>& args);
 int run_simulate(const std::vector<std::string>& args);
 int run_convert(const std::vector<std::string>& args);
 int run_block(const std::vector<std::string>& args);
+int run_search(const std::vector<std::string>& args);
 int run_render(const std::vector<std::string>& args);
 
 }  // namespace pipesim::cli

@@ -26,6 +26,8 @@ commands:
           [--dp D] [-t T] [--straggler GPU:K] [--bw-scale X] [--lat-scale X] [--json]
   block BLOCK.json -m M         schedule from a building block: metrics, lifespan bound
           [--costs F,B,W] [--comm C] [--mem-w-ratio R] [--reorder] [--json]
+  search -p P -m M --mem-limit X  lowest-bubble schedule within X activations per device
+          [--costs F,B,W] [--comm C] [--mem-w-ratio R] [--json] [--save FILE]
   convert IN -o OUT             schedule files: pipesim JSON <-> PyTorch pipelining CSV
   render FILE -o OUT.svg        picture of a saved timeline or a schedule file (.png .pdf .dot)
 
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
         if (command == "simulate") return pipesim::cli::run_simulate(args);
         if (command == "convert") return pipesim::cli::run_convert(args);
         if (command == "block") return pipesim::cli::run_block(args);
+        if (command == "search") return pipesim::cli::run_search(args);
         if (command == "render") return pipesim::cli::run_render(args);
         if (command == "--help" || command == "-h" || command == "help") {
             fmt::print("{}", usage);

@@ -1,0 +1,135 @@
+// pipesim search: the lowest-bubble schedule under an activation-memory cap.
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "schedules/schedule_file.hpp"
+#include "schedules/search.hpp"
+#include "sim/analyze.hpp"
+
+namespace pipesim::cli {
+
+namespace {
+
+constexpr const char* search_help = R"(usage: pipesim search -p P -m M --mem-limit X [options]
+
+Builds every registered schedule, V-shape building blocks of offsets 1..6 and the automatic
+scheduler under the cap (v = 1 looped and v = 2 V-shape), replays each with the costs and
+ranks them: those whose peak activation stays within X first, by bubble rate.
+
+  -p, --stages P        pipeline devices
+  -m, --microbatches M  microbatches per iteration
+  --mem-limit X         activation cap per device, in full-stage microbatches (1F1B needs P)
+  --costs F,B,W         pass times of one full stage (default 1,1,1)
+  --comm C              latency of every cross-device dependency (default 0)
+  --mem-w-ratio R       share of a stage's activations held from B until W, 0..1 (default 1)
+  --save FILE           write the best schedule to FILE (.json or .csv), e.g. for analyze
+                        --schedule-file FILE --timeline OUT.svg
+  --json                print one JSON object instead of the table
+)";
+
+struct SearchCommand {
+    SearchOptions search;
+    AnalyzeOptions analyze;
+    std::string save;
+    bool json = false;
+};
+
+SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help) {
+    SearchCommand c;
+    bool have_p = false, have_m = false, have_cap = false;
+    ArgReader reader(args);
+    std::string flag;
+    while (reader.next(flag)) {
+        if (flag == "-p" || flag == "--stages") {
+            c.search.devices = parse_int(flag, reader.value(flag), 1, 4096);
+            have_p = true;
+        } else if (flag == "-m" || flag == "--microbatches") {
+            c.search.microbatches = parse_int(flag, reader.value(flag), 1, 1 << 20);
+            have_m = true;
+        } else if (flag == "--mem-limit") {
+            c.search.memory_limit = parse_number(flag, reader.value(flag), 0.0);
+            have_cap = true;
+        } else if (flag == "--costs") {
+            c.analyze.costs = parse_cost_triples(flag, reader.value(flag));
+            if (c.analyze.costs.size() != 1)
+                throw UsageError(fmt::format("{}: search takes one triple F,B,W", flag));
+        } else if (flag == "--comm") {
+            c.analyze.comm_latency = parse_number(flag, reader.value(flag), 0.0);
+        } else if (flag == "--mem-w-ratio") {
+            c.analyze.mem_w_ratio = parse_number(flag, reader.value(flag), 0.0);
+            if (c.analyze.mem_w_ratio > 1.0)
+                throw UsageError(
+                    fmt::format("{}: must be in 0..1, got {:g}", flag, c.analyze.mem_w_ratio));
+        } else if (flag == "--save") {
+            c.save = reader.value(flag);
+        } else if (flag == "--json") {
+            c.json = true;
+        } else if (flag == "-h" || flag == "--help") {
+            help = true;
+            return c;
+        } else {
+            throw UsageError(
+                fmt::format("unknown option '{}' (see 'pipesim search --help')", flag));
+        }
+    }
+    if (!have_p) throw UsageError("missing -p P (number of pipeline devices)");
+    if (!have_m) throw UsageError("missing -m M (number of microbatches)");
+    if (!have_cap) throw UsageError("missing --mem-limit X (activations per device)");
+    const std::vector<double>& fbw = c.analyze.costs.front();
+    c.search.f = fbw[0];
+    c.search.b = fbw[1];
+    c.search.w = fbw[2];
+    c.search.comm_latency = c.analyze.comm_latency;
+    return c;
+}
+
+}  // namespace
+
+int run_search(const std::vector<std::string>& args) {
+    bool help = false;
+    const SearchCommand c = parse_search_args(args, help);
+    if (help) {
+        fmt::print("{}", search_help);
+        return 0;
+    }
+    const SearchResult result = search_schedules(c.search, [&](const Schedule& s) {
+        const Metrics m = analyze_schedule(s, c.analyze).metrics;
+        return SearchEvaluation{m.bubble_rate, m.makespan, m.peak_activation_max};
+    });
+    if (!c.save.empty()) write_schedule_file(result.best, c.save);
+    if (c.json) {
+        nlohmann::ordered_json ranking = nlohmann::ordered_json::array();
+        for (const SearchEntry& e : result.ranking)
+            ranking.push_back({{"label", e.label},
+                               {"kind", e.kind},
+                               {"bubble_rate", e.evaluation.bubble_rate},
+                               {"makespan", e.evaluation.makespan},
+                               {"peak_activation_max", e.evaluation.peak_activation_max},
+                               {"fits", e.fits}});
+        nlohmann::ordered_json j = {{"stages", c.search.devices},
+                                    {"microbatches", c.search.microbatches},
+                                    {"memory_limit", c.search.memory_limit},
+                                    {"best", ranking.front()},
+                                    {"chunks", result.best.chunks},
+                                    {"ranking", ranking}};
+        fmt::print("{}\n", j.dump(2));
+        return 0;
+    }
+    const SearchEntry& best = result.ranking.front();
+    fmt::print("best within {:g}: {} — bubble {:.2f} %, makespan {:g}, peak {:g}\n\n",
+               c.search.memory_limit, best.label, 100 * best.evaluation.bubble_rate,
+               best.evaluation.makespan, best.evaluation.peak_activation_max);
+    fmt::print("{:<28} {:<10} {:>9} {:>10} {:>6}  {}\n", "candidate", "kind", "bubble %",
+               "makespan", "peak", "fits");
+    for (const SearchEntry& e : result.ranking)
+        fmt::print("{:<28} {:<10} {:>9.2f} {:>10.4g} {:>6.4g}  {}\n", e.label, e.kind,
+                   100 * e.evaluation.bubble_rate, e.evaluation.makespan,
+                   e.evaluation.peak_activation_max, e.fits ? "yes" : "no");
+    return 0;
+}
+
+}  // namespace pipesim::cli

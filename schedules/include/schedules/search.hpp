@@ -1,0 +1,56 @@
+#pragma once
+// Memory-capped search: the lowest-bubble schedule whose peak activation stays within a cap,
+// among the registered schedules, V-shape building blocks of several offsets and the
+// automatic scheduler run under the cap itself.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "schedules/schedule.hpp"
+
+namespace pipesim {
+
+/// What the caller measured for one candidate (e.g. a timed replay and its metrics, which
+/// live in sim/: the search stays in schedules/ and gets them through this callback).
+struct SearchEvaluation {
+    double bubble_rate = 0;
+    double makespan = 0;
+    double peak_activation_max = 0;  ///< full-stage microbatch units, as memory_limit
+};
+
+/// Measures one schedule. May throw std::invalid_argument for a schedule it cannot time.
+using SearchEvaluator = std::function<SearchEvaluation(const Schedule&)>;
+
+/// What to search. `f`, `b`, `w` are one chunk pass's times and `comm_latency` the latency
+/// between devices; the automatic scheduler plans with them (the evaluator times them).
+struct SearchOptions {
+    int devices = 0;
+    int microbatches = 0;
+    double memory_limit = 0;  ///< per device, full-stage microbatch units (1F1B needs p)
+    double f = 1, b = 1, w = 1;
+    double comm_latency = 0;
+};
+
+/// One candidate of the ranking.
+struct SearchEntry {
+    std::string label;  ///< e.g. "zb-v", "v-shape offset 3", "auto (v=2, cap 6)"
+    std::string kind;   ///< "registered", "block" or "auto"
+    SearchEvaluation evaluation;
+    bool fits = false;  ///< peak within memory_limit
+};
+
+struct SearchResult {
+    /// Every candidate that could be built, those that fit first, each part by bubble rate
+    /// then makespan.
+    std::vector<SearchEntry> ranking;
+    /// The best one (ranking.front()) and its schedule.
+    Schedule best;
+};
+
+/// Builds every candidate for p devices and m microbatches, measures each with `evaluate`
+/// and ranks them. Throws std::invalid_argument for p or m < 1 or a cap ≤ 0, and, naming the
+/// cap and the smallest peak any candidate needs, when no candidate fits.
+SearchResult search_schedules(const SearchOptions& options, const SearchEvaluator& evaluate);
+
+}  // namespace pipesim

@@ -1,0 +1,110 @@
+// Memory-capped search over the registered schedules, V-shape blocks and the automatic
+// scheduler.
+#include "schedules/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "schedules/auto_schedule.hpp"
+#include "schedules/block_catalog.hpp"
+#include "schedules/placement.hpp"
+#include "schedules/registry.hpp"
+
+namespace pipesim {
+
+namespace {
+
+constexpr double eps = 1e-9;
+// V-shape block offsets tried: 1 V-Min, 2 V-Half, 4 V-ZB and those between and after.
+constexpr int max_vshape_offset = 6;
+
+struct Candidate {
+    std::string label;
+    std::string kind;
+    Schedule schedule;
+};
+
+// Every candidate that can be built for this p and m (some need e.g. more microbatches).
+std::vector<Candidate> candidates(const SearchOptions& o) {
+    std::vector<Candidate> out;
+    auto add = [&](std::string label, std::string kind, auto&& build) {
+        try {
+            out.push_back(Candidate{std::move(label), std::move(kind), build()});
+        } catch (const std::invalid_argument&) {
+            // Not buildable for this p and m: not a candidate.
+        }
+    };
+    for (const ScheduleGenerator& g : schedule_generators())
+        add(std::string(g.name), "registered", [&] {
+            return generate_schedule(g.name, {o.devices, o.microbatches, 0, 0});
+        });
+    for (int offset = 1; offset <= max_vshape_offset; ++offset)
+        add(fmt::format("v-shape offset {}", offset), "block",
+            [&] { return schedule_from_block(vshape_block(o.devices, offset), o.microbatches); });
+    for (int chunks : {1, 2}) {
+        add(fmt::format("auto (v={}, cap {:g})", chunks, o.memory_limit), "auto", [&] {
+            AutoScheduleOptions a;
+            a.name = fmt::format("auto-v{}", chunks);
+            a.devices = o.devices;
+            a.microbatches = o.microbatches;
+            a.chunks = chunks;
+            if (chunks == 2) a.stage_device = vshape_placement(o.devices, 2);
+            a.f = o.f / chunks;
+            a.b = o.b / chunks;
+            a.w = o.w / chunks;
+            a.comm_latency = o.comm_latency;
+            a.memory_limit = o.memory_limit;
+            return auto_schedule(a);
+        });
+    }
+    return out;
+}
+
+}  // namespace
+
+SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& evaluate) {
+    if (o.devices < 1 || o.microbatches < 1)
+        throw std::invalid_argument(
+            fmt::format("search: p and m must be ≥ 1, got p={} m={}", o.devices, o.microbatches));
+    if (!(o.memory_limit > 0) || !std::isfinite(o.memory_limit))
+        throw std::invalid_argument(
+            fmt::format("search: the memory limit must be a number > 0, got {:g}", o.memory_limit));
+    std::vector<Candidate> built = candidates(o);
+    std::vector<std::pair<SearchEntry, std::size_t>> entries;
+    for (std::size_t k = 0; k < built.size(); ++k) {
+        SearchEntry e{built[k].label, built[k].kind, evaluate(built[k].schedule), false};
+        e.fits = e.evaluation.peak_activation_max <= o.memory_limit + eps;
+        entries.emplace_back(std::move(e), k);
+    }
+    std::stable_sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) {
+        const SearchEntry& a = x.first;
+        const SearchEntry& b = y.first;
+        if (a.fits != b.fits) return a.fits;
+        if (std::abs(a.evaluation.bubble_rate - b.evaluation.bubble_rate) > eps)
+            return a.evaluation.bubble_rate < b.evaluation.bubble_rate;
+        return a.evaluation.makespan < b.evaluation.makespan;
+    });
+    if (entries.empty() || !entries.front().first.fits) {
+        double least = 0;
+        std::string needs = "none could be built";
+        for (const auto& [e, k] : entries)
+            if (needs == "none could be built" || e.evaluation.peak_activation_max < least) {
+                least = e.evaluation.peak_activation_max;
+                needs = fmt::format("the smallest peak is {:g}, {}'s", least, e.label);
+            }
+        throw std::invalid_argument(fmt::format(
+            "no schedule fits a memory limit of {:g} (full-stage microbatches per device) for "
+            "p={} m={}: {}",
+            o.memory_limit, o.devices, o.microbatches, needs));
+    }
+    SearchResult result;
+    result.best = std::move(built[entries.front().second].schedule);
+    for (auto& [e, k] : entries)
+        result.ranking.push_back(std::move(e));
+    return result;
+}
+
+}  // namespace pipesim

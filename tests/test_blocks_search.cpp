@@ -1,0 +1,102 @@
+// Memory-capped search: the best candidate respects the cap, the ranking is ordered, a cap
+// below every candidate is a clear error (exit 2 from the CLI).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "schedules/metrics.hpp"
+#include "schedules/search.hpp"
+#include "sim/replay.hpp"
+
+using namespace pipesim;
+using pipesim::test::run_pipesim;
+
+namespace {
+
+// The evaluation the CLI passes: a timed replay with one full stage's F, B, W and latency.
+SearchEvaluator replay_evaluator(const SearchOptions& o, double mem_w_ratio = 1.0) {
+    return [=](const Schedule& s) {
+        const Timeline t =
+            replay(s, uniform_stage_costs(s.devices, s.chunks, o.f, o.b, o.w), {o.comm_latency});
+        const Metrics m = compute_metrics(t, unit_memory_model(s.devices, s.chunks, mem_w_ratio));
+        return SearchEvaluation{m.bubble_rate, m.makespan, m.peak_activation_max};
+    };
+}
+
+SearchOptions options(int p, int m, double cap, double f = 1, double b = 1, double w = 1,
+                      double c = 0) {
+    SearchOptions o;
+    o.devices = p;
+    o.microbatches = m;
+    o.memory_limit = cap;
+    o.f = f;
+    o.b = b;
+    o.w = w;
+    o.comm_latency = c;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("search returns the lowest-bubble schedule within the cap", "[blocks][search]") {
+    for (auto [p, m, cap] : {std::tuple{4, 16, 4.0},
+                             {4, 16, 2.0},
+                             {5, 20, 3.0},
+                             {6, 24, 6.0},
+                             {8, 32, 4.0},
+                             {3, 9, 1.5}}) {
+        for (auto [f, b, w, c] : {std::tuple{1.0, 1.0, 1.0, 0.0}, {1.0, 2.0, 1.0, 0.25}}) {
+            CAPTURE(p, m, cap, f, b, w, c);
+            const SearchOptions o = options(p, m, cap, f, b, w, c);
+            const SearchResult r = search_schedules(o, replay_evaluator(o));
+            REQUIRE(!r.ranking.empty());
+            const SearchEntry& best = r.ranking.front();
+            CHECK(best.fits);
+            CHECK(best.evaluation.peak_activation_max <= cap + 1e-9);
+            // The returned schedule is the one ranked first.
+            CHECK(replay_evaluator(o)(r.best).makespan == Approx(best.evaluation.makespan));
+            for (const SearchEntry& e : r.ranking)
+                if (e.fits) CHECK(e.evaluation.bubble_rate >= best.evaluation.bubble_rate - 1e-9);
+        }
+    }
+}
+
+TEST_CASE("with 1F1B's memory and F = B = W the search finds a zero-bubble schedule",
+          "[blocks][search]") {
+    for (int p : {2, 4, 6, 8}) {
+        CAPTURE(p);
+        const SearchOptions o = options(p, 4 * p, p);
+        const SearchResult r = search_schedules(o, replay_evaluator(o));
+        CHECK(r.ranking.front().evaluation.bubble_rate == Approx(0.0).margin(1e-9));
+    }
+}
+
+TEST_CASE("a cap below what any candidate needs is refused naming the cap", "[blocks][search]") {
+    const SearchOptions o = options(4, 16, 0.25);
+    CHECK_THROWS_WITH(search_schedules(o, replay_evaluator(o)),
+                      Catch::Contains("no schedule fits a memory limit of 0.25"));
+    CHECK_THROWS_AS(search_schedules(options(4, 16, 0), replay_evaluator(o)),
+                    std::invalid_argument);
+}
+
+TEST_CASE("pipesim search prints the ranking, saves the best and exits 2 without a fit",
+          "[blocks][search][cli]") {
+    const auto r = run_pipesim("search -p 4 -m 16 --mem-limit 3 --costs 1,2,1 --comm 0.1 --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["best"]["fits"].get<bool>());
+    CHECK(j["best"]["peak_activation_max"].get<double>() <= 3.0);
+    CHECK(j["ranking"].size() > 10);
+
+    const auto table = run_pipesim("search -p 4 -m 16 --mem-limit 4");
+    CHECK(table.exit_code == 0);
+    CHECK_THAT(table.out, Catch::Contains("best within 4: zb-v"));
+
+    const auto none = run_pipesim("search -p 4 -m 16 --mem-limit 0.25");
+    CHECK(none.exit_code == 2);
+    CHECK(none.out.empty());
+    CHECK_THAT(none.err, Catch::Contains("no schedule fits a memory limit of 0.25"));
+    CHECK(run_pipesim("search -p 4 -m 16").exit_code == 2);
+    CHECK_THAT(run_pipesim("search -p 4 -m 16").err, Catch::Contains("missing --mem-limit"));
+}
