@@ -84,7 +84,7 @@ TEST_CASE("a malformed timeline file is rejected with file:line:column and the f
         row{"\"devices\": 2", "\"devices\": \"two\"", "t.json:5:14: devices: expected an integer"},
         row{"\"devices\": 2", "\"devices\": 0", "t.json:5:14: devices: expected an integer in 1.."},
         row{"\"version\": 1", "\"version\": 2",
-            "t.json:3:14: version: this pipesim reads version 1"},
+            "t.json:3:14: version 2 is not supported: this pipesim reads version 1"},
         row{"\"stage_device\": [0, 1]", "\"stage_device\": [0, 2]",
             "t.json:9:23: stage_device[1]: expected an integer in 0..1, got '2'"},
         row{"\"stage_device\": [0, 1]", "\"stage_device\": [0]",

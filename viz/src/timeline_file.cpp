@@ -50,12 +50,9 @@ class Reader {
 
     SavedTimeline read() {
         check_format();
+        doc_.require_format(format_tag, format_version);
         doc_.object("", {"format", "version", "schedule", "devices", "microbatches", "chunks",
                          "time_unit", "stage_device", "memory", "device_ops", "transfers"});
-        if (doc_.integer("/version", 0, std::numeric_limits<int>::max()) != format_version)
-            throw doc_.error_at("/version",
-                                fmt::format("version: this pipesim reads version {}, got {}",
-                                            format_version, doc_.root()["version"].dump()));
         SavedTimeline saved;
         Timeline& t = saved.timeline;
         t.schedule = doc_.string("/schedule", 256);
