@@ -45,6 +45,8 @@ TEST_CASE("malformed model JSON names the file, line and column", "[models]") {
         {"{\"layers\": 2, \"hidden\": 64, \"heads\": 2, \"vocab\": 10, \"mlp\": \"relu\"}",
          "m.json:1:61: 'mlp' must be one of gelu, swiglu, got \"relu\""},
         {"[1, 2]", "m.json:1:1: a model file must be one JSON object"},
+        {"{\"format\": \"pipesim-schedule\", \"base\": \"zb-1.5b\"}",
+         "m.json:1:12: 'format' must be \"pipesim-model\""},
     }));
     INFO(text);
     CHECK_THROWS_WITH(parse_model_json(text, "m.json"), Catch::StartsWith(message));

@@ -15,23 +15,12 @@ namespace {
 using detail::JsonSource;
 using json = nlohmann::json;
 
-constexpr std::array<std::string_view, 17> known_fields = {"name",
-                                                           "base",
-                                                           "source",
-                                                           "layers",
-                                                           "hidden",
-                                                           "heads",
-                                                           "kv_heads",
-                                                           "ffn_hidden",
-                                                           "vocab",
-                                                           "seq_len",
-                                                           "mlp",
-                                                           "norm",
-                                                           "linear_bias",
-                                                           "learned_positions",
-                                                           "tied_embeddings",
-                                                           "dropout",
-                                                           "stated_params"};
+// clang-format off
+constexpr std::array<std::string_view, 19> known_fields = {
+    "format", "version", "name", "base", "source", "layers", "hidden", "heads", "kv_heads",
+    "ffn_hidden", "vocab", "seq_len", "mlp", "norm", "linear_bias", "learned_positions",
+    "tied_embeddings", "dropout", "stated_params"};
+// clang-format on
 
 class ModelReader {
   public:
@@ -47,6 +36,11 @@ class ModelReader {
                 doc_.fail("/" + key, fmt::format("unknown field '{}' (known: {})", key,
                                                  fmt::join(known_fields, ", ")));
         }
+        // The header is optional in model files; when present it must be this one.
+        if (root_.contains("format") && root_.at("format") != "pipesim-model")
+            doc_.fail("/format", "'format' must be \"pipesim-model\"");
+        if (root_.contains("version") && root_.at("version") != 1)
+            doc_.fail("/version", "'version' must be 1");
         TransformerConfig c;
         const bool has_base = root_.contains("base");
         if (has_base) {
