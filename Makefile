@@ -46,6 +46,7 @@ test: build
 
 bench: build
 	$(BUILD_DIR)/experiments/bench/bench_replay
+	$(BUILD_DIR)/experiments/bench/bench_generate
 	$(BUILD_DIR)/experiments/bench/bench_render
 
 format:

@@ -1,0 +1,68 @@
+// Generation time of every registered schedule at p=64, m=1024 (generation includes
+// validation), the replay of each, and the memory-capped search at p=16, m=64 and p=32,
+// m=256. Prints its figures; asserts nothing.
+//   bench_generate [--quick]     (--quick: p=16, m=128 and the small search only)
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "schedules/metrics.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/search.hpp"
+#include "sim/replay.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void bench_search(int p, int m) {
+    pipesim::SearchOptions o;
+    o.devices = p;
+    o.microbatches = m;
+    o.memory_limit = p;
+    const auto evaluate = [](const pipesim::Schedule& s) {
+        const pipesim::Metrics metrics = pipesim::compute_metrics(
+            pipesim::replay(s, pipesim::uniform_stage_costs(s.devices, s.chunks, 1, 1, 1)),
+            pipesim::unit_memory_model(s.devices, s.chunks));
+        return pipesim::SearchEvaluation{metrics.bubble_rate, metrics.makespan,
+                                         metrics.peak_activation_max};
+    };
+    const auto start = Clock::now();
+    const pipesim::SearchResult r = pipesim::search_schedules(o, evaluate);
+    fmt::print("search p={} m={} cap {}: {:8.1f} ms, {} candidates, best {}\n", p, m, p,
+               1e3 * seconds_since(start), r.ranking.size(), r.ranking.front().label);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    const int p = quick ? 16 : 64;
+    const int m = quick ? 128 : 1024;
+    fmt::print("p={} m={}\n{:<18} {:>4} {:>10} {:>12} {:>12}\n", p, m, "schedule", "v", "ops",
+               "generate ms", "replay ms");
+    for (const pipesim::ScheduleGenerator& g : pipesim::schedule_generators()) {
+        try {
+            auto start = Clock::now();
+            const pipesim::Schedule s = pipesim::generate_schedule(g.name, {p, m, 0, 0});
+            const double generate = seconds_since(start);
+            start = Clock::now();
+            const pipesim::Timeline t =
+                pipesim::replay(s, pipesim::uniform_stage_costs(p, s.chunks, 1, 1, 1));
+            const double replay = seconds_since(start);
+            fmt::print("{:<18} {:>4} {:>10} {:>12.1f} {:>12.1f}\n", g.name, s.chunks, s.op_count(),
+                       1e3 * generate, 1e3 * replay);
+        } catch (const std::invalid_argument& e) {
+            fmt::print("{:<18} not generated: {}\n", g.name, e.what());
+        }
+    }
+    bench_search(16, 64);
+    if (!quick) bench_search(32, 256);
+    return 0;
+}
