@@ -111,3 +111,24 @@ TEST_CASE("a schedule name that is not UTF-8 is written with replacement charact
     CHECK(back.name == "caf\xef\xbf\xbd");
     CHECK(back.device_ops == s.device_ops);
 }
+
+TEST_CASE("microbatch stage ranges round-trip through JSON; CSV export refuses them",
+          "[files][json]") {
+    // Two model copies on p = 2, V-shape: microbatch 0 on stages 0..1, microbatch 1 on 2..3.
+    Schedule s = make_empty_schedule("two-way", 2, 2, 2, vshape_placement(2, 2));
+    s.microbatch_stages = {{0, 1}, {2, 3}};
+    s.device_ops[0] = {{Pass::F, 0, 0}, {Pass::F, 1, 3}, {Pass::BW, 1, 3}, {Pass::BW, 0, 0}};
+    s.device_ops[1] = {{Pass::F, 1, 2}, {Pass::F, 0, 1}, {Pass::BW, 0, 1}, {Pass::BW, 1, 2}};
+    const std::string text = schedule_to_json(s);
+    CHECK_THAT(text, Catch::Contains("\"microbatch_stages\": [\n    [0, 1],\n    [2, 3]\n  ]"));
+    CHECK(parse_schedule_json(text, "two-way.json") == s);
+    CHECK(schedule_to_json(parse_schedule_json(text, "two-way.json")) == text);
+    CHECK_THROWS_WITH(schedule_to_pytorch_csv(s),
+                      Catch::Contains("PyTorch's pipelining CSV cannot express that"));
+
+    std::string bad = text;
+    bad.replace(bad.find("[2, 3]"), 6, "[3, 2]");
+    CHECK_THROWS_WITH(parse_schedule_json(bad, "bad.json"),
+                      Catch::StartsWith("bad.json:5:9: microbatch_stages[1][1]: expected an "
+                                        "integer in 3..3"));
+}

@@ -268,6 +268,11 @@ PytorchCsvImport parse_pytorch_csv(std::string_view text, const std::string& fil
 
 std::string schedule_to_pytorch_csv(const Schedule& schedule) {
     require_valid(schedule);
+    if (!schedule.microbatch_stages.empty())
+        throw std::invalid_argument(fmt::format(
+            "schedule '{}' gives microbatches their own stage ranges (two model copies, as in "
+            "DualPipe); PyTorch's pipelining CSV cannot express that: save it as .json",
+            schedule.name));
     // Unit steps: an op runs one step after its device's previous op and after its inputs.
     const int stages = schedule.stages();
     std::vector<std::int64_t> step(dense_op_count(schedule.microbatches, stages), 0);

@@ -100,6 +100,29 @@ void read_device_ops(const JsonDocument& doc, const std::string& pointer, Schedu
     }
 }
 
+// Reads "microbatch_stages": one [first, last] pair of stages per microbatch.
+std::vector<StageRange> read_microbatch_stages(const JsonDocument& doc, const Schedule& schedule) {
+    const std::string pointer = "/microbatch_stages";
+    const auto m = static_cast<std::size_t>(schedule.microbatches);
+    const auto& ranges = doc.array(pointer, m);
+    if (ranges.size() != m)
+        throw doc.error_at(pointer, fmt::format("microbatch_stages: expected {} [first, last] "
+                                                "pairs, one per microbatch, got {}",
+                                                m, ranges.size()));
+    std::vector<StageRange> result;
+    result.reserve(m);
+    const std::int64_t last_stage = schedule.stages() - 1;
+    for (std::size_t mb = 0; mb < m; ++mb) {
+        const std::string at = json_pointer_child(pointer, mb);
+        if (doc.array(at, 2).size() != 2)
+            throw doc.error_at(at, "expected a pair [first, last] of stages");
+        const auto first = doc.integer(json_pointer_child(at, std::size_t{0}), 0, last_stage);
+        const auto last = doc.integer(json_pointer_child(at, std::size_t{1}), first, last_stage);
+        result.push_back({static_cast<int>(first), static_cast<int>(last)});
+    }
+    return result;
+}
+
 }  // namespace
 
 Schedule parse_schedule_json(std::string_view text, const std::string& file,
@@ -111,7 +134,7 @@ Schedule parse_schedule_json(std::string_view text, const std::string& file,
     const JsonDocument doc(file, std::string(text));
     doc.require_format(format_tag, format_version);
     doc.object("", {"format", "version", "name", "devices", "microbatches", "chunks", "placement",
-                    "device_ops"});
+                    "microbatch_stages", "device_ops"});
     Schedule schedule;
     schedule.name = doc.has("/name") ? doc.string("/name", max_name_bytes) : default_name;
     schedule.devices = static_cast<int>(doc.integer("/devices", 1, limits.max_devices));
@@ -119,6 +142,8 @@ Schedule parse_schedule_json(std::string_view text, const std::string& file,
         static_cast<int>(doc.integer("/microbatches", 1, limits.max_microbatches));
     schedule.chunks = static_cast<int>(doc.integer("/chunks", 1, limits.max_chunks));
     schedule.stage_device = read_placement(doc, schedule.devices, schedule.chunks);
+    if (doc.has("/microbatch_stages"))
+        schedule.microbatch_stages = read_microbatch_stages(doc, schedule);
 
     const auto devices = static_cast<std::size_t>(schedule.devices);
     if (doc.array("/device_ops", devices).size() != devices)
@@ -149,6 +174,12 @@ std::string schedule_to_json(const Schedule& schedule) {
         j["placement"] = schedule.stage_device;
     else
         j["placement"] = placement_name(kind);
+    if (!schedule.microbatch_stages.empty()) {
+        nlohmann::ordered_json ranges = nlohmann::ordered_json::array();
+        for (const StageRange& r : schedule.microbatch_stages)
+            ranges.push_back(nlohmann::ordered_json::array({r.first, r.last}));
+        j["microbatch_stages"] = std::move(ranges);
+    }
     nlohmann::ordered_json device_ops = nlohmann::ordered_json::array();
     for (const auto& ops : schedule.device_ops) {
         std::string line;
@@ -169,6 +200,14 @@ std::string schedule_to_json(const Schedule& schedule) {
         const auto at = out.find(indented);
         if (at != std::string::npos)
             out.replace(at, indented.size(), nlohmann::ordered_json(schedule.stage_device).dump());
+    }
+    if (!schedule.microbatch_stages.empty()) {
+        for (const StageRange& r : schedule.microbatch_stages) {
+            const std::string multi = fmt::format("[\n      {},\n      {}\n    ]", r.first, r.last);
+            const auto at = out.find(multi);
+            if (at != std::string::npos)
+                out.replace(at, multi.size(), fmt::format("[{}, {}]", r.first, r.last));
+        }
     }
     return out + "\n";
 }
