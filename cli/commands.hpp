@@ -14,5 +14,7 @@ int run_convert(const std::vector<std::string>& args);
 int run_block(const std::vector<std::string>& args);
 int run_search(const std::vector<std::string>& args);
 int run_render(const std::vector<std::string>& args);
+int run_calibrate(const std::vector<std::string>& args);
+int run_gpu_run(const std::vector<std::string>& args);
 
 }  // namespace pipesim::cli

@@ -30,6 +30,8 @@ commands:
           [--costs F,B,W] [--comm C] [--mem-w-ratio R] [--json] [--save FILE]
   convert IN -o OUT             schedule files: pipesim JSON <-> PyTorch pipelining CSV
   render FILE -o OUT.svg        picture of a saved timeline or a schedule file (.png .pdf .dot)
+  calibrate --model NAME --mb B -o CALIB.json   time a layer's kernels on a GPU [-t T]
+  gpu-run -s NAME -p P -m M --model NAME --mb B run a schedule on GPUs, predicted vs measured
 
 Run 'pipesim COMMAND --help' for a command's options.
 )";
@@ -51,6 +53,8 @@ int main(int argc, char** argv) {
         if (command == "block") return pipesim::cli::run_block(args);
         if (command == "search") return pipesim::cli::run_search(args);
         if (command == "render") return pipesim::cli::run_render(args);
+        if (command == "calibrate") return pipesim::cli::run_calibrate(args);
+        if (command == "gpu-run") return pipesim::cli::run_gpu_run(args);
         if (command == "--help" || command == "-h" || command == "help") {
             fmt::print("{}", usage);
             return 0;

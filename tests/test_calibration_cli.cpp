@@ -1,0 +1,70 @@
+// calibrate and gpu-run on the command line without a GPU: usage errors (2) and the clear
+// "no GPU" exit (3). The GPU is hidden (CUDA_VISIBLE_DEVICES="") so these never use one.
+#include <cstdlib>
+
+#include <catch2/catch.hpp>
+
+#include "cli_runner.hpp"
+
+using pipesim::test::run_pipesim;
+
+namespace {
+
+// What a build says when it cannot run GPU work here: a CUDA build finds no device (hidden),
+// a build without CUDA says so.
+std::string no_gpu_message(const char* command) {
+    return PIPESIM_CUDA_BUILD
+               ? std::string("no CUDA device found")
+               : std::string("pipesim built without CUDA: ") + command + " needs a CUDA build";
+}
+
+void hide_gpus() {
+    ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
+}
+
+}  // namespace
+
+TEST_CASE("calibrate without a GPU says why and exits with 3", "[calibration][cli]") {
+    hide_gpus();
+    const auto r = run_pipesim("calibrate --model zb-1.5b --mb 6 -o /tmp/pipesim_never.json");
+    CHECK(r.exit_code == 3);
+    CHECK_THAT(r.err, Catch::Contains("pipesim calibrate: " + no_gpu_message("calibrate")));
+}
+
+TEST_CASE("gpu-run without a GPU says why and exits with 3", "[calibration][cli]") {
+    hide_gpus();
+    const auto r = run_pipesim("gpu-run -s 1f1b -p 4 -m 16 --model zb-1.5b --mb 6");
+    CHECK(r.exit_code == 3);
+    CHECK_THAT(r.err, Catch::Contains("pipesim gpu-run: " + no_gpu_message("gpu-run")));
+}
+
+TEST_CASE("calibrate and gpu-run reject bad usage before looking for a GPU", "[calibration][cli]") {
+    hide_gpus();
+    const auto [args, message] = GENERATE(table<std::string, std::string>({
+        {"calibrate --model zb-1.5b --mb 6", "missing -o FILE"},
+        {"calibrate --mb 6 -o x.json", "missing --model NAME"},
+        {"calibrate --model zb-1.5b -o x.json", "missing --mb B"},
+        {"calibrate --model llama2-7b --mb 1 -o x.json", "llama2-7b uses SwiGLU"},
+        {"calibrate --model zb-1.5b --mb 1 -t 5 -o x.json", "does not divide"},
+        {"calibrate --model zb-1.5b --mb 1 --gpu tpu -o x.json", "unknown GPU 'tpu'"},
+        {"calibrate --model zb-1.5b --mb 1 --bogus -o x.json", "unknown option '--bogus'"},
+        {"gpu-run -p 4 -m 16 --model zb-1.5b --mb 6", "missing -s NAME"},
+        {"gpu-run -s 1f1b -m 16 --model zb-1.5b --mb 6", "missing -p P"},
+        {"gpu-run -s 1f1b -p 4 -m 16 --model zb-1.5b --mb 6 --mode tpu",
+         "--mode: expected auto, gpus or partitions, got 'tpu'"},
+        {"gpu-run -s nope -p 4 -m 16 --model zb-1.5b --mb 6", "unknown schedule 'nope'"},
+        {"gpu-run -s 1f1b -p 30 -m 16 --model zb-1.5b --mb 6",
+         "cannot split 22 layers into 30 stages"},
+    }));
+    const auto r = run_pipesim(args);
+    INFO(args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(message));
+}
+
+TEST_CASE("calibrate and gpu-run have help and appear in the usage", "[calibration][cli]") {
+    CHECK(run_pipesim("calibrate --help").exit_code == 0);
+    CHECK_THAT(run_pipesim("gpu-run --help").out, Catch::Contains("--mode MODE"));
+    CHECK_THAT(run_pipesim("--help").out,
+               Catch::Contains("calibrate --model NAME") && Catch::Contains("gpu-run -s NAME"));
+}

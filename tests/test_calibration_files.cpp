@@ -1,0 +1,132 @@
+// Calibration files as `pipesim calibrate` writes them, read back by models/.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "calibration/calibration_file.hpp"
+#include "calibration/layer_shape.hpp"
+#include "models/cost_model.hpp"
+#include "models/gpu.hpp"
+#include "models/presets.hpp"
+
+using namespace pipesim;
+using namespace pipesim::calibration;
+
+namespace {
+
+// A record for zb-1.5b at b = 6, s = 1024, as calibrate would fill it in.
+CalibrationRecord sample_record() {
+    const models::TransformerConfig& c = models::find_model("zb-1.5b");
+    models::Workload w;
+    w.microbatch = 6;
+    const LayerShape shape = layer_shape(c, w);
+    LayerMeasurement m;
+    m.entry = {c.hidden,
+               c.heads,
+               c.heads,
+               4 * c.hidden,
+               models::Mlp::gelu,
+               1024,
+               6,
+               1,
+               {0.0061, 0.0072, 0.0049}};
+    m.flops = steps_flops(layer_steps(shape));
+    for (const KernelStep& k : layer_steps(shape))
+        m.kernels.push_back({std::string(k.name), k.pass, 1e-4, k.flops, k.bytes});
+    CalibrationRecord r;
+    r.gpu = "h200";
+    r.model = "zb-1.5b";
+    r.method = "median of 30 after 5 warm-up runs, 3 rotating buffer sets";
+    r.device = {"NVIDIA H200", 132, 132, 1980, 3201, 150e9, 13000, 13000};
+    r.copy = {"device", 2.0 * 1024 * 6 * 2304, 1.2e-5};
+    r.layers.push_back(m);
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("a calibration file round-trips through the models/ reader", "[calibration]") {
+    const CalibrationRecord r = sample_record();
+    const std::string text = calibration_json(r).dump(2);
+    const models::Calibration cal = models::parse_calibration(text, "calib.json");
+    CHECK(cal.gpu == "h200");
+    CHECK(cal.device == "NVIDIA H200");
+    REQUIRE(cal.layers.size() == 1);
+    const models::CalibrationEntry& e = cal.layers[0];
+    const models::CalibrationEntry& want = r.layers[0].entry;
+    CHECK(e.hidden == want.hidden);
+    CHECK(e.heads == want.heads);
+    CHECK(e.kv_heads == want.kv_heads);
+    CHECK(e.ffn_hidden == want.ffn_hidden);
+    CHECK(e.mlp == models::Mlp::gelu);
+    CHECK(e.seq_len == 1024);
+    CHECK(e.microbatch == 6);
+    CHECK(e.tp == 1);
+    CHECK(e.times.forward == want.times.forward);
+    CHECK(e.times.backward_input == want.times.backward_input);
+    CHECK(e.times.backward_weight == want.times.backward_weight);
+}
+
+TEST_CASE("the written file carries the kernel breakdown and the device details", "[calibration]") {
+    const auto j = calibration_json(sample_record());
+    CHECK(j.at("measured").at("partition_sms") == 132);
+    CHECK(j.at("measured").at("copy").at("bandwidth").get<double>() ==
+          Approx(2.0 * 1024 * 6 * 2304 / 1.2e-5));
+    const auto& layer = j.at("layers").at(0);
+    CHECK(layer.at("kernels").size() == static_cast<std::size_t>(step_count));
+    CHECK(layer.at("kernels").at(1).at("name") == "qkv");
+    CHECK(layer.at("kernels").at(1).at("pass") == "F");
+    CHECK(layer.at("kernels").at(1).contains("tflops"));
+    CHECK(layer.at("kernels").at(0).contains("gb_per_s"));  // ln1, memory-bound
+    const double f_flops = sample_record().layers[0].flops.forward;
+    CHECK(layer.at("tflops").at("forward").get<double>() == Approx(f_flops / 0.0061 / 1e12));
+}
+
+TEST_CASE("a written calibration file gives the measured times to the cost model",
+          "[calibration]") {
+    const auto path = std::filesystem::temp_directory_path() / "pipesim_test_calibration.json";
+    write_calibration_file(sample_record(), path.string());
+    const models::CalibratedCostModel model(models::find_gpu("h200"),
+                                            models::load_calibration(path.string()));
+    std::filesystem::remove(path);
+    models::Workload w;
+    w.microbatch = 6;
+    const models::PassTimes t = model.layer(models::find_model("zb-1.5b"), w);
+    CHECK(t.forward == 0.0061);
+    CHECK(t.backward_input == 0.0072);
+    CHECK(t.backward_weight == 0.0049);
+}
+
+TEST_CASE("records models/ could not read back are refused before writing", "[calibration]") {
+    CalibrationRecord r = sample_record();
+    r.layers[0].entry.times.backward_weight = 0;
+    CHECK_THROWS_WITH(calibration_json(r), Catch::Contains("pass times must be > 0"));
+    r = sample_record();
+    r.gpu = "tpu-v5";
+    CHECK_THROWS_WITH(calibration_json(r), Catch::StartsWith("unknown GPU 'tpu-v5'"));
+    r = sample_record();
+    r.layers.clear();
+    CHECK_THROWS_WITH(calibration_json(r), "a calibration needs at least one layer");
+}
+
+TEST_CASE("driver device names map to models/ GPU names", "[calibration]") {
+    const auto [device, gpu] = GENERATE(table<std::string, std::string>({
+        {"NVIDIA H200", "h200"},
+        {"NVIDIA H100 80GB HBM3", "h100-sxm"},
+        {"NVIDIA A100-SXM4-80GB", "a100-80gb"},
+        {"NVIDIA A100-SXM4-40GB", "a100-40gb"},
+    }));
+    CHECK(gpu_name_for_device(device) == gpu);
+    CHECK_THROWS_WITH(gpu_name_for_device("NVIDIA H100 PCIe"),
+                      "no known GPU matches the device 'NVIDIA H100 PCIe': give one with --gpu "
+                      "(see 'pipesim list')");
+    CHECK_THROWS(gpu_name_for_device("Tesla T4"));
+}
+
+TEST_CASE("the documented calibration example with a kernel breakdown reads", "[calibration]") {
+    const models::Calibration cal = models::load_calibration(
+        std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h200.json");
+    CHECK(cal.gpu == "h200");
+    REQUIRE_FALSE(cal.layers.empty());
+    CHECK(cal.layers[0].microbatch == 6);
+}
