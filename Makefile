@@ -9,7 +9,7 @@ PIPESIM := $(BUILD_DIR)/cli/pipesim
 # Everything the build and tests need from Debian.
 DEB_PACKAGES := build-essential cmake pkg-config catch2 libfmt-dev nlohmann-json3-dev \
                 libboost-dev libsimgrid-dev libgraphviz-dev graphviz \
-                clang libclang-rt-14-dev
+                libpng-dev libexpat1-dev clang libclang-rt-14-dev
 
 .PHONY: all deps configure build run test bench format clean
 
@@ -50,7 +50,7 @@ bench: build
 	$(BUILD_DIR)/experiments/bench/bench_render
 
 format:
-	find schedules sim cli tests experiments -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+	find fileio schedules models sim viz calibration cli tests experiments \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD_DIR)
