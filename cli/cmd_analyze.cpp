@@ -47,7 +47,7 @@ int run_analyze(const std::vector<std::string>& args) {
     const Analysis analysis = pipeline.analyze();
     pipeline.save(analysis.schedule);
     const std::string gantt =
-        viz::write_outputs(analysis.timeline, analysis_memory(analysis, options), viz_outputs);
+        viz::write_outputs(analysis.timeline, analysis.memory, viz_outputs);
     if (json)
         fmt::print("{}\n", analysis_json(analysis, options).dump(2));
     else

@@ -46,7 +46,7 @@ viz::SavedTimeline load(const std::string& path, const AnalyzeOptions& options, 
         }
     }
     Analysis analysis = analyze_schedule(read_schedule_file(path), options);
-    return viz::SavedTimeline{std::move(analysis.timeline), analysis_memory(analysis, options)};
+    return viz::SavedTimeline{std::move(analysis.timeline), analysis.memory};
 }
 
 }  // namespace

@@ -56,10 +56,4 @@ int terminal_width() {
     return 100;
 }
 
-MemoryModel analysis_memory(const Analysis& analysis, const AnalyzeOptions& options) {
-    if (analysis.model) return memory_model_from_plan(analysis.model->plan);
-    return unit_memory_model(analysis.schedule.devices, analysis.schedule.chunks,
-                             options.mem_w_ratio);
-}
-
 }  // namespace pipesim::cli

@@ -21,8 +21,4 @@ bool read_viz_flag(const std::string& flag, ArgReader& reader, viz::VizOutputs& 
 /// Width for --gantt: $COLUMNS if set, else the terminal's width on stdout, else 100.
 int terminal_width();
 
-/// The memory model an analysis used (the model's when it has one, else unit memory), for
-/// the memory curves and the saved timeline.
-MemoryModel analysis_memory(const Analysis& analysis, const AnalyzeOptions& options);
-
 }  // namespace pipesim::cli

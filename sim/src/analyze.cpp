@@ -47,9 +47,9 @@ Analysis analyze_schedule(Schedule schedule, const AnalyzeOptions& options) {
     if (result.model) replay_options.message_bytes = result.model->plan.message_bytes;
     result.timeline = replay(result.schedule, result.costs, replay_options);
     if (result.model) result.timeline.time_unit = "s";
-    result.metrics = compute_metrics(result.timeline,
-                                     result.model ? memory_model_from_plan(result.model->plan)
-                                                  : unit_memory_model(p, v, options.mem_w_ratio));
+    result.memory = result.model ? memory_model_from_plan(result.model->plan)
+                                 : unit_memory_model(p, v, options.mem_w_ratio);
+    result.metrics = compute_metrics(result.timeline, result.memory);
     if (result.model) summarize_model(*result.model, result.schedule, result.metrics);
     return result;
 }

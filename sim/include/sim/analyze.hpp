@@ -33,6 +33,8 @@ struct AnalyzeOptions {
 struct Analysis {
     Schedule schedule;
     StageCosts costs;
+    /// Activation memory per stage: the model's (bytes) or the unit model's.
+    MemoryModel memory;
     Timeline timeline;
     Metrics metrics;
     std::optional<ModelAnalysis> model;  ///< set when AnalyzeOptions::model is
