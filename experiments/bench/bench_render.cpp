@@ -2,35 +2,21 @@
 // for the case (p=16, m=64 interleaved 1F1B) and a few others. Prints its figures;
 // asserts nothing.
 //   bench_render [--quick]
-#include <chrono>
 #include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "bench_timing.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/registry.hpp"
 #include "sim/replay.hpp"
 #include "viz/render.hpp"
 #include "viz/timeline_picture.hpp"
 
+using pipesim::bench::seconds_per_run;
+
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Runs `work` at least `runs` times and for at least `min_seconds`; returns seconds per run.
-template <class Work>
-double seconds_per_run(Work&& work, int runs, double min_seconds) {
-    int done = 0;
-    const auto start = Clock::now();
-    double elapsed = 0;
-    do {
-        work();
-        ++done;
-        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    } while (done < runs || elapsed < min_seconds);
-    return elapsed / done;
-}
 
 struct Case {
     const char* schedule;

@@ -1,33 +1,19 @@
 // Replay speed in ops per second (one core). Prints its figures; asserts nothing.
 //   bench_replay [--quick]
-#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "bench_timing.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "sim/replay.hpp"
 
+using pipesim::bench::seconds_per_run;
+
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Runs `work` repeatedly for at least `min_seconds`; returns seconds per run.
-template <class Work>
-double seconds_per_run(Work&& work, double min_seconds) {
-    int runs = 0;
-    const auto start = Clock::now();
-    double elapsed = 0;
-    do {
-        work();
-        ++runs;
-        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    } while (elapsed < min_seconds);
-    return elapsed / runs;
-}
 
 struct Case {
     const char* schedule;
@@ -47,17 +33,17 @@ int main(int argc, char** argv) {
         pipesim::GeneratorOptions g{c.p, c.m, c.v, 0};
         pipesim::Schedule schedule;
         const double gen = seconds_per_run(
-            [&] { schedule = pipesim::generate_schedule(c.schedule, g); }, min_seconds);
+            [&] { schedule = pipesim::generate_schedule(c.schedule, g); }, 1, min_seconds);
         const auto ops = static_cast<double>(schedule.op_count());
         const auto costs = pipesim::uniform_stage_costs(c.p, c.v, 1.0, 1.0, 1.0);
         const double validate =
-            seconds_per_run([&] { (void)pipesim::validate(schedule); }, min_seconds);
+            seconds_per_run([&] { (void)pipesim::validate(schedule); }, 1, min_seconds);
         pipesim::ReplayOptions no_transfers;
         no_transfers.record_transfers = false;
         no_transfers.comm_latency = 0.1;
         double sink = 0;
         const double replay = seconds_per_run(
-            [&] { sink += pipesim::replay(schedule, costs, no_transfers).device_ops[0][0].end; },
+            [&] { sink += pipesim::replay(schedule, costs, no_transfers).device_ops[0][0].end; }, 1,
             min_seconds);
         pipesim::ReplayOptions with_transfers = no_transfers;
         with_transfers.record_transfers = true;
@@ -66,7 +52,7 @@ int main(int argc, char** argv) {
                 sink += static_cast<double>(
                     pipesim::replay(schedule, costs, with_transfers).transfers.size());
             },
-            min_seconds);
+            1, min_seconds);
         fmt::print("{:<18} {:>4} {:>5} {:>2} {:>9.0f} {:>10.1f} {:>11.1f}M {:>11.1f}M {:>11.1f}M\n",
                    c.schedule, c.p, c.m, c.v, ops, gen * 1e3, ops / validate / 1e6,
                    ops / replay / 1e6, ops / replay_t / 1e6);

@@ -6,13 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "bench_timing.hpp"
 #include "schedules/registry.hpp"
 #include "sim/simgrid/simulate.hpp"
 
@@ -40,17 +40,16 @@ int run_case(const std::string& name) {
         simple_workload(uniform_stage_costs(p, 1, 0.010, 0.010, 0.010), p, 16.0 * (1 << 20), 1e9);
     Layout layout{dp, p, 1};
     layout.order = parse_layout_order("dp,tp,pp");
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = bench::Clock::now();
     const SimResult r = simulate(s, w, cluster, layout);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = bench::seconds_since(start);
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    fmt::print("{:<9} p={:<3} m={:<5} dp={} ops={:<8} wall={:>7.3f}s  {:>7.0f} ops/s  "
-               "peak RSS {:>5.0f} MiB  simulated iteration {:.3f}s\n",
-               name, p, m, dp, r.ops_simulated, seconds,
-               static_cast<double>(r.ops_simulated) / seconds,
-               static_cast<double>(usage.ru_maxrss) / 1024.0, r.iteration_time);
+    fmt::print(
+        "{:<9} p={:<3} m={:<5} dp={} ops={:<8} wall={:>7.3f}s  {:>7.0f} ops/s  "
+        "peak RSS {:>5.0f} MiB  simulated iteration {:.3f}s\n",
+        name, p, m, dp, r.ops_simulated, seconds, static_cast<double>(r.ops_simulated) / seconds,
+        static_cast<double>(usage.ru_maxrss) / 1024.0, r.iteration_time);
     return 0;
 }
 
@@ -71,8 +70,9 @@ int main(int argc, char** argv) {
         waitpid(pid, &child, 0);
         if (!WIFEXITED(child) || WEXITSTATUS(child) != 0) status = 1;
     }
-    fmt::print("target: ≥ 400,000 simulated ops per second (one core). Messages start as soon as\n"
-               "they are sent (receivers listen permanently), which costs SimGrid ~30% more than\n"
-               "a rendezvous pipeline; see experiments/bench/README.md.\n");
+    fmt::print(
+        "target: ≥ 400,000 simulated ops per second (one core). Messages start as soon as\n"
+        "they are sent (receivers listen permanently), which costs SimGrid ~30% more than\n"
+        "a rendezvous pipeline; see experiments/bench/README.md.\n");
     return status;
 }
