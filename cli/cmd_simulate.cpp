@@ -7,8 +7,7 @@
 #include "commands.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
-#include "sim/model_costs.hpp"
-#include "sim/simgrid/simulate.hpp"
+#include "sim/simgrid/simulate_job.hpp"
 #include "viz_flags.hpp"
 
 namespace pipesim::cli {
@@ -56,7 +55,7 @@ int run_simulate(const std::vector<std::string>& args) {
     Layout layout;
     std::string cluster_name;
     double message_bytes = 0, grad_bytes = 0;
-    bool json = false, have_tp = false, have_dp = false;
+    bool json = false;
     viz::VizOutputs viz_outputs;
     ArgReader reader(args);
     std::string flag;
@@ -65,10 +64,8 @@ int run_simulate(const std::vector<std::string>& args) {
             cluster_name = reader.value(flag);
         } else if (flag == "--dp") {
             layout.dp = parse_int(flag, reader.value(flag), 1, 1 << 16);
-            have_dp = true;
         } else if (flag == "-t" || flag == "--tp") {
             layout.tp = parse_int(flag, reader.value(flag), 1, 64);
-            have_tp = true;
         } else if (flag == "--layout-order") {
             layout.order = parse_layout_order(reader.value(flag));
         } else if (flag == "--message-bytes") {
@@ -109,52 +106,29 @@ int run_simulate(const std::vector<std::string>& args) {
     viz::check_outputs(viz_outputs);
 
     AnalyzeOptions& options = pipeline.options();
-    if (options.model) {
-        // The layout's TP and DP are the model's.
-        if (have_tp) options.model->workload.tp = layout.tp;
-        layout.tp = options.model->workload.tp;
-        if (have_dp) options.model->optimizer.data_parallel = layout.dp;
+    if (options.model) {  // the layout's TP and DP are the model's (as run_simulate_job sets)
+        options.model->workload.tp = layout.tp;
+        options.model->optimizer.data_parallel = layout.dp;
     }
-    const ClusterSpec cluster = load_cluster(cluster_name);
-    Analysis analysis;
-    analysis.schedule = pipeline.schedule();
-    const Schedule& schedule = analysis.schedule;
-    layout.pp = schedule.devices;
-    Workload workload;
-    MemoryModel memory;
-    if (options.model) {
-        analysis.model = plan_model(*options.model, schedule.stages());
-        workload = workload_from_plan(analysis.model->plan, schedule, analysis.model->gpu.name);
-        memory = memory_model_from_plan(analysis.model->plan);
-    } else {
-        analysis.costs = stage_costs_from_triples(options.costs, schedule.devices, schedule.chunks);
-        workload = simple_workload(analysis.costs, schedule.devices, message_bytes, grad_bytes);
-        memory = unit_memory_model(schedule.devices, schedule.chunks, options.mem_w_ratio);
-    }
-    analysis.costs = workload.costs;
-    pipeline.save(schedule);
-
+    SimulateJob job;
+    job.schedule = pipeline.schedule();
+    job.options = options;
+    job.cluster = load_cluster(cluster_name);
+    job.layout = layout;
+    job.message_bytes = message_bytes;
+    job.grad_bytes = grad_bytes;
+    job.sim = sim;
+    pipeline.save(job.schedule);
+    const ClusterSpec& cluster = job.cluster;
     if (!json)
         fmt::print(stderr, "simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
-                   schedule.op_count() * static_cast<std::size_t>(layout.dp), layout.gpus(),
-                   cluster.name);
-    const SimResult result = simulate(schedule, workload, cluster, layout, sim);
-    analysis.timeline = result.timeline;
-    analysis.metrics = compute_metrics(analysis.timeline, memory);
-    if (analysis.model) {
-        ModelAnalysis& model = *analysis.model;
-        summarize_model(model, schedule, analysis.metrics);
-        // Per iteration of all replicas, including the gradient all-reduce.
-        const double samples = static_cast<double>(layout.dp) * schedule.microbatches *
-                               model.plan.samples_per_microbatch;
-        model.gpus = layout.gpus();
-        model.samples_per_second = samples / result.iteration_time;
-        model.tokens_per_second = model.samples_per_second * model.plan.tokens_per_microbatch /
-                                  model.plan.samples_per_microbatch;
-        model.mfu = layout.dp * schedule.microbatches * model.plan.model_flops_per_microbatch /
-                    (result.iteration_time * model.gpus * model.gpu.peak_bf16_flops);
-    }
-    const std::string gantt = viz::write_outputs(analysis.timeline, memory, viz_outputs);
+                   job.schedule.op_count() * static_cast<std::size_t>(layout.dp),
+                   layout.dp * job.schedule.devices * layout.tp, cluster.name);
+    const SimulateRun run = run_simulate_job(job);
+    const Analysis& analysis = run.analysis;
+    const SimResult& result = run.result;
+    layout = run.layout;
+    const std::string gantt = viz::write_outputs(analysis.timeline, run.memory, viz_outputs);
 
     if (json) {
         nlohmann::ordered_json j = analysis_json(analysis, options);

@@ -16,5 +16,8 @@ int run_search(const std::vector<std::string>& args);
 int run_render(const std::vector<std::string>& args);
 int run_calibrate(const std::vector<std::string>& args);
 int run_gpu_run(const std::vector<std::string>& args);
+int run_sweep(const std::vector<std::string>& args);
+int run_merge(const std::vector<std::string>& args);
+int run_pareto(const std::vector<std::string>& args);
 
 }  // namespace pipesim::cli

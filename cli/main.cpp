@@ -32,6 +32,10 @@ commands:
   render FILE -o OUT.svg        picture of a saved timeline or a schedule file (.png .pdf .dot)
   calibrate --model NAME --mb B -o CALIB.json   time a layer's kernels on a GPU [-t T]
   gpu-run -s NAME -p P -m M --model NAME --mb B run a schedule on GPUs, predicted vs measured
+  sweep GRID.json -o OUT.csv    run a grid of configurations in worker processes, resumable
+          [-j N] [--shard I/N] [--progress auto|bar|lines|none]
+  merge A.csv B.csv -o OUT.csv  join sweep shards [--grid GRID.json]
+  pareto RESULTS.csv -o OUT.svg peak memory against throughput with the Pareto front
 
 Run 'pipesim COMMAND --help' for a command's options.
 )";
@@ -55,6 +59,9 @@ int main(int argc, char** argv) {
         if (command == "render") return pipesim::cli::run_render(args);
         if (command == "calibrate") return pipesim::cli::run_calibrate(args);
         if (command == "gpu-run") return pipesim::cli::run_gpu_run(args);
+        if (command == "sweep") return pipesim::cli::run_sweep(args);
+        if (command == "merge") return pipesim::cli::run_merge(args);
+        if (command == "pareto") return pipesim::cli::run_pareto(args);
         if (command == "--help" || command == "-h" || command == "help") {
             fmt::print("{}", usage);
             return 0;

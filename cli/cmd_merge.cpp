@@ -1,0 +1,68 @@
+// pipesim merge: join the results files of a sharded or resumed sweep.
+#include <fmt/format.h>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "fileio/files.hpp"
+#include "sweep/grid.hpp"
+#include "sweep/merge.hpp"
+
+namespace pipesim::cli {
+
+namespace {
+
+constexpr const char* merge_usage =
+    R"(usage: pipesim merge RESULTS.csv... -o MERGED.csv [--grid GRID.json]
+
+Joins sweep results (e.g. the shards of 'pipesim sweep --shard I/N'): one row per job, in job
+order. Identical duplicates are dropped, an error row gives way to a finished row of the same
+job; two different finished rows of one job are an error.
+
+  -o, --output FILE     the merged CSV (written whole or not at all)
+  --grid GRID.json      also report the grid's jobs missing from the inputs (exit code 1)
+)";
+
+}  // namespace
+
+int run_merge(const std::vector<std::string>& args) {
+    std::vector<std::string> inputs;
+    std::string output, grid_file;
+    ArgReader reader(args);
+    std::string flag;
+    while (reader.next(flag)) {
+        if (flag == "-o" || flag == "--output") {
+            output = reader.value(flag);
+        } else if (flag == "--grid") {
+            grid_file = reader.value(flag);
+        } else if (flag == "-h" || flag == "--help") {
+            fmt::print("{}", merge_usage);
+            return 0;
+        } else if (!flag.empty() && flag[0] == '-') {
+            throw UsageError(fmt::format("unknown option '{}' (see 'pipesim merge --help')", flag));
+        } else {
+            inputs.push_back(flag);
+        }
+    }
+    if (inputs.empty()) throw UsageError("missing RESULTS.csv files to merge");
+    if (output.empty()) throw UsageError("missing -o MERGED.csv");
+    std::vector<sweep::ResultsFile> files;
+    for (const std::string& in : inputs)
+        files.push_back(sweep::load_results(in));
+    sweep::MergeSummary summary;
+    const std::vector<sweep::Result> rows = sweep::merge_results(files, summary);
+    std::string text = sweep::csv_header() + "\n";
+    for (const sweep::Result& r : rows)
+        text += sweep::csv_row(r) + "\n";
+    write_file_atomically(output, text);
+    fmt::print(stderr, "merge: {} files, {} rows ({} duplicates, {} error rows replaced) → {}\n",
+               inputs.size(), summary.rows, summary.duplicates, summary.replaced_errors, output);
+    if (grid_file.empty()) return 0;
+    const auto missing = sweep::missing_jobs(sweep::expand(sweep::load_grid(grid_file)), rows);
+    if (missing.empty()) return 0;
+    fmt::print(stderr, "merge: {} jobs of {} are missing, e.g. job {} ({} p={} m={})\n",
+               missing.size(), grid_file, missing.front().index, missing.front().schedule,
+               missing.front().p, missing.front().m);
+    return 1;
+}
+
+}  // namespace pipesim::cli

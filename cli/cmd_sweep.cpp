@@ -1,0 +1,103 @@
+// pipesim sweep: run a grid of configurations into a resumable results CSV.
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "sweep/grid.hpp"
+#include "sweep/runner.hpp"
+
+namespace pipesim::cli {
+
+namespace {
+
+constexpr const char* sweep_usage = R"(usage: pipesim sweep GRID.json -o RESULTS.csv [options]
+
+Runs every configuration of the grid (docs/sweep-format.md), each in its own worker process,
+and appends one CSV row per job as it finishes. An existing RESULTS.csv is resumed: its
+finished rows are kept and their jobs skipped; error rows are rerun.
+
+  -o, --output FILE     results CSV (created, or resumed when it exists)
+  -j, --jobs N          worker processes at a time (default: the number of CPUs)
+  --shard I/N           run only the jobs whose index mod N is I (0 ≤ I < N), e.g. one task
+                        of a Slurm job array; join the shards with 'pipesim merge'
+  --progress MODE       auto (a bar on a terminal, plain lines otherwise), bar, lines, none
+  --dry-run             print how many jobs would run, run none
+)";
+
+std::pair<int, int> parse_shard(const std::string& flag, const std::string& text) {
+    const auto slash = text.find('/');
+    if (slash == std::string::npos)
+        throw UsageError(fmt::format("{}: expected I/N, got '{}'", flag, text));
+    const int shards = parse_int(flag, text.substr(slash + 1), 1, 1 << 20);
+    const int shard = parse_int(flag, text.substr(0, slash), 0, shards - 1);
+    return {shard, shards};
+}
+
+sweep::ProgressStyle parse_progress(const std::string& flag, const std::string& text) {
+    if (text == "auto") return sweep::ProgressStyle::automatic;
+    if (text == "bar") return sweep::ProgressStyle::bar;
+    if (text == "lines") return sweep::ProgressStyle::lines;
+    if (text == "none") return sweep::ProgressStyle::none;
+    throw UsageError(fmt::format("{}: expected auto, bar, lines or none, got '{}'", flag, text));
+}
+
+}  // namespace
+
+int run_sweep(const std::vector<std::string>& args) {
+    std::string grid_file, output;
+    sweep::SweepOptions options;
+    options.workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    bool dry_run = false;
+    ArgReader reader(args);
+    std::string flag;
+    while (reader.next(flag)) {
+        if (flag == "-o" || flag == "--output") {
+            output = reader.value(flag);
+        } else if (flag == "-j" || flag == "--jobs") {
+            options.workers = parse_int(flag, reader.value(flag), 1, 4096);
+        } else if (flag == "--shard") {
+            std::tie(options.shard, options.shards) = parse_shard(flag, reader.value(flag));
+        } else if (flag == "--progress") {
+            options.progress = parse_progress(flag, reader.value(flag));
+        } else if (flag == "--dry-run") {
+            dry_run = true;
+        } else if (flag == "-h" || flag == "--help") {
+            fmt::print("{}", sweep_usage);
+            return 0;
+        } else if (!flag.empty() && flag[0] == '-') {
+            throw UsageError(fmt::format("unknown option '{}' (see 'pipesim sweep --help')", flag));
+        } else if (grid_file.empty()) {
+            grid_file = flag;
+        } else {
+            throw UsageError(fmt::format("one grid file only, got '{}' and '{}'", grid_file, flag));
+        }
+    }
+    if (grid_file.empty()) throw UsageError("missing GRID.json (see 'pipesim sweep --help')");
+    if (output.empty() && !dry_run) throw UsageError("missing -o RESULTS.csv");
+
+    const std::vector<sweep::Job> all = sweep::expand(sweep::load_grid(grid_file));
+    const std::vector<sweep::Job> jobs = sweep::shard_jobs(all, options.shard, options.shards);
+    if (dry_run) {
+        fmt::print("{} jobs in the grid, {} in shard {}/{}\n", all.size(), jobs.size(),
+                   options.shard, options.shards);
+        return 0;
+    }
+    const sweep::SweepSummary s = sweep::run_sweep(jobs, output, options);
+    if (options.progress != sweep::ProgressStyle::none)
+        fmt::print(stderr,
+                   "sweep: {} jobs, {} already done, {} ran: {} ok, {} over memory, {} "
+                   "infeasible, {} errors → {}\n",
+                   s.total, s.skipped, s.ran, s.ok, s.over_memory, s.infeasible, s.errors, output);
+    if (s.errors > 0) {
+        fmt::print(stderr,
+                   "pipesim sweep: {} job(s) failed (status 'error' in {}); run the same command "
+                   "again to retry them\n",
+                   s.errors, output);
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace pipesim::cli

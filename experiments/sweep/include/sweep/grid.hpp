@@ -1,0 +1,77 @@
+#pragma once
+// A sweep grid: axes of values whose cartesian product is the list of jobs, read from a
+// grid JSON file (docs/sweep-format.md).
+
+#include <string>
+#include <vector>
+
+namespace pipesim::sweep {
+
+enum class Engine { analytic, simgrid };
+
+/// "analytic" or "simgrid".
+const char* engine_name(Engine engine);
+
+/// One configuration. Defaults are those of `pipesim analyze` / `simulate`.
+struct Job {
+    int index = 0;  ///< position in the grid's expansion, from 0
+    Engine engine = Engine::analytic;
+    std::string schedule;
+    int p = 0;
+    int m = 0;
+    int v = 0;  ///< chunks per device; 0: the schedule's default
+    /// F, B, W of one full stage (unit costs; ignored with a model).
+    std::vector<double> costs = {1.0, 1.0, 1.0};
+    double comm = 0;         ///< analytic engine: latency of a cross-device dependency
+    double mem_w_ratio = 1;  ///< unit memory model: share held from B until W
+    std::string model;       ///< preset or model JSON file; empty: unit costs
+    std::string gpu;         ///< with a model
+    int mb = 1;              ///< sequences per microbatch (with a model)
+    int tp = 1;              ///< tensor-parallel degree
+    int dp = 1;              ///< data-parallel replicas
+    std::string recompute = "none";
+    std::string cluster;  ///< simgrid engine: preset (NAME or NAME:N) or cluster JSON file
+    /// Cap on a device's peak memory: bytes of weights, gradients, optimizer state and
+    /// activations with a model; activation units without one. 0: no cap.
+    double mem_limit = 0;
+};
+
+/// The axes. An empty axis takes the Job default. Jobs of the analytic engine ignore the
+/// cluster axis; jobs of the SimGrid engine ignore comm (latencies come from the cluster).
+struct Grid {
+    std::vector<Engine> engines;
+    std::vector<std::string> schedules;
+    std::vector<int> p;
+    std::vector<int> m;
+    std::vector<int> m_per_p;  ///< alternative to m: m = k·p
+    std::vector<int> v;
+    std::vector<std::vector<double>> costs;
+    std::vector<double> comm;
+    std::vector<double> mem_w_ratio;
+    std::vector<std::string> models;
+    std::vector<std::string> gpus;
+    std::vector<int> mb;
+    std::vector<int> tp;
+    std::vector<int> dp;
+    std::vector<std::string> recompute;
+    std::vector<std::string> clusters;
+    std::vector<double> mem_limits;
+};
+
+/// Parses a grid JSON document; `file` names it in messages. Throws ParseError
+/// ("file:line:column: ...") for bad syntax, unknown keys, values out of range, unknown
+/// schedule, model, GPU or cluster names, and combinations that cannot work (a model
+/// without a GPU, costs with a model, SimGrid without a cluster).
+Grid parse_grid(const std::string& file, const std::string& text);
+
+/// Reads and parses a grid file (capped at 1 MiB).
+Grid load_grid(const std::string& path);
+
+/// All jobs, in a fixed order (engine, model, gpu, cluster, schedule, p, m, v, mb, tp, dp,
+/// recompute, costs, comm, mem_w_ratio, mem_limit; the last varies fastest), numbered from 0.
+std::vector<Job> expand(const Grid& grid);
+
+/// The jobs of shard `shard` of `shards` (index mod shards == shard): a balanced slice.
+std::vector<Job> shard_jobs(const std::vector<Job>& jobs, int shard, int shards);
+
+}  // namespace pipesim::sweep

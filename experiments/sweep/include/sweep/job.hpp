@@ -1,0 +1,14 @@
+#pragma once
+// Running one sweep job in the calling process.
+
+#include "sweep/results.hpp"
+
+namespace pipesim::sweep {
+
+/// Runs `job` with its engine and classifies the outcome (see Status). Never throws for bad
+/// configurations: they become infeasible rows; other exceptions become error rows.
+/// A SimGrid job may run at most once per process (SimGrid allows one engine): the sweep
+/// runner gives each job a fresh worker process.
+Result run_job(const Job& job);
+
+}  // namespace pipesim::sweep

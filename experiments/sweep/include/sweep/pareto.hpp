@@ -1,0 +1,44 @@
+#pragma once
+// The Pareto picture of a sweep: peak memory against throughput (or bubble rate), the
+// front of configurations no other one beats on both, points labelled by schedule.
+
+#include <string>
+#include <vector>
+
+#include "sweep/results.hpp"
+
+namespace pipesim::sweep {
+
+/// A plotted quantity: a results column.
+enum class Metric {
+    peak_memory,      ///< bytes (model runs)
+    peak_activation,  ///< activation units or bytes
+    throughput,       ///< microbatches per time unit
+    samples_per_gpu,  ///< samples per second per GPU (model runs)
+    bubble_rate,
+    makespan,
+};
+
+/// Parses a column name ("peak_memory", "throughput", ...). Throws std::invalid_argument.
+Metric parse_metric(const std::string& name);
+const char* metric_name(Metric metric);
+/// Whether larger is better (throughput, samples per GPU).
+bool higher_is_better(Metric metric);
+double metric_value(const Result& result, Metric metric);
+
+struct ParetoOptions {
+    Metric x = Metric::peak_activation;  ///< lower is better on x
+    Metric y = Metric::throughput;
+    std::string title;
+};
+
+/// Indices (into `rows`) of the Pareto-optimal rows among the `ok` ones, sorted by x.
+std::vector<std::size_t> pareto_front(const std::vector<Result>& rows,
+                                      const ParetoOptions& options);
+
+/// The picture as Graphviz DOT with fixed positions (layout nop2): axes with ticks, one
+/// point per ok row coloured by schedule, the front joined and its points labelled.
+/// Throws std::invalid_argument when no row is ok.
+std::string pareto_dot(const std::vector<Result>& rows, const ParetoOptions& options);
+
+}  // namespace pipesim::sweep

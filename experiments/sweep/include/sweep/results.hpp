@@ -1,0 +1,69 @@
+#pragma once
+// Sweep results as CSV: one header line, one row per job. Parameters first (they identify
+// the job), then the outcome. Numbers are written in their shortest exact form, so a job
+// always gives the same row (docs/sweep-format.md lists the columns).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sweep/grid.hpp"
+
+namespace pipesim::sweep {
+
+/// How a job ended.
+///  - ok: ran; metrics filled.
+///  - over-memory: ran, but a device's peak exceeds the GPU's memory or the grid's cap;
+///    metrics filled, `reason` names the device and the figures.
+///  - infeasible: cannot run (the schedule cannot take that p/m/v, the layout needs more
+///    GPUs than the cluster has, the model cannot be split so); `reason` says why.
+///  - error: the worker failed (an internal error or a crash); retried on resume.
+enum class Status { ok, over_memory, infeasible, error };
+const char* status_name(Status status);
+
+/// One row. Metrics are 0 when not applicable (no model: no bytes, no samples).
+struct Result {
+    Job job;
+    Status status = Status::ok;
+    std::string reason;
+    int chunks = 0;  ///< v as run
+    double makespan = 0;
+    double bubble_rate = 0;
+    double peak_activation = 0;  ///< max over devices (units, or bytes with a model)
+    double peak_memory = 0;      ///< bytes with a model (static + activation), max over devices
+    double throughput = 0;       ///< microbatches per time unit of makespan (or iteration)
+    int gpus = 0;
+    double samples_per_second = 0;
+    double samples_per_second_per_gpu = 0;
+    double tokens_per_second = 0;
+    double mfu = 0;
+    double iteration_time = 0;  ///< simgrid: whole iteration incl. gradient all-reduce
+};
+
+/// The CSV header line (no newline).
+std::string csv_header();
+/// A row (no newline); fields with commas or quotes are quoted as RFC 4180 asks.
+std::string csv_row(const Result& result);
+
+/// A job's identity: its parameters, independent of its index. Two jobs with the same key
+/// are the same configuration.
+std::string job_key(const Job& job);
+
+/// A results file read back. Rows keep their order; `incomplete_tail` is set when the file
+/// did not end with a newline (a row cut short when a sweep was killed); that row is dropped.
+struct ResultsFile {
+    std::vector<Result> rows;
+    bool incomplete_tail = false;
+};
+
+/// Parses results CSV text; `file` names it in messages. Throws ParseError
+/// ("file:line:column: ...") for a different header or a malformed row.
+ResultsFile parse_results(const std::string& file, const std::string& text);
+/// Reads a results file (capped at 1 GiB).
+ResultsFile load_results(const std::string& path);
+
+/// Splits one CSV line into fields (RFC 4180 quoting). Returns nullopt if a quote is open
+/// at the end of the line.
+std::optional<std::vector<std::string>> split_csv_line(const std::string& line);
+
+}  // namespace pipesim::sweep

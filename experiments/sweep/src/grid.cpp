@@ -1,0 +1,285 @@
+#include "sweep/grid.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "fileio/files.hpp"
+#include "fileio/json_document.hpp"
+#include "models/gpu.hpp"
+#include "models/presets.hpp"
+#include "schedules/registry.hpp"
+#include "sim/simgrid/cluster.hpp"
+
+namespace pipesim::sweep {
+
+namespace {
+
+constexpr std::string_view format_tag = "pipesim-sweep";
+constexpr int format_version = 1;
+constexpr std::size_t max_axis = 4096;
+constexpr std::size_t max_name = 4096;
+
+// Calls read(pointer) for the member `key`'s value, or for each element if it is an array.
+template <class Read>
+void each_value(const JsonDocument& doc, std::string_view key, Read read) {
+    const std::string ptr = json_pointer_child("", key);
+    if (!doc.has(ptr)) return;
+    if (!doc.root().at(std::string(key)).is_array()) {
+        read(ptr);
+        return;
+    }
+    const auto& arr = doc.array(ptr, max_axis);
+    if (arr.empty()) throw doc.error_at(ptr, "expected a value or a non-empty array of values");
+    for (std::size_t i = 0; i < arr.size(); ++i)
+        read(json_pointer_child(ptr, i));
+}
+
+std::vector<int> int_axis(const JsonDocument& doc, std::string_view key, int min, int max) {
+    std::vector<int> out;
+    each_value(doc, key, [&](const std::string& ptr) {
+        out.push_back(static_cast<int>(doc.integer(ptr, min, max)));
+    });
+    return out;
+}
+
+std::vector<double> number_axis(const JsonDocument& doc, std::string_view key, double min,
+                                double max) {
+    std::vector<double> out;
+    each_value(doc, key, [&](const std::string& ptr) { out.push_back(doc.number(ptr, min, max)); });
+    return out;
+}
+
+// Checks each string with `check` (which throws std::invalid_argument with a message).
+template <class Check>
+std::vector<std::string> string_axis(const JsonDocument& doc, std::string_view key, Check check) {
+    std::vector<std::string> out;
+    each_value(doc, key, [&](const std::string& ptr) {
+        const std::string& value = doc.string(ptr, max_name);
+        try {
+            check(value);
+        } catch (const std::invalid_argument& e) {
+            throw doc.error_at(ptr, e.what());
+        }
+        out.push_back(value);
+    });
+    return out;
+}
+
+// "80GiB", "40 GB", "512MiB" or a plain number of bytes (or activation units).
+double memory_value(const JsonDocument& doc, const std::string& ptr) {
+    const auto& value = doc.at(ptr, "a number or a size such as \"80GiB\"");
+    if (!value.is_string()) return doc.number(ptr, 0, 1e30);
+    const std::string& text = doc.string(ptr, 64);
+    std::size_t used = 0;
+    double number = 0;
+    try {
+        number = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    std::string unit = text.substr(used);
+    while (!unit.empty() && unit.front() == ' ')
+        unit.erase(0, 1);
+    static const std::pair<const char*, double> units[] = {{"", 1.0},
+                                                           {"B", 1.0},
+                                                           {"KB", 1e3},
+                                                           {"MB", 1e6},
+                                                           {"GB", 1e9},
+                                                           {"TB", 1e12},
+                                                           {"KiB", 1024.0},
+                                                           {"MiB", 1048576.0},
+                                                           {"GiB", 1073741824.0},
+                                                           {"TiB", 1099511627776.0}};
+    if (used > 0 && std::isfinite(number) && number >= 0)
+        for (const auto& [name, scale] : units)
+            if (unit == name) return number * scale;
+    throw doc.error_at(ptr, fmt::format("expected a size such as \"80GiB\" (B, KB, MB, GB, TB, "
+                                        "KiB, MiB, GiB, TiB), got {}",
+                                        quote_excerpt(text)));
+}
+
+std::vector<double> cost_triple(const JsonDocument& doc, const std::string& ptr) {
+    const auto& arr = doc.array(ptr, 3);
+    if (arr.size() != 3) throw doc.error_at(ptr, "expected three costs [F, B, W]");
+    std::vector<double> out;
+    for (std::size_t i = 0; i < 3; ++i)
+        out.push_back(doc.number(json_pointer_child(ptr, i), 0, 1e30));
+    return out;
+}
+
+void check_recompute(const std::string& r) {
+    if (r != "none" && r != "selective" && r != "full")
+        throw std::invalid_argument(
+            fmt::format("expected none, selective or full, got {}", quote_excerpt(r)));
+}
+
+void check_schedule(const std::string& name) {
+    if (find_generator(name)) return;
+    std::string known;
+    for (const ScheduleGenerator& g : schedule_generators())
+        known += (known.empty() ? "" : ", ") + std::string(g.name);
+    throw std::invalid_argument(
+        fmt::format("unknown schedule {} (known: {})", quote_excerpt(name), known));
+}
+
+}  // namespace
+
+const char* engine_name(Engine engine) {
+    return engine == Engine::analytic ? "analytic" : "simgrid";
+}
+
+Grid parse_grid(const std::string& file, const std::string& text) {
+    const JsonDocument doc(file, text);
+    doc.require_format(format_tag, format_version);
+    doc.object("",
+               {"format",  "version", "description", "engine",    "schedule",    "p",        "m",
+                "m_per_p", "v",       "costs",       "comm",      "mem_w_ratio", "model",    "gpu",
+                "mb",      "tp",      "dp",          "recompute", "cluster",     "mem_limit"});
+    if (doc.has("/description")) doc.string("/description", 1 << 16);
+    Grid grid;
+    for (const std::string& e : string_axis(doc, "engine", [](const std::string& value) {
+             if (value != "analytic" && value != "simgrid")
+                 throw std::invalid_argument(fmt::format(
+                     "expected \"analytic\" or \"simgrid\", got {}", quote_excerpt(value)));
+         }))
+        grid.engines.push_back(e == "analytic" ? Engine::analytic : Engine::simgrid);
+    grid.schedules = string_axis(doc, "schedule", check_schedule);
+    grid.p = int_axis(doc, "p", 1, 4096);
+    grid.m = int_axis(doc, "m", 1, 1 << 20);
+    grid.m_per_p = int_axis(doc, "m_per_p", 1, 1 << 16);
+    grid.v = int_axis(doc, "v", 0, 64);
+    if (doc.has("/costs")) {
+        const auto& costs = doc.root().at("costs");
+        if (costs.is_array() && !costs.empty() && costs.front().is_array())
+            for (std::size_t i = 0; i < doc.array("/costs", max_axis).size(); ++i)
+                grid.costs.push_back(cost_triple(doc, json_pointer_child("/costs", i)));
+        else
+            grid.costs.push_back(cost_triple(doc, "/costs"));
+    }
+    grid.comm = number_axis(doc, "comm", 0, 1e30);
+    grid.mem_w_ratio = number_axis(doc, "mem_w_ratio", 0, 1);
+    grid.models = string_axis(doc, "model",
+                              [](const std::string& name) { (void)models::resolve_model(name); });
+    grid.gpus =
+        string_axis(doc, "gpu", [](const std::string& name) { (void)models::find_gpu(name); });
+    grid.mb = int_axis(doc, "mb", 1, 1 << 20);
+    grid.tp = int_axis(doc, "tp", 1, 1024);
+    grid.dp = int_axis(doc, "dp", 1, 1 << 16);
+    grid.recompute = string_axis(doc, "recompute", check_recompute);
+    grid.clusters =
+        string_axis(doc, "cluster", [](const std::string& name) { (void)load_cluster(name); });
+    each_value(doc, "mem_limit",
+               [&](const std::string& ptr) { grid.mem_limits.push_back(memory_value(doc, ptr)); });
+
+    if (grid.schedules.empty()) throw doc.error_at("", "missing \"schedule\" (a name or a list)");
+    if (grid.p.empty()) throw doc.error_at("", "missing \"p\" (pipeline devices)");
+    if (grid.m.empty() == grid.m_per_p.empty())
+        throw doc.error_at(grid.m.empty() ? "" : "/m_per_p",
+                           "give exactly one of \"m\" (microbatches) and \"m_per_p\" (m = k·p)");
+    if (grid.models.empty() != grid.gpus.empty())
+        throw doc.error_at(grid.models.empty() ? "/gpu" : "/model",
+                           "\"model\" and \"gpu\" go together");
+    if (!grid.models.empty() && doc.has("/costs"))
+        throw doc.error_at("/costs",
+                           "\"costs\" cannot be combined with \"model\" (the model "
+                           "gives the costs)");
+    if (!grid.models.empty() && doc.has("/mem_w_ratio"))
+        throw doc.error_at("/mem_w_ratio", "\"mem_w_ratio\" cannot be combined with \"model\"");
+    if (grid.models.empty())
+        for (const char* key : {"/mb", "/recompute"})
+            if (doc.has(key))
+                throw doc.error_at(key, fmt::format("\"{}\" needs a \"model\"", key + 1));
+    bool simgrid = false;
+    for (Engine e : grid.engines)
+        simgrid = simgrid || e == Engine::simgrid;
+    if (simgrid && grid.clusters.empty())
+        throw doc.error_at("/engine", "the simgrid engine needs a \"cluster\"");
+    if (!simgrid && doc.has("/cluster"))
+        throw doc.error_at("/cluster", "\"cluster\" needs \"engine\": \"simgrid\"");
+    return grid;
+}
+
+Grid load_grid(const std::string& path) {
+    return parse_grid(path, read_text_file(path, 1 << 20));
+}
+
+namespace {
+
+template <class T>
+std::vector<T> or_default(const std::vector<T>& axis, T fallback) {
+    return axis.empty() ? std::vector<T>{fallback} : axis;
+}
+
+// Advances a mixed-radix counter (last digit fastest); false once it wraps around.
+bool advance(std::vector<std::size_t>& digits, const std::vector<std::size_t>& sizes) {
+    for (std::size_t i = digits.size(); i-- > 0;) {
+        if (++digits[i] < sizes[i]) return true;
+        digits[i] = 0;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::vector<Job> expand(const Grid& grid) {
+    const Job d;
+    const auto models = or_default(grid.models, std::string());
+    const auto gpus = or_default(grid.gpus, std::string());
+    const auto ms = grid.m.empty() ? grid.m_per_p : grid.m;
+    const auto vs = or_default(grid.v, d.v);
+    const auto mbs = or_default(grid.mb, d.mb);
+    const auto tps = or_default(grid.tp, d.tp);
+    const auto dps = or_default(grid.dp, d.dp);
+    const auto recomputes = or_default(grid.recompute, d.recompute);
+    const auto costs = or_default(grid.costs, d.costs);
+    const auto ratios = or_default(grid.mem_w_ratio, d.mem_w_ratio);
+    const auto caps = or_default(grid.mem_limits, d.mem_limit);
+    std::vector<Job> jobs;
+    for (Engine engine : or_default(grid.engines, Engine::analytic)) {
+        // The analytic engine has no cluster; SimGrid takes latencies from the cluster.
+        const bool sg = engine == Engine::simgrid;
+        const auto clusters = sg ? grid.clusters : std::vector<std::string>{""};
+        const auto comms = sg ? std::vector<double>{0.0} : or_default(grid.comm, d.comm);
+        const std::vector<std::size_t> sizes = {
+            models.size(), gpus.size(),   clusters.size(),   grid.schedules.size(),
+            grid.p.size(), ms.size(),     vs.size(),         mbs.size(),
+            tps.size(),    dps.size(),    recomputes.size(), costs.size(),
+            comms.size(),  ratios.size(), caps.size()};
+        std::vector<std::size_t> at(sizes.size(), 0);
+        do {
+            Job j;
+            j.index = static_cast<int>(jobs.size());
+            j.engine = engine;
+            j.model = models[at[0]];
+            j.gpu = gpus[at[1]];
+            j.cluster = clusters[at[2]];
+            j.schedule = grid.schedules[at[3]];
+            j.p = grid.p[at[4]];
+            j.m = grid.m.empty() ? ms[at[5]] * j.p : ms[at[5]];
+            j.v = vs[at[6]];
+            j.mb = mbs[at[7]];
+            j.tp = tps[at[8]];
+            j.dp = dps[at[9]];
+            j.recompute = recomputes[at[10]];
+            j.costs = costs[at[11]];
+            j.comm = comms[at[12]];
+            j.mem_w_ratio = ratios[at[13]];
+            j.mem_limit = caps[at[14]];
+            jobs.push_back(std::move(j));
+        } while (advance(at, sizes));
+    }
+    return jobs;
+}
+
+std::vector<Job> shard_jobs(const std::vector<Job>& jobs, int shard, int shards) {
+    if (shards < 1 || shard < 0 || shard >= shards)
+        throw std::invalid_argument(fmt::format("shard {}/{}: expected 0 ≤ I < N", shard, shards));
+    std::vector<Job> out;
+    for (const Job& j : jobs)
+        if (j.index % shards == shard) out.push_back(j);
+    return out;
+}
+
+}  // namespace pipesim::sweep

@@ -1,0 +1,309 @@
+#include "sweep/results.hpp"
+
+#include <array>
+#include <charconv>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "fileio/files.hpp"
+#include "fileio/parse_error.hpp"
+
+namespace pipesim::sweep {
+
+namespace {
+
+// The columns, in order: the job's parameters, then its outcome.
+constexpr std::array<const char*, 31> columns = {"job",
+                                                 "engine",
+                                                 "schedule",
+                                                 "p",
+                                                 "m",
+                                                 "v",
+                                                 "costs",
+                                                 "comm",
+                                                 "mem_w_ratio",
+                                                 "model",
+                                                 "gpu",
+                                                 "mb",
+                                                 "tp",
+                                                 "dp",
+                                                 "recompute",
+                                                 "cluster",
+                                                 "mem_limit",
+                                                 "status",
+                                                 "reason",
+                                                 "chunks",
+                                                 "makespan",
+                                                 "bubble_rate",
+                                                 "peak_activation",
+                                                 "peak_memory",
+                                                 "throughput",
+                                                 "gpus",
+                                                 "samples_per_s",
+                                                 "samples_per_s_per_gpu",
+                                                 "tokens_per_s",
+                                                 "mfu",
+                                                 "iteration_time"};
+
+std::string number(double x) {
+    return fmt::format("{}", x);
+}
+
+std::string costs_field(const std::vector<double>& costs) {
+    std::string out;
+    for (double c : costs)
+        out += (out.empty() ? "" : "/") + number(c);
+    return out;
+}
+
+std::string quoted(const std::string& field) {
+    if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
+    std::string out = "\"";
+    for (char c : field) {
+        if (c == '"') out += '"';
+        out += c == '\n' || c == '\r' ? ' ' : c;
+    }
+    return out + '"';
+}
+
+std::vector<std::string> parameter_fields(const Job& j) {
+    return {std::to_string(j.index),
+            engine_name(j.engine),
+            j.schedule,
+            std::to_string(j.p),
+            std::to_string(j.m),
+            std::to_string(j.v),
+            costs_field(j.costs),
+            number(j.comm),
+            number(j.mem_w_ratio),
+            j.model,
+            j.gpu,
+            std::to_string(j.mb),
+            std::to_string(j.tp),
+            std::to_string(j.dp),
+            j.recompute,
+            j.cluster,
+            number(j.mem_limit)};
+}
+
+// Reads one field of a row; `column` counts from 0 and locates errors.
+class RowReader {
+  public:
+    RowReader(const std::string& file, int line, const std::vector<std::string>& fields)
+        : file_(file), line_(line), fields_(fields) {}
+
+    const std::string& text(std::size_t column) const { return fields_[column]; }
+
+    double real(std::size_t column) const {
+        const std::string& f = fields_[column];
+        std::size_t used = 0;
+        double value = 0;
+        try {
+            value = std::stod(f, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != f.size()) fail(column, "a number");
+        return value;
+    }
+
+    int integer(std::size_t column) const {
+        const std::string& f = fields_[column];
+        int value = 0;
+        const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), value);
+        if (ec != std::errc() || end != f.data() + f.size()) fail(column, "an integer");
+        return value;
+    }
+
+    [[noreturn]] void fail(std::size_t column, const std::string& expected) const {
+        throw ParseError(file_, {line_, static_cast<int>(column) + 1},
+                         fmt::format("column {} ({}): expected {}, got {}", column + 1,
+                                     columns[column], expected, quote_excerpt(fields_[column])));
+    }
+
+  private:
+    const std::string& file_;
+    int line_;
+    const std::vector<std::string>& fields_;
+};
+
+Status parse_status(const RowReader& row, std::size_t column) {
+    for (Status s : {Status::ok, Status::over_memory, Status::infeasible, Status::error})
+        if (row.text(column) == status_name(s)) return s;
+    row.fail(column, "ok, over-memory, infeasible or error");
+}
+
+std::vector<double> parse_costs(const RowReader& row, std::size_t column) {
+    std::vector<double> out;
+    const std::string& f = row.text(column);
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t slash = f.find('/', start);
+        const std::string part = f.substr(start, slash - start);
+        std::size_t used = 0;
+        try {
+            out.push_back(std::stod(part, &used));
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != part.size()) row.fail(column, "costs F/B/W");
+        if (slash == std::string::npos) break;
+        start = slash + 1;
+    }
+    if (out.size() != 3) row.fail(column, "costs F/B/W");
+    return out;
+}
+
+Result parse_row(const std::string& file, int line, const std::vector<std::string>& fields) {
+    if (fields.size() != columns.size())
+        throw ParseError(file, {line, 1},
+                         fmt::format("expected {} fields, got {}", columns.size(), fields.size()));
+    const RowReader row(file, line, fields);
+    Result r;
+    Job& j = r.job;
+    j.index = row.integer(0);
+    if (row.text(1) == "analytic")
+        j.engine = Engine::analytic;
+    else if (row.text(1) == "simgrid")
+        j.engine = Engine::simgrid;
+    else
+        row.fail(1, "analytic or simgrid");
+    j.schedule = row.text(2);
+    j.p = row.integer(3);
+    j.m = row.integer(4);
+    j.v = row.integer(5);
+    j.costs = parse_costs(row, 6);
+    j.comm = row.real(7);
+    j.mem_w_ratio = row.real(8);
+    j.model = row.text(9);
+    j.gpu = row.text(10);
+    j.mb = row.integer(11);
+    j.tp = row.integer(12);
+    j.dp = row.integer(13);
+    j.recompute = row.text(14);
+    j.cluster = row.text(15);
+    j.mem_limit = row.real(16);
+    r.status = parse_status(row, 17);
+    r.reason = row.text(18);
+    r.chunks = row.integer(19);
+    r.makespan = row.real(20);
+    r.bubble_rate = row.real(21);
+    r.peak_activation = row.real(22);
+    r.peak_memory = row.real(23);
+    r.throughput = row.real(24);
+    r.gpus = row.integer(25);
+    r.samples_per_second = row.real(26);
+    r.samples_per_second_per_gpu = row.real(27);
+    r.tokens_per_second = row.real(28);
+    r.mfu = row.real(29);
+    r.iteration_time = row.real(30);
+    return r;
+}
+
+}  // namespace
+
+const char* status_name(Status status) {
+    switch (status) {
+        case Status::ok:
+            return "ok";
+        case Status::over_memory:
+            return "over-memory";
+        case Status::infeasible:
+            return "infeasible";
+        case Status::error:
+            return "error";
+    }
+    return "error";
+}
+
+std::string csv_header() {
+    std::string out;
+    for (const char* c : columns)
+        out += (out.empty() ? "" : ",") + std::string(c);
+    return out;
+}
+
+std::string csv_row(const Result& r) {
+    std::vector<std::string> fields = parameter_fields(r.job);
+    for (const std::string& f :
+         {std::string(status_name(r.status)), r.reason, std::to_string(r.chunks),
+          number(r.makespan), number(r.bubble_rate), number(r.peak_activation),
+          number(r.peak_memory), number(r.throughput), std::to_string(r.gpus),
+          number(r.samples_per_second), number(r.samples_per_second_per_gpu),
+          number(r.tokens_per_second), number(r.mfu), number(r.iteration_time)})
+        fields.push_back(f);
+    std::string out;
+    for (std::size_t i = 0; i < fields.size(); ++i)
+        out += (i ? "," : "") + quoted(fields[i]);
+    return out;
+}
+
+std::string job_key(const Job& job) {
+    std::vector<std::string> fields = parameter_fields(job);
+    std::string out;
+    for (std::size_t i = 1; i < fields.size(); ++i)
+        out += fields[i] + '\x1f';
+    return out;
+}
+
+std::optional<std::vector<std::string>> split_csv_line(const std::string& line) {
+    std::vector<std::string> fields(1);
+    bool in_quotes = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (in_quotes) {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                fields.back() += '"';
+                ++i;
+            } else if (c == '"') {
+                in_quotes = false;
+            } else {
+                fields.back() += c;
+            }
+        } else if (c == '"') {
+            in_quotes = true;
+        } else if (c == ',') {
+            fields.emplace_back();
+        } else if (c != '\r') {
+            fields.back() += c;
+        }
+    }
+    if (in_quotes) return std::nullopt;
+    return fields;
+}
+
+ResultsFile parse_results(const std::string& file, const std::string& text) {
+    ResultsFile out;
+    std::size_t start = 0;
+    int line = 0;
+    while (start < text.size()) {
+        const std::size_t end = text.find('\n', start);
+        ++line;
+        if (end == std::string::npos) {  // cut short: the sweep was killed mid-row
+            out.incomplete_tail = true;
+            break;
+        }
+        const std::string row = text.substr(start, end - start);
+        start = end + 1;
+        if (line == 1) {
+            if (row != csv_header())
+                throw ParseError(file, {1, 1},
+                                 "not a pipesim sweep results file (its header differs from "
+                                 "the one this pipesim writes: " +
+                                     csv_header() + ")");
+            continue;
+        }
+        if (row.empty()) continue;
+        const auto fields = split_csv_line(row);
+        if (!fields) throw ParseError(file, {line, 1}, "a quoted field is not closed");
+        out.rows.push_back(parse_row(file, line, *fields));
+    }
+    return out;
+}
+
+ResultsFile load_results(const std::string& path) {
+    return parse_results(path, read_text_file(path, std::size_t{1} << 30));
+}
+
+}  // namespace pipesim::sweep

@@ -1,0 +1,208 @@
+// pipesim sweep / merge / pareto end to end: rows, infeasible configurations, a killed and
+// resumed sweep, shards, and one reproduced number against its closed form.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include "cli_runner.hpp"
+
+using namespace pipesim::test;
+namespace fs = std::filesystem;
+
+extern char** environ;
+
+namespace {
+
+const std::string data = std::string(PIPESIM_SOURCE_DIR) + "/tests/data/sweeps/";
+
+// A fresh scratch directory per test case.
+fs::path scratch(const std::string& name) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("pipesim_sweep_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    return lines;
+}
+
+// The header, then the data rows sorted (rows arrive in completion order).
+std::vector<std::string> sorted_rows(const fs::path& csv) {
+    std::vector<std::string> lines = lines_of(read_file(csv));
+    if (!lines.empty()) std::sort(lines.begin() + 1, lines.end());
+    return lines;
+}
+
+std::size_t count_lines(const fs::path& file) {
+    const std::string text = read_file(file);
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+std::string field(const std::string& row, int index) {
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (char c : row) {
+        if (c == '"')
+            quoted = !quoted;
+        else if (c == ',' && !quoted)
+            fields.emplace_back();
+        else
+            fields.back() += c;
+    }
+    return fields.at(static_cast<std::size_t>(index));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sweep writes one row per job, and infeasible and over-memory jobs become rows with a "
+    "reason",
+    "[sweep][cli]") {
+    const fs::path dir = scratch("rows");
+    const fs::path out = dir / "r.csv";
+    const CommandResult r = run_pipesim("sweep " + data + "tiny.json -o " + out.string() + " -j 2");
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("16 jobs") && Catch::Contains("2 over memory") &&
+                          Catch::Contains("6 infeasible"));
+    const std::vector<std::string> rows = sorted_rows(out);
+    REQUIRE(rows.size() == 17);
+    CHECK(rows[0].rfind("job,engine,schedule,p,m,v,", 0) == 0);
+    bool saw_infeasible = false, saw_over = false;
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        const std::string status = field(rows[i], 17);
+        if (status == "infeasible") {
+            saw_infeasible = true;
+            CHECK_THAT(field(rows[i], 18), Catch::Contains("chunk"));
+        }
+        if (status == "over-memory") {
+            saw_over = true;
+            CHECK_THAT(field(rows[i], 18), Catch::Contains("exceeds the cap of 4.5"));
+        }
+        // 1F1B, p=4, m=8: bubble (p−1)/(m+p−1) = 3/11.
+        if (field(rows[i], 2) == "1f1b" && field(rows[i], 4) == "8" && status == "ok")
+            CHECK(std::stod(field(rows[i], 21)) == Approx(3.0 / 11.0).epsilon(1e-12));
+    }
+    CHECK(saw_infeasible);
+    CHECK(saw_over);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a sweep killed midway and resumed gives the rows of an uninterrupted one",
+          "[sweep][cli]") {
+    const fs::path dir = scratch("resume");
+    const fs::path whole = dir / "whole.csv", resumed = dir / "resumed.csv";
+    const std::string grid = data + "simgrid.json";
+    REQUIRE(run_pipesim("sweep " + grid + " -o " + whole.string() + " -j 2 --progress none")
+                .exit_code == 0);
+
+    // Start the same sweep, kill it once a few rows are written (or when it ends first).
+    std::vector<std::string> args = {PIPESIM_BINARY, "sweep", grid,         "-o",  resumed.string(),
+                                     "-j",           "1",     "--progress", "none"};
+    std::vector<char*> argv;
+    for (std::string& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    REQUIRE(::posix_spawn(&pid, PIPESIM_BINARY, nullptr, nullptr, argv.data(), environ) == 0);
+    int status = 0;
+    bool exited = false;
+    while (!exited) {
+        if (::waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+        } else if (fs::exists(resumed) && count_lines(resumed) >= 4) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            exited = true;
+        } else {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+    const std::size_t before = count_lines(resumed);
+    INFO("rows written before the kill: " << before - 1);
+    // Simulate a row cut short by the kill, too.
+    { std::ofstream(resumed, std::ios::app) << "17,simgrid,zb-h1,8"; }
+
+    const CommandResult again =
+        run_pipesim("sweep " + grid + " -o " + resumed.string() + " -j 2 --progress none");
+    REQUIRE(again.exit_code == 0);
+    CHECK(sorted_rows(resumed) == sorted_rows(whole));
+
+    // Resuming a finished sweep runs nothing and changes nothing.
+    const CommandResult third = run_pipesim("sweep " + grid + " -o " + resumed.string() + " -j 2");
+    CHECK(third.exit_code == 0);
+    CHECK_THAT(third.err, Catch::Contains("0 ran"));
+    CHECK(sorted_rows(resumed) == sorted_rows(whole));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("shards merged give the whole sweep, in job order", "[sweep][cli]") {
+    const fs::path dir = scratch("shards");
+    const std::string grid = data + "tiny.json";
+    REQUIRE(
+        run_pipesim("sweep " + grid + " -o " + (dir / "whole.csv").string() + " -j 1").exit_code ==
+        0);
+    std::string shards;
+    for (int i = 0; i < 3; ++i) {
+        const fs::path shard = dir / ("shard" + std::to_string(i) + ".csv");
+        REQUIRE(run_pipesim("sweep " + grid + " -o " + shard.string() + " -j 1 --shard " +
+                            std::to_string(i) + "/3")
+                    .exit_code == 0);
+        shards += " " + shard.string();
+    }
+    const fs::path merged = dir / "merged.csv";
+    const CommandResult two = run_pipesim("merge" + shards.substr(0, shards.rfind(' ')) + " -o " +
+                                          merged.string() + " --grid " + grid);
+    CHECK(two.exit_code == 1);
+    CHECK_THAT(two.err, Catch::Contains("jobs of") && Catch::Contains("missing"));
+    const CommandResult all =
+        run_pipesim("merge" + shards + " -o " + merged.string() + " --grid " + grid);
+    REQUIRE(all.exit_code == 0);
+    CHECK(sorted_rows(merged) == sorted_rows(dir / "whole.csv"));
+    const std::vector<std::string> lines = lines_of(read_file(merged));
+    for (std::size_t i = 1; i < lines.size(); ++i)
+        CHECK(field(lines[i], 0) == std::to_string(i - 1));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("pareto draws the front and prints it", "[sweep][cli]") {
+    const fs::path dir = scratch("pareto");
+    const fs::path csv = dir / "r.csv";
+    REQUIRE(run_pipesim("sweep " + data + "tiny.json -o " + csv.string() + " -j 1").exit_code == 0);
+    const CommandResult r =
+        run_pipesim("pareto " + csv.string() + " -o " + (dir / "p.dot").string() + " --where m=8");
+    REQUIRE(r.exit_code == 0);
+    // At m=8 and memory ≤ 4.5: ZB-V has no bubble at F=B=W and holds 1F1B's peak p = 4.
+    CHECK_THAT(r.out, Catch::Contains("zb-v") && Catch::Contains("peak_activation 4"));
+    CHECK_THAT(read_file(dir / "p.dot"), Catch::Contains("(Pareto front)"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("sweep and merge reject bad input with exit code 2 and a positioned message",
+          "[sweep][cli]") {
+    const CommandResult bad = run_pipesim("sweep " + data + "bad_schedule.json -o /dev/null");
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("bad_schedule.json:4:") &&
+                            Catch::Contains("unknown schedule 'zb-h9'"));
+    CHECK(run_pipesim("sweep " + data + "tiny.json").exit_code == 2);
+    CHECK(run_pipesim("sweep " + data + "tiny.json -o x.csv --shard 3/3").exit_code == 2);
+    const CommandResult dry = run_pipesim("sweep " + data + "tiny.json --dry-run --shard 1/3");
+    CHECK(dry.exit_code == 0);
+    CHECK_THAT(dry.out, Catch::Contains("16 jobs in the grid, 5 in shard 1/3"));
+    const CommandResult merge = run_pipesim("merge " + data + "tiny.json -o /dev/null");
+    CHECK(merge.exit_code == 2);
+    CHECK_THAT(merge.err, Catch::Contains("tiny.json:1:1: not a pipesim sweep results file"));
+}

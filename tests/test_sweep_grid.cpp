@@ -1,0 +1,181 @@
+// Sweep grids: parsing with positioned errors, expansion, shards, results CSV round trips,
+// merging and the Pareto front.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "fileio/parse_error.hpp"
+#include "sweep/grid.hpp"
+#include "sweep/merge.hpp"
+#include "sweep/pareto.hpp"
+#include "sweep/results.hpp"
+
+using namespace pipesim;
+using namespace pipesim::sweep;
+
+namespace {
+
+std::string grid_text(const std::string& members) {
+    return R"({"format": "pipesim-sweep", "version": 1, )" + members + "}";
+}
+
+std::string parse_error(const std::string& members) {
+    try {
+        parse_grid("g.json", grid_text(members));
+    } catch (const ParseError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+Result ok_row(int index, std::string schedule, double memory, double throughput) {
+    Result r;
+    r.job.index = index;
+    r.job.schedule = std::move(schedule);
+    r.job.p = 4;
+    r.job.m = 8 + index;
+    r.peak_activation = memory;
+    r.throughput = throughput;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("a grid expands to the product of its axes, the last axis fastest", "[sweep]") {
+    const Grid g = parse_grid(
+        "g.json",
+        grid_text(R"("schedule": ["1f1b", "zb-h1"], "p": [2, 4], "m": 8, "comm": [0, 0.1])"));
+    const std::vector<Job> jobs = expand(g);
+    REQUIRE(jobs.size() == 8);
+    CHECK(jobs[0].schedule == "1f1b");
+    CHECK(jobs[0].p == 2);
+    CHECK(jobs[0].comm == 0);
+    CHECK(jobs[1].comm == 0.1);
+    CHECK(jobs[2].p == 4);
+    CHECK(jobs[7].schedule == "zb-h1");
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+        CHECK(jobs[i].index == static_cast<int>(i));
+    std::set<std::string> keys;
+    for (const Job& j : jobs)
+        keys.insert(job_key(j));
+    CHECK(keys.size() == jobs.size());
+}
+
+TEST_CASE("m_per_p gives m = k·p, SimGrid jobs ignore comm and analytic jobs ignore clusters",
+          "[sweep]") {
+    const Grid g = parse_grid("g.json", grid_text(R"("engine": ["analytic", "simgrid"],
+        "cluster": ["dgx-a100:1", "dgx-h100:1"], "schedule": "1f1b", "p": [2, 4],
+        "m_per_p": 3, "comm": [0, 0.5])"));
+    const std::vector<Job> jobs = expand(g);
+    // analytic: 2 p × 2 comm; simgrid: 2 clusters × 2 p.
+    REQUIRE(jobs.size() == 8);
+    for (const Job& j : jobs) {
+        CHECK(j.m == 3 * j.p);
+        if (j.engine == Engine::analytic) CHECK(j.cluster.empty());
+        if (j.engine == Engine::simgrid) CHECK(j.comm == 0);
+    }
+}
+
+TEST_CASE("memory caps take sizes with units", "[sweep]") {
+    const Grid g =
+        parse_grid("g.json", grid_text(R"("schedule": "1f1b", "p": 4, "m": 8, "model": "zb-1.5b",
+                               "gpu": "a100-80gb", "mem_limit": ["40GiB", 1e9, "512 MB"])"));
+    REQUIRE(g.mem_limits.size() == 3);
+    CHECK(g.mem_limits[0] == 40.0 * 1024 * 1024 * 1024);
+    CHECK(g.mem_limits[1] == 1e9);
+    CHECK(g.mem_limits[2] == 512e6);
+}
+
+TEST_CASE("grid errors name the file, line and column and what was expected", "[sweep]") {
+    using Catch::Matchers::Contains;
+    CHECK_THAT(parse_error(R"("schedule": "zb-h9", "p": 4, "m": 8)"),
+               Contains("g.json:1:") && Contains("unknown schedule 'zb-h9'"));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 0, "m": 8)"), Contains("1..4096"));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "mb": 2)"),
+               Contains("\"mb\" needs a \"model\""));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "m_per_p": 2)"),
+               Contains("exactly one of \"m\""));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "engine": "simgrid")"),
+               Contains("needs a \"cluster\""));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "model": "zb-1.5b")"),
+               Contains("go together"));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "mem_limit": "8 parsecs")"),
+               Contains("expected a size"));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "stages": 4)"),
+               Contains("stages"));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "costs": [1, 2])"),
+               Contains("three costs"));
+}
+
+TEST_CASE("shards partition the jobs", "[sweep]") {
+    const std::vector<Job> jobs = expand(parse_grid(
+        "g.json", grid_text(R"("schedule": ["1f1b", "zb-h1"], "p": [2, 3, 4], "m": [4, 5])")));
+    std::set<int> seen;
+    for (int s = 0; s < 5; ++s)
+        for (const Job& j : shard_jobs(jobs, s, 5))
+            CHECK(seen.insert(j.index).second);
+    CHECK(seen.size() == jobs.size());
+    CHECK_THROWS_AS(shard_jobs(jobs, 5, 5), std::invalid_argument);
+}
+
+TEST_CASE("result rows survive a CSV round trip, quotes and commas included", "[sweep]") {
+    Result r = ok_row(3, "zb-h1", 4, 0.25);
+    r.status = Status::infeasible;
+    r.reason = "needs \"more\", many GPUs";
+    r.job.costs = {1, 2.5, 0.125};
+    r.job.model = "zb-1.5b";
+    r.makespan = 1.0 / 3.0;
+    const ResultsFile f = parse_results("r.csv", csv_header() + "\n" + csv_row(r) + "\n");
+    REQUIRE(f.rows.size() == 1);
+    CHECK(csv_row(f.rows[0]) == csv_row(r));
+    CHECK(f.rows[0].reason == r.reason);
+    CHECK(f.rows[0].makespan == r.makespan);
+    CHECK_FALSE(f.incomplete_tail);
+}
+
+TEST_CASE("a results file cut short drops its last row and a foreign header is refused",
+          "[sweep]") {
+    const std::string row = csv_row(ok_row(0, "1f1b", 4, 0.2));
+    const ResultsFile f =
+        parse_results("r.csv", csv_header() + "\n" + row + "\n" + row.substr(0, 9));
+    CHECK(f.rows.size() == 1);
+    CHECK(f.incomplete_tail);
+    CHECK_THROWS_WITH(parse_results("r.csv", "a,b,c\n"), Catch::Contains("r.csv:1:1"));
+    CHECK_THROWS_WITH(parse_results("r.csv", csv_header() + "\n1,analytic\n"),
+                      Catch::Contains("r.csv:2:1: expected 31 fields"));
+}
+
+TEST_CASE("merging keeps one row per job, in job order, and prefers finished rows to errors",
+          "[sweep]") {
+    Result failed = ok_row(1, "zb-h1", 0, 0);
+    failed.status = Status::error;
+    ResultsFile a, b;
+    a.rows = {ok_row(2, "1f1b", 4, 0.2), failed};
+    b.rows = {ok_row(1, "zb-h1", 4, 0.3), ok_row(2, "1f1b", 4, 0.2), ok_row(0, "zb-v", 4, 0.31)};
+    MergeSummary summary;
+    const std::vector<Result> rows = merge_results({a, b}, summary);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].job.index == 0);
+    CHECK(rows[1].status == Status::ok);
+    CHECK(summary.duplicates == 1);
+    CHECK(summary.replaced_errors == 1);
+    ResultsFile c;
+    c.rows = {ok_row(2, "1f1b", 4, 0.9)};
+    CHECK_THROWS_WITH(merge_results({a, c}, summary), Catch::Contains("two different results"));
+}
+
+TEST_CASE("the Pareto front keeps the rows no other row beats on memory and throughput",
+          "[sweep]") {
+    std::vector<Result> rows = {ok_row(0, "1f1b", 4, 0.20),  ok_row(1, "zb-h1", 4, 0.27),
+                                ok_row(2, "zb-h2", 7, 0.33), ok_row(3, "gpipe", 8, 0.20),
+                                ok_row(4, "zb-v", 4, 0.31),  ok_row(5, "v-min", 2, 0.18)};
+    rows.push_back(ok_row(6, "zb-2p", 1, 0.5));
+    rows.back().status = Status::over_memory;  // not plotted, not on the front
+    const std::vector<std::size_t> front = pareto_front(rows, {});
+    CHECK(front == std::vector<std::size_t>{5, 4, 2});
+    ParetoOptions bubble;
+    bubble.y = Metric::bubble_rate;
+    CHECK(!higher_is_better(bubble.y));
+    const std::string dot = pareto_dot(rows, {});
+    CHECK_THAT(dot, Catch::Contains("layout=nop2") && Catch::Contains("(Pareto front)"));
+}
