@@ -47,6 +47,8 @@ Timeline replay(const Schedule& schedule, const StageCosts& costs, const ReplayO
     const double latency = options.comm_latency;
     const std::size_t stride = pass_count;
 
+    // Each F, B or BW has at most one input from another device; W has none.
+    if (options.record_transfers) timeline.transfers.reserve(schedule.op_count());
     DependencyWalker walker(schedule);
     auto issue = walker.run([&](int device, int, const Op& op, const Predecessors& preds) {
         double start = device_free[device];
