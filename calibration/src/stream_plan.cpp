@@ -72,20 +72,20 @@ RunPlacement choose_placement(RunMode requested, int devices, const GpuInventory
     if (requested == RunMode::multi_gpu ||
         (requested == RunMode::automatic && inv.gpus >= devices)) {
         if (inv.gpus < devices)
-            throw std::runtime_error(fmt::format(
+            throw std::invalid_argument(fmt::format(
                 "{} pipeline devices need {} GPUs, found {} (use SM partitions of one GPU instead)",
                 devices, devices, inv.gpus));
         return {RunMode::multi_gpu, 0};
     }
     if (!inv.green_contexts)
-        throw std::runtime_error(fmt::format(
+        throw std::invalid_argument(fmt::format(
             "{} pipeline devices on {} GPU(s) need SM partitions (CUDA green contexts, driver "
             "and toolkit 12.4 or later), which this system does not support",
             devices, inv.gpus));
     const int align = std::max(1, inv.partition_alignment);
     const int sms = inv.sm_count / devices / align * align;
     if (sms < std::max(1, inv.min_partition_sms))
-        throw std::runtime_error(fmt::format(
+        throw std::invalid_argument(fmt::format(
             "{} SM partitions of a {}-SM GPU would have {} SMs each, below the driver's minimum "
             "of {}",
             devices, inv.sm_count, sms, inv.min_partition_sms));

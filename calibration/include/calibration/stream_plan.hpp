@@ -74,7 +74,7 @@ struct RunPlacement {
     int partition_sms = 0;
 };
 
-/// Chooses where `devices` pipeline devices run. Throws std::runtime_error with one clear
+/// Chooses where `devices` pipeline devices run. Throws std::invalid_argument with one clear
 /// line (naming what was found and what is missing) when the request cannot be met: fewer
 /// GPUs than devices for multi_gpu, no green contexts or partitions below the driver's
 /// minimum for partitions, neither for automatic.
