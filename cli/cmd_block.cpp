@@ -5,6 +5,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "pipeline_flags.hpp"
 #include "report.hpp"
 #include "schedules/block_json.hpp"
 
@@ -44,15 +45,7 @@ BlockCommand parse_block_args(const std::vector<std::string>& args, bool& help) 
         if (flag == "-m" || flag == "--microbatches") {
             c.microbatches = parse_int(flag, reader.value(flag), 1, 1 << 20);
             have_m = true;
-        } else if (flag == "--costs") {
-            c.analyze.costs = parse_cost_triples(flag, reader.value(flag));
-        } else if (flag == "--comm") {
-            c.analyze.comm_latency = parse_number(flag, reader.value(flag), 0.0);
-        } else if (flag == "--mem-w-ratio") {
-            c.analyze.mem_w_ratio = parse_number(flag, reader.value(flag), 0.0);
-            if (c.analyze.mem_w_ratio > 1.0)
-                throw UsageError(
-                    fmt::format("{}: must be in 0..1, got {:g}", flag, c.analyze.mem_w_ratio));
+        } else if (read_cost_flag(flag, reader, c.analyze)) {
         } else if (flag == "--reorder") {
             c.reorder = true;
         } else if (flag == "--json") {

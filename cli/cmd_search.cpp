@@ -6,6 +6,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "pipeline_flags.hpp"
 #include "schedules/schedule_file.hpp"
 #include "schedules/search.hpp"
 #include "sim/analyze.hpp"
@@ -53,17 +54,9 @@ SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help
         } else if (flag == "--mem-limit") {
             c.search.memory_limit = parse_number(flag, reader.value(flag), 0.0);
             have_cap = true;
-        } else if (flag == "--costs") {
-            c.analyze.costs = parse_cost_triples(flag, reader.value(flag));
-            if (c.analyze.costs.size() != 1)
+        } else if (read_cost_flag(flag, reader, c.analyze)) {
+            if (flag == "--costs" && c.analyze.costs.size() != 1)
                 throw UsageError(fmt::format("{}: search takes one triple F,B,W", flag));
-        } else if (flag == "--comm") {
-            c.analyze.comm_latency = parse_number(flag, reader.value(flag), 0.0);
-        } else if (flag == "--mem-w-ratio") {
-            c.analyze.mem_w_ratio = parse_number(flag, reader.value(flag), 0.0);
-            if (c.analyze.mem_w_ratio > 1.0)
-                throw UsageError(
-                    fmt::format("{}: must be in 0..1, got {:g}", flag, c.analyze.mem_w_ratio));
         } else if (flag == "--save") {
             c.save = reader.value(flag);
         } else if (flag == "--json") {

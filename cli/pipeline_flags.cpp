@@ -36,6 +36,22 @@ const char* const model_flags_help =
   --first-stage-layers N, --last-stage-layers N   fix those stages' layer counts
 )";
 
+bool read_cost_flag(const std::string& flag, ArgReader& reader, AnalyzeOptions& options) {
+    if (flag == "--costs") {
+        options.costs = parse_cost_triples(flag, reader.value(flag));
+    } else if (flag == "--comm") {
+        options.comm_latency = parse_number(flag, reader.value(flag), 0.0);
+    } else if (flag == "--mem-w-ratio") {
+        options.mem_w_ratio = parse_number(flag, reader.value(flag), 0.0);
+        if (options.mem_w_ratio > 1.0)
+            throw UsageError(
+                fmt::format("{}: must be in 0..1, got {:g}", flag, options.mem_w_ratio));
+    } else {
+        return false;
+    }
+    return true;
+}
+
 bool PipelineFlags::read(const std::string& flag, ArgReader& reader) {
     if (flag == "-s" || flag == "--schedule") {
         options_.schedule = reader.value(flag);
@@ -52,17 +68,8 @@ bool PipelineFlags::read(const std::string& flag, ArgReader& reader) {
     } else if (flag == "--group-size") {
         options_.generator.group_size = parse_int(flag, reader.value(flag), 1, 1 << 20);
         have_shape_flag_ = true;
-    } else if (flag == "--costs") {
-        options_.costs = parse_cost_triples(flag, reader.value(flag));
-        have_unit_costs_ = true;
-    } else if (flag == "--comm") {
-        options_.comm_latency = parse_number(flag, reader.value(flag), 0.0);
-    } else if (flag == "--mem-w-ratio") {
-        options_.mem_w_ratio = parse_number(flag, reader.value(flag), 0.0);
-        have_unit_costs_ = true;
-        if (options_.mem_w_ratio > 1.0)
-            throw UsageError(
-                fmt::format("{}: must be in 0..1, got {:g}", flag, options_.mem_w_ratio));
+    } else if (read_cost_flag(flag, reader, options_)) {
+        if (flag != "--comm") have_unit_costs_ = true;
     } else if (flag == "--schedule-file") {
         schedule_file_ = reader.value(flag);
     } else if (flag == "--save") {

@@ -14,6 +14,9 @@ namespace pipesim::cli {
 extern const char* const schedule_flags_help;
 extern const char* const model_flags_help;
 
+/// Reads one of --costs, --comm, --mem-w-ratio into `options`; false if `flag` is none of them.
+bool read_cost_flag(const std::string& flag, ArgReader& reader, AnalyzeOptions& options);
+
 /// Reads -s/-p/-m/-v/--group-size, --costs, --comm, --mem-w-ratio, --schedule-file, --save
 /// and the model flags (--model, --gpu, --mb, ...) into an AnalyzeOptions.
 class PipelineFlags {
