@@ -60,6 +60,9 @@ TEST_CASE("every registered schedule round-trips through PyTorch CSV with its pl
                 continue;
             }
             CAPTURE(g.name, options.devices, options.microbatches, options.chunks);
+            // PyTorch's CSV has no per-microbatch stage ranges (two model copies, DualPipe):
+            // export refuses such schedules, as the test below checks.
+            if (!schedule.microbatch_stages.empty()) continue;
             const std::string csv = schedule_to_pytorch_csv(schedule);
             const PytorchCsvImport imported =
                 parse_pytorch_csv(csv, "roundtrip.csv", schedule.name);

@@ -16,6 +16,7 @@ Schedule generate_zb_1p(const GeneratorOptions& options);
 Schedule generate_zb_2p(const GeneratorOptions& options);
 Schedule generate_zb_v(const GeneratorOptions& options);
 Schedule generate_v_zb(const GeneratorOptions& options);
+Schedule generate_dualpipe(const GeneratorOptions& options);
 Schedule generate_dualpipe_v(const GeneratorOptions& options);
 
 /// ZB-1P/ZB-2P: the Zero Bubble greedy automatic schedule with F = B = W = 1 and no

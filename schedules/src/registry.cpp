@@ -55,6 +55,9 @@ constexpr std::array generators{
     ScheduleGenerator{"v-zb", "V-ZB: V-shape building block with 1F1B's memory and (almost) zero "
                               "bubble (Qi et al., NeurIPS 2024)",
                       2, 2, 2, false, &detail::generate_v_zb},
+    ScheduleGenerator{"dualpipe", "DualPipe: DeepSeek's bidirectional pipeline, two model copies "
+                                  "fed from both ends (even p and m), F&B pairs run as F then BW",
+                      2, 2, 2, false, &detail::generate_dualpipe},
     ScheduleGenerator{"dualpipe-v", "DualPipeV: DeepSeek's cut-in-half DualPipe on a V-shape, "
                                     "overlapped F&B pairs run as F then BW",
                       2, 2, 2, false, &detail::generate_dualpipe_v},
