@@ -11,7 +11,7 @@ DEB_PACKAGES := build-essential cmake pkg-config catch2 libfmt-dev nlohmann-json
                 libboost-dev libsimgrid-dev libgraphviz-dev graphviz \
                 libpng-dev libexpat1-dev clang libclang-rt-14-dev
 
-.PHONY: all deps configure build run test bench format clean
+.PHONY: all deps configure build run test bench reproduce format clean
 
 all: build
 
@@ -45,9 +45,12 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
-	$(BUILD_DIR)/experiments/bench/bench_replay
-	$(BUILD_DIR)/experiments/bench/bench_generate
-	$(BUILD_DIR)/experiments/bench/bench_render
+	experiments/bench/run.sh $(BUILD_DIR)
+
+# Regenerates experiments/*/report.md (not part of `make test`).
+reproduce: build
+	cmake --build $(BUILD_DIR) --target reproduce
+	$(BUILD_DIR)/experiments/reproduce/reproduce -j 2
 
 format:
 	find fileio schedules models sim viz calibration cli tests experiments \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | xargs clang-format -i

@@ -47,6 +47,7 @@ void fill(Result& r, const Analysis& a, int dp) {
     r.chunks = a.schedule.chunks;
     r.makespan = a.metrics.makespan;
     r.bubble_rate = a.metrics.bubble_rate;
+    r.bubble_time = a.metrics.bubble_time;
     r.peak_activation = a.metrics.peak_activation_max;
     r.throughput = a.metrics.throughput;
     r.gpus = a.schedule.devices * r.job.tp * dp;

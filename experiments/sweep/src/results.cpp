@@ -14,7 +14,7 @@ namespace pipesim::sweep {
 namespace {
 
 // The columns, in order: the job's parameters, then its outcome.
-constexpr std::array<const char*, 31> columns = {"job",
+constexpr std::array<const char*, 32> columns = {"job",
                                                  "engine",
                                                  "schedule",
                                                  "p",
@@ -36,6 +36,7 @@ constexpr std::array<const char*, 31> columns = {"job",
                                                  "chunks",
                                                  "makespan",
                                                  "bubble_rate",
+                                                 "bubble_time",
                                                  "peak_activation",
                                                  "peak_memory",
                                                  "throughput",
@@ -189,15 +190,16 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     r.chunks = row.integer(19);
     r.makespan = row.real(20);
     r.bubble_rate = row.real(21);
-    r.peak_activation = row.real(22);
-    r.peak_memory = row.real(23);
-    r.throughput = row.real(24);
-    r.gpus = row.integer(25);
-    r.samples_per_second = row.real(26);
-    r.samples_per_second_per_gpu = row.real(27);
-    r.tokens_per_second = row.real(28);
-    r.mfu = row.real(29);
-    r.iteration_time = row.real(30);
+    r.bubble_time = row.real(22);
+    r.peak_activation = row.real(23);
+    r.peak_memory = row.real(24);
+    r.throughput = row.real(25);
+    r.gpus = row.integer(26);
+    r.samples_per_second = row.real(27);
+    r.samples_per_second_per_gpu = row.real(28);
+    r.tokens_per_second = row.real(29);
+    r.mfu = row.real(30);
+    r.iteration_time = row.real(31);
     return r;
 }
 
@@ -228,10 +230,11 @@ std::string csv_row(const Result& r) {
     std::vector<std::string> fields = parameter_fields(r.job);
     for (const std::string& f :
          {std::string(status_name(r.status)), r.reason, std::to_string(r.chunks),
-          number(r.makespan), number(r.bubble_rate), number(r.peak_activation),
-          number(r.peak_memory), number(r.throughput), std::to_string(r.gpus),
-          number(r.samples_per_second), number(r.samples_per_second_per_gpu),
-          number(r.tokens_per_second), number(r.mfu), number(r.iteration_time)})
+          number(r.makespan), number(r.bubble_rate), number(r.bubble_time),
+          number(r.peak_activation), number(r.peak_memory), number(r.throughput),
+          std::to_string(r.gpus), number(r.samples_per_second),
+          number(r.samples_per_second_per_gpu), number(r.tokens_per_second), number(r.mfu),
+          number(r.iteration_time)})
         fields.push_back(f);
     std::string out;
     for (std::size_t i = 0; i < fields.size(); ++i)

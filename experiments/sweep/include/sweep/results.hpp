@@ -29,6 +29,7 @@ struct Result {
     int chunks = 0;  ///< v as run
     double makespan = 0;
     double bubble_rate = 0;
+    double bubble_time = 0;      ///< idle time of the device with the largest bubble rate
     double peak_activation = 0;  ///< max over devices (units, or bytes with a model)
     double peak_memory = 0;      ///< bytes with a model (static + activation), max over devices
     double throughput = 0;       ///< microbatches per time unit of makespan (or iteration)
