@@ -14,17 +14,13 @@ bool is_backward(Pass pass) {
     return pass == Pass::B || pass == Pass::BW;
 }
 
-double makespan_of(const Timeline& t) {
-    double last = 0;
-    for (const auto& ops : t.device_ops)
-        if (!ops.empty()) last = std::max(last, ops.back().end);
-    return last;
-}
-
 class Reorderer {
   public:
-    Reorderer(const Timeline& timing, const std::vector<double>& duration)
-        : stages_(timing.stages()), end_(detail::end_times(timing)), duration_(duration) {}
+    // `done` is scratch space of one flag per dense op index, all 0; each device touches only
+    // its own stages' flags and clears them again, so one buffer serves every device.
+    Reorderer(int stages, const std::vector<double>& end, const std::vector<double>& duration,
+              std::vector<char>& done)
+        : stages_(stages), end_(end), duration_(duration), done_(done) {}
 
     // Forwards before the first backward, in the order their inputs arrive.
     void warm_up(std::vector<Op>& ops) const {
@@ -48,10 +44,10 @@ class Reorderer {
         std::deque<Op> weights;
         for (std::size_t k = last_f + 1; k < ops.size(); ++k)
             (ops[k].pass == Pass::W ? weights : backwards).push_back(ops[k]);
-        std::vector<char> done(dense_op_count(max_microbatch(ops) + 1, stages_), 0);
+        std::vector<char>& done = done_;
         for (std::size_t k = 0; k <= last_f; ++k)
             done[dense_op_index(ops[k], stages_)] = 1;
-        double t = end_[dense_op_index(ops[last_f], stages_)];
+        double t = end_of(ops[last_f]);
         std::size_t out = last_f + 1;
         auto place = [&](const Op& op, double start) {
             ops[out++] = op;
@@ -74,22 +70,18 @@ class Reorderer {
                 place(op, t);
             }
         }
+        for (const Op& op : ops)
+            done[dense_op_index(op, stages_)] = 0;
     }
 
   private:
-    static int max_microbatch(const std::vector<Op>& ops) {
-        int m = 0;
-        for (const Op& op : ops)
-            m = std::max(m, op.microbatch);
-        return m;
-    }
-
     double duration(const Op& op) const {
         return duration_[static_cast<std::size_t>(op.stage) * pass_count +
                          static_cast<std::size_t>(op.pass)];
     }
 
-    double end_of(const Op& op) const { return end_[dense_op_index(op, stages_)]; }
+    // F, B or BW: the end of its output (B and BW share the backward's slot).
+    double end_of(const Op& op) const { return end_[output_slot(op, stages_)]; }
 
     // When the inputs an op needs from other stages are done, by the current timing.
     double input_ready(const Op& op) const {
@@ -99,12 +91,8 @@ class Reorderer {
             case Pass::B:
             case Pass::BW: {
                 double ready = end_of(Op{Pass::F, op.microbatch, op.stage});
-                if (op.stage + 1 < stages_) {
-                    const double split = end_of(Op{Pass::B, op.microbatch, op.stage + 1});
-                    ready = std::max(
-                        ready,
-                        split >= 0 ? split : end_of(Op{Pass::BW, op.microbatch, op.stage + 1}));
-                }
+                if (op.stage + 1 < stages_)
+                    ready = std::max(ready, end_of(Op{Pass::B, op.microbatch, op.stage + 1}));
                 return ready;
             }
             case Pass::W:
@@ -114,41 +102,62 @@ class Reorderer {
     }
 
     int stages_;
-    std::vector<double> end_;
+    const std::vector<double>& end_;
     const std::vector<double>& duration_;
+    std::vector<char>& done_;
 };
 
 }  // namespace
 
-Schedule reorder(const Schedule& schedule, const Timeline& squeezed, const MemoryModel& memory) {
-    std::vector<double> duration(static_cast<std::size_t>(schedule.stages()) * pass_count, 0.0);
-    for (const auto& ops : squeezed.device_ops)
-        for (const TimedOp& t : ops)
-            duration[static_cast<std::size_t>(t.op.stage) * pass_count +
-                     static_cast<std::size_t>(t.op.pass)] = t.end - t.start;
+namespace detail {
+
+Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& duration,
+                       AsapTiming timing, const MemoryModel& memory) {
     Schedule current = schedule;
-    Timeline timing = squeezed;
+    Schedule next = schedule;
+    AsapTiming next_timing;
+    std::vector<char> done(dense_op_count(schedule.microbatches, schedule.stages()), 0);
+    std::vector<double> peak(static_cast<std::size_t>(schedule.devices));
+    for (int d = 0; d < schedule.devices; ++d)
+        peak[d] = order_peak(current.device_ops[d], memory);
     // Ready times come from the previous round's timing; a few rounds let the devices' gains
-    // propagate. A round is kept only if it is valid and does not lengthen the pipeline.
+    // propagate. A round is kept only if it runs (same ops per device, so the timing walk is
+    // the whole validation) and does not lengthen the pipeline. `next` and `next_timing` are
+    // reused from round to round.
     constexpr int rounds = 4;
     for (int round = 0; round < rounds; ++round) {
-        const Reorderer reorderer(timing, duration);
-        Schedule next = current;
+        const Reorderer reorderer(schedule.stages(), timing.end, duration, done);
+        next.device_ops = current.device_ops;
+        std::vector<double> next_peak = peak;
         for (int d = 0; d < schedule.devices; ++d) {
             std::vector<Op>& ops = next.device_ops[d];
             reorderer.warm_up(ops);
             reorderer.cool_down(ops);
-            if (detail::order_peak(ops, memory) >
-                detail::order_peak(current.device_ops[d], memory) + 1e-9)
+            next_peak[d] = order_peak(ops, memory);
+            if (next_peak[d] > peak[d] + 1e-9) {
                 ops = current.device_ops[d];
+                next_peak[d] = peak[d];
+            }
         }
-        if (next == current || validate(next)) break;
-        Timeline next_timing = detail::asap_timeline(next, duration);
-        if (makespan_of(next_timing) > makespan_of(timing)) break;
-        current = std::move(next);
-        timing = std::move(next_timing);
+        if (next.device_ops == current.device_ops) break;
+        if (asap_timing(next, duration, next_timing)) break;
+        if (next_timing.makespan > timing.makespan) break;
+        std::swap(current, next);
+        std::swap(timing, next_timing);
+        peak = std::move(next_peak);
     }
     return current;
+}
+
+}  // namespace detail
+
+Schedule reorder(const Schedule& schedule, const Timeline& squeezed, const MemoryModel& memory) {
+    const std::vector<double> duration = detail::timeline_durations(squeezed);
+    detail::AsapTiming timing;
+    timing.end = detail::end_times(squeezed);
+    for (const auto& ops : squeezed.device_ops)
+        if (!ops.empty()) timing.makespan = std::max(timing.makespan, ops.back().end);
+    return detail::reorder_timed(schedule, duration, std::move(timing), memory);
 }
 
 }  // namespace pipesim

@@ -21,8 +21,44 @@ std::vector<double> slot_durations(int stages, const SlotLengths& lengths) {
     return duration;
 }
 
-Timeline asap_timeline(const Schedule& schedule, const std::vector<double>& duration) {
+namespace {
+
+// The as-soon-as-possible walk shared by asap_timing and asap_timeline: `on_op(device,
+// position, op, start, finish)` sees every op; `end` is filled per dense op index.
+template <class OnOp>
+std::optional<ValidationIssue> asap_walk(const Schedule& schedule,
+                                         const std::vector<double>& duration,
+                                         std::vector<double>& end, OnOp&& on_op) {
     const int stages = schedule.stages();
+    end.assign(output_slot_count(schedule.microbatches, stages), -1.0);
+    std::vector<double> device_free(static_cast<std::size_t>(schedule.devices), 0.0);
+    DependencyWalker walker(schedule);
+    return walker.run([&](int device, int position, const Op& op, const Predecessors& preds) {
+        double start = device_free[device];
+        for (int k = 0; k < preds.count; ++k)
+            start = std::max(start, end[preds.slot[k]]);
+        const double finish = start + duration[static_cast<std::size_t>(op.stage) * pass_count +
+                                               static_cast<std::size_t>(op.pass)];
+        if (op.pass != Pass::W) end[output_slot(op, stages)] = finish;
+        device_free[device] = finish;
+        on_op(device, position, op, start, finish);
+    });
+}
+
+}  // namespace
+
+std::optional<ValidationIssue> asap_timing(const Schedule& schedule,
+                                           const std::vector<double>& duration,
+                                           AsapTiming& timing) {
+    double last = 0;
+    auto issue = asap_walk(
+        schedule, duration, timing.end,
+        [&](int, int, const Op&, double, double finish) { last = std::max(last, finish); });
+    timing.makespan = last;
+    return issue;
+}
+
+Timeline asap_timeline(const Schedule& schedule, const std::vector<double>& duration) {
     Timeline t;
     t.schedule = schedule.name;
     t.devices = schedule.devices;
@@ -33,28 +69,30 @@ Timeline asap_timeline(const Schedule& schedule, const std::vector<double>& dura
     t.device_ops.resize(schedule.device_ops.size());
     for (std::size_t d = 0; d < schedule.device_ops.size(); ++d)
         t.device_ops[d].resize(schedule.device_ops[d].size());
-    std::vector<double> end(dense_op_count(schedule.microbatches, stages), 0.0);
-    std::vector<double> device_free(static_cast<std::size_t>(schedule.devices), 0.0);
-    DependencyWalker walker(schedule);
-    auto issue = walker.run([&](int device, int position, const Op& op, const Predecessors& preds) {
-        double start = device_free[device];
-        for (int k = 0; k < preds.count; ++k)
-            start = std::max(start, end[dense_op_index(preds.op[k], stages)]);
-        const double finish = start + duration[static_cast<std::size_t>(op.stage) * pass_count +
-                                               static_cast<std::size_t>(op.pass)];
-        end[dense_op_index(op, stages)] = finish;
-        device_free[device] = finish;
-        t.device_ops[device][position] = TimedOp{op, start, finish};
-    });
+    std::vector<double> end;
+    auto issue =
+        asap_walk(schedule, duration, end,
+                  [&](int device, int position, const Op& op, double start, double finish) {
+                      t.device_ops[device][position] = TimedOp{op, start, finish};
+                  });
     if (issue) throw InvalidSchedule(issue->message);
     return t;
 }
 
-std::vector<double> end_times(const Timeline& timeline) {
-    std::vector<double> end(dense_op_count(timeline.microbatches, timeline.stages()), -1.0);
+std::vector<double> timeline_durations(const Timeline& timeline) {
+    std::vector<double> duration(static_cast<std::size_t>(timeline.stages()) * pass_count, 0.0);
     for (const auto& ops : timeline.device_ops)
         for (const TimedOp& t : ops)
-            end[dense_op_index(t.op, timeline.stages())] = t.end;
+            duration[static_cast<std::size_t>(t.op.stage) * pass_count +
+                     static_cast<std::size_t>(t.op.pass)] = t.end - t.start;
+    return duration;
+}
+
+std::vector<double> end_times(const Timeline& timeline) {
+    std::vector<double> end(output_slot_count(timeline.microbatches, timeline.stages()), -1.0);
+    for (const auto& ops : timeline.device_ops)
+        for (const TimedOp& t : ops)
+            if (t.op.pass != Pass::W) end[output_slot(t.op, timeline.stages())] = t.end;
     return end;
 }
 
@@ -93,9 +131,16 @@ struct Placed {
     Op op;
 };
 
-}  // namespace
-
-Timeline repeat_block(const BuildingBlock& block, int microbatches) {
+// The block repeated for `microbatches` microbatches, device by device in start order:
+// `on_device(d, count)` once per device with its op count, then `on_op(d, placed)` for each of
+// its ops. A pass starting at slot s = q·T + o (0 ≤ o < T) of repetition r starts in period
+// r + q at offset o, so walking the periods in order and, within one, the device's passes by
+// (offset, length) gives the start order (ties by end, as a sort by (start, end) would)
+// without sorting the m·|passes| ops. Throws InvalidBlock at the first two passes that
+// overlap on a device.
+template <class OnDevice, class OnOp>
+void repeat_in_order(const BuildingBlock& block, int microbatches, OnDevice&& on_device,
+                     OnOp&& on_op) {
     check_block(block);
     if (microbatches < 1 || microbatches % block.group != 0)
         throw InvalidBlock(fmt::format(
@@ -103,11 +148,52 @@ Timeline repeat_block(const BuildingBlock& block, int microbatches) {
             "got {}",
             block.name, block.group, block.group, microbatches));
     const int repeats = microbatches / block.group;
-    // Per device, the block's passes in start order; repetitions are merged in order below.
+    const std::int64_t interval = block.interval;
     std::vector<std::vector<Placed>> per_device(static_cast<std::size_t>(block.devices));
     for (const BlockPass& p : block.passes)
         per_device[block.stage_device[p.stage]].push_back(
             Placed{p.start, p.start + block.lengths.of(p.pass), Op{p.pass, p.microbatch, p.stage}});
+    for (int d = 0; d < block.devices; ++d) {
+        std::vector<Placed>& base = per_device[d];
+        std::sort(base.begin(), base.end(), [&](const Placed& a, const Placed& b) {
+            const std::int64_t oa = a.start % interval;
+            const std::int64_t ob = b.start % interval;
+            return oa != ob ? oa < ob : a.end - a.start < b.end - b.start;
+        });
+        std::int64_t first_period = 0;
+        std::int64_t last_period = 0;
+        for (const Placed& p : base)
+            last_period = std::max(last_period, p.start / interval + repeats - 1);
+        on_device(d, base.size() * static_cast<std::size_t>(repeats));
+        bool any = false;
+        Placed previous{};
+        for (std::int64_t period = first_period; period <= last_period; ++period) {
+            for (const Placed& p : base) {
+                const std::int64_t r = period - p.start / interval;
+                if (r < 0 || r >= repeats) continue;
+                const std::int64_t shift = r * interval;
+                const Placed placed{
+                    p.start + shift, p.end + shift,
+                    Op{p.op.pass, static_cast<std::int32_t>(r) * block.group + p.op.microbatch,
+                       p.op.stage}};
+                if (any && placed.start < previous.end)
+                    throw InvalidBlock(fmt::format(
+                        "block '{}' collides when repeated every {} slots: on device {}, {} "
+                        "(slots {}..{}) overlaps {} (slots {}..{}) at slot {}",
+                        block.name, block.interval, d, to_string(placed.op), placed.start,
+                        placed.end - 1, to_string(previous.op), previous.start, previous.end - 1,
+                        placed.start));
+                on_op(d, placed);
+                previous = placed;
+                any = true;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+Timeline repeat_block(const BuildingBlock& block, int microbatches) {
     Timeline t;
     t.schedule = block.name;
     t.devices = block.devices;
@@ -116,34 +202,12 @@ Timeline repeat_block(const BuildingBlock& block, int microbatches) {
     t.stage_device = block.stage_device;
     t.time_unit = "slot";
     t.device_ops.resize(static_cast<std::size_t>(block.devices));
-    std::vector<Placed> all;
-    for (int d = 0; d < block.devices; ++d) {
-        const std::vector<Placed>& base = per_device[d];
-        all.clear();
-        all.reserve(base.size() * static_cast<std::size_t>(repeats));
-        for (int r = 0; r < repeats; ++r) {
-            const std::int64_t shift = static_cast<std::int64_t>(r) * block.interval;
-            for (const Placed& p : base)
-                all.push_back(Placed{p.start + shift, p.end + shift,
-                                     Op{p.op.pass, r * block.group + p.op.microbatch, p.op.stage}});
-        }
-        std::sort(all.begin(), all.end(), [](const Placed& a, const Placed& b) {
-            return a.start != b.start ? a.start < b.start : a.end < b.end;
+    repeat_in_order(
+        block, microbatches, [&](int d, std::size_t count) { t.device_ops[d].reserve(count); },
+        [&](int d, const Placed& p) {
+            t.device_ops[d].push_back(
+                TimedOp{p.op, static_cast<double>(p.start), static_cast<double>(p.end)});
         });
-        auto& ops = t.device_ops[d];
-        ops.reserve(all.size());
-        for (std::size_t k = 0; k < all.size(); ++k) {
-            if (k > 0 && all[k].start < all[k - 1].end)
-                throw InvalidBlock(fmt::format(
-                    "block '{}' collides when repeated every {} slots: on device {}, {} (slots "
-                    "{}..{}) overlaps {} (slots {}..{}) at slot {}",
-                    block.name, block.interval, d, to_string(all[k].op), all[k].start,
-                    all[k].end - 1, to_string(all[k - 1].op), all[k - 1].start, all[k - 1].end - 1,
-                    all[k].start));
-            ops.push_back(TimedOp{all[k].op, static_cast<double>(all[k].start),
-                                  static_cast<double>(all[k].end)});
-        }
-    }
     return t;
 }
 
@@ -160,25 +224,29 @@ Schedule schedule_from_timeline(const Timeline& timeline, std::string name) {
 }
 
 Timeline squeeze(const Timeline& timeline) {
-    std::vector<double> duration(static_cast<std::size_t>(timeline.stages()) * pass_count, 0.0);
-    for (const auto& ops : timeline.device_ops)
-        for (const TimedOp& t : ops)
-            duration[static_cast<std::size_t>(t.op.stage) * pass_count +
-                     static_cast<std::size_t>(t.op.pass)] = t.end - t.start;
-    return detail::asap_timeline(schedule_from_timeline(timeline, timeline.schedule), duration);
+    return detail::asap_timeline(schedule_from_timeline(timeline, timeline.schedule),
+                                 detail::timeline_durations(timeline));
 }
 
 Schedule schedule_from_block(const BuildingBlock& block, int microbatches,
                              const BlockScheduleOptions& options) {
-    const Timeline repeated = repeat_block(block, microbatches);
-    Schedule schedule = schedule_from_timeline(repeated, block.name);
-    if (auto issue = validate(schedule))
+    // repeat_block checked the block's dependencies in slot time and that no two passes
+    // collide, so the repeated order holds every op once and runs: the timing walk below
+    // re-checks it (validate()'s order and deadlock checks) at no extra cost.
+    Schedule schedule = make_empty_schedule(block.name, block.devices, microbatches, block.chunks,
+                                            block.stage_device);
+    repeat_in_order(
+        block, microbatches,
+        [&](int d, std::size_t count) { schedule.device_ops[d].reserve(count); },
+        [&](int d, const Placed& p) { schedule.device_ops[d].push_back(p.op); });
+    const std::vector<double> duration = detail::slot_durations(block.stages(), block.lengths);
+    detail::AsapTiming squeezed;
+    if (auto issue = detail::asap_timing(schedule, duration, squeezed))
         throw InvalidBlock(fmt::format("block '{}' repeated {} times is not a valid schedule: {}",
                                        block.name, microbatches, issue->message));
     if (!options.reorder) return schedule;
-    const Timeline squeezed =
-        detail::asap_timeline(schedule, detail::slot_durations(block.stages(), block.lengths));
-    return reorder(schedule, squeezed, unit_memory_model(block.devices, block.chunks));
+    return detail::reorder_timed(schedule, duration, std::move(squeezed),
+                                 unit_memory_model(block.devices, block.chunks));
 }
 
 }  // namespace pipesim
