@@ -7,6 +7,7 @@
 
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
+#include "schedule_file_common.hpp"
 #include "schedules/placement.hpp"
 
 namespace pipesim {
@@ -16,33 +17,6 @@ namespace {
 constexpr std::string_view format_tag = "pipesim-block";
 constexpr int format_version = 1;
 constexpr std::size_t max_name_bytes = 256;
-
-std::vector<int> read_placement(const JsonDocument& doc, int devices, int chunks) {
-    const std::string pointer = "/placement";
-    const auto& value = doc.at(pointer, "\"looped\", \"v-shape\" or an array of device numbers");
-    if (value.is_string()) {
-        const std::string& name = value.get_ref<const std::string&>();
-        if (name == placement_name(PlacementKind::looped)) return looped_placement(devices, chunks);
-        if (name == placement_name(PlacementKind::vshape)) {
-            if (chunks % 2 != 0)
-                throw doc.error_at(pointer, fmt::format("placement: v-shape needs an even number "
-                                                        "of chunks, got chunks = {}",
-                                                        chunks));
-            return vshape_placement(devices, chunks);
-        }
-    }
-    const auto stages = static_cast<std::size_t>(devices) * static_cast<std::size_t>(chunks);
-    if (!value.is_array() || doc.array(pointer, stages).size() != stages)
-        throw doc.error_at(pointer, fmt::format("placement: expected \"looped\", \"v-shape\" or "
-                                                "an array of devices·chunks = {} device numbers, "
-                                                "got {}",
-                                                stages, quote_excerpt(value.dump(), 40)));
-    std::vector<int> placement(stages);
-    for (std::size_t s = 0; s < stages; ++s)
-        placement[s] =
-            static_cast<int>(doc.integer(json_pointer_child(pointer, s), 0, devices - 1));
-    return placement;
-}
 
 SlotLengths read_lengths(const JsonDocument& doc, int max_slots) {
     SlotLengths lengths;
@@ -100,12 +74,8 @@ std::string locate_pass(const BuildingBlock& b, const std::string& message) {
 
 BuildingBlock parse_block_json(std::string_view text, const std::string& file,
                                const std::string& default_name, const BlockFileLimits& limits) {
-    if (text.size() > limits.max_bytes)
-        throw ParseError(file, TextPosition{},
-                         fmt::format("file is {} bytes, more than the limit of {}", text.size(),
-                                     limits.max_bytes));
-    const JsonDocument doc(file, std::string(text));
-    doc.require_format(format_tag, format_version);
+    const JsonDocument doc =
+        detail::open_json_file(text, file, limits.max_bytes, format_tag, format_version);
     doc.object("", {"format", "version", "name", "devices", "chunks", "placement", "lengths",
                     "interval", "group", "passes"});
     BuildingBlock b;
@@ -113,7 +83,7 @@ BuildingBlock parse_block_json(std::string_view text, const std::string& file,
     b.devices = static_cast<int>(doc.integer("/devices", 1, limits.max_devices));
     b.chunks =
         doc.has("/chunks") ? static_cast<int>(doc.integer("/chunks", 1, limits.max_chunks)) : 1;
-    b.stage_device = doc.has("/placement") ? read_placement(doc, b.devices, b.chunks)
+    b.stage_device = doc.has("/placement") ? detail::read_placement(doc, b.devices, b.chunks)
                                            : looped_placement(b.devices, b.chunks);
     b.lengths = read_lengths(doc, limits.max_slots);
     b.interval = static_cast<int>(doc.integer("/interval", 1, limits.max_slots));

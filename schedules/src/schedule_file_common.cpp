@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "fileio/json_document.hpp"
+#include "schedules/placement.hpp"
 #include "schedules/validate.hpp"
 
 namespace pipesim::detail {
@@ -40,6 +42,47 @@ void validate_parsed(const Schedule& schedule, const OpPositions& positions,
             where = device[static_cast<std::size_t>(issue->position)];
     }
     throw ParseError(file, where, "invalid schedule: " + issue->message);
+}
+
+JsonDocument open_json_file(std::string_view text, const std::string& file, std::size_t max_bytes,
+                            std::string_view format_tag, int version) {
+    if (text.size() > max_bytes)
+        throw ParseError(
+            file, TextPosition{},
+            fmt::format("file is {} bytes, more than the limit of {}", text.size(), max_bytes));
+    JsonDocument doc(file, std::string(text));
+    doc.require_format(format_tag, version);
+    return doc;
+}
+
+std::vector<int> read_placement(const JsonDocument& doc, int devices, int chunks) {
+    const std::string pointer = "/placement";
+    const auto& value = doc.at(pointer, "\"looped\", \"v-shape\" or an array of device numbers");
+    if (value.is_string()) {
+        const std::string& name = value.get_ref<const std::string&>();
+        if (name == placement_name(PlacementKind::looped)) return looped_placement(devices, chunks);
+        if (name == placement_name(PlacementKind::vshape)) {
+            if (chunks % 2 != 0)
+                throw doc.error_at(pointer, fmt::format("v-shape placement needs an even number "
+                                                        "of chunks, got chunks = {}",
+                                                        chunks));
+            return vshape_placement(devices, chunks);
+        }
+    }
+    if (!value.is_array())
+        throw doc.error_at(pointer, fmt::format("placement: expected \"looped\", \"v-shape\" or an "
+                                                "array of p·v = {} device numbers, got {}",
+                                                devices * chunks, quote_excerpt(value.dump(), 40)));
+    const auto stages = static_cast<std::size_t>(devices) * static_cast<std::size_t>(chunks);
+    if (doc.array(pointer, stages).size() != stages)
+        throw doc.error_at(pointer, fmt::format("placement: expected p·v = {} device numbers, one "
+                                                "per virtual stage, got {}",
+                                                stages, value.size()));
+    std::vector<int> placement(stages);
+    for (std::size_t s = 0; s < stages; ++s)
+        placement[s] =
+            static_cast<int>(doc.integer(json_pointer_child(pointer, s), 0, devices - 1));
+    return placement;
 }
 
 }  // namespace pipesim::detail

@@ -1,6 +1,6 @@
 #pragma once
-// What the schedule readers share: op positions for messages, the allocation budget, and
-// validation with the offending op's position.
+// What the schedule and block readers share: op positions for messages, the allocation
+// budget, validation with the offending op's position, and the placement field.
 
 #include <string>
 #include <string_view>
@@ -8,6 +8,12 @@
 
 #include "fileio/parse_error.hpp"
 #include "schedules/schedule.hpp"
+
+namespace pipesim {
+
+class JsonDocument;
+
+}  // namespace pipesim
 
 namespace pipesim::detail {
 
@@ -30,5 +36,15 @@ void check_op_budget(const Schedule& schedule, std::size_t ops, const std::strin
 /// names one, else for the file as a whole.
 void validate_parsed(const Schedule& schedule, const OpPositions& positions,
                      const std::string& file);
+
+/// The JSON document of a schedule or block file, after the checks every such file starts
+/// with: at most `max_bytes` bytes, valid JSON, "format" `format_tag` and "version"
+/// `version`. Throws ParseError naming `file` otherwise.
+JsonDocument open_json_file(std::string_view text, const std::string& file, std::size_t max_bytes,
+                            std::string_view format_tag, int version);
+
+/// The "/placement" field of a schedule or block file: "looped", "v-shape" (v even) or an
+/// array of devices·chunks device numbers in 0..devices−1. Throws ParseError at the field.
+std::vector<int> read_placement(const JsonDocument& doc, int devices, int chunks);
 
 }  // namespace pipesim::detail

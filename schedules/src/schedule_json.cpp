@@ -22,36 +22,6 @@ bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 // Reads the placement: "looped", "v-shape" or one device number per virtual stage.
-std::vector<int> read_placement(const JsonDocument& doc, int devices, int chunks) {
-    const std::string pointer = "/placement";
-    const auto& value = doc.at(pointer, "\"looped\", \"v-shape\" or an array of device numbers");
-    if (value.is_string()) {
-        const std::string& name = value.get_ref<const std::string&>();
-        if (name == placement_name(PlacementKind::looped)) return looped_placement(devices, chunks);
-        if (name == placement_name(PlacementKind::vshape)) {
-            if (chunks % 2 != 0)
-                throw doc.error_at(pointer, fmt::format("v-shape placement needs an even number "
-                                                        "of chunks, got chunks = {}",
-                                                        chunks));
-            return vshape_placement(devices, chunks);
-        }
-    }
-    if (!value.is_array())
-        throw doc.error_at(pointer, fmt::format("placement: expected \"looped\", \"v-shape\" or an "
-                                                "array of p·v = {} device numbers, got {}",
-                                                devices * chunks, quote_excerpt(value.dump(), 40)));
-    const auto stages = static_cast<std::size_t>(devices) * static_cast<std::size_t>(chunks);
-    if (doc.array(pointer, stages).size() != stages)
-        throw doc.error_at(pointer, fmt::format("placement: expected p·v = {} device numbers, one "
-                                                "per virtual stage, got {}",
-                                                stages, value.size()));
-    std::vector<int> placement(stages);
-    for (std::size_t s = 0; s < stages; ++s)
-        placement[s] =
-            static_cast<int>(doc.integer(json_pointer_child(pointer, s), 0, devices - 1));
-    return placement;
-}
-
 // Reads one device's op string "F0:0 F1:0 B0:0 ..." into ops, recording positions.
 void read_device_ops(const JsonDocument& doc, const std::string& pointer, Schedule& schedule,
                      std::size_t& total_ops, std::size_t max_ops, std::vector<Op>& ops,
@@ -127,12 +97,8 @@ std::vector<StageRange> read_microbatch_stages(const JsonDocument& doc, const Sc
 
 Schedule parse_schedule_json(std::string_view text, const std::string& file,
                              const std::string& default_name, const ScheduleFileLimits& limits) {
-    if (text.size() > limits.max_bytes)
-        throw ParseError(file, TextPosition{},
-                         fmt::format("file is {} bytes, more than the limit of {}", text.size(),
-                                     limits.max_bytes));
-    const JsonDocument doc(file, std::string(text));
-    doc.require_format(format_tag, format_version);
+    const JsonDocument doc =
+        detail::open_json_file(text, file, limits.max_bytes, format_tag, format_version);
     doc.object("", {"format", "version", "name", "devices", "microbatches", "chunks", "placement",
                     "microbatch_stages", "device_ops"});
     Schedule schedule;
@@ -141,7 +107,7 @@ Schedule parse_schedule_json(std::string_view text, const std::string& file,
     schedule.microbatches =
         static_cast<int>(doc.integer("/microbatches", 1, limits.max_microbatches));
     schedule.chunks = static_cast<int>(doc.integer("/chunks", 1, limits.max_chunks));
-    schedule.stage_device = read_placement(doc, schedule.devices, schedule.chunks);
+    schedule.stage_device = detail::read_placement(doc, schedule.devices, schedule.chunks);
     if (doc.has("/microbatch_stages"))
         schedule.microbatch_stages = read_microbatch_stages(doc, schedule);
 
