@@ -39,7 +39,13 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
     };
     for (const ScheduleGenerator& g : schedule_generators())
         add(std::string(g.name), "registered", [&] {
-            return generate_schedule(g.name, {o.devices, o.microbatches, 0, 0});
+            Schedule s = generate_schedule(g.name, {o.devices, o.microbatches, 0, 0});
+            // Two model copies (DualPipe): each device holds twice the layers, so a "full
+            // stage" of its costs and memory is twice the others' and the figures do not
+            // compare; leave such schedules out rather than rank them wrongly.
+            if (!s.microbatch_stages.empty())
+                throw std::invalid_argument("two model copies: not comparable");
+            return s;
         });
     for (int offset = 1; offset <= max_vshape_offset; ++offset)
         add(fmt::format("v-shape offset {}", offset), "block",

@@ -1,7 +1,8 @@
 #pragma once
 // Memory-capped search: the lowest-bubble schedule whose peak activation stays within a cap,
-// among the registered schedules, V-shape building blocks of several offsets and the
-// automatic scheduler run under the cap itself.
+// among the registered schedules (except those with two model copies, DualPipe, whose unit
+// costs and memory stand for twice the layers per device), V-shape building blocks of several
+// offsets and the automatic scheduler run under the cap itself.
 
 #include <functional>
 #include <string>
