@@ -1,12 +1,15 @@
 #!/bin/sh
 # Runs every benchmark and writes experiments/bench/results.md (a markdown table with the
 # machine it ran on):  experiments/bench/run.sh [BUILD_DIR]     (make bench does the same)
+# The table is written to a temporary file and moved over results.md only when every
+# benchmark succeeded: a failing benchmark stops the script and leaves results.md as it was.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 out=$root/experiments/bench/results.md
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+partial=$out.partial.$$  # beside results.md, so the final mv is a rename
+trap 'rm -rf "$tmp" "$partial"' EXIT
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 {
   echo "# Benchmarks"
@@ -17,7 +20,11 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
   echo '|---|---|'
   for b in bench_replay bench_generate bench_simgrid bench_render; do
     [ -x "$build/experiments/bench/$b" ] || continue
-    "$build/experiments/bench/$b" > "$tmp/$b.txt" 2>&1 || true
+    if ! "$build/experiments/bench/$b" > "$tmp/$b.txt" 2>&1; then
+      echo "run.sh: $b failed:" >&2
+      cat "$tmp/$b.txt" >&2
+      exit 1
+    fi
     sed "s/|/\\\\|/g; s/^/| $b | /; s/\$/ |/" "$tmp/$b.txt" | grep -v '^| [a-z_]* |  |$'
   done
   # Sweep throughput: the same grids with -j 2 (analytic jobs and SimGrid jobs).
@@ -36,5 +43,6 @@ GRID
     rate=$(awk -v n="$jobs" -v a="$start" -v b="$end" 'BEGIN { print n / (b - a) }')
     printf '| sweep -j 2 | %s jobs (%s), %.0f jobs/s |\n' "$jobs" "$kind" "$rate"
   done
-} > "$out"
+} > "$partial"
+mv "$partial" "$out"
 cat "$out"
