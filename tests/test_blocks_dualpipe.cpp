@@ -8,9 +8,11 @@
 // DeepSeek counts in chunks ("1" = one microbatch through one PP stage = one slice), which is
 // 1/2 of our unit: PP + 1 chunks = (p + 1)/2 units. 1F1B on the same model holds p slices per
 // device, i.e. p/2 of these units, so the comparison "PP + 1 against PP" is preserved.
+#include <array>
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include <catch2/catch.hpp>
@@ -109,14 +111,42 @@ TEST_CASE("DualPipe is valid over a grid of even p and m, each copy fed from its
             for (int j = 0; j < m; ++j)
                 CHECK(s.stages_of(j) ==
                       (j < m / 2 ? StageRange{0, p - 1} : StageRange{p, 2 * p - 1}));
-            // Copy A enters on device 0, copy B on device p − 1; every device runs 3 ops
-            // (F, B, W, or F and a fused BW) of each microbatch that crosses it.
+            // Copy A enters on device 0, copy B on device p − 1.
             CHECK(s.stage_device[0] == 0);
             CHECK(s.stage_device[p] == p - 1);
+            // Each microbatch passes once through each stage of its range: one F there, and
+            // either a fused BW or a B and a W. Count the passes of every (microbatch, stage)
+            // from the ops the devices run, then the op total against the closed form
+            // m·p·2 + (number of split backwards).
+            std::map<std::pair<int, int>, std::array<int, pass_count>> passes;
             std::size_t ops = 0;
-            for (const auto& device : s.device_ops)
-                ops += device.size();
-            CHECK(ops >= 2u * static_cast<std::size_t>(m) * static_cast<std::size_t>(p));
+            for (int d = 0; d < p; ++d) {
+                for (const Op& op : s.device_ops[static_cast<std::size_t>(d)]) {
+                    const StageRange r = s.stages_of(op.microbatch);
+                    CHECK((op.stage >= r.first && op.stage <= r.last));
+                    CHECK(s.stage_device[static_cast<std::size_t>(op.stage)] == d);
+                    ++passes[{op.microbatch, op.stage}][static_cast<std::size_t>(op.pass)];
+                    ++ops;
+                }
+            }
+            std::size_t range_stages = 0;
+            for (const StageRange& r : s.microbatch_stages)
+                range_stages += static_cast<std::size_t>(r.last - r.first + 1);
+            const auto mp = static_cast<std::size_t>(m) * static_cast<std::size_t>(p);
+            CHECK(range_stages == mp);
+            CHECK(passes.size() == mp);
+            std::size_t split = 0;
+            for (const auto& [where, count] : passes) {
+                CAPTURE(where.first, where.second);
+                const int f = count[static_cast<std::size_t>(Pass::F)];
+                const int b = count[static_cast<std::size_t>(Pass::B)];
+                const int w = count[static_cast<std::size_t>(Pass::W)];
+                const int bw = count[static_cast<std::size_t>(Pass::BW)];
+                CHECK(f == 1);
+                CHECK(((bw == 1 && b == 0 && w == 0) || (bw == 0 && b == 1 && w == 1)));
+                if (b == 1) ++split;
+            }
+            CHECK(ops == mp * 2 + split);
         }
     }
 }
@@ -125,15 +155,26 @@ TEST_CASE("DualPipe holds 2× the parameters: every layer slice sits on two devi
           "[schedules][dualpipe]") {
     // Copy B's stage p + j holds the layers of copy A's stage j. With the V-shape placement
     // device i holds slices i and p − 1 − i, so each of the p slices is on two devices.
+    // The devices holding a slice are those that run its ops (stage j or p + j), read from
+    // the schedule; each op must also run on the device its stage is placed on.
     for (int p : {2, 4, 8}) {
+        CAPTURE(p);
         const Schedule s = dualpipe(p, 2 * p);
-        std::vector<int> holders(static_cast<std::size_t>(p), 0);
-        for (int stage = 0; stage < 2 * p; ++stage)
-            ++holders[stage < p ? stage : stage - p];
+        REQUIRE(s.stage_device.size() == static_cast<std::size_t>(2 * p));
+        std::vector<std::set<int>> holders(static_cast<std::size_t>(p));
+        for (int d = 0; d < p; ++d) {
+            for (const Op& op : s.device_ops[static_cast<std::size_t>(d)]) {
+                CHECK(s.stage_device[static_cast<std::size_t>(op.stage)] == d);
+                const int slice = op.stage < p ? op.stage : op.stage - p;
+                holders[static_cast<std::size_t>(slice)].insert(d);
+            }
+        }
         for (int slice = 0; slice < p; ++slice) {
-            CAPTURE(p, slice);
-            CHECK(holders[slice] == 2);
-            CHECK(s.stage_device[slice] != s.stage_device[p + slice]);
+            CAPTURE(slice);
+            const std::set<int>& on = holders[static_cast<std::size_t>(slice)];
+            CHECK(on.size() == 2);
+            // V-shape: slice j sits on devices j and p − 1 − j.
+            CHECK(on == std::set<int>{slice, p - 1 - slice});
         }
     }
 }

@@ -75,12 +75,11 @@ TEST_CASE("a hand-written V-shape CSV (CRLF, blank cells) imports with V-shape p
     CHECK(s.device_ops[0][4] == Op{Pass::W, 0, 3});
     // Rank 0 runs 24 chunk passes of 1/2 and idles 3 steps waiting for rank 1: 13.5.
     CHECK(unit_makespan(s) == Approx(13.5));
-    // The file follows V-Half's order; compare with its generator where it is registered.
-    if (find_generator("v-half") != nullptr) {
-        const Schedule generated = generate_schedule("v-half", {2, 4, 2, 0});
-        CHECK(generated.stage_device == s.stage_device);
-        CHECK(unit_makespan(s) == Approx(unit_makespan(generated)));
-    }
+    // The file follows V-Half's order; compare with its generator.
+    REQUIRE(find_generator("v-half") != nullptr);
+    const Schedule generated = generate_schedule("v-half", {2, 4, 2, 0});
+    CHECK(generated.stage_device == s.stage_device);
+    CHECK(unit_makespan(s) == Approx(unit_makespan(generated)));
 }
 
 TEST_CASE("communication actions and overlap groups are kept as annotations", "[files]") {

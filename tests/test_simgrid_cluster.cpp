@@ -43,8 +43,10 @@ TEST_CASE("a cluster JSON file gives every field in the documented units", "[sim
 TEST_CASE("malformed cluster files are rejected with file, line and column", "[simgrid][cluster]") {
     using row = std::tuple<std::string, std::string>;
     auto [text, expected] = GENERATE(table<std::string, std::string>({
-        row{"{", "c.json:1:2: "},
-        row{R"({"gpus_per_node": 8})", "c.json:1:1: "},
+        row{"{",
+            "c.json:1:2: invalid JSON: syntax error while parsing object key - unexpected end "
+            "of input; expected string literal"},
+        row{R"({"gpus_per_node": 8})", "c.json:1:1: missing nodes: expected an array"},
         row{R"({"gpus_per_node": 0, "nodes": [], "intra_node": {}, "nic": {}})",
             "c.json:1:19: gpus_per_node: expected an integer in 1..64, got '0'"},
         row{R"({"gpus_per_node": 8, "nodes": [],
@@ -59,10 +61,10 @@ TEST_CASE("malformed cluster files are rejected with file, line and column", "[s
             "c.json:3:14: expected \"star\" or \"fat-tree\", got \"ring\""},
         row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x", "colour": 1}],
  "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
-            "c.json:1:"},
+            "c.json:1:57: unknown key 'colour' in nodes[0] (known: count, gpu, speed)"},
     }));
     CAPTURE(text);
-    CHECK_THROWS_WITH(parse_cluster_json("c.json", text), Catch::StartsWith(expected));
+    CHECK_THROWS_WITH(parse_cluster_json("c.json", text), expected);
 }
 
 TEST_CASE("layouts map (replica, device, tensor rank) to GPUs in the given order",
