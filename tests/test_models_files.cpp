@@ -34,28 +34,70 @@ TEST_CASE("malformed model JSON names the file, line and column", "[models]") {
     auto [text, message] = GENERATE(table<std::string, std::string>({
         {"{\n  \"layers\": 4,\n  \"hidden\": ,\n}",
          "m.json:3:13: invalid JSON: syntax error while parsing value"},
-        {"{\n  \"layers\": 4,\n  \"hiden\": 64\n}", "m.json:3:12: unknown field 'hiden'"},
+        {"{\n  \"layers\": 4,\n  \"hiden\": 64\n}",
+         "m.json:3:3: unknown key 'hiden' in the document (known: format, version, name, "},
         {"{\"layers\": \"four\", \"hidden\": 64, \"heads\": 2, \"vocab\": 10}",
-         "m.json:1:12: 'layers' must be an integer ≥ 1, got \"four\""},
+         "m.json:1:12: layers: expected an integer in 1..10000, got '\"four\"'"},
         {"{\"layers\": 2, \"hidden\": 64, \"heads\": 2}",
          "m.json:1:1: missing required field 'vocab'"},
         {"{\"layers\": 2, \"hidden\": 64, \"heads\": 3, \"vocab\": 10}",
          "m.json:1:1: model 'custom': heads (3) must divide hidden (64)"},
         {"{\"base\": \"gpt-4\"}", "m.json:1:10: unknown model 'gpt-4' (known: "},
         {"{\"layers\": 2, \"hidden\": 64, \"heads\": 2, \"vocab\": 10, \"mlp\": \"relu\"}",
-         "m.json:1:61: 'mlp' must be one of gelu, swiglu, got \"relu\""},
-        {"[1, 2]", "m.json:1:1: a model file must be one JSON object"},
+         "m.json:1:61: mlp: expected one of gelu, swiglu, got '\"relu\"'"},
+        {"[1, 2]", "m.json:1:1: the document: expected an object, got '[1,2]'"},
         {"{\"format\": \"pipesim-schedule\", \"base\": \"zb-1.5b\"}",
-         "m.json:1:12: 'format' must be \"pipesim-model\""},
+         "m.json:1:12: format: expected \"pipesim-model\", got '\"pipesim-schedule\"'"},
     }));
     INFO(text);
     CHECK_THROWS_WITH(parse_model_json(text, "m.json"), Catch::StartsWith(message));
 }
 
+TEST_CASE("model files beyond the documented limits are refused with a short message", "[models]") {
+    auto [text, message] = GENERATE(table<std::string, std::string>({
+        {R"({"base": "zb-1.5b", "layers": 2000000000})",
+         "m.json:1:31: layers: expected an integer in 1..10000, got '2000000000'"},
+        {R"({"base": "zb-1.5b", "hidden": 1048576})",
+         "m.json:1:31: hidden: expected an integer in 1..262144"},
+        {R"({"base": "zb-1.5b", "vocab": 8388608})",
+         "m.json:1:30: vocab: expected an integer in 1..4194304"},
+        {R"({"base": "zb-1.5b", "seq_len": 2097152})",
+         "m.json:1:32: seq_len: expected an integer in 1..1048576"},
+        {R"({"base": "zb-1.5b", "heads": 8192})",
+         "m.json:1:30: heads: expected an integer in 1..4096"},
+        {R"({"base": "zb-1.5b", "layers": 4, "layers": 8})",
+         "m.json:1:34: key \"layers\" appears twice"},
+        {"{\"bad\\u001b[31m\": 1}", "m.json:1:2: unknown key 'bad\\x1b[31m'"},
+        {"{\"name\": \"a\\u0007b\"}", "m.json:1:10: name: expected text without control"},
+    }));
+    INFO(text);
+    CHECK_THROWS_WITH(parse_model_json(text, "m.json"), Catch::StartsWith(message));
+}
+
+TEST_CASE("deeply nested model JSON is refused without recursing into it", "[models]") {
+    const std::string deep(200'000, '[');
+    CHECK_THROWS_WITH(parse_model_json(deep, "m.json"),
+                      Catch::StartsWith("m.json:1:") && Catch::Contains("nesting deeper than"));
+    std::string huge_value = "{\"name\": [1";
+    for (int i = 0; i < 100'000; ++i)
+        huge_value += ",1";
+    huge_value += "]}";
+    const auto long_message = [&] {
+        try {
+            parse_model_json(huge_value, "m.json");
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    }();
+    CHECK(!long_message.empty());
+    CHECK(long_message.size() < 200);
+}
+
 TEST_CASE("resolve_model reads files and names unreadable ones", "[models]") {
     CHECK(resolve_model("gpt3-175b").layers == 96);
     CHECK_THROWS_WITH(resolve_model("/nonexistent/model.json"),
-                      "cannot read model file '/nonexistent/model.json'");
+                      Catch::StartsWith("/nonexistent/model.json: cannot read"));
     const TransformerConfig c =
         resolve_model(std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/model-llama-like.json");
     CHECK(c.name == "llama-like-1b");
@@ -132,9 +174,11 @@ TEST_CASE("malformed calibration files name the file, line and column", "[models
     bad_time.replace(bad_time.find("\"backward_weight\": 0.001000"),
                      std::string("\"backward_weight\": 0.001000").size(),
                      "\"backward_weight\": -1");
-    CHECK_THROWS_WITH(parse_calibration(bad_time, "c.json"),
-                      Catch::StartsWith("c.json:8:") &&
-                          Catch::Contains("'backward_weight' must be a time in seconds > 0"));
+    CHECK_THROWS_WITH(
+        parse_calibration(bad_time, "c.json"),
+        Catch::StartsWith("c.json:8:") &&
+            Catch::Contains(
+                "'backward_weight' must be a time in seconds > 0 and ≤ 3600, got '-1'"));
     std::string bad_gpu = calibration_text(0.001, 0.001, 0.001);
     bad_gpu.replace(bad_gpu.find("h100-sxm"), 8, "tpu-v5");
     CHECK_THROWS_WITH(parse_calibration(bad_gpu, "c.json"),
@@ -144,7 +188,23 @@ TEST_CASE("malformed calibration files name the file, line and column", "[models
                                         "c.json"),
                       "c.json:2:34: 'layers' must be a non-empty array of measured layer shapes");
     CHECK_THROWS_WITH(parse_calibration("{\"format\": \"other\"}", "c.json"),
-                      "c.json:1:12: 'format' must be \"pipesim-calibration\"");
+                      "c.json:1:12: format: expected \"pipesim-calibration\", got '\"other\"'");
+}
+
+TEST_CASE("calibration files beyond the documented limits are refused", "[models]") {
+    std::string many = R"({"format": "pipesim-calibration", "version": 1, "gpu": "h100-sxm",
+        "layers": [)";
+    for (int i = 0; i < 10'001; ++i)
+        many += std::string(i ? "," : "") + "{}";
+    many += "]}";
+    CHECK_THROWS_WITH(parse_calibration(many, "c.json"),
+                      "c.json:2:19: layers: expected at most 10000 elements, got 10001");
+    std::string dup = calibration_text(0.001, 0.001, 0.001);
+    dup.replace(dup.find("\"heads\""), 7, "\"hidden\"");
+    CHECK_THROWS_WITH(parse_calibration(dup, "c.json"),
+                      Catch::StartsWith("c.json:7:") && Catch::Contains("appears twice"));
+    CHECK_THROWS_WITH(parse_calibration(std::string(200'000, '['), "c.json"),
+                      Catch::Contains("nesting deeper than"));
 }
 
 TEST_CASE("the documented calibration example parses", "[models]") {

@@ -52,16 +52,26 @@ TEST_CASE("preset parameter counts match their published sizes", "[models]") {
         {"zb-6.2b", 0.02},
         {"zb-14.6b", 0.02},
         {"zb-28.3b", 0.02},
-        {"cm-9.6b", 0.02},
-        {"cm-21b", 0.02},
-        {"cm-38.5b", 0.02},
-        {"cm-98.5b", 0.02},
     }));
     const TransformerConfig& c = find_model(name);
     const double error = total_params(c) / c.stated_params - 1;
     INFO(name << ": " << total_params(c) << " vs stated " << c.stated_params << ", error "
               << 100 * error << " %");
     CHECK(std::abs(error) <= tolerance);
+}
+
+// Not a verification: the cm-* shapes were reconstructed (chosen to match the paper's stated
+// sizes, whose table was not available), so this only guards against a typo in a shape.
+TEST_CASE("reconstructed cm-* shapes stay within 2 % of the size in their name", "[models]") {
+    const std::string name = GENERATE("cm-9.6b", "cm-21b", "cm-38.5b", "cm-98.5b");
+    const TransformerConfig& c = find_model(name);
+    CHECK(c.reconstructed_shape);
+    CHECK(std::abs(total_params(c) / c.stated_params - 1) <= 0.02);
+}
+
+TEST_CASE("only presets without a published shape are marked reconstructed", "[models]") {
+    for (const TransformerConfig& c : model_presets())
+        CHECK(c.reconstructed_shape == c.name.starts_with("cm-"));
 }
 
 TEST_CASE("Llama-2 7B is within 1 % of 6.74B and GPT-3 within 1 % of 175B", "[models]") {

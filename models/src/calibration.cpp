@@ -1,69 +1,84 @@
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "json_source.hpp"
+#include "fileio/files.hpp"
+#include "fileio/json_document.hpp"
+#include "fileio/parse_error.hpp"
 #include "models/cost_model.hpp"
+#include "models/model_json.hpp"
+#include "text_fields.hpp"
 
 namespace pipesim::models {
 
 namespace {
 
-using detail::JsonSource;
-using json = nlohmann::json;
+using Value = JsonDocument::Value;
+using L = CalibrationLimits;
 
 constexpr const char* format_name = "pipesim-calibration";
 
-int entry_int(const JsonSource& doc, const json& entry, const std::string& at, const char* key,
-              int min, int fallback, bool required) {
-    if (!entry.contains(key)) {
-        if (required) doc.fail(at, fmt::format("missing required field '{}'", key));
-        return fallback;
-    }
-    const json& v = entry.at(key);
-    if (!v.is_number_integer() || v.get<long long>() < min ||
-        v.get<long long>() > std::numeric_limits<int>::max())
-        doc.fail(at + "/" + key,
-                 fmt::format("'{}' must be an integer ≥ {}, got {}", key, min, v.dump()));
-    return v.get<int>();
+int entry_int(const JsonDocument& doc, const std::string& at, const char* key, int min, int max,
+              int fallback) {
+    const std::string pointer = json_pointer_child(at, key);
+    if (!doc.has(pointer)) return fallback;
+    return static_cast<int>(doc.integer(pointer, min, max));
 }
 
-double entry_seconds(const JsonSource& doc, const json& entry, const std::string& at,
-                     const char* key) {
-    if (!entry.contains(key)) doc.fail(at, fmt::format("missing required field '{}'", key));
-    const json& v = entry.at(key);
-    if (!v.is_number() || !(v.get<double>() > 0))
-        doc.fail(at + "/" + key,
-                 fmt::format("'{}' must be a time in seconds > 0, got {}", key, v.dump()));
+int required_int(const JsonDocument& doc, const std::string& at, const char* key, int min,
+                 int max) {
+    const std::string pointer = json_pointer_child(at, key);
+    if (!doc.has(pointer))
+        throw doc.error_at(at, fmt::format("{}: missing required field '{}'",
+                                           JsonDocument::display_name(at), key));
+    return static_cast<int>(doc.integer(pointer, min, max));
+}
+
+double entry_seconds(const JsonDocument& doc, const std::string& at, const char* key) {
+    const std::string pointer = json_pointer_child(at, key);
+    if (!doc.has(pointer))
+        throw doc.error_at(at, fmt::format("{}: missing required field '{}'",
+                                           JsonDocument::display_name(at), key));
+    const Value& v = doc.at(pointer, "a time in seconds");
+    if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() <= L::max_seconds))
+        throw doc.error_at(pointer, fmt::format("'{}' must be a time in seconds > 0 and ≤ {:g}, "
+                                                "got {}",
+                                                key, L::max_seconds, quote_excerpt(v.dump())));
     return v.get<double>();
 }
 
-CalibrationEntry read_entry(const JsonSource& doc, const json& e, const std::string& at) {
-    if (!e.is_object()) doc.fail(at, "each entry of 'layers' must be an object");
+CalibrationEntry read_entry(const JsonDocument& doc, const std::string& at) {
+    // Other keys are allowed: `pipesim calibrate` records how it measured (`tflops`,
+    // `kernels`; docs/calibration-format.md), and the reader ignores them.
+    if (!doc.at(at, "an object").is_object())
+        throw doc.error_at(
+            at, fmt::format("{}: expected an object, got {}", JsonDocument::display_name(at),
+                            quote_excerpt(doc.at(at, "an object").dump())));
     CalibrationEntry c;
-    c.hidden = entry_int(doc, e, at, "hidden", 1, 0, true);
-    c.heads = entry_int(doc, e, at, "heads", 1, 0, true);
-    c.kv_heads = entry_int(doc, e, at, "kv_heads", 1, c.heads, false);
-    c.ffn_hidden = entry_int(doc, e, at, "ffn_hidden", 1, 4 * c.hidden, false);
-    c.seq_len = entry_int(doc, e, at, "seq_len", 1, 0, true);
-    c.microbatch = entry_int(doc, e, at, "microbatch", 1, 0, true);
-    c.tp = entry_int(doc, e, at, "tp", 1, 1, false);
-    if (e.contains("mlp")) {
-        const json& m = e.at("mlp");
+    c.hidden = required_int(doc, at, "hidden", 1, ModelLimits::max_hidden);
+    c.heads = required_int(doc, at, "heads", 1, ModelLimits::max_heads);
+    c.kv_heads = entry_int(doc, at, "kv_heads", 1, ModelLimits::max_heads, c.heads);
+    c.ffn_hidden = entry_int(doc, at, "ffn_hidden", 1, ModelLimits::max_ffn_hidden, 4 * c.hidden);
+    c.seq_len = required_int(doc, at, "seq_len", 1, ModelLimits::max_seq_len);
+    c.microbatch = required_int(doc, at, "microbatch", 1, L::max_microbatch);
+    c.tp = entry_int(doc, at, "tp", 1, L::max_tp, 1);
+    const std::string mlp = json_pointer_child(at, "mlp");
+    if (doc.has(mlp)) {
+        const Value& m = doc.at(mlp, "gelu or swiglu");
         if (m == "gelu")
             c.mlp = Mlp::gelu;
         else if (m == "swiglu")
             c.mlp = Mlp::swiglu;
         else
-            doc.fail(at + "/mlp", fmt::format("'mlp' must be gelu or swiglu, got {}", m.dump()));
+            throw doc.error_at(
+                mlp, fmt::format("'mlp' must be gelu or swiglu, got {}", quote_excerpt(m.dump())));
     }
     if (c.hidden % c.heads != 0 || c.heads % c.kv_heads != 0)
-        doc.fail(at, "heads must divide hidden and kv_heads must divide heads");
-    c.times = {entry_seconds(doc, e, at, "forward"), entry_seconds(doc, e, at, "backward_input"),
-               entry_seconds(doc, e, at, "backward_weight")};
+        throw doc.error_at(at, "heads must divide hidden and kv_heads must divide heads");
+    c.times = {entry_seconds(doc, at, "forward"), entry_seconds(doc, at, "backward_input"),
+               entry_seconds(doc, at, "backward_weight")};
     return c;
 }
 
@@ -123,38 +138,29 @@ bool same_shape(const CalibrationEntry& e, const TransformerConfig& c, const Wor
 }  // namespace
 
 Calibration parse_calibration(std::string_view text, const std::string& source) {
-    const JsonSource doc(text, source);
-    const json& root = doc.root();
-    if (!root.is_object()) doc.fail("", "a calibration file must be one JSON object");
-    if (!root.contains("format") || root.at("format") != format_name)
-        doc.fail(root.contains("format") ? "/format" : "",
-                 fmt::format("'format' must be \"{}\"", format_name));
-    if (!root.contains("version") || root.at("version") != 1)
-        doc.fail(root.contains("version") ? "/version" : "", "'version' must be 1");
+    // The deepest part `pipesim calibrate` writes is layers[i].kernels[k]: depth 5.
+    const JsonDocument doc(source, std::string(text), JsonLimits{.max_depth = L::max_depth});
+    doc.require_format(format_name, 1);
     Calibration cal;
-    if (!root.contains("gpu") || !root.at("gpu").is_string())
-        doc.fail(root.contains("gpu") ? "/gpu" : "", "'gpu' must be a GPU name string");
-    cal.gpu = root.at("gpu").get<std::string>();
+    cal.gpu = detail::text_field(doc, "/gpu", 64);
     try {
         find_gpu(cal.gpu);
     } catch (const std::invalid_argument& e) {
-        doc.fail("/gpu", e.what());
+        throw doc.error_at("/gpu", e.what());
     }
-    if (root.contains("device")) {
-        if (!root.at("device").is_string()) doc.fail("/device", "'device' must be a string");
-        cal.device = root.at("device").get<std::string>();
-    }
-    if (!root.contains("layers") || !root.at("layers").is_array() || root.at("layers").empty())
-        doc.fail(root.contains("layers") ? "/layers" : "",
-                 "'layers' must be a non-empty array of measured layer shapes");
-    const json& layers = root.at("layers");
+    if (doc.has("/device")) cal.device = detail::text_field(doc, "/device", 256);
+    const Value& layers = doc.array("/layers", L::max_entries);
+    if (layers.empty())
+        throw doc.error_at("/layers",
+                           "'layers' must be a non-empty array of measured layer shapes");
+    cal.layers.reserve(layers.size());
     for (std::size_t i = 0; i < layers.size(); ++i)
-        cal.layers.push_back(read_entry(doc, layers[i], fmt::format("/layers/{}", i)));
+        cal.layers.push_back(read_entry(doc, json_pointer_child("/layers", i)));
     return cal;
 }
 
 Calibration load_calibration(const std::string& path) {
-    return parse_calibration(detail::read_text_file(path, "calibration"), path);
+    return parse_calibration(read_text_file(path, L::max_file_bytes), path);
 }
 
 CalibratedCostModel::CalibratedCostModel(GpuSpec gpu, Calibration calibration)

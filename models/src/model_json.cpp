@@ -1,145 +1,126 @@
 #include "models/model_json.hpp"
 
-#include <array>
-#include <limits>
+#include <cstdint>
 
 #include <fmt/format.h>
 
-#include "json_source.hpp"
+#include "fileio/files.hpp"
+#include "fileio/json_document.hpp"
+#include "fileio/parse_error.hpp"
 #include "models/presets.hpp"
+#include "text_fields.hpp"
 
 namespace pipesim::models {
 
 namespace {
 
-using detail::JsonSource;
-using json = nlohmann::json;
-
-// clang-format off
-constexpr std::array<std::string_view, 19> known_fields = {
-    "format", "version", "name", "base", "source", "layers", "hidden", "heads", "kv_heads",
-    "ffn_hidden", "vocab", "seq_len", "mlp", "norm", "linear_bias", "learned_positions",
-    "tied_embeddings", "dropout", "stated_params"};
-// clang-format on
+using L = ModelLimits;
 
 class ModelReader {
   public:
-    explicit ModelReader(const JsonSource& doc) : doc_(doc), root_(doc.root()) {}
+    explicit ModelReader(const JsonDocument& doc) : doc_(doc) {}
 
     TransformerConfig read() {
-        if (!root_.is_object()) doc_.fail("", "a model file must be one JSON object");
-        for (const auto& [key, value] : root_.items()) {
-            bool known = false;
-            for (std::string_view k : known_fields)
-                known = known || k == key;
-            if (!known)
-                doc_.fail("/" + key, fmt::format("unknown field '{}' (known: {})", key,
-                                                 fmt::join(known_fields, ", ")));
-        }
+        doc_.object("", {"format", "version", "name", "base", "source", "layers", "hidden", "heads",
+                         "kv_heads", "ffn_hidden", "vocab", "seq_len", "mlp", "norm", "linear_bias",
+                         "learned_positions", "tied_embeddings", "dropout", "stated_params"});
         // The header is optional in model files; when present it must be this one.
-        if (root_.contains("format") && root_.at("format") != "pipesim-model")
-            doc_.fail("/format", "'format' must be \"pipesim-model\"");
-        if (root_.contains("version") && root_.at("version") != 1)
-            doc_.fail("/version", "'version' must be 1");
+        if (doc_.has("/format") && doc_.string("/format", 64) != "pipesim-model")
+            throw doc_.error_at("/format",
+                                fmt::format("format: expected \"pipesim-model\", got {}",
+                                            quote_excerpt(doc_.at("/format", "").dump())));
+        if (doc_.has("/version")) doc_.integer("/version", 1, 1);
         TransformerConfig c;
-        const bool has_base = root_.contains("base");
+        const bool has_base = doc_.has("/base");
         if (has_base) {
             try {
-                c = find_model(text("base"));
+                c = find_model(detail::text_field(doc_, "/base", L::max_text_bytes));
+            } catch (const ParseError&) {
+                throw;
             } catch (const std::invalid_argument& e) {
-                doc_.fail("/base", e.what());
+                throw doc_.error_at("/base", e.what());
             }
             c.stated_params = 0;
         }
-        c.name = root_.contains("name") ? text("name") : (has_base ? c.name + "-custom" : "custom");
-        c.source = root_.contains("source") ? text("source") : doc_.source();
-        for (auto [field, target] : {std::pair{"layers", &c.layers},
-                                     {"hidden", &c.hidden},
-                                     {"heads", &c.heads},
-                                     {"vocab", &c.vocab}}) {
-            if (root_.contains(field))
-                *target = integer(field, 1);
+        c.name = doc_.has("/name") ? detail::text_field(doc_, "/name", L::max_text_bytes)
+                                   : (has_base ? c.name + "-custom" : "custom");
+        c.source = doc_.has("/source") ? detail::text_field(doc_, "/source", L::max_text_bytes)
+                                       : doc_.file();
+        for (auto [field, target, max] : {std::tuple{"layers", &c.layers, L::max_layers},
+                                          {"hidden", &c.hidden, L::max_hidden},
+                                          {"heads", &c.heads, L::max_heads},
+                                          {"vocab", &c.vocab, L::max_vocab}}) {
+            const std::string pointer = json_pointer_child("", field);
+            if (doc_.has(pointer))
+                *target = static_cast<int>(doc_.integer(pointer, 1, max));
             else if (!has_base)
-                doc_.fail("", fmt::format("missing required field '{}' (a model needs layers, "
-                                          "hidden, heads and vocab, or a 'base' preset)",
-                                          field));
+                throw doc_.error_at("", fmt::format("missing required field '{}' (a model needs "
+                                                    "layers, hidden, heads and vocab, or a "
+                                                    "'base' preset)",
+                                                    field));
         }
-        if (root_.contains("kv_heads")) c.kv_heads = integer("kv_heads", 0);
-        if (root_.contains("ffn_hidden")) c.ffn_hidden = integer("ffn_hidden", 0);
-        if (root_.contains("seq_len")) c.seq_len = integer("seq_len", 1);
-        if (root_.contains("mlp"))
-            c.mlp = choice("mlp", {"gelu", "swiglu"}) == 0 ? Mlp::gelu : Mlp::swiglu;
-        if (root_.contains("norm"))
+        optional_int("/kv_heads", 0, L::max_heads, c.kv_heads);
+        optional_int("/ffn_hidden", 0, L::max_ffn_hidden, c.ffn_hidden);
+        optional_int("/seq_len", 1, L::max_seq_len, c.seq_len);
+        if (doc_.has("/mlp"))
+            c.mlp = choice("/mlp", {"gelu", "swiglu"}) == 0 ? Mlp::gelu : Mlp::swiglu;
+        if (doc_.has("/norm"))
             c.norm =
-                choice("norm", {"layernorm", "rmsnorm"}) == 0 ? Norm::layernorm : Norm::rmsnorm;
-        flag("linear_bias", c.linear_bias);
-        flag("learned_positions", c.learned_positions);
-        flag("tied_embeddings", c.tied_embeddings);
-        flag("dropout", c.dropout);
-        if (root_.contains("stated_params")) {
-            const json& v = root_.at("stated_params");
-            if (!v.is_number() || v.get<double>() < 0)
-                doc_.fail("/stated_params", "'stated_params' must be a number ≥ 0");
-            c.stated_params = v.get<double>();
-        }
+                choice("/norm", {"layernorm", "rmsnorm"}) == 0 ? Norm::layernorm : Norm::rmsnorm;
+        flag("/linear_bias", c.linear_bias);
+        flag("/learned_positions", c.learned_positions);
+        flag("/tied_embeddings", c.tied_embeddings);
+        flag("/dropout", c.dropout);
+        if (doc_.has("/stated_params")) c.stated_params = doc_.number("/stated_params", 0, 1e18);
         try {
             check_config(c);
         } catch (const std::invalid_argument& e) {
-            doc_.fail("", e.what());
+            throw doc_.error_at("", e.what());
         }
         return c;
     }
 
   private:
-    std::string text(const char* field) {
-        const json& v = root_.at(field);
-        if (!v.is_string()) doc_.fail(pointer(field), fmt::format("'{}' must be a string", field));
-        return v.get<std::string>();
+    void optional_int(const char* pointer, int min, int max, int& target) {
+        if (doc_.has(pointer)) target = static_cast<int>(doc_.integer(pointer, min, max));
     }
 
-    int integer(const char* field, int min) {
-        const json& v = root_.at(field);
-        if (!v.is_number_integer() || v.get<long long>() < min ||
-            v.get<long long>() > std::numeric_limits<int>::max())
-            doc_.fail(pointer(field),
-                      fmt::format("'{}' must be an integer ≥ {}, got {}", field, min, v.dump()));
-        return v.get<int>();
-    }
-
-    int choice(const char* field, std::initializer_list<std::string_view> options) {
-        const json& v = root_.at(field);
+    int choice(const char* pointer, std::initializer_list<std::string_view> options) {
+        const JsonDocument::Value& v = doc_.at(pointer, "a string");
         int i = 0;
         for (std::string_view o : options) {
-            if (v.is_string() && v.get<std::string>() == o) return i;
+            if (v.is_string() && v.get_ref<const std::string&>() == o) return i;
             ++i;
         }
-        doc_.fail(pointer(field), fmt::format("'{}' must be one of {}, got {}", field,
-                                              fmt::join(options, ", "), v.dump()));
+        throw doc_.error_at(
+            pointer,
+            fmt::format("{}: expected one of {}, got {}", JsonDocument::display_name(pointer),
+                        fmt::join(options, ", "), quote_excerpt(v.dump())));
     }
 
-    void flag(const char* field, bool& target) {
-        if (!root_.contains(field)) return;
-        const json& v = root_.at(field);
+    void flag(const char* pointer, bool& target) {
+        if (!doc_.has(pointer)) return;
+        const JsonDocument::Value& v = doc_.at(pointer, "true or false");
         if (!v.is_boolean())
-            doc_.fail(pointer(field), fmt::format("'{}' must be true or false", field));
+            throw doc_.error_at(
+                pointer, fmt::format("{}: expected true or false, got {}",
+                                     JsonDocument::display_name(pointer), quote_excerpt(v.dump())));
         target = v.get<bool>();
     }
 
-    static std::string pointer(const char* field) { return std::string("/") + field; }
-
-    const JsonSource& doc_;
-    const json& root_;
+    const JsonDocument& doc_;
 };
 
 }  // namespace
 
 TransformerConfig parse_model_json(std::string_view text, const std::string& source) {
-    const JsonSource doc(text, source);
+    // A model file is one flat object: depth 1.
+    const JsonDocument doc(source, std::string(text), JsonLimits{.max_depth = 4});
     return ModelReader(doc).read();
 }
 
 TransformerConfig load_model_file(const std::string& path) {
-    return parse_model_json(detail::read_text_file(path, "model"), path);
+    return parse_model_json(read_text_file(path, ModelLimits::max_file_bytes), path);
 }
 
 }  // namespace pipesim::models

@@ -8,10 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "fileio/parse_error.hpp"
+
 namespace pipesim::models::detail {
 
 /// The element of `items` whose `.name` is `name`; otherwise throws std::invalid_argument
-/// "unknown KIND 'NAME' (known: a, b, c)".
+/// "unknown KIND 'NAME' (known: a, b, c)", NAME quoted as a short excerpt with control
+/// bytes escaped (it may come from a file or a command line).
 template <typename T>
 const T& find_by_name(std::span<const T> items, std::string_view name, std::string_view kind) {
     std::string known;
@@ -20,7 +23,8 @@ const T& find_by_name(std::span<const T> items, std::string_view name, std::stri
         known += known.empty() ? "" : ", ";
         known += item.name;
     }
-    throw std::invalid_argument(fmt::format("unknown {} '{}' (known: {})", kind, name, known));
+    throw std::invalid_argument(
+        fmt::format("unknown {} {} (known: {})", kind, quote_excerpt(name), known));
 }
 
 }  // namespace pipesim::models::detail

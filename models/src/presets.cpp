@@ -25,6 +25,12 @@ TransformerConfig gpt(const char* name, const char* source, int layers, int hidd
     return c;
 }
 
+// A GPT-style preset whose shape was reconstructed from its stated size.
+TransformerConfig reconstructed(TransformerConfig c) {
+    c.reconstructed_shape = true;
+    return c;
+}
+
 // Llama-style: SwiGLU MLP, RMSNorm, no biases, RoPE (no position table), untied output
 // matrix, no dropout.
 TransformerConfig llama(const char* name, const char* source, int layers, int hidden, int heads,
@@ -62,10 +68,10 @@ std::vector<TransformerConfig> make_presets() {
         gpt("zb-6.2b", zb, 30, 4096, 32, 1024, 6.2e9),
         gpt("zb-14.6b", zb, 46, 5120, 40, 1024, 14.6e9),
         gpt("zb-28.3b", zb, 62, 6144, 48, 1024, 28.3e9),
-        gpt("cm-9.6b", cm, 30, 5120, 40, 2048, 9.6e9),
-        gpt("cm-21b", cm, 46, 6144, 48, 2048, 21e9),
-        gpt("cm-38.5b", cm, 62, 7168, 56, 2048, 38.5e9),
-        gpt("cm-98.5b", cm, 78, 10240, 80, 2048, 98.5e9),
+        reconstructed(gpt("cm-9.6b", cm, 30, 5120, 40, 2048, 9.6e9)),
+        reconstructed(gpt("cm-21b", cm, 46, 6144, 48, 2048, 21e9)),
+        reconstructed(gpt("cm-38.5b", cm, 62, 7168, 56, 2048, 38.5e9)),
+        reconstructed(gpt("cm-98.5b", cm, 78, 10240, 80, 2048, 98.5e9)),
         gpt("gpt3-175b",
             "Brown et al., Language Models are Few-Shot Learners (2020), Table 2.1: "
             "96 layers, d_model 12288, 96 heads, context 2048",

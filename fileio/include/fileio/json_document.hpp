@@ -1,6 +1,6 @@
 #pragma once
-// JSON input files with positioned errors: every reader of a JSON file (schedules, timelines,
-// models, building blocks, clusters) parses through JsonDocument and reports
+// JSON input files with positioned errors: the readers of schedule, timeline, building-block,
+// model, calibration, cluster and sweep-grid files parse through JsonDocument and report
 // "file:line:column: what was expected" for syntax and content errors alike.
 
 #include <cstddef>

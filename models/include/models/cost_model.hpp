@@ -1,7 +1,9 @@
 #pragma once
 // Seconds per pass: FLOPs over an achieved rate (analytic) or measured times (calibrated).
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/gpu.hpp"
@@ -69,10 +71,25 @@ struct Calibration {
     std::vector<CalibrationEntry> layers;
 };
 
+/// Largest values a calibration file may hold (docs/calibration-format.md, "Limits"); layer
+/// shapes share ModelLimits.
+struct CalibrationLimits {
+    static constexpr std::size_t max_file_bytes = std::size_t{8} << 20;  ///< 8 MiB
+    static constexpr std::size_t max_entries = 10'000;                   ///< elements of `layers`
+    static constexpr int max_microbatch = 1 << 16;
+    static constexpr int max_tp = 1 << 10;
+    static constexpr double max_seconds = 3600;  ///< one layer's pass
+    static constexpr int max_depth = 8;  ///< nesting of arrays and objects (the file needs 5)
+};
+
 /// Parses a calibration JSON document. `source` names it in messages. Throws
-/// std::invalid_argument ("SOURCE:LINE:COLUMN: ...") for syntax errors, missing or mistyped
-/// fields, unknown GPUs, non-positive times, or an empty `layers` list.
+/// std::invalid_argument (a pipesim::ParseError, "SOURCE:LINE:COLUMN: ...") for syntax
+/// errors, repeated keys, too deep nesting, missing or mistyped fields, values beyond
+/// the limits, unknown GPUs, non-positive times, or an empty `layers` list. Values from the
+/// file appear only as short excerpts with control bytes escaped.
 Calibration parse_calibration(std::string_view text, const std::string& source);
+/// Reads (at most CalibrationLimits::max_file_bytes) and parses a calibration file. Throws
+/// std::invalid_argument "PATH: cannot read: REASON" if it cannot be read.
 Calibration load_calibration(const std::string& path);
 
 /// Measured times where the file has the exact shape (hidden, heads, kv_heads, ffn, mlp,

@@ -29,6 +29,9 @@ struct TransformerConfig {
     bool tied_embeddings = true;    ///< LM head reuses the input embedding matrix
     bool dropout = true;            ///< dropout masks are stored (Korthikanti et al.)
     double stated_params = 0;       ///< published parameter count (0: none); for checks
+    /// The shape is not from a published table but chosen to match `stated_params` (so a
+    /// size check against it verifies nothing); `pipesim list` marks such presets.
+    bool reconstructed_shape = false;
 
     int kv_heads_or_default() const { return kv_heads > 0 ? kv_heads : heads; }
     int ffn_or_default() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
