@@ -21,9 +21,11 @@ int run_list(const std::vector<std::string>& args) {
     }
     fmt::print("\nmodels (--model NAME, or a model JSON file):\n");
     for (const models::TransformerConfig& c : models::model_presets())
-        fmt::print("  {:<13} {:>7.1f}B params  L={:<3} h={:<5} heads={:<3} kv={:<3} V={:<6} s={}\n",
-                   c.name, models::total_params(c) / 1e9, c.layers, c.hidden, c.heads,
-                   c.kv_heads_or_default(), c.vocab, c.seq_len);
+        fmt::print(
+            "  {:<13} {:>7.1f}B params  L={:<3} h={:<5} heads={:<3} kv={:<3} V={:<6} s={}{}\n",
+            c.name, models::total_params(c) / 1e9, c.layers, c.hidden, c.heads,
+            c.kv_heads_or_default(), c.vocab, c.seq_len,
+            c.reconstructed_shape ? "  (reconstructed shape)" : "");
     fmt::print("\nGPUs (--gpu NAME):\n");
     for (const models::GpuSpec& g : models::gpu_specs())
         fmt::print("  {:<13} {:>6.1f} TFLOP/s bf16  {:>6.1f} GiB  {:>5.2f} TB/s  efficiency "

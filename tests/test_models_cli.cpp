@@ -1,6 +1,7 @@
 // `pipesim analyze --model ...` and `pipesim list` end to end.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -108,6 +109,29 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
     CHECK(r.out.empty());
 }
 
+TEST_CASE("hostile model and calibration files get one short line and exit code 2", "[models]") {
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto deep = dir / "pipesim_models_deep.json";
+    std::ofstream(deep) << std::string(200'000, '[');
+    const auto huge = dir / "pipesim_models_huge_layers.json";
+    std::ofstream(huge) << R"({"base": "zb-1.5b", "layers": 2000000000})"
+                        << "\n";
+    auto [args, message] = GENERATE_REF(table<std::string, std::string>({
+        {"--model " + deep.string() + " --gpu h100-sxm --mb 1",
+         deep.string() + ":1:5: nesting deeper than 4 levels"},
+        {"--model zb-1.5b --gpu h100-sxm --mb 1 --calibration " + deep.string(),
+         deep.string() + ":1:9: nesting deeper than 8 levels"},
+        {"--model " + huge.string() + " --gpu h100-sxm --mb 1",
+         huge.string() + ":1:31: layers: expected an integer in 1..10000, got '2000000000'"},
+    }));
+    INFO(args);
+    const auto r = run_pipesim("analyze -s 1f1b -p 4 -m 8 " + args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "pipesim analyze: " + message + "\n");
+    CHECK(r.err.size() < 300);
+    CHECK(r.out.empty());
+}
+
 TEST_CASE("more pipeline stages than layers is refused with exit code 2", "[models]") {
     const auto r = run_pipesim(
         "analyze -s interleaved-1f1b -p 8 -m 16 -v 3 --model zb-1.5b "
@@ -123,6 +147,14 @@ TEST_CASE("list names the models and GPUs", "[models]") {
     REQUIRE(r.exit_code == 0);
     for (const TransformerConfig& c : model_presets())
         CHECK_THAT(r.out, Catch::Contains(c.name));
+    // The cm-* shapes are reconstructions from the stated sizes, and say so.
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.find("B params") == std::string::npos) continue;
+        INFO(line);
+        CHECK((line.find("(reconstructed shape)") != std::string::npos) ==
+              (line.rfind("  cm-", 0) == 0));
+    }
     for (const GpuSpec& g : gpu_specs())
         CHECK_THAT(r.out, Catch::Contains(g.name));
 }
