@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Device check for issue 8 on one H200 (or any sm_90 GPU), in under 6 minutes:
+# GPU check: the CUDA kernels, calibration and gpu-run on one H200 (or any sm_90 GPU), in under
+# 6 minutes:
 #   1. builds pipesim for sm_90 in its own build directory (build-device-check),
 #   2. runs the kernel correctness tests ([.gpu]: every kernel against the CPU reference),
 #   3. calibrates zb-1.5b (b=6) and zb-6.2b (b=3), the Zero Bubble paper's microbatch sizes

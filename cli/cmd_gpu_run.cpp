@@ -11,6 +11,7 @@
 #include "models/layer_costs.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/registry.hpp"
+#include "sim/predict.hpp"
 #include "viz_flags.hpp"
 
 namespace pipesim::cli {
@@ -99,8 +100,8 @@ int run_gpu_run(const std::vector<std::string>& args) {
     const calibration::LayerMeasurement& layer = result.calibration.layers.front();
     const double bytes = models::pipeline_message_bytes(options.config, options.workload);
     const Timeline predicted =
-        calibration::predict_timeline(options.schedule, options.stage_layers, layer.entry.times,
-                                      result.calibration.copy.seconds, bytes);
+        predict_timeline(options.schedule, options.stage_layers, layer.entry.times,
+                         result.calibration.copy.seconds, bytes);
     const calibration::RunComparison c = calibration::compare_timelines(predicted, result.measured);
 
     fmt::print("{} p={} m={} v={}, {} b={} s={}, on {}\n", options.schedule.name,

@@ -9,7 +9,21 @@
 
 namespace pipesim::cli {
 
+namespace {
+
+constexpr const char* list_usage = R"(usage: pipesim list
+
+Prints the schedules (name, chunks per device, description), the model presets, the GPUs
+and the cluster presets that the other commands accept by name.
+)";
+
+}  // namespace
+
 int run_list(const std::vector<std::string>& args) {
+    if (args.size() == 1 && (args[0] == "-h" || args[0] == "--help")) {
+        fmt::print("{}", list_usage);
+        return 0;
+    }
     if (!args.empty()) throw UsageError(fmt::format("list takes no arguments, got '{}'", args[0]));
     fmt::print("schedules:\n");
     for (const ScheduleGenerator& g : schedule_generators()) {

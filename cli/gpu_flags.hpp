@@ -12,7 +12,9 @@
 
 namespace pipesim::cli {
 
-/// Exit code when no GPU work is possible (no CUDA build or no device).
+/// Exit code when no GPU work is possible (no CUDA build or no device): beside DESIGN's 2 (bad
+/// usage or input) and 1 (internal failure), so that scripts can tell "no GPU here" from an
+/// error. Listed with the others in `pipesim --help` and README.md.
 inline constexpr int exit_no_gpu = 3;
 
 extern const char* const gpu_model_flags_help;

@@ -1,5 +1,6 @@
 // pipesim: pipeline-parallel schedule analysis. Dispatches to one subcommand and maps
-// errors to exit codes: 2 for bad usage or input, 1 for internal failures.
+// errors to exit codes: 2 for bad usage or input, 1 for internal failures (3, no CUDA
+// device or not a CUDA build, comes from calibrate and gpu-run themselves).
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
@@ -16,7 +17,7 @@ namespace {
 constexpr std::string_view usage = R"(usage: pipesim COMMAND [OPTIONS]
 
 commands:
-  list                          schedules and their descriptions
+  list                          schedules, models, GPUs and clusters, with descriptions
   analyze -s NAME -p P -m M     replay a schedule with unit or given costs and report
           [-v V] [--group-size G] [--costs F,B,W | F,B,W:F,B,W:...] [--comm C]
           [--mem-w-ratio R] [--json] [--save FILE.json|.csv]
@@ -38,13 +39,16 @@ commands:
   pareto RESULTS.csv -o OUT.svg peak memory against throughput with the Pareto front
 
 Run 'pipesim COMMAND --help' for a command's options.
+
+exit codes: 0 ok, 1 internal failure, 2 bad usage or input,
+            3 no CUDA device or not a CUDA build (calibrate, gpu-run)
 )";
 
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        fmt::print(stderr, "{}", usage);
+        fmt::print(stderr, "pipesim: missing command (see 'pipesim --help')\n");
         return 2;
     }
     const std::string command = argv[1];
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
             fmt::print("{}", usage);
             return 0;
         }
-        fmt::print(stderr, "pipesim: unknown command '{}'\n{}", command, usage);
+        fmt::print(stderr, "pipesim: unknown command '{}' (see 'pipesim --help')\n", command);
         return 2;
     } catch (const std::invalid_argument& e) {
         fmt::print(stderr, "pipesim {}: {}\n", command, e.what());

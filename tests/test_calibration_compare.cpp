@@ -6,6 +6,7 @@
 #include "calibration/stream_plan.hpp"
 #include "schedules/registry.hpp"
 #include "sim/costs.hpp"
+#include "sim/predict.hpp"
 #include "sim/replay.hpp"
 
 using namespace pipesim;

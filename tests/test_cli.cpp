@@ -1,4 +1,10 @@
 // The pipesim command line: output contract and bad-input handling.
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -60,11 +66,60 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
         row{"analyze -s 1f1b -p 4 -m 8 --json=yes", "--json takes no value"},
         row{"analyze -p 4 -m 8", "missing -s NAME"},
         row{"analyze -s zb-h1 -p 4 --group-size 2 -m 8", "zb-h1 has no microbatch group size"},
-        row{"frobnicate", "unknown command 'frobnicate'"},
+        row{"frobnicate", "pipesim: unknown command 'frobnicate' (see 'pipesim --help')"},
+        row{"", "pipesim: missing command (see 'pipesim --help')"},
+        row{"list extra", "list takes no arguments, got 'extra'"},
     }));
     CAPTURE(args);
     const auto r = run_pipesim(args);
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
     CHECK_THAT(r.err, Catch::Contains(expected));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+namespace {
+
+// The command names of `pipesim --help`: the first word of each line of its "commands:"
+// section that starts with two spaces and a letter.
+std::vector<std::string> listed_commands(const std::string& usage) {
+    std::vector<std::string> names;
+    std::istringstream lines(usage.substr(usage.find("commands:")));
+    std::string line;
+    std::getline(lines, line);
+    while (std::getline(lines, line) && !line.empty()) {
+        if (line.size() < 3 || line.compare(0, 2, "  ") != 0 || !std::islower(line[2])) continue;
+        std::string name = line.substr(2, line.find(' ', 2) - 2);
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("--help prints the usage with the exit codes on stdout and exits 0", "[cli]") {
+    for (const char* flag : {"--help", "-h", "help"}) {
+        CAPTURE(flag);
+        const auto r = run_pipesim(flag);
+        CHECK(r.exit_code == 0);
+        CHECK(r.err.empty());
+        CHECK_THAT(r.out, Catch::StartsWith("usage: pipesim COMMAND") &&
+                              Catch::Contains("0 ok, 1 internal failure, 2 bad usage or input") &&
+                              Catch::Contains("3 no CUDA device or not a CUDA build"));
+    }
+}
+
+TEST_CASE("every command listed by --help takes --help and exits 0", "[cli]") {
+    const std::vector<std::string> commands = listed_commands(run_pipesim("--help").out);
+    REQUIRE(commands.size() >= 12);
+    CHECK(std::find(commands.begin(), commands.end(), "list") != commands.end());
+    CHECK(std::find(commands.begin(), commands.end(), "gpu-run") != commands.end());
+    for (const std::string& command : commands)
+        for (const char* flag : {"--help", "-h"}) {
+            CAPTURE(command, flag);
+            const auto r = run_pipesim(command + " " + flag);
+            CHECK(r.exit_code == 0);
+            CHECK(r.err.empty());
+            CHECK_THAT(r.out, Catch::StartsWith("usage: pipesim " + command));
+        }
 }

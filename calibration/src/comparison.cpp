@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "schedules/metrics.hpp"
-#include "sim/replay.hpp"
 
 namespace pipesim::calibration {
 
@@ -79,26 +78,6 @@ RunComparison compare_timelines(const Timeline& predicted, const Timeline& measu
                             median(errors[k]), median(std::move(abs_errors))});
     }
     return c;
-}
-
-Timeline predict_timeline(const Schedule& schedule, std::span<const int> stage_layers,
-                          const models::PassTimes& layer, double transfer_seconds,
-                          double message_bytes) {
-    if (stage_layers.size() != static_cast<std::size_t>(schedule.stages()))
-        throw std::invalid_argument(fmt::format("{} layer counts for {} virtual stages",
-                                                stage_layers.size(), schedule.stages()));
-    StageCosts costs;
-    for (const int layers : stage_layers) {
-        costs.forward.push_back(layers * layer.forward);
-        costs.backward_input.push_back(layers * layer.backward_input);
-        costs.backward_weight.push_back(layers * layer.backward_weight);
-    }
-    ReplayOptions options;
-    options.comm_latency = transfer_seconds;
-    options.message_bytes = message_bytes;
-    Timeline t = replay(schedule, costs, options);
-    t.time_unit = "s";
-    return t;
 }
 
 std::string comparison_table(const RunComparison& c) {

@@ -1,12 +1,9 @@
 #pragma once
-// Predicted (analytic replay) versus measured (real GPUs) timelines of the same schedule.
+// Predicted (e.g. sim/predict.hpp's replay) versus measured (real GPUs) timelines of the same
+// schedule.
 
-#include <span>
 #include <string>
 #include <vector>
-
-#include "models/cost_model.hpp"
-#include "schedules/schedule.hpp"
 
 #include "schedules/op.hpp"
 #include "schedules/timeline.hpp"
@@ -36,13 +33,6 @@ struct RunComparison {
 /// Throws std::invalid_argument naming the first op one timeline has and the other lacks, or
 /// a predicted op of zero duration.
 RunComparison compare_timelines(const Timeline& predicted, const Timeline& measured);
-
-/// What gpu-run predicts: the analytic replay of `schedule` where virtual stage s takes
-/// stage_layers[s] times the measured per-layer pass times and every cross-device
-/// dependency takes `transfer_seconds` (a message of `message_bytes`). Times in seconds.
-Timeline predict_timeline(const Schedule& schedule, std::span<const int> stage_layers,
-                          const models::PassTimes& layer, double transfer_seconds,
-                          double message_bytes);
 
 /// Median of `values` (the mean of the middle two for an even count); 0 for none.
 double median(std::vector<double> values);

@@ -1,0 +1,32 @@
+#include "sim/predict.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sim/costs.hpp"
+#include "sim/replay.hpp"
+
+namespace pipesim {
+
+Timeline predict_timeline(const Schedule& schedule, std::span<const int> stage_layers,
+                          const models::PassTimes& layer, double transfer_seconds,
+                          double message_bytes) {
+    if (stage_layers.size() != static_cast<std::size_t>(schedule.stages()))
+        throw std::invalid_argument(fmt::format("{} layer counts for {} virtual stages",
+                                                stage_layers.size(), schedule.stages()));
+    StageCosts costs;
+    for (const int layers : stage_layers) {
+        costs.forward.push_back(layers * layer.forward);
+        costs.backward_input.push_back(layers * layer.backward_input);
+        costs.backward_weight.push_back(layers * layer.backward_weight);
+    }
+    ReplayOptions options;
+    options.comm_latency = transfer_seconds;
+    options.message_bytes = message_bytes;
+    Timeline t = replay(schedule, costs, options);
+    t.time_unit = "s";
+    return t;
+}
+
+}  // namespace pipesim
