@@ -1,5 +1,5 @@
 // Time to draw a timeline: DOT text, then Graphviz layout and rendering to SVG, PNG and PDF,
-// for the case (p=16, m=64 interleaved 1F1B) and a few others. Prints its figures;
+// for a large case (p=16, m=64 interleaved 1F1B) and a few others. Prints its figures;
 // asserts nothing.
 //   bench_render [--quick]
 #include <cstring>
