@@ -19,7 +19,9 @@ order. Identical duplicates are dropped, an error row gives way to a finished ro
 job; two different finished rows of one job are an error.
 
   -o, --output FILE     the merged CSV (written whole or not at all)
-  --grid GRID.json      also report the grid's jobs missing from the inputs (exit code 1)
+  --grid GRID.json      also check that the inputs hold every job of the grid: if some
+                        are missing, name them and exit with code 2 (the merged file is
+                        still written, with the jobs that are there)
 )";
 
 }  // namespace
@@ -57,12 +59,16 @@ int run_merge(const std::vector<std::string>& args) {
     fmt::print(stderr, "merge: {} files, {} rows ({} duplicates, {} error rows replaced) → {}\n",
                inputs.size(), summary.rows, summary.duplicates, summary.replaced_errors, output);
     if (grid_file.empty()) return 0;
-    const auto missing = sweep::missing_jobs(sweep::expand(sweep::load_grid(grid_file)), rows);
+    const std::vector<sweep::Job> jobs = sweep::expand(sweep::load_grid(grid_file));
+    const std::vector<sweep::Job> missing = sweep::missing_jobs(jobs, rows);
     if (missing.empty()) return 0;
-    fmt::print(stderr, "merge: {} jobs of {} are missing, e.g. job {} ({} p={} m={})\n",
-               missing.size(), grid_file, missing.front().index, missing.front().schedule,
-               missing.front().p, missing.front().m);
-    return 1;
+    // Missing jobs are a fault of the input files, not of pipesim: exit code 2.
+    fmt::print(stderr,
+               "merge: error: {} of the {} jobs of {} are missing from the inputs, e.g. job {} "
+               "({} p={} m={}); run 'pipesim sweep' on the grid again to add them\n",
+               missing.size(), jobs.size(), grid_file, missing.front().index,
+               missing.front().schedule, missing.front().p, missing.front().m);
+    return 2;
 }
 
 }  // namespace pipesim::cli

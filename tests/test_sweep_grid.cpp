@@ -2,8 +2,17 @@
 // merging and the Pareto front.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
 #include <set>
 
+#include <fmt/format.h>
+
+// The runner's write helper is internal to the sweep library.
+#include "../experiments/sweep/src/write_all.hpp"
 #include "fileio/parse_error.hpp"
 #include "sweep/grid.hpp"
 #include "sweep/merge.hpp"
@@ -178,4 +187,87 @@ TEST_CASE("the Pareto front keeps the rows no other row beats on memory and thro
     CHECK(!higher_is_better(bubble.y));
     const std::string dot = pareto_dot(rows, {});
     CHECK_THAT(dot, Catch::Contains("layout=nop2") && Catch::Contains("(Pareto front)"));
+}
+
+namespace {
+
+// `"key": [1, 2, ..., n]`
+std::string counting_axis(const std::string& key, int n) {
+    std::string out = "\"" + key + "\": [";
+    for (int i = 1; i <= n; ++i)
+        out += (i > 1 ? ", " : "") + std::to_string(i);
+    return out + "]";
+}
+
+}  // namespace
+
+TEST_CASE("a grid of more than a million jobs is refused when read, naming the product",
+          "[sweep]") {
+    const std::string at_limit = parse_error(R"("schedule": "1f1b", )" + counting_axis("p", 1000) +
+                                             ", " + counting_axis("m", 1000));
+    CHECK(at_limit == "no error");
+    const std::string over = parse_error(R"("schedule": "1f1b", )" + counting_axis("p", 1000) +
+                                         ", " + counting_axis("m", 1001));
+    CHECK_THAT(over, Catch::StartsWith("g.json:1:1:") && Catch::Contains("1001000 jobs") &&
+                         Catch::Contains("1000000"));
+}
+
+TEST_CASE("the job count saturates instead of overflowing, and expand refuses huge grids",
+          "[sweep]") {
+    Grid g;
+    g.schedules = {"1f1b"};
+    for (std::vector<int>* axis : {&g.p, &g.m, &g.v, &g.mb, &g.tp, &g.dp})
+        for (int i = 1; i <= 4096; ++i)
+            axis->push_back(i);
+    CHECK(job_count(g) == SIZE_MAX);  // 4096^6 = 2^72
+    CHECK_THROWS_AS(expand(g), std::invalid_argument);
+    Grid small;
+    small.engines = {Engine::analytic, Engine::simgrid};
+    small.schedules = {"1f1b", "zb-h1"};
+    small.p = {4};
+    small.m = {8, 16};
+    small.comm = {0, 1, 2};
+    small.clusters = {"a", "b", "c", "d", "e"};
+    // analytic: 2 schedules × 2 m × 3 comm; simgrid: 5 clusters × 2 × 2 (comm ignored).
+    CHECK(job_count(small) == 12 + 20);
+    CHECK(expand(small).size() == job_count(small));
+}
+
+TEST_CASE("a bad results field is located at its byte, and nan or inf are refused", "[sweep]") {
+    Result r = ok_row(3, "zb-h1", 4, 0.25);
+    r.job.costs = {1, 2.5, 0.125};
+    const std::string good = csv_row(r);
+    std::vector<std::size_t> starts;
+    const std::vector<std::string> fields = split_csv_line(good, &starts).value();
+    for (const auto& [column, bad] : std::vector<std::pair<std::size_t, std::string>>{
+             {20, "nan"}, {20, "inf"}, {7, "-inf"}, {25, "NaN"}, {6, "1/inf/1"}, {20, "x"}}) {
+        std::vector<std::string> changed = fields;
+        changed[column] = bad;
+        std::string row;
+        for (std::size_t i = 0; i < changed.size(); ++i)
+            row += (i ? "," : "") + changed[i];
+        std::string message;
+        try {
+            parse_results("r.csv", csv_header() + "\n" + row + "\n");
+        } catch (const ParseError& e) {
+            message = e.what();
+        }
+        INFO(row);
+        CHECK_THAT(message, Catch::StartsWith(fmt::format("r.csv:2:{}: column {}",
+                                                          starts[column] + 1, column + 1)));
+    }
+}
+
+TEST_CASE("write_all reports a failed write instead of dropping the text", "[sweep]") {
+    const int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    CHECK(detail::write_all(fd, "a row\n") == ENOSPC);
+    ::close(fd);
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    CHECK(detail::write_all(fds[1], "a row\n") == 0);
+    char buffer[16] = {};
+    CHECK(::read(fds[0], buffer, sizeof buffer) == 6);
+    ::close(fds[0]);
+    ::close(fds[1]);
 }

@@ -1,6 +1,8 @@
 #include "sweep/grid.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -198,6 +200,13 @@ Grid parse_grid(const std::string& file, const std::string& text) {
         throw doc.error_at("/engine", "the simgrid engine needs a \"cluster\"");
     if (!simgrid && doc.has("/cluster"))
         throw doc.error_at("/cluster", "\"cluster\" needs \"engine\": \"simgrid\"");
+    if (const std::size_t jobs = job_count(grid); jobs > max_jobs)
+        throw doc.error_at(
+            "", fmt::format(
+                    "the grid expands to {} jobs, more than the limit of {}; "
+                    "split it into several grid files",
+                    jobs == SIZE_MAX ? "over " + std::to_string(SIZE_MAX) : std::to_string(jobs),
+                    max_jobs));
     return grid;
 }
 
@@ -221,9 +230,51 @@ bool advance(std::vector<std::size_t>& digits, const std::vector<std::size_t>& s
     return false;
 }
 
+// a·b, or SIZE_MAX if that overflows.
+std::size_t saturating_product(std::size_t a, std::size_t b) {
+    std::size_t out = 0;
+    return __builtin_mul_overflow(a, b, &out) ? SIZE_MAX : out;
+}
+
+// The axis sizes of `engine`'s jobs, in expansion order (see expand()).
+std::vector<std::size_t> axis_sizes(const Grid& grid, Engine engine) {
+    const bool sg = engine == Engine::simgrid;
+    const auto size = [](const auto& axis) { return std::max<std::size_t>(axis.size(), 1); };
+    return {size(grid.models),
+            size(grid.gpus),
+            sg ? grid.clusters.size() : 1,
+            grid.schedules.size(),
+            grid.p.size(),
+            grid.m.empty() ? grid.m_per_p.size() : grid.m.size(),
+            size(grid.v),
+            size(grid.mb),
+            size(grid.tp),
+            size(grid.dp),
+            size(grid.recompute),
+            size(grid.costs),
+            sg ? 1 : size(grid.comm),
+            size(grid.mem_w_ratio),
+            size(grid.mem_limits)};
+}
+
 }  // namespace
 
+std::size_t job_count(const Grid& grid) {
+    std::size_t total = 0;
+    for (Engine engine :
+         grid.engines.empty() ? std::vector<Engine>{Engine::analytic} : grid.engines) {
+        std::size_t jobs = 1;
+        for (std::size_t n : axis_sizes(grid, engine))
+            jobs = saturating_product(jobs, n);
+        total = total > SIZE_MAX - jobs ? SIZE_MAX : total + jobs;
+    }
+    return total;
+}
+
 std::vector<Job> expand(const Grid& grid) {
+    if (const std::size_t jobs = job_count(grid); jobs > max_jobs)
+        throw std::invalid_argument(
+            fmt::format("the grid expands to {} jobs, more than the limit of {}", jobs, max_jobs));
     const Job d;
     const auto models = or_default(grid.models, std::string());
     const auto gpus = or_default(grid.gpus, std::string());
@@ -242,11 +293,8 @@ std::vector<Job> expand(const Grid& grid) {
         const bool sg = engine == Engine::simgrid;
         const auto clusters = sg ? grid.clusters : std::vector<std::string>{""};
         const auto comms = sg ? std::vector<double>{0.0} : or_default(grid.comm, d.comm);
-        const std::vector<std::size_t> sizes = {
-            models.size(), gpus.size(),   clusters.size(),   grid.schedules.size(),
-            grid.p.size(), ms.size(),     vs.size(),         mbs.size(),
-            tps.size(),    dps.size(),    recomputes.size(), costs.size(),
-            comms.size(),  ratios.size(), caps.size()};
+        const std::vector<std::size_t> sizes = axis_sizes(grid, engine);
+        if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) continue;
         std::vector<std::size_t> at(sizes.size(), 0);
         do {
             Job j;

@@ -1,6 +1,7 @@
 #include "sweep/job.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -135,6 +136,17 @@ Result run_job(const Job& job) {
         r.status = Status::error;
         r.reason = e.what();
     }
+    // The results file holds finite numbers only (its reader rejects nan and inf).
+    for (double x : {r.makespan, r.bubble_rate, r.bubble_time, r.peak_activation, r.peak_memory,
+                     r.throughput, r.samples_per_second, r.samples_per_second_per_gpu,
+                     r.tokens_per_second, r.mfu, r.iteration_time})
+        if (!std::isfinite(x)) {
+            r = Result{};
+            r.job = job;
+            r.status = Status::infeasible;
+            r.reason = "a metric is not finite (do all costs equal 0?)";
+            break;
+        }
     return r;
 }
 

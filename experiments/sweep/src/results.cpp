@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -88,11 +89,13 @@ std::vector<std::string> parameter_fields(const Job& j) {
             number(j.mem_limit)};
 }
 
-// Reads one field of a row; `column` counts from 0 and locates errors.
+// Reads one field of a row; `column` counts fields from 0. Errors point at the byte where
+// the field starts (`starts`: byte offsets in the line, one per field).
 class RowReader {
   public:
-    RowReader(const std::string& file, int line, const std::vector<std::string>& fields)
-        : file_(file), line_(line), fields_(fields) {}
+    RowReader(const std::string& file, int line, const std::vector<std::string>& fields,
+              const std::vector<std::size_t>& starts)
+        : file_(file), line_(line), fields_(fields), starts_(starts) {}
 
     const std::string& text(std::size_t column) const { return fields_[column]; }
 
@@ -105,7 +108,7 @@ class RowReader {
         } catch (const std::exception&) {
             used = 0;
         }
-        if (used == 0 || used != f.size()) fail(column, "a number");
+        if (used == 0 || used != f.size() || !std::isfinite(value)) fail(column, "a finite number");
         return value;
     }
 
@@ -118,7 +121,7 @@ class RowReader {
     }
 
     [[noreturn]] void fail(std::size_t column, const std::string& expected) const {
-        throw ParseError(file_, {line_, static_cast<int>(column) + 1},
+        throw ParseError(file_, {line_, static_cast<int>(starts_[column]) + 1},
                          fmt::format("column {} ({}): expected {}, got {}", column + 1,
                                      columns[column], expected, quote_excerpt(fields_[column])));
     }
@@ -127,6 +130,7 @@ class RowReader {
     const std::string& file_;
     int line_;
     const std::vector<std::string>& fields_;
+    const std::vector<std::size_t>& starts_;
 };
 
 Status parse_status(const RowReader& row, std::size_t column) {
@@ -148,7 +152,8 @@ std::vector<double> parse_costs(const RowReader& row, std::size_t column) {
         } catch (const std::exception&) {
             used = 0;
         }
-        if (used == 0 || used != part.size()) row.fail(column, "costs F/B/W");
+        if (used == 0 || used != part.size() || !std::isfinite(out.back()))
+            row.fail(column, "costs F/B/W");
         if (slash == std::string::npos) break;
         start = slash + 1;
     }
@@ -156,11 +161,12 @@ std::vector<double> parse_costs(const RowReader& row, std::size_t column) {
     return out;
 }
 
-Result parse_row(const std::string& file, int line, const std::vector<std::string>& fields) {
+Result parse_row(const std::string& file, int line, const std::vector<std::string>& fields,
+                 const std::vector<std::size_t>& starts) {
     if (fields.size() != columns.size())
         throw ParseError(file, {line, 1},
                          fmt::format("expected {} fields, got {}", columns.size(), fields.size()));
-    const RowReader row(file, line, fields);
+    const RowReader row(file, line, fields, starts);
     Result r;
     Job& j = r.job;
     j.index = row.integer(0);
@@ -250,8 +256,10 @@ std::string job_key(const Job& job) {
     return out;
 }
 
-std::optional<std::vector<std::string>> split_csv_line(const std::string& line) {
+std::optional<std::vector<std::string>> split_csv_line(const std::string& line,
+                                                       std::vector<std::size_t>* starts) {
     std::vector<std::string> fields(1);
+    if (starts) *starts = {0};
     bool in_quotes = false;
     for (std::size_t i = 0; i < line.size(); ++i) {
         const char c = line[i];
@@ -268,6 +276,7 @@ std::optional<std::vector<std::string>> split_csv_line(const std::string& line) 
             in_quotes = true;
         } else if (c == ',') {
             fields.emplace_back();
+            if (starts) starts->push_back(i + 1);
         } else if (c != '\r') {
             fields.back() += c;
         }
@@ -298,9 +307,10 @@ ResultsFile parse_results(const std::string& file, const std::string& text) {
             continue;
         }
         if (row.empty()) continue;
-        const auto fields = split_csv_line(row);
+        std::vector<std::size_t> starts;
+        const auto fields = split_csv_line(row, &starts);
         if (!fields) throw ParseError(file, {line, 1}, "a quoted field is not closed");
-        out.rows.push_back(parse_row(file, line, *fields));
+        out.rows.push_back(parse_row(file, line, *fields, starts));
     }
     return out;
 }

@@ -18,8 +18,25 @@
 #include "fileio/files.hpp"
 #include "progress.hpp"
 #include "sweep/job.hpp"
+#include "write_all.hpp"
 
 namespace pipesim::sweep {
+
+namespace detail {
+
+int write_all(int fd, std::string_view text) {
+    std::size_t written = 0;
+    while (written < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return errno;
+        if (n == 0) return EIO;
+        written += static_cast<std::size_t>(n);
+    }
+    return 0;
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -29,16 +46,6 @@ struct Worker {
     std::size_t job = 0;
     std::string out;
 };
-
-void write_all(int fd, const std::string& text) {
-    std::size_t written = 0;
-    while (written < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        written += static_cast<std::size_t>(n);
-    }
-}
 
 // Forks a worker that runs one job and writes its CSV row to a pipe.
 Worker start_worker(const std::vector<Job>& jobs, std::size_t index) {
@@ -53,9 +60,25 @@ Worker start_worker(const std::vector<Job>& jobs, std::size_t index) {
         throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
     }
     if (pid == 0) {
+        // The child must never return into the parent's stack: every way out is _exit.
         ::close(fds[0]);
         std::signal(SIGPIPE, SIG_DFL);
-        write_all(fds[1], csv_row(run_job(jobs[index])));
+        try {
+            const std::string row = csv_row(run_job(jobs[index]));
+            if (const int error = detail::write_all(fds[1], row); error != 0) {
+                std::fprintf(stderr, "pipesim: worker for job %d: cannot write its result: %s\n",
+                             jobs[index].index, std::strerror(error));
+                ::_exit(1);
+            }
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "pipesim: worker for job %d failed: %s\n", jobs[index].index,
+                         e.what());
+            ::_exit(1);
+        } catch (...) {
+            std::fprintf(stderr, "pipesim: worker for job %d failed with an unknown exception\n",
+                         jobs[index].index);
+            ::_exit(1);
+        }
         ::close(fds[1]);
         ::_exit(0);
     }
@@ -95,12 +118,9 @@ Result finish_worker(Worker& w, const Job& job) {
     return error_result(job, "worker wrote a malformed row");
 }
 
-}  // namespace
-
-void run_pool(const std::vector<Job>& jobs, int workers,
-              const std::function<void(std::size_t, const Result&)>& done) {
-    if (workers < 1) throw std::invalid_argument("at least one worker is needed");
-    std::vector<Worker> running;
+void pool_loop(const std::vector<Job>& jobs, int workers,
+               const std::function<void(std::size_t, const Result&)>& done,
+               std::vector<Worker>& running) {
     std::size_t next = 0;
     while (next < jobs.size() || !running.empty()) {
         while (running.size() < static_cast<std::size_t>(workers) && next < jobs.size()) {
@@ -129,6 +149,31 @@ void run_pool(const std::vector<Job>& jobs, int workers,
             running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
             done(position, r);
         }
+    }
+}
+
+// Kills and reaps the workers still running.
+void stop_workers(std::vector<Worker>& running) {
+    for (Worker& w : running) {
+        ::kill(w.pid, SIGKILL);
+        ::close(w.fd);
+        while (::waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+    }
+    running.clear();
+}
+
+}  // namespace
+
+void run_pool(const std::vector<Job>& jobs, int workers,
+              const std::function<void(std::size_t, const Result&)>& done) {
+    if (workers < 1) throw std::invalid_argument("at least one worker is needed");
+    std::vector<Worker> running;
+    try {
+        pool_loop(jobs, workers, done, running);
+    } catch (...) {
+        stop_workers(running);  // leave no orphans behind when `done` or the pool fails
+        throw;
     }
 }
 
@@ -181,7 +226,10 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
                               static_cast<int>(pending.size()));
     try {
         run_pool(pending, options.workers, [&](std::size_t, const Result& r) {
-            write_all(fd, csv_row(r) + "\n");  // one write per row: a kill never splits one
+            // One write per row: a kill never splits one.
+            if (const int error = detail::write_all(fd, csv_row(r) + "\n"); error != 0)
+                throw std::runtime_error(
+                    fmt::format("cannot write {}: {}", output, std::strerror(error)));
             ++summary.ran;
             switch (r.status) {
                 case Status::ok:

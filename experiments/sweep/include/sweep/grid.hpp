@@ -2,6 +2,7 @@
 // A sweep grid: axes of values whose cartesian product is the list of jobs, read from a
 // grid JSON file (docs/sweep-format.md).
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -58,17 +59,25 @@ struct Grid {
     std::vector<double> mem_limits;
 };
 
+/// The most jobs one grid may expand to; split larger sweeps into several grid files.
+inline constexpr std::size_t max_jobs = 1'000'000;
+
 /// Parses a grid JSON document; `file` names it in messages. Throws ParseError
 /// ("file:line:column: ...") for bad syntax, unknown keys, values out of range, unknown
-/// schedule, model, GPU or cluster names, and combinations that cannot work (a model
-/// without a GPU, costs with a model, SimGrid without a cluster).
+/// schedule, model, GPU or cluster names, combinations that cannot work (a model without a
+/// GPU, costs with a model, SimGrid without a cluster), and grids of more than max_jobs jobs.
 Grid parse_grid(const std::string& file, const std::string& text);
 
 /// Reads and parses a grid file (capped at 1 MiB).
 Grid load_grid(const std::string& path);
 
+/// How many jobs expand() gives (the sum over engines of the product of the axis sizes),
+/// computed without expanding; SIZE_MAX if that number does not fit.
+std::size_t job_count(const Grid& grid);
+
 /// All jobs, in a fixed order (engine, model, gpu, cluster, schedule, p, m, v, mb, tp, dp,
 /// recompute, costs, comm, mem_w_ratio, mem_limit; the last varies fastest), numbered from 0.
+/// Throws std::invalid_argument for more than max_jobs jobs.
 std::vector<Job> expand(const Grid& grid);
 
 /// The jobs of shard `shard` of `shards` (index mod shards == shard): a balanced slice.

@@ -64,7 +64,9 @@ ResultsFile parse_results(const std::string& file, const std::string& text);
 ResultsFile load_results(const std::string& path);
 
 /// Splits one CSV line into fields (RFC 4180 quoting). Returns nullopt if a quote is open
-/// at the end of the line.
-std::optional<std::vector<std::string>> split_csv_line(const std::string& line);
+/// at the end of the line. If `starts` is given, it receives the byte offset (from 0) in
+/// `line` where each field begins, for locating errors.
+std::optional<std::vector<std::string>> split_csv_line(const std::string& line,
+                                                       std::vector<std::size_t>* starts = nullptr);
 
 }  // namespace pipesim::sweep
