@@ -1,6 +1,6 @@
 #pragma once
 // The picture and trace flags shared by the commands that produce a timeline (analyze,
-// render, later simulate): parsed here into viz::VizOutputs, written by viz::write_outputs.
+// render, simulate, gpu-run): parsed here into viz::VizOutputs, written by viz::write_outputs.
 
 #include <string>
 

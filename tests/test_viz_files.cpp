@@ -34,6 +34,31 @@ TEST_CASE("times that are not short decimals survive the round trip exactly", "[
     CHECK_FALSE(saved.memory.has_value());
 }
 
+TEST_CASE("a DualPipe timeline keeps its per-microbatch stage ranges through the file", "[viz]") {
+    const auto timeline = replayed("dualpipe", 4, 8, 0, 0.25);
+    REQUIRE(timeline.microbatch_stages.size() == 8);
+    const std::string text = viz::timeline_json(timeline);
+    CHECK_THAT(text, Catch::Contains("\"microbatch_stages\": [[0, 3], [0, 3], [0, 3], [0, 3], "
+                                     "[4, 7], [4, 7], [4, 7], [4, 7]],"));
+    const auto saved = viz::parse_timeline_json(text, "t.json");
+    CHECK(saved.timeline.microbatch_stages == timeline.microbatch_stages);
+    CHECK(saved.timeline == timeline);
+    // Without ranges (every other schedule) the field is left out.
+    CHECK_THAT(viz::timeline_json(replayed("1f1b", 2, 2)), !Catch::Contains("microbatch_stages"));
+}
+
+TEST_CASE("the transfers limit is checked before they are read", "[viz]") {
+    const auto timeline = replayed("1f1b", 4, 8, 0, 0.1);
+    viz::TimelineFileLimits limits;
+    limits.max_transfers = timeline.transfers.size() - 1;
+    CHECK_THROWS_WITH(viz::parse_timeline_json(viz::timeline_json(timeline), "t.json", limits),
+                      Catch::Contains("transfers: expected at most " +
+                                      std::to_string(limits.max_transfers) + " elements"));
+    limits.max_transfers = timeline.transfers.size();
+    CHECK(viz::parse_timeline_json(viz::timeline_json(timeline), "t.json", limits).timeline ==
+          timeline);
+}
+
 namespace {
 
 // A small valid file, one op per line, to break in the table below.
@@ -113,6 +138,14 @@ TEST_CASE("a malformed timeline file is rejected with file:line:column and the f
             "t.json:7:16: unknown key 'extra' in the document"},
         row{"\"format\": \"pipesim-timeline\"", "\"format\": \"pipesim-schedule\"",
             "t.json:2:13: not a saved pipesim timeline"},
+        row{"\"chunks\": 1,", "\"chunks\": 1, \"microbatch_stages\": [[0, 2]],",
+            "t.json:7:42: microbatch_stages[0][1]: expected an integer in 0..1, got '2'"},
+        row{"\"chunks\": 1,", "\"chunks\": 1, \"microbatch_stages\": [[1, 0]],",
+            "microbatch_stages[0][1]: expected an integer in 1..1, got '0'"},
+        row{"\"chunks\": 1,", "\"chunks\": 1, \"microbatch_stages\": [[0, 1], [0, 1]],",
+            "microbatch_stages: expected at most 1 elements"},
+        row{"\"chunks\": 1,", "\"chunks\": 1, \"microbatch_stages\": [[0]],",
+            "microbatch_stages[0]: expected a pair [first, last] of stages"},
     }));
     CAPTURE(from, to);
     const std::string text = replaced(small_file(), from, to);

@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "viz/chrome_trace.hpp"
 #include "viz/critical_path.hpp"
@@ -35,6 +36,14 @@ std::size_t count(const std::string& text, const std::regex& pattern) {
         std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), {}));
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    return lines;
+}
+
 }  // namespace
 
 // Regenerate on purpose with: PIPESIM_UPDATE_GOLDEN=1 ctest -R golden
@@ -42,22 +51,34 @@ TEST_CASE("the 1F1B p=4 m=8 timeline picture matches its golden DOT file", "[viz
     const auto timeline = replayed("1f1b", 4, 8);
     const std::string dot = viz::timeline_dot(timeline, unit_memory(timeline));
     const std::string path = PIPESIM_SOURCE_DIR "/tests/golden/timeline_1f1b_p4_m8.dot";
-    if (std::getenv("PIPESIM_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << dot;
+    if (std::getenv("PIPESIM_UPDATE_GOLDEN")) {
+        std::ofstream(path, std::ios::binary) << dot;
+        // Fail so that an update run is never mistaken for a passing comparison.
+        FAIL("PIPESIM_UPDATE_GOLDEN is set: wrote " << path
+                                                    << "; review the diff, then rerun without it");
+    }
     const std::string golden = read_text(path);
     REQUIRE_FALSE(golden.empty());
     CHECK(dot == golden);
 }
 
-TEST_CASE("moving one box changes the picture's DOT", "[viz][golden]") {
+TEST_CASE("moving one box changes only that box's line of the picture's DOT", "[viz][golden]") {
     auto timeline = replayed("1f1b", 4, 8);
-    const std::string before = viz::timeline_dot(timeline, unit_memory(timeline));
+    // Without the memory curves, which would move with the box; the makespan (title, axis)
+    // stays the same since device 0 still ends last.
+    viz::TimelinePictureOptions options;
+    options.memory = false;
+    const auto before = lines_of(viz::timeline_dot(timeline, unit_memory(timeline), options));
     auto& last = timeline.device_ops[3].back();
     last.start += 0.5;
     last.end += 0.5;
-    const std::string after = viz::timeline_dot(timeline, unit_memory(timeline));
-    CHECK(before != after);
-    // Only that box's line and the extent (title, axis, memory) may differ.
-    CHECK(count(after, std::regex("d3_15 \\[pos=")) == 1);
+    const auto after = lines_of(viz::timeline_dot(timeline, unit_memory(timeline), options));
+    REQUIRE(before.size() == after.size());
+    std::vector<std::string> changed;
+    for (std::size_t i = 0; i < before.size(); ++i)
+        if (before[i] != after[i]) changed.push_back(after[i]);
+    REQUIRE(changed.size() == 1);
+    CHECK_THAT(changed.front(), Catch::Contains("d3_15 [pos="));
 }
 
 TEST_CASE("the timeline picture has one box per op, each with position, width and tooltip",
@@ -138,6 +159,30 @@ TEST_CASE("the dependency graph has every op, every dependency and the critical 
     CHECK_THAT(dot, Catch::Contains("waiting for"));
 }
 
+TEST_CASE("DualPipe timelines, whose microbatches use half the stages, have dependencies",
+          "[viz]") {
+    // Half of the microbatches run through stages 0..p−1, half through p..2p−1: without the
+    // ranges F(mb 0, stage 4) would look missing.
+    const auto timeline = replayed("dualpipe", 4, 8, 0, 0.25);
+    REQUIRE(timeline.microbatch_stages.size() == 8);
+    const auto path = viz::critical_path(timeline);
+    double makespan = 0;
+    for (const auto& ops : timeline.device_ops)
+        makespan = std::max(makespan, ops.back().end);
+    CHECK(path.busy + path.waiting == Approx(makespan));
+    REQUIRE_FALSE(path.ops.empty());
+    const std::string dot = viz::dependency_graph_dot(timeline);
+    CHECK(count(dot, std::regex("\\n  d\\d+_\\d+ \\[label=")) == op_count(timeline));
+    // At least the device-order edges, plus data edges inside each microbatch's copy.
+    std::size_t device_order = 0;
+    for (const auto& ops : timeline.device_ops)
+        device_order += ops.size() - 1;
+    CHECK(count(dot, std::regex(" -> ")) >= device_order);
+    viz::TimelinePictureOptions options;
+    options.critical_path = true;
+    CHECK_NOTHROW(viz::timeline_dot(timeline, unit_memory(timeline), options));
+}
+
 TEST_CASE("the dependency graph refuses timelines too big to read", "[viz]") {
     const auto timeline = replayed("1f1b", 8, 64);
     CHECK_THROWS_WITH(viz::dependency_graph_dot(timeline),
@@ -161,8 +206,13 @@ TEST_CASE("the Chrome trace has one complete event per op and transfer, in micro
     CHECK(counters > 0);
     timeline.time_unit = "s";
     const auto seconds = nlohmann::json::parse(viz::chrome_trace_json(timeline));
-    for (const auto& e : seconds["traceEvents"])
-        if (e["ph"] == "X" && e["name"] == "F0 s0") CHECK(e["dur"].get<double>() == Approx(0.5e6));
+    int first_forwards = 0;
+    for (const auto& e : seconds["traceEvents"]) {
+        if (e["ph"] != "X" || e["name"] != "F0 s0") continue;
+        ++first_forwards;
+        CHECK(e["dur"].get<double>() == Approx(0.5e6));
+    }
+    CHECK(first_forwards == 1);
     timeline.time_unit = "fortnights";
     CHECK_THROWS_WITH(viz::chrome_trace_json(timeline), Catch::Contains("unknown time unit"));
 }

@@ -59,14 +59,7 @@ std::optional<ValidationIssue> asap_timing(const Schedule& schedule,
 }
 
 Timeline asap_timeline(const Schedule& schedule, const std::vector<double>& duration) {
-    Timeline t;
-    t.schedule = schedule.name;
-    t.devices = schedule.devices;
-    t.microbatches = schedule.microbatches;
-    t.chunks = schedule.chunks;
-    t.stage_device = schedule.stage_device;
-    t.time_unit = "slot";
-    t.device_ops.resize(schedule.device_ops.size());
+    Timeline t = empty_timeline(schedule, "slot");
     for (std::size_t d = 0; d < schedule.device_ops.size(); ++d)
         t.device_ops[d].resize(schedule.device_ops[d].size());
     std::vector<double> end;
@@ -214,6 +207,7 @@ Timeline repeat_block(const BuildingBlock& block, int microbatches) {
 Schedule schedule_from_timeline(const Timeline& timeline, std::string name) {
     Schedule s = make_empty_schedule(std::move(name), timeline.devices, timeline.microbatches,
                                      timeline.chunks, timeline.stage_device);
+    s.microbatch_stages = timeline.microbatch_stages;
     for (int d = 0; d < timeline.devices; ++d) {
         auto& ops = s.device_ops[d];
         ops.reserve(timeline.device_ops[d].size());

@@ -32,15 +32,7 @@ Timeline replay(const Schedule& schedule, const StageCosts& costs, const ReplayO
         d[static_cast<int>(Pass::BW)] = costs.backward_input[s] + costs.backward_weight[s];
     }
 
-    Timeline timeline;
-    timeline.schedule = schedule.name;
-    timeline.devices = schedule.devices;
-    timeline.microbatches = schedule.microbatches;
-    timeline.chunks = schedule.chunks;
-    timeline.stage_device = schedule.stage_device;
-    timeline.device_ops.resize(schedule.device_ops.size());
-    for (std::size_t d = 0; d < schedule.device_ops.size(); ++d)
-        timeline.device_ops[d].reserve(schedule.device_ops[d].size());
+    Timeline timeline = empty_timeline(schedule, "unit");
 
     std::vector<double> end_time(output_slot_count(schedule.microbatches, stages), 0.0);
     std::vector<double> device_free(static_cast<std::size_t>(schedule.devices), 0.0);

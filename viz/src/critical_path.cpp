@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "op_graph.hpp"
+#include "schedules/block.hpp"
 #include "schedules/dependency_order.hpp"
 #include "schedules/schedule.hpp"
 #include "schedules/validate.hpp"
@@ -11,26 +12,8 @@ namespace pipesim::viz {
 
 namespace detail {
 
-namespace {
-
-Schedule schedule_of(const Timeline& timeline) {
-    Schedule schedule;
-    schedule.name = timeline.schedule;
-    schedule.devices = timeline.devices;
-    schedule.microbatches = timeline.microbatches;
-    schedule.chunks = timeline.chunks;
-    schedule.stage_device = timeline.stage_device;
-    schedule.device_ops.resize(timeline.device_ops.size());
-    for (std::size_t d = 0; d < timeline.device_ops.size(); ++d)
-        for (const TimedOp& t : timeline.device_ops[d])
-            schedule.device_ops[d].push_back(t.op);
-    return schedule;
-}
-
-}  // namespace
-
 OpGraph build_op_graph(const Timeline& timeline) {
-    const Schedule schedule = schedule_of(timeline);
+    const Schedule schedule = schedule_from_timeline(timeline, timeline.schedule);
     if (const auto issue = validate(schedule))
         throw std::invalid_argument(
             "the timeline's op order is not a valid schedule, so its dependencies are "

@@ -51,8 +51,9 @@ class Reader {
     SavedTimeline read() {
         check_format();
         doc_.require_format(format_tag, format_version);
-        doc_.object("", {"format", "version", "schedule", "devices", "microbatches", "chunks",
-                         "time_unit", "stage_device", "memory", "device_ops", "transfers"});
+        doc_.object(
+            "", {"format", "version", "schedule", "devices", "microbatches", "chunks", "time_unit",
+                 "stage_device", "microbatch_stages", "memory", "device_ops", "transfers"});
         SavedTimeline saved;
         Timeline& t = saved.timeline;
         t.schedule = doc_.string("/schedule", 256);
@@ -74,6 +75,7 @@ class Reader {
         for (std::size_t s = 0; s < stages; ++s)
             t.stage_device.push_back(static_cast<int>(
                 doc_.integer(json_pointer_child("/stage_device", s), 0, t.devices - 1)));
+        if (doc_.has("/microbatch_stages")) t.microbatch_stages = read_microbatch_stages(t);
         if (doc_.has("/memory")) saved.memory = read_memory(stages);
         read_device_ops(t);
         if (doc_.has("/transfers")) read_transfers(t);
@@ -89,6 +91,31 @@ class Reader {
             throw NotATimeline(doc_.file(), doc_.position_of(""), wanted);
         if (root["format"] != format_tag)
             throw NotATimeline(doc_.file(), doc_.position_of("/format"), wanted);
+    }
+
+    // One [first, last] pair of virtual stages per microbatch, as in the schedule format.
+    std::vector<StageRange> read_microbatch_stages(const Timeline& t) const {
+        const std::string pointer = "/microbatch_stages";
+        const auto m = static_cast<std::size_t>(t.microbatches);
+        const Value& ranges = doc_.array(pointer, m);
+        if (ranges.size() != m)
+            throw doc_.error_at(pointer, fmt::format("microbatch_stages: expected {} [first, "
+                                                     "last] pairs, one per microbatch, got {}",
+                                                     m, ranges.size()));
+        std::vector<StageRange> result;
+        result.reserve(m);
+        const std::int64_t last_stage = t.stages() - 1;
+        for (std::size_t mb = 0; mb < m; ++mb) {
+            const std::string at = json_pointer_child(pointer, mb);
+            if (doc_.array(at, 2).size() != 2)
+                throw doc_.error_at(at, fmt::format("{}: expected a pair [first, last] of stages",
+                                                    JsonDocument::display_name(at)));
+            const auto first = doc_.integer(json_pointer_child(at, std::size_t{0}), 0, last_stage);
+            const auto last =
+                doc_.integer(json_pointer_child(at, std::size_t{1}), first, last_stage);
+            result.push_back({static_cast<int>(first), static_cast<int>(last)});
+        }
+        return result;
     }
 
     MemoryModel read_memory(std::size_t stages) const {
@@ -207,7 +234,7 @@ class Reader {
     }
 
     void read_transfers(Timeline& t) const {
-        const Value& list = doc_.array("/transfers", std::numeric_limits<std::size_t>::max());
+        const Value& list = doc_.array("/transfers", limits_.max_transfers);
         t.transfers.reserve(list.size());
         for (std::size_t i = 0; i < list.size(); ++i) {
             const std::string p = json_pointer_child("/transfers", i);
@@ -251,6 +278,13 @@ std::string timeline_json(const Timeline& t, const MemoryModel* memory) {
                        t.devices, t.microbatches, t.chunks);
     out += fmt::format("  \"time_unit\": {},\n", json_string(t.time_unit));
     out += fmt::format("  \"stage_device\": [{}],\n", fmt::join(t.stage_device, ", "));
+    if (!t.microbatch_stages.empty()) {
+        out += "  \"microbatch_stages\": [";
+        for (std::size_t mb = 0; mb < t.microbatch_stages.size(); ++mb)
+            out += fmt::format("{}[{}, {}]", mb ? ", " : "", t.microbatch_stages[mb].first,
+                               t.microbatch_stages[mb].last);
+        out += "],\n";
+    }
     if (memory)
         out += fmt::format("  \"memory\": {{\"activation\": {}, \"held_for_w\": {}}},\n",
                            number_array(memory->activation), number_array(memory->held_for_w));

@@ -92,14 +92,7 @@ double since(cudaEvent_t origin, cudaEvent_t event) {
 
 Timeline measured_timeline(const Schedule& s, const StreamPlan& plan, const RunEvents& e,
                            double bytes) {
-    Timeline t;
-    t.schedule = s.name;
-    t.devices = s.devices;
-    t.microbatches = s.microbatches;
-    t.chunks = s.chunks;
-    t.stage_device = s.stage_device;
-    t.time_unit = "s";
-    t.device_ops.resize(static_cast<std::size_t>(s.devices));
+    Timeline t = empty_timeline(s, "s");
     std::size_t copy = 0;
     for (std::size_t i = 0; i < plan.ops.size(); ++i) {
         const PlannedOp& op = plan.ops[i];

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "schedules/op.hpp"
+#include "schedules/schedule.hpp"
 
 namespace pipesim {
 
@@ -47,6 +48,9 @@ struct Timeline {
     int chunks = 1;
     /// Device of each virtual stage (as in Schedule).
     std::vector<int> stage_device;
+    /// Per microbatch, the inclusive range of virtual stages it passes through (as in
+    /// Schedule); empty when every microbatch passes through all stages.
+    std::vector<StageRange> microbatch_stages;
     /// Per device, its ops in the order it ran them (non-overlapping, increasing start).
     std::vector<std::vector<TimedOp>> device_ops;
     std::vector<Transfer> transfers;
@@ -56,5 +60,11 @@ struct Timeline {
     int stages() const { return devices * chunks; }
     bool operator==(const Timeline&) const = default;
 };
+
+/// A Timeline with no ops or transfers yet, for the run of `schedule`: its name, devices,
+/// microbatches, chunks, stage_device and microbatch_stages copied, one empty op list per
+/// device (each with capacity for that device's ops) and the given time unit. Every engine
+/// starts from this so that no field of the schedule is forgotten.
+Timeline empty_timeline(const Schedule& schedule, std::string time_unit);
 
 }  // namespace pipesim

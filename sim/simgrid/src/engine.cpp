@@ -71,12 +71,14 @@ struct Shared {
 };
 
 // Ring all-reduce of `bytes` on each ring: 2(n−1) steps, in each of which every member sends
-// bytes/n to its successor (Patarasuk & Yuan, 2009). All rings advance together.
-void ring_allreduce(const std::vector<std::vector<sg::Host*>>& rings, double bytes) {
+// bytes/n to its successor (Patarasuk & Yuan, 2009). All rings advance together. `comms` is
+// the caller's scratch buffer, reused so that repeated all-reduces (one or more per op with
+// tensor parallelism) do not allocate.
+void ring_allreduce(const std::vector<std::vector<sg::Host*>>& rings, double bytes,
+                    std::vector<sg::CommPtr>& comms) {
     const std::size_t n = rings.empty() ? 0 : rings.front().size();
     if (n < 2) return;
     const auto chunk = static_cast<std::uint64_t>(std::llround(bytes / static_cast<double>(n)));
-    std::vector<sg::CommPtr> comms;
     comms.reserve(rings.size() * n);
     for (std::size_t step = 0; step < 2 * (n - 1); ++step) {
         comms.clear();
@@ -133,7 +135,7 @@ class DeviceActor {
                 const int count = op.pass == Pass::F ? s_.workload.tp_allreduces_forward[op.stage]
                                                      : s_.workload.tp_allreduces_backward[op.stage];
                 for (int k = 0; k < count; ++k)
-                    ring_allreduce(tp_ring, s_.workload.tp_allreduce_bytes[op.stage]);
+                    ring_allreduce(tp_ring, s_.workload.tp_allreduce_bytes[op.stage], comms_);
             }
             const double end = sg::Engine::get_clock();
             if (replica_ == 0) s_.timeline->device_ops[device_].push_back(TimedOp{op, start, end});
@@ -206,6 +208,7 @@ class DeviceActor {
     Shared& s_;
     int replica_;
     int device_;
+    std::vector<sg::CommPtr> comms_;  // ring_allreduce's buffer, reused across ops
 };
 
 // All-reduces device `device`'s gradients across the replicas once they are all done (or,
@@ -229,7 +232,8 @@ class GradientReducer {
                     rings[t].push_back(s_.gpu(r, device_, t));
             const double start = sg::Engine::get_clock();
             const double bytes = s_.workload.gradient_bytes[device_] / s_.layout.tp;
-            ring_allreduce(rings, bytes);
+            std::vector<sg::CommPtr> comms;
+            ring_allreduce(rings, bytes, comms);
             const double end = sg::Engine::get_clock();
             s_.reduce_end[device_] = end;
             if (s_.options.record_transfers)
@@ -418,15 +422,11 @@ SimResult simulate(const Schedule& schedule, const Workload& workload, const Clu
 
     SimResult result;
     Timeline& timeline = result.timeline;
-    timeline.schedule = schedule.name;
-    timeline.devices = schedule.devices;
-    timeline.microbatches = schedule.microbatches;
-    timeline.chunks = schedule.chunks;
-    timeline.stage_device = schedule.stage_device;
-    timeline.time_unit = "s";
-    timeline.device_ops.resize(static_cast<std::size_t>(p));
-    for (int d = 0; d < p; ++d)
-        timeline.device_ops[d].reserve(schedule.device_ops[d].size());
+    timeline = empty_timeline(schedule, "s");
+    // Each F, B or BW has at most one input from another device (W has none), plus one
+    // gradient all-reduce per device.
+    if (options.record_transfers)
+        timeline.transfers.reserve(schedule.op_count() + static_cast<std::size_t>(p));
     s.timeline = &timeline;
 
     s.channels.assign(static_cast<std::size_t>(layout.dp) * p * p, nullptr);

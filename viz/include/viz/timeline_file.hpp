@@ -32,6 +32,7 @@ struct TimelineFileLimits {
     int max_devices = 1 << 16;
     int max_chunks = 1 << 10;
     int max_microbatches = 1 << 24;
+    std::size_t max_transfers = 50'000'000;  ///< entries of "transfers" (as the schedule ops cap)
 };
 
 /// The file's text: the timeline (and `memory`, when given) in the saved format, one op per
@@ -41,7 +42,8 @@ std::string timeline_json(const Timeline& timeline, const MemoryModel* memory = 
 
 /// Parses a saved timeline; `source` names the text in messages (usually the file name).
 /// Checks the shape: p, m, v ≥ 1; placement in range; one op list per device; each op's
-/// microbatch and stage in range and on its own device; 0 ≤ start ≤ end, finite, each op
+/// microbatch and stage in range and on its own device; microbatch_stages, when present, one
+/// in-range [first, last] pair per microbatch; 0 ≤ start ≤ end, finite, each op
 /// starting no earlier than the previous one on its device ends; transfers between devices
 /// in range. Throws ParseError "SOURCE:LINE:COLUMN: field: what was expected" (NotATimeline
 /// for JSON without the format tag).

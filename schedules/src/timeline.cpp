@@ -1,0 +1,22 @@
+#include "schedules/timeline.hpp"
+
+#include <utility>
+
+namespace pipesim {
+
+Timeline empty_timeline(const Schedule& schedule, std::string time_unit) {
+    Timeline t;
+    t.schedule = schedule.name;
+    t.devices = schedule.devices;
+    t.microbatches = schedule.microbatches;
+    t.chunks = schedule.chunks;
+    t.stage_device = schedule.stage_device;
+    t.microbatch_stages = schedule.microbatch_stages;
+    t.time_unit = std::move(time_unit);
+    t.device_ops.resize(static_cast<std::size_t>(schedule.devices));
+    for (std::size_t d = 0; d < t.device_ops.size() && d < schedule.device_ops.size(); ++d)
+        t.device_ops[d].reserve(schedule.device_ops[d].size());
+    return t;
+}
+
+}  // namespace pipesim
