@@ -56,6 +56,29 @@ TEST_CASE("files are read whole up to a cap, and written atomically", "[fileio]"
     CHECK(file_stem("runs/a.b.csv") == "a.b");
 }
 
+TEST_CASE("atomic writes follow symbolic links and refuse special files", "[fileio]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_fileio_links_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto target = dir / "target.txt";
+    const auto link = dir / "link.txt";
+    write_file_atomically(target.string(), "old");
+    std::filesystem::create_symlink(target, link);
+    write_file_atomically(link.string(), "new");
+    CHECK(std::filesystem::is_symlink(link));  // the link stays a link
+    CHECK(read_text_file(target.string(), 100) == "new");
+    CHECK_THROWS_WITH(write_file_atomically("/dev/null", "x"),
+                      "cannot write /dev/null: it exists and is not a regular file (a device, "
+                      "pipe or socket), which an atomic write would replace");
+    CHECK(std::filesystem::is_character_file("/dev/null"));
+    CHECK_THROWS_WITH(write_file_atomically(dir.string(), "x"),
+                      Catch::EndsWith(": it is a directory"));
+    std::filesystem::create_symlink(dir / "missing", dir / "dangling");
+    CHECK_THROWS_WITH(write_file_atomically((dir / "dangling").string(), "x"),
+                      Catch::Contains("symbolic link whose target cannot be resolved"));
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("JSON documents locate values, keys and bytes inside strings", "[fileio]") {
     const JsonDocument doc("d.json", "{\n  \"a\": [1, {\"b~/\": \"x\\u00e9yz\"}],\n  \"c\": -4\n}");
     CHECK(doc.position_of("/a") == TextPosition{2, 8});

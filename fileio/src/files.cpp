@@ -53,10 +53,35 @@ std::string directory_of(const std::string& path) {
     throw std::invalid_argument(fmt::format("cannot write {}: {}", path, reason));
 }
 
+// The file a write to `path` should replace: `path` itself, or the file a symbolic link at
+// `path` points to (renaming over the link would replace the link, not its target).
+std::string write_target(const std::string& path) {
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0) return path;  // a new file
+    std::string target = path;
+    if (S_ISLNK(info.st_mode)) {
+        char* resolved = ::realpath(path.c_str(), nullptr);
+        if (resolved == nullptr)
+            fail_write(path,
+                       fmt::format("it is a symbolic link whose target cannot be resolved: {}",
+                                   std::strerror(errno)));
+        target = resolved;
+        std::free(resolved);
+        if (::stat(target.c_str(), &info) != 0) return target;
+    }
+    if (S_ISDIR(info.st_mode)) fail_write(path, "it is a directory");
+    if (!S_ISREG(info.st_mode))
+        fail_write(path,
+                   "it exists and is not a regular file (a device, pipe or socket), which an "
+                   "atomic write would replace");
+    return target;
+}
+
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::string_view content) {
-    if (path.empty() || path.back() == '/') fail_write(path, "not a file name");
+void write_file_atomically(const std::string& requested, std::string_view content) {
+    if (requested.empty() || requested.back() == '/') fail_write(requested, "not a file name");
+    const std::string path = write_target(requested);
     // O_EXCL with a random suffix instead of mkstemp: the file gets mode 0666 minus the umask
     // (mkstemp's 0600 would need a umask() query, which is process-global and racy).
     std::random_device random;

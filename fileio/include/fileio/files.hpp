@@ -8,14 +8,17 @@
 namespace pipesim {
 
 /// The whole content of `path`. Throws std::invalid_argument "PATH: cannot read: REASON", or
-/// "PATH: file is N bytes, more than the limit of MAX" before reading anything when the file
-/// is larger than `max_bytes` (so a huge or endless input cannot exhaust memory).
+/// "PATH: file is more than MAX bytes, the limit for this kind of file" as soon as more than
+/// `max_bytes` have been read (so a huge or endless input, a pipe included, cannot exhaust
+/// memory: at most max_bytes + 64 KiB are held).
 std::string read_text_file(const std::string& path, std::size_t max_bytes);
 
 /// Writes `content` to `path` atomically: to a temporary file in the same directory, flushed
 /// to disk, then renamed over `path`. Readers see the old file or the new one, never a part;
 /// on failure the temporary is removed and `path` is untouched. The new file gets mode
-/// 0666 minus the umask, like a plain open(). Throws std::invalid_argument
+/// 0666 minus the umask, like a plain open(). A symbolic link at `path` is followed: its
+/// target is replaced. An existing `path` that is not a regular file (a directory, device,
+/// pipe or socket) is refused rather than replaced. Throws std::invalid_argument
 /// "cannot write PATH: REASON".
 void write_file_atomically(const std::string& path, std::string_view content);
 
