@@ -55,7 +55,7 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
         row{"m.json", std::string(100, '[') + std::string(100, ']'),
             "m.json:1:33: nesting deeper than 32 levels"},
         row{"m.json", R"({"format":"pipesim-schedule","format":"x"})",
-            "m.json:1:30: key \"format\" appears twice in this object"},
+            "m.json:1:30: key 'format' appears twice in this object"},
         // --- JSON document shape ---
         row{"m.json", "[1, 2]",
             "m.json:1:1: expected a JSON object with \"format\": "

@@ -66,7 +66,7 @@ TEST_CASE("model files beyond the documented limits are refused with a short mes
         {R"({"base": "zb-1.5b", "heads": 8192})",
          "m.json:1:30: heads: expected an integer in 1..4096"},
         {R"({"base": "zb-1.5b", "layers": 4, "layers": 8})",
-         "m.json:1:34: key \"layers\" appears twice"},
+         "m.json:1:34: key 'layers' appears twice"},
         {"{\"bad\\u001b[31m\": 1}", "m.json:1:2: unknown key 'bad\\x1b[31m'"},
         {"{\"name\": \"a\\u0007b\"}", "m.json:1:10: name: expected text without control"},
     }));

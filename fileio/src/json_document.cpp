@@ -195,9 +195,9 @@ class StrictnessChecker {
                 frame.key = parsed.get<std::string>();
                 if (!frame.keys.insert(frame.key).second) {
                     const std::string pointer = json_pointer_child(frame.pointer, frame.key);
-                    throw ParseError(
-                        doc_.file(), doc_.key_position_of(pointer, true),
-                        fmt::format("key \"{}\" appears twice in this object", frame.key));
+                    throw ParseError(doc_.file(), doc_.key_position_of(pointer, true),
+                                     fmt::format("key {} appears twice in this object",
+                                                 quote_excerpt(frame.key, excerpt_chars)));
                 }
                 break;
             }
@@ -242,8 +242,14 @@ std::string nlohmann_problem(const std::string& what) {
         const auto space = what.find("] ");
         if (space != std::string::npos) problem = what.substr(space + 2);
     }
-    if (problem.size() > 160) problem = problem.substr(0, 160) + "...";
-    return "invalid JSON: " + problem;
+    // Keep the message one short line: cut it, and escape what a terminal would interpret.
+    std::string shown;
+    for (const char ch : problem.substr(0, 160)) {
+        const auto c = static_cast<unsigned char>(ch);
+        shown += (c < 0x20 || c == 0x7f) ? fmt::format("\\x{:02x}", c) : std::string(1, ch);
+    }
+    if (problem.size() > 160) shown += "...";
+    return "invalid JSON: " + shown;
 }
 
 }  // namespace
