@@ -42,10 +42,11 @@ int run_list(const std::vector<std::string>& args) {
             c.reconstructed_shape ? "  (reconstructed shape)" : "");
     fmt::print("\nGPUs (--gpu NAME):\n");
     for (const models::GpuSpec& g : models::gpu_specs())
-        fmt::print("  {:<13} {:>6.1f} TFLOP/s bf16  {:>6.1f} GiB  {:>5.2f} TB/s  efficiency "
-                   "{:<5g} {}\n",
-                   g.name, g.peak_bf16_flops / 1e12, g.memory_bytes / (1024.0 * 1024 * 1024),
-                   g.hbm_bandwidth / 1e12, g.default_efficiency, g.description);
+        fmt::print(
+            "  {:<13} {:>6.1f} TFLOP/s bf16  {:>6.1f} GiB  {:>5.2f} TB/s  efficiency "
+            "{:<5g} {}\n",
+            g.name, g.peak_bf16_flops / 1e12, g.memory_bytes / (1024.0 * 1024 * 1024),
+            g.hbm_bandwidth / 1e12, g.default_efficiency, g.description);
     fmt::print("\nclusters (--cluster NAME or NAME:NODES, or a cluster JSON file):\n");
     for (const ClusterPreset& c : cluster_presets())
         fmt::print("  {:<13} {}\n", c.name, c.description);
