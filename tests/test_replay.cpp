@@ -9,6 +9,7 @@
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
+#include "sim/analyze.hpp"
 #include "sim/replay.hpp"
 
 using namespace pipesim;
@@ -220,4 +221,48 @@ TEST_CASE("replay refuses an invalid schedule", "[sim][replay]") {
     Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 2, 1, 0});
     std::swap(s.device_ops[1][0], s.device_ops[1][1]);  // BW before F on device 1
     CHECK_THROWS_AS(replay(s, uniform_stage_costs(2, 1, 1, 1, 1)), std::invalid_argument);
+}
+
+TEST_CASE("model-based DualPipe: each model copy holds the whole model, each device two slices",
+          "[sim][models]") {
+    AnalyzeOptions options;
+    options.schedule = "dualpipe";
+    options.generator = GeneratorOptions{4, 8, 0, 0};
+    ModelRunOptions model;
+    model.model = "zb-1.5b";
+    model.gpu = "a100-80gb";
+    model.workload.microbatch = 1;
+    options.model = model;
+    const Analysis dual = analyze(options);
+    REQUIRE(dual.model);
+    const auto& stages = dual.model->plan.stages;
+    REQUIRE(stages.size() == 8);
+    int layers_in_copy = 0;
+    for (int k = 0; k < 4; ++k) {
+        // Copy B's stage 4+k is the same slice of the model as copy A's stage k.
+        CHECK(stages[k].first_layer == stages[4 + k].first_layer);
+        CHECK(stages[k].layers == stages[4 + k].layers);
+        CHECK(dual.costs.forward[k] == dual.costs.forward[4 + k]);
+        layers_in_copy += stages[k].layers;
+    }
+    CHECK(layers_in_copy == dual.model->config.layers);
+    CHECK(stages[0].has_embedding);
+    CHECK(stages[3].has_head);
+
+    // The same model under 1F1B on 4 devices: one slice per device, the same slices.
+    options.schedule = "1f1b";
+    const Analysis single = analyze(options);
+    for (int k = 0; k < 4; ++k) {
+        CHECK(single.model->plan.stages[k].layers == stages[k].layers);
+        CHECK(single.costs.forward[k] == Approx(dual.costs.forward[k]));
+    }
+    // Device i holds slices i and 3−i: twice the parameters on average.
+    double dual_static = 0, single_static = 0;
+    for (int d = 0; d < 4; ++d) {
+        CHECK(dual.model->static_bytes[d] == Approx(single.model->plan.stages[d].static_bytes +
+                                                    single.model->plan.stages[3 - d].static_bytes));
+        dual_static += dual.model->static_bytes[d];
+        single_static += single.model->static_bytes[d];
+    }
+    CHECK(dual_static == Approx(2 * single_static));
 }

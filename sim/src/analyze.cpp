@@ -39,7 +39,7 @@ Analysis analyze_schedule(Schedule schedule, const AnalyzeOptions& options) {
     result.schedule = std::move(schedule);
     const int p = result.schedule.devices;
     const int v = result.schedule.chunks;
-    if (options.model) result.model = plan_model(*options.model, p * v);
+    if (options.model) result.model = plan_model(*options.model, result.schedule);
     result.costs = result.model ? stage_costs_from_plan(result.model->plan)
                                 : stage_costs_from_triples(options.costs, p, v);
     ReplayOptions replay_options;

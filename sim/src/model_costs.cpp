@@ -30,6 +30,43 @@ ModelAnalysis plan_model(const ModelRunOptions& options, int stages) {
     return result;
 }
 
+ModelAnalysis plan_model(const ModelRunOptions& options, const Schedule& schedule) {
+    const int stages = schedule.stages();
+    if (schedule.microbatch_stages.empty()) return plan_model(options, stages);
+    // Each stage's offset in the copy of the model that contains it.
+    const int length =
+        schedule.microbatch_stages.front().last - schedule.microbatch_stages.front().first + 1;
+    std::vector<int> offset(static_cast<std::size_t>(stages), -1);
+    for (const StageRange& r : schedule.microbatch_stages) {
+        if (r.last - r.first + 1 != length)
+            throw std::invalid_argument(fmt::format(
+                "schedule '{}': model-based costs need every microbatch's stage range to be a "
+                "whole model copy of the same length ({} and {} stages)",
+                schedule.name, length, r.last - r.first + 1));
+        for (int s = r.first; s <= r.last; ++s) {
+            int& o = offset[static_cast<std::size_t>(s)];
+            if (o >= 0 && o != s - r.first)
+                throw std::invalid_argument(fmt::format(
+                    "schedule '{}': stage {} is at offset {} of one microbatch's range and {} "
+                    "of another's; model-based costs need whole model copies",
+                    schedule.name, s, o, s - r.first));
+            o = s - r.first;
+        }
+    }
+    ModelAnalysis result = plan_model(options, length);
+    std::vector<models::StagePlan> expanded;
+    expanded.reserve(static_cast<std::size_t>(stages));
+    for (int s = 0; s < stages; ++s) {
+        const int o = offset[static_cast<std::size_t>(s)];
+        if (o < 0)
+            throw std::invalid_argument(fmt::format(
+                "schedule '{}': no microbatch passes through stage {}", schedule.name, s));
+        expanded.push_back(result.plan.stages[static_cast<std::size_t>(o)]);
+    }
+    result.plan.stages = std::move(expanded);
+    return result;
+}
+
 StageCosts stage_costs_from_plan(const models::PipelinePlan& plan) {
     StageCosts costs;
     for (const models::StagePlan& s : plan.stages) {

@@ -52,6 +52,14 @@ struct ModelAnalysis {
 /// impossible splits or workloads.
 ModelAnalysis plan_model(const ModelRunOptions& options, int stages);
 
+/// plan_model() for `schedule`'s virtual stages. When microbatches pass through their own
+/// stage ranges (two model copies, as in DualPipe), each range is a whole copy of the model:
+/// the model is planned once over a range's length and every stage gets the slice at its
+/// offset in its range, so each copy holds the full model (and a device holding one stage of
+/// each copy holds two slices' parameters). Throws std::invalid_argument if the ranges are not
+/// whole copies (different lengths, or a stage at two different offsets).
+ModelAnalysis plan_model(const ModelRunOptions& options, const Schedule& schedule);
+
 /// The plan's per-stage seconds as StageCosts (virtual stage s = plan stage s).
 StageCosts stage_costs_from_plan(const models::PipelinePlan& plan);
 

@@ -20,7 +20,7 @@ SimulateRun run_simulate_job(SimulateJob job) {
     const Schedule& schedule = analysis.schedule;
     Workload workload;
     if (options.model) {
-        analysis.model = plan_model(*options.model, schedule.stages());
+        analysis.model = plan_model(*options.model, schedule);
         workload = workload_from_plan(analysis.model->plan, schedule, analysis.model->gpu.name);
         run.memory = memory_model_from_plan(analysis.model->plan);
     } else {
