@@ -71,11 +71,13 @@ TEST_CASE("ZB-1P stays within 1F1B's memory p with less bubble than 1F1B", "[sch
         CAPTURE(p);
         const Metrics z = unit_metrics("zb-1p", p, m);
         const Metrics base = unit_metrics("1f1b", p, m);
+        const Metrics h1 = unit_metrics("zb-h1", p, m);
         CHECK(z.peak_activation_max <= p);
         // 1F1B idles (p−1)(F+B+W) = 3(p−1); ZB-H1 (p−1)(F+B−W) = p−1. The paper's ZB-1P
-        // matches or beats ZB-H1; our plain greedy (no variant search) idles more (p = 8: 9
-        // against ZB-H1's 7), but always less than 1F1B.
+        // matches or beats ZB-H1 (its heuristic keeps the best of several warm-ups; ZB-H1's
+        // is one of ours).
         CHECK(z.bubble_time < base.bubble_time);
+        CHECK(z.makespan <= h1.makespan + 1e-9);
     }
 }
 
