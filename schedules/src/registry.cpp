@@ -37,29 +37,37 @@ constexpr std::array generators{
                       "ZB-H2: 2p−1 warm-up forwards, W at the tail; (2p−1) M_B, bubble "
                       "(p−1)(F+B−2W) (Qi et al., ICLR 2024)",
                       1, 1, 1, false, &detail::generate_zb_h2},
-    ScheduleGenerator{"v-min", "V-Min: V-shape building block, ≈1/3 of 1F1B's activation memory, "
-                               "≈2/3 of its bubble (Qi et al., NeurIPS 2024)",
+    ScheduleGenerator{"v-min",
+                      "V-Min: V-shape building block, ≈1/3 of 1F1B's activation memory, "
+                      "≈2/3 of its bubble (Qi et al., NeurIPS 2024)",
                       2, 2, 2, false, &detail::generate_v_min},
-    ScheduleGenerator{"v-half", "V-Half: V-shape building block, ≈1/2 of 1F1B's activation memory "
-                                "and bubble (Qi et al., NeurIPS 2024)",
+    ScheduleGenerator{"v-half",
+                      "V-Half: V-shape building block, ≈1/2 of 1F1B's activation memory "
+                      "and bubble (Qi et al., NeurIPS 2024)",
                       2, 2, 2, false, &detail::generate_v_half},
-    ScheduleGenerator{"zb-1p", "ZB-1P: Zero Bubble's greedy automatic schedule under a p·M_B memory "
-                               "cap (Qi et al., ICLR 2024)",
+    ScheduleGenerator{"zb-1p",
+                      "ZB-1P: Zero Bubble's automatic schedule under a p·M_B memory cap "
+                      "(best of greedy and ZB-H1) (Qi et al., ICLR 2024)",
                       1, 1, 1, false, &detail::generate_zb_1p},
-    ScheduleGenerator{"zb-2p", "ZB-2P: Zero Bubble's greedy automatic schedule under a 2p·M_B "
-                               "memory cap, zero bubble with F=B=W (Qi et al., ICLR 2024)",
+    ScheduleGenerator{"zb-2p",
+                      "ZB-2P: Zero Bubble's automatic schedule under a 2p·M_B memory "
+                      "cap, zero bubble with F=B=W (Qi et al., ICLR 2024)",
                       1, 1, 1, false, &detail::generate_zb_2p},
-    ScheduleGenerator{"zb-v", "ZB-V: V-shape, split backward, 1F1B's peak memory (p·M_B), zero "
-                              "bubble with F=B=W (Qi et al., ICLR 2024, Sec. 6)",
+    ScheduleGenerator{"zb-v",
+                      "ZB-V: V-shape, split backward, 1F1B's peak memory (p·M_B), zero "
+                      "bubble with F=B=W (Qi et al., ICLR 2024, Sec. 6)",
                       2, 2, 2, false, &detail::generate_zb_v},
-    ScheduleGenerator{"v-zb", "V-ZB: V-shape building block with 1F1B's memory and (almost) zero "
-                              "bubble (Qi et al., NeurIPS 2024)",
+    ScheduleGenerator{"v-zb",
+                      "V-ZB: V-shape building block with 1F1B's memory and (almost) zero "
+                      "bubble (Qi et al., NeurIPS 2024)",
                       2, 2, 2, false, &detail::generate_v_zb},
-    ScheduleGenerator{"dualpipe", "DualPipe: DeepSeek's bidirectional pipeline, two model copies "
-                                  "fed from both ends (even p and m), F&B pairs run as F then BW",
+    ScheduleGenerator{"dualpipe",
+                      "DualPipe: DeepSeek's bidirectional pipeline, two model copies "
+                      "fed from both ends (even p and m), F&B pairs run as F then BW",
                       2, 2, 2, false, &detail::generate_dualpipe},
-    ScheduleGenerator{"dualpipe-v", "DualPipeV: DeepSeek's cut-in-half DualPipe on a V-shape, "
-                                    "overlapped F&B pairs run as F then BW",
+    ScheduleGenerator{"dualpipe-v",
+                      "DualPipeV: DeepSeek's cut-in-half DualPipe on a V-shape, "
+                      "overlapped F&B pairs run as F then BW",
                       2, 2, 2, false, &detail::generate_dualpipe_v},
 };
 
