@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "random_costs.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
@@ -86,14 +87,7 @@ std::map<Key, double> longest_path_starts(const Schedule& s, const StageCosts& c
 }
 
 StageCosts random_costs(int stages, std::mt19937& rng) {
-    std::uniform_real_distribution<double> dist(0.2, 3.0);
-    StageCosts c;
-    for (int s = 0; s < stages; ++s) {
-        c.forward.push_back(dist(rng));
-        c.backward_input.push_back(dist(rng));
-        c.backward_weight.push_back(dist(rng));
-    }
-    return c;
+    return test::random_costs(stages, rng, 0.2, 3.0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "child_process.hpp"
+#include "random_costs.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
 #include "sim/replay.hpp"
@@ -35,14 +36,7 @@ ClusterSpec test_cluster(int nodes, int per_node, double bandwidth, double intra
 
 StageCosts random_costs(int stages, unsigned seed) {
     std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> dist(0.5, 2.0);
-    StageCosts c;
-    for (int s = 0; s < stages; ++s) {
-        c.forward.push_back(dist(rng));
-        c.backward_input.push_back(dist(rng));
-        c.backward_weight.push_back(dist(rng));
-    }
-    return c;
+    return test::random_costs(stages, rng, 0.5, 2.0);
 }
 
 // Largest |simulated − replayed| over every op's start and end, relative to the makespan.
