@@ -6,19 +6,24 @@
 
 namespace pipesim {
 
+std::vector<std::uint8_t> split_backward_flags(const Schedule& schedule) {
+    std::vector<std::uint8_t> split(static_cast<std::size_t>(schedule.microbatches) *
+                                        static_cast<std::size_t>(schedule.stages()),
+                                    0);
+    for (const auto& ops : schedule.device_ops)
+        for (const Op& op : ops)
+            if (op.pass == Pass::B) split[output_slot(op, schedule.stages()) / 2] = 1;
+    return split;
+}
+
 DependencyWalker::DependencyWalker(const Schedule& schedule)
     : schedule_(schedule),
       stages_(schedule.stages()),
       routed_(!schedule.microbatch_stages.empty()),
-      split_(static_cast<std::size_t>(schedule.microbatches) *
-                 static_cast<std::size_t>(schedule.stages()),
-             0),
+      split_(split_backward_flags(schedule)),
       done_(output_slot_count(schedule.microbatches, schedule.stages()), 0),
       waiter_(done_.size(), -1),
       cursor_(static_cast<std::size_t>(schedule.devices), 0) {
-    for (const auto& ops : schedule.device_ops)
-        for (const Op& op : ops)
-            if (op.pass == Pass::B) split_[output_slot(op, stages_) / 2] = 1;
     ready_.reserve(static_cast<std::size_t>(schedule.devices) * 2);
 }
 

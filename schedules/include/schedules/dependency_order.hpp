@@ -26,6 +26,10 @@ inline std::size_t output_slot_count(int microbatches, int stages) {
     return static_cast<std::size_t>(microbatches) * static_cast<std::size_t>(stages) * 2;
 }
 
+/// Per (microbatch, stage), 1 if the schedule splits that backward into B and W, 0 if it
+/// runs a fused BW: which op a stage's backward input is.
+std::vector<std::uint8_t> split_backward_flags(const Schedule& schedule);
+
 /// The ops an op waits for (at most two), with their output slots and devices.
 struct Predecessors {
     int count = 0;

@@ -405,10 +405,7 @@ SimResult simulate(const Schedule& schedule, const Workload& workload, const Clu
             s.slowdown[static_cast<std::size_t>(r) * p + d] = slowest;
         }
 
-    s.split.assign(static_cast<std::size_t>(schedule.microbatches) * stages, 0);
-    for (const auto& ops : schedule.device_ops)
-        for (const Op& op : ops)
-            if (op.pass == Pass::B) s.split[output_slot(op, stages) / 2] = 1;
+    s.split = split_backward_flags(schedule);
 
     const std::size_t slots = output_slot_count(schedule.microbatches, stages);
     s.messages.assign(static_cast<std::size_t>(layout.dp), std::vector<Message>(slots));
