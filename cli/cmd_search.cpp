@@ -77,6 +77,7 @@ SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help
     c.search.b = fbw[1];
     c.search.w = fbw[2];
     c.search.comm_latency = c.analyze.comm_latency;
+    c.search.mem_w_ratio = c.analyze.mem_w_ratio;
     return c;
 }
 

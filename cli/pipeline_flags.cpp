@@ -152,8 +152,7 @@ void PipelineFlags::finish() {
 }
 
 Schedule PipelineFlags::schedule() const {
-    return schedule_file_.empty() ? generate_schedule(options_.schedule, options_.generator)
-                                  : read_schedule_file(schedule_file_);
+    return schedule_file_.empty() ? generate_planned(options_) : read_schedule_file(schedule_file_);
 }
 
 Analysis PipelineFlags::analyze() const {

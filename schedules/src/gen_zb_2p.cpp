@@ -1,6 +1,6 @@
 // ZB-2P (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024): the paper's automatic
-// schedule under a memory cap of 2p·M_B, built by its greedy heuristic (auto_schedule.hpp)
-// with unit pass times F = B = W and no communication (generate_zb_capped in gen_zb_1p.cpp).
+// schedule under a memory cap of 2p·M_B, planned with the given pass times and latency
+// (generate_zb_capped in gen_zb_1p.cpp).
 #include "generators.hpp"
 
 namespace pipesim::detail {

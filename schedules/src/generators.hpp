@@ -19,8 +19,8 @@ Schedule generate_v_zb(const GeneratorOptions& options);
 Schedule generate_dualpipe(const GeneratorOptions& options);
 Schedule generate_dualpipe_v(const GeneratorOptions& options);
 
-/// ZB-1P/ZB-2P: the Zero Bubble greedy automatic schedule with F = B = W = 1 and no
-/// communication under a cap of `cap_per_device`·p full-stage microbatches, named `name`.
+/// ZB-1P/ZB-2P: the shortest of the Zero Bubble automatic candidates, planned with
+/// options.planning, under a cap of `cap_per_device`·p full-stage microbatches, named `name`.
 Schedule generate_zb_capped(const GeneratorOptions& options, const char* name,
                             int cap_per_device);
 

@@ -1,7 +1,9 @@
 #include "schedules/registry.hpp"
 
 #include <array>
+#include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -46,13 +48,13 @@ constexpr std::array generators{
                       "and bubble (Qi et al., NeurIPS 2024)",
                       2, 2, 2, false, &detail::generate_v_half},
     ScheduleGenerator{"zb-1p",
-                      "ZB-1P: Zero Bubble's automatic schedule under a p·M_B memory cap "
-                      "(best of greedy and ZB-H1) (Qi et al., ICLR 2024)",
-                      1, 1, 1, false, &detail::generate_zb_1p},
+                      "ZB-1P: Zero Bubble's automatic schedule under a p·M_B memory cap, "
+                      "planned with the given F/B/W/comm times (Qi et al., ICLR 2024)",
+                      1, 1, 1, false, &detail::generate_zb_1p, true},
     ScheduleGenerator{"zb-2p",
-                      "ZB-2P: Zero Bubble's automatic schedule under a 2p·M_B memory "
-                      "cap, zero bubble with F=B=W (Qi et al., ICLR 2024)",
-                      1, 1, 1, false, &detail::generate_zb_2p},
+                      "ZB-2P: Zero Bubble's automatic schedule under a 2p·M_B memory cap, "
+                      "planned with the given times; zero bubble with F=B=W (ICLR 2024)",
+                      1, 1, 1, false, &detail::generate_zb_2p, true},
     ScheduleGenerator{"zb-v",
                       "ZB-V: V-shape, split backward, 1F1B's peak memory (p·M_B), zero "
                       "bubble with F=B=W (Qi et al., ICLR 2024, Sec. 6)",
@@ -78,6 +80,39 @@ std::string known_names() {
         names += g.name;
     }
     return names;
+}
+
+void check_planning_costs(std::string_view name, const GeneratorOptions& options) {
+    const PlanningCosts& planning = options.planning;
+    if (planning.empty() && (planning.comm_latency != 0 || planning.w_memory_share != 1 ||
+                             !planning.backward_input.empty() || !planning.backward_weight.empty()))
+        throw std::invalid_argument(
+            fmt::format("{}: planning latency or memory share given without pass times", name));
+    if (planning.empty()) return;
+    const auto stages =
+        static_cast<std::size_t>(options.devices) * static_cast<std::size_t>(options.chunks);
+    const std::array<std::pair<const std::vector<double>*, const char*>, 3> passes{
+        {{&planning.forward, "F"},
+         {&planning.backward_input, "B"},
+         {&planning.backward_weight, "W"}}};
+    for (const auto& [times, pass] : passes) {
+        if (times->size() != stages)
+            throw std::invalid_argument(
+                fmt::format("{}: planning costs give {} {} times for p·v = {} stages", name,
+                            times->size(), pass, stages));
+        for (std::size_t s = 0; s < stages; ++s)
+            if (!std::isfinite((*times)[s]) || (*times)[s] <= 0)
+                throw std::invalid_argument(
+                    fmt::format("{}: planning {} time of stage {} must be finite and > 0, got {}",
+                                name, pass, s, (*times)[s]));
+    }
+    if (!std::isfinite(planning.comm_latency) || planning.comm_latency < 0)
+        throw std::invalid_argument(fmt::format(
+            "{}: planning latency must be finite and ≥ 0, got {}", name, planning.comm_latency));
+    if (!(planning.w_memory_share >= 0 && planning.w_memory_share <= 1))
+        throw std::invalid_argument(
+            fmt::format("{}: the share of activations held until W must be in 0..1, got {}", name,
+                        planning.w_memory_share));
 }
 
 }  // namespace
@@ -125,6 +160,8 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
         throw std::invalid_argument(fmt::format("{}: p·v·m = {}·{}·{} gives more than {:.0e} ops",
                                                 name, resolved.devices, resolved.chunks,
                                                 resolved.microbatches, max_ops));
+
+    check_planning_costs(name, resolved);
 
     Schedule schedule = generator->generate(resolved);
     if (auto issue = validate(schedule))

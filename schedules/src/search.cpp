@@ -37,9 +37,18 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
             // Not buildable for this p and m: not a candidate.
         }
     };
+    // Cost-aware generators (zb-1p, zb-2p) and the heuristic plan with the search's times.
+    PlanningCosts planning;
+    planning.forward.assign(static_cast<std::size_t>(o.devices), o.f);
+    planning.backward_input.assign(static_cast<std::size_t>(o.devices), o.b);
+    planning.backward_weight.assign(static_cast<std::size_t>(o.devices), o.w);
+    planning.comm_latency = o.comm_latency;
+    planning.w_memory_share = o.mem_w_ratio;
     for (const ScheduleGenerator& g : schedule_generators())
         add(std::string(g.name), "registered", [&] {
-            Schedule s = generate_schedule(g.name, {o.devices, o.microbatches, 0, 0});
+            GeneratorOptions options{o.devices, o.microbatches, 0, 0};
+            if (g.plans_with_costs) options.planning = planning;
+            Schedule s = generate_schedule(g.name, options);
             // Two model copies (DualPipe): each device holds twice the layers, so a "full
             // stage" of its costs and memory is twice the others' and the figures do not
             // compare; leave such schedules out rather than rank them wrongly.
@@ -66,6 +75,16 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
             return auto_schedule(a);
         });
     }
+    add(fmt::format("zb heuristic (cap {:g})", o.memory_limit), "auto", [&] {
+        std::vector<Schedule> found = zero_bubble_heuristic(
+            "zb-heuristic", o.devices, o.microbatches, planning, o.memory_limit);
+        if (found.empty()) throw std::invalid_argument("no heuristic schedule fits the cap");
+        std::size_t best = 0;
+        for (std::size_t k = 1; k < found.size(); ++k)
+            if (planned_length(found[k], planning) < planned_length(found[best], planning))
+                best = k;
+        return std::move(found[best]);
+    });
     return out;
 }
 

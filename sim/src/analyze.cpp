@@ -1,5 +1,6 @@
 #include "sim/analyze.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -30,8 +31,38 @@ StageCosts stage_costs_from_triples(const std::vector<std::vector<double>>& trip
     return costs;
 }
 
+namespace {
+
+// The largest share of a stage's activations held from B until W: the model's, or the unit
+// model's mem_w_ratio.
+double w_memory_share(const AnalyzeOptions& options, const Schedule& schedule) {
+    if (!options.model) return options.mem_w_ratio;
+    const MemoryModel memory = memory_model_from_plan(plan_model(*options.model, schedule).plan);
+    double share = 0;
+    for (std::size_t s = 0; s < memory.activation.size(); ++s)
+        if (memory.activation[s] > 0)
+            share = std::max(share, memory.held_for_w[s] / memory.activation[s]);
+    return std::min(share, 1.0);
+}
+
+}  // namespace
+
+Schedule generate_planned(const AnalyzeOptions& options) {
+    Schedule schedule = generate_schedule(options.schedule, options.generator);
+    const ScheduleGenerator* generator = find_generator(options.schedule);
+    if (!generator || !generator->plans_with_costs || !options.generator.planning.empty())
+        return schedule;
+    const StageCosts costs =
+        options.model ? stage_costs_from_plan(plan_model(*options.model, schedule).plan)
+                      : stage_costs_from_triples(options.costs, schedule.devices, schedule.chunks);
+    GeneratorOptions planned = options.generator;
+    planned.planning = PlanningCosts{costs.forward, costs.backward_input, costs.backward_weight,
+                                     options.comm_latency, w_memory_share(options, schedule)};
+    return generate_schedule(options.schedule, planned);
+}
+
 Analysis analyze(const AnalyzeOptions& options) {
-    return analyze_schedule(generate_schedule(options.schedule, options.generator), options);
+    return analyze_schedule(generate_planned(options), options);
 }
 
 Analysis analyze_schedule(Schedule schedule, const AnalyzeOptions& options) {

@@ -97,7 +97,7 @@ void run_analytic(Result& r) {
 void run_simgrid(Result& r) {
     SimulateJob sj;
     sj.options = analyze_options(r.job);
-    sj.schedule = generate_schedule(sj.options.schedule, sj.options.generator);
+    sj.schedule = generate_planned(sj.options);
     sj.cluster = load_cluster(r.job.cluster);
     sj.layout.dp = r.job.dp;
     sj.layout.tp = r.job.tp;

@@ -4,10 +4,25 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
+
+/// What a cost-aware generator (zb-1p, zb-2p) plans with: one F, B and W time per virtual
+/// stage and the latency of every dependency between devices, in one time unit, and the share
+/// of a microbatch's activations held from its B until its W (M_W / M_B, 0..1). Empty vectors
+/// mean unit times and no latency. Other generators ignore them.
+struct PlanningCosts {
+    std::vector<double> forward;
+    std::vector<double> backward_input;
+    std::vector<double> backward_weight;
+    double comm_latency = 0;
+    double w_memory_share = 1;
+
+    bool empty() const { return forward.empty(); }
+};
 
 /// What a generator is asked for. `chunks` 0 means the generator's default; `group_size` 0
 /// means the generator's default (interleaved 1F1B: p microbatches per group).
@@ -16,6 +31,7 @@ struct GeneratorOptions {
     int microbatches = 0;
     int chunks = 0;
     int group_size = 0;
+    PlanningCosts planning = {};
 };
 
 /// A registered schedule generator.
@@ -29,6 +45,8 @@ struct ScheduleGenerator {
     /// Builds the schedule. Preconditions (checked by generate_schedule): p, m ≥ 1,
     /// chunks within [min_chunks, max_chunks].
     Schedule (*generate)(const GeneratorOptions& options);
+    /// Whether the order depends on GeneratorOptions::planning (the pass times).
+    bool plans_with_costs = false;
 };
 
 /// All generators, in the order `pipesim list` shows them.

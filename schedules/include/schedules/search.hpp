@@ -31,6 +31,7 @@ struct SearchOptions {
     double memory_limit = 0;  ///< per device, full-stage microbatch units (1F1B needs p)
     double f = 1, b = 1, w = 1;
     double comm_latency = 0;
+    double mem_w_ratio = 1;  ///< M_W / M_B, for the candidates that plan their memory
 };
 
 /// One candidate of the ranking.

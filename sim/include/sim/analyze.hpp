@@ -40,6 +40,12 @@ struct Analysis {
     std::optional<ModelAnalysis> model;  ///< set when AnalyzeOptions::model is
 };
 
+/// Generates the schedule `options` names. A generator that plans with pass times (zb-1p,
+/// zb-2p) gets the costs the analysis uses (the model's or `costs`) and `comm_latency`: the
+/// schedule is generated once to know its shape, the costs are derived for that shape, and
+/// it is generated again with them (the shape does not depend on the times).
+Schedule generate_planned(const AnalyzeOptions& options);
+
 /// Runs the analysis. Throws std::invalid_argument (with one clear line) for any bad option.
 Analysis analyze(const AnalyzeOptions& options);
 

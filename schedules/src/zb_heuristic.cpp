@@ -1,0 +1,330 @@
+// The Zero Bubble paper's round-based heuristic (Qi et al., "Zero Bubble Pipeline
+// Parallelism", ICLR 2024, §3.1), and the timing used to compare candidate schedules.
+//
+// The schedule is built one op at a time in a fixed order (stages' forwards first to last,
+// then backwards last to first), and each op is timed as it is placed: it starts when its
+// device is free and its input has arrived (plus the latency between devices). That is the
+// as-soon-as-possible timing of the resulting order, so the heuristic sees exactly the
+// bubbles the replay will find.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "schedules/auto_schedule.hpp"
+#include "schedules/dependency_order.hpp"
+#include "schedules/placement.hpp"
+
+namespace pipesim {
+
+namespace {
+
+constexpr double eps = 1e-9;
+
+/// The three binary choices the paper grid-searches.
+struct HeuristicChoices {
+    /// Warm-up: run only the forwards that end before the first backward arrives (a bubble
+    /// shorter than one F may remain) instead of forwards until the device is busy past it
+    /// (which may delay that backward a little).
+    bool leave_gap_before_first_b = false;
+    /// Steady state: a stage that is two or more forwards ahead of the next one may skip its
+    /// forward this round when that adds no bubble.
+    bool skip_forward_when_ahead = false;
+    /// A wait shorter than a W, which would not raise the largest accumulated bubble of any
+    /// stage, is still filled with a W (which then delays the next op a little).
+    bool fill_small_waits = false;
+};
+
+double time_or_unit(const std::vector<double>& times, int stage) {
+    return times.empty() ? 1.0 : times[static_cast<std::size_t>(stage)];
+}
+
+class RoundScheduler {
+  public:
+    RoundScheduler(const std::string& name, int devices, int microbatches,
+                   const PlanningCosts& costs, double memory_limit, HeuristicChoices choices)
+        : p_(devices),
+          m_(microbatches),
+          costs_(costs),
+          comm_(costs.comm_latency),
+          w_share_(costs.w_memory_share),
+          cap_(memory_limit),
+          choices_(choices),
+          schedule_(
+              make_empty_schedule(name, devices, microbatches, 1, looped_placement(devices, 1))),
+          free_at_(static_cast<std::size_t>(devices), 0.0),
+          started_(static_cast<std::size_t>(devices), false),
+          idle_(static_cast<std::size_t>(devices), 0.0),
+          held_(static_cast<std::size_t>(devices), 0.0),
+          placed_(static_cast<std::size_t>(devices), {0, 0, 0}),
+          f_end_(static_cast<std::size_t>(devices * microbatches), 0.0),
+          b_end_(f_end_.size(), 0.0) {}
+
+    /// The schedule, or nothing when the cap cannot be kept with these choices.
+    std::optional<Schedule> run() {
+        if (!warm_up()) return std::nullopt;
+        for (int mb = 1; mb < m_; ++mb)
+            if (!round(mb)) return std::nullopt;
+        for (int s = 0; s < p_; ++s)
+            while (count(s, Pass::W) < m_)
+                put(s, Pass::W);
+        return std::move(schedule_);
+    }
+
+  private:
+    enum Kind { forward = 0, backward = 1, weight = 2 };
+
+    static int kind(Pass pass) {
+        return pass == Pass::F ? forward : pass == Pass::B ? backward : weight;
+    }
+    std::size_t at(int s, int mb) const { return static_cast<std::size_t>(s * m_ + mb); }
+    int count(int s, Pass pass) const { return placed_[static_cast<std::size_t>(s)][kind(pass)]; }
+    double cost(int s, Pass pass) const {
+        switch (pass) {
+            case Pass::F:
+                return time_or_unit(costs_.forward, s);
+            case Pass::B:
+                return time_or_unit(costs_.backward_input, s);
+            default:
+                return time_or_unit(costs_.backward_weight, s);
+        }
+    }
+    double& free_at(int s) { return free_at_[static_cast<std::size_t>(s)]; }
+    double& held(int s) { return held_[static_cast<std::size_t>(s)]; }
+    double idle(int s) const { return idle_[static_cast<std::size_t>(s)]; }
+    double largest_idle() const { return *std::max_element(idle_.begin(), idle_.end()); }
+    bool w_pending(int s) const { return count(s, Pass::W) < count(s, Pass::B); }
+    bool memory_allows_forward(int s) { return held(s) + 1 <= cap_ + eps; }
+
+    /// When the input of stage s's next `pass` has arrived. Preconditions: that input is
+    /// placed (the round order guarantees it).
+    double input_ready(int s, Pass pass) const {
+        const int mb = count(s, pass);
+        switch (pass) {
+            case Pass::F:
+                return s == 0 ? 0.0 : f_end_[at(s - 1, mb)] + comm_;
+            case Pass::B:
+                return s + 1 == p_ ? f_end_[at(s, mb)] : b_end_[at(s + 1, mb)] + comm_;
+            default:
+                return b_end_[at(s, mb)];
+        }
+    }
+
+    void put(int s, Pass pass) {
+        const int mb = count(s, pass);
+        const double start = std::max(free_at(s), input_ready(s, pass));
+        if (started_[static_cast<std::size_t>(s)])
+            idle_[static_cast<std::size_t>(s)] += start - free_at(s);
+        started_[static_cast<std::size_t>(s)] = true;
+        free_at(s) = start + cost(s, pass);
+        if (pass == Pass::F) {
+            f_end_[at(s, mb)] = free_at(s);
+            held(s) += 1;
+        } else if (pass == Pass::B) {
+            b_end_[at(s, mb)] = free_at(s);
+            held(s) -= 1 - w_share_;
+        } else {
+            held(s) -= w_share_;
+        }
+        schedule_.device_ops[static_cast<std::size_t>(s)].push_back(Op{pass, mb, s});
+        ++placed_[static_cast<std::size_t>(s)][kind(pass)];
+    }
+
+    /// Runs W's until a forward fits under the cap; false if it cannot.
+    bool make_room_for_forward(int s) {
+        while (!memory_allows_forward(s)) {
+            if (!w_pending(s) || w_share_ <= 0) return false;
+            put(s, Pass::W);
+        }
+        return true;
+    }
+
+    /// Fills the wait for an input arriving at `ready` with pending W's: every W that ends
+    /// before it, then one more if the remaining wait would raise the largest bubble of any
+    /// stage (or always, with fill_small_waits).
+    void fill_wait(int s, double ready) {
+        while (w_pending(s) && free_at(s) + cost(s, Pass::W) <= ready + eps)
+            put(s, Pass::W);
+        if (!w_pending(s) || free_at(s) >= ready - eps) return;
+        const bool raises_largest = ready - free_at(s) > largest_idle() - idle(s) + eps;
+        if (raises_largest || choices_.fill_small_waits) put(s, Pass::W);
+    }
+
+    /// Microbatch 0: its forward on every stage, then as many extra forwards per stage as fill
+    /// the wait for its backward (within the cap, each stage at least one forward ahead of
+    /// the next until they run out), then its backward from the last stage to the first.
+    bool warm_up() {
+        for (int s = 0; s < p_; ++s) {
+            if (!memory_allows_forward(s)) return false;
+            put(s, Pass::F);
+        }
+        std::vector<int> extra(static_cast<std::size_t>(p_), 0);
+        double backward_end = free_at(p_ - 1) + cost(p_ - 1, Pass::B);
+        for (int s = p_ - 2; s >= 0; --s) {
+            const double arrival = backward_end + comm_;
+            double busy_until = free_at(s);
+            double memory = held(s);
+            int& n = extra[static_cast<std::size_t>(s)];
+            while (1 + n < m_ && memory + 1 <= cap_ + eps) {
+                const double f = cost(s, Pass::F);
+                if (choices_.leave_gap_before_first_b ? busy_until + f > arrival + eps
+                                                      : busy_until >= arrival - eps)
+                    break;
+                busy_until += f;
+                memory += 1;
+                ++n;
+            }
+            backward_end = std::max(busy_until, arrival) + cost(s, Pass::B);
+        }
+        // Stage s keeps at least one forward more than stage s + 1 (Qi et al. §3.1) unless
+        // the earlier stage has run all m.
+        for (int s = 1; s < p_; ++s) {
+            const int before = extra[static_cast<std::size_t>(s - 1)];
+            const int most = 1 + before >= m_ ? before : std::max(0, before - 1);
+            extra[static_cast<std::size_t>(s)] = std::min(extra[static_cast<std::size_t>(s)], most);
+        }
+        for (int s = 0; s < p_; ++s)
+            for (int k = 0; k < extra[static_cast<std::size_t>(s)]; ++k)
+                put(s, Pass::F);
+        for (int s = p_ - 1; s >= 0; --s)
+            put(s, Pass::B);
+        return true;
+    }
+
+    /// Whether stage s, ahead of stage s + 1 by two or more forwards, can skip its forward
+    /// this round: it is busy until the next backward arrives anyway, or that wait is too
+    /// short for the forward (and the W's that make room for it) and absorbing it does not
+    /// raise the largest bubble.
+    bool skip_forward(int s) {
+        const double next_backward =
+            free_at(s + 1) + cost(s + 1, Pass::F) + cost(s + 1, Pass::B) + comm_;
+        if (free_at(s) >= next_backward - eps) return true;
+        double room_cost = 0;
+        double memory = held(s) + 1;
+        for (int w = count(s, Pass::W); memory > cap_ + eps && w < count(s, Pass::B); ++w) {
+            room_cost += cost(s, Pass::W);
+            memory -= w_share_;
+        }
+        if (free_at(s) + cost(s, Pass::F) + room_cost <= next_backward + eps) return false;
+        return next_backward - free_at(s) <= largest_idle() - idle(s) + eps;
+    }
+
+    /// Round mb: one forward per stage (first to last, unless skipped), then microbatch mb's
+    /// backward from the last stage to the first, W's filling the waits.
+    bool round(int mb) {
+        std::vector<char> forward_now(static_cast<std::size_t>(p_), 0);
+        for (int s = 0; s < p_; ++s) {
+            bool wants = count(s, Pass::F) < m_;
+            if (wants && choices_.skip_forward_when_ahead && s + 1 < p_ &&
+                count(s, Pass::F) >= count(s + 1, Pass::F) + 2)
+                wants = !skip_forward(s);
+            forward_now[static_cast<std::size_t>(s)] = wants;
+        }
+        // A stage runs a forward only if every later stage does: the gaps between neighbours'
+        // forward counts never grow.
+        for (int s = p_ - 2; s >= 0; --s)
+            forward_now[static_cast<std::size_t>(s)] = forward_now[static_cast<std::size_t>(s)] &&
+                                                       forward_now[static_cast<std::size_t>(s + 1)];
+        for (int s = 0; s < p_; ++s) {
+            if (!forward_now[static_cast<std::size_t>(s)]) continue;
+            if (!make_room_for_forward(s)) return false;
+            fill_wait(s, input_ready(s, Pass::F));
+            put(s, Pass::F);
+        }
+        for (int s = p_ - 1; s >= 0; --s) {
+            if (count(s, Pass::B) != mb || count(s, Pass::F) <= mb)
+                throw std::logic_error(fmt::format(
+                    "zero bubble heuristic: stage {} not ready for backward {}", s, mb));
+            fill_wait(s, input_ready(s, Pass::B));
+            put(s, Pass::B);
+        }
+        return true;
+    }
+
+    int p_;
+    int m_;
+    const PlanningCosts& costs_;
+    double comm_;
+    double w_share_;
+    double cap_;
+    HeuristicChoices choices_;
+    Schedule schedule_;
+    std::vector<double> free_at_;
+    std::vector<bool> started_;
+    std::vector<double> idle_;
+    std::vector<double> held_;
+    std::vector<std::array<int, 3>> placed_;
+    std::vector<double> f_end_;
+    std::vector<double> b_end_;
+};
+
+}  // namespace
+
+std::vector<Schedule> zero_bubble_heuristic(const std::string& name, int devices, int microbatches,
+                                            const PlanningCosts& costs, double memory_limit) {
+    if (devices < 1 || microbatches < 1)
+        throw std::invalid_argument(fmt::format("{}: p and m must be ≥ 1", name));
+    std::vector<Schedule> candidates;
+    for (int choice = 0; choice < 8; ++choice) {
+        const HeuristicChoices choices{(choice & 1) != 0, (choice & 2) != 0, (choice & 4) != 0};
+        RoundScheduler scheduler(name, devices, microbatches, costs, memory_limit, choices);
+        if (auto schedule = scheduler.run()) candidates.push_back(std::move(*schedule));
+    }
+    return candidates;
+}
+
+bool PlannedLength::operator<(const PlannedLength& other) const {
+    const double tolerance = 1e-9 * std::max(1.0, std::abs(other.longest_span));
+    if (std::abs(longest_span - other.longest_span) > tolerance)
+        return longest_span < other.longest_span;
+    return makespan < other.makespan - tolerance;
+}
+
+PlannedLength planned_length(const Schedule& schedule, const PlanningCosts& costs) {
+    const int stages = schedule.stages();
+    auto duration = [&](const Op& op) {
+        switch (op.pass) {
+            case Pass::F:
+                return time_or_unit(costs.forward, op.stage);
+            case Pass::B:
+                return time_or_unit(costs.backward_input, op.stage);
+            case Pass::W:
+                return time_or_unit(costs.backward_weight, op.stage);
+            default:
+                return time_or_unit(costs.backward_input, op.stage) +
+                       time_or_unit(costs.backward_weight, op.stage);
+        }
+    };
+    std::vector<double> output_end(output_slot_count(schedule.microbatches, stages), 0.0);
+    std::vector<double> free_at(static_cast<std::size_t>(schedule.devices), 0.0);
+    std::vector<double> first_start(free_at.size(), std::numeric_limits<double>::infinity());
+    DependencyWalker walker(schedule);
+    const auto issue = walker.run([&](int device, int, const Op& op, const Predecessors& preds) {
+        double start = free_at[static_cast<std::size_t>(device)];
+        for (int k = 0; k < preds.count; ++k)
+            start = std::max(start, output_end[preds.slot[k]] +
+                                        (preds.device[k] == device ? 0.0 : costs.comm_latency));
+        const double end = start + duration(op);
+        free_at[static_cast<std::size_t>(device)] = end;
+        auto& first = first_start[static_cast<std::size_t>(device)];
+        first = std::min(first, start);
+        if (op.pass != Pass::W) output_end[output_slot(op, stages)] = end;
+    });
+    if (issue) throw InvalidSchedule(issue->message);
+    PlannedLength length;
+    double earliest = std::numeric_limits<double>::infinity();
+    for (std::size_t d = 0; d < free_at.size(); ++d) {
+        if (schedule.device_ops[d].empty()) continue;
+        length.longest_span = std::max(length.longest_span, free_at[d] - first_start[d]);
+        length.makespan = std::max(length.makespan, free_at[d]);
+        earliest = std::min(earliest, first_start[d]);
+    }
+    if (std::isfinite(earliest)) length.makespan -= earliest;
+    return length;
+}
+
+}  // namespace pipesim

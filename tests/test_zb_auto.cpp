@@ -1,0 +1,178 @@
+// ZB-1P and ZB-2P planned with real pass times: the Zero Bubble paper's published bubble rates
+// (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, Table 5, computed there from the
+// profiled times of its Table 9), the round-based heuristic's guarantees on random costs, and
+// the planning options' errors.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "schedules/auto_schedule.hpp"
+#include "schedules/metrics.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/validate.hpp"
+#include "sim/analyze.hpp"
+#include "sim/replay.hpp"
+
+using namespace pipesim;
+
+namespace {
+
+struct PaperRow {
+    const char* model;
+    int p;
+    int m;
+    double f, b, w, comm;                            // Table 9, ms
+    double one_f_one_b, zb_h1, zb_h2, zb_1p, zb_2p;  // Table 5 bubble rates
+};
+
+// Table 9 (profiled T_F, T_B, T_W, T_comm in ZB-2p runs) next to Table 5's bubble rates.
+constexpr PaperRow paper_rows[] = {
+    {"1.5B", 8, 24, 18.522, 18.086, 9.337, 0.601, 0.2431, 0.1585, 0.1083, 0.1585, 0.0433},
+    {"1.5B", 8, 32, 18.513, 18.086, 9.331, 0.626, 0.1985, 0.1242, 0.0837, 0.1242, 0.0039},
+    {"1.5B", 8, 64, 18.546, 18.097, 9.321, 0.762, 0.1240, 0.0674, 0.0444, 0.0674, 0.0026},
+    {"6.2B", 8, 24, 29.718, 29.444, 19.927, 0.527, 0.2347, 0.1323, 0.0698, 0.1323, 0.0029},
+    {"6.2B", 8, 32, 29.802, 29.428, 19.530, 0.577, 0.1898, 0.1045, 0.0559, 0.1045, 0.0022},
+    {"6.2B", 8, 64, 29.935, 29.621, 19.388, 0.535, 0.1091, 0.0554, 0.0294, 0.0554, 0.0010},
+    {"14.6B", 16, 48, 11.347, 11.248, 8.132, 0.377, 0.2552, 0.1397, 0.0672, 0.1397, 0.0066},
+    {"14.6B", 16, 64, 11.307, 11.254, 8.101, 0.379, 0.2082, 0.1088, 0.0516, 0.1088, 0.0054},
+    {"14.6B", 16, 128, 11.325, 11.308, 8.109, 0.378, 0.1251, 0.0576, 0.0266, 0.0576, 0.0028},
+    {"28.3B", 32, 96, 10.419, 10.207, 7.715, 0.408, 0.2646, 0.1421, 0.0641, 0.1421, 0.0038},
+    {"28.3B", 32, 128, 10.408, 10.204, 7.703, 0.408, 0.2168, 0.1106, 0.0490, 0.1106, 0.0029},
+    {"28.3B", 32, 256, 10.402, 10.248, 7.698, 0.460, 0.1352, 0.0594, 0.0257, 0.0594, 0.0018},
+};
+
+Analysis analyze_row(const PaperRow& row, const char* schedule) {
+    AnalyzeOptions o;
+    o.schedule = schedule;
+    o.generator = {row.p, row.m, 0, 0};
+    o.costs = {{row.f, row.b, row.w}};
+    o.comm_latency = row.comm;
+    // The paper's scheduler counts a W's activations as half of a B's (M_W = M_B / 2).
+    o.mem_w_ratio = 0.5;
+    return analyze(o);
+}
+
+PlanningCosts random_costs(std::mt19937& rng, int stages) {
+    std::uniform_real_distribution<double> time(0.3, 2.0);
+    PlanningCosts c;
+    for (int s = 0; s < stages; ++s) {
+        c.forward.push_back(time(rng));
+        c.backward_input.push_back(time(rng));
+        c.backward_weight.push_back(time(rng));
+    }
+    c.comm_latency = std::uniform_real_distribution<double>(0.0, 0.5)(rng);
+    c.w_memory_share = std::uniform_int_distribution<int>(0, 4)(rng) / 4.0;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("the Zero Bubble paper's bubble rates from its profiled times (Tables 5 and 9)",
+          "[schedules][auto][paper]") {
+    // Published to 4 decimals: a match is a difference below half a unit of the last digit.
+    const double published_precision = 5e-5;
+    for (const PaperRow& row : paper_rows) {
+        CAPTURE(row.model, row.p, row.m);
+        const double cap1 = row.p, cap2 = 2.0 * row.p;
+        const Analysis one_p = analyze_row(row, "zb-1p");
+        const Analysis two_p = analyze_row(row, "zb-2p");
+        CHECK(one_p.metrics.bubble_rate == Approx(row.zb_1p).margin(published_precision));
+        CHECK(two_p.metrics.bubble_rate == Approx(row.zb_2p).margin(published_precision));
+        CHECK(one_p.metrics.peak_activation_max <= cap1 + 1e-9);
+        CHECK(two_p.metrics.peak_activation_max <= cap2 + 1e-9);
+        CHECK(analyze_row(row, "1f1b").metrics.bubble_rate ==
+              Approx(row.one_f_one_b).margin(published_precision));
+        CHECK(analyze_row(row, "zb-h1").metrics.bubble_rate ==
+              Approx(row.zb_h1).margin(published_precision));
+        CHECK(analyze_row(row, "zb-h2").metrics.bubble_rate ==
+              Approx(row.zb_h2).margin(published_precision));
+    }
+}
+
+TEST_CASE("every heuristic candidate is valid, keeps the cap, and is timed like the replay",
+          "[schedules][auto]") {
+    std::mt19937 rng(20241129);
+    for (int trial = 0; trial < 60; ++trial) {
+        const int p = std::uniform_int_distribution<int>(1, 9)(rng);
+        const int m = std::uniform_int_distribution<int>(1, 4 * p + 3)(rng);
+        const double cap = std::uniform_int_distribution<int>(1, 3)(rng) * p;
+        const PlanningCosts costs = random_costs(rng, p);
+        CAPTURE(trial, p, m, cap, costs.comm_latency, costs.w_memory_share);
+        const std::vector<Schedule> candidates = zero_bubble_heuristic("h", p, m, costs, cap);
+        // With a cap of p or more, the 1F1B-like pattern always fits, so no choice fails.
+        CHECK(candidates.size() == 8);
+        StageCosts stage_costs{costs.forward, costs.backward_input, costs.backward_weight};
+        MemoryModel memory = unit_memory_model(p, 1, costs.w_memory_share);
+        for (const Schedule& s : candidates) {
+            REQUIRE_FALSE(validate(s).has_value());
+            ReplayOptions replay_options;
+            replay_options.comm_latency = costs.comm_latency;
+            const Metrics metrics = compute_metrics(replay(s, stage_costs, replay_options), memory);
+            CHECK(metrics.peak_activation_max <= cap + 1e-9);
+            double longest_span = 0;
+            for (const DeviceMetrics& d : metrics.devices)
+                longest_span = std::max(longest_span, d.span);
+            const PlannedLength length = planned_length(s, costs);
+            CHECK(length.longest_span == Approx(longest_span).epsilon(1e-12));
+            CHECK(length.makespan == Approx(metrics.makespan).epsilon(1e-12));
+        }
+    }
+}
+
+TEST_CASE("planned ZB-1P/ZB-2P are never longer than the handcrafted schedule of their cap",
+          "[schedules][auto]") {
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 40; ++trial) {
+        const int p = std::uniform_int_distribution<int>(2, 8)(rng);
+        const int m = std::uniform_int_distribution<int>(2 * p, 4 * p)(rng);
+        GeneratorOptions o{p, m, 0, 0};
+        o.planning = random_costs(rng, p);
+        CAPTURE(trial, p, m);
+        const PlannedLength one_p = planned_length(generate_schedule("zb-1p", o), o.planning);
+        const PlannedLength two_p = planned_length(generate_schedule("zb-2p", o), o.planning);
+        const PlannedLength h1 = planned_length(generate_schedule("zb-h1", o), o.planning);
+        const PlannedLength h2 = planned_length(generate_schedule("zb-h2", o), o.planning);
+        CHECK_FALSE(h1 < one_p);
+        CHECK_FALSE(h2 < two_p);
+    }
+}
+
+TEST_CASE("model-based analysis plans ZB-2P with the model's costs", "[schedules][auto][models]") {
+    AnalyzeOptions o;
+    o.schedule = "zb-2p";
+    o.generator = {4, 16, 0, 0};
+    ModelRunOptions model;
+    model.model = "zb-1.5b";
+    model.gpu = "a100-80gb";
+    model.workload.microbatch = 6;
+    o.model = model;
+    const Analysis planned = analyze(o);
+    // The same costs through an order planned with unit times.
+    const Analysis unit_order = analyze_schedule(generate_schedule("zb-2p", o.generator), o);
+    CHECK(planned.metrics.makespan <= unit_order.metrics.makespan * (1 + 1e-12));
+    CHECK(planned.model.has_value());
+}
+
+TEST_CASE("bad planning costs are refused with the field named", "[schedules][auto][errors]") {
+    GeneratorOptions o{2, 4, 0, 0};
+    o.planning.forward = {1, 1};
+    o.planning.backward_input = {1, 1};
+    o.planning.backward_weight = {1};
+    CHECK_THROWS_WITH(generate_schedule("zb-1p", o),
+                      "zb-1p: planning costs give 1 W times for p·v = 2 stages");
+    o.planning.backward_weight = {1, -1};
+    CHECK_THROWS_WITH(generate_schedule("zb-1p", o),
+                      "zb-1p: planning W time of stage 1 must be finite and > 0, got -1");
+    o.planning.backward_weight = {1, 1};
+    o.planning.comm_latency = -0.5;
+    CHECK_THROWS_WITH(generate_schedule("zb-2p", o),
+                      "zb-2p: planning latency must be finite and ≥ 0, got -0.5");
+    o.planning.comm_latency = 0;
+    o.planning.w_memory_share = 1.5;
+    CHECK_THROWS_WITH(generate_schedule("zb-2p", o),
+                      "zb-2p: the share of activations held until W must be in 0..1, got 1.5");
+    GeneratorOptions no_times{2, 4, 0, 0};
+    no_times.planning.comm_latency = 1;
+    CHECK_THROWS_WITH(generate_schedule("zb-2p", no_times),
+                      "zb-2p: planning latency or memory share given without pass times");
+}
