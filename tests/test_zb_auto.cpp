@@ -98,12 +98,13 @@ TEST_CASE("every heuristic candidate is valid, keeps the cap, and is timed like 
         const double cap = std::uniform_int_distribution<int>(1, 3)(rng) * p;
         const PlanningCosts costs = random_costs(rng, p);
         CAPTURE(trial, p, m, cap, costs.comm_latency, costs.w_memory_share);
-        const std::vector<Schedule> candidates = zero_bubble_heuristic("h", p, m, costs, cap);
+        const std::vector<PlannedSchedule> candidates =
+            zero_bubble_heuristic("h", p, m, costs, cap);
         // With a cap of p or more, the 1F1B-like pattern always fits, so no choice fails.
         CHECK(candidates.size() == 8);
         StageCosts stage_costs{costs.forward, costs.backward_input, costs.backward_weight};
         MemoryModel memory = unit_memory_model(p, 1, costs.w_memory_share);
-        for (const Schedule& s : candidates) {
+        for (const auto& [s, heuristic_length] : candidates) {
             REQUIRE_FALSE(validate(s).has_value());
             ReplayOptions replay_options;
             replay_options.comm_latency = costs.comm_latency;
@@ -115,6 +116,9 @@ TEST_CASE("every heuristic candidate is valid, keeps the cap, and is timed like 
             const PlannedLength length = planned_length(s, costs);
             CHECK(length.longest_span == Approx(longest_span).epsilon(1e-12));
             CHECK(length.makespan == Approx(metrics.makespan).epsilon(1e-12));
+            // The heuristic's own timing of what it placed is the same.
+            CHECK(heuristic_length.longest_span == Approx(longest_span).epsilon(1e-12));
+            CHECK(heuristic_length.makespan == Approx(metrics.makespan).epsilon(1e-12));
         }
     }
 }

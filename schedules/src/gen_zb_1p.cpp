@@ -26,8 +26,12 @@ double mean_or_unit(const std::vector<double>& times) {
 Schedule generate_zb_capped(const GeneratorOptions& o, const char* name, int cap_per_device) {
     const PlanningCosts& costs = o.planning;
     const double cap = cap_per_device * o.devices;
-    std::vector<Schedule> candidates =
+    std::vector<PlannedSchedule> candidates =
         zero_bubble_heuristic(name, o.devices, o.microbatches, costs, cap);
+    auto add = [&](Schedule s) {
+        const PlannedLength length = planned_length(s, costs);
+        candidates.push_back(PlannedSchedule{std::move(s), length});
+    };
 
     AutoScheduleOptions greedy;
     greedy.name = name;
@@ -38,19 +42,13 @@ Schedule generate_zb_capped(const GeneratorOptions& o, const char* name, int cap
     greedy.w = mean_or_unit(costs.backward_weight);
     greedy.comm_latency = costs.comm_latency;
     greedy.memory_limit = cap;
-    candidates.push_back(auto_schedule(greedy));
-    candidates.push_back(cap_per_device == 1 ? generate_zb_h1(o) : generate_zb_h2(o));
+    add(auto_schedule(greedy));
+    add(cap_per_device == 1 ? generate_zb_h1(o) : generate_zb_h2(o));
 
     std::size_t best = 0;
-    PlannedLength best_length = planned_length(candidates[0], costs);
-    for (std::size_t i = 1; i < candidates.size(); ++i) {
-        const PlannedLength length = planned_length(candidates[i], costs);
-        if (length < best_length) {
-            best = i;
-            best_length = length;
-        }
-    }
-    Schedule chosen = std::move(candidates[best]);
+    for (std::size_t i = 1; i < candidates.size(); ++i)
+        if (candidates[i].length < candidates[best].length) best = i;
+    Schedule chosen = std::move(candidates[best].schedule);
     chosen.name = name;
     return chosen;
 }

@@ -76,14 +76,13 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
         });
     }
     add(fmt::format("zb heuristic (cap {:g})", o.memory_limit), "auto", [&] {
-        std::vector<Schedule> found = zero_bubble_heuristic(
+        std::vector<PlannedSchedule> found = zero_bubble_heuristic(
             "zb-heuristic", o.devices, o.microbatches, planning, o.memory_limit);
         if (found.empty()) throw std::invalid_argument("no heuristic schedule fits the cap");
         std::size_t best = 0;
         for (std::size_t k = 1; k < found.size(); ++k)
-            if (planned_length(found[k], planning) < planned_length(found[best], planning))
-                best = k;
-        return std::move(found[best]);
+            if (found[k].length < found[best].length) best = k;
+        return std::move(found[best].schedule);
     });
     return out;
 }

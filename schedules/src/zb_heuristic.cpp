@@ -59,6 +59,7 @@ class RoundScheduler {
           free_at_(static_cast<std::size_t>(devices), 0.0),
           started_(static_cast<std::size_t>(devices), false),
           idle_(static_cast<std::size_t>(devices), 0.0),
+          first_start_(static_cast<std::size_t>(devices), 0.0),
           held_(static_cast<std::size_t>(devices), 0.0),
           placed_(static_cast<std::size_t>(devices), {0, 0, 0}),
           f_end_(static_cast<std::size_t>(devices * microbatches), 0.0),
@@ -66,6 +67,8 @@ class RoundScheduler {
 
     /// The schedule, or nothing when the cap cannot be kept with these choices.
     std::optional<Schedule> run() {
+        for (auto& ops : schedule_.device_ops)
+            ops.reserve(static_cast<std::size_t>(3 * m_));
         if (!warm_up()) return std::nullopt;
         for (int mb = 1; mb < m_; ++mb)
             if (!round(mb)) return std::nullopt;
@@ -73,6 +76,18 @@ class RoundScheduler {
             while (count(s, Pass::W) < m_)
                 put(s, Pass::W);
         return std::move(schedule_);
+    }
+
+    /// planned_length of the schedule run() built, from the times it placed the ops at.
+    PlannedLength length() const {
+        PlannedLength length;
+        for (int s = 0; s < p_; ++s) {
+            const double end = free_at_[static_cast<std::size_t>(s)];
+            length.longest_span =
+                std::max(length.longest_span, end - first_start_[static_cast<std::size_t>(s)]);
+            length.makespan = std::max(length.makespan, end);
+        }
+        return length;  // stage 0 starts at time 0
     }
 
   private:
@@ -96,7 +111,7 @@ class RoundScheduler {
     double& free_at(int s) { return free_at_[static_cast<std::size_t>(s)]; }
     double& held(int s) { return held_[static_cast<std::size_t>(s)]; }
     double idle(int s) const { return idle_[static_cast<std::size_t>(s)]; }
-    double largest_idle() const { return *std::max_element(idle_.begin(), idle_.end()); }
+    double largest_idle() const { return largest_idle_; }
     bool w_pending(int s) const { return count(s, Pass::W) < count(s, Pass::B); }
     bool memory_allows_forward(int s) { return held(s) + 1 <= cap_ + eps; }
 
@@ -117,8 +132,13 @@ class RoundScheduler {
     void put(int s, Pass pass) {
         const int mb = count(s, pass);
         const double start = std::max(free_at(s), input_ready(s, pass));
-        if (started_[static_cast<std::size_t>(s)])
-            idle_[static_cast<std::size_t>(s)] += start - free_at(s);
+        if (started_[static_cast<std::size_t>(s)]) {
+            double& idle = idle_[static_cast<std::size_t>(s)];
+            idle += start - free_at(s);
+            largest_idle_ = std::max(largest_idle_, idle);  // idle times only grow
+        } else {
+            first_start_[static_cast<std::size_t>(s)] = start;
+        }
         started_[static_cast<std::size_t>(s)] = true;
         free_at(s) = start + cost(s, pass);
         if (pass == Pass::F) {
@@ -256,6 +276,8 @@ class RoundScheduler {
     std::vector<double> free_at_;
     std::vector<bool> started_;
     std::vector<double> idle_;
+    double largest_idle_ = 0;
+    std::vector<double> first_start_;
     std::vector<double> held_;
     std::vector<std::array<int, 3>> placed_;
     std::vector<double> f_end_;
@@ -264,15 +286,17 @@ class RoundScheduler {
 
 }  // namespace
 
-std::vector<Schedule> zero_bubble_heuristic(const std::string& name, int devices, int microbatches,
-                                            const PlanningCosts& costs, double memory_limit) {
+std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int devices,
+                                                   int microbatches, const PlanningCosts& costs,
+                                                   double memory_limit) {
     if (devices < 1 || microbatches < 1)
         throw std::invalid_argument(fmt::format("{}: p and m must be ≥ 1", name));
-    std::vector<Schedule> candidates;
+    std::vector<PlannedSchedule> candidates;
     for (int choice = 0; choice < 8; ++choice) {
         const HeuristicChoices choices{(choice & 1) != 0, (choice & 2) != 0, (choice & 4) != 0};
         RoundScheduler scheduler(name, devices, microbatches, costs, memory_limit, choices);
-        if (auto schedule = scheduler.run()) candidates.push_back(std::move(*schedule));
+        if (auto schedule = scheduler.run())
+            candidates.push_back(PlannedSchedule{std::move(*schedule), scheduler.length()});
     }
     return candidates;
 }

@@ -31,16 +31,6 @@ struct AutoScheduleOptions {
 /// (no schedule fits), naming the cap and what the smallest feasible one is.
 Schedule auto_schedule(const AutoScheduleOptions& options);
 
-/// The Zero Bubble paper's round-based heuristic (Qi et al., ICLR 2024, §3.1) for one chunk
-/// per device: a warm-up of as many forwards as fill the wait for the first backward, then
-/// rounds of one F and one B per stage with W's filling waits and freeing memory, then the
-/// remaining W's. The paper grid-searches three binary choices; this returns the schedule of
-/// each choice that keeps every device within `memory_limit` full-stage microbatches (F adds
-/// one, B releases 1 − costs.w_memory_share, W the rest; none when the cap is below what a
-/// stage needs). `costs` are per stage (empty: unit times, no latency).
-std::vector<Schedule> zero_bubble_heuristic(const std::string& name, int devices, int microbatches,
-                                            const PlanningCosts& costs, double memory_limit);
-
 /// How long a schedule runs with planning costs (every dependency between devices pays the
 /// latency): the longest device span (first start to last end; the paper's "cost") and the
 /// makespan. Precondition: the schedule is valid and has `costs` for each of its stages
@@ -51,5 +41,20 @@ struct PlannedLength {
     bool operator<(const PlannedLength& other) const;
 };
 PlannedLength planned_length(const Schedule& schedule, const PlanningCosts& costs);
+
+/// The Zero Bubble paper's round-based heuristic (Qi et al., ICLR 2024, §3.1) for one chunk
+/// per device: a warm-up of as many forwards as fill the wait for the first backward, then
+/// rounds of one F and one B per stage with W's filling waits and freeing memory, then the
+/// remaining W's. The paper grid-searches three binary choices; this returns the schedule of
+/// each choice that keeps every device within `memory_limit` full-stage microbatches (F adds
+/// one, B releases 1 − costs.w_memory_share, W the rest; none when the cap is below what a
+/// stage needs). `costs` are per stage (empty: unit times, no latency).
+struct PlannedSchedule {
+    Schedule schedule;
+    PlannedLength length;  ///< planned_length(schedule, costs), from the heuristic's timing
+};
+std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int devices,
+                                                   int microbatches, const PlanningCosts& costs,
+                                                   double memory_limit);
 
 }  // namespace pipesim
