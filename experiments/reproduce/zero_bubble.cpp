@@ -64,7 +64,7 @@ std::string models_section(const Context& context) {
         "first stage holds one layer and the embedding against two layers elsewhere, so that "
         "device idles and the worst-device bubble rate measures it; and in the FLOP model W "
         "(the linear layers' weight gradients) costs about 3h/(3h+s) of B, 0.87–0.95 for these "
-        "shapes, where the paper profiles W at 0.52 (1.5B) to 0.75 (28.3B) of B (Table 9). "
+        "shapes, where the paper profiles W at 0.52 (1.5B) to 0.76 (28.3B) of B (Table 9). "
         "Interleaved 1F1B needs at least one transformer layer per chunk here, so it runs "
         "with v = layers/p (2, 3, 2), fewer chunks than the paper's (layers + 2)/p, and not "
         "at all for 28.3B (v would be 1). It suffers most from the split: the partitioner "
