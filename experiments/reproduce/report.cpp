@@ -11,12 +11,19 @@
 namespace pipesim::reproduce {
 
 std::vector<sweep::Result> run_grid(const Context& context, const std::string& grid) {
-    const std::vector<sweep::Job> jobs = sweep::expand(sweep::load_grid(context.dir + "/" + grid));
+    return run_checked(context, sweep::expand(sweep::load_grid(context.dir + "/" + grid)), grid);
+}
+
+std::vector<sweep::Result> run_checked(const Context& context, std::vector<sweep::Job> jobs,
+                                       const std::string& what) {
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+        jobs[i].index = static_cast<int>(i);
     std::vector<sweep::Result> rows = sweep::run_jobs(jobs, context.workers);
     for (const sweep::Result& r : rows)
         if (r.status == sweep::Status::error)
-            throw std::runtime_error(
-                fmt::format("{}: job {} failed: {}", grid, r.job.index, r.reason));
+            throw std::runtime_error(fmt::format("{}: job {} ({} p={} m={}) failed: {}", what,
+                                                 r.job.index, r.job.schedule, r.job.p, r.job.m,
+                                                 r.reason));
     return rows;
 }
 
@@ -48,6 +55,15 @@ std::string Table::markdown() const {
 std::string fixed(double x, int digits) {
     const std::string s = fmt::format("{:.{}f}", x, digits);
     return s == fmt::format("-{:.{}f}", 0.0, digits) ? s.substr(1) : s;  // no "-0.0000"
+}
+
+std::string signed_fixed(double x, int digits) {
+    const std::string s = fixed(x, digits);
+    return s == fixed(0, digits) || s[0] == '-' ? s : "+" + s;
+}
+
+std::string percent(double x) {
+    return signed_fixed(100 * x, 1) + "%";
 }
 
 std::string generated_note(const std::string& grids) {

@@ -18,6 +18,11 @@ struct Context {
 /// Runs experiments/<name>/<grid> and returns the rows in grid order.
 std::vector<sweep::Result> run_grid(const Context& context, const std::string& grid);
 
+/// Runs `jobs` (numbered here, in order) and returns the rows in that order. Throws
+/// std::runtime_error naming `what` and the job if one fails (status error).
+std::vector<sweep::Result> run_checked(const Context& context, std::vector<sweep::Job> jobs,
+                                       const std::string& what);
+
 /// The first row satisfying `match`; throws std::runtime_error naming `what` if none.
 const sweep::Result& find_row(const std::vector<sweep::Result>& rows,
                               const std::function<bool(const sweep::Result&)>& match,
@@ -37,12 +42,18 @@ class Table {
 
 /// `x` with `digits` decimals.
 std::string fixed(double x, int digits);
+/// `x` with `digits` decimals and its sign ("+0.0012", "-0.0012"; "0.0000" when it rounds to 0).
+std::string signed_fixed(double x, int digits);
+/// `x` as a signed percentage with one decimal ("+12.3%").
+std::string percent(double x);
 /// The line every report starts with after its title.
 std::string generated_note(const std::string& grids);
 /// Writes the report (atomically).
 void write_report(const Context& context, const std::string& text);
 
 int zero_bubble(const Context& context);
+/// The zero-bubble report's section on the paper's profiled times (its Tables 9 and 5).
+std::string zero_bubble_profiled(const Context& context);
 int controllable_memory(const Context& context);
 int megatron_interleaved(const Context& context);
 int dualpipe(const Context& context);
