@@ -39,9 +39,34 @@ std::vector<double> end_times(const Timeline& timeline);
 /// The `duration` table of the ops in `timeline` (end − start per stage and pass).
 std::vector<double> timeline_durations(const Timeline& timeline);
 
+/// The activation memory running `op` adds (F: M_B) or releases (negative; B: M_B − M_W,
+/// W: M_W, BW: M_B).
+double memory_change(const Op& op, const MemoryModel& memory);
+
 /// The peak activation a device holds running `ops` in order: F adds M_B, B releases
 /// M_B − M_W, W releases M_W, BW releases M_B.
 double order_peak(const std::vector<Op>& ops, const MemoryModel& memory);
+
+/// When the inputs `op` needs from other ops (stage s−1's F, stage s+1's backward, its own F
+/// or B) are done, by `end` (per output slot, −1 for an op not run yet): the latest of their
+/// ends, −1 if one has not run, 0 if the op needs nothing. Precondition: no routed microbatches.
+double inputs_end(const Op& op, int stages, const std::vector<double>& end);
+
+/// The warm-up and cool-down fill, a list schedule of the devices' orders: a device that is
+/// free runs its next op if that op's inputs are done; otherwise the first later op of its
+/// order whose inputs are done, if pulling that op ahead keeps the device's activation
+/// memory, from now until the op's old place, within `cap[device]` (raised to the order's own
+/// peak if that is higher); otherwise it waits for the next op to end anywhere. After a
+/// device's last forward a backward whose inputs are done also overtakes the W's before it
+/// (W's feed no other device: the Zero Bubble papers' deferred W's fill the cool-down). A
+/// forward pulled ahead fills a warm-up wait with a later microbatch. Ops are looked for at
+/// most as many microbatches ahead as the cap holds. The result runs (each op starts after its
+/// inputs) and no device's peak exceeds its cap; a filler can delay the op it overtook when
+/// passes differ in length (tests check that it does not lengthen the catalog blocks'
+/// pipelines with unit slots). Returns nothing if the devices stall (cannot happen for
+/// an order that runs). Durations as asap_timing's.
+std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<double>& duration,
+                                  const std::vector<double>& cap, const MemoryModel& memory);
 
 /// reorder() on a timing already computed: `timing` is asap_timing(schedule, duration).
 Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& duration,
