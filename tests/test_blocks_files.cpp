@@ -136,7 +136,8 @@ TEST_CASE("the measured peak never exceeds the lifespan bound, with costs and re
           "[blocks][files][cli]") {
     for (const char* file : {"1f1b-p4", "zb-h1-p4", "v-min-p4", "v-half-p4"}) {
         for (const char* flags :
-             {"", "--reorder", "--costs 1,2,1 --comm 0.25 --reorder", "--mem-w-ratio 0.5"}) {
+             {"", "--reorder", "--costs 1,2,1 --comm 0.25 --reorder", "--mem-w-ratio 0.5", "--fill",
+              "--costs 1,2,1 --comm 0.25 --fill"}) {
             CAPTURE(file, flags);
             const auto r =
                 run_pipesim("block " + blocks_dir + file + ".json -m 12 --json " + flags);
