@@ -97,25 +97,6 @@ class Filler {
 
 }  // namespace
 
-double inputs_end(const Op& op, int stages, const std::vector<double>& end) {
-    auto end_of = [&](Pass pass, int stage) {
-        return end[output_slot(Op{pass, op.microbatch, stage}, stages)];
-    };
-    auto latest = [](double a, double b) { return a < 0 || b < 0 ? -1.0 : std::max(a, b); };
-    switch (op.pass) {
-        case Pass::F:
-            return op.stage > 0 ? end_of(Pass::F, op.stage - 1) : 0;
-        case Pass::B:
-        case Pass::BW:
-            return op.stage + 1 < stages
-                       ? latest(end_of(Pass::F, op.stage), end_of(Pass::B, op.stage + 1))
-                       : end_of(Pass::F, op.stage);
-        case Pass::W:
-            return end_of(Pass::B, op.stage);
-    }
-    return 0;
-}
-
 std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<double>& duration,
                                   const std::vector<double>& cap, const MemoryModel& memory) {
     const int devices = schedule.devices;

@@ -89,22 +89,6 @@ std::vector<double> end_times(const Timeline& timeline) {
     return end;
 }
 
-double memory_change(const Op& op, const MemoryModel& memory) {
-    const double mb = memory.activation[op.stage];
-    const double mw = memory.held_for_w[op.stage];
-    switch (op.pass) {
-        case Pass::F:
-            return mb;
-        case Pass::B:
-            return -(mb - mw);
-        case Pass::W:
-            return -mw;
-        case Pass::BW:
-            return -mb;
-    }
-    return 0;
-}
-
 double order_peak(const std::vector<Op>& ops, const MemoryModel& memory) {
     double held = 0;
     double peak = 0;

@@ -2,6 +2,7 @@
 // Internal helpers of the building-block code: as-soon-as-possible timing of a schedule on a
 // slot grid, and a device's peak activation from its order alone.
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -41,16 +42,46 @@ std::vector<double> timeline_durations(const Timeline& timeline);
 
 /// The activation memory running `op` adds (F: M_B) or releases (negative; B: M_B − M_W,
 /// W: M_W, BW: M_B).
-double memory_change(const Op& op, const MemoryModel& memory);
+inline double memory_change(const Op& op, const MemoryModel& memory) {
+    const double mb = memory.activation[op.stage];
+    const double mw = memory.held_for_w[op.stage];
+    switch (op.pass) {
+        case Pass::F:
+            return mb;
+        case Pass::B:
+            return -(mb - mw);
+        case Pass::W:
+            return -mw;
+        case Pass::BW:
+            return -mb;
+    }
+    return 0;
+}
 
-/// The peak activation a device holds running `ops` in order: F adds M_B, B releases
-/// M_B − M_W, W releases M_W, BW releases M_B.
+/// The peak activation a device holds running `ops` in order (memory_change of each in turn).
 double order_peak(const std::vector<Op>& ops, const MemoryModel& memory);
 
 /// When the inputs `op` needs from other ops (stage s−1's F, stage s+1's backward, its own F
 /// or B) are done, by `end` (per output slot, −1 for an op not run yet): the latest of their
 /// ends, −1 if one has not run, 0 if the op needs nothing. Precondition: no routed microbatches.
-double inputs_end(const Op& op, int stages, const std::vector<double>& end);
+inline double inputs_end(const Op& op, int stages, const std::vector<double>& end) {
+    auto end_of = [&](Pass pass, int stage) {
+        return end[output_slot(Op{pass, op.microbatch, stage}, stages)];
+    };
+    auto latest = [](double a, double b) { return a < 0 || b < 0 ? -1.0 : std::max(a, b); };
+    switch (op.pass) {
+        case Pass::F:
+            return op.stage > 0 ? end_of(Pass::F, op.stage - 1) : 0;
+        case Pass::B:
+        case Pass::BW:
+            return op.stage + 1 < stages
+                       ? latest(end_of(Pass::F, op.stage), end_of(Pass::B, op.stage + 1))
+                       : end_of(Pass::F, op.stage);
+        case Pass::W:
+            return end_of(Pass::B, op.stage);
+    }
+    return 0;
+}
 
 /// The warm-up and cool-down fill, a list schedule of the devices' orders: a device that is
 /// free runs its next op if that op's inputs are done; otherwise the first later op of its
