@@ -110,14 +110,21 @@ BuildingBlock vshape_block(int devices, int offset, const SlotLengths& lengths, 
 }
 
 BuildingBlock v_half_block(int devices, const SlotLengths& lengths, std::string name) {
-    BlockLayout layout =
+    const BlockLayout offset_two =
         vshape_layout(devices, 2, lengths, name.empty() ? "v-half-block" : std::move(name));
+    if (devices % 2 == 1) return place_block(offset_two);
     // Even p: the turn of the V (the last stage's backward after its forward) waits half an
     // interval, as in the authors' V-Half pattern (Qi et al., NeurIPS 2024, whose stable
     // pattern starts the second chunk's backwards 3 unit slots later for even p). Every
     // device's two lifespans then round up to p + 2 chunk activations together.
-    if (devices % 2 == 0) layout.b_gap[2 * devices - 1] += lengths.f + lengths.b + lengths.w;
-    return place_block(layout);
+    BlockLayout delayed = offset_two;
+    delayed.b_gap[2 * devices - 1] += lengths.f + lengths.b + lengths.w;
+    try {
+        return place_block(delayed);
+    } catch (const InvalidBlock&) {
+        // Some unequal slot lengths leave a pass no free slots after the delay.
+        return place_block(offset_two);
+    }
 }
 
 namespace {
