@@ -65,6 +65,16 @@ TEST_CASE("V-Half's even-p block: the delayed turn rounds every device up to p +
     }
 }
 
+TEST_CASE("V-Half's block keeps the offset-2 layout where the delayed turn does not fit",
+          "[schedules][blocks][vshape]") {
+    // With F, B, W = 2, 3, 1 slots the delay leaves some pass no free slots for every even p.
+    for (int p : {2, 4, 6, 8}) {
+        CAPTURE(p);
+        CHECK(v_half_block(p, {2, 3, 1}).passes == vshape_block(p, 2, {2, 3, 1}).passes);
+        CHECK(v_half_block(p).passes != vshape_block(p, 2).passes);
+    }
+}
+
 TEST_CASE("V-Half with even p holds p/2 + 1 and idles (3p − 7)/2 for every m ≥ p − 1",
           "[schedules][blocks][vshape]") {
     // Measured closed form (unit costs, no communication): the delayed turn's block filled
