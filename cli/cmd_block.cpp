@@ -25,6 +25,8 @@ lifespan bound sum(ceil(l_s/T) * M_B(s)) next to the measured peak activation.
   --comm C              latency of every cross-device dependency (default 0)
   --mem-w-ratio R       share of a stage's activations held from B until W, 0..1 (default 1)
   --reorder             reorder warm-up and cool-down (never raises peak memory)
+  --fill                instead, fill idle warm-up and cool-down slots with later ops of each
+                        device's order, within the lifespan bound (what v-zb does)
   --json                print one JSON object instead of the table
 )";
 
@@ -32,6 +34,7 @@ struct BlockCommand {
     std::string file;
     int microbatches = 0;
     bool reorder = false;
+    bool fill = false;
     bool json = false;
     AnalyzeOptions analyze;
 };
@@ -48,6 +51,8 @@ BlockCommand parse_block_args(const std::vector<std::string>& args, bool& help) 
         } else if (read_cost_flag(flag, reader, c.analyze)) {
         } else if (flag == "--reorder") {
             c.reorder = true;
+        } else if (flag == "--fill") {
+            c.fill = true;
         } else if (flag == "--json") {
             c.json = true;
         } else if (flag == "-h" || flag == "--help") {
@@ -76,7 +81,8 @@ int run_block(const std::vector<std::string>& args) {
         return 0;
     }
     const BuildingBlock block = read_block_file(c.file);
-    const Schedule schedule = schedule_from_block(block, c.microbatches, {c.reorder});
+    const Schedule schedule = schedule_from_block(
+        block, c.microbatches, BlockScheduleOptions{.reorder = c.reorder, .fill_idle = c.fill});
     const Analysis analysis = analyze_schedule(schedule, c.analyze);
     const Lifespan life = block_lifespan(
         block, unit_memory_model(block.devices, block.chunks, c.analyze.mem_w_ratio));
@@ -86,6 +92,7 @@ int run_block(const std::vector<std::string>& args) {
                       {"interval", block.interval},
                       {"group", block.group},
                       {"reorder", c.reorder},
+                      {"fill", c.fill},
                       {"stage_lifespan", life.stage_lifespan},
                       {"stage_in_flight", life.stage_in_flight},
                       {"lifespan_bound", life.device_bound},
@@ -95,7 +102,7 @@ int run_block(const std::vector<std::string>& args) {
     }
     fmt::print("{}", analysis_table(analysis, c.analyze));
     fmt::print("\nblock '{}': interval T = {} slots, {} microbatch(es) per block{}\n", block.name,
-               block.interval, block.group, c.reorder ? ", reordered" : "");
+               block.interval, block.group, c.fill ? ", filled" : (c.reorder ? ", reordered" : ""));
     fmt::print("{:>8}  {:>14}  {:>13}\n", "device", "lifespan bound", "measured peak");
     for (int d = 0; d < block.devices; ++d)
         fmt::print("{:>8}  {:>14.4g}  {:>13.4g}\n", d, life.device_bound[d],

@@ -26,7 +26,7 @@ commands:
   simulate ... --cluster NAME   the same schedule flags on a SimGrid model of a GPU cluster
           [--dp D] [-t T] [--straggler GPU:K] [--bw-scale X] [--lat-scale X] [--json]
   block BLOCK.json -m M         schedule from a building block: metrics, lifespan bound
-          [--costs F,B,W] [--comm C] [--mem-w-ratio R] [--reorder] [--json]
+          [--costs F,B,W] [--comm C] [--mem-w-ratio R] [--reorder | --fill] [--json]
   search -p P -m M --mem-limit X  lowest-bubble schedule within X activations per device
           [--costs F,B,W] [--comm C] [--mem-w-ratio R] [--json] [--save FILE]
   convert IN -o OUT             schedule files: pipesim JSON <-> PyTorch pipelining CSV

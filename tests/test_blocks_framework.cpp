@@ -168,6 +168,36 @@ TEST_CASE("reordering never raises any device's peak memory", "[schedules][block
     }
 }
 
+TEST_CASE("filling idle slots stays within the lifespan bound and never lengthens the pipeline",
+          "[schedules][blocks]") {
+    const BlockScheduleOptions fill{.reorder = false, .fill_idle = true};
+    for (int p : {2, 3, 4, 5, 6, 8, 9}) {
+        std::vector<BuildingBlock> blocks{vshape_block(p, 4)};
+        for (const BlockFamily& family : block_families())
+            blocks.push_back(family.build(p, {}));
+        for (const BuildingBlock& block : blocks) {
+            for (int m : {1, p, 2 * p + 3}) {
+                const Schedule before = schedule_from_block(block, m, no_reorder);
+                const Schedule after = schedule_from_block(block, m, fill);
+                CHECK_FALSE(validate(after).has_value());
+                const auto costs = uniform_stage_costs(p, block.chunks, 1, 1, 1);
+                for (double ratio : {1.0, 0.5, 0.0}) {
+                    const MemoryModel memory = unit_memory_model(p, block.chunks, ratio);
+                    const Lifespan life = block_lifespan(block, memory);
+                    const Metrics x = compute_metrics(replay(before, costs), memory);
+                    const Metrics y = compute_metrics(replay(after, costs), memory);
+                    CAPTURE(block.name, p, m, ratio);
+                    CHECK(y.makespan <= x.makespan + 1e-9);
+                    for (int d = 0; d < p; ++d) {
+                        CAPTURE(d);
+                        CHECK(y.devices[d].peak_activation <= life.device_bound[d] + 1e-9);
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("squeeze keeps every device's order and removes idle slots", "[schedules][blocks]") {
     const BuildingBlock block = zb_h2_block(4);
     const Timeline repeated = repeat_block(block, 10);

@@ -62,21 +62,46 @@ TEST_CASE("ZB-V beats ZB-H1 and 1F1B at equal memory with unequal F, B, W", "[sc
     }
 }
 
-TEST_CASE("V-ZB's block has lifespan bound p and its schedule holds p with less bubble than ZB-H1",
+TEST_CASE("V-ZB is ZB-V's zero bubble at 1F1B's peak p, built from its block, once m ≥ 2p−1",
           "[schedules][blocks][vshape]") {
+    // The paper's V-ZB: peak p and (almost) zero bubble with F = B = W. Its block (offset 4)
+    // has lifespan bound p on every device; repeated, squeezed and filled (fill_idle: the
+    // warm-up runs later microbatches' first-chunk forwards, the cool-down deferred W's) it
+    // keeps every device busy from its first op to its last.
+    const BlockScheduleOptions fill{.reorder = true, .fill_idle = true};
     for (int p : {2, 3, 4, 5, 6, 7, 8, 9, 12, 16}) {
         CAPTURE(p);
-        const Lifespan life = block_lifespan(vshape_block(p, 4), unit_memory_model(p, 2));
+        const BuildingBlock block = vshape_block(p, 4);
+        const Lifespan life = block_lifespan(block, unit_memory_model(p, 2));
         CHECK(life.max_bound == Approx(p));
-        for (int m : {2 * p, 4 * p}) {
+        for (int m : {2 * p - 1, 2 * p, 2 * p + 1, 3 * p, 3 * p + 1, 4 * p + 3}) {
             CAPTURE(m);
+            CHECK(generate_schedule("v-zb", {p, m, 0, 0}).device_ops ==
+                  schedule_from_block(block, m, fill).device_ops);
             const Metrics v = run("v-zb", p, m);
             CHECK(v.peak_activation_max == Approx(p));
-            // Warm-up and cool-down idle p − 1.5 stage times per device (ZB-H1: p − 1; 1F1B:
-            // 3(p − 1)); the steady state has no idle slot, so the bubble does not grow with m.
-            // The paper's (almost) zero bubble needs a warm-up order reorder() does not make
-            // (docs/block-format.md, "The V-shape schedules against the paper"); zb-v has it.
-            CHECK(v.bubble_time == Approx(p - 1.5).margin(1e-9));
+            CHECK(v.bubble_time == Approx(0.0).margin(1e-9));
+            // Every device works 3m stage times; device i starts i chunk forwards (½ each)
+            // after device 0, as in ZB-V.
+            CHECK(v.makespan == Approx(3.0 * m + 0.5 * (p - 1)));
+        }
+    }
+}
+
+TEST_CASE("V-ZB with fewer than 2p−1 microbatches idles half a stage per missing forward",
+          "[schedules][blocks][vshape]") {
+    // ZB-V's warm-up runs 2p−1 forwards before the first backward comes back; with m < 2p−1
+    // the device that waits longest misses 2p−1−m of them, each a chunk forward of ½.
+    for (int p : {2, 3, 4, 5, 8}) {
+        for (int m = p; m < 2 * p - 1; ++m) {
+            CAPTURE(p, m);
+            const Metrics v = run("v-zb", p, m);
+            CHECK(v.peak_activation_max == Approx(p));
+            CHECK(v.bubble_time == Approx(0.5 * (2 * p - 1 - m)).margin(1e-9));
+        }
+        for (int m = 1; m < p; ++m) {
+            CAPTURE(p, m);
+            CHECK(run("v-zb", p, m).peak_activation_max <= m + 1e-9);
         }
     }
 }

@@ -61,16 +61,14 @@ int controllable_memory(const Context& context) {
     out += fmt::format(
         "\nPeak memory: in {} rows pipesim's peak, rounded up to whole microbatches, differs "
         "from the published count. A V-shape chunk holds half a stage, so pipesim's peak can "
-        "be a half-integer where the table counts whole microbatches. V-Min matches the "
-        "published count; pipesim's V-Half holds p/2 + 1.5 where the table says (p+2)//2, half "
-        "to one microbatch more: its block (tests/test_blocks_vschedules.cpp) is not the "
-        "paper's memory-optimal V-Half block, a known difference to close.\n\n"
+        "be a half-integer where the table counts whole microbatches. V-Min and V-Half match "
+        "the published counts; for even p V-Half's block delays the turn of the V by half an "
+        "interval, as the authors' pattern does (docs/block-format.md).\n\n"
         "Bubble: the published rates are first-order approximations (`~`); pipesim's exact "
         "rates carry the warm-up and cool-down terms, so they sit above `~p/m` for 1F1B "
         "(exactly `(p−1)/(m+p−1)` there) and approach the approximations as m grows. V-ZB's "
-        "rate is small but not 0 at small m: its warm-up and cool-down leave `p − 1.5` stage "
-        "times idle per device (see tests/test_blocks_vschedules.cpp), which the \"almost "
-        "zero\" of the abstract allows.\n",
+        "rate is 0 for every m ≥ 2p − 1: its block, repeated and filled within the lifespan "
+        "bound p, gets ZB-V's warm-up (tests/test_blocks_vschedules.cpp).\n",
         memory_mismatch);
     write_report(context, out);
     return 0;

@@ -79,7 +79,10 @@ BuildingBlock interleaved_1f1b_block(int devices, int chunks) {
     return block;
 }
 
-BuildingBlock vshape_block(int devices, int offset, const SlotLengths& lengths, std::string name) {
+namespace {
+
+// The V-shape layout of vshape_block (see there), before placing.
+BlockLayout vshape_layout(int devices, int offset, const SlotLengths& lengths, std::string name) {
     const int p = devices;
     BlockLayout layout;
     layout.name = name.empty() ? fmt::format("v-shape-{}", offset) : std::move(name);
@@ -97,7 +100,31 @@ BuildingBlock vshape_block(int devices, int offset, const SlotLengths& lengths, 
         layout.f_gap[s] = (offset - 1) * lengths.f;
     for (int s = p; s < 2 * p - 1; ++s)
         layout.b_gap[s] = (offset - 1) * lengths.b;
-    return place_block(layout);
+    return layout;
+}
+
+}  // namespace
+
+BuildingBlock vshape_block(int devices, int offset, const SlotLengths& lengths, std::string name) {
+    return place_block(vshape_layout(devices, offset, lengths, std::move(name)));
+}
+
+BuildingBlock v_half_block(int devices, const SlotLengths& lengths, std::string name) {
+    const BlockLayout offset_two =
+        vshape_layout(devices, 2, lengths, name.empty() ? "v-half-block" : std::move(name));
+    if (devices % 2 == 1) return place_block(offset_two);
+    // Even p: the turn of the V (the last stage's backward after its forward) waits half an
+    // interval, as in the authors' V-Half pattern (Qi et al., NeurIPS 2024, whose stable
+    // pattern starts the second chunk's backwards 3 unit slots later for even p). Every
+    // device's two lifespans then round up to p + 2 chunk activations together.
+    BlockLayout delayed = offset_two;
+    delayed.b_gap[2 * devices - 1] += lengths.f + lengths.b + lengths.w;
+    try {
+        return place_block(delayed);
+    } catch (const InvalidBlock&) {
+        // Some unequal slot lengths leave a pass no free slots after the delay.
+        return place_block(offset_two);
+    }
 }
 
 namespace {
@@ -106,7 +133,7 @@ BuildingBlock v_min(int p, const SlotLengths& l) {
     return vshape_block(p, 1, l, "v-min-block");
 }
 BuildingBlock v_half(int p, const SlotLengths& l) {
-    return vshape_block(p, 2, l, "v-half-block");
+    return v_half_block(p, l);
 }
 
 constexpr std::array families{
@@ -114,7 +141,8 @@ constexpr std::array families{
     BlockFamily{"zb-h1", "ZB-H1's block", &zb_h1_block},
     BlockFamily{"zb-h2", "ZB-H2's block", &zb_h2_block},
     BlockFamily{"v-min", "V-shape block, offset 1 (memory ≈ p/3)", &v_min},
-    BlockFamily{"v-half", "V-shape block, offset 2 (memory ≈ p/2)", &v_half},
+    BlockFamily{"v-half", "V-shape block, offset 2, turn delayed for even p (memory ⌊(p+2)/2⌋)",
+                &v_half},
 };
 
 }  // namespace

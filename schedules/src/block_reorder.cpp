@@ -83,23 +83,8 @@ class Reorderer {
     // F, B or BW: the end of its output (B and BW share the backward's slot).
     double end_of(const Op& op) const { return end_[output_slot(op, stages_)]; }
 
-    // When the inputs an op needs from other stages are done, by the current timing.
-    double input_ready(const Op& op) const {
-        switch (op.pass) {
-            case Pass::F:
-                return op.stage > 0 ? end_of(Op{Pass::F, op.microbatch, op.stage - 1}) : 0;
-            case Pass::B:
-            case Pass::BW: {
-                double ready = end_of(Op{Pass::F, op.microbatch, op.stage});
-                if (op.stage + 1 < stages_)
-                    ready = std::max(ready, end_of(Op{Pass::B, op.microbatch, op.stage + 1}));
-                return ready;
-            }
-            case Pass::W:
-                return end_of(Op{Pass::B, op.microbatch, op.stage});
-        }
-        return 0;
-    }
+    // When the inputs an op needs are done, by the current timing.
+    double input_ready(const Op& op) const { return detail::inputs_end(op, stages_, end_); }
 
     int stages_;
     const std::vector<double>& end_;

@@ -93,23 +93,8 @@ double order_peak(const std::vector<Op>& ops, const MemoryModel& memory) {
     double held = 0;
     double peak = 0;
     for (const Op& op : ops) {
-        const double mb = memory.activation[op.stage];
-        const double mw = memory.held_for_w[op.stage];
-        switch (op.pass) {
-            case Pass::F:
-                held += mb;
-                peak = std::max(peak, held);
-                break;
-            case Pass::B:
-                held -= mb - mw;
-                break;
-            case Pass::W:
-                held -= mw;
-                break;
-            case Pass::BW:
-                held -= mb;
-                break;
-        }
+        held += memory_change(op, memory);
+        peak = std::max(peak, held);
     }
     return peak;
 }
@@ -238,9 +223,14 @@ Schedule schedule_from_block(const BuildingBlock& block, int microbatches,
     if (auto issue = detail::asap_timing(schedule, duration, squeezed))
         throw InvalidBlock(fmt::format("block '{}' repeated {} times is not a valid schedule: {}",
                                        block.name, microbatches, issue->message));
+    const MemoryModel memory = unit_memory_model(block.devices, block.chunks);
+    if (options.fill_idle) {
+        const Lifespan life = block_lifespan(block, memory);
+        if (auto filled = detail::fill_idle(schedule, duration, life.device_bound, memory))
+            return *std::move(filled);
+    }
     if (!options.reorder) return schedule;
-    return detail::reorder_timed(schedule, duration, std::move(squeezed),
-                                 unit_memory_model(block.devices, block.chunks));
+    return detail::reorder_timed(schedule, duration, std::move(squeezed), memory);
 }
 
 }  // namespace pipesim

@@ -2,6 +2,7 @@
 // Internal helpers of the building-block code: as-soon-as-possible timing of a schedule on a
 // slot grid, and a device's peak activation from its order alone.
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -39,9 +40,64 @@ std::vector<double> end_times(const Timeline& timeline);
 /// The `duration` table of the ops in `timeline` (end − start per stage and pass).
 std::vector<double> timeline_durations(const Timeline& timeline);
 
-/// The peak activation a device holds running `ops` in order: F adds M_B, B releases
-/// M_B − M_W, W releases M_W, BW releases M_B.
+/// The activation memory running `op` adds (F: M_B) or releases (negative; B: M_B − M_W,
+/// W: M_W, BW: M_B).
+inline double memory_change(const Op& op, const MemoryModel& memory) {
+    const double mb = memory.activation[op.stage];
+    const double mw = memory.held_for_w[op.stage];
+    switch (op.pass) {
+        case Pass::F:
+            return mb;
+        case Pass::B:
+            return -(mb - mw);
+        case Pass::W:
+            return -mw;
+        case Pass::BW:
+            return -mb;
+    }
+    return 0;
+}
+
+/// The peak activation a device holds running `ops` in order (memory_change of each in turn).
 double order_peak(const std::vector<Op>& ops, const MemoryModel& memory);
+
+/// When the inputs `op` needs from other ops (stage s−1's F, stage s+1's backward, its own F
+/// or B) are done, by `end` (per output slot, −1 for an op not run yet): the latest of their
+/// ends, −1 if one has not run, 0 if the op needs nothing. Precondition: no routed microbatches.
+inline double inputs_end(const Op& op, int stages, const std::vector<double>& end) {
+    auto end_of = [&](Pass pass, int stage) {
+        return end[output_slot(Op{pass, op.microbatch, stage}, stages)];
+    };
+    auto latest = [](double a, double b) { return a < 0 || b < 0 ? -1.0 : std::max(a, b); };
+    switch (op.pass) {
+        case Pass::F:
+            return op.stage > 0 ? end_of(Pass::F, op.stage - 1) : 0;
+        case Pass::B:
+        case Pass::BW:
+            return op.stage + 1 < stages
+                       ? latest(end_of(Pass::F, op.stage), end_of(Pass::B, op.stage + 1))
+                       : end_of(Pass::F, op.stage);
+        case Pass::W:
+            return end_of(Pass::B, op.stage);
+    }
+    return 0;
+}
+
+/// The warm-up and cool-down fill, a list schedule of the devices' orders: a device that is
+/// free runs its next op if that op's inputs are done; otherwise the first later op of its
+/// order whose inputs are done, if pulling that op ahead keeps the device's activation
+/// memory, from now until the op's old place, within `cap[device]` (raised to the order's own
+/// peak if that is higher); otherwise it waits for the next op to end anywhere. After a
+/// device's last forward a backward whose inputs are done also overtakes the W's before it
+/// (W's feed no other device: the Zero Bubble papers' deferred W's fill the cool-down). A
+/// forward pulled ahead fills a warm-up wait with a later microbatch. Ops are looked for at
+/// most as many microbatches ahead as the cap holds. The result runs (each op starts after its
+/// inputs) and no device's peak exceeds its cap; a filler can delay the op it overtook when
+/// passes differ in length (tests check that it does not lengthen the catalog blocks'
+/// pipelines with unit slots). Returns nothing if the devices stall (cannot happen for
+/// an order that runs). Durations as asap_timing's.
+std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<double>& duration,
+                                  const std::vector<double>& cap, const MemoryModel& memory);
 
 /// reorder() on a timing already computed: `timing` is asap_timing(schedule, duration).
 Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& duration,

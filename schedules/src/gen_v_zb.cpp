@@ -3,16 +3,22 @@
 // pass lengths per device (vshape_block offset 4; the greedy placer makes the other two
 // chains advance two). Its lifespan bound is p full-stage microbatches, 1F1B's peak, and its
 // steady state is ZB-V's: every device runs F, B and W of both chunks in each interval with
-// no idle slot. Repeated, squeezed and reordered by the framework, the warm-up and cool-down
-// still idle about p chunk passes per device (the paper removes them with a hand-tuned
-// warm-up; zb-v has one with the same steady state). Peak p with F = B = W.
+// no idle slot. The block is repeated and squeezed, then filled (BlockScheduleOptions::
+// fill_idle): a device waiting in the warm-up runs the next microbatches' first-chunk
+// forwards while its memory stays within the bound p, and in the cool-down runs each
+// backward as soon as it arrives, deferring its W's into the waits. That gives the warm-up
+// of ZB-V (Zero Bubble Pipeline Parallelism, ICLR 2024, §6): device i (from 0) runs 2p−1−i
+// first-chunk and i+1 second-chunk forwards (2p chunks, its peak p) before its first backward.
+// Measured with F = B = W, no communication: zero bubble and peak p for every m ≥ 2p − 1
+// (makespan 3m + (p−1)/2 stage times, ZB-V's); for p ≤ m < 2p − 1 the bubble is (2p−1−m)/2.
 #include "generators.hpp"
 #include "schedules/block_catalog.hpp"
 
 namespace pipesim::detail {
 
 Schedule generate_v_zb(const GeneratorOptions& o) {
-    Schedule s = schedule_from_block(vshape_block(o.devices, 4, {}, "v-zb"), o.microbatches);
+    Schedule s = schedule_from_block(vshape_block(o.devices, 4, {}, "v-zb"), o.microbatches,
+                                     BlockScheduleOptions{.reorder = true, .fill_idle = true});
     s.name = "v-zb";
     return s;
 }

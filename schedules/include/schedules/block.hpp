@@ -95,10 +95,17 @@ Schedule reorder(const Schedule& schedule, const Timeline& squeezed, const Memor
 
 /// What to do after repeating.
 struct BlockScheduleOptions {
+    /// Reorder warm-up and cool-down (reorder()).
     bool reorder = true;
+    /// Instead of reorder(), fill every idle slot of the repeated order with a later op of the
+    /// device's own order whose inputs are done (forwards of the next microbatches in the
+    /// warm-up, pending W's in the cool-down), as long as the device's memory stays within the
+    /// block's lifespan bound (block_lifespan's device_bound). Off by default: it raises the
+    /// memory of blocks whose schedule holds less than their bound.
+    bool fill_idle = false;
 };
 
-/// repeat_block → squeeze → (reorder) → validated Schedule named `block.name`. Throws
+/// repeat_block → squeeze → (reorder or fill_idle) → validated Schedule named `block.name`. Throws
 /// InvalidBlock for a bad block or collision; the result satisfies validate().
 Schedule schedule_from_block(const BuildingBlock& block, int microbatches,
                              const BlockScheduleOptions& options = {});

@@ -52,6 +52,13 @@ BuildingBlock interleaved_1f1b_block(int devices, int chunks);
 BuildingBlock vshape_block(int devices, int offset, const SlotLengths& lengths = {},
                            std::string name = "");
 
+/// V-Half's block (Qi et al., NeurIPS 2024): vshape_block offset 2; for even p the backward
+/// of the last stage starts f + b + w slots (half an interval) after it could, which gives
+/// every device the paper's peak ⌊(p+2)/2⌋ full-stage microbatches (offset 2 alone: p/2 + 1.5).
+/// Odd p, or slot lengths with which the delayed block finds no free slots for some pass:
+/// exactly vshape_block(p, 2). `name` empty: "v-half-block".
+BuildingBlock v_half_block(int devices, const SlotLengths& lengths = {}, std::string name = "");
+
 /// A named block family of the catalog: name and builder for p devices.
 struct BlockFamily {
     std::string_view name;
