@@ -56,9 +56,15 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
                 throw std::invalid_argument("two model copies: not comparable");
             return s;
         });
-    for (int offset = 1; offset <= max_vshape_offset; ++offset)
+    for (int offset = 1; offset <= max_vshape_offset; ++offset) {
         add(fmt::format("v-shape offset {}", offset), "block",
             [&] { return schedule_from_block(vshape_block(o.devices, offset), o.microbatches); });
+        // The same block with its idle slots filled within its lifespan bound.
+        add(fmt::format("v-shape offset {} filled", offset), "block", [&] {
+            return schedule_from_block(vshape_block(o.devices, offset), o.microbatches,
+                                       BlockScheduleOptions{.reorder = true, .fill_idle = true});
+        });
+    }
     for (int chunks : {1, 2}) {
         add(fmt::format("auto (v={}, cap {:g})", chunks, o.memory_limit), "auto", [&] {
             AutoScheduleOptions a;
