@@ -32,14 +32,6 @@ fs::path scratch(const std::string& name) {
     return dir;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        lines.push_back(line);
-    return lines;
-}
-
 // The header, then the data rows sorted (rows arrive in completion order).
 std::vector<std::string> sorted_rows(const fs::path& csv) {
     std::vector<std::string> lines = lines_of(read_file(csv));

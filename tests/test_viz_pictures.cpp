@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_runner.hpp"
 #include "viz/chrome_trace.hpp"
 #include "viz/critical_path.hpp"
 #include "viz/dependency_graph.hpp"
@@ -17,6 +18,7 @@
 #include "viz/timeline_picture.hpp"
 #include "viz_fixtures.hpp"
 
+using pipesim::test::lines_of;
 using pipesim::test::op_count;
 using pipesim::test::replayed;
 using pipesim::test::unit_memory;
@@ -34,14 +36,6 @@ std::string read_text(const std::string& path) {
 std::size_t count(const std::string& text, const std::regex& pattern) {
     return static_cast<std::size_t>(
         std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), {}));
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        lines.push_back(line);
-    return lines;
 }
 
 }  // namespace

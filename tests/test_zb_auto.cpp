@@ -13,6 +13,8 @@
 #include "sim/analyze.hpp"
 #include "sim/replay.hpp"
 
+#include "random_costs.hpp"
+
 using namespace pipesim;
 
 namespace {
@@ -52,14 +54,11 @@ Analysis analyze_row(const PaperRow& row, const char* schedule) {
     return analyze(o);
 }
 
-PlanningCosts random_costs(std::mt19937& rng, int stages) {
-    std::uniform_real_distribution<double> time(0.3, 2.0);
-    PlanningCosts c;
-    for (int s = 0; s < stages; ++s) {
-        c.forward.push_back(time(rng));
-        c.backward_input.push_back(time(rng));
-        c.backward_weight.push_back(time(rng));
-    }
+// Random per-stage times (test::random_costs), latency and W memory share.
+PlanningCosts random_planning(std::mt19937& rng, int stages) {
+    StageCosts times = test::random_costs(stages, rng, 0.3, 2.0);
+    PlanningCosts c{std::move(times.forward), std::move(times.backward_input),
+                    std::move(times.backward_weight)};
     c.comm_latency = std::uniform_real_distribution<double>(0.0, 0.5)(rng);
     c.w_memory_share = std::uniform_int_distribution<int>(0, 4)(rng) / 4.0;
     return c;
@@ -96,7 +95,7 @@ TEST_CASE("every heuristic candidate is valid, keeps the cap, and is timed like 
         const int p = std::uniform_int_distribution<int>(1, 9)(rng);
         const int m = std::uniform_int_distribution<int>(1, 4 * p + 3)(rng);
         const double cap = std::uniform_int_distribution<int>(1, 3)(rng) * p;
-        const PlanningCosts costs = random_costs(rng, p);
+        const PlanningCosts costs = random_planning(rng, p);
         CAPTURE(trial, p, m, cap, costs.comm_latency, costs.w_memory_share);
         const std::vector<PlannedSchedule> candidates =
             zero_bubble_heuristic("h", p, m, costs, cap);
@@ -130,7 +129,7 @@ TEST_CASE("planned ZB-1P/ZB-2P are never longer than the handcrafted schedule of
         const int p = std::uniform_int_distribution<int>(2, 8)(rng);
         const int m = std::uniform_int_distribution<int>(2 * p, 4 * p)(rng);
         GeneratorOptions o{p, m, 0, 0};
-        o.planning = random_costs(rng, p);
+        o.planning = random_planning(rng, p);
         CAPTURE(trial, p, m);
         const PlannedLength one_p = planned_length(generate_schedule("zb-1p", o), o.planning);
         const PlannedLength two_p = planned_length(generate_schedule("zb-2p", o), o.planning);

@@ -21,38 +21,12 @@ std::vector<double> slot_durations(int stages, const SlotLengths& lengths) {
     return duration;
 }
 
-namespace {
-
-// The as-soon-as-possible walk shared by asap_timing and asap_timeline: `on_op(device,
-// position, op, start, finish)` sees every op; `end` is filled per dense op index.
-template <class OnOp>
-std::optional<ValidationIssue> asap_walk(const Schedule& schedule,
-                                         const std::vector<double>& duration,
-                                         std::vector<double>& end, OnOp&& on_op) {
-    const int stages = schedule.stages();
-    end.assign(output_slot_count(schedule.microbatches, stages), -1.0);
-    std::vector<double> device_free(static_cast<std::size_t>(schedule.devices), 0.0);
-    DependencyWalker walker(schedule);
-    return walker.run([&](int device, int position, const Op& op, const Predecessors& preds) {
-        double start = device_free[device];
-        for (int k = 0; k < preds.count; ++k)
-            start = std::max(start, end[preds.slot[k]]);
-        const double finish = start + duration[static_cast<std::size_t>(op.stage) * pass_count +
-                                               static_cast<std::size_t>(op.pass)];
-        if (op.pass != Pass::W) end[output_slot(op, stages)] = finish;
-        device_free[device] = finish;
-        on_op(device, position, op, start, finish);
-    });
-}
-
-}  // namespace
-
 std::optional<ValidationIssue> asap_timing(const Schedule& schedule,
                                            const std::vector<double>& duration,
                                            AsapTiming& timing) {
     double last = 0;
     auto issue = asap_walk(
-        schedule, duration, timing.end,
+        schedule, duration, 0.0, timing.end,
         [&](int, int, const Op&, double, double finish) { last = std::max(last, finish); });
     timing.makespan = last;
     return issue;
@@ -64,7 +38,7 @@ Timeline asap_timeline(const Schedule& schedule, const std::vector<double>& dura
         t.device_ops[d].resize(schedule.device_ops[d].size());
     std::vector<double> end;
     auto issue =
-        asap_walk(schedule, duration, end,
+        asap_walk(schedule, duration, 0.0, end,
                   [&](int device, int position, const Op& op, double start, double finish) {
                       t.device_ops[device][position] = TimedOp{op, start, finish};
                   });

@@ -45,10 +45,7 @@ Schedule generate_zb_capped(const GeneratorOptions& o, const char* name, int cap
     add(auto_schedule(greedy));
     add(cap_per_device == 1 ? generate_zb_h1(o) : generate_zb_h2(o));
 
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < candidates.size(); ++i)
-        if (candidates[i].length < candidates[best].length) best = i;
-    Schedule chosen = std::move(candidates[best].schedule);
+    Schedule chosen = take_shortest(std::move(candidates));
     chosen.name = name;
     return chosen;
 }

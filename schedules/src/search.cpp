@@ -85,10 +85,7 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
         std::vector<PlannedSchedule> found = zero_bubble_heuristic(
             "zb-heuristic", o.devices, o.microbatches, planning, o.memory_limit);
         if (found.empty()) throw std::invalid_argument("no heuristic schedule fits the cap");
-        std::size_t best = 0;
-        for (std::size_t k = 1; k < found.size(); ++k)
-            if (found[k].length < found[best].length) best = k;
-        return std::move(found[best].schedule);
+        return take_shortest(std::move(found));
     });
     return out;
 }

@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "block_timing.hpp"
 #include "schedules/auto_schedule.hpp"
-#include "schedules/dependency_order.hpp"
 #include "schedules/placement.hpp"
 
 namespace pipesim {
@@ -57,7 +57,6 @@ class RoundScheduler {
           schedule_(
               make_empty_schedule(name, devices, microbatches, 1, looped_placement(devices, 1))),
           free_at_(static_cast<std::size_t>(devices), 0.0),
-          started_(static_cast<std::size_t>(devices), false),
           idle_(static_cast<std::size_t>(devices), 0.0),
           first_start_(static_cast<std::size_t>(devices), 0.0),
           held_(static_cast<std::size_t>(devices), 0.0),
@@ -132,14 +131,13 @@ class RoundScheduler {
     void put(int s, Pass pass) {
         const int mb = count(s, pass);
         const double start = std::max(free_at(s), input_ready(s, pass));
-        if (started_[static_cast<std::size_t>(s)]) {
+        if (schedule_.device_ops[static_cast<std::size_t>(s)].empty()) {
+            first_start_[static_cast<std::size_t>(s)] = start;
+        } else {
             double& idle = idle_[static_cast<std::size_t>(s)];
             idle += start - free_at(s);
             largest_idle_ = std::max(largest_idle_, idle);  // idle times only grow
-        } else {
-            first_start_[static_cast<std::size_t>(s)] = start;
         }
-        started_[static_cast<std::size_t>(s)] = true;
         free_at(s) = start + cost(s, pass);
         if (pass == Pass::F) {
             f_end_[at(s, mb)] = free_at(s);
@@ -274,7 +272,6 @@ class RoundScheduler {
     HeuristicChoices choices_;
     Schedule schedule_;
     std::vector<double> free_at_;
-    std::vector<bool> started_;
     std::vector<double> idle_;
     double largest_idle_ = 0;
     std::vector<double> first_start_;
@@ -301,6 +298,13 @@ std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int 
     return candidates;
 }
 
+Schedule take_shortest(std::vector<PlannedSchedule> candidates) {
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < candidates.size(); ++k)
+        if (candidates[k].length < candidates[best].length) best = k;
+    return std::move(candidates.at(best).schedule);
+}
+
 bool PlannedLength::operator<(const PlannedLength& other) const {
     const double tolerance = 1e-9 * std::max(1.0, std::abs(other.longest_span));
     if (std::abs(longest_span - other.longest_span) > tolerance)
@@ -310,44 +314,37 @@ bool PlannedLength::operator<(const PlannedLength& other) const {
 
 PlannedLength planned_length(const Schedule& schedule, const PlanningCosts& costs) {
     const int stages = schedule.stages();
-    auto duration = [&](const Op& op) {
-        switch (op.pass) {
-            case Pass::F:
-                return time_or_unit(costs.forward, op.stage);
-            case Pass::B:
-                return time_or_unit(costs.backward_input, op.stage);
-            case Pass::W:
-                return time_or_unit(costs.backward_weight, op.stage);
-            default:
-                return time_or_unit(costs.backward_input, op.stage) +
-                       time_or_unit(costs.backward_weight, op.stage);
-        }
-    };
-    std::vector<double> output_end(output_slot_count(schedule.microbatches, stages), 0.0);
-    std::vector<double> free_at(static_cast<std::size_t>(schedule.devices), 0.0);
-    std::vector<double> first_start(free_at.size(), std::numeric_limits<double>::infinity());
-    DependencyWalker walker(schedule);
-    const auto issue = walker.run([&](int device, int, const Op& op, const Predecessors& preds) {
-        double start = free_at[static_cast<std::size_t>(device)];
-        for (int k = 0; k < preds.count; ++k)
-            start = std::max(start, output_end[preds.slot[k]] +
-                                        (preds.device[k] == device ? 0.0 : costs.comm_latency));
-        const double end = start + duration(op);
-        free_at[static_cast<std::size_t>(device)] = end;
-        auto& first = first_start[static_cast<std::size_t>(device)];
-        first = std::min(first, start);
-        if (op.pass != Pass::W) output_end[output_slot(op, stages)] = end;
-    });
+    std::vector<double> duration(static_cast<std::size_t>(stages) * pass_count, 0.0);
+    for (int s = 0; s < stages; ++s) {
+        const double b = time_or_unit(costs.backward_input, s);
+        const double w = time_or_unit(costs.backward_weight, s);
+        double* at = &duration[static_cast<std::size_t>(s) * pass_count];
+        at[static_cast<int>(Pass::F)] = time_or_unit(costs.forward, s);
+        at[static_cast<int>(Pass::B)] = b;
+        at[static_cast<int>(Pass::W)] = w;
+        at[static_cast<int>(Pass::BW)] = b + w;
+    }
+    const double never = std::numeric_limits<double>::infinity();
+    std::vector<double> first(static_cast<std::size_t>(schedule.devices), never);
+    std::vector<double> last(first.size(), -never);
+    std::vector<double> end;
+    const auto issue =
+        detail::asap_walk(schedule, duration, costs.comm_latency, end,
+                          [&](int device, int, const Op&, double start, double finish) {
+                              first[static_cast<std::size_t>(device)] =
+                                  std::min(first[static_cast<std::size_t>(device)], start);
+                              last[static_cast<std::size_t>(device)] = finish;
+                          });
     if (issue) throw InvalidSchedule(issue->message);
     PlannedLength length;
-    double earliest = std::numeric_limits<double>::infinity();
-    for (std::size_t d = 0; d < free_at.size(); ++d) {
-        if (schedule.device_ops[d].empty()) continue;
-        length.longest_span = std::max(length.longest_span, free_at[d] - first_start[d]);
-        length.makespan = std::max(length.makespan, free_at[d]);
-        earliest = std::min(earliest, first_start[d]);
+    double earliest = never;
+    for (std::size_t d = 0; d < first.size(); ++d) {
+        if (first[d] == never) continue;  // a device without ops
+        length.longest_span = std::max(length.longest_span, last[d] - first[d]);
+        length.makespan = std::max(length.makespan, last[d]);
+        earliest = std::min(earliest, first[d]);
     }
-    if (std::isfinite(earliest)) length.makespan -= earliest;
+    if (earliest < never) length.makespan -= earliest;
     return length;
 }
 

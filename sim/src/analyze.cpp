@@ -33,11 +33,8 @@ StageCosts stage_costs_from_triples(const std::vector<std::vector<double>>& trip
 
 namespace {
 
-// The largest share of a stage's activations held from B until W: the model's, or the unit
-// model's mem_w_ratio.
-double w_memory_share(const AnalyzeOptions& options, const Schedule& schedule) {
-    if (!options.model) return options.mem_w_ratio;
-    const MemoryModel memory = memory_model_from_plan(plan_model(*options.model, schedule).plan);
+// The largest share of a stage's activations held from B until W.
+double largest_w_share(const MemoryModel& memory) {
     double share = 0;
     for (std::size_t s = 0; s < memory.activation.size(); ++s)
         if (memory.activation[s] > 0)
@@ -52,12 +49,19 @@ Schedule generate_planned(const AnalyzeOptions& options) {
     const ScheduleGenerator* generator = find_generator(options.schedule);
     if (!generator || !generator->plans_with_costs || !options.generator.planning.empty())
         return schedule;
-    const StageCosts costs =
-        options.model ? stage_costs_from_plan(plan_model(*options.model, schedule).plan)
-                      : stage_costs_from_triples(options.costs, schedule.devices, schedule.chunks);
+    StageCosts costs;
+    double w_share = options.mem_w_ratio;
+    if (options.model) {
+        const models::PipelinePlan plan = plan_model(*options.model, schedule).plan;
+        costs = stage_costs_from_plan(plan);
+        w_share = largest_w_share(memory_model_from_plan(plan));
+    } else {
+        costs = stage_costs_from_triples(options.costs, schedule.devices, schedule.chunks);
+    }
     GeneratorOptions planned = options.generator;
-    planned.planning = PlanningCosts{costs.forward, costs.backward_input, costs.backward_weight,
-                                     options.comm_latency, w_memory_share(options, schedule)};
+    planned.planning =
+        PlanningCosts{std::move(costs.forward), std::move(costs.backward_input),
+                      std::move(costs.backward_weight), options.comm_latency, w_share};
     return generate_schedule(options.schedule, planned);
 }
 

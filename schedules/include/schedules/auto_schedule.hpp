@@ -57,4 +57,8 @@ std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int 
                                                    int microbatches, const PlanningCosts& costs,
                                                    double memory_limit);
 
+/// The shortest of `candidates` by their lengths (the first of equal ones). Precondition: not
+/// empty.
+Schedule take_shortest(std::vector<PlannedSchedule> candidates);
+
 }  // namespace pipesim
