@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "report.hpp"
-#include "sim/analyze.hpp"
+#include "sweep/job.hpp"
 #include "zb_paper.hpp"
 
 namespace pipesim::reproduce {
@@ -57,16 +57,7 @@ bool ok(const Result* r) {
 // pipesim's stage times for a setup: F, B, W (ms) of the stage with the largest F + B + W.
 std::array<double, 3> model_stage_ms(const zb_paper::Setup& setup) {
     const sweep::Job job = zb_paper::model_job(setup, setup.p, "1f1b", sweep::Engine::analytic);
-    AnalyzeOptions o;
-    o.schedule = job.schedule;
-    o.generator.devices = job.p;
-    o.generator.microbatches = job.m;
-    ModelRunOptions m;
-    m.model = job.model;
-    m.gpu = job.gpu;
-    m.workload.microbatch = job.mb;
-    o.model = m;
-    const StageCosts c = analyze(o).costs;
+    const StageCosts c = analyze(sweep::analyze_options(job)).costs;
     std::size_t worst = 0;
     for (std::size_t s = 0; s < c.stages(); ++s)
         if (c.forward[s] + c.backward_input[s] + c.backward_weight[s] >

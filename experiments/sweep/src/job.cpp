@@ -21,28 +21,6 @@ models::Recompute recompute_of(const std::string& name) {
     return models::Recompute::none;
 }
 
-AnalyzeOptions analyze_options(const Job& job) {
-    AnalyzeOptions o;
-    o.schedule = job.schedule;
-    o.generator.devices = job.p;
-    o.generator.microbatches = job.m;
-    o.generator.chunks = job.v;
-    o.costs = {job.costs};
-    o.comm_latency = job.comm;
-    o.mem_w_ratio = job.mem_w_ratio;
-    if (!job.model.empty()) {
-        ModelRunOptions m;
-        m.model = job.model;
-        m.gpu = job.gpu;
-        m.workload.microbatch = job.mb;
-        m.workload.tp = job.tp;
-        m.workload.recompute = recompute_of(job.recompute);
-        m.optimizer.data_parallel = job.dp;
-        o.model = m;
-    }
-    return o;
-}
-
 // Metrics common to both engines; `dp` replicas run side by side.
 void fill(Result& r, const Analysis& a, int dp) {
     r.chunks = a.schedule.chunks;
@@ -116,6 +94,28 @@ void run_simgrid(Result& r) {
 }
 
 }  // namespace
+
+AnalyzeOptions analyze_options(const Job& job) {
+    AnalyzeOptions o;
+    o.schedule = job.schedule;
+    o.generator.devices = job.p;
+    o.generator.microbatches = job.m;
+    o.generator.chunks = job.v;
+    o.costs = {job.costs};
+    o.comm_latency = job.comm;
+    o.mem_w_ratio = job.mem_w_ratio;
+    if (!job.model.empty()) {
+        ModelRunOptions m;
+        m.model = job.model;
+        m.gpu = job.gpu;
+        m.workload.microbatch = job.mb;
+        m.workload.tp = job.tp;
+        m.workload.recompute = recompute_of(job.recompute);
+        m.optimizer.data_parallel = job.dp;
+        o.model = m;
+    }
+    return o;
+}
 
 Result run_job(const Job& job) {
     Result r;

@@ -1,6 +1,7 @@
 #pragma once
 // Running one sweep job in the calling process.
 
+#include "sim/analyze.hpp"
 #include "sweep/results.hpp"
 
 namespace pipesim::sweep {
@@ -10,5 +11,8 @@ namespace pipesim::sweep {
 /// A SimGrid job may run at most once per process (SimGrid allows one engine): the sweep
 /// runner gives each job a fresh worker process.
 Result run_job(const Job& job);
+
+/// The analysis options a job describes (schedule, shape, costs or model).
+AnalyzeOptions analyze_options(const Job& job);
 
 }  // namespace pipesim::sweep
