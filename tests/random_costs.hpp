@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "sim/costs.hpp"
+#include "schedules/costs.hpp"
 
 namespace pipesim::test {
 

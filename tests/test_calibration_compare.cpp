@@ -5,7 +5,7 @@
 #include "calibration/comparison.hpp"
 #include "calibration/stream_plan.hpp"
 #include "schedules/registry.hpp"
-#include "sim/costs.hpp"
+#include "schedules/costs.hpp"
 #include "sim/predict.hpp"
 #include "sim/replay.hpp"
 

@@ -9,7 +9,7 @@
 #include "schedules/pytorch_csv.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule_file.hpp"
-#include "sim/costs.hpp"
+#include "schedules/costs.hpp"
 #include "sim/replay.hpp"
 
 using namespace pipesim;

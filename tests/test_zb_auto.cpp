@@ -56,9 +56,7 @@ Analysis analyze_row(const PaperRow& row, const char* schedule) {
 
 // Random per-stage times (test::random_costs), latency and W memory share.
 PlanningCosts random_planning(std::mt19937& rng, int stages) {
-    StageCosts times = test::random_costs(stages, rng, 0.3, 2.0);
-    PlanningCosts c{std::move(times.forward), std::move(times.backward_input),
-                    std::move(times.backward_weight)};
+    PlanningCosts c{test::random_costs(stages, rng, 0.3, 2.0)};
     c.comm_latency = std::uniform_real_distribution<double>(0.0, 0.5)(rng);
     c.w_memory_share = std::uniform_int_distribution<int>(0, 4)(rng) / 4.0;
     return c;
@@ -101,13 +99,12 @@ TEST_CASE("every heuristic candidate is valid, keeps the cap, and is timed like 
             zero_bubble_heuristic("h", p, m, costs, cap);
         // With a cap of p or more, the 1F1B-like pattern always fits, so no choice fails.
         CHECK(candidates.size() == 8);
-        StageCosts stage_costs{costs.forward, costs.backward_input, costs.backward_weight};
         MemoryModel memory = unit_memory_model(p, 1, costs.w_memory_share);
         for (const auto& [s, heuristic_length] : candidates) {
             REQUIRE_FALSE(validate(s).has_value());
             ReplayOptions replay_options;
             replay_options.comm_latency = costs.comm_latency;
-            const Metrics metrics = compute_metrics(replay(s, stage_costs, replay_options), memory);
+            const Metrics metrics = compute_metrics(replay(s, costs.times, replay_options), memory);
             CHECK(metrics.peak_activation_max <= cap + 1e-9);
             double longest_span = 0;
             for (const DeviceMetrics& d : metrics.devices)
@@ -158,15 +155,15 @@ TEST_CASE("model-based analysis plans ZB-2P with the model's costs", "[schedules
 
 TEST_CASE("bad planning costs are refused with the field named", "[schedules][auto][errors]") {
     GeneratorOptions o{2, 4, 0, 0};
-    o.planning.forward = {1, 1};
-    o.planning.backward_input = {1, 1};
-    o.planning.backward_weight = {1};
+    o.planning.times.forward = {1, 1};
+    o.planning.times.backward_input = {1, 1};
+    o.planning.times.backward_weight = {1};
     CHECK_THROWS_WITH(generate_schedule("zb-1p", o),
                       "zb-1p: planning costs give 1 W times for p·v = 2 stages");
-    o.planning.backward_weight = {1, -1};
+    o.planning.times.backward_weight = {1, -1};
     CHECK_THROWS_WITH(generate_schedule("zb-1p", o),
                       "zb-1p: planning W time of stage 1 must be finite and > 0, got -1");
-    o.planning.backward_weight = {1, 1};
+    o.planning.times.backward_weight = {1, 1};
     o.planning.comm_latency = -0.5;
     CHECK_THROWS_WITH(generate_schedule("zb-2p", o),
                       "zb-2p: planning latency must be finite and ≥ 0, got -0.5");

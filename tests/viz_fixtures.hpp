@@ -7,7 +7,7 @@
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule.hpp"
-#include "sim/costs.hpp"
+#include "schedules/costs.hpp"
 #include "sim/replay.hpp"
 
 namespace pipesim::test {

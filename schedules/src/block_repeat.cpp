@@ -25,9 +25,9 @@ std::optional<ValidationIssue> asap_timing(const Schedule& schedule,
                                            const std::vector<double>& duration,
                                            AsapTiming& timing) {
     double last = 0;
-    auto issue = asap_walk(
-        schedule, duration, 0.0, timing.end,
-        [&](int, int, const Op&, double, double finish) { last = std::max(last, finish); });
+    auto issue = pipesim::asap_walk(schedule, duration, 0.0, timing.end,
+                                    [&](int, int, const Op&, const Predecessors&, double,
+                                        double finish) { last = std::max(last, finish); });
     timing.makespan = last;
     return issue;
 }
@@ -37,11 +37,11 @@ Timeline asap_timeline(const Schedule& schedule, const std::vector<double>& dura
     for (std::size_t d = 0; d < schedule.device_ops.size(); ++d)
         t.device_ops[d].resize(schedule.device_ops[d].size());
     std::vector<double> end;
-    auto issue =
-        asap_walk(schedule, duration, 0.0, end,
-                  [&](int device, int position, const Op& op, double start, double finish) {
-                      t.device_ops[device][position] = TimedOp{op, start, finish};
-                  });
+    auto issue = pipesim::asap_walk(schedule, duration, 0.0, end,
+                                    [&](int device, int position, const Op& op, const Predecessors&,
+                                        double start, double finish) {
+                                        t.device_ops[device][position] = TimedOp{op, start, finish};
+                                    });
     if (issue) throw InvalidSchedule(issue->message);
     return t;
 }

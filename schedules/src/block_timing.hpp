@@ -12,31 +12,6 @@
 
 namespace pipesim::detail {
 
-/// The as-soon-as-possible walk behind asap_timing, asap_timeline and planned_length: every
-/// op starts when its device is free and its inputs are done, plus `latency` for an input
-/// from another device, and lasts `duration[stage·pass_count + pass]`, keeping each device's
-/// order. `on_op(device, position, op, start, finish)` sees every op; `end` is filled per
-/// output slot (−1 for ops not run). Returns the problem if the order cannot run.
-template <class OnOp>
-std::optional<ValidationIssue> asap_walk(const Schedule& schedule,
-                                         const std::vector<double>& duration, double latency,
-                                         std::vector<double>& end, OnOp&& on_op) {
-    const int stages = schedule.stages();
-    end.assign(output_slot_count(schedule.microbatches, stages), -1.0);
-    std::vector<double> device_free(static_cast<std::size_t>(schedule.devices), 0.0);
-    DependencyWalker walker(schedule);
-    return walker.run([&](int device, int position, const Op& op, const Predecessors& preds) {
-        double start = device_free[device];
-        for (int k = 0; k < preds.count; ++k)
-            start = std::max(start, end[preds.slot[k]] + (preds.device[k] == device ? 0 : latency));
-        const double finish = start + duration[static_cast<std::size_t>(op.stage) * pass_count +
-                                               static_cast<std::size_t>(op.pass)];
-        if (op.pass != Pass::W) end[output_slot(op, stages)] = finish;
-        device_free[device] = finish;
-        on_op(device, position, op, start, finish);
-    });
-}
-
 /// As-soon-as-possible timing without a Timeline: per output slot (output_slot: the F and the
 /// backward, B or BW, of each microbatch and stage; W feeds nothing) the end time, −1 for ops
 /// the schedule does not have, and the last end of any op.

@@ -37,9 +37,9 @@ Schedule generate_zb_capped(const GeneratorOptions& o, const char* name, int cap
     greedy.name = name;
     greedy.devices = o.devices;
     greedy.microbatches = o.microbatches;
-    greedy.f = mean_or_unit(costs.forward);
-    greedy.b = mean_or_unit(costs.backward_input);
-    greedy.w = mean_or_unit(costs.backward_weight);
+    greedy.f = mean_or_unit(costs.times.forward);
+    greedy.b = mean_or_unit(costs.times.backward_input);
+    greedy.w = mean_or_unit(costs.times.backward_weight);
     greedy.comm_latency = costs.comm_latency;
     greedy.memory_limit = cap;
     add(auto_schedule(greedy));

@@ -84,17 +84,18 @@ std::string known_names() {
 
 void check_planning_costs(std::string_view name, const GeneratorOptions& options) {
     const PlanningCosts& planning = options.planning;
-    if (planning.empty() && (planning.comm_latency != 0 || planning.w_memory_share != 1 ||
-                             !planning.backward_input.empty() || !planning.backward_weight.empty()))
+    if (planning.empty() &&
+        (planning.comm_latency != 0 || planning.w_memory_share != 1 ||
+         !planning.times.backward_input.empty() || !planning.times.backward_weight.empty()))
         throw std::invalid_argument(
             fmt::format("{}: planning latency or memory share given without pass times", name));
     if (planning.empty()) return;
     const auto stages =
         static_cast<std::size_t>(options.devices) * static_cast<std::size_t>(options.chunks);
     const std::array<std::pair<const std::vector<double>*, const char*>, 3> passes{
-        {{&planning.forward, "F"},
-         {&planning.backward_input, "B"},
-         {&planning.backward_weight, "W"}}};
+        {{&planning.times.forward, "F"},
+         {&planning.times.backward_input, "B"},
+         {&planning.times.backward_weight, "W"}}};
     for (const auto& [times, pass] : passes) {
         if (times->size() != stages)
             throw std::invalid_argument(

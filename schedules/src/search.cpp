@@ -39,9 +39,7 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
     };
     // Cost-aware generators (zb-1p, zb-2p) and the heuristic plan with the search's times.
     PlanningCosts planning;
-    planning.forward.assign(static_cast<std::size_t>(o.devices), o.f);
-    planning.backward_input.assign(static_cast<std::size_t>(o.devices), o.b);
-    planning.backward_weight.assign(static_cast<std::size_t>(o.devices), o.w);
+    planning.times = uniform_stage_costs(o.devices, 1, o.f, o.b, o.w);
     planning.comm_latency = o.comm_latency;
     planning.w_memory_share = o.mem_w_ratio;
     for (const ScheduleGenerator& g : schedule_generators())

@@ -39,8 +39,9 @@ struct HeuristicChoices {
     bool fill_small_waits = false;
 };
 
-double time_or_unit(const std::vector<double>& times, int stage) {
-    return times.empty() ? 1.0 : times[static_cast<std::size_t>(stage)];
+// The duration table (pass_durations) of `costs` for `stages` stages; unit times without any.
+std::vector<double> planning_durations(const PlanningCosts& costs, int stages) {
+    return pass_durations(costs.empty() ? uniform_stage_costs(stages, 1, 1, 1, 1) : costs.times);
 }
 
 class RoundScheduler {
@@ -49,7 +50,7 @@ class RoundScheduler {
                    const PlanningCosts& costs, double memory_limit, HeuristicChoices choices)
         : p_(devices),
           m_(microbatches),
-          costs_(costs),
+          duration_(planning_durations(costs, devices)),
           comm_(costs.comm_latency),
           w_share_(costs.w_memory_share),
           cap_(memory_limit),
@@ -98,14 +99,7 @@ class RoundScheduler {
     std::size_t at(int s, int mb) const { return static_cast<std::size_t>(s * m_ + mb); }
     int count(int s, Pass pass) const { return placed_[static_cast<std::size_t>(s)][kind(pass)]; }
     double cost(int s, Pass pass) const {
-        switch (pass) {
-            case Pass::F:
-                return time_or_unit(costs_.forward, s);
-            case Pass::B:
-                return time_or_unit(costs_.backward_input, s);
-            default:
-                return time_or_unit(costs_.backward_weight, s);
-        }
+        return duration_[static_cast<std::size_t>(s) * pass_count + static_cast<std::size_t>(pass)];
     }
     double& free_at(int s) { return free_at_[static_cast<std::size_t>(s)]; }
     double& held(int s) { return held_[static_cast<std::size_t>(s)]; }
@@ -265,7 +259,7 @@ class RoundScheduler {
 
     int p_;
     int m_;
-    const PlanningCosts& costs_;
+    std::vector<double> duration_;  ///< pass_durations, by stage·pass_count + pass
     double comm_;
     double w_share_;
     double cap_;
@@ -313,28 +307,18 @@ bool PlannedLength::operator<(const PlannedLength& other) const {
 }
 
 PlannedLength planned_length(const Schedule& schedule, const PlanningCosts& costs) {
-    const int stages = schedule.stages();
-    std::vector<double> duration(static_cast<std::size_t>(stages) * pass_count, 0.0);
-    for (int s = 0; s < stages; ++s) {
-        const double b = time_or_unit(costs.backward_input, s);
-        const double w = time_or_unit(costs.backward_weight, s);
-        double* at = &duration[static_cast<std::size_t>(s) * pass_count];
-        at[static_cast<int>(Pass::F)] = time_or_unit(costs.forward, s);
-        at[static_cast<int>(Pass::B)] = b;
-        at[static_cast<int>(Pass::W)] = w;
-        at[static_cast<int>(Pass::BW)] = b + w;
-    }
+    const std::vector<double> duration = planning_durations(costs, schedule.stages());
     const double never = std::numeric_limits<double>::infinity();
     std::vector<double> first(static_cast<std::size_t>(schedule.devices), never);
     std::vector<double> last(first.size(), -never);
     std::vector<double> end;
-    const auto issue =
-        detail::asap_walk(schedule, duration, costs.comm_latency, end,
-                          [&](int device, int, const Op&, double start, double finish) {
-                              first[static_cast<std::size_t>(device)] =
-                                  std::min(first[static_cast<std::size_t>(device)], start);
-                              last[static_cast<std::size_t>(device)] = finish;
-                          });
+    const auto issue = asap_walk(
+        schedule, duration, costs.comm_latency, end,
+        [&](int device, int, const Op&, const Predecessors&, double start, double finish) {
+            first[static_cast<std::size_t>(device)] =
+                std::min(first[static_cast<std::size_t>(device)], start);
+            last[static_cast<std::size_t>(device)] = finish;
+        });
     if (issue) throw InvalidSchedule(issue->message);
     PlannedLength length;
     double earliest = never;

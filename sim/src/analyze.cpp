@@ -59,9 +59,7 @@ Schedule generate_planned(const AnalyzeOptions& options) {
         costs = stage_costs_from_triples(options.costs, schedule.devices, schedule.chunks);
     }
     GeneratorOptions planned = options.generator;
-    planned.planning =
-        PlanningCosts{std::move(costs.forward), std::move(costs.backward_input),
-                      std::move(costs.backward_weight), options.comm_latency, w_share};
+    planned.planning = PlanningCosts{std::move(costs), options.comm_latency, w_share};
     return generate_schedule(options.schedule, planned);
 }
 

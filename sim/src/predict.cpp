@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/costs.hpp"
+#include "schedules/costs.hpp"
 #include "sim/replay.hpp"
 
 namespace pipesim {

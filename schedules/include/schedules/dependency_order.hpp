@@ -2,6 +2,7 @@
 // Walks a schedule's ops in an order that respects every device's order and every
 // dependency: the common core of validation and of every timed engine.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -154,6 +155,34 @@ inline void DependencyWalker::add_predecessor(Predecessors& preds, const Op& op)
     preds.op[k] = op;
     preds.slot[k] = output_slot(op, stages_);
     preds.device[k] = schedule_.stage_device[op.stage];
+}
+
+/// The as-soon-as-possible timing every engine without a network shares (the replay, the
+/// building blocks' slot timing, planned_length): every op starts when its device is free and
+/// its inputs are done, plus `latency` for an input from another device, and lasts
+/// `duration[stage·pass_count + pass]` (pass_durations), keeping each device's order.
+/// `on_op(device, position, op, predecessors, start, finish)` sees every op; `end` is filled
+/// per output slot (−1 for ops not run). Returns the problem if the order cannot run.
+/// Precondition: as DependencyWalker's.
+template <class OnOp>
+std::optional<ValidationIssue> asap_walk(const Schedule& schedule,
+                                         const std::vector<double>& duration, double latency,
+                                         std::vector<double>& end, OnOp&& on_op) {
+    const int stages = schedule.stages();
+    end.assign(output_slot_count(schedule.microbatches, stages), -1.0);
+    std::vector<double> device_free(static_cast<std::size_t>(schedule.devices), 0.0);
+    DependencyWalker walker(schedule);
+    return walker.run([&](int device, int position, const Op& op, const Predecessors& preds) {
+        double start = device_free[device];
+        for (int k = 0; k < preds.count; ++k)
+            start =
+                std::max(start, end[preds.slot[k]] + (preds.device[k] == device ? 0.0 : latency));
+        const double finish = start + duration[static_cast<std::size_t>(op.stage) * pass_count +
+                                               static_cast<std::size_t>(op.pass)];
+        if (op.pass != Pass::W) end[output_slot(op, stages)] = finish;
+        device_free[device] = finish;
+        on_op(device, position, op, preds, start, finish);
+    });
 }
 
 }  // namespace pipesim

@@ -6,22 +6,21 @@
 #include <string_view>
 #include <vector>
 
+#include "schedules/costs.hpp"
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
 
 /// What a cost-aware generator (zb-1p, zb-2p) plans with: one F, B and W time per virtual
-/// stage and the latency of every dependency between devices, in one time unit, and the share
-/// of a microbatch's activations held from its B until its W (M_W / M_B, 0..1). Empty vectors
-/// mean unit times and no latency. Other generators ignore them.
+/// stage, the latency of every dependency between devices (same time unit), and the share of
+/// a microbatch's activations held from its B until its W (M_W / M_B, 0..1). No times: unit
+/// times and no latency. Other generators ignore them.
 struct PlanningCosts {
-    std::vector<double> forward;
-    std::vector<double> backward_input;
-    std::vector<double> backward_weight;
+    StageCosts times;
     double comm_latency = 0;
     double w_memory_share = 1;
 
-    bool empty() const { return forward.empty(); }
+    bool empty() const { return times.forward.empty(); }
 };
 
 /// What a generator is asked for. `chunks` 0 means the generator's default; `group_size` 0

@@ -9,7 +9,7 @@
 #include "schedules/registry.hpp"
 #include "schedules/schedule.hpp"
 #include "schedules/timeline.hpp"
-#include "sim/costs.hpp"
+#include "schedules/costs.hpp"
 #include "sim/model_costs.hpp"
 #include "sim/replay.hpp"
 

@@ -12,7 +12,7 @@
 #include "models/transformer.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/schedule.hpp"
-#include "sim/costs.hpp"
+#include "schedules/costs.hpp"
 
 namespace pipesim {
 

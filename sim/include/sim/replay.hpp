@@ -3,7 +3,7 @@
 
 #include "schedules/schedule.hpp"
 #include "schedules/timeline.hpp"
-#include "sim/costs.hpp"
+#include "schedules/costs.hpp"
 
 namespace pipesim {
 

@@ -45,6 +45,7 @@ struct Shared {
     const Layout& layout;
     const SimOptions& options;
     int stages = 0;
+    std::vector<double> duration;        // pass_durations(workload.costs)
     std::vector<sg::Host*> hosts;        // by global GPU index
     std::vector<double> slowdown;        // per (replica·pp + device): time multiplier
     std::vector<std::uint8_t> split;     // per (microbatch, stage): backward split into B, W
@@ -89,20 +90,6 @@ void ring_allreduce(const std::vector<std::vector<sg::Host*>>& rings, double byt
     }
 }
 
-double pass_duration(const StageCosts& c, const Op& op) {
-    switch (op.pass) {
-        case Pass::F:
-            return c.forward[op.stage];
-        case Pass::B:
-            return c.backward_input[op.stage];
-        case Pass::W:
-            return c.backward_weight[op.stage];
-        case Pass::BW:
-            return c.backward_input[op.stage] + c.backward_weight[op.stage];
-    }
-    return 0;
-}
-
 class DeviceActor {
   public:
     DeviceActor(Shared& shared, int replica, int device)
@@ -129,7 +116,9 @@ class DeviceActor {
         for (const Op& op : ops) {
             wait_for_input(op);
             const double start = sg::Engine::get_clock();
-            const double compute = pass_duration(s_.workload.costs, op) * slowdown;
+            const double compute = s_.duration[static_cast<std::size_t>(op.stage) * pass_count +
+                                               static_cast<std::size_t>(op.pass)] *
+                                   slowdown;
             if (compute > 0) sg::this_actor::sleep_for(compute);
             if (s_.layout.tp > 1 && op.pass != Pass::W) {
                 const int count = op.pass == Pass::F ? s_.workload.tp_allreduces_forward[op.stage]
@@ -388,6 +377,7 @@ SimResult simulate(const Schedule& schedule, const Workload& workload, const Clu
     const int stages = schedule.stages();
     Shared s(schedule, workload, layout, options);
     s.stages = stages;
+    s.duration = pass_durations(workload.costs);
     s.hosts = detail::build_platform(cluster, layout.gpus(), communicating_pairs(schedule, layout),
                                      {options.bandwidth_scale, options.latency_scale});
 

@@ -10,7 +10,7 @@
 #include "models/pipeline.hpp"
 #include "schedules/schedule.hpp"
 #include "schedules/timeline.hpp"
-#include "sim/costs.hpp"
+#include "schedules/costs.hpp"
 #include "sim/simgrid/cluster.hpp"
 #include "sim/simgrid/layout.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Per-stage pass durations for the engines.
+// Per-stage pass durations: what the engines replay and what cost-aware generators plan with.
 
 #include <vector>
 
@@ -23,5 +23,9 @@ StageCosts uniform_stage_costs(int devices, int chunks, double f, double b, doub
 /// Throws std::invalid_argument unless `costs` has `stages` entries in each vector and every
 /// duration is finite and ≥ 0; the message names the stage and pass.
 void check_stage_costs(const StageCosts& costs, int stages);
+
+/// The duration table the timed walks index by stage·pass_count + pass (BW = B + W).
+/// Precondition: the three vectors have one entry per stage.
+std::vector<double> pass_durations(const StageCosts& costs);
 
 }  // namespace pipesim

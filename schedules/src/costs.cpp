@@ -1,9 +1,11 @@
-#include "sim/costs.hpp"
+#include "schedules/costs.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "schedules/op.hpp"
 
 namespace pipesim {
 
@@ -41,6 +43,18 @@ void check_stage_costs(const StageCosts& costs, int stages) {
         check_duration(costs.backward_input[s], "B", s);
         check_duration(costs.backward_weight[s], "W", s);
     }
+}
+
+std::vector<double> pass_durations(const StageCosts& costs) {
+    std::vector<double> duration(costs.stages() * pass_count);
+    for (std::size_t s = 0; s < costs.stages(); ++s) {
+        double* d = &duration[s * pass_count];
+        d[static_cast<int>(Pass::F)] = costs.forward[s];
+        d[static_cast<int>(Pass::B)] = costs.backward_input[s];
+        d[static_cast<int>(Pass::W)] = costs.backward_weight[s];
+        d[static_cast<int>(Pass::BW)] = costs.backward_input[s] + costs.backward_weight[s];
+    }
+    return duration;
 }
 
 }  // namespace pipesim
