@@ -39,6 +39,7 @@ class AutoScheduler {
         for (int s = stages_ - 1; s >= 0; --s)
             local_stages_[schedule_.stage_device[s]].push_back(s);
         activation_ = 1.0 / o.chunks;
+        duration_ = planning_durations(o.costs, stages_);
     }
 
     Schedule run() {
@@ -56,10 +57,14 @@ class AutoScheduler {
     }
 
   private:
+    double cost(int s, Pass pass) const {
+        return duration_[static_cast<std::size_t>(s) * pass_count + static_cast<std::size_t>(pass)];
+    }
     std::size_t at(int mb, int s) const { return static_cast<std::size_t>(mb) * stages_ + s; }
 
     double arrival(double end, int from_stage, int to_device) const {
-        return end + (schedule_.stage_device[from_stage] == to_device ? 0.0 : o_.comm_latency);
+        return end +
+               (schedule_.stage_device[from_stage] == to_device ? 0.0 : o_.costs.comm_latency);
     }
     double f_ready(int mb, int s) const {
         return s == 0 ? 0.0 : arrival(f_end_[at(mb, s - 1)], s - 1, schedule_.stage_device[s]);
@@ -90,7 +95,7 @@ class AutoScheduler {
         free_at_[d] = start + length;
         for (int other = 0; other < o_.devices; ++other)
             if (free_at_[other] == never) free_at_[other] = free_at_[d];
-        events_.insert(free_at_[d] + o_.comm_latency);
+        events_.insert(free_at_[d] + o_.costs.comm_latency);
         events_.insert(free_at_[d]);
     }
 
@@ -100,10 +105,10 @@ class AutoScheduler {
         for (int s : local_stages_[d]) {
             const int mb = next_b_[s];
             if (mb < o_.microbatches && b_ready(mb, s) <= t + eps) {
-                b_end_[at(mb, s)] = t + o_.b;
+                b_end_[at(mb, s)] = t + cost(s, Pass::B);
                 ++next_b_[s];
                 pending_w_[d].push_back(Op{Pass::W, mb, s});
-                emit(d, Op{Pass::B, mb, s}, t, o_.b);
+                emit(d, Op{Pass::B, mb, s}, t, cost(s, Pass::B));
                 return true;
             }
         }
@@ -111,10 +116,10 @@ class AutoScheduler {
             for (int s : local_stages_[d]) {
                 const int mb = next_f_[s];
                 if (mb < o_.microbatches && f_ready(mb, s) <= t + eps) {
-                    f_end_[at(mb, s)] = t + o_.f;
+                    f_end_[at(mb, s)] = t + cost(s, Pass::F);
                     ++next_f_[s];
                     held_[d] += activation_;
-                    emit(d, Op{Pass::F, mb, s}, t, o_.f);
+                    emit(d, Op{Pass::F, mb, s}, t, cost(s, Pass::F));
                     return true;
                 }
             }
@@ -123,7 +128,7 @@ class AutoScheduler {
             const Op w = pending_w_[d].front();
             pending_w_[d].pop_front();
             held_[d] -= activation_;
-            emit(d, w, t, o_.w);
+            emit(d, w, t, cost(w.stage, Pass::W));
             return true;
         }
         return false;
@@ -155,16 +160,27 @@ class AutoScheduler {
     std::vector<std::vector<int>> local_stages_;
     std::set<double> events_;
     double activation_ = 1;
+    std::vector<double> duration_;  ///< planning_durations, by stage·pass_count + pass
 };
+
+bool is_positive(double x) {
+    return x > 0;
+}
 
 }  // namespace
 
 Schedule auto_schedule(const AutoScheduleOptions& options) {
     if (options.devices < 1 || options.microbatches < 1 || options.chunks < 1)
         throw std::invalid_argument(fmt::format("{}: p, m and v must be ≥ 1", options.name));
-    if (!(options.f > 0 && options.b > 0 && options.w > 0) || !(options.comm_latency >= 0))
+    const StageCosts& times = options.costs.times;
+    const bool positive =
+        std::all_of(times.forward.begin(), times.forward.end(), is_positive) &&
+        std::all_of(times.backward_input.begin(), times.backward_input.end(), is_positive) &&
+        std::all_of(times.backward_weight.begin(), times.backward_weight.end(), is_positive);
+    if (!positive || !(options.costs.comm_latency >= 0))
         throw std::invalid_argument(
             fmt::format("{}: pass times must be > 0 and latency ≥ 0", options.name));
+    if (!options.costs.empty()) check_stage_costs(times, options.devices * options.chunks);
     Schedule s = AutoScheduler(options).run();
     require_valid(s);
     return s;

@@ -6,22 +6,10 @@
 // (auto_schedule) and the handcrafted schedule that fits the same cap (ZB-H1 for p·M_B,
 // ZB-H2 for 2p·M_B). "Shortest" is the paper's cost: the longest device span, then the
 // makespan (planned_length).
-#include <numeric>
-
 #include "generators.hpp"
 #include "schedules/auto_schedule.hpp"
 
 namespace pipesim::detail {
-
-namespace {
-
-double mean_or_unit(const std::vector<double>& times) {
-    return times.empty() ? 1.0
-                         : std::accumulate(times.begin(), times.end(), 0.0) /
-                               static_cast<double>(times.size());
-}
-
-}  // namespace
 
 Schedule generate_zb_capped(const GeneratorOptions& o, const char* name, int cap_per_device) {
     const PlanningCosts& costs = o.planning;
@@ -37,10 +25,7 @@ Schedule generate_zb_capped(const GeneratorOptions& o, const char* name, int cap
     greedy.name = name;
     greedy.devices = o.devices;
     greedy.microbatches = o.microbatches;
-    greedy.f = mean_or_unit(costs.times.forward);
-    greedy.b = mean_or_unit(costs.times.backward_input);
-    greedy.w = mean_or_unit(costs.times.backward_weight);
-    greedy.comm_latency = costs.comm_latency;
+    greedy.costs = costs;
     greedy.memory_limit = cap;
     add(auto_schedule(greedy));
     add(cap_per_device == 1 ? generate_zb_h1(o) : generate_zb_h2(o));

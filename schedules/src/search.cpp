@@ -71,10 +71,8 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
             a.microbatches = o.microbatches;
             a.chunks = chunks;
             if (chunks == 2) a.stage_device = vshape_placement(o.devices, 2);
-            a.f = o.f / chunks;
-            a.b = o.b / chunks;
-            a.w = o.w / chunks;
-            a.comm_latency = o.comm_latency;
+            a.costs.times = uniform_stage_costs(o.devices, chunks, o.f, o.b, o.w);
+            a.costs.comm_latency = o.comm_latency;
             a.memory_limit = o.memory_limit;
             return auto_schedule(a);
         });

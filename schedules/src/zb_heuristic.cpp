@@ -39,11 +39,6 @@ struct HeuristicChoices {
     bool fill_small_waits = false;
 };
 
-// The duration table (pass_durations) of `costs` for `stages` stages; unit times without any.
-std::vector<double> planning_durations(const PlanningCosts& costs, int stages) {
-    return pass_durations(costs.empty() ? uniform_stage_costs(stages, 1, 1, 1, 1) : costs.times);
-}
-
 class RoundScheduler {
   public:
     RoundScheduler(const std::string& name, int devices, int microbatches,
@@ -297,6 +292,10 @@ Schedule take_shortest(std::vector<PlannedSchedule> candidates) {
     for (std::size_t k = 1; k < candidates.size(); ++k)
         if (candidates[k].length < candidates[best].length) best = k;
     return std::move(candidates.at(best).schedule);
+}
+
+std::vector<double> planning_durations(const PlanningCosts& costs, int stages) {
+    return pass_durations(costs.empty() ? uniform_stage_costs(stages, 1, 1, 1, 1) : costs.times);
 }
 
 bool PlannedLength::operator<(const PlannedLength& other) const {

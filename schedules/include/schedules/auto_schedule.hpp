@@ -1,8 +1,8 @@
 #pragma once
-// Memory-capped automatic scheduling: the Zero Bubble paper's heuristic (Qi et al., "Zero
-// Bubble Pipeline Parallelism", ICLR 2024, Section 3): a timed list scheduler in which each
-// device, whenever it is free, runs a backward B whose inputs have arrived, else a forward
-// if its activation memory stays within the cap, else a pending W, else waits.
+// Memory-capped automatic scheduling (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR
+// 2024, Section 3): a greedy timed list scheduler in which each device, whenever it is free,
+// runs a backward B whose inputs have arrived, else a forward if its activation memory stays
+// within the cap, else a pending W, else waits; and the paper's round-based heuristic.
 
 #include <string>
 #include <vector>
@@ -12,17 +12,17 @@
 
 namespace pipesim {
 
-/// What auto_schedule is asked for. Times are per virtual stage and pass (F, B, W), in any
-/// unit; `memory_limit` is the cap on each device's held activations in full-stage
-/// microbatch units (a chunk holds 1/v, W holds M_W = M_B until it runs).
+/// What auto_schedule is asked for. `costs` are per virtual stage (empty: every chunk pass
+/// lasts 1, no latency; its memory share is not used: W holds M_W = M_B until it runs);
+/// `memory_limit` is the cap on each device's held activations in full-stage microbatch
+/// units (a chunk holds 1/v).
 struct AutoScheduleOptions {
     std::string name = "auto";
     int devices = 0;
     int microbatches = 0;
     int chunks = 1;
     std::vector<int> stage_device;  ///< empty: looped placement
-    double f = 1, b = 1, w = 1;     ///< one chunk pass's times
-    double comm_latency = 0;
+    PlanningCosts costs;
     double memory_limit = 0;
 };
 
@@ -41,6 +41,10 @@ struct PlannedLength {
     bool operator<(const PlannedLength& other) const;
 };
 PlannedLength planned_length(const Schedule& schedule, const PlanningCosts& costs);
+
+/// The duration table (pass_durations) of `costs` for `stages` stages; unit times when it has
+/// none.
+std::vector<double> planning_durations(const PlanningCosts& costs, int stages);
 
 /// The Zero Bubble paper's round-based heuristic (Qi et al., ICLR 2024, §3.1) for one chunk
 /// per device: a warm-up of as many forwards as fill the wait for the first backward, then
