@@ -19,7 +19,6 @@ class XdotCanvas {
   public:
     void pen(std::string_view colour) { field("c", colour); }
     void fill(std::string_view colour) { field("C", colour); }
-    void line_width(double width) { field("S", fmt::format("setlinewidth({:.2f})", width)); }
     void font(double size) {
         ops_ += fmt::format("F {:.1f} {} -{} ", size, font_name.size(), font_name);
         font_size_ = size;
