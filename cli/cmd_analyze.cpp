@@ -2,10 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "analysis/run.hpp"
 #include "args.hpp"
 #include "commands.hpp"
-#include "report.hpp"
 #include "pipeline_flags.hpp"
+#include "report.hpp"
 #include "viz_flags.hpp"
 
 namespace pipesim::cli {
@@ -20,7 +21,7 @@ constexpr const char* analyze_usage = R"(usage: pipesim analyze -s NAME -p P -m 
 }  // namespace
 
 int run_analyze(const std::vector<std::string>& args) {
-    PipelineFlags pipeline;
+    PipelineFlags pipeline(/*layout_without_model=*/false);
     bool json = false;
     viz::VizOutputs viz_outputs;
     ArgReader reader(args);
@@ -31,8 +32,9 @@ int run_analyze(const std::vector<std::string>& args) {
         } else if (pipeline.read(flag, reader)) {
         } else if (read_viz_flag(flag, reader, viz_outputs)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}{}  --json                print one JSON object instead of the table\n\n{}\n{}",
-                       analyze_usage, schedule_flags_help, model_flags_help, viz_flags_help);
+            fmt::print(
+                "{}{}  --json                print one JSON object instead of the table\n\n{}\n{}",
+                analyze_usage, schedule_flags_help(), model_flags_help(), viz_flags_help);
             return 0;
         } else {
             throw UsageError(
@@ -40,18 +42,18 @@ int run_analyze(const std::vector<std::string>& args) {
         }
     }
     pipeline.finish();
-    if (json && viz_outputs.gantt) throw UsageError("--gantt prints text; it cannot go with --json");
+    if (json && viz_outputs.gantt)
+        throw UsageError("--gantt prints text; it cannot go with --json");
     viz::check_outputs(viz_outputs);
 
-    const AnalyzeOptions& options = pipeline.options();
-    const Analysis analysis = pipeline.analyze();
-    pipeline.save(analysis.schedule);
-    const std::string gantt =
-        viz::write_outputs(analysis.timeline, analysis.memory, viz_outputs);
+    const analysis::PipelineSpec& spec = pipeline.spec();
+    const analysis::Analysis result = analysis::run(spec);
+    pipeline.save(result.schedule);
+    const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (json)
-        fmt::print("{}\n", analysis_json(analysis, options).dump(2));
+        fmt::print("{}\n", analysis_json(result, spec).dump(2));
     else
-        fmt::print("{}", analysis_table(analysis, options));
+        fmt::print("{}", analysis_table(result, spec));
     if (!gantt.empty()) fmt::print("\n{}", gantt);
     return 0;
 }

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/run.hpp"
 #include "args.hpp"
+#include "bounds.hpp"
 #include "commands.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
@@ -36,7 +38,7 @@ struct BlockCommand {
     bool reorder = false;
     bool fill = false;
     bool json = false;
-    AnalyzeOptions analyze;
+    analysis::PipelineSpec spec;
 };
 
 BlockCommand parse_block_args(const std::vector<std::string>& args, bool& help) {
@@ -46,9 +48,9 @@ BlockCommand parse_block_args(const std::vector<std::string>& args, bool& help) 
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "-m" || flag == "--microbatches") {
-            c.microbatches = parse_int(flag, reader.value(flag), 1, 1 << 20);
+            c.microbatches = parse_int(flag, reader.value(flag), 1, bounds::max_microbatches);
             have_m = true;
-        } else if (read_cost_flag(flag, reader, c.analyze)) {
+        } else if (read_cost_flag(flag, reader, c.spec)) {
         } else if (flag == "--reorder") {
             c.reorder = true;
         } else if (flag == "--fill") {
@@ -81,13 +83,12 @@ int run_block(const std::vector<std::string>& args) {
         return 0;
     }
     const BuildingBlock block = read_block_file(c.file);
-    const Schedule schedule = schedule_from_block(
+    c.spec.given = schedule_from_block(
         block, c.microbatches, BlockScheduleOptions{.reorder = c.reorder, .fill_idle = c.fill});
-    const Analysis analysis = analyze_schedule(schedule, c.analyze);
-    const Lifespan life = block_lifespan(
-        block, unit_memory_model(block.devices, block.chunks, c.analyze.mem_w_ratio));
+    const analysis::Analysis result = analysis::run(c.spec);
+    const Lifespan life = block_lifespan(block, result.memory);
     if (c.json) {
-        nlohmann::ordered_json j = analysis_json(analysis, c.analyze);
+        nlohmann::ordered_json j = analysis_json(result, c.spec);
         j["block"] = {{"name", block.name},
                       {"interval", block.interval},
                       {"group", block.group},
@@ -100,13 +101,13 @@ int run_block(const std::vector<std::string>& args) {
         fmt::print("{}\n", j.dump(2));
         return 0;
     }
-    fmt::print("{}", analysis_table(analysis, c.analyze));
+    fmt::print("{}", analysis_table(result, c.spec));
     fmt::print("\nblock '{}': interval T = {} slots, {} microbatch(es) per block{}\n", block.name,
                block.interval, block.group, c.fill ? ", filled" : (c.reorder ? ", reordered" : ""));
     fmt::print("{:>8}  {:>14}  {:>13}\n", "device", "lifespan bound", "measured peak");
     for (int d = 0; d < block.devices; ++d)
         fmt::print("{:>8}  {:>14.4g}  {:>13.4g}\n", d, life.device_bound[d],
-                   analysis.metrics.devices[d].peak_activation);
+                   result.metrics.devices[d].peak_activation);
     return 0;
 }
 

@@ -2,6 +2,7 @@
 // partitions of one GPU), records the measured Timeline and compares it with the prediction.
 #include <fmt/format.h>
 
+#include "analysis/predict.hpp"
 #include "args.hpp"
 #include "calibration/comparison.hpp"
 #include "calibration/gpu.hpp"
@@ -11,7 +12,6 @@
 #include "models/layer_costs.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/registry.hpp"
-#include "sim/predict.hpp"
 #include "viz_flags.hpp"
 
 namespace pipesim::cli {
@@ -100,8 +100,8 @@ int run_gpu_run(const std::vector<std::string>& args) {
     const calibration::LayerMeasurement& layer = result.calibration.layers.front();
     const double bytes = models::pipeline_message_bytes(options.config, options.workload);
     const Timeline predicted =
-        predict_timeline(options.schedule, options.stage_layers, layer.entry.times,
-                         result.calibration.copy.seconds, bytes);
+        analysis::predict_timeline(options.schedule, options.stage_layers, layer.entry.times,
+                                   result.calibration.copy.seconds, bytes);
     const calibration::RunComparison c = calibration::compare_timelines(predicted, result.measured);
 
     fmt::print("{} p={} m={} v={}, {} b={} s={}, on {}\n", options.schedule.name,

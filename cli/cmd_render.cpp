@@ -1,11 +1,12 @@
 // pipesim render: pictures, traces and Gantt charts from a saved timeline or a schedule file.
 #include <fmt/format.h>
 
+#include "analysis/run.hpp"
 #include "args.hpp"
 #include "commands.hpp"
 #include "fileio/files.hpp"
+#include "pipeline_flags.hpp"
 #include "schedules/schedule_file.hpp"
-#include "sim/analyze.hpp"
 #include "viz/timeline_file.hpp"
 #include "viz_flags.hpp"
 
@@ -28,7 +29,7 @@ constexpr const char* render_help =
 )";
 
 // The timeline in `path` and its memory model: a saved timeline as is, a schedule replayed.
-viz::SavedTimeline load(const std::string& path, const AnalyzeOptions& options, bool have_costs) {
+viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bool have_costs) {
     if (file_extension(path) != ".csv") {
         try {
             viz::SavedTimeline saved = viz::read_timeline_file(path);
@@ -39,14 +40,15 @@ viz::SavedTimeline load(const std::string& path, const AnalyzeOptions& options, 
                                 path));
             if (!saved.memory)
                 saved.memory = unit_memory_model(saved.timeline.devices, saved.timeline.chunks,
-                                                 options.mem_w_ratio);
+                                                 spec.costs.mem_w_ratio);
             return saved;
         } catch (const viz::NotATimeline&) {
             // Valid JSON without the timeline tag: read it as a schedule below.
         }
     }
-    Analysis analysis = analyze_schedule(read_schedule_file(path), options);
-    return viz::SavedTimeline{std::move(analysis.timeline), analysis.memory};
+    spec.given = read_schedule_file(path);
+    analysis::Analysis result = analysis::run(spec);
+    return viz::SavedTimeline{std::move(result.timeline), std::move(result.memory)};
 }
 
 }  // namespace
@@ -54,24 +56,15 @@ viz::SavedTimeline load(const std::string& path, const AnalyzeOptions& options, 
 int run_render(const std::vector<std::string>& args) {
     std::string input;
     viz::VizOutputs outputs;
-    AnalyzeOptions options;
+    analysis::PipelineSpec spec;
     bool have_costs = false;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "-o" || flag == "--output") {
             outputs.timeline_picture = reader.value(flag);
-        } else if (flag == "--costs") {
-            options.costs = parse_cost_triples(flag, reader.value(flag));
-            have_costs = true;
-        } else if (flag == "--comm") {
-            options.comm_latency = parse_number(flag, reader.value(flag), 0.0);
-            have_costs = true;
-        } else if (flag == "--mem-w-ratio") {
-            options.mem_w_ratio = parse_number(flag, reader.value(flag), 0.0);
-            if (options.mem_w_ratio > 1.0)
-                throw UsageError(
-                    fmt::format("{}: must be in 0..1, got {:g}", flag, options.mem_w_ratio));
+        } else if (read_cost_flag(flag, reader, spec)) {
+            if (flag != "--mem-w-ratio") have_costs = true;
         } else if (read_viz_flag(flag, reader, outputs)) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}{}", render_help, viz_flags_help);
@@ -92,7 +85,7 @@ int run_render(const std::vector<std::string>& args) {
             "nothing to write: give -o OUT.svg|.png|.pdf|.dot (or --dep-graph, "
             "--trace, --gantt, --save-timeline)");
     viz::check_outputs(outputs);
-    const viz::SavedTimeline saved = load(input, options, have_costs);
+    const viz::SavedTimeline saved = load(input, spec, have_costs);
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
     return 0;
 }

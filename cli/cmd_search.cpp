@@ -4,12 +4,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/run.hpp"
 #include "args.hpp"
+#include "bounds.hpp"
 #include "commands.hpp"
 #include "pipeline_flags.hpp"
 #include "schedules/schedule_file.hpp"
 #include "schedules/search.hpp"
-#include "sim/analyze.hpp"
 
 namespace pipesim::cli {
 
@@ -34,7 +35,7 @@ ranks them: those whose peak activation stays within X first, by bubble rate.
 
 struct SearchCommand {
     SearchOptions search;
-    AnalyzeOptions analyze;
+    analysis::PipelineSpec spec;
     std::string save;
     bool json = false;
 };
@@ -46,16 +47,17 @@ SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "-p" || flag == "--stages") {
-            c.search.devices = parse_int(flag, reader.value(flag), 1, 4096);
+            c.search.devices = parse_int(flag, reader.value(flag), 1, bounds::max_devices);
             have_p = true;
         } else if (flag == "-m" || flag == "--microbatches") {
-            c.search.microbatches = parse_int(flag, reader.value(flag), 1, 1 << 20);
+            c.search.microbatches =
+                parse_int(flag, reader.value(flag), 1, bounds::max_microbatches);
             have_m = true;
         } else if (flag == "--mem-limit") {
             c.search.memory_limit = parse_number(flag, reader.value(flag), 0.0);
             have_cap = true;
-        } else if (read_cost_flag(flag, reader, c.analyze)) {
-            if (flag == "--costs" && c.analyze.costs.size() != 1)
+        } else if (read_cost_flag(flag, reader, c.spec)) {
+            if (flag == "--costs" && c.spec.costs.passes.size() != 1)
                 throw UsageError(fmt::format("{}: search takes one triple F,B,W", flag));
         } else if (flag == "--save") {
             c.save = reader.value(flag);
@@ -72,12 +74,9 @@ SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help
     if (!have_p) throw UsageError("missing -p P (number of pipeline devices)");
     if (!have_m) throw UsageError("missing -m M (number of microbatches)");
     if (!have_cap) throw UsageError("missing --mem-limit X (activations per device)");
-    const std::vector<double>& fbw = c.analyze.costs.front();
-    c.search.f = fbw[0];
-    c.search.b = fbw[1];
-    c.search.w = fbw[2];
-    c.search.comm_latency = c.analyze.comm_latency;
-    c.search.mem_w_ratio = c.analyze.mem_w_ratio;
+    c.search.costs = c.spec.costs.passes.front();
+    c.search.comm_latency = c.spec.comm_latency;
+    c.search.mem_w_ratio = c.spec.costs.mem_w_ratio;
     return c;
 }
 
@@ -91,7 +90,9 @@ int run_search(const std::vector<std::string>& args) {
         return 0;
     }
     const SearchResult result = search_schedules(c.search, [&](const Schedule& s) {
-        const Metrics m = analyze_schedule(s, c.analyze).metrics;
+        analysis::PipelineSpec spec = c.spec;
+        spec.given = s;
+        const Metrics m = analysis::run(spec, analysis::AnalyticEngine{false}).metrics;
         return SearchEvaluation{m.bubble_rate, m.makespan, m.peak_activation_max};
     });
     if (!c.save.empty()) write_schedule_file(result.best, c.save);

@@ -3,11 +3,12 @@
 
 #include <fmt/format.h>
 
+#include "analysis/run.hpp"
 #include "args.hpp"
+#include "bounds.hpp"
 #include "commands.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
-#include "sim/simgrid/simulate_job.hpp"
 #include "viz_flags.hpp"
 
 namespace pipesim::cli {
@@ -24,8 +25,6 @@ Times are seconds: give --costs in seconds, or a model (--model, --gpu, --mb).
 constexpr const char* simulate_flags_help = R"(cluster and layout:
   --cluster NAME|NAME:N|FILE   a preset (see 'pipesim list'; :N resizes it to N nodes) or a
                         cluster JSON file (docs/cluster-format.md)
-  --dp D                data-parallel replicas (default 1)
-  -t, --tp T            tensor-parallel GPUs per pipeline device, inside a node (default 1)
   --layout-order O      rank order, fastest-varying first (default tp,dp,pp)
   --message-bytes N     bytes between stages per microbatch without a model (default 0)
   --grad-bytes N        gradient bytes per device to all-reduce without a model (default 0)
@@ -41,7 +40,7 @@ std::pair<int, double> parse_straggler(const std::string& flag, const std::strin
     const auto colon = text.find(':');
     if (colon == std::string::npos)
         throw UsageError(fmt::format("{}: expected GPU:FACTOR, got '{}'", flag, text));
-    const int gpu = parse_int(flag, text.substr(0, colon), 0, 1 << 24);
+    const int gpu = parse_int(flag, text.substr(0, colon), 0, bounds::max_gpu_index);
     const double factor = parse_number(flag, text.substr(colon + 1), 0.0);
     if (factor <= 0) throw UsageError(fmt::format("{}: factor must be > 0, got '{}'", flag, text));
     return {gpu, factor};
@@ -50,11 +49,10 @@ std::pair<int, double> parse_straggler(const std::string& flag, const std::strin
 }  // namespace
 
 int run_simulate(const std::vector<std::string>& args) {
-    PipelineFlags pipeline;
-    SimOptions sim;
-    Layout layout;
+    PipelineFlags pipeline(/*layout_without_model=*/true);
+    analysis::SimGridEngine engine;
+    SimOptions& sim = engine.options;
     std::string cluster_name;
-    double message_bytes = 0, grad_bytes = 0;
     bool json = false;
     viz::VizOutputs viz_outputs;
     ArgReader reader(args);
@@ -62,16 +60,12 @@ int run_simulate(const std::vector<std::string>& args) {
     while (reader.next(flag)) {
         if (flag == "--cluster") {
             cluster_name = reader.value(flag);
-        } else if (flag == "--dp") {
-            layout.dp = parse_int(flag, reader.value(flag), 1, 1 << 16);
-        } else if (flag == "-t" || flag == "--tp") {
-            layout.tp = parse_int(flag, reader.value(flag), 1, 64);
         } else if (flag == "--layout-order") {
-            layout.order = parse_layout_order(reader.value(flag));
+            engine.layout.order = parse_layout_order(reader.value(flag));
         } else if (flag == "--message-bytes") {
-            message_bytes = parse_number(flag, reader.value(flag), 0.0);
+            engine.message_bytes = parse_number(flag, reader.value(flag), 0.0);
         } else if (flag == "--grad-bytes") {
-            grad_bytes = parse_number(flag, reader.value(flag), 0.0);
+            engine.grad_bytes = parse_number(flag, reader.value(flag), 0.0);
         } else if (flag == "--no-overlap-grad-reduce") {
             sim.overlap_grad_reduce = false;
         } else if (flag == "--bw-scale") {
@@ -90,8 +84,8 @@ int run_simulate(const std::vector<std::string>& args) {
         } else if (pipeline.read(flag, reader)) {
         } else if (read_viz_flag(flag, reader, viz_outputs)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}{}\n{}\n{}\n{}", simulate_usage, schedule_flags_help, simulate_flags_help,
-                       model_flags_help, viz_flags_help);
+            fmt::print("{}{}\n{}\n{}\n{}", simulate_usage, schedule_flags_help(),
+                       simulate_flags_help, model_flags_help(), viz_flags_help);
             return 0;
         } else {
             throw UsageError(
@@ -105,53 +99,43 @@ int run_simulate(const std::vector<std::string>& args) {
         throw UsageError("--gantt prints text; it cannot go with --json");
     viz::check_outputs(viz_outputs);
 
-    AnalyzeOptions& options = pipeline.options();
-    if (options.model) {  // the layout's TP and DP are the model's (as run_simulate_job sets)
-        options.model->workload.tp = layout.tp;
-        options.model->optimizer.data_parallel = layout.dp;
-    }
-    SimulateJob job;
-    job.schedule = pipeline.schedule();
-    job.options = options;
-    job.cluster = load_cluster(cluster_name);
-    job.layout = layout;
-    job.message_bytes = message_bytes;
-    job.grad_bytes = grad_bytes;
-    job.sim = sim;
-    pipeline.save(job.schedule);
-    const ClusterSpec& cluster = job.cluster;
+    const analysis::PipelineSpec& spec = pipeline.spec();
+    engine.cluster = load_cluster(cluster_name);
+    analysis::Pipeline prepared = analysis::prepare(spec);
+    pipeline.save(prepared.schedule);
+    const ClusterSpec& cluster = engine.cluster;
     if (!json)
         fmt::print(stderr, "simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
-                   job.schedule.op_count() * static_cast<std::size_t>(layout.dp),
-                   layout.dp * job.schedule.devices * layout.tp, cluster.name);
-    const SimulateRun run = run_simulate_job(job);
-    const Analysis& analysis = run.analysis;
-    const SimResult& result = run.result;
-    layout = run.layout;
-    const std::string gantt = viz::write_outputs(analysis.timeline, run.memory, viz_outputs);
+                   prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
+                   spec.dp * prepared.schedule.devices * spec.tp, cluster.name);
+    const analysis::Analysis result = analysis::run(std::move(prepared), engine);
+    const analysis::ClusterRun& run = *result.cluster;
+    const Layout& layout = run.layout;
+    const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
 
     if (json) {
-        nlohmann::ordered_json j = analysis_json(analysis, options);
+        nlohmann::ordered_json j = analysis_json(result, spec);
         j["engine"] = "simgrid";
-        j["cluster"] = cluster.name;
+        j["cluster"] = run.cluster;
         j["dp"] = layout.dp;
         j["tp"] = layout.tp;
         j["gpus"] = layout.gpus();
         j["layout_order"] = layout_order_string(layout.order);
         j["iteration_time"] = result.iteration_time;
-        j["grad_reduce_time"] = result.grad_reduce_time;
-        j["replica_makespan"] = result.replica_makespan;
-        j["transfers"] = result.timeline.transfers.size();
+        j["grad_reduce_time"] = run.result.grad_reduce_time;
+        j["replica_makespan"] = run.result.replica_makespan;
+        j["transfers"] = run.result.timeline.transfers.size();
         fmt::print("{}\n", j.dump(2));
     } else {
-        fmt::print("{}", analysis_table(analysis, options));
+        fmt::print("{}", analysis_table(result, spec));
         fmt::print("\n  {:<22}{} ({}), dp={} × pp={} × tp={} = {} GPUs, order {}\n", "cluster",
-                   cluster.name, cluster.description, layout.dp, layout.pp, layout.tp,
-                   layout.gpus(), layout_order_string(layout.order));
+                   run.cluster, run.description, layout.dp, layout.pp, layout.tp, layout.gpus(),
+                   layout_order_string(layout.order));
         fmt::print(
-            "  {:<22}{:.6g} s (replica 0's pipeline: {:.6g} s; gradient all-reduce {:.6g} s)\n",
-            "iteration time", result.iteration_time, result.replica_makespan.front(),
-            result.grad_reduce_time);
+            "  {:<22}{:.6g} s (replica 0's pipeline: {:.6g} s; gradient all-reduce "
+            "{:.6g} s)\n",
+            "iteration time", result.iteration_time, run.result.replica_makespan.front(),
+            run.result.grad_reduce_time);
     }
     if (!gantt.empty()) fmt::print("\n{}", gantt);
     return 0;

@@ -1,167 +1,224 @@
 #include "pipeline_flags.hpp"
 
+#include <array>
+
 #include <fmt/format.h>
 
+#include "bounds.hpp"
+#include "flag_table.hpp"
 #include "schedules/schedule_file.hpp"
 
 namespace pipesim::cli {
 
-const char* const schedule_flags_help = R"(  -s, --schedule NAME   schedule (see 'pipesim list')
-  -p, --stages P        pipeline devices (stages)
-  -m, --microbatches M  microbatches per iteration
-  -v, --chunks V        virtual stages per device (default: the schedule's)
-  --group-size G        interleaved-1f1b: microbatches per chunk round (default P)
-  --costs F,B,W         pass times of one full stage, split evenly over the V chunks
-                        (default 1,1,1); or p·v triples F,B,W:F,B,W:... one per virtual stage
-  --comm C              latency of every cross-device dependency (default 0)
-  --mem-w-ratio R       share of a stage's activations held from B until W, 0..1 (default 1)
-  --schedule-file FILE  use the schedule in FILE instead of a generated one: pipesim
-                        schedule JSON (.json) or PyTorch pipelining CSV (.csv)
-  --save FILE           also write the schedule to FILE (.json or .csv, by extension)
-)";
+namespace {
 
-const char* const model_flags_help =
-    R"(model-based costs (seconds) and memory (bytes) instead of --costs/--mem-w-ratio:
-  --model NAME|FILE     a preset (see 'pipesim list') or a model JSON file
-  --gpu NAME            GPU (see 'pipesim list')
-  --mb B                sequences per microbatch
-  --seq S               sequence length (default: the model's)
-  -t, --tp T            tensor-parallel degree inside a node (default 1)
-  --no-sp               no sequence parallelism with T > 1
-  --recompute R         none (default), selective or full activation recomputation
-  --efficiency E        achieved fraction of peak, 0..1 (default: the GPU's)
-  --calibration FILE    measured layer times (docs/calibration-format.md)
-  --dp D                data-parallel size (memory with --dist-opt only; default 1)
-  --dist-opt            shard optimizer state over the D data-parallel ranks
-  --first-stage-layers N, --last-stage-layers N   fix those stages' layer counts
-)";
+using State = PipelineFlags::State;
+using Flag = FlagSpec<State>;
 
-bool read_cost_flag(const std::string& flag, ArgReader& reader, AnalyzeOptions& options) {
-    if (flag == "--costs") {
-        options.costs = parse_cost_triples(flag, reader.value(flag));
-    } else if (flag == "--comm") {
-        options.comm_latency = parse_number(flag, reader.value(flag), 0.0);
-    } else if (flag == "--mem-w-ratio") {
-        options.mem_w_ratio = parse_number(flag, reader.value(flag), 0.0);
-        if (options.mem_w_ratio > 1.0)
-            throw UsageError(
-                fmt::format("{}: must be in 0..1, got {:g}", flag, options.mem_w_ratio));
-    } else {
-        return false;
-    }
+const std::array schedule_flags = {
+    Flag{"-s", "--schedule", "NAME", "schedule (see 'pipesim list')",
+         [](State& s, const std::string&, const std::string& v) {
+             s.spec.schedule = v;
+             s.have_schedule = true;
+         }},
+    Flag{"-p", "--stages", "P", "pipeline devices (stages)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.generator.devices = parse_int(f, v, 1, bounds::max_devices);
+             s.have_p = true;
+         }},
+    Flag{"-m", "--microbatches", "M", "microbatches per iteration",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.generator.microbatches = parse_int(f, v, 1, bounds::max_microbatches);
+             s.have_m = true;
+         }},
+    Flag{"-v", "--chunks", "V", "virtual stages per device (default: the schedule's)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.generator.chunks = parse_int(f, v, 1, bounds::max_chunks);
+             s.have_shape_flag = true;
+         }},
+    Flag{"", "--group-size", "G", "interleaved-1f1b: microbatches per chunk round (default P)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.generator.group_size = parse_int(f, v, 1, bounds::max_microbatches);
+             s.have_shape_flag = true;
+         }},
+};
+
+const std::array cost_flags = {
+    Flag{"", "--costs", "F,B,W",
+         "pass times of one full stage, split evenly over the V chunks\n"
+         "(default 1,1,1); or p·v triples F,B,W:F,B,W:... one per virtual stage",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.costs.passes.clear();
+             for (const std::vector<double>& t : parse_cost_triples(f, v))
+                 s.spec.costs.passes.push_back(PassCosts{t[0], t[1], t[2]});
+             s.have_unit_costs = true;
+         }},
+    Flag{"", "--comm", "C", "latency of every cross-device dependency (default 0)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.comm_latency = parse_number(f, v, 0.0);
+         }},
+    Flag{"", "--mem-w-ratio", "R",
+         "share of a stage's activations held from B until W, 0..1 (default 1)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.costs.mem_w_ratio = parse_number(f, v, 0.0);
+             if (s.spec.costs.mem_w_ratio > 1.0)
+                 throw UsageError(
+                     fmt::format("{}: must be in 0..1, got {:g}", f, s.spec.costs.mem_w_ratio));
+             s.have_unit_costs = true;
+         }},
+};
+
+const std::array file_flags = {
+    Flag{"", "--schedule-file", "FILE",
+         "use the schedule in FILE instead of a generated one: pipesim\n"
+         "schedule JSON (.json) or PyTorch pipelining CSV (.csv)",
+         [](State& s, const std::string&, const std::string& v) { s.schedule_file = v; }},
+    Flag{"", "--save", "FILE", "also write the schedule to FILE (.json or .csv, by extension)",
+         [](State& s, const std::string&, const std::string& v) { s.save_file = v; }},
+};
+
+const std::array model_flags = {
+    Flag{"", "--model", "NAME|FILE", "a preset (see 'pipesim list') or a model JSON file",
+         [](State& s, const std::string&, const std::string& v) {
+             s.model.model = v;
+             s.have_model = true;
+         }},
+    Flag{"", "--gpu", "NAME", "GPU (see 'pipesim list')",
+         [](State& s, const std::string&, const std::string& v) {
+             s.model.gpu = v;
+             s.have_gpu = true;
+         }},
+    Flag{"", "--mb", "B", "sequences per microbatch",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.model.workload.microbatch = parse_int(f, v, 1, bounds::max_microbatch_size);
+             s.have_mb = true;
+         }},
+    Flag{"", "--seq", "S", "sequence length (default: the model's)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.model.workload.seq_len = parse_int(f, v, 1, bounds::max_seq_len);
+         }},
+    Flag{"", "--no-sp", "", "no sequence parallelism with T > 1",
+         [](State& s, const std::string&, const std::string&) {
+             s.model.workload.sequence_parallel = false;
+         }},
+    Flag{"", "--recompute", "R", "none (default), selective or full activation recomputation",
+         [](State& s, const std::string& f, const std::string& v) {
+             try {
+                 s.model.workload.recompute = models::parse_recompute(v);
+             } catch (const std::invalid_argument& e) {
+                 throw UsageError(fmt::format("{}: {}", f, e.what()));
+             }
+         }},
+    Flag{"", "--efficiency", "E", "achieved fraction of peak, 0..1 (default: the GPU's)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.model.efficiency = parse_number(f, v, 0.0);
+             if (s.model.efficiency <= 0 || s.model.efficiency > 1)
+                 throw UsageError(
+                     fmt::format("{}: must be in (0, 1], got {:g}", f, s.model.efficiency));
+         }},
+    Flag{"", "--calibration", "FILE", "measured layer times (docs/calibration-format.md)",
+         [](State& s, const std::string&, const std::string& v) { s.model.calibration_file = v; }},
+    Flag{"", "--dist-opt", "", "shard optimizer state over the D data-parallel ranks",
+         [](State& s, const std::string&, const std::string&) {
+             s.model.optimizer.distributed = true;
+         }},
+    Flag{"", "--first-stage-layers", "N", "fix the first stage's layer count",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.model.partition.first_stage_layers = parse_int(f, v, 1, bounds::max_layers);
+         }},
+    Flag{"", "--last-stage-layers", "N", "fix the last stage's layer count",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.model.partition.last_stage_layers = parse_int(f, v, 1, bounds::max_layers);
+         }},
+};
+
+const std::array layout_flags = {
+    Flag{"", "--dp", "D", "data-parallel replicas (default 1)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.dp = parse_int(f, v, 1, bounds::max_dp);
+             s.have_layout = true;
+         }},
+    Flag{"-t", "--tp", "T", "tensor-parallel GPUs per pipeline device, inside a node (default 1)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.tp = parse_int(f, v, 1, bounds::max_tp);
+             s.have_layout = true;
+         }},
+};
+
+template <std::size_t N>
+std::string help_of(const std::array<Flag, N>& table) {
+    return flags_help(std::span<const Flag>(table));
+}
+
+template <std::size_t N>
+bool read_in(const std::array<Flag, N>& table, const std::string& flag, ArgReader& reader,
+             State& state) {
+    return read_flag(std::span<const Flag>(table), flag, reader, state) != nullptr;
+}
+
+}  // namespace
+
+std::string schedule_flags_help() {
+    return help_of(schedule_flags) + cost_flags_help() + help_of(file_flags);
+}
+
+std::string cost_flags_help() {
+    return help_of(cost_flags);
+}
+
+std::string model_flags_help() {
+    return "model-based costs (seconds) and memory (bytes) instead of --costs/--mem-w-ratio:\n" +
+           help_of(model_flags) + help_of(layout_flags);
+}
+
+bool read_cost_flag(const std::string& flag, ArgReader& reader, analysis::PipelineSpec& spec) {
+    State state;
+    state.spec = spec;
+    if (!read_in(cost_flags, flag, reader, state)) return false;
+    spec = std::move(state.spec);
     return true;
 }
 
 bool PipelineFlags::read(const std::string& flag, ArgReader& reader) {
-    if (flag == "-s" || flag == "--schedule") {
-        options_.schedule = reader.value(flag);
-        have_schedule_ = true;
-    } else if (flag == "-p" || flag == "--stages") {
-        options_.generator.devices = parse_int(flag, reader.value(flag), 1, 4096);
-        have_p_ = true;
-    } else if (flag == "-m" || flag == "--microbatches") {
-        options_.generator.microbatches = parse_int(flag, reader.value(flag), 1, 1 << 20);
-        have_m_ = true;
-    } else if (flag == "-v" || flag == "--chunks") {
-        options_.generator.chunks = parse_int(flag, reader.value(flag), 1, 64);
-        have_shape_flag_ = true;
-    } else if (flag == "--group-size") {
-        options_.generator.group_size = parse_int(flag, reader.value(flag), 1, 1 << 20);
-        have_shape_flag_ = true;
-    } else if (read_cost_flag(flag, reader, options_)) {
-        if (flag != "--comm") have_unit_costs_ = true;
-    } else if (flag == "--schedule-file") {
-        schedule_file_ = reader.value(flag);
-    } else if (flag == "--save") {
-        save_file_ = reader.value(flag);
-    } else {
-        return read_model_flag(flag, reader);
-    }
-    return true;
-}
-
-bool PipelineFlags::read_model_flag(const std::string& flag, ArgReader& reader) {
-    models::Workload& w = model_.workload;
-    if (flag == "--model") {
-        model_.model = reader.value(flag);
-        have_model_ = true;
-    } else if (flag == "--gpu") {
-        model_.gpu = reader.value(flag);
-        have_gpu_ = true;
-    } else if (flag == "--mb") {
-        w.microbatch = parse_int(flag, reader.value(flag), 1, 1 << 20);
-        have_mb_ = true;
-    } else if (flag == "--seq") {
-        w.seq_len = parse_int(flag, reader.value(flag), 1, 1 << 24);
-    } else if (flag == "-t" || flag == "--tp") {
-        w.tp = parse_int(flag, reader.value(flag), 1, 1024);
-    } else if (flag == "--no-sp") {
-        w.sequence_parallel = false;
-    } else if (flag == "--recompute") {
-        const std::string r = reader.value(flag);
-        if (r == "none")
-            w.recompute = models::Recompute::none;
-        else if (r == "selective")
-            w.recompute = models::Recompute::selective;
-        else if (r == "full")
-            w.recompute = models::Recompute::full;
-        else
-            throw UsageError(
-                fmt::format("{}: expected none, selective or full, got '{}'", flag, r));
-    } else if (flag == "--efficiency") {
-        model_.efficiency = parse_number(flag, reader.value(flag), 0.0);
-        if (model_.efficiency <= 0 || model_.efficiency > 1)
-            throw UsageError(
-                fmt::format("{}: must be in (0, 1], got {:g}", flag, model_.efficiency));
-    } else if (flag == "--calibration") {
-        model_.calibration_file = reader.value(flag);
-    } else if (flag == "--dp") {
-        model_.optimizer.data_parallel = parse_int(flag, reader.value(flag), 1, 1 << 20);
-    } else if (flag == "--dist-opt") {
-        model_.optimizer.distributed = true;
-    } else if (flag == "--first-stage-layers") {
-        model_.partition.first_stage_layers = parse_int(flag, reader.value(flag), 1, 1 << 20);
-    } else if (flag == "--last-stage-layers") {
-        model_.partition.last_stage_layers = parse_int(flag, reader.value(flag), 1, 1 << 20);
-    } else {
-        return false;
-    }
-    model_any_ = true;
+    if (read_in(schedule_flags, flag, reader, state_) ||
+        read_in(cost_flags, flag, reader, state_) || read_in(file_flags, flag, reader, state_) ||
+        read_in(layout_flags, flag, reader, state_))
+        return true;
+    if (!read_in(model_flags, flag, reader, state_)) return false;
+    state_.model_any = true;
     return true;
 }
 
 void PipelineFlags::finish() {
-    if (model_any_) {
-        if (!have_model_ || !have_gpu_ || !have_mb_)
+    State& s = state_;
+    if (s.model_any || s.have_model || s.have_gpu || s.have_mb) {
+        if (!s.have_model || !s.have_gpu || !s.have_mb)
             throw UsageError("model-based costs need all of --model NAME, --gpu NAME and --mb B");
-        if (have_unit_costs_)
+        if (s.have_unit_costs)
             throw UsageError(
                 "--costs and --mem-w-ratio cannot be combined with --model (the model gives the "
                 "costs and memory)");
-        options_.model = model_;
+        s.spec.costs.model = s.model;
+    } else if (s.have_layout && !layout_without_model_) {
+        throw UsageError(
+            "--dp and -t set the model's layout: give --model NAME, --gpu NAME and --mb B "
+            "(or run 'pipesim simulate' for a cluster)");
     }
-    if (!schedule_file_.empty() && (have_schedule_ || have_p_ || have_m_ || have_shape_flag_))
+    if (!s.schedule_file.empty() && (s.have_schedule || s.have_p || s.have_m || s.have_shape_flag))
         throw UsageError(
             "--schedule-file gives the schedule and its shape: drop -s, -p, -m, -v "
             "and --group-size");
-    if (schedule_file_.empty()) {
-        if (!have_schedule_) throw UsageError("missing -s NAME (see 'pipesim list')");
-        if (!have_p_) throw UsageError("missing -p P (number of pipeline devices)");
-        if (!have_m_) throw UsageError("missing -m M (number of microbatches)");
+    if (s.schedule_file.empty()) {
+        if (!s.have_schedule) throw UsageError("missing -s NAME (see 'pipesim list')");
+        if (!s.have_p) throw UsageError("missing -p P (number of pipeline devices)");
+        if (!s.have_m) throw UsageError("missing -m M (number of microbatches)");
     }
-}
-
-Schedule PipelineFlags::schedule() const {
-    return schedule_file_.empty() ? generate_planned(options_) : read_schedule_file(schedule_file_);
-}
-
-Analysis PipelineFlags::analyze() const {
-    return schedule_file_.empty() ? pipesim::analyze(options_)
-                                  : analyze_schedule(read_schedule_file(schedule_file_), options_);
+    spec_ = s.spec;
+    if (!s.schedule_file.empty()) spec_.given = read_schedule_file(s.schedule_file);
 }
 
 void PipelineFlags::save(const Schedule& schedule) const {
-    if (!save_file_.empty()) write_schedule_file(schedule, save_file_);
+    if (!state_.save_file.empty()) write_schedule_file(schedule, state_.save_file);
 }
 
 }  // namespace pipesim::cli

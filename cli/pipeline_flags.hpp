@@ -1,50 +1,57 @@
 #pragma once
-// The flags that choose a schedule, its costs and (optionally) a model: shared by the
-// commands that run a pipeline (analyze, simulate).
+// The flags that describe a pipeline — the schedule, its shape, its costs or a model, the
+// parallel layout — read into an analysis::PipelineSpec: shared by the commands that run a
+// pipeline (analyze, simulate) and, for the cost group, by block, search and render.
 
 #include <string>
 
+#include "analysis/spec.hpp"
 #include "args.hpp"
 #include "schedules/schedule.hpp"
-#include "sim/analyze.hpp"
 
 namespace pipesim::cli {
 
-/// Help lines for the schedule and cost flags, and for the model flags.
-extern const char* const schedule_flags_help;
-extern const char* const model_flags_help;
+/// Help lines of the schedule, cost and model flag groups.
+std::string schedule_flags_help();
+std::string cost_flags_help();
+std::string model_flags_help();
 
-/// Reads one of --costs, --comm, --mem-w-ratio into `options`; false if `flag` is none of them.
-bool read_cost_flag(const std::string& flag, ArgReader& reader, AnalyzeOptions& options);
+/// Reads one of --costs, --comm, --mem-w-ratio into `spec`; false if `flag` is none of them.
+bool read_cost_flag(const std::string& flag, ArgReader& reader, analysis::PipelineSpec& spec);
 
-/// Reads -s/-p/-m/-v/--group-size, --costs, --comm, --mem-w-ratio, --schedule-file, --save
-/// and the model flags (--model, --gpu, --mb, ...) into an AnalyzeOptions.
+/// Reads -s/-p/-m/-v/--group-size, the cost flags, --schedule-file, --save, the model flags
+/// (--model, --gpu, --mb, ...) and --dp/-t into an analysis::PipelineSpec.
 class PipelineFlags {
   public:
+    /// `layout_without_model`: whether --dp and -t mean something without a model (SimGrid's
+    /// layout) or only with one (the model's memory and throughput).
+    explicit PipelineFlags(bool layout_without_model)
+        : layout_without_model_(layout_without_model) {}
+
     /// Reads one of these flags; false if `flag` is none of them.
     bool read(const std::string& flag, ArgReader& reader);
-    /// Checks the combination once every flag is read and fills options().model.
+    /// Checks the combination once every flag is read and loads --schedule-file.
     /// Throws UsageError naming what is missing or clashes.
     void finish();
 
-    AnalyzeOptions& options() { return options_; }
-    const AnalyzeOptions& options() const { return options_; }
-    /// The schedule: generated from -s/-p/-m/-v or read from --schedule-file (validated).
-    Schedule schedule() const;
-    /// Analyzes it with the analytic replay.
-    Analysis analyze() const;
+    const analysis::PipelineSpec& spec() const { return spec_; }
     /// Writes the schedule to --save's file, if given.
     void save(const Schedule& schedule) const;
 
-  private:
-    AnalyzeOptions options_;
-    std::string schedule_file_, save_file_;
-    bool have_schedule_ = false, have_p_ = false, have_m_ = false, have_shape_flag_ = false;
-    bool have_unit_costs_ = false;
-    bool model_any_ = false, have_model_ = false, have_gpu_ = false, have_mb_ = false;
-    ModelRunOptions model_;
+    /// The state the flag tables write into.
+    struct State {
+        analysis::PipelineSpec spec;
+        analysis::ModelSpec model;
+        std::string schedule_file, save_file;
+        bool have_schedule = false, have_p = false, have_m = false, have_shape_flag = false;
+        bool have_unit_costs = false, have_layout = false;
+        bool model_any = false, have_model = false, have_gpu = false, have_mb = false;
+    };
 
-    bool read_model_flag(const std::string& flag, ArgReader& reader);
+  private:
+    bool layout_without_model_;
+    State state_;
+    analysis::PipelineSpec spec_;
 };
 
 }  // namespace pipesim::cli

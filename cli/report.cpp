@@ -10,17 +10,8 @@ namespace {
 
 constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
-std::string_view recompute_name(models::Recompute r) {
-    switch (r) {
-        case models::Recompute::none:
-            return "none";
-        case models::Recompute::selective:
-            return "selective";
-        case models::Recompute::full:
-            return "full";
-    }
-    return "none";
-}
+using analysis::Analysis;
+using analysis::ModelAnalysis;
 
 // One line per device whose weights, optimizer state and peak activations exceed its GPU.
 std::vector<std::string> memory_warnings(const ModelAnalysis& model) {
@@ -36,8 +27,8 @@ std::vector<std::string> memory_warnings(const ModelAnalysis& model) {
     return warnings;
 }
 
-void add_model_json(nlohmann::ordered_json& j, const ModelAnalysis& model) {
-    j["iteration_time"] = j["makespan"];
+void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAnalysis& model) {
+    j["iteration_time"] = a.iteration_time;
     j["samples_per_second"] = model.samples_per_second;
     j["tokens_per_second"] = model.tokens_per_second;
     j["mfu"] = model.mfu;
@@ -57,7 +48,7 @@ void add_model_json(nlohmann::ordered_json& j, const ModelAnalysis& model) {
     m["seq_len"] = model.workload.seq(model.config);
     m["tp"] = model.workload.tp;
     m["sequence_parallel"] = model.workload.sequence_parallel;
-    m["recompute"] = recompute_name(model.workload.recompute);
+    m["recompute"] = models::recompute_name(model.workload.recompute);
     m["costs"] = model.cost_source;
     m["message_bytes"] = model.plan.message_bytes;
     m["tp_collective_bytes"] = model.plan.tp_comm.bytes;
@@ -87,14 +78,15 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
     for (const models::StagePlan& s : model.plan.stages)
         layers += fmt::format("{}{}", layers.empty() ? "" : ",", s.layers);
     const models::Workload& w = model.workload;
-    const std::string recompute = w.recompute == models::Recompute::none
-                                      ? std::string()
-                                      : fmt::format(", {} recompute", recompute_name(w.recompute));
+    const std::string recompute =
+        w.recompute == models::Recompute::none
+            ? std::string()
+            : fmt::format(", {} recompute", models::recompute_name(w.recompute));
     line("model", fmt::format("{} ({:.2f}B params) on {} × {}, b={} s={} t={}{}", model.config.name,
                               models::total_params(model.config) / 1e9, model.gpus, model.gpu.name,
                               w.microbatch, w.seq(model.config), w.tp, recompute));
     line("costs", fmt::format("{}; layers per virtual stage {}", model.cost_source, layers));
-    line("iteration time", fmt::format("{:.6g} s", m.makespan));
+    line("iteration time", fmt::format("{:.6g} s", a.iteration_time));
     line("bubble rate", fmt::format("{:.2f} %  (device {})", 100 * m.bubble_rate, m.bubble_device));
     line("throughput", fmt::format("{:.6g} samples/s, {:.6g} tokens/s", model.samples_per_second,
                                    model.tokens_per_second));
@@ -115,7 +107,7 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
 
 }  // namespace
 
-nlohmann::ordered_json analysis_json(const Analysis& a, const AnalyzeOptions& options) {
+nlohmann::ordered_json analysis_json(const Analysis& a, const analysis::PipelineSpec& spec) {
     const Metrics& m = a.metrics;
     nlohmann::ordered_json j;
     j["schedule"] = a.schedule.name;
@@ -125,9 +117,11 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const AnalyzeOptions& op
     j["placement"] =
         placement_name(classify_placement(a.schedule.stage_device, a.schedule.devices));
     j["time_unit"] = a.timeline.time_unit;
-    j["comm_latency"] = options.comm_latency;
+    // With SimGrid, latencies come from the cluster.
+    j["comm_latency"] =
+        a.cluster ? nlohmann::ordered_json() : nlohmann::ordered_json(spec.comm_latency);
     j["mem_w_ratio"] =
-        a.model ? nlohmann::ordered_json() : nlohmann::ordered_json(options.mem_w_ratio);
+        a.model ? nlohmann::ordered_json() : nlohmann::ordered_json(spec.costs.mem_w_ratio);
     j["makespan"] = m.makespan;
     j["bubble_rate"] = m.bubble_rate;
     j["bubble_time"] = m.bubble_time;
@@ -145,11 +139,11 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const AnalyzeOptions& op
     j["idle"] = per_device([](const DeviceMetrics& d) { return d.idle; });
     j["device_bubble_rate"] = per_device([](const DeviceMetrics& d) { return d.bubble_rate; });
     j["ops"] = a.schedule.op_count();
-    if (a.model) add_model_json(j, *a.model);
+    if (a.model) add_model_json(j, a, *a.model);
     return j;
 }
 
-std::string analysis_table(const Analysis& a, const AnalyzeOptions& options) {
+std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec) {
     const Metrics& m = a.metrics;
     const std::string unit = a.timeline.time_unit;
     std::string out;
@@ -160,19 +154,20 @@ std::string analysis_table(const Analysis& a, const AnalyzeOptions& options) {
                        a.schedule.microbatches, a.schedule.chunks);
     if (a.model) return out + model_table(a, *a.model);
     const auto& c = a.costs;
-    const bool uniform = options.costs.size() == 1;
+    const std::vector<PassCosts>& passes = spec.costs.passes;
     line("costs F,B,W",
-         uniform ? fmt::format("{:g},{:g},{:g} per full stage ({:g},{:g},{:g} "
-                               "per chunk pass)",
-                               options.costs[0][0], options.costs[0][1], options.costs[0][2],
-                               c.forward[0], c.backward_input[0], c.backward_weight[0])
-                 : std::string("per virtual stage (given)"));
-    line("comm latency", fmt::format("{:g}", options.comm_latency));
+         passes.size() == 1
+             ? fmt::format("{:g},{:g},{:g} per full stage ({:g},{:g},{:g} per chunk pass)",
+                           passes[0].forward, passes[0].backward_input, passes[0].backward_weight,
+                           c.forward[0], c.backward_input[0], c.backward_weight[0])
+             : std::string("per virtual stage (given)"));
+    line("comm latency",
+         a.cluster ? std::string("from the cluster") : fmt::format("{:g}", spec.comm_latency));
     line("makespan", fmt::format("{:.6g} {}", m.makespan, unit));
     line("bubble rate", fmt::format("{:.2f} %  (device {}, idle {:.6g} {})", 100 * m.bubble_rate,
                                     m.bubble_device, m.devices[m.bubble_device].idle, unit));
     line("peak activation", fmt::format("{:.4g} × M_B  (max over devices; M_W = {:g} M_B)",
-                                        m.peak_activation_max, options.mem_w_ratio));
+                                        m.peak_activation_max, spec.costs.mem_w_ratio));
     line("throughput", fmt::format("{:.6g} microbatches / {}", m.throughput, unit));
     out += fmt::format("\n  {:>6} {:>12} {:>12} {:>12} {:>8} {:>10}\n", "device", "busy", "span",
                        "idle", "bubble", "peak act");

@@ -5,15 +5,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/analyze.hpp"
+#include "analysis/run.hpp"
 
 namespace pipesim::cli {
 
 /// The `--json` object: schedule, stages, microbatches, chunks, makespan, bubble_rate,
 /// peak_activation (per device), peak_activation_max, throughput, and per-device details.
-nlohmann::ordered_json analysis_json(const Analysis& analysis, const AnalyzeOptions& options);
+nlohmann::ordered_json analysis_json(const analysis::Analysis& result,
+                                     const analysis::PipelineSpec& spec);
 
 /// A readable summary with a per-device table.
-std::string analysis_table(const Analysis& analysis, const AnalyzeOptions& options);
+std::string analysis_table(const analysis::Analysis& result, const analysis::PipelineSpec& spec);
 
 }  // namespace pipesim::cli

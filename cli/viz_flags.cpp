@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "sim/model_costs.hpp"
-
 namespace pipesim::cli {
 
 const char* const viz_flags_help =

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "args.hpp"
-#include "sim/analyze.hpp"
 #include "viz/outputs.hpp"
 
 namespace pipesim::cli {

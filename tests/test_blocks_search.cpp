@@ -18,7 +18,10 @@ namespace {
 SearchEvaluator replay_evaluator(const SearchOptions& o, double mem_w_ratio = 1.0) {
     return [=](const Schedule& s) {
         const Timeline t =
-            replay(s, uniform_stage_costs(s.devices, s.chunks, o.f, o.b, o.w), {o.comm_latency});
+            replay(s,
+                   uniform_stage_costs(s.devices, s.chunks, o.costs.forward, o.costs.backward_input,
+                                       o.costs.backward_weight),
+                   {o.comm_latency});
         const Metrics m = compute_metrics(t, unit_memory_model(s.devices, s.chunks, mem_w_ratio));
         return SearchEvaluation{m.bubble_rate, m.makespan, m.peak_activation_max};
     };
@@ -30,9 +33,7 @@ SearchOptions options(int p, int m, double cap, double f = 1, double b = 1, doub
     o.devices = p;
     o.microbatches = m;
     o.memory_limit = cap;
-    o.f = f;
-    o.b = b;
-    o.w = w;
+    o.costs = PassCosts{f, b, w};
     o.comm_latency = c;
     return o;
 }

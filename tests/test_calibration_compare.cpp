@@ -2,11 +2,11 @@
 // prediction and the predicted-versus-measured comparison on hand-made timelines.
 #include <catch2/catch.hpp>
 
+#include "analysis/predict.hpp"
 #include "calibration/comparison.hpp"
 #include "calibration/stream_plan.hpp"
-#include "schedules/registry.hpp"
 #include "schedules/costs.hpp"
-#include "sim/predict.hpp"
+#include "schedules/registry.hpp"
 #include "sim/replay.hpp"
 
 using namespace pipesim;
@@ -86,7 +86,7 @@ TEST_CASE("the prediction replays the stages' layer counts times the layer's pas
           "[calibration]") {
     const Schedule s = generate_schedule("1f1b", {4, 8, 0, 0});
     const std::vector<int> layers = {2, 2, 2, 2};
-    const Timeline t = predict_timeline(s, layers, {0.001, 0.002, 0.0015}, 0.0001, 1e6);
+    const Timeline t = analysis::predict_timeline(s, layers, {0.001, 0.002, 0.0015}, 0.0001, 1e6);
     ReplayOptions options;
     options.comm_latency = 0.0001;
     options.message_bytes = 1e6;

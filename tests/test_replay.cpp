@@ -6,11 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "analysis/run.hpp"
 #include "random_costs.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
-#include "sim/analyze.hpp"
 #include "sim/replay.hpp"
 
 using namespace pipesim;
@@ -219,15 +219,15 @@ TEST_CASE("replay refuses an invalid schedule", "[sim][replay]") {
 
 TEST_CASE("model-based DualPipe: each model copy holds the whole model, each device two slices",
           "[sim][models]") {
-    AnalyzeOptions options;
+    analysis::PipelineSpec options;
     options.schedule = "dualpipe";
     options.generator = GeneratorOptions{4, 8, 0, 0};
-    ModelRunOptions model;
+    analysis::ModelSpec model;
     model.model = "zb-1.5b";
     model.gpu = "a100-80gb";
     model.workload.microbatch = 1;
-    options.model = model;
-    const Analysis dual = analyze(options);
+    options.costs.model = model;
+    const analysis::Analysis dual = analysis::run(options);
     REQUIRE(dual.model);
     const auto& stages = dual.model->plan.stages;
     REQUIRE(stages.size() == 8);
@@ -245,7 +245,7 @@ TEST_CASE("model-based DualPipe: each model copy holds the whole model, each dev
 
     // The same model under 1F1B on 4 devices: one slice per device, the same slices.
     options.schedule = "1f1b";
-    const Analysis single = analyze(options);
+    const analysis::Analysis single = analysis::run(options);
     for (int k = 0; k < 4; ++k) {
         CHECK(single.model->plan.stages[k].layers == stages[k].layers);
         CHECK(single.costs.forward[k] == Approx(dual.costs.forward[k]));

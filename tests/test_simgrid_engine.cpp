@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "analysis/cluster_workload.hpp"
 #include "child_process.hpp"
 #include "random_costs.hpp"
 #include "schedules/placement.hpp"
@@ -241,8 +242,8 @@ TEST_CASE("GPUs of another type run at their peak relative to the reference GPU"
         ClusterSpec c = test_cluster(1, 1, 1e18, 0, 0);
         c.nodes = {NodeGroup{1, "a100-80gb", 0}, NodeGroup{1, "h100-sxm", 0}};
         const Schedule s = generate_schedule("gpipe", GeneratorOptions{2, 1, 1, 0});
-        Workload w = simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 0, 0);
-        w.reference_gpu = "a100-80gb";
+        SimWorkload w = simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 0, 0);
+        w.group_speeds = analysis::node_group_speeds(c, "a100-80gb");
         const SimResult sim = simulate(s, w, c, Layout{1, 2, 1});
         const TimedOp& f = sim.timeline.device_ops[1].front();
         return fmt::format("{:.17g}", f.end - f.start);
@@ -255,7 +256,7 @@ TEST_CASE("tensor-parallel all-reduces lengthen F and B but not W", "[simgrid]")
     const double bytes = 4e6, bandwidth = 1e11, latency = 1e-6;
     const std::string result = run_in_child([&] {
         const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
-        Workload w = simple_workload(uniform_stage_costs(1, 1, 1, 1, 1), 1, 0, 0);
+        SimWorkload w = simple_workload(uniform_stage_costs(1, 1, 1, 1, 1), 1, 0, 0);
         w.tp_allreduces_forward = {2};
         w.tp_allreduces_backward = {3};
         w.tp_allreduce_bytes = {bytes};
@@ -280,7 +281,7 @@ TEST_CASE("simulate refuses a second engine in one process and layouts that do n
           "[simgrid]") {
     const std::string twice = run_in_child([] {
         const Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 2, 1, 0});
-        const Workload w = simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 0, 0);
+        const SimWorkload w = simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 0, 0);
         simulate(s, w, test_cluster(2, 1, 1e9, 0, 0), Layout{1, 2, 1});
         simulate(s, w, test_cluster(2, 1, 1e9, 0, 0), Layout{1, 2, 1});
         return std::string("ran twice");
@@ -288,7 +289,7 @@ TEST_CASE("simulate refuses a second engine in one process and layouts that do n
     CHECK(twice == "exception: SimGrid allows one simulation per process; this one has run");
 
     const Schedule s = generate_schedule("1f1b", GeneratorOptions{4, 2, 1, 0});
-    const Workload w = simple_workload(uniform_stage_costs(4, 1, 1, 1, 1), 4, 0, 0);
+    const SimWorkload w = simple_workload(uniform_stage_costs(4, 1, 1, 1, 1), 4, 0, 0);
     CHECK_THROWS_WITH(
         simulate(s, w, test_cluster(1, 8, 1e9, 0, 0), Layout{4, 4, 1}),
         "layout dp=4 × pp=4 × tp=1 needs 16 GPUs; cluster 'test' has 8 (1 nodes × 8)");

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 // The runner's write helper is internal to the sweep library.
-#include "../experiments/sweep/src/write_all.hpp"
+#include "../sweep/src/write_all.hpp"
 #include "fileio/parse_error.hpp"
 #include "sweep/grid.hpp"
 #include "sweep/merge.hpp"

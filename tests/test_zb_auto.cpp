@@ -6,11 +6,11 @@
 
 #include <random>
 
+#include "analysis/run.hpp"
 #include "schedules/auto_schedule.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
-#include "sim/analyze.hpp"
 #include "sim/replay.hpp"
 
 #include "random_costs.hpp"
@@ -43,15 +43,15 @@ constexpr PaperRow paper_rows[] = {
     {"28.3B", 32, 256, 10.402, 10.248, 7.698, 0.460, 0.1352, 0.0594, 0.0257, 0.0594, 0.0018},
 };
 
-Analysis analyze_row(const PaperRow& row, const char* schedule) {
-    AnalyzeOptions o;
+analysis::Analysis analyze_row(const PaperRow& row, const char* schedule) {
+    analysis::PipelineSpec o;
     o.schedule = schedule;
     o.generator = {row.p, row.m, 0, 0};
-    o.costs = {{row.f, row.b, row.w}};
+    o.costs.passes = {PassCosts{row.f, row.b, row.w}};
     o.comm_latency = row.comm;
     // The paper's scheduler counts a W's activations as half of a B's (M_W = M_B / 2).
-    o.mem_w_ratio = 0.5;
-    return analyze(o);
+    o.costs.mem_w_ratio = 0.5;
+    return analysis::run(o);
 }
 
 // Random per-stage times (test::random_costs), latency and W memory share.
@@ -71,8 +71,8 @@ TEST_CASE("the Zero Bubble paper's bubble rates from its profiled times (Tables 
     for (const PaperRow& row : paper_rows) {
         CAPTURE(row.model, row.p, row.m);
         const double cap1 = row.p, cap2 = 2.0 * row.p;
-        const Analysis one_p = analyze_row(row, "zb-1p");
-        const Analysis two_p = analyze_row(row, "zb-2p");
+        const analysis::Analysis one_p = analyze_row(row, "zb-1p");
+        const analysis::Analysis two_p = analyze_row(row, "zb-2p");
         CHECK(one_p.metrics.bubble_rate == Approx(row.zb_1p).margin(published_precision));
         CHECK(two_p.metrics.bubble_rate == Approx(row.zb_2p).margin(published_precision));
         CHECK(one_p.metrics.peak_activation_max <= cap1 + 1e-9);
@@ -138,17 +138,18 @@ TEST_CASE("planned ZB-1P/ZB-2P are never longer than the handcrafted schedule of
 }
 
 TEST_CASE("model-based analysis plans ZB-2P with the model's costs", "[schedules][auto][models]") {
-    AnalyzeOptions o;
+    analysis::PipelineSpec o;
     o.schedule = "zb-2p";
     o.generator = {4, 16, 0, 0};
-    ModelRunOptions model;
+    analysis::ModelSpec model;
     model.model = "zb-1.5b";
     model.gpu = "a100-80gb";
     model.workload.microbatch = 6;
-    o.model = model;
-    const Analysis planned = analyze(o);
+    o.costs.model = model;
+    const analysis::Analysis planned = analysis::run(o);
     // The same costs through an order planned with unit times.
-    const Analysis unit_order = analyze_schedule(generate_schedule("zb-2p", o.generator), o);
+    o.given = generate_schedule("zb-2p", o.generator);
+    const analysis::Analysis unit_order = analysis::run(o);
     CHECK(planned.metrics.makespan <= unit_order.metrics.makespan * (1 + 1e-12));
     CHECK(planned.model.has_value());
 }

@@ -36,7 +36,7 @@ int run_case(const std::string& name) {
     }
     const Schedule s = generate_schedule("1f1b", GeneratorOptions{p, m, 1, 0});
     // 10 ms forward, 20 ms backward; 16 MB activations (s·b·h·2 for s=4096, h=2048, b=1).
-    const Workload w =
+    const SimWorkload w =
         simple_workload(uniform_stage_costs(p, 1, 0.010, 0.010, 0.010), p, 16.0 * (1 << 20), 1e9);
     Layout layout{dp, p, 1};
     layout.order = parse_layout_order("dp,tp,pp");

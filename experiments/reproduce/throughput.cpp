@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/run.hpp"
 #include "report.hpp"
 #include "sweep/job.hpp"
 #include "zb_paper.hpp"
@@ -57,7 +58,7 @@ bool ok(const Result* r) {
 // pipesim's stage times for a setup: F, B, W (ms) of the stage with the largest F + B + W.
 std::array<double, 3> model_stage_ms(const zb_paper::Setup& setup) {
     const sweep::Job job = zb_paper::model_job(setup, setup.p, "1f1b", sweep::Engine::analytic);
-    const StageCosts c = analyze(sweep::analyze_options(job)).costs;
+    const StageCosts c = analysis::prepare(sweep::pipeline_spec(job)).costs;
     std::size_t worst = 0;
     for (std::size_t s = 0; s < c.stages(); ++s)
         if (c.forward[s] + c.backward_input[s] + c.backward_weight[s] >

@@ -4,7 +4,28 @@
 
 #include <fmt/format.h>
 
+#include "fileio/parse_error.hpp"
+
 namespace pipesim::models {
+
+Recompute parse_recompute(std::string_view name) {
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+        if (name == recompute_name(r)) return r;
+    throw std::invalid_argument(
+        fmt::format("expected none, selective or full, got {}", quote_excerpt(name)));
+}
+
+const char* recompute_name(Recompute recompute) {
+    switch (recompute) {
+        case Recompute::none:
+            return "none";
+        case Recompute::selective:
+            return "selective";
+        case Recompute::full:
+            return "full";
+    }
+    return "none";
+}
 
 namespace {
 

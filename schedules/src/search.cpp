@@ -39,7 +39,8 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
     };
     // Cost-aware generators (zb-1p, zb-2p) and the heuristic plan with the search's times.
     PlanningCosts planning;
-    planning.times = uniform_stage_costs(o.devices, 1, o.f, o.b, o.w);
+    planning.times = uniform_stage_costs(o.devices, 1, o.costs.forward, o.costs.backward_input,
+                                         o.costs.backward_weight);
     planning.comm_latency = o.comm_latency;
     planning.w_memory_share = o.mem_w_ratio;
     for (const ScheduleGenerator& g : schedule_generators())
@@ -71,7 +72,8 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
             a.microbatches = o.microbatches;
             a.chunks = chunks;
             if (chunks == 2) a.stage_device = vshape_placement(o.devices, 2);
-            a.costs.times = uniform_stage_costs(o.devices, chunks, o.f, o.b, o.w);
+            a.costs.times = uniform_stage_costs(o.devices, chunks, o.costs.forward,
+                                                o.costs.backward_input, o.costs.backward_weight);
             a.costs.comm_latency = o.comm_latency;
             a.memory_limit = o.memory_limit;
             return auto_schedule(a);

@@ -2,6 +2,8 @@
 // FLOPs, activation memory and communication of one transformer layer, the embedding and
 // the LM head, for one microbatch, split into the Zero Bubble passes F, B and W.
 
+#include <string_view>
+
 #include "models/transformer.hpp"
 
 namespace pipesim::models {
@@ -10,6 +12,12 @@ namespace pipesim::models {
 /// selective: the attention core (softmax, dropout, QKᵀ, AV) is recomputed and not stored;
 /// full: only each layer's input is stored and the whole forward is recomputed before B.
 enum class Recompute { none, selective, full };
+
+/// "none", "selective" or "full" as a Recompute. Throws std::invalid_argument ("expected
+/// none, selective or full, got 'x'") for any other text.
+Recompute parse_recompute(std::string_view name);
+/// The name parse_recompute() reads.
+const char* recompute_name(Recompute recompute);
 
 /// How the layers run: microbatch size, sequence length and tensor parallelism.
 struct Workload {

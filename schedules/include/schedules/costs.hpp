@@ -5,6 +5,15 @@
 
 namespace pipesim {
 
+/// The F, B and W times of one stage (or of a full stage, to be split over its chunks).
+struct PassCosts {
+    double forward = 1;
+    double backward_input = 1;
+    double backward_weight = 1;
+
+    bool operator==(const PassCosts&) const = default;
+};
+
 /// Durations of F, B and W for each virtual stage (BW = B + W). Any time unit, used as is.
 struct StageCosts {
     std::vector<double> forward;

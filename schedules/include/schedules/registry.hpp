@@ -44,7 +44,9 @@ struct ScheduleGenerator {
     /// Builds the schedule. Preconditions (checked by generate_schedule): p, m ≥ 1,
     /// chunks within [min_chunks, max_chunks].
     Schedule (*generate)(const GeneratorOptions& options);
-    /// Whether the order depends on GeneratorOptions::planning (the pass times).
+    /// Whether the order depends on GeneratorOptions::planning (the pass times). Such a
+    /// generator's schedule has p·v virtual stages that every microbatch passes through, so
+    /// the times can be derived before it is generated.
     bool plans_with_costs = false;
 };
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "schedules/costs.hpp"
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
@@ -29,7 +30,7 @@ struct SearchOptions {
     int devices = 0;
     int microbatches = 0;
     double memory_limit = 0;  ///< per device, full-stage microbatch units (1F1B needs p)
-    double f = 1, b = 1, w = 1;
+    PassCosts costs;  ///< one full stage's F, B, W (split over the chunks of v > 1 candidates)
     double comm_latency = 0;
     double mem_w_ratio = 1;  ///< M_W / M_B, for the candidates that plan their memory
 };

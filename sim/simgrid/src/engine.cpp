@@ -12,11 +12,9 @@
 #include <xbt/log.h>
 #include <simgrid/s4u.hpp>
 
-#include "models/gpu.hpp"
 #include "platform.hpp"
 #include "schedules/dependency_order.hpp"
 #include "schedules/validate.hpp"
-#include "sim/model_costs.hpp"
 #include "sim/simgrid/simulate.hpp"
 
 namespace pipesim {
@@ -37,11 +35,12 @@ struct Message {
 };
 
 struct Shared {
-    Shared(const Schedule& sched, const Workload& work, const Layout& lay, const SimOptions& opts)
+    Shared(const Schedule& sched, const SimWorkload& work, const Layout& lay,
+           const SimOptions& opts)
         : schedule(sched), workload(work), layout(lay), options(opts) {}
 
     const Schedule& schedule;
-    const Workload& workload;
+    const SimWorkload& workload;
     const Layout& layout;
     const SimOptions& options;
     int stages = 0;
@@ -240,7 +239,7 @@ class GradientReducer {
     int device_;
 };
 
-void check_workload(const Workload& w, const Schedule& schedule) {
+void check_workload(const SimWorkload& w, const Schedule& schedule) {
     const int stages = schedule.stages();
     check_stage_costs(w.costs, stages);
     auto check_size = [&](std::size_t size, std::size_t expected, const char* what) {
@@ -291,18 +290,20 @@ std::vector<std::pair<int, int>> communicating_pairs(const Schedule& schedule, c
     return {pairs.begin(), pairs.end()};
 }
 
-// Each node's compute speed relative to the GPU the costs are for.
-std::vector<double> node_speeds(const ClusterSpec& cluster, const std::string& reference_gpu) {
-    const std::string& reference =
-        reference_gpu.empty() ? cluster.nodes.front().gpu : reference_gpu;
+// Each node's compute speed relative to the costs: its group's entry of `group_speeds`, or
+// without them the group's own speed (1 where unset).
+std::vector<double> node_speeds(const ClusterSpec& cluster,
+                                const std::vector<double>& group_speeds) {
+    if (!group_speeds.empty() && group_speeds.size() != cluster.nodes.size())
+        throw std::invalid_argument(fmt::format("workload has {} group_speeds entries, expected {}",
+                                                group_speeds.size(), cluster.nodes.size()));
     std::vector<double> speeds;
-    for (const NodeGroup& g : cluster.nodes) {
-        double speed = g.speed;
-        if (speed == 0) {
-            speed = g.gpu == reference ? 1.0
-                                       : models::find_gpu(g.gpu).peak_bf16_flops /
-                                             models::find_gpu(reference).peak_bf16_flops;
-        }
+    for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
+        const NodeGroup& g = cluster.nodes[i];
+        const double speed = !group_speeds.empty() ? group_speeds[i] : g.speed > 0 ? g.speed : 1.0;
+        if (!(speed > 0 && std::isfinite(speed)))
+            throw std::invalid_argument(fmt::format(
+                "node group {} ({}): speed must be a finite number > 0, got {}", i, g.gpu, speed));
         speeds.insert(speeds.end(), static_cast<std::size_t>(g.count), speed);
     }
     return speeds;
@@ -310,41 +311,20 @@ std::vector<double> node_speeds(const ClusterSpec& cluster, const std::string& r
 
 }  // namespace
 
-Workload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule,
-                            const std::string& gpu) {
-    const std::size_t stages = plan.stages.size();
-    if (stages != static_cast<std::size_t>(schedule.stages()))
-        throw std::invalid_argument(fmt::format("the model plan has {} stages, the schedule {}",
-                                                stages, schedule.stages()));
-    Workload w;
-    w.reference_gpu = gpu;
-    w.costs = stage_costs_from_plan(plan);
-    w.message_bytes.assign(stages, plan.message_bytes);
-    w.gradient_bytes.assign(static_cast<std::size_t>(schedule.devices), 0.0);
-    for (std::size_t s = 0; s < stages; ++s) {
-        const models::StagePlan& stage = plan.stages[s];
-        w.tp_allreduces_forward.push_back(stage.layers * plan.tp_comm.collectives_forward);
-        w.tp_allreduces_backward.push_back(stage.layers * plan.tp_comm.collectives_backward);
-        w.tp_allreduce_bytes.push_back(plan.tp_comm.bytes);
-        w.gradient_bytes[schedule.stage_device[s]] += 4.0 * stage.params;
-    }
-    return w;
-}
-
-Workload simple_workload(const StageCosts& costs, int devices, double message_bytes,
-                         double gradient_bytes) {
+SimWorkload simple_workload(const StageCosts& costs, int devices, double message_bytes,
+                            double gradient_bytes) {
     const std::size_t stages = costs.stages();
-    return Workload{costs,
-                    "",
-                    std::vector<double>(stages, message_bytes),
-                    std::vector<int>(stages, 0),
-                    std::vector<int>(stages, 0),
-                    std::vector<double>(stages, 0.0),
-                    std::vector<double>(static_cast<std::size_t>(devices), gradient_bytes)};
+    return SimWorkload{costs,
+                       std::vector<double>(stages, message_bytes),
+                       std::vector<int>(stages, 0),
+                       std::vector<int>(stages, 0),
+                       std::vector<double>(stages, 0.0),
+                       std::vector<double>(static_cast<std::size_t>(devices), gradient_bytes)};
 }
 
-SimResult simulate(const Schedule& schedule, const Workload& workload, const ClusterSpec& cluster,
-                   const Layout& requested_layout, const SimOptions& options) {
+SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
+                   const ClusterSpec& cluster, const Layout& requested_layout,
+                   const SimOptions& options) {
     require_valid(schedule);
     check_workload(workload, schedule);
     check_cluster(cluster);
@@ -353,7 +333,7 @@ SimResult simulate(const Schedule& schedule, const Workload& workload, const Clu
         throw std::invalid_argument(fmt::format(
             "layout has pp = {} but the schedule has {} devices", layout.pp, schedule.devices));
     check_layout(layout, cluster);
-    const std::vector<double> group_speeds = node_speeds(cluster, workload.reference_gpu);
+    const std::vector<double> group_speeds = node_speeds(cluster, workload.group_speeds);
     if (!(options.bandwidth_scale > 0 && std::isfinite(options.bandwidth_scale)) ||
         !(options.latency_scale >= 0 && std::isfinite(options.latency_scale)))
         throw std::invalid_argument("bandwidth scale must be > 0 and latency scale ≥ 0");

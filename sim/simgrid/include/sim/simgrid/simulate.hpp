@@ -7,23 +7,18 @@
 #include <utility>
 #include <vector>
 
-#include "models/pipeline.hpp"
+#include "schedules/costs.hpp"
 #include "schedules/schedule.hpp"
 #include "schedules/timeline.hpp"
-#include "schedules/costs.hpp"
 #include "sim/simgrid/cluster.hpp"
 #include "sim/simgrid/layout.hpp"
 
 namespace pipesim {
 
 /// What the pipeline computes and sends, per virtual stage unless said otherwise.
-struct Workload {
-    /// Pass times in seconds on the reference GPU (tensor parallelism already applied).
+struct SimWorkload {
+    /// Pass times in seconds on a GPU of speed 1 (tensor parallelism already applied).
     StageCosts costs;
-    /// The GPU the costs are for (a models GPU name); empty: the cluster's first node
-    /// group's GPU. Node groups without an explicit speed run at their GPU's peak relative
-    /// to this one's.
-    std::string reference_gpu;
     /// Bytes of stage s's output activation (and of the gradient sent back to it).
     std::vector<double> message_bytes;
     /// Tensor-parallel all-reduces inside one F, and inside one B (or BW), of stage s, and
@@ -33,19 +28,15 @@ struct Workload {
     std::vector<double> tp_allreduce_bytes;
     /// Gradient bytes each pipeline device all-reduces across its D replicas per iteration.
     std::vector<double> gradient_bytes;
+    /// Compute speed of each of the cluster's node groups relative to the costs (2: ops take
+    /// half as long). Empty: each group's NodeGroup::speed, 1 where that is unset (0).
+    std::vector<double> group_speeds = {};
 };
 
-/// The workload of a model-based plan on `schedule` with tensor-parallel degree `tp`: the plan's
-/// per-stage times, its s·b·h messages between stages, layers × the layer's collectives
-/// per pass as TP all-reduces, and each device's parameters as fp32 gradients to all-reduce
-/// (4 bytes per parameter, as Megatron-LM accumulates and reduces gradients in fp32).
-Workload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule,
-                            const std::string& gpu);
-
-/// A Workload with the given costs, `message_bytes` on every stage boundary, no TP traffic
+/// A SimWorkload with the given costs, `message_bytes` on every stage boundary, no TP traffic
 /// and `gradient_bytes` per device.
-Workload simple_workload(const StageCosts& costs, int devices, double message_bytes,
-                         double gradient_bytes);
+SimWorkload simple_workload(const StageCosts& costs, int devices, double message_bytes,
+                            double gradient_bytes);
 
 /// What-if knobs.
 struct SimOptions {
@@ -74,7 +65,8 @@ struct SimResult {
 /// Runs the simulation. Throws InvalidSchedule for an invalid schedule, std::invalid_argument
 /// for a workload, cluster or layout that does not fit, std::logic_error if called twice in
 /// one process, std::runtime_error naming the waiting devices if the run does not finish.
-SimResult simulate(const Schedule& schedule, const Workload& workload, const ClusterSpec& cluster,
-                   const Layout& layout, const SimOptions& options = {});
+SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
+                   const ClusterSpec& cluster, const Layout& layout,
+                   const SimOptions& options = {});
 
 }  // namespace pipesim

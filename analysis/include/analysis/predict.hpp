@@ -8,7 +8,7 @@
 #include "schedules/schedule.hpp"
 #include "schedules/timeline.hpp"
 
-namespace pipesim {
+namespace pipesim::analysis {
 
 /// The analytic replay of `schedule` where virtual stage s takes stage_layers[s] times the
 /// per-layer pass times `layer` (seconds) and every cross-device dependency takes
@@ -19,4 +19,4 @@ Timeline predict_timeline(const Schedule& schedule, std::span<const int> stage_l
                           const models::PassTimes& layer, double transfer_seconds,
                           double message_bytes);
 
-}  // namespace pipesim
+}  // namespace pipesim::analysis

@@ -1,7 +1,7 @@
 #pragma once
 // Running one sweep job in the calling process.
 
-#include "sim/analyze.hpp"
+#include "analysis/spec.hpp"
 #include "sweep/results.hpp"
 
 namespace pipesim::sweep {
@@ -12,7 +12,7 @@ namespace pipesim::sweep {
 /// runner gives each job a fresh worker process.
 Result run_job(const Job& job);
 
-/// The analysis options a job describes (schedule, shape, costs or model).
-AnalyzeOptions analyze_options(const Job& job);
+/// The pipeline a job describes (schedule, shape, costs or model, layout).
+analysis::PipelineSpec pipeline_spec(const Job& job);
 
 }  // namespace pipesim::sweep

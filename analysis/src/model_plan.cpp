@@ -1,4 +1,4 @@
-#include "sim/model_costs.hpp"
+#include "analysis/model_plan.hpp"
 
 #include <memory>
 
@@ -7,9 +7,9 @@
 #include "models/cost_model.hpp"
 #include "models/presets.hpp"
 
-namespace pipesim {
+namespace pipesim::analysis {
 
-ModelAnalysis plan_model(const ModelRunOptions& options, int stages) {
+ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     ModelAnalysis result;
     result.config = models::resolve_model(options.model);
     result.gpu = models::find_gpu(options.gpu);
@@ -30,7 +30,7 @@ ModelAnalysis plan_model(const ModelRunOptions& options, int stages) {
     return result;
 }
 
-ModelAnalysis plan_model(const ModelRunOptions& options, const Schedule& schedule) {
+ModelAnalysis plan_model(const ModelSpec& options, const Schedule& schedule) {
     const int stages = schedule.stages();
     if (schedule.microbatch_stages.empty()) return plan_model(options, stages);
     // Each stage's offset in the copy of the model that contains it.
@@ -86,7 +86,8 @@ MemoryModel memory_model_from_plan(const models::PipelinePlan& plan) {
     return memory;
 }
 
-void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metrics& metrics) {
+void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metrics& metrics, int dp,
+                     double iteration_time) {
     const auto devices = static_cast<std::size_t>(schedule.devices);
     model.static_bytes.assign(devices, 0.0);
     for (std::size_t s = 0; s < model.plan.stages.size(); ++s)
@@ -101,13 +102,13 @@ void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metri
         if (model.total_bytes[d] > model.gpu.memory_bytes)
             model.over_capacity.push_back(static_cast<int>(d));
     }
-    model.gpus = schedule.devices * model.workload.tp;
-    if (metrics.makespan <= 0) return;
-    const double microbatches = schedule.microbatches;
-    model.samples_per_second = microbatches * model.plan.samples_per_microbatch / metrics.makespan;
-    model.tokens_per_second = microbatches * model.plan.tokens_per_microbatch / metrics.makespan;
+    model.gpus = dp * schedule.devices * model.workload.tp;
+    if (iteration_time <= 0) return;
+    const double microbatches = static_cast<double>(dp) * schedule.microbatches;
+    model.samples_per_second = microbatches * model.plan.samples_per_microbatch / iteration_time;
+    model.tokens_per_second = microbatches * model.plan.tokens_per_microbatch / iteration_time;
     model.mfu = microbatches * model.plan.model_flops_per_microbatch /
-                (metrics.makespan * model.gpus * model.gpu.peak_bf16_flops);
+                (iteration_time * model.gpus * model.gpu.peak_bf16_flops);
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::analysis

@@ -1,33 +1,21 @@
 #pragma once
 // Model-based costs for the engines: a models::PipelinePlan (seconds, bytes) turned into the
-// StageCosts and MemoryModel the replay and the metrics use, plus the model's own figures.
+// StageCosts and MemoryModel the engines and the metrics use, plus the model's own figures.
 
 #include <string>
 #include <vector>
 
+#include "analysis/spec.hpp"
 #include "models/gpu.hpp"
 #include "models/layer_costs.hpp"
 #include "models/partition.hpp"
 #include "models/pipeline.hpp"
 #include "models/transformer.hpp"
+#include "schedules/costs.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/schedule.hpp"
-#include "schedules/costs.hpp"
 
-namespace pipesim {
-
-/// What a model-based analysis asks for (`pipesim analyze --model ... --gpu ... --mb B`).
-struct ModelRunOptions {
-    std::string model;                   ///< a preset name or a model JSON file path
-    std::string gpu;                     ///< a GPU name (models::gpu_specs())
-    models::Workload workload;           ///< microbatch size, sequence length, TP, recompute
-    models::OptimizerConfig optimizer;   ///< bytes per parameter, data parallelism
-    models::PartitionOptions partition;  ///< fixed first/last stage layer counts
-    std::string calibration_file;        ///< measured layer times; empty: analytic model
-    /// Achieved fraction of peak for the analytic model; 0 means the GPU's documented
-    /// default. Ignored when a calibration file is given.
-    double efficiency = 0;
-};
+namespace pipesim::analysis {
 
 /// The model's side of an analysis. Per-device vectors are indexed by pipeline device.
 struct ModelAnalysis {
@@ -40,17 +28,19 @@ struct ModelAnalysis {
     std::vector<double> activation_bytes;  ///< peak activations (from the metrics)
     std::vector<double> total_bytes;       ///< static + activation
     std::vector<int> over_capacity;        ///< devices whose total exceeds the GPU memory
-    int gpus = 0;                          ///< p · t
+    int gpus = 0;                          ///< dp · p · t
+    /// Over all dp replicas, per iteration time (the makespan, or with SimGrid the time until
+    /// the last gradient reduction ends).
     double samples_per_second = 0;
     double tokens_per_second = 0;
-    /// Model FLOPs (no recomputation) per second over p·t GPUs at their dense peak.
+    /// Model FLOPs (no recomputation) per second over the dp·p·t GPUs at their dense peak.
     double mfu = 0;
 };
 
 /// Resolves the model and GPU, builds the cost model (analytic or calibrated) and plans
 /// `stages` virtual stages. Throws std::invalid_argument for unknown names, bad files,
 /// impossible splits or workloads.
-ModelAnalysis plan_model(const ModelRunOptions& options, int stages);
+ModelAnalysis plan_model(const ModelSpec& options, int stages);
 
 /// plan_model() for `schedule`'s virtual stages. When microbatches pass through their own
 /// stage ranges (two model copies, as in DualPipe), each range is a whole copy of the model:
@@ -58,7 +48,7 @@ ModelAnalysis plan_model(const ModelRunOptions& options, int stages);
 /// offset in its range, so each copy holds the full model (and a device holding one stage of
 /// each copy holds two slices' parameters). Throws std::invalid_argument if the ranges are not
 /// whole copies (different lengths, or a stage at two different offsets).
-ModelAnalysis plan_model(const ModelRunOptions& options, const Schedule& schedule);
+ModelAnalysis plan_model(const ModelSpec& options, const Schedule& schedule);
 
 /// The plan's per-stage seconds as StageCosts (virtual stage s = plan stage s).
 StageCosts stage_costs_from_plan(const models::PipelinePlan& plan);
@@ -66,8 +56,11 @@ StageCosts stage_costs_from_plan(const models::PipelinePlan& plan);
 /// The plan's per-stage activation bytes as a MemoryModel (M_B, M_W per microbatch).
 MemoryModel memory_model_from_plan(const models::PipelinePlan& plan);
 
-/// Fills in per-device memory, throughput and MFU once the schedule has been replayed.
-/// Precondition: `metrics` come from replaying `schedule` with this plan's costs (seconds).
-void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metrics& metrics);
+/// Fills in per-device memory, throughput and MFU once the schedule has run: `dp` replicas
+/// each ran `schedule` (whose peaks `metrics` holds) in `iteration_time` seconds, on
+/// dp · p · workload.tp GPUs. Precondition: `metrics` come from running `schedule` with this
+/// plan's costs (seconds).
+void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metrics& metrics, int dp,
+                     double iteration_time);
 
-}  // namespace pipesim
+}  // namespace pipesim::analysis

@@ -10,6 +10,7 @@
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
 #include "models/gpu.hpp"
+#include "models/layer_costs.hpp"
 #include "models/presets.hpp"
 #include "schedules/registry.hpp"
 #include "sim/simgrid/cluster.hpp"
@@ -112,9 +113,7 @@ std::vector<double> cost_triple(const JsonDocument& doc, const std::string& ptr)
 }
 
 void check_recompute(const std::string& r) {
-    if (r != "none" && r != "selective" && r != "full")
-        throw std::invalid_argument(
-            fmt::format("expected none, selective or full, got {}", quote_excerpt(r)));
+    models::parse_recompute(r);
 }
 
 void check_schedule(const std::string& name) {

@@ -6,8 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/analyze.hpp"
-#include "sim/simgrid/simulate_job.hpp"
+#include "analysis/run.hpp"
 
 namespace pipesim::sweep {
 
@@ -15,31 +14,31 @@ namespace {
 
 constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
-models::Recompute recompute_of(const std::string& name) {
-    if (name == "selective") return models::Recompute::selective;
-    if (name == "full") return models::Recompute::full;
-    return models::Recompute::none;
-}
+using analysis::Analysis;
 
-// Metrics common to both engines; `dp` replicas run side by side.
-void fill(Result& r, const Analysis& a, int dp) {
+// The metrics of a run on either engine; `dp` replicas run side by side.
+void fill(Result& r, const Analysis& a) {
     r.chunks = a.schedule.chunks;
     r.makespan = a.metrics.makespan;
     r.bubble_rate = a.metrics.bubble_rate;
     r.bubble_time = a.metrics.bubble_time;
     r.peak_activation = a.metrics.peak_activation_max;
     r.throughput = a.metrics.throughput;
-    r.gpus = a.schedule.devices * r.job.tp * dp;
+    r.gpus = a.schedule.devices * r.job.tp * a.dp;
+    r.iteration_time = a.iteration_time;
     if (!a.model) return;
-    const ModelAnalysis& m = *a.model;
+    const analysis::ModelAnalysis& m = *a.model;
     r.peak_memory = *std::max_element(m.total_bytes.begin(), m.total_bytes.end());
     r.mfu = m.mfu;
+    r.samples_per_second = m.samples_per_second;
+    r.tokens_per_second = m.tokens_per_second;
+    r.samples_per_second_per_gpu = r.samples_per_second / r.gpus;
 }
 
 // Over the GPU's memory or the grid's cap: keep the metrics, say which device and by how much.
 void classify_memory(Result& r, const Analysis& a) {
     if (a.model) {
-        const ModelAnalysis& m = *a.model;
+        const analysis::ModelAnalysis& m = *a.model;
         if (!m.over_capacity.empty()) {
             const auto d = static_cast<std::size_t>(m.over_capacity.front());
             r.status = Status::over_memory;
@@ -59,72 +58,48 @@ void classify_memory(Result& r, const Analysis& a) {
     }
 }
 
-void run_analytic(Result& r) {
-    const Analysis a = analyze(analyze_options(r.job));
-    fill(r, a, r.job.dp);
-    if (a.model) {
-        // The replay has no gradient all-reduce: dp replicas each run this pipeline.
-        r.samples_per_second = a.model->samples_per_second * r.job.dp;
-        r.tokens_per_second = a.model->tokens_per_second * r.job.dp;
-        r.samples_per_second_per_gpu = r.samples_per_second / r.gpus;
-    }
-    r.iteration_time = a.metrics.makespan;
-    classify_memory(r, a);
-}
-
-void run_simgrid(Result& r) {
-    SimulateJob sj;
-    sj.options = analyze_options(r.job);
-    sj.schedule = generate_planned(sj.options);
-    sj.cluster = load_cluster(r.job.cluster);
-    sj.layout.dp = r.job.dp;
-    sj.layout.tp = r.job.tp;
-    sj.layout.pp = r.job.p;
-    check_layout(sj.layout, sj.cluster);  // before any SimGrid work: a clear infeasible row
-    sj.sim.record_transfers = false;
-    const SimulateRun run = run_simulate_job(std::move(sj));
-    fill(r, run.analysis, r.job.dp);
-    if (run.analysis.model) {
-        r.samples_per_second = run.analysis.model->samples_per_second;
-        r.tokens_per_second = run.analysis.model->tokens_per_second;
-        r.samples_per_second_per_gpu = r.samples_per_second / r.gpus;
-    }
-    r.iteration_time = run.result.iteration_time;
-    classify_memory(r, run.analysis);
+analysis::Engine engine_of(const Job& job) {
+    if (job.engine == Engine::analytic) return analysis::AnalyticEngine{.record_transfers = false};
+    analysis::SimGridEngine engine;
+    engine.cluster = load_cluster(job.cluster);
+    engine.options.record_transfers = false;
+    Layout layout{job.dp, job.p, job.tp};
+    check_layout(layout, engine.cluster);  // before any other work: a clear infeasible row
+    return engine;
 }
 
 }  // namespace
 
-AnalyzeOptions analyze_options(const Job& job) {
-    AnalyzeOptions o;
-    o.schedule = job.schedule;
-    o.generator.devices = job.p;
-    o.generator.microbatches = job.m;
-    o.generator.chunks = job.v;
-    o.costs = {job.costs};
-    o.comm_latency = job.comm;
-    o.mem_w_ratio = job.mem_w_ratio;
+analysis::PipelineSpec pipeline_spec(const Job& job) {
+    analysis::PipelineSpec spec;
+    spec.schedule = job.schedule;
+    spec.generator.devices = job.p;
+    spec.generator.microbatches = job.m;
+    spec.generator.chunks = job.v;
+    spec.costs.passes = {PassCosts{job.costs[0], job.costs[1], job.costs[2]}};
+    spec.costs.mem_w_ratio = job.mem_w_ratio;
+    spec.comm_latency = job.comm;
+    spec.dp = job.dp;
+    spec.tp = job.tp;
     if (!job.model.empty()) {
-        ModelRunOptions m;
+        analysis::ModelSpec m;
         m.model = job.model;
         m.gpu = job.gpu;
         m.workload.microbatch = job.mb;
-        m.workload.tp = job.tp;
-        m.workload.recompute = recompute_of(job.recompute);
-        m.optimizer.data_parallel = job.dp;
-        o.model = m;
+        m.workload.recompute = models::parse_recompute(job.recompute);
+        spec.costs.model = m;
     }
-    return o;
+    return spec;
 }
 
 Result run_job(const Job& job) {
     Result r;
     r.job = job;
     try {
-        if (job.engine == Engine::analytic)
-            run_analytic(r);
-        else
-            run_simgrid(r);
+        const analysis::Engine engine = engine_of(job);
+        const Analysis a = analysis::run(pipeline_spec(job), engine);
+        fill(r, a);
+        classify_memory(r, a);
     } catch (const std::invalid_argument& e) {
         r = Result{};
         r.job = job;

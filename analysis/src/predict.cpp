@@ -1,4 +1,4 @@
-#include "sim/predict.hpp"
+#include "analysis/predict.hpp"
 
 #include <stdexcept>
 
@@ -7,7 +7,7 @@
 #include "schedules/costs.hpp"
 #include "sim/replay.hpp"
 
-namespace pipesim {
+namespace pipesim::analysis {
 
 Timeline predict_timeline(const Schedule& schedule, std::span<const int> stage_layers,
                           const models::PassTimes& layer, double transfer_seconds,
@@ -29,4 +29,4 @@ Timeline predict_timeline(const Schedule& schedule, std::span<const int> stage_l
     return t;
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::analysis

@@ -1,0 +1,28 @@
+#pragma once
+// What the SimGrid engine is given for a model-based pipeline: the plan's times, messages,
+// tensor-parallel collectives and gradients as numbers, and each node group's speed.
+
+#include <string>
+#include <vector>
+
+#include "models/pipeline.hpp"
+#include "schedules/schedule.hpp"
+#include "sim/simgrid/cluster.hpp"
+#include "sim/simgrid/simulate.hpp"
+
+namespace pipesim::analysis {
+
+/// The workload of a model-based plan on `schedule`: the plan's per-stage times, its s·b·h
+/// messages between stages, layers × the layer's collectives per pass as TP all-reduces, and
+/// each device's parameters as fp32 gradients to all-reduce (4 bytes per parameter, as
+/// Megatron-LM accumulates and reduces gradients in fp32). Throws std::invalid_argument if the
+/// plan and the schedule have different stage counts.
+SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule);
+
+/// Each node group's compute speed relative to `reference_gpu`, the GPU the costs are for
+/// (empty: the first group's GPU): the group's own `speed` where set, else the ratio of its
+/// GPU's dense bf16 peak to the reference's (models' GPU table). Throws std::invalid_argument
+/// naming an unknown GPU.
+std::vector<double> node_group_speeds(const ClusterSpec& cluster, const std::string& reference_gpu);
+
+}  // namespace pipesim::analysis

@@ -1,0 +1,89 @@
+#pragma once
+// Running a pipeline: a PipelineSpec is prepared once (the model planned once, the schedule
+// generated once, planned with the costs it will run with) and run on an engine, the exact
+// analytic replay or the SimGrid cluster model. Every engine fills the same Analysis.
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "analysis/model_plan.hpp"
+#include "analysis/spec.hpp"
+#include "schedules/costs.hpp"
+#include "schedules/metrics.hpp"
+#include "schedules/schedule.hpp"
+#include "schedules/timeline.hpp"
+#include "sim/simgrid/cluster.hpp"
+#include "sim/simgrid/layout.hpp"
+#include "sim/simgrid/simulate.hpp"
+
+namespace pipesim::analysis {
+
+/// The exact analytic replay: every op starts when its device is free and its inputs have
+/// arrived (PipelineSpec::comm_latency after their end on another device).
+struct AnalyticEngine {
+    bool record_transfers = true;  ///< one Transfer per cross-device dependency in the Timeline
+};
+
+/// The SimGrid model of a GPU cluster: links, NICs, contention, the gradient all-reduce.
+/// Latencies come from the cluster (PipelineSpec::comm_latency is not used).
+struct SimGridEngine {
+    ClusterSpec cluster;
+    /// The rank order (`layout.order`); dp and tp are the spec's, pp the schedule's.
+    Layout layout;
+    double message_bytes = 0;  ///< per stage boundary and microbatch, without a model
+    double grad_bytes = 0;     ///< per device and iteration, without a model
+    SimOptions options;
+};
+
+using Engine = std::variant<AnalyticEngine, SimGridEngine>;
+
+/// A spec made ready to run: the schedule, its per-stage costs and memory model, and the
+/// model's plan when the costs come from a model. Plain data; run() consumes it.
+struct Pipeline {
+    PipelineSpec spec;
+    Schedule schedule;
+    StageCosts costs;
+    MemoryModel memory;                  ///< the model's bytes or the unit model's M_B
+    std::optional<ModelAnalysis> model;  ///< planned once (figures filled by run())
+};
+
+/// What the SimGrid engine adds to an Analysis.
+struct ClusterRun {
+    std::string cluster;      ///< the cluster's name
+    std::string description;  ///< the cluster's description
+    Layout layout;            ///< as run (pp = the schedule's devices)
+    SimResult result;         ///< the raw result (replica 0's timeline is Analysis::timeline)
+};
+
+/// One run of a pipeline, filled the same way by every engine.
+struct Analysis {
+    Schedule schedule;
+    StageCosts costs;
+    MemoryModel memory;  ///< activation memory per stage: the model's (bytes) or unit M_B
+    Timeline timeline;   ///< the pipeline's ops (with SimGrid: replica 0's)
+    Metrics metrics;     ///< of `timeline` with `memory`
+    /// Time of one training iteration: the makespan, or with SimGrid the time until the last
+    /// op or gradient all-reduce of any replica ends.
+    double iteration_time = 0;
+    int dp = 1;                          ///< replicas that ran the pipeline side by side
+    std::optional<ModelAnalysis> model;  ///< with a model: memory, throughput, MFU over dp·p·t
+    std::optional<ClusterRun> cluster;   ///< with the SimGrid engine
+};
+
+/// Prepares `spec`: plans the model once (if any), generates the schedule once (a generator
+/// that plans with pass times gets the costs and latency it will run with) or takes the given
+/// one, and derives the costs and memory model. Throws std::invalid_argument (one clear line)
+/// for bad options, names or costs, InvalidSchedule for an invalid given schedule.
+Pipeline prepare(const PipelineSpec& spec);
+
+/// Runs a prepared pipeline on `engine` and computes the metrics and model figures. Throws
+/// std::invalid_argument for clusters or layouts that do not fit and what the engine throws
+/// (SimGrid: std::logic_error on a second run in one process, std::runtime_error when the
+/// run does not finish).
+Analysis run(Pipeline pipeline, const Engine& engine);
+
+/// prepare() then run().
+Analysis run(const PipelineSpec& spec, const Engine& engine = AnalyticEngine{});
+
+}  // namespace pipesim::analysis

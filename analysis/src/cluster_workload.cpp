@@ -1,0 +1,48 @@
+#include "analysis/cluster_workload.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "analysis/model_plan.hpp"
+#include "models/gpu.hpp"
+
+namespace pipesim::analysis {
+
+SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule) {
+    const std::size_t stages = plan.stages.size();
+    if (stages != static_cast<std::size_t>(schedule.stages()))
+        throw std::invalid_argument(fmt::format("the model plan has {} stages, the schedule {}",
+                                                stages, schedule.stages()));
+    SimWorkload w;
+    w.costs = stage_costs_from_plan(plan);
+    w.message_bytes.assign(stages, plan.message_bytes);
+    w.gradient_bytes.assign(static_cast<std::size_t>(schedule.devices), 0.0);
+    for (std::size_t s = 0; s < stages; ++s) {
+        const models::StagePlan& stage = plan.stages[s];
+        w.tp_allreduces_forward.push_back(stage.layers * plan.tp_comm.collectives_forward);
+        w.tp_allreduces_backward.push_back(stage.layers * plan.tp_comm.collectives_backward);
+        w.tp_allreduce_bytes.push_back(plan.tp_comm.bytes);
+        w.gradient_bytes[schedule.stage_device[s]] += 4.0 * stage.params;
+    }
+    return w;
+}
+
+std::vector<double> node_group_speeds(const ClusterSpec& cluster,
+                                      const std::string& reference_gpu) {
+    if (cluster.nodes.empty()) return {};
+    const std::string& reference =
+        reference_gpu.empty() ? cluster.nodes.front().gpu : reference_gpu;
+    std::vector<double> speeds;
+    for (const NodeGroup& g : cluster.nodes) {
+        double speed = g.speed;
+        if (speed == 0)
+            speed = g.gpu == reference ? 1.0
+                                       : models::find_gpu(g.gpu).peak_bf16_flops /
+                                             models::find_gpu(reference).peak_bf16_flops;
+        speeds.push_back(speed);
+    }
+    return speeds;
+}
+
+}  // namespace pipesim::analysis

@@ -1,0 +1,181 @@
+#include "analysis/run.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "analysis/cluster_workload.hpp"
+#include "sim/replay.hpp"
+
+namespace pipesim::analysis {
+
+StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int devices, int chunks) {
+    const auto stages = static_cast<std::size_t>(devices * chunks);
+    if (passes.size() == 1)
+        return uniform_stage_costs(devices, chunks, passes[0].forward, passes[0].backward_input,
+                                   passes[0].backward_weight);
+    if (passes.size() != stages)
+        throw std::invalid_argument(
+            fmt::format("costs list {} triples; give one (a full stage) or p·v = {} (one per "
+                        "virtual stage)",
+                        passes.size(), stages));
+    StageCosts costs;
+    for (const PassCosts& t : passes) {
+        costs.forward.push_back(t.forward);
+        costs.backward_input.push_back(t.backward_input);
+        costs.backward_weight.push_back(t.backward_weight);
+    }
+    check_stage_costs(costs, static_cast<int>(stages));
+    return costs;
+}
+
+namespace {
+
+// The largest share of a stage's activations held from B until W.
+double largest_w_share(const MemoryModel& memory) {
+    double share = 0;
+    for (std::size_t s = 0; s < memory.activation.size(); ++s)
+        if (memory.activation[s] > 0)
+            share = std::max(share, memory.held_for_w[s] / memory.activation[s]);
+    return std::min(share, 1.0);
+}
+
+// The model spec as run: its TP and DP degrees are the spec's.
+ModelSpec model_as_run(const PipelineSpec& spec) {
+    ModelSpec model = *spec.costs.model;
+    model.workload.tp = spec.tp;
+    model.optimizer.data_parallel = spec.dp;
+    return model;
+}
+
+// Costs and memory of `pipeline.schedule` from the plan (planning it now unless done) or
+// from the unit triples.
+void derive_costs(Pipeline& pipeline) {
+    const PipelineSpec& spec = pipeline.spec;
+    const Schedule& schedule = pipeline.schedule;
+    if (spec.costs.model) {
+        if (!pipeline.model) pipeline.model = plan_model(model_as_run(spec), schedule);
+        pipeline.costs = stage_costs_from_plan(pipeline.model->plan);
+        pipeline.memory = memory_model_from_plan(pipeline.model->plan);
+    } else {
+        pipeline.costs =
+            stage_costs_from_passes(spec.costs.passes, schedule.devices, schedule.chunks);
+        pipeline.memory =
+            unit_memory_model(schedule.devices, schedule.chunks, spec.costs.mem_w_ratio);
+    }
+}
+
+// Generates a schedule whose order depends on the pass times: its shape is known before it
+// is generated (p·v stages, every microbatch through all of them: the registry's contract
+// for such generators), so the costs are derived first and it is generated once.
+Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& generator) {
+    const PipelineSpec& spec = pipeline.spec;
+    const int p = spec.generator.devices;
+    const int v = spec.generator.chunks > 0 ? spec.generator.chunks : generator.default_chunks;
+    StageCosts costs;
+    double w_share = spec.costs.mem_w_ratio;
+    if (spec.costs.model) {
+        pipeline.model = plan_model(model_as_run(spec), p * v);
+        costs = stage_costs_from_plan(pipeline.model->plan);
+        w_share = largest_w_share(memory_model_from_plan(pipeline.model->plan));
+    } else {
+        costs = stage_costs_from_passes(spec.costs.passes, p, v);
+    }
+    GeneratorOptions planned = spec.generator;
+    planned.planning = PlanningCosts{std::move(costs), spec.comm_latency, w_share};
+    Schedule schedule = generate_schedule(spec.schedule, planned);
+    if (schedule.stages() != p * v || !schedule.microbatch_stages.empty())
+        throw std::logic_error(fmt::format(
+            "{} plans with pass times but its schedule is not p·v stages for every microbatch",
+            spec.schedule));
+    return schedule;
+}
+
+void check_spec(const PipelineSpec& spec) {
+    if (spec.dp < 1) throw std::invalid_argument(fmt::format("dp must be ≥ 1, got {}", spec.dp));
+    if (spec.tp < 1) throw std::invalid_argument(fmt::format("tp must be ≥ 1, got {}", spec.tp));
+    if (!(spec.costs.mem_w_ratio >= 0 && spec.costs.mem_w_ratio <= 1))
+        throw std::invalid_argument(
+            fmt::format("the share of activations held until W must be in 0..1, got {}",
+                        spec.costs.mem_w_ratio));
+}
+
+// Metrics and model figures of a run whose iteration took `iteration_time` (< 0: the
+// makespan).
+void finish(Analysis& a, double iteration_time) {
+    a.metrics = compute_metrics(a.timeline, a.memory);
+    a.iteration_time = iteration_time < 0 ? a.metrics.makespan : iteration_time;
+    if (a.model) summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time);
+}
+
+void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine) {
+    ReplayOptions replay_options;
+    replay_options.comm_latency = spec.comm_latency;
+    replay_options.record_transfers = engine.record_transfers;
+    if (a.model) replay_options.message_bytes = a.model->plan.message_bytes;
+    a.timeline = replay(a.schedule, a.costs, replay_options);
+    if (a.model) a.timeline.time_unit = "s";
+    finish(a, -1);
+}
+
+void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
+    ClusterRun run;
+    run.cluster = engine.cluster.name;
+    run.description = engine.cluster.description;
+    run.layout = engine.layout;
+    run.layout.dp = spec.dp;
+    run.layout.tp = spec.tp;
+    run.layout.pp = a.schedule.devices;
+    SimWorkload workload = a.model ? workload_from_plan(a.model->plan, a.schedule)
+                                   : simple_workload(a.costs, a.schedule.devices,
+                                                     engine.message_bytes, engine.grad_bytes);
+    workload.group_speeds =
+        node_group_speeds(engine.cluster, a.model ? a.model->gpu.name : std::string());
+    run.result = simulate(a.schedule, workload, engine.cluster, run.layout, engine.options);
+    a.timeline = run.result.timeline;
+    const double iteration_time = run.result.iteration_time;
+    a.cluster = std::move(run);
+    finish(a, iteration_time);
+}
+
+}  // namespace
+
+Pipeline prepare(const PipelineSpec& spec) {
+    check_spec(spec);
+    Pipeline pipeline;
+    pipeline.spec = spec;
+    if (spec.given) {
+        pipeline.schedule = *spec.given;  // validated by the engine
+    } else {
+        const ScheduleGenerator* generator = find_generator(spec.schedule);
+        pipeline.schedule =
+            generator && generator->plans_with_costs && spec.generator.planning.empty()
+                ? generate_with_costs(pipeline, *generator)
+                : generate_schedule(spec.schedule, spec.generator);
+    }
+    pipeline.spec.given.reset();  // the schedule is pipeline.schedule now
+    derive_costs(pipeline);
+    return pipeline;
+}
+
+Analysis run(Pipeline pipeline, const Engine& engine) {
+    Analysis a;
+    a.schedule = std::move(pipeline.schedule);
+    a.costs = std::move(pipeline.costs);
+    a.memory = std::move(pipeline.memory);
+    a.model = std::move(pipeline.model);
+    a.dp = pipeline.spec.dp;
+    if (const auto* analytic = std::get_if<AnalyticEngine>(&engine))
+        run_analytic(a, pipeline.spec, *analytic);
+    else
+        run_simgrid(a, pipeline.spec, std::get<SimGridEngine>(engine));
+    return a;
+}
+
+Analysis run(const PipelineSpec& spec, const Engine& engine) {
+    return run(prepare(spec), engine);
+}
+
+}  // namespace pipesim::analysis

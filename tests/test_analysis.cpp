@@ -1,0 +1,150 @@
+// The analysis layer: one spec, prepared once, run on either engine into the same Analysis.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "analysis/model_plan.hpp"
+#include "analysis/run.hpp"
+#include "child_process.hpp"
+#include "schedules/registry.hpp"
+#include "sim/replay.hpp"
+
+using namespace pipesim;
+using namespace pipesim::analysis;
+using pipesim::test::run_in_child;
+
+namespace {
+
+ModelSpec model_spec(const char* model, int microbatch) {
+    ModelSpec m;
+    m.model = model;
+    m.gpu = "a100-80gb";
+    m.workload.microbatch = microbatch;
+    return m;
+}
+
+// A cluster whose links take no time: SimGrid then times every op like the replay.
+ClusterSpec instant_cluster(int gpus) {
+    ClusterSpec c;
+    c.name = "instant";
+    c.gpus_per_node = gpus;
+    c.nodes = {NodeGroup{1, "a100-80gb", 0}};
+    c.intra_node = LinkSpec{1e18, 0};
+    c.nic = LinkSpec{1e18, 0};
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("a cost-aware schedule is planned with the model's stage times, computed once",
+          "[analysis][models]") {
+    PipelineSpec spec;
+    spec.schedule = "zb-1p";
+    spec.generator = {4, 8, 0, 0};
+    spec.costs.model = model_spec("zb-6.2b", 1);
+    const Pipeline prepared = prepare(spec);
+    REQUIRE(prepared.model);
+
+    // Independently: plan the model for 4 stages, hand its times to the generator.
+    const ModelAnalysis plan = plan_model(*spec.costs.model, 4);
+    GeneratorOptions planned = spec.generator;
+    const MemoryModel memory = memory_model_from_plan(plan.plan);
+    double w_share = 0;
+    for (std::size_t s = 0; s < memory.activation.size(); ++s)
+        w_share = std::max(w_share, memory.held_for_w[s] / memory.activation[s]);
+    planned.planning = PlanningCosts{stage_costs_from_plan(plan.plan), 0, w_share};
+    CHECK(prepared.schedule == generate_schedule("zb-1p", planned));
+    CHECK(prepared.model->plan.stages.size() == 4);
+    CHECK(prepared.costs == stage_costs_from_plan(plan.plan));
+    // Planned with these times, not unit ones: for these stage times the orders differ.
+    CHECK(prepared.schedule != generate_schedule("zb-1p", spec.generator));
+}
+
+TEST_CASE("model figures count every data-parallel replica", "[analysis][models]") {
+    PipelineSpec spec;
+    spec.schedule = "1f1b";
+    spec.generator = {4, 16, 0, 0};
+    spec.costs.model = model_spec("zb-1.5b", 1);
+    const Analysis one = run(spec);
+    spec.dp = 2;
+    const Analysis two = run(spec);
+    REQUIRE(one.model);
+    REQUIRE(two.model);
+    // The replay has no gradient reduction: two replicas take the same time, twice the work.
+    CHECK(two.iteration_time == one.iteration_time);
+    CHECK(two.model->gpus == 2 * one.model->gpus);
+    CHECK(two.model->samples_per_second == Approx(2 * one.model->samples_per_second));
+    CHECK(two.model->mfu == Approx(one.model->mfu));
+    // MFU from its definition: model FLOPs per second over the GPUs' dense peak.
+    const double flops = 2.0 * 16 * one.model->plan.model_flops_per_microbatch;
+    CHECK(two.model->mfu ==
+          Approx(flops / (two.iteration_time * 8 * two.model->gpu.peak_bf16_flops)));
+}
+
+TEST_CASE("the analytic engine fills the Analysis from the replay", "[analysis]") {
+    PipelineSpec spec;
+    spec.schedule = "zb-h1";
+    spec.generator = {4, 8, 0, 0};
+    spec.costs.passes = {PassCosts{1, 2, 1}};
+    spec.costs.mem_w_ratio = 0.5;
+    spec.comm_latency = 0.25;
+    const Analysis a = run(spec);
+    const Schedule s = generate_schedule("zb-h1", spec.generator);
+    const Timeline t = replay(s, uniform_stage_costs(4, 1, 1, 2, 1), {0.25});
+    CHECK(a.schedule == s);
+    CHECK(a.metrics.makespan == compute_metrics(t, unit_memory_model(4, 1)).makespan);
+    CHECK(a.iteration_time == a.metrics.makespan);
+    CHECK(a.memory.held_for_w == unit_memory_model(4, 1, 0.5).held_for_w);
+    CHECK_FALSE(a.cluster);
+    CHECK_FALSE(a.model);
+}
+
+TEST_CASE("both engines fill the same Analysis: memory, metrics and model figures",
+          "[analysis][simgrid]") {
+    PipelineSpec spec;
+    spec.schedule = "1f1b";
+    spec.generator = {4, 8, 0, 0};
+    spec.costs.model = model_spec("zb-1.5b", 1);
+    const Analysis replayed = run(spec);
+    const std::string result = run_in_child([&] {
+        SimGridEngine engine;
+        engine.cluster = instant_cluster(4);
+        const Analysis simulated = run(spec, engine);
+        return fmt::format(
+            "{} {} {:.17g} {:.17g} {:.17g} {:.17g}", simulated.memory.activation.size(),
+            static_cast<int>(simulated.cluster.has_value()), simulated.metrics.peak_activation_max,
+            simulated.iteration_time, simulated.model->samples_per_second, simulated.model->mfu);
+    });
+    INFO(result);
+    std::size_t stages = 0;
+    int has_cluster = 0;
+    double peak = 0, iteration = 0, samples = 0, mfu = 0;
+    REQUIRE(std::sscanf(result.c_str(), "%zu %d %lf %lf %lf %lf", &stages, &has_cluster, &peak,
+                        &iteration, &samples, &mfu) == 6);
+    CHECK(stages == replayed.memory.activation.size());
+    CHECK(has_cluster == 1);
+    CHECK(peak == Approx(replayed.metrics.peak_activation_max).epsilon(1e-12));
+    // No gradient bytes cross an instant link: the iteration is the pipeline's makespan.
+    CHECK(iteration == Approx(replayed.iteration_time).epsilon(1e-9));
+    CHECK(samples == Approx(replayed.model->samples_per_second).epsilon(1e-9));
+    CHECK(mfu == Approx(replayed.model->mfu).epsilon(1e-9));
+}
+
+TEST_CASE("cost lists are one full stage or one triple per virtual stage", "[analysis][errors]") {
+    const StageCosts given = stage_costs_from_passes({{1, 2, 3}, {4, 5, 6}}, 2, 1);
+    CHECK(given.forward == std::vector<double>{1, 4});
+    CHECK(given.backward_weight == std::vector<double>{3, 6});
+    const StageCosts split = stage_costs_from_passes({{2, 4, 6}}, 2, 2);
+    CHECK(split.forward == std::vector<double>(4, 1.0));
+    CHECK_THROWS_WITH(stage_costs_from_passes({{1, 1, 1}, {1, 1, 1}}, 4, 1),
+                      "costs list 2 triples; give one (a full stage) or p·v = 4 (one per "
+                      "virtual stage)");
+    PipelineSpec spec;
+    spec.schedule = "1f1b";
+    spec.generator = {2, 2, 0, 0};
+    spec.dp = 0;
+    CHECK_THROWS_WITH(run(spec), "dp must be ≥ 1, got 0");
+}
