@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "fileio/parse_error.hpp"
+
 namespace pipesim::cli {
 
 bool ArgReader::next(std::string& flag) {
@@ -33,12 +35,23 @@ std::string ArgReader::value(const std::string& flag) {
     return args_[pos_++];
 }
 
+void ArgReader::claim_once(std::string_view name, const std::string& given) {
+    for (const std::string& c : claimed_)
+        if (c == name)
+            throw UsageError(fmt::format("{} is given more than once; give it once", given));
+    claimed_.emplace_back(name);
+}
+
+std::string quote_arg(std::string_view text) {
+    return quote_excerpt(text, 80);
+}
+
 int parse_int(const std::string& flag, const std::string& text, int min, int max) {
     int value = 0;
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, value);
     if (text.empty() || ec != std::errc() || ptr != end)
-        throw UsageError(fmt::format("{}: expected an integer, got '{}'", flag, text));
+        throw UsageError(fmt::format("{}: expected an integer, got {}", flag, quote_arg(text)));
     if (value < min || value > max)
         throw UsageError(fmt::format("{}: must be in {}..{}, got {}", flag, min, max, value));
     return value;
@@ -48,8 +61,14 @@ double parse_number(const std::string& flag, const std::string& text, double min
     char* end = nullptr;
     const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
     if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
-        throw UsageError(fmt::format("{}: expected a number, got '{}'", flag, text));
+        throw UsageError(fmt::format("{}: expected a number, got {}", flag, quote_arg(text)));
     if (value < min) throw UsageError(fmt::format("{}: must be ≥ {}, got {}", flag, min, text));
+    return value;
+}
+
+double parse_positive(const std::string& flag, const std::string& text) {
+    const double value = parse_number(flag, text, -HUGE_VAL);
+    if (!(value > 0)) throw UsageError(fmt::format("{}: must be > 0, got {}", flag, text));
     return value;
 }
 
@@ -73,14 +92,15 @@ std::vector<std::vector<double>> parse_cost_triples(const std::string& flag,
                 value < 0)
                 throw UsageError(fmt::format(
                     "{}: expected non-negative numbers F,B,W (triples separated by ':'), got "
-                    "'{}' in '{}'",
-                    flag, number, text));
+                    "{} in {}",
+                    flag, quote_arg(number), quote_arg(text)));
             triple.push_back(value);
             if (comma == std::string::npos) break;
             pos = comma + 1;
         }
         if (triple.size() != 3)
-            throw UsageError(fmt::format("{}: expected three numbers F,B,W, got '{}'", flag, part));
+            throw UsageError(
+                fmt::format("{}: expected three numbers F,B,W, got {}", flag, quote_arg(part)));
         triples.push_back(std::move(triple));
         if (colon == std::string::npos) break;
         start = colon + 1;

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pipesim::cli {
@@ -22,18 +23,28 @@ class ArgReader {
     bool next(std::string& flag);
     /// The value of the current flag (from "=value" or the next argument).
     std::string value(const std::string& flag);
+    /// Records that the flag called `name` (its long name) was given as `given`; throws
+    /// UsageError if it was given before.
+    void claim_once(std::string_view name, const std::string& given);
 
   private:
     std::vector<std::string> args_;
     std::size_t pos_ = 0;
     std::string pending_value_;
     bool has_pending_ = false;
+    std::vector<std::string> claimed_;
 };
+
+/// `text` quoted for a message: control and non-ASCII bytes escaped, at most 80 characters
+/// (then "..."), so hostile arguments cannot reach the terminal raw.
+std::string quote_arg(std::string_view text);
 
 /// Integer in [min, max], the whole text a number.
 int parse_int(const std::string& flag, const std::string& text, int min, int max);
 /// Finite number ≥ min, the whole text a number.
 double parse_number(const std::string& flag, const std::string& text, double min);
+/// Finite number > 0, the whole text a number.
+double parse_positive(const std::string& flag, const std::string& text);
 /// "F,B,W" or "F,B,W:F,B,W:..." → triples of finite numbers ≥ 0.
 std::vector<std::vector<double>> parse_cost_triples(const std::string& flag,
                                                     const std::string& text);

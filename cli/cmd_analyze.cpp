@@ -38,13 +38,13 @@ int run_analyze(const std::vector<std::string>& args) {
             return 0;
         } else {
             throw UsageError(
-                fmt::format("unknown option '{}' (see 'pipesim analyze --help')", flag));
+                fmt::format("unknown option {} (see 'pipesim analyze --help')", quote_arg(flag)));
         }
     }
     pipeline.finish();
     if (json && viz_outputs.gantt)
         throw UsageError("--gantt prints text; it cannot go with --json");
-    viz::check_outputs(viz_outputs);
+    check_viz_flags(viz_outputs);
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     const analysis::Analysis result = analysis::run(spec);

@@ -1,4 +1,5 @@
 // pipesim block: a schedule from a building-block file, its metrics and lifespan bound.
+#include <array>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
+#include "flag_table.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
 #include "schedules/block_json.hpp"
@@ -15,61 +17,69 @@ namespace pipesim::cli {
 
 namespace {
 
-constexpr const char* block_help = R"(usage: pipesim block BLOCK.json -m M [options]
+constexpr const char* block_usage = R"(usage: pipesim block BLOCK.json -m M [options]
 
 Repeats the building block in BLOCK.json (see docs/block-format.md) for M microbatches,
 squeezes out idle slots, replays the schedule and reports its metrics and, per device, the
 lifespan bound sum(ceil(l_s/T) * M_B(s)) next to the measured peak activation.
 
-  -m, --microbatches M  microbatches (a multiple of the block's group)
-  --costs F,B,W         pass times of one full stage, split evenly over the chunks
-                        (default 1,1,1); or p·v triples F,B,W:F,B,W:... one per virtual stage
-  --comm C              latency of every cross-device dependency (default 0)
-  --mem-w-ratio R       share of a stage's activations held from B until W, 0..1 (default 1)
-  --reorder             reorder warm-up and cool-down (never raises peak memory)
-  --fill                instead, fill idle warm-up and cool-down slots with later ops of each
-                        device's order, within the lifespan bound (what v-zb does)
-  --json                print one JSON object instead of the table
 )";
 
 struct BlockCommand {
     std::string file;
     int microbatches = 0;
+    bool have_m = false;
     bool reorder = false;
     bool fill = false;
     bool json = false;
     analysis::PipelineSpec spec;
 };
 
+using BlockFlag = FlagSpec<BlockCommand>;
+
+const std::array shape_flags = {
+    BlockFlag{"-m", "--microbatches", "M", "microbatches (a multiple of the block's group)",
+              [](BlockCommand& c, const std::string& f, const std::string& v) {
+                  c.microbatches = parse_int(f, v, 1, bounds::max_microbatches);
+                  c.have_m = true;
+              }},
+};
+
+const std::array order_flags = {
+    BlockFlag{"", "--reorder", "", "reorder warm-up and cool-down (never raises peak memory)",
+              [](BlockCommand& c, const std::string&, const std::string&) { c.reorder = true; }},
+    BlockFlag{"", "--fill", "",
+              "instead, fill idle warm-up and cool-down slots with later ops of each\n"
+              "device's order, within the lifespan bound (what v-zb does)",
+              [](BlockCommand& c, const std::string&, const std::string&) { c.fill = true; }},
+    BlockFlag{"", "--json", "", "print one JSON object instead of the table",
+              [](BlockCommand& c, const std::string&, const std::string&) { c.json = true; }},
+};
+
 BlockCommand parse_block_args(const std::vector<std::string>& args, bool& help) {
     BlockCommand c;
-    bool have_m = false;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
-        if (flag == "-m" || flag == "--microbatches") {
-            c.microbatches = parse_int(flag, reader.value(flag), 1, bounds::max_microbatches);
-            have_m = true;
-        } else if (read_cost_flag(flag, reader, c.spec)) {
-        } else if (flag == "--reorder") {
-            c.reorder = true;
-        } else if (flag == "--fill") {
-            c.fill = true;
-        } else if (flag == "--json") {
-            c.json = true;
+        if (read_flag(shape_flags, flag, reader, c) || read_cost_flag(flag, reader, c.spec) ||
+            read_flag(order_flags, flag, reader, c)) {
         } else if (flag == "-h" || flag == "--help") {
             help = true;
             return c;
         } else if (!flag.empty() && flag[0] == '-') {
-            throw UsageError(fmt::format("unknown option '{}' (see 'pipesim block --help')", flag));
+            throw UsageError(
+                fmt::format("unknown option {} (see 'pipesim block --help')", quote_arg(flag)));
         } else if (c.file.empty()) {
             c.file = flag;
         } else {
-            throw UsageError(fmt::format("one block file only, got '{}' and '{}'", c.file, flag));
+            throw UsageError(fmt::format("one block file only, got {} and {}", quote_arg(c.file),
+                                         quote_arg(flag)));
         }
     }
     if (c.file.empty()) throw UsageError("missing BLOCK.json (see 'pipesim block --help')");
-    if (!have_m) throw UsageError("missing -m M (number of microbatches)");
+    if (!c.have_m) throw UsageError("missing -m M (number of microbatches)");
+    if (c.reorder && c.fill)
+        throw UsageError("--reorder and --fill are alternatives: give one of them");
     return c;
 }
 
@@ -79,7 +89,8 @@ int run_block(const std::vector<std::string>& args) {
     bool help = false;
     BlockCommand c = parse_block_args(args, help);
     if (help) {
-        fmt::print("{}", block_help);
+        fmt::print("{}{}{}{}", block_usage, flags_help(shape_flags), cost_flags_help(),
+                   flags_help(order_flags));
         return 0;
     }
     const BuildingBlock block = read_block_file(c.file);

@@ -33,7 +33,7 @@ int run_convert(const std::vector<std::string>& args) {
             return 0;
         } else if (!flag.empty() && flag[0] == '-') {
             throw UsageError(
-                fmt::format("unknown option '{}' (see 'pipesim convert --help')", flag));
+                fmt::format("unknown option {} (see 'pipesim convert --help')", quote_arg(flag)));
         } else if (input.empty()) {
             input = flag;
         } else {

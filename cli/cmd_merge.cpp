@@ -40,7 +40,8 @@ int run_merge(const std::vector<std::string>& args) {
             fmt::print("{}", merge_usage);
             return 0;
         } else if (!flag.empty() && flag[0] == '-') {
-            throw UsageError(fmt::format("unknown option '{}' (see 'pipesim merge --help')", flag));
+            throw UsageError(
+                fmt::format("unknown option {} (see 'pipesim merge --help')", quote_arg(flag)));
         } else {
             inputs.push_back(flag);
         }

@@ -21,11 +21,7 @@ constexpr const char* render_help =
                         schedule file (pipesim schedule .json or PyTorch pipelining .csv),
                         which is replayed first with --costs and --comm
   -o, --output OUT      the timeline picture (same as --timeline OUT)
-  --costs F,B,W         schedule files: pass times of one full stage (default 1,1,1), or p·v
-                        triples F,B,W:F,B,W:...
-  --comm C              schedule files: latency of every cross-device dependency (default 0)
-  --mem-w-ratio R       memory curves when the file has no memory model, 0..1 (default 1)
-
+schedule files (--mem-w-ratio also for saved timelines without a memory model):
 )";
 
 // The timeline in `path` and its memory model: a saved timeline as is, a schedule replayed.
@@ -67,11 +63,11 @@ int run_render(const std::vector<std::string>& args) {
             if (flag != "--mem-w-ratio") have_costs = true;
         } else if (read_viz_flag(flag, reader, outputs)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}{}", render_help, viz_flags_help);
+            fmt::print("{}{}\n{}", render_help, cost_flags_help(), viz_flags_help);
             return 0;
         } else if (!flag.empty() && flag[0] == '-') {
             throw UsageError(
-                fmt::format("unknown option '{}' (see 'pipesim render --help')", flag));
+                fmt::format("unknown option {} (see 'pipesim render --help')", quote_arg(flag)));
         } else if (input.empty()) {
             input = flag;
         } else {
@@ -84,7 +80,7 @@ int run_render(const std::vector<std::string>& args) {
         throw UsageError(
             "nothing to write: give -o OUT.svg|.png|.pdf|.dot (or --dep-graph, "
             "--trace, --gantt, --save-timeline)");
-    viz::check_outputs(outputs);
+    check_viz_flags(outputs, "-o");
     const viz::SavedTimeline saved = load(input, spec, have_costs);
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
     return 0;

@@ -1,6 +1,8 @@
 // pipesim search: the lowest-bubble schedule under an activation-memory cap.
 #include <cstdio>
 
+#include <array>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +10,7 @@
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
+#include "flag_table.hpp"
 #include "pipeline_flags.hpp"
 #include "schedules/schedule_file.hpp"
 #include "schedules/search.hpp"
@@ -16,21 +19,12 @@ namespace pipesim::cli {
 
 namespace {
 
-constexpr const char* search_help = R"(usage: pipesim search -p P -m M --mem-limit X [options]
+constexpr const char* search_usage = R"(usage: pipesim search -p P -m M --mem-limit X [options]
 
 Builds every registered schedule, V-shape building blocks of offsets 1..6 and the automatic
 scheduler under the cap (v = 1 looped and v = 2 V-shape), replays each with the costs and
 ranks them: those whose peak activation stays within X first, by bubble rate.
 
-  -p, --stages P        pipeline devices
-  -m, --microbatches M  microbatches per iteration
-  --mem-limit X         activation cap per device, in full-stage microbatches (1F1B needs P)
-  --costs F,B,W         pass times of one full stage (default 1,1,1)
-  --comm C              latency of every cross-device dependency (default 0)
-  --mem-w-ratio R       share of a stage's activations held from B until W, 0..1 (default 1)
-  --save FILE           write the best schedule to FILE (.json or .csv), e.g. for analyze
-                        --schedule-file FILE --timeline OUT.svg
-  --json                print one JSON object instead of the table
 )";
 
 struct SearchCommand {
@@ -38,42 +32,59 @@ struct SearchCommand {
     analysis::PipelineSpec spec;
     std::string save;
     bool json = false;
+    bool have_p = false, have_m = false, have_cap = false;
+};
+
+using SearchFlag = FlagSpec<SearchCommand>;
+
+const std::array search_flags = {
+    SearchFlag{"-p", "--stages", "P", "pipeline devices",
+               [](SearchCommand& c, const std::string& f, const std::string& v) {
+                   c.search.devices = parse_int(f, v, 1, bounds::max_devices);
+                   c.have_p = true;
+               }},
+    SearchFlag{"-m", "--microbatches", "M", "microbatches per iteration",
+               [](SearchCommand& c, const std::string& f, const std::string& v) {
+                   c.search.microbatches = parse_int(f, v, 1, bounds::max_microbatches);
+                   c.have_m = true;
+               }},
+    SearchFlag{"", "--mem-limit", "X",
+               "activation cap per device, in full-stage microbatches, > 0 (1F1B needs P)",
+               [](SearchCommand& c, const std::string& f, const std::string& v) {
+                   c.search.memory_limit = parse_positive(f, v);
+                   c.have_cap = true;
+               }},
+};
+
+const std::array output_flags = {
+    SearchFlag{"", "--save", "FILE",
+               "write the best schedule to FILE (.json or .csv), e.g. for analyze\n"
+               "--schedule-file FILE --timeline OUT.svg",
+               [](SearchCommand& c, const std::string&, const std::string& v) { c.save = v; }},
+    SearchFlag{"", "--json", "", "print one JSON object instead of the table",
+               [](SearchCommand& c, const std::string&, const std::string&) { c.json = true; }},
 };
 
 SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help) {
     SearchCommand c;
-    bool have_p = false, have_m = false, have_cap = false;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
-        if (flag == "-p" || flag == "--stages") {
-            c.search.devices = parse_int(flag, reader.value(flag), 1, bounds::max_devices);
-            have_p = true;
-        } else if (flag == "-m" || flag == "--microbatches") {
-            c.search.microbatches =
-                parse_int(flag, reader.value(flag), 1, bounds::max_microbatches);
-            have_m = true;
-        } else if (flag == "--mem-limit") {
-            c.search.memory_limit = parse_number(flag, reader.value(flag), 0.0);
-            have_cap = true;
+        if (read_flag(search_flags, flag, reader, c) || read_flag(output_flags, flag, reader, c)) {
         } else if (read_cost_flag(flag, reader, c.spec)) {
             if (flag == "--costs" && c.spec.costs.passes.size() != 1)
                 throw UsageError(fmt::format("{}: search takes one triple F,B,W", flag));
-        } else if (flag == "--save") {
-            c.save = reader.value(flag);
-        } else if (flag == "--json") {
-            c.json = true;
         } else if (flag == "-h" || flag == "--help") {
             help = true;
             return c;
         } else {
             throw UsageError(
-                fmt::format("unknown option '{}' (see 'pipesim search --help')", flag));
+                fmt::format("unknown option {} (see 'pipesim search --help')", quote_arg(flag)));
         }
     }
-    if (!have_p) throw UsageError("missing -p P (number of pipeline devices)");
-    if (!have_m) throw UsageError("missing -m M (number of microbatches)");
-    if (!have_cap) throw UsageError("missing --mem-limit X (activations per device)");
+    if (!c.have_p) throw UsageError("missing -p P (number of pipeline devices)");
+    if (!c.have_m) throw UsageError("missing -m M (number of microbatches)");
+    if (!c.have_cap) throw UsageError("missing --mem-limit X (activations per device)");
     c.search.costs = c.spec.costs.passes.front();
     c.search.comm_latency = c.spec.comm_latency;
     c.search.mem_w_ratio = c.spec.costs.mem_w_ratio;
@@ -86,7 +97,8 @@ int run_search(const std::vector<std::string>& args) {
     bool help = false;
     const SearchCommand c = parse_search_args(args, help);
     if (help) {
-        fmt::print("{}", search_help);
+        fmt::print("{}{}{}{}", search_usage, flags_help(search_flags), cost_flags_help(),
+                   flags_help(output_flags));
         return 0;
     }
     const SearchResult result = search_schedules(c.search, [&](const Schedule& s) {

@@ -1,4 +1,5 @@
 // pipesim simulate: a schedule on the SimGrid model of a GPU cluster.
+#include <array>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
+#include "flag_table.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
 #include "viz_flags.hpp"
@@ -22,85 +24,105 @@ Times are seconds: give --costs in seconds, or a model (--model, --gpu, --mb).
 
 )";
 
-constexpr const char* simulate_flags_help = R"(cluster and layout:
-  --cluster NAME|NAME:N|FILE   a preset (see 'pipesim list'; :N resizes it to N nodes) or a
-                        cluster JSON file (docs/cluster-format.md)
-  --layout-order O      rank order, fastest-varying first (default tp,dp,pp)
-  --message-bytes N     bytes between stages per microbatch without a model (default 0)
-  --grad-bytes N        gradient bytes per device to all-reduce without a model (default 0)
-  --no-overlap-grad-reduce   all-reduce gradients only after the whole pipeline
-what-if:
-  --bw-scale X          multiply every link bandwidth by X
-  --lat-scale X         multiply every link latency by X
-  --straggler G:K       GPU G (global index) runs K times slower; repeatable
-  --json                print one JSON object instead of the table
-)";
-
 std::pair<int, double> parse_straggler(const std::string& flag, const std::string& text) {
     const auto colon = text.find(':');
     if (colon == std::string::npos)
-        throw UsageError(fmt::format("{}: expected GPU:FACTOR, got '{}'", flag, text));
+        throw UsageError(fmt::format("{}: expected GPU:FACTOR, got {}", flag, quote_arg(text)));
     const int gpu = parse_int(flag, text.substr(0, colon), 0, bounds::max_gpu_index);
-    const double factor = parse_number(flag, text.substr(colon + 1), 0.0);
-    if (factor <= 0) throw UsageError(fmt::format("{}: factor must be > 0, got '{}'", flag, text));
+    const double factor = parse_positive(flag, text.substr(colon + 1));
     return {gpu, factor};
 }
+
+// What the cluster and what-if flags set.
+struct SimulateFlags {
+    analysis::SimGridEngine engine;
+    std::string cluster_name;
+    bool json = false;
+};
+
+using SimFlag = FlagSpec<SimulateFlags>;
+
+const std::array cluster_flags = {
+    SimFlag{"", "--cluster", "NAME|NAME:N|FILE",
+            "a preset (see 'pipesim list'; :N resizes it to N nodes) or a\n"
+            "cluster JSON file (docs/cluster-format.md)",
+            [](SimulateFlags& s, const std::string&, const std::string& v) { s.cluster_name = v; }},
+    SimFlag{"", "--layout-order", "O", "rank order, fastest-varying first (default tp,dp,pp)",
+            [](SimulateFlags& s, const std::string&, const std::string& v) {
+                s.engine.layout.order = parse_layout_order(v);
+            }},
+    SimFlag{"", "--message-bytes", "N",
+            "bytes between stages per microbatch without a model (default 0)",
+            [](SimulateFlags& s, const std::string& f, const std::string& v) {
+                s.engine.message_bytes = parse_number(f, v, 0.0);
+            }},
+    SimFlag{"", "--grad-bytes", "N",
+            "gradient bytes per device to all-reduce without a model (default 0)",
+            [](SimulateFlags& s, const std::string& f, const std::string& v) {
+                s.engine.grad_bytes = parse_number(f, v, 0.0);
+            }},
+    SimFlag{"", "--no-overlap-grad-reduce", "",
+            "all-reduce gradients only after the whole pipeline",
+            [](SimulateFlags& s, const std::string&, const std::string&) {
+                s.engine.options.overlap_grad_reduce = false;
+            }},
+};
+
+const std::array what_if_flags = {
+    SimFlag{"", "--bw-scale", "X", "multiply every link bandwidth by X (> 0)",
+            [](SimulateFlags& s, const std::string& f, const std::string& v) {
+                s.engine.options.bandwidth_scale = parse_positive(f, v);
+            }},
+    SimFlag{"", "--lat-scale", "X", "multiply every link latency by X (≥ 0)",
+            [](SimulateFlags& s, const std::string& f, const std::string& v) {
+                s.engine.options.latency_scale = parse_number(f, v, 0.0);
+            }},
+    SimFlag{"", "--straggler", "G:K", "GPU G (global index) runs K times slower; repeatable",
+            [](SimulateFlags& s, const std::string& f, const std::string& v) {
+                s.engine.options.stragglers.push_back(parse_straggler(f, v));
+            },
+            /*repeatable=*/true},
+    SimFlag{"", "--json", "", "print one JSON object instead of the table",
+            [](SimulateFlags& s, const std::string&, const std::string&) { s.json = true; }},
+};
 
 }  // namespace
 
 int run_simulate(const std::vector<std::string>& args) {
     PipelineFlags pipeline(/*layout_without_model=*/true);
-    analysis::SimGridEngine engine;
-    SimOptions& sim = engine.options;
-    std::string cluster_name;
-    bool json = false;
+    SimulateFlags flags;
     viz::VizOutputs viz_outputs;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
-        if (flag == "--cluster") {
-            cluster_name = reader.value(flag);
-        } else if (flag == "--layout-order") {
-            engine.layout.order = parse_layout_order(reader.value(flag));
-        } else if (flag == "--message-bytes") {
-            engine.message_bytes = parse_number(flag, reader.value(flag), 0.0);
-        } else if (flag == "--grad-bytes") {
-            engine.grad_bytes = parse_number(flag, reader.value(flag), 0.0);
-        } else if (flag == "--no-overlap-grad-reduce") {
-            sim.overlap_grad_reduce = false;
-        } else if (flag == "--bw-scale") {
-            sim.bandwidth_scale = parse_number(flag, reader.value(flag), 0.0);
-            if (sim.bandwidth_scale <= 0) throw UsageError(fmt::format("{}: must be > 0", flag));
-        } else if (flag == "--lat-scale") {
-            sim.latency_scale = parse_number(flag, reader.value(flag), 0.0);
-        } else if (flag == "--straggler") {
-            sim.stragglers.push_back(parse_straggler(flag, reader.value(flag)));
-        } else if (flag == "--json") {
-            json = true;
-        } else if (flag == "--comm") {
+        if (flag == "--comm") {
             throw UsageError(
                 "--comm is the analytic replay's latency; simulate takes latencies "
                 "from the cluster (see --lat-scale)");
-        } else if (pipeline.read(flag, reader)) {
-        } else if (read_viz_flag(flag, reader, viz_outputs)) {
+        } else if (read_flag(cluster_flags, flag, reader, flags) ||
+                   read_flag(what_if_flags, flag, reader, flags) || pipeline.read(flag, reader) ||
+                   read_viz_flag(flag, reader, viz_outputs)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}{}\n{}\n{}\n{}", simulate_usage, schedule_flags_help(),
-                       simulate_flags_help, model_flags_help(), viz_flags_help);
+            fmt::print("{}{}\ncluster and layout:\n{}what-if:\n{}\n{}\n{}", simulate_usage,
+                       schedule_flags_help(/*with_latency=*/false), flags_help(cluster_flags),
+                       flags_help(what_if_flags), model_flags_help(), viz_flags_help);
             return 0;
         } else {
             throw UsageError(
-                fmt::format("unknown option '{}' (see 'pipesim simulate --help')", flag));
+                fmt::format("unknown option {} (see 'pipesim simulate --help')", quote_arg(flag)));
         }
     }
-    if (cluster_name.empty())
+    analysis::SimGridEngine& engine = flags.engine;
+    const bool json = flags.json;
+    if (flags.cluster_name.empty())
         throw UsageError("missing --cluster NAME|FILE (see 'pipesim list' for presets)");
     pipeline.finish();
     if (json && viz_outputs.gantt)
         throw UsageError("--gantt prints text; it cannot go with --json");
-    viz::check_outputs(viz_outputs);
+    check_viz_flags(viz_outputs);
 
     const analysis::PipelineSpec& spec = pipeline.spec();
-    engine.cluster = load_cluster(cluster_name);
+    engine.cluster = load_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec);
     pipeline.save(prepared.schedule);
     const ClusterSpec& cluster = engine.cluster;

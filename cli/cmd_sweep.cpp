@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "args.hpp"
+#include "bounds.hpp"
 #include "commands.hpp"
 #include "sweep/grid.hpp"
 #include "sweep/runner.hpp"
@@ -56,7 +57,7 @@ int run_sweep(const std::vector<std::string>& args) {
         if (flag == "-o" || flag == "--output") {
             output = reader.value(flag);
         } else if (flag == "-j" || flag == "--jobs") {
-            options.workers = parse_int(flag, reader.value(flag), 1, 4096);
+            options.workers = parse_int(flag, reader.value(flag), 1, bounds::max_workers);
         } else if (flag == "--shard") {
             std::tie(options.shard, options.shards) = parse_shard(flag, reader.value(flag));
         } else if (flag == "--progress") {
@@ -67,7 +68,8 @@ int run_sweep(const std::vector<std::string>& args) {
             fmt::print("{}", sweep_usage);
             return 0;
         } else if (!flag.empty() && flag[0] == '-') {
-            throw UsageError(fmt::format("unknown option '{}' (see 'pipesim sweep --help')", flag));
+            throw UsageError(
+                fmt::format("unknown option {} (see 'pipesim sweep --help')", quote_arg(flag)));
         } else if (grid_file.empty()) {
             grid_file = flag;
         } else {

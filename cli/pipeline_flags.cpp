@@ -145,46 +145,40 @@ const std::array layout_flags = {
          }},
 };
 
-template <std::size_t N>
-std::string help_of(const std::array<Flag, N>& table) {
-    return flags_help(std::span<const Flag>(table));
-}
-
-template <std::size_t N>
-bool read_in(const std::array<Flag, N>& table, const std::string& flag, ArgReader& reader,
-             State& state) {
-    return read_flag(std::span<const Flag>(table), flag, reader, state) != nullptr;
-}
-
 }  // namespace
 
-std::string schedule_flags_help() {
-    return help_of(schedule_flags) + cost_flags_help() + help_of(file_flags);
+std::string schedule_flags_help(bool with_latency) {
+    return flags_help(schedule_flags) + cost_flags_help(with_latency) + flags_help(file_flags);
 }
 
-std::string cost_flags_help() {
-    return help_of(cost_flags);
+std::string cost_flags_help(bool with_latency) {
+    std::string out;
+    for (const Flag& f : cost_flags)
+        if (with_latency || f.long_name != "--comm")
+            out += flag_help(f.short_name, f.long_name, f.value_name, f.help);
+    return out;
 }
 
 std::string model_flags_help() {
     return "model-based costs (seconds) and memory (bytes) instead of --costs/--mem-w-ratio:\n" +
-           help_of(model_flags) + help_of(layout_flags);
+           flags_help(model_flags) + "parallel layout:\n" + flags_help(layout_flags);
 }
 
 bool read_cost_flag(const std::string& flag, ArgReader& reader, analysis::PipelineSpec& spec) {
     State state;
     state.spec = spec;
-    if (!read_in(cost_flags, flag, reader, state)) return false;
+    if (!read_flag(cost_flags, flag, reader, state)) return false;
     spec = std::move(state.spec);
     return true;
 }
 
 bool PipelineFlags::read(const std::string& flag, ArgReader& reader) {
-    if (read_in(schedule_flags, flag, reader, state_) ||
-        read_in(cost_flags, flag, reader, state_) || read_in(file_flags, flag, reader, state_) ||
-        read_in(layout_flags, flag, reader, state_))
+    if (read_flag(schedule_flags, flag, reader, state_) ||
+        read_flag(cost_flags, flag, reader, state_) ||
+        read_flag(file_flags, flag, reader, state_) ||
+        read_flag(layout_flags, flag, reader, state_))
         return true;
-    if (!read_in(model_flags, flag, reader, state_)) return false;
+    if (!read_flag(model_flags, flag, reader, state_)) return false;
     state_.model_any = true;
     return true;
 }

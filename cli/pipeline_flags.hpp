@@ -11,9 +11,11 @@
 
 namespace pipesim::cli {
 
-/// Help lines of the schedule, cost and model flag groups.
-std::string schedule_flags_help();
-std::string cost_flags_help();
+/// Help lines of the schedule (with the cost and file flags), cost and model flag groups.
+/// `with_latency`: whether --comm is listed (the SimGrid engine takes latencies from the
+/// cluster instead).
+std::string schedule_flags_help(bool with_latency = true);
+std::string cost_flags_help(bool with_latency = true);
 std::string model_flags_help();
 
 /// Reads one of --costs, --comm, --mem-w-ratio into `spec`; false if `flag` is none of them.

@@ -3,45 +3,76 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "flag_table.hpp"
+
 namespace pipesim::cli {
 
-const char* const viz_flags_help =
-    R"(pictures and traces (see docs/timeline-format.md):
-  --timeline FILE       the timeline picture: .svg (with tooltips), .png, .pdf or .dot
-  --dep-graph FILE      the ops as a dependency graph with the critical path (small runs)
-  --trace FILE.json     Chrome trace for Perfetto or chrome://tracing
-  --save-timeline FILE.json   the timeline, for 'pipesim render' later
-  --gantt               print a text Gantt chart fitted to the terminal
-  --transfers           draw transfers between devices as arrows in the timeline picture
-  --critical-path       outline the critical path's ops in the timeline picture
-  --no-memory           leave the memory curves out of the timeline picture
-)";
+namespace {
+
+using VizFlag = FlagSpec<viz::VizOutputs>;
+
+const std::array viz_flags = {
+    VizFlag{"", "--timeline", "FILE",
+            "the timeline picture: .svg (with tooltips), .png, .pdf or .dot",
+            [](viz::VizOutputs& o, const std::string&, const std::string& v) {
+                o.timeline_picture = v;
+            }},
+    VizFlag{"", "--dep-graph", "FILE",
+            "the ops as a dependency graph with the critical path (small runs)",
+            [](viz::VizOutputs& o, const std::string&, const std::string& v) {
+                o.dependency_graph = v;
+            }},
+    VizFlag{"", "--trace", "FILE.json", "Chrome trace for Perfetto or chrome://tracing",
+            [](viz::VizOutputs& o, const std::string&, const std::string& v) { o.trace = v; }},
+    VizFlag{
+        "", "--save-timeline", "FILE.json", "the timeline, for 'pipesim render' later",
+        [](viz::VizOutputs& o, const std::string&, const std::string& v) { o.saved_timeline = v; }},
+    VizFlag{"", "--gantt", "", "print a text Gantt chart fitted to the terminal",
+            [](viz::VizOutputs& o, const std::string&, const std::string&) {
+                o.gantt =
+                    viz::GanttOptions{terminal_width(), ::isatty(STDOUT_FILENO) == 1 &&
+                                                            std::getenv("NO_COLOR") == nullptr};
+            }},
+    VizFlag{"", "--transfers", "",
+            "draw transfers between devices as arrows in the timeline picture",
+            [](viz::VizOutputs& o, const std::string&, const std::string&) {
+                o.picture.transfers = true;
+            }},
+    VizFlag{"", "--critical-path", "", "outline the critical path's ops in the timeline picture",
+            [](viz::VizOutputs& o, const std::string&, const std::string&) {
+                o.picture.critical_path = true;
+            }},
+    VizFlag{"", "--no-memory", "", "leave the memory curves out of the timeline picture",
+            [](viz::VizOutputs& o, const std::string&, const std::string&) {
+                o.picture.memory = false;
+            }},
+};
+
+}  // namespace
+
+const std::string viz_flags_help =
+    "pictures and traces (see docs/timeline-format.md):\n" + flags_help(viz_flags);
 
 bool read_viz_flag(const std::string& flag, ArgReader& reader, viz::VizOutputs& outputs) {
-    if (flag == "--timeline")
-        outputs.timeline_picture = reader.value(flag);
-    else if (flag == "--dep-graph")
-        outputs.dependency_graph = reader.value(flag);
-    else if (flag == "--trace")
-        outputs.trace = reader.value(flag);
-    else if (flag == "--save-timeline")
-        outputs.saved_timeline = reader.value(flag);
-    else if (flag == "--gantt")
-        outputs.gantt = viz::GanttOptions{
-            terminal_width(), ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr};
-    else if (flag == "--transfers")
-        outputs.picture.transfers = true;
-    else if (flag == "--critical-path")
-        outputs.picture.critical_path = true;
-    else if (flag == "--no-memory")
-        outputs.picture.memory = false;
-    else
-        return false;
-    return true;
+    return read_flag(viz_flags, flag, reader, outputs);
+}
+
+void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_flag) {
+    const viz::TimelinePictureOptions defaults;
+    const viz::TimelinePictureOptions& p = outputs.picture;
+    const char* option = p.transfers != defaults.transfers           ? "--transfers"
+                         : p.critical_path != defaults.critical_path ? "--critical-path"
+                         : p.memory != defaults.memory               ? "--no-memory"
+                                                                     : nullptr;
+    if (option && outputs.timeline_picture.empty())
+        throw UsageError(
+            fmt::format("{} changes the timeline picture: give {} FILE too", option, picture_flag));
+    viz::check_outputs(outputs);
 }
 
 int terminal_width() {

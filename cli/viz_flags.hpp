@@ -3,6 +3,7 @@
 // render, simulate, gpu-run): parsed here into viz::VizOutputs, written by viz::write_outputs.
 
 #include <string>
+#include <string_view>
 
 #include "args.hpp"
 #include "viz/outputs.hpp"
@@ -10,12 +11,18 @@
 namespace pipesim::cli {
 
 /// Help lines for the flags read_viz_flag() accepts.
-extern const char* const viz_flags_help;
+extern const std::string viz_flags_help;
 
 /// Reads one of --timeline FILE, --dep-graph FILE, --trace FILE, --save-timeline FILE,
 /// --gantt, --transfers, --critical-path, --no-memory into `outputs`; false if `flag` is none
 /// of them.
 bool read_viz_flag(const std::string& flag, ArgReader& reader, viz::VizOutputs& outputs);
+
+/// Checks the outputs once every flag is read: options of the timeline picture (--transfers,
+/// --critical-path, --no-memory) need the picture (`picture_flag` names the flag that asks for
+/// it: --timeline, or render's -o), and viz::check_outputs(). Throws UsageError or
+/// std::invalid_argument with one line.
+void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_flag = "--timeline");
 
 /// Width for --gantt: $COLUMNS if set, else the terminal's width on stdout, else 100.
 int terminal_width();

@@ -69,6 +69,26 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
         row{"frobnicate", "pipesim: unknown command 'frobnicate' (see 'pipesim --help')"},
         row{"", "pipesim: missing command (see 'pipesim --help')"},
         row{"list extra", "list takes no arguments, got 'extra'"},
+        row{"analyze -s 1f1b -p 4 -p 5 -m 8", "-p is given more than once; give it once"},
+        row{"analyze -s 1f1b --stages 4 -p 5 -m 8", "-p is given more than once"},
+        row{"analyze -s 1f1b -p 4 -m 8 --timeline a.svg --timeline b.svg",
+            "--timeline is given more than once"},
+        row{"analyze -s 1f1b -p 4 -m 8 --critical-path",
+            "--critical-path changes the timeline picture: give --timeline FILE too"},
+        row{"analyze -s 1f1b -p 4 -m 8 --no-memory", "--no-memory changes the timeline picture"},
+        row{"analyze -s 1f1b -p 4 -m 8 --dp 2", "--dp and -t set the model's layout"},
+        row{"analyze -s 1f1b -p \"$(printf '\\033[31m4')\" -m 8",
+            "-p: expected an integer, got '\\x1b[31m4'"},
+        row{"analyze --recompute x --model zb-1.5b --gpu a100-80gb --mb 1 -s 1f1b -p 2 -m 2",
+            "--recompute: expected none, selective or full, got 'x'"},
+        row{"simulate -s 1f1b -p 2 -m 2 --cluster dgx-h100 --bw-scale 0",
+            "--bw-scale: must be > 0, got 0"},
+        row{"simulate -s 1f1b -p 2 -m 2 --cluster dgx-h100 --bw-scale -1",
+            "--bw-scale: must be > 0, got -1"},
+        row{"simulate -s 1f1b -p 2 -m 2 --cluster dgx-h100 --straggler 1:0",
+            "--straggler: must be > 0, got 0"},
+        row{"render x.json -o x.svg --transfers --transfers",
+            "--transfers is given more than once"},
     }));
     CAPTURE(args);
     const auto r = run_pipesim(args);
@@ -107,6 +127,42 @@ TEST_CASE("--help prints the usage with the exit codes on stdout and exits 0", "
                               Catch::Contains("0 ok, 1 internal failure, 2 bad usage or input") &&
                               Catch::Contains("3 no CUDA device or not a CUDA build"));
     }
+}
+
+namespace {
+
+// The flags a command's --help lists: each help line's first word when it starts with '-'
+// (two-space indent), and the long name after "-x, ".
+std::vector<std::string> listed_flags(const std::string& help) {
+    std::vector<std::string> flags;
+    for (const std::string& line : pipesim::test::lines_of(help)) {
+        if (line.size() < 4 || line.compare(0, 3, "  -") != 0) continue;
+        std::string first = line.substr(2, line.find(' ', 2) - 2);
+        if (first.size() == 3 && first[2] == ',') first = line.substr(6, line.find(' ', 6) - 6);
+        flags.push_back(first);
+    }
+    return flags;
+}
+
+}  // namespace
+
+TEST_CASE("every flag --help lists is one the command reads", "[cli]") {
+    // Help and parser come from one table per flag group; a listed flag the parser did not
+    // know would be answered with "unknown option".
+    for (const char* command : {"analyze", "simulate", "render", "block", "search"}) {
+        const auto help = run_pipesim(std::string(command) + " --help");
+        const std::vector<std::string> flags = listed_flags(help.out);
+        CAPTURE(command);
+        CHECK(flags.size() >= 4);
+        for (const std::string& flag : flags) {
+            CAPTURE(flag);
+            const auto r = run_pipesim(std::string(command) + " " + flag + " 1");
+            CHECK_THAT(r.err, !Catch::Contains("unknown option '" + flag + "'"));
+        }
+    }
+    const std::vector<std::string> simulate = listed_flags(run_pipesim("simulate --help").out);
+    CHECK(std::find(simulate.begin(), simulate.end(), "--comm") == simulate.end());
+    CHECK(std::find(simulate.begin(), simulate.end(), "--cluster") != simulate.end());
 }
 
 TEST_CASE("every command listed by --help takes --help and exits 0", "[cli]") {
