@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -137,6 +138,24 @@ std::string job_label(const Job& j) {
     return s;
 }
 
+// Each value replaced by the smallest value of its run: sorted, a value within `tolerance`
+// (relative) of its run's first value joins that run.
+std::vector<double> snapped(const std::vector<double>& values, double tolerance) {
+    std::vector<std::size_t> order(values.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
+    std::vector<double> out(values.size());
+    double run = 0;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        const double v = values[order[k]];
+        if (k == 0 || std::abs(v - run) > tolerance * std::max(std::abs(v), std::abs(run))) run = v;
+        out[order[k]] = run;
+    }
+    return out;
+}
+
 }  // namespace
 
 Metric parse_metric(const std::string& name) {
@@ -181,19 +200,32 @@ std::vector<std::size_t> pareto_front(const std::vector<Result>& rows,
         if (rows[i].status == Status::ok) ok.push_back(i);
     const bool up = higher_is_better(options.y);
     // y as "larger is better" so one comparison serves both directions.
-    auto y = [&](std::size_t i) {
-        const double v = metric_value(rows[i], options.y);
-        return up ? v : -v;
-    };
-    auto x = [&](std::size_t i) { return metric_value(rows[i], options.x); };
-    std::sort(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) {
-        if (x(a) != x(b)) return x(a) < x(b);
-        if (y(a) != y(b)) return y(a) > y(b);
+    std::vector<double> xs, ys;
+    for (std::size_t i : ok) {
+        xs.push_back(metric_value(rows[i], options.x));
+        ys.push_back(up ? metric_value(rows[i], options.y) : -metric_value(rows[i], options.y));
+    }
+    xs = snapped(xs, options.tolerance);
+    ys = snapped(ys, options.tolerance);
+    std::vector<std::size_t> order(ok.size());  // positions in ok
+    for (std::size_t k = 0; k < order.size(); ++k)
+        order[k] = k;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        if (xs[a] != xs[b]) return xs[a] < xs[b];
+        if (ys[a] != ys[b]) return ys[a] > ys[b];
         return a < b;
     });
+    // Sweep by x: a row is on the front when nothing with less (or equal) x has as much y.
     std::vector<std::size_t> front;
-    for (std::size_t i : ok)
-        if (front.empty() || y(i) > y(front.back())) front.push_back(i);
+    double best = -std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < order.size();) {
+        const double top = ys[order[k]];  // the best y at this x
+        std::size_t next = k;
+        for (; next < order.size() && xs[order[next]] == xs[order[k]]; ++next)
+            if (top > best && ys[order[next]] == top) front.push_back(ok[order[next]]);
+        best = std::max(best, top);
+        k = next;
+    }
     return front;
 }
 

@@ -30,9 +30,17 @@ struct ParetoOptions {
     Metric x = Metric::peak_activation;  ///< lower is better on x
     Metric y = Metric::throughput;
     std::string title;
+    /// Values this close (relative: |a − b| ≤ tolerance · max(|a|, |b|)) count as equal, so
+    /// that float noise (78.99999999999996 against 79) ranks no row above another. Precisely:
+    /// each column's values, sorted, form runs within `tolerance` of the run's first value,
+    /// and every value of a run is compared as that first value.
+    double tolerance = 1e-9;
 };
 
-/// Indices (into `rows`) of the Pareto-optimal rows among the `ok` ones, sorted by x.
+/// Indices (into `rows`) of the Pareto-optimal rows among the `ok` ones: those for which no
+/// other ok row has an x no worse and a y better, or an x better and a y no worse (values
+/// compared with the tolerance). Rows that tie on both are all kept. Sorted by x, ties by
+/// index.
 std::vector<std::size_t> pareto_front(const std::vector<Result>& rows,
                                       const ParetoOptions& options);
 
