@@ -1,7 +1,6 @@
 #include "style.hpp"
 
 #include <array>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -25,15 +24,6 @@ std::string short_name(const Op& op) {
 std::string pretty(double value, int digits) {
     if (value == 0) return "0";
     return fmt::format("{:.{}g}", value, digits);
-}
-
-double tick_step(double span, int ticks) {
-    if (!(span > 0) || ticks < 1) return 1.0;
-    const double raw = span / ticks;
-    const double power = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double mantissa : {1.0, 2.0, 5.0})
-        if (mantissa * power >= raw) return mantissa * power;
-    return 10.0 * power;
 }
 
 std::string dot_escape(std::string_view text) {

@@ -25,9 +25,6 @@ std::string short_name(const Op& op);
 /// ordinary magnitudes.
 std::string pretty(double value, int digits = 4);
 
-/// A round tick spacing (1, 2 or 5 × 10^k) giving about `ticks` ticks over `span`.
-double tick_step(double span, int ticks);
-
 /// Text escaped for a DOT double-quoted string.
 std::string dot_escape(std::string_view text);
 

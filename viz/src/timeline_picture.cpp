@@ -9,6 +9,7 @@
 
 #include "op_graph.hpp"
 #include "style.hpp"
+#include "viz/axis_ticks.hpp"
 #include "xdot.hpp"
 
 namespace pipesim::viz {
@@ -60,12 +61,14 @@ TimeRange time_range(const Timeline& t) {
 // Where things go: x from time, y from the top (Graphviz's y grows upwards, so flip).
 struct Layout {
     double t0 = 0;
-    double scale = 1;   // points per time unit
-    double width = 0;   // of the time axis
+    double span = 1;    // time units across the axis
+    double width = 0;   // of the time axis, points
     double height = 0;  // of the whole picture
     int devices = 0;
 
-    double x(double t) const { return margin_left + (t - t0) * scale; }
+    // Divide before scaling: width / span overflows for spans near the smallest doubles.
+    double length(double duration) const { return duration / span * width; }
+    double x(double t) const { return margin_left + length(t - t0); }
     double y(double from_top) const { return height - from_top; }
     double row_centre(int device) const { return y(margin_top + row_height * (device + 0.5)); }
     double axis_top() const { return margin_top + row_height * devices + axis_gap; }
@@ -80,10 +83,9 @@ Layout make_layout(const Timeline& t, const TimelinePictureOptions& options) {
     Layout l;
     l.devices = t.devices;
     l.t0 = range.first;
-    const double span = range.last - range.first;
-    l.width =
-        options.width > 0 ? options.width : std::clamp(12.0 * span / range.shortest, 500.0, 3000.0);
-    l.scale = l.width / span;
+    l.span = range.last - range.first;
+    l.width = options.width > 0 ? options.width
+                                : std::clamp(12.0 * (l.span / range.shortest), 500.0, 3000.0);
     l.height = l.axis_top() + axis_label_height;
     if (options.memory) l.height += memory_title_height + (strip_height + strip_gap) * t.devices;
     l.height += margin_top;
@@ -96,17 +98,16 @@ void draw_rows_and_axis(detail::XdotCanvas& c, const Layout& l, const TimeRange&
         c.pen(text_colour);
         c.text({margin_left - 6, l.row_centre(d) - 3.5}, 1, fmt::format("d{}", d));
     }
-    const double step = detail::tick_step(range.last - range.first, 10);
     const double axis_y = l.y(l.axis_top());
     const double top = l.y(margin_top);
     c.font(9);
-    for (double t = 0; l.t0 + t <= range.last + 1e-9 * step; t += step) {
-        const double x = l.x(l.t0 + t);
+    for (double t : axis_ticks(range.first, range.last, 10)) {
+        const double x = l.x(t);
         c.pen(grid_colour);
         c.line({x, axis_y}, {x, top});
         c.pen(text_colour);
         c.line({x, axis_y}, {x, axis_y - 4});
-        c.text({x, axis_y - 14}, 0, pretty(l.t0 + t));
+        c.text({x, axis_y - 14}, 0, pretty(t));
     }
     c.pen(text_colour);
     c.line({l.x(l.t0), axis_y}, {l.x(range.last), axis_y});
@@ -190,7 +191,7 @@ void write_boxes(std::string& out, const Timeline& t, const Layout& l,
         const auto& ops = t.device_ops[static_cast<std::size_t>(d)];
         for (std::size_t i = 0; i < ops.size(); ++i, ++flat) {
             const TimedOp& op = ops[i];
-            const double w = (op.end - op.start) * l.scale;
+            const double w = l.length(op.end - op.start);
             const std::string mb = std::to_string(op.op.microbatch);
             const bool fits = w >= 0.6 * label_font * static_cast<double>(mb.size()) + 2;
             const int chunk = detail::chunk_of(t, op.op.stage);

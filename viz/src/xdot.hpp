@@ -31,9 +31,12 @@ class XdotCanvas {
     }
     /// Text with its baseline at `at`; align −1 left, 0 centred, 1 right.
     void text(Point at, int align, std::string_view text) {
-        const double width = 0.55 * font_size_ * static_cast<double>(text.size());
-        ops_ += fmt::format("T {:.2f} {:.2f} {} {:.1f} {} -{} ", at.x, at.y, align, width,
-                            text.size(), text);
+        ops_ += fmt::format("T {:.2f} {:.2f} {} {:.1f} {} -{} ", at.x, at.y, align,
+                            text_width(font_size_, text), text.size(), text);
+    }
+    /// The width Graphviz is told a text takes: an average Helvetica glyph per byte.
+    static double text_width(double size, std::string_view text) {
+        return 0.55 * size * static_cast<double>(text.size());
     }
     const std::string& ops() const { return ops_; }
 

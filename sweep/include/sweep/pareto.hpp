@@ -1,6 +1,6 @@
 #pragma once
-// The Pareto picture of a sweep: peak memory against throughput (or bubble rate), the
-// front of configurations no other one beats on both, points labelled by schedule.
+// The Pareto front of a sweep: the configurations no other one beats on both of two results
+// columns, e.g. peak memory and throughput (`pipesim pareto` draws it with viz).
 
 #include <string>
 #include <vector>
@@ -29,16 +29,18 @@ double metric_value(const Result& result, Metric metric);
 struct ParetoOptions {
     Metric x = Metric::peak_activation;  ///< lower is better on x
     Metric y = Metric::throughput;
-    std::string title;
+    /// Values this close (relative: |a − b| ≤ tolerance · max(|a|, |b|)) count as equal, so
+    /// that float noise (78.99999999999996 against 79) ranks no row above another. Precisely:
+    /// each column's values, sorted, form runs within `tolerance` of the run's first value,
+    /// and every value of a run is compared as that first value.
+    double tolerance = 1e-9;
 };
 
-/// Indices (into `rows`) of the Pareto-optimal rows among the `ok` ones, sorted by x.
+/// Indices (into `rows`) of the Pareto-optimal rows among the `ok` ones: those for which no
+/// other ok row has an x no worse and a y better, or an x better and a y no worse (values
+/// compared with the tolerance). Rows that tie on both are all kept. Sorted by x, ties by
+/// index.
 std::vector<std::size_t> pareto_front(const std::vector<Result>& rows,
                                       const ParetoOptions& options);
-
-/// The picture as Graphviz DOT with fixed positions (layout nop2): axes with ticks, one
-/// point per ok row coloured by schedule, the front joined and its points labelled.
-/// Throws std::invalid_argument when no row is ok.
-std::string pareto_dot(const std::vector<Result>& rows, const ParetoOptions& options);
 
 }  // namespace pipesim::sweep

@@ -1,0 +1,158 @@
+// The Pareto front of sweep results (float noise, ties) and `pipesim pareto`: rows of
+// different problems refused, --where and --group-by, the same units printed and drawn.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_runner.hpp"
+#include "sweep/pareto.hpp"
+#include "sweep/results.hpp"
+
+using namespace pipesim::sweep;
+using pipesim::test::CommandResult;
+using pipesim::test::lines_of;
+using pipesim::test::read_file;
+using pipesim::test::run_pipesim;
+namespace fs = std::filesystem;
+
+namespace {
+
+Result row(int index, double memory, double throughput) {
+    Result r;
+    r.job.index = index;
+    r.job.schedule = "1f1b";
+    r.peak_activation = memory;
+    r.throughput = throughput;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("values that differ by float noise rank as equal on the Pareto front", "[sweep]") {
+    // Row 1 has "less" memory than row 0 only by rounding: exactly compared it would push
+    // row 0 off the front; within the tolerance they tie and both stay.
+    CHECK(pareto_front({row(0, 79, 10), row(1, 78.99999999999996, 10)}, {}) ==
+          std::vector<std::size_t>{0, 1});
+    // Row 2 would be on the front only thanks to noise in its memory; row 3 has the same
+    // memory and clearly more throughput.
+    CHECK(pareto_front({row(2, 78.99999999999996, 9), row(3, 79, 10)}, {}) ==
+          std::vector<std::size_t>{1});
+    // Noise in the throughput does not beat a real saving in memory, nor the reverse.
+    CHECK(pareto_front({row(4, 70, 10), row(5, 79, 10.000000000000002)}, {}) ==
+          std::vector<std::size_t>{0});
+    // Tolerance 0 compares exactly.
+    ParetoOptions exact;
+    exact.tolerance = 0;
+    CHECK(pareto_front({row(0, 79, 10), row(1, 78.99999999999996, 10)}, exact) ==
+          std::vector<std::size_t>{1});
+}
+
+TEST_CASE("real differences still decide the front, in either direction of y", "[sweep]") {
+    const std::vector<Result> rows = {row(0, 4, 0.2), row(1, 4, 0.27), row(2, 7, 0.33),
+                                      row(3, 4.001, 0.31), row(4, 2, 0.18)};
+    CHECK(pareto_front(rows, {}) == std::vector<std::size_t>{4, 1, 3, 2});
+    ParetoOptions bubble;  // lower is better on both axes
+    bubble.y = Metric::bubble_rate;
+    std::vector<Result> b = rows;
+    for (std::size_t i = 0; i < b.size(); ++i)
+        b[i].bubble_rate = 1 - b[i].throughput;
+    CHECK(pareto_front(b, bubble) == std::vector<std::size_t>{4, 1, 3, 2});
+}
+
+namespace {
+
+const std::string data = std::string(PIPESIM_SOURCE_DIR) + "/tests/data/sweeps/";
+
+struct Scratch {
+    fs::path dir;
+    explicit Scratch(const std::string& name)
+        : dir(fs::temp_directory_path() /
+              ("pipesim_pareto_" + name + "_" + std::to_string(::getpid()))) {
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+    }
+    ~Scratch() { fs::remove_all(dir); }
+    std::string operator/(const std::string& name) const { return (dir / name).string(); }
+};
+
+// tiny.json: 1f1b, zb-h1, interleaved-1f1b, zb-v at p=4, m 4 and 8, v 0 and 3.
+std::string tiny_results(const Scratch& s) {
+    const std::string csv = s / "r.csv";
+    REQUIRE(run_pipesim("sweep " + data + "tiny.json -o " + csv + " -j 1").exit_code == 0);
+    return csv;
+}
+
+}  // namespace
+
+TEST_CASE("pareto refuses rows of different problems on one front, in one line", "[sweep][cli]") {
+    Scratch s("mixed");
+    const std::string csv = tiny_results(s);
+    const CommandResult r = run_pipesim("pareto " + csv + " -o " + (s / "p.dot"));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("differ in m (4, 8)") && Catch::Contains("--where") &&
+                          Catch::Contains("--group-by"));
+    CHECK(r.err.find('\n') == r.err.size() - 1);
+    CHECK_FALSE(fs::exists(s / "p.dot"));
+    const CommandResult bad =
+        run_pipesim("pareto " + csv + " -o " + (s / "p.dot") + " --group-by m,nope");
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("--group-by: no column 'nope'"));
+}
+
+TEST_CASE("pareto --group-by draws and prints one front per group", "[sweep][cli]") {
+    Scratch s("grouped");
+    const std::string csv = tiny_results(s);
+    const CommandResult r = run_pipesim("pareto " + csv + " -o " + (s / "p.dot") + " --group-by m");
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("\nm=4:\n") && Catch::Contains("\nm=8:\n"));
+    const std::string dot = read_file(s / "p.dot");
+    // Legend: one entry per group (and its marker node), titled by the grouping column.
+    CHECK_THAT(dot, Catch::Contains("-m ") && Catch::Contains("-m=4 ") && Catch::Contains("-m=8 "));
+    CHECK_THAT(dot, Catch::Contains("legend_1 [pos="));
+    CHECK_THAT(dot, !Catch::Contains("legend_2 [pos="));
+    // With --where the same rows make the m=8 group alone.
+    const CommandResult one =
+        run_pipesim("pareto " + csv + " -o " + (s / "q.dot") + " --where m=8");
+    REQUIRE(one.exit_code == 0);
+    const std::vector<std::string> grouped = lines_of(r.out);
+    const auto m8 = std::find(grouped.begin(), grouped.end(), "m=8:");
+    REQUIRE(m8 != grouped.end());
+    const std::vector<std::string> alone = lines_of(one.out);
+    CHECK(std::vector<std::string>(m8 + 1, grouped.end()) ==
+          std::vector<std::string>(alone.begin() + 1, alone.end()));
+}
+
+TEST_CASE("pareto prints the front in the unit the plot shows: GiB, not bytes", "[sweep][cli]") {
+    Scratch s("units");
+    std::ofstream(s / "grid.json") << R"({"format": "pipesim-sweep", "version": 1,
+  "schedule": ["1f1b", "zb-h1", "zb-v"], "p": 4, "m": 8, "model": "zb-1.5b",
+  "gpu": "a100-80gb", "mb": [1, 2]})";
+    REQUIRE(
+        run_pipesim("sweep " + (s / "grid.json") + " -o " + (s / "r.csv") + " -j 1").exit_code ==
+        0);
+    const CommandResult r = run_pipesim("pareto " + (s / "r.csv") + " -o " + (s / "p.dot"));
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(read_file(s / "p.dot"), Catch::Contains("peak memory per GPU (GiB)"));
+    // Each printed memory figure is its row's peak_memory in GiB.
+    const ResultsFile results = load_results(s / "r.csv");
+    std::size_t checked = 0;
+    for (const std::string& line : lines_of(r.out)) {
+        const auto at = line.find("peak_memory ");
+        if (line.rfind("  job ", 0) != 0 || at == std::string::npos) continue;
+        CHECK_THAT(line, Catch::Contains(" GiB "));
+        const int job = std::stoi(line.substr(line.find("job ") + 4));
+        const double printed = std::stod(line.substr(at + 12));
+        for (const Result& row : results.rows)
+            if (row.job.index == job) {
+                CHECK(printed == Approx(row.peak_memory / (1024.0 * 1024 * 1024)).epsilon(1e-5));
+                ++checked;
+            }
+    }
+    CHECK(checked >= 1);
+}

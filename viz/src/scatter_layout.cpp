@@ -1,0 +1,180 @@
+// Axis ranges, hidden markers and label placement of a scatter plot.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "scatter_geometry.hpp"
+#include "viz/axis_ticks.hpp"
+#include "viz/scatter_plot.hpp"
+
+namespace pipesim::viz {
+
+using detail::Point;
+
+namespace {
+
+constexpr int axis_tick_count = 5;
+
+// Candidate spots for a label of `width` × `height` around `anchor`: rings of eight directions
+// (right first, where a reader looks), each ring further out.
+std::vector<Box> candidates(Point anchor, double width, double height) {
+    static constexpr double directions[][2] = {{1, 0},  {1, 1},   {1, -1}, {-1, 0},
+                                               {-1, 1}, {-1, -1}, {0, 1},  {0, -1}};
+    std::vector<Box> out;
+    for (int ring = 0; ring < 5; ++ring) {
+        const double gap = detail::marker_size / 2 + 2 + 12.0 * ring;
+        for (const auto& d : directions) {
+            const double cx = anchor.x + d[0] * (gap + width / 2);
+            const double cy = anchor.y + d[1] * (gap + height / 2);
+            out.push_back({cx - width / 2, cy - height / 2, cx + width / 2, cy + height / 2});
+        }
+    }
+    return out;
+}
+
+bool inside(const Box& inner, const Box& outer) {
+    return inner.left >= outer.left && inner.right <= outer.right && inner.bottom >= outer.bottom &&
+           inner.top <= outer.top;
+}
+
+bool hits_any(const Box& box, const std::vector<Box>& others) {
+    return std::any_of(others.begin(), others.end(), [&](const Box& o) { return box.overlaps(o); });
+}
+
+void check_finite(const ScatterPlot& plot) {
+    for (const ScatterSeries& s : plot.series)
+        for (const ScatterPoint& p : s.points)
+            if (!std::isfinite(p.at.x) || !std::isfinite(p.at.y))
+                throw std::invalid_argument(
+                    fmt::format("scatter plot: a point of '{}' is not finite", s.name));
+    for (const ScatterLine& l : plot.lines)
+        for (const DataPoint& v : l.vertices)
+            if (!std::isfinite(v.x) || !std::isfinite(v.y))
+                throw std::invalid_argument(
+                    fmt::format("scatter plot: a vertex of line '{}' is not finite", l.name));
+}
+
+// Counts, per series, the points that a later series' marker covers (centres within 2 pt),
+// looking only at neighbouring cells of a 2 pt grid so that large sweeps stay fast.
+std::vector<std::size_t> covered_points(const ScatterPlot& plot, const ScatterLayout& layout) {
+    constexpr double near = 2;
+    struct Placed {
+        Point at;
+        std::size_t series;
+    };
+    std::unordered_map<std::uint64_t, std::vector<Placed>> cells;
+    auto cell = [](double x, double y) {
+        const auto cx = static_cast<std::uint32_t>(static_cast<std::int64_t>(std::floor(x / near)));
+        const auto cy = static_cast<std::uint32_t>(static_cast<std::int64_t>(std::floor(y / near)));
+        return (std::uint64_t{cx} << 32) | cy;
+    };
+    std::vector<Placed> all;
+    for (std::size_t s = 0; s < plot.series.size(); ++s)
+        for (const ScatterPoint& p : plot.series[s].points) {
+            all.push_back({detail::position(layout, p.at), s});
+            cells[cell(all.back().at.x, all.back().at.y)].push_back(all.back());
+        }
+    std::vector<std::size_t> covered(plot.series.size(), 0);
+    for (const Placed& p : all) {
+        bool under = false;
+        for (int dx = -1; dx <= 1 && !under; ++dx)
+            for (int dy = -1; dy <= 1 && !under; ++dy) {
+                const auto it = cells.find(cell(p.at.x + dx * near, p.at.y + dy * near));
+                if (it == cells.end()) continue;
+                for (const Placed& q : it->second)
+                    if (q.series > p.series && std::hypot(p.at.x - q.at.x, p.at.y - q.at.y) <= near)
+                        under = true;
+            }
+        covered[p.series] += under ? 1 : 0;
+    }
+    return covered;
+}
+
+// Greedy placement: each label takes the first candidate inside the plot that overlaps no
+// placed label and no marker; failing that, one that may cover a marker; failing that, none.
+void place_labels(const ScatterPlot& plot, ScatterLayout& layout) {
+    std::vector<Box> markers;
+    for (const ScatterSeries& s : plot.series)
+        for (const ScatterPoint& p : s.points) {
+            const Point c = detail::position(layout, p.at);
+            const double r = detail::marker_size / 2;
+            markers.push_back({c.x - r, c.y - r, c.x + r, c.y + r});
+        }
+    std::vector<Box> taken;
+    for (std::size_t s = 0; s < plot.series.size(); ++s)
+        for (std::size_t i = 0; i < plot.series[s].points.size(); ++i) {
+            const ScatterPoint& p = plot.series[s].points[i];
+            if (p.label.empty()) continue;
+            const Box size = detail::text_box({0, 0}, detail::label_size, p.label);
+            const std::vector<Box> spots = candidates(
+                detail::position(layout, p.at), size.right - size.left, size.top - size.bottom);
+            auto first_free = [&](bool avoid_markers) {
+                for (std::size_t k = 0; k < spots.size(); ++k)
+                    if (inside(spots[k], layout.plot) && !hits_any(spots[k], taken) &&
+                        (!avoid_markers || !hits_any(spots[k], markers)))
+                        return k;
+                return spots.size();
+            };
+            std::size_t k = first_free(true);
+            if (k == spots.size()) k = first_free(false);
+            if (k == spots.size()) {
+                ++layout.labels_left_out;
+                continue;
+            }
+            taken.push_back(spots[k]);
+            layout.labels.push_back({s, i, spots[k], k >= 8});
+        }
+}
+
+}  // namespace
+
+AxisRange axis_range(const std::vector<double>& values) {
+    AxisRange r;
+    if (values.empty()) {
+        r.ticks = axis_ticks(r.lo, r.hi, axis_tick_count);
+        return r;
+    }
+    const auto [min_it, max_it] = std::minmax_element(values.begin(), values.end());
+    const double lo = *min_it, hi = *max_it;
+    const double size = std::max(std::abs(lo), std::abs(hi));
+    const double width = hi - lo;
+    double pad = 0.05 * width;
+    if (!(width > 1e-9 * size)) pad = size > 0 ? 0.1 * size : 1.0;  // one value, or noise
+    const double widest = std::numeric_limits<double>::max();
+    r.lo = std::max(lo - pad, -widest);
+    r.hi = std::min(hi + pad, widest);
+    if (lo >= 0 && r.lo < 0) r.lo = 0;
+    r.ticks = axis_ticks(r.lo, r.hi, axis_tick_count);
+    return r;
+}
+
+ScatterLayout scatter_layout(const ScatterPlot& plot) {
+    check_finite(plot);
+    std::vector<double> xs, ys;
+    for (const ScatterSeries& s : plot.series)
+        for (const ScatterPoint& p : s.points) {
+            xs.push_back(p.at.x);
+            ys.push_back(p.at.y);
+        }
+    if (xs.empty()) throw std::invalid_argument("scatter plot: no point to draw");
+    for (const ScatterLine& l : plot.lines)
+        for (const DataPoint& v : l.vertices) {
+            xs.push_back(v.x);
+            ys.push_back(v.y);
+        }
+    ScatterLayout layout;
+    layout.x = axis_range(xs);
+    layout.y = axis_range(ys);
+    layout.plot = {detail::plot_left, detail::plot_bottom, detail::plot_left + detail::plot_width,
+                   detail::plot_bottom + detail::plot_height};
+    layout.covered = covered_points(plot, layout);
+    place_labels(plot, layout);
+    return layout;
+}
+
+}  // namespace pipesim::viz
