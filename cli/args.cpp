@@ -57,12 +57,13 @@ int parse_int(const std::string& flag, const std::string& text, int min, int max
     return value;
 }
 
-double parse_number(const std::string& flag, const std::string& text, double min) {
+double parse_number(const std::string& flag, const std::string& text, double min, double max) {
     char* end = nullptr;
     const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
     if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
         throw UsageError(fmt::format("{}: expected a number, got {}", flag, quote_arg(text)));
     if (value < min) throw UsageError(fmt::format("{}: must be ≥ {}, got {}", flag, min, text));
+    if (value > max) throw UsageError(fmt::format("{}: must be ≤ {:g}, got {}", flag, max, text));
     return value;
 }
 
@@ -89,9 +90,9 @@ std::vector<std::vector<double>> parse_cost_triples(const std::string& flag,
             char* end = nullptr;
             const double value = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
             if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value) ||
-                value < 0)
+                value < 0 || value > 1e30)
                 throw UsageError(fmt::format(
-                    "{}: expected non-negative numbers F,B,W (triples separated by ':'), got "
+                    "{}: expected numbers F,B,W in 0..1e30 (triples separated by ':'), got "
                     "{} in {}",
                     flag, quote_arg(number), quote_arg(text)));
             triple.push_back(value);

@@ -41,11 +41,12 @@ std::string quote_arg(std::string_view text);
 
 /// Integer in [min, max], the whole text a number.
 int parse_int(const std::string& flag, const std::string& text, int min, int max);
-/// Finite number ≥ min, the whole text a number.
-double parse_number(const std::string& flag, const std::string& text, double min);
+/// Finite number in [min, max], the whole text a number.
+double parse_number(const std::string& flag, const std::string& text, double min,
+                    double max = 1e30);
 /// Finite number > 0, the whole text a number.
 double parse_positive(const std::string& flag, const std::string& text);
-/// "F,B,W" or "F,B,W:F,B,W:..." → triples of finite numbers ≥ 0.
+/// "F,B,W" or "F,B,W:F,B,W:..." → triples of numbers in 0..1e30.
 std::vector<std::vector<double>> parse_cost_triples(const std::string& flag,
                                                     const std::string& text);
 

@@ -147,4 +147,9 @@ TEST_CASE("cost lists are one full stage or one triple per virtual stage", "[ana
     spec.generator = {2, 2, 0, 0};
     spec.dp = 0;
     CHECK_THROWS_WITH(run(spec), "dp must be ≥ 1, got 0");
+    spec.dp = 1;
+    spec.costs.passes = {PassCosts{0, 0, 0}};
+    CHECK_THROWS_WITH(run(spec), Catch::StartsWith("every pass takes no time"));
+    spec.costs.passes = {PassCosts{1e308, 1e308, 1e308}};
+    CHECK_THROWS_WITH(run(spec), Catch::StartsWith("the iteration time is not a finite number"));
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -59,6 +60,21 @@ std::string field(const std::string& row, int index) {
 }
 
 }  // namespace
+
+TEST_CASE("a job whose passes take no time is infeasible, not ok", "[sweep][cli]") {
+    const fs::path dir = scratch("zero");
+    const fs::path grid = dir / "zero.json";
+    std::ofstream(grid) << R"({"format": "pipesim-sweep", "version": 1,
+        "schedule": "1f1b", "p": 2, "m": 4, "costs": [[0, 0, 0], [1, 2, 1]]})";
+    const fs::path out = dir / "r.csv";
+    const CommandResult r = run_pipesim("sweep " + grid.string() + " -o " + out.string() + " -j 1");
+    REQUIRE(r.exit_code == 0);
+    const std::vector<std::string> rows = sorted_rows(out);
+    REQUIRE(rows.size() == 3);
+    CHECK(field(rows[1], 17) == "infeasible");
+    CHECK_THAT(field(rows[1], 18), Catch::Contains("every pass takes no time"));
+    CHECK(field(rows[2], 17) == "ok");
+}
 
 TEST_CASE(
     "sweep writes one row per job, and infeasible and over-memory jobs become rows with a "

@@ -1,6 +1,7 @@
 #include "analysis/run.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
@@ -103,10 +104,19 @@ void check_spec(const PipelineSpec& spec) {
 }
 
 // Metrics and model figures of a run whose iteration took `iteration_time` (< 0: the
-// makespan).
+// makespan). Throws std::invalid_argument when the run took no time or an infinite one: its
+// rates would be meaningless.
 void finish(Analysis& a, double iteration_time) {
     a.metrics = compute_metrics(a.timeline, a.memory);
     a.iteration_time = iteration_time < 0 ? a.metrics.makespan : iteration_time;
+    if (!std::isfinite(a.iteration_time))
+        throw std::invalid_argument(fmt::format(
+            "the iteration time is not a finite number ({}): pass times or latencies too large",
+            a.iteration_time));
+    if (!(a.iteration_time > 0))
+        throw std::invalid_argument(
+            "every pass takes no time, so the iteration does too and its throughput is "
+            "undefined: give pass times > 0");
     if (a.model) summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time);
 }
 
