@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
@@ -22,6 +23,15 @@ TEST_CASE("positions count lines and byte columns from 1", "[fileio]") {
     CHECK(std::string(ParseError("f.json", {3, 7}, "expected x").what()) ==
           "f.json:3:7: expected x");
     CHECK(std::string(ParseError("f.json", {}, "too big").what()) == "f.json: too big");
+}
+
+TEST_CASE("a position cursor agrees with position_at, forwards and backwards", "[fileio]") {
+    const std::string text = "ab\ncd\n\nx\r\ny";
+    PositionCursor cursor(text);
+    for (std::size_t offset = 0; offset <= text.size() + 1; ++offset)
+        CHECK(cursor.position(offset) == position_at(text, offset));
+    for (std::size_t offset = text.size() + 1; offset-- > 0;)
+        CHECK(cursor.position(offset) == position_at(text, offset));
 }
 
 TEST_CASE("excerpts are short and escape what a terminal would interpret", "[fileio]") {
