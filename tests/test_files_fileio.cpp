@@ -66,6 +66,50 @@ TEST_CASE("files are read whole up to a cap, and written atomically", "[fileio]"
     CHECK(file_stem("runs/a.b.csv") == "a.b");
 }
 
+namespace {
+
+// Bytes this process has read so far (Linux's /proc/self/io "rchar": every read(2), whatever
+// the file), or -1 where that is not available.
+long long bytes_read_so_far() {
+    std::ifstream io("/proc/self/io");
+    std::string key;
+    long long value = 0;
+    while (io >> key >> value)
+        if (key == "rchar:") return value;
+    return -1;
+}
+
+}  // namespace
+
+TEST_CASE("a regular file over the cap is refused from its size, without reading it", "[fileio]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_fileio_big_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "big.json").string();
+    std::ofstream(path).close();
+    std::filesystem::resize_file(path, std::uintmax_t{2} << 30);  // sparse: no disk used
+    const long long before = bytes_read_so_far();
+    if (before < 0) {
+        WARN("no /proc/self/io: bytes read not measured");
+    }
+    CHECK_THROWS_WITH(read_text_file(path, 1 << 20),
+                      path + ": file is more than 1048576 bytes, the limit for this kind of file");
+    if (before >= 0) CHECK(bytes_read_so_far() - before < 4096);  // only /proc/self/io itself
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a device over the cap is read to one byte past the cap and refused then", "[fileio]") {
+    const std::size_t cap = 100'000;
+    const long long before = bytes_read_so_far();
+    if (before < 0) {
+        WARN("no /proc/self/io: bytes read not measured");
+    }
+    CHECK_THROWS_WITH(read_text_file("/dev/zero", cap),
+                      "/dev/zero: file is more than 100000 bytes, the limit for this kind of file");
+    // cap + 1 bytes of /dev/zero, and the few hundred of /proc/self/io itself.
+    if (before >= 0) CHECK(bytes_read_so_far() - before <= static_cast<long long>(cap) + 4096);
+}
+
 TEST_CASE("atomic writes follow symbolic links and refuse special files", "[fileio]") {
     const auto dir = std::filesystem::temp_directory_path() /
                      ("pipesim_fileio_links_" + std::to_string(::getpid()));
