@@ -150,3 +150,27 @@ TEST_CASE("JSON documents locate values, keys and bytes inside strings", "[filei
     CHECK_THROWS_WITH(doc.string("/a/1/b~0~1", 2), Catch::Contains("at most 2 bytes, got 5"));
     CHECK(JsonDocument::display_name("/a/1/b") == "a[1].b");
 }
+
+TEST_CASE("a JSON object may have at most max_object_keys keys", "[fileio]") {
+    auto object_of = [](int keys) {
+        std::string text = "{";
+        for (int k = 0; k < keys; ++k)
+            text += (k ? ",\n \"k" : "\"k") + std::to_string(k) + "\": 0";
+        return text + "}";
+    };
+    CHECK(JsonDocument("o.json", object_of(64)).root().size() == 64);
+    // The 65th key is on line 65, after the space that starts the line.
+    CHECK_THROWS_WITH(JsonDocument("o.json", "[" + object_of(65) + "]"),
+                      "o.json:65:2: key 'k64': more than 64 keys in one object");
+    CHECK(JsonDocument("o.json", object_of(65), JsonLimits{.max_object_keys = 65}).root().size() ==
+          65);
+}
+
+TEST_CASE("JSON strictness errors inside arrays name the element they are in", "[fileio]") {
+    CHECK_THROWS_WITH(JsonDocument("d.json", "[{\"a\": 1},\n {\"b\": 1, \"b\": 2}]"),
+                      "d.json:2:11: key 'b' appears twice in this object");
+    CHECK_THROWS_WITH(JsonDocument("d.json", R"({"a": [0, [[1]]]})", JsonLimits{.max_depth = 3}),
+                      "d.json:1:12: nesting deeper than 3 levels");
+    CHECK(JsonDocument("d.json", R"({"a": [0, [[1]]]})", JsonLimits{.max_depth = 4})
+              .integer("/a/1/0/0", 0, 1) == 1);
+}
