@@ -2,9 +2,13 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
+#include "child_process.hpp"
 #include "cli_runner.hpp"
 
 using pipesim::test::read_file;
@@ -98,4 +102,32 @@ TEST_CASE("schedule file errors on the command line exit 2 with one line", "[fil
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains(expected));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+TEST_CASE("a file over the size cap is refused from its size: one line, exit 2, little memory",
+          "[files][cli]") {
+    const auto dir = scratch_dir("big");
+    const std::string big = (dir / "big.json").string();
+    std::ofstream(big).close();
+    std::filesystem::resize_file(big, std::uintmax_t{2} << 30);  // sparse: no disk used
+    // In a child process, whose RUSAGE_CHILDREN then measures this one run of pipesim.
+    const std::string outcome = pipesim::test::run_in_child([&] {
+        const auto r = run_pipesim("render " + big + " -o " + (dir / "x.png").string());
+        rusage usage{};
+        ::getrusage(RUSAGE_CHILDREN, &usage);
+        return std::to_string(r.exit_code) + " " + std::to_string(usage.ru_maxrss / 1024) +
+               " MiB\n" + r.err;
+    });
+    CAPTURE(outcome);
+    const auto lines = pipesim::test::lines_of(outcome);
+    REQUIRE(lines.size() == 2);  // the status line and the one line on stderr
+    std::istringstream status(lines[0]);
+    int exit_code = 0;
+    long peak_mib = 0;
+    status >> exit_code >> peak_mib;
+    CHECK(exit_code == 2);
+    CHECK(peak_mib < 256);  // reading the file first would take the cap, 1 GiB
+    CHECK(lines[1] == "pipesim render: " + big +
+                          ": file is more than 1073741824 bytes, the limit for this kind of file");
+    std::filesystem::remove_all(dir);
 }

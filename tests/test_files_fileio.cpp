@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
@@ -22,6 +23,15 @@ TEST_CASE("positions count lines and byte columns from 1", "[fileio]") {
     CHECK(std::string(ParseError("f.json", {3, 7}, "expected x").what()) ==
           "f.json:3:7: expected x");
     CHECK(std::string(ParseError("f.json", {}, "too big").what()) == "f.json: too big");
+}
+
+TEST_CASE("a position cursor agrees with position_at, forwards and backwards", "[fileio]") {
+    const std::string text = "ab\ncd\n\nx\r\ny";
+    PositionCursor cursor(text);
+    for (std::size_t offset = 0; offset <= text.size() + 1; ++offset)
+        CHECK(cursor.position(offset) == position_at(text, offset));
+    for (std::size_t offset = text.size() + 1; offset-- > 0;)
+        CHECK(cursor.position(offset) == position_at(text, offset));
 }
 
 TEST_CASE("excerpts are short and escape what a terminal would interpret", "[fileio]") {
@@ -54,6 +64,50 @@ TEST_CASE("files are read whole up to a cap, and written atomically", "[fileio]"
     CHECK(file_extension("a/b.c/Run.CSV") == ".csv");
     CHECK(file_extension("a.d/file") == "");
     CHECK(file_stem("runs/a.b.csv") == "a.b");
+}
+
+namespace {
+
+// Bytes this process has read so far (Linux's /proc/self/io "rchar": every read(2), whatever
+// the file), or -1 where that is not available.
+long long bytes_read_so_far() {
+    std::ifstream io("/proc/self/io");
+    std::string key;
+    long long value = 0;
+    while (io >> key >> value)
+        if (key == "rchar:") return value;
+    return -1;
+}
+
+}  // namespace
+
+TEST_CASE("a regular file over the cap is refused from its size, without reading it", "[fileio]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_fileio_big_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "big.json").string();
+    std::ofstream(path).close();
+    std::filesystem::resize_file(path, std::uintmax_t{2} << 30);  // sparse: no disk used
+    const long long before = bytes_read_so_far();
+    if (before < 0) {
+        WARN("no /proc/self/io: bytes read not measured");
+    }
+    CHECK_THROWS_WITH(read_text_file(path, 1 << 20),
+                      path + ": file is more than 1048576 bytes, the limit for this kind of file");
+    if (before >= 0) CHECK(bytes_read_so_far() - before < 4096);  // only /proc/self/io itself
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a device over the cap is read to one byte past the cap and refused then", "[fileio]") {
+    const std::size_t cap = 100'000;
+    const long long before = bytes_read_so_far();
+    if (before < 0) {
+        WARN("no /proc/self/io: bytes read not measured");
+    }
+    CHECK_THROWS_WITH(read_text_file("/dev/zero", cap),
+                      "/dev/zero: file is more than 100000 bytes, the limit for this kind of file");
+    // cap + 1 bytes of /dev/zero, and the few hundred of /proc/self/io itself.
+    if (before >= 0) CHECK(bytes_read_so_far() - before <= static_cast<long long>(cap) + 4096);
 }
 
 TEST_CASE("atomic writes follow symbolic links and refuse special files", "[fileio]") {
@@ -95,4 +149,28 @@ TEST_CASE("JSON documents locate values, keys and bytes inside strings", "[filei
                       "d.json:3:3: unknown key 'c' in the document (known: a)");
     CHECK_THROWS_WITH(doc.string("/a/1/b~0~1", 2), Catch::Contains("at most 2 bytes, got 5"));
     CHECK(JsonDocument::display_name("/a/1/b") == "a[1].b");
+}
+
+TEST_CASE("a JSON object may have at most max_object_keys keys", "[fileio]") {
+    auto object_of = [](int keys) {
+        std::string text = "{";
+        for (int k = 0; k < keys; ++k)
+            text += (k ? ",\n \"k" : "\"k") + std::to_string(k) + "\": 0";
+        return text + "}";
+    };
+    CHECK(JsonDocument("o.json", object_of(64)).root().size() == 64);
+    // The 65th key is on line 65, after the space that starts the line.
+    CHECK_THROWS_WITH(JsonDocument("o.json", "[" + object_of(65) + "]"),
+                      "o.json:65:2: key 'k64': more than 64 keys in one object");
+    CHECK(JsonDocument("o.json", object_of(65), JsonLimits{.max_object_keys = 65}).root().size() ==
+          65);
+}
+
+TEST_CASE("JSON strictness errors inside arrays name the element they are in", "[fileio]") {
+    CHECK_THROWS_WITH(JsonDocument("d.json", "[{\"a\": 1},\n {\"b\": 1, \"b\": 2}]"),
+                      "d.json:2:11: key 'b' appears twice in this object");
+    CHECK_THROWS_WITH(JsonDocument("d.json", R"({"a": [0, [[1]]]})", JsonLimits{.max_depth = 3}),
+                      "d.json:1:12: nesting deeper than 3 levels");
+    CHECK(JsonDocument("d.json", R"({"a": [0, [[1]]]})", JsonLimits{.max_depth = 4})
+              .integer("/a/1/0/0", 0, 1) == 1);
 }

@@ -3,8 +3,11 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "fileio/parse_error.hpp"
 #include "schedules/pytorch_csv.hpp"
+#include "schedules/registry.hpp"
 #include "schedules/schedule_json.hpp"
 
 using namespace pipesim;
@@ -168,6 +171,38 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
     }));
     CAPTURE(file, text.substr(0, 200));
     CHECK_THAT(message_of(file, text), Catch::StartsWith(expected));
+}
+
+TEST_CASE("an error late in a large schedule file is located as in a small one", "[files]") {
+    // 1F1B (one rank for line.csv: 4000 cells on one line) with its last op replaced by `op`.
+    using row = std::tuple<std::string, int, int, std::string, std::string>;
+    auto [file, p, m, op,
+          expected] = GENERATE(table<std::string, int, int, std::string, std::string>({
+        row{"big.json", 16, 256, "Q1:1",
+            "expected an op like F3:1 (pass F, B, W or BW, microbatch, ':', stage), got 'Q1:1'"},
+        row{"big.json", 16, 256, "F0:0",
+            "invalid schedule: device 15 position 511: F(mb 0, stage 0) belongs on device 0"},
+        row{"line.csv", 1, 2000, "0X1", "expected an action like 2F0"},
+        row{"rows.csv", 16, 256, "0F0",
+            "stage 0 runs on rank 15 here but on rank 0 at line 1, column 1: a stage belongs "
+            "to one rank"},
+        row{"rows.csv", 16, 256, "15F0",
+            "invalid schedule: device 15 position 511: F(mb 0, stage 15) appears twice (first "
+            "at position 0)"},
+    }));
+    CAPTURE(file, op);
+    const Schedule schedule = generate_schedule("1f1b", GeneratorOptions{p, m, 1, 0});
+    const bool csv = file.ends_with(".csv");
+    std::string text = csv ? schedule_to_pytorch_csv(schedule) : schedule_to_json(schedule);
+    REQUIRE(message_of(file, text) == "accepted");
+    const std::size_t end = text.rfind(csv ? '\n' : '"');
+    const std::size_t at = text.rfind(csv ? ',' : ' ', end - 1) + 1;
+    text.replace(at, end - at, op);
+    // Where the plain scan from the start of the file puts it.
+    const TextPosition where = position_at(text, at);
+    CHECK_THAT(
+        message_of(file, text),
+        Catch::StartsWith(fmt::format("{}:{}:{}: {}", file, where.line, where.column, expected)));
 }
 
 TEST_CASE("a file with more rows than ranks allowed stops at the first extra row", "[files]") {

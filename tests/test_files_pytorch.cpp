@@ -5,12 +5,14 @@
 
 #include "fileio/files.hpp"
 #include "schedules/block_catalog.hpp"
+#include "schedules/costs.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/pytorch_csv.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule_file.hpp"
-#include "schedules/costs.hpp"
 #include "sim/replay.hpp"
+
+#include "cli_runner.hpp"
 
 using namespace pipesim;
 
@@ -129,4 +131,24 @@ TEST_CASE("read_schedule_file picks the format by extension and names the schedu
     CHECK(custom.stage_device == std::vector<int>{1, 0, 0, 1});
     CHECK_THROWS_WITH(read_schedule_file(data_dir + "nothing.txt"),
                       Catch::Contains("unknown schedule file type '.txt'"));
+}
+
+TEST_CASE("every annotation of a large CSV keeps the line and column of its cell", "[files]") {
+    const std::string plain =
+        schedule_to_pytorch_csv(generate_schedule("1f1b", GeneratorOptions{8, 128, 1, 0}));
+    std::string text;  // a RECV_F before every compute cell
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+        const bool cell_start = i == 0 || plain[i - 1] == '\n' || plain[i - 1] == ',';
+        if (cell_start && plain[i] != ',' && plain[i] != '\n') text += "0RECV_F1, ";
+        text += plain[i];
+    }
+    const PytorchCsvImport imported = parse_pytorch_csv(text, "a.csv");
+    REQUIRE(imported.annotations.size() == 8 * 128 * 2);
+    const std::vector<std::string> lines = test::lines_of(text);
+    for (const CsvAnnotation& a : imported.annotations) {
+        CAPTURE(a.rank, a.before_op, a.line, a.column);
+        REQUIRE(a.line == a.rank + 1);
+        CHECK(lines[static_cast<std::size_t>(a.line - 1)].substr(
+                  static_cast<std::size_t>(a.column - 1), a.action.size()) == a.action);
+    }
 }

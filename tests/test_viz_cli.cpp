@@ -84,6 +84,9 @@ TEST_CASE("bad picture requests fail with exit code 2 and leave no file behind",
     std::ofstream(dir / "bad_field.json") << R"({"format": "pipesim-timeline", "version": 1,
  "schedule": "x", "devices": 1, "microbatches": 1, "chunks": 1, "time_unit": "unit",
  "stage_device": [0], "device_ops": [[{"pass": "F", "mb": 0, "stage": 0, "start": 2, "end": 1}]]})";
+    std::ofstream(dir / "fortnight.json") << R"({"format": "pipesim-timeline", "version": 1,
+ "schedule": "x", "devices": 1, "microbatches": 1, "chunks": 1, "time_unit": "fortnight",
+ "stage_device": [0], "device_ops": [[{"pass": "F", "mb": 0, "stage": 0, "start": 0, "end": 1}]]})";
     using row = std::tuple<std::string, std::string>;
     auto [args, expected] = GENERATE(table<std::string, std::string>({
         row{"analyze -s 1f1b -p 4 -m 8 --timeline OUT/t.jpg", "unknown picture format '.jpg'"},
@@ -99,6 +102,11 @@ TEST_CASE("bad picture requests fail with exit code 2 and leave no file behind",
         row{"render OUT/bad_field.json -o OUT/t.svg",
             "OUT/bad_field.json:3:93: device_ops[0][0].end: F(mb 0, stage 0) ends at 1"},
         row{"render OUT/nope.json -o OUT/t.svg", "OUT/nope.json: cannot read"},
+        row{"render OUT/fortnight.json -o OUT/t.svg",
+            "OUT/fortnight.json:2:78: time_unit: expected \"unit\", \"s\", \"ms\" or \"us\""},
+        row{"render OUT/fortnight.json --gantt", "OUT/fortnight.json:2:78: time_unit: expected"},
+        row{"render OUT/fortnight.json --trace OUT/t.json",
+            "OUT/fortnight.json:2:78: time_unit: expected"},
         row{"render OUT/broken.json", "nothing to write"},
         row{"render -o OUT/t.svg", "missing the input file"},
         row{"render OUT/broken.json -o OUT/t.gif", "unknown picture format '.gif'"},

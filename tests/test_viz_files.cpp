@@ -134,6 +134,10 @@ TEST_CASE("a malformed timeline file is rejected with file:line:column and the f
             "t.json:13:43: unknown key 'strat' in device_ops[0][1]"},
         row{"\"start\": 4, \"end\": 6}", "\"end\": 6}", "t.json:13:7: missing device_ops[0][1]"},
         row{"  \"time_unit\": \"unit\",\n", "", "t.json:1:1: missing time_unit"},
+        row{"\"time_unit\": \"unit\"", "\"time_unit\": \"fortnight\"",
+            "t.json:8:16: time_unit: expected \"unit\", \"s\", \"ms\" or \"us\", got 'fortnight'"},
+        row{"\"time_unit\": \"unit\"", "\"time_unit\": \"\"",
+            "t.json:8:16: time_unit: expected \"unit\", \"s\", \"ms\" or \"us\", got ''"},
         row{"\"chunks\": 1,", "\"chunks\": 1, \"extra\": true,",
             "t.json:7:16: unknown key 'extra' in the document"},
         row{"\"format\": \"pipesim-timeline\"", "\"format\": \"pipesim-schedule\"",
@@ -151,6 +155,15 @@ TEST_CASE("a malformed timeline file is rejected with file:line:column and the f
     const std::string text = replaced(small_file(), from, to);
     CHECK_THROWS_WITH(viz::parse_timeline_json(text, "t.json"), Catch::Contains(expected));
     CHECK_THROWS_AS(viz::parse_timeline_json(text, "t.json"), std::invalid_argument);
+}
+
+TEST_CASE("every time unit a trace can show is read back", "[viz]") {
+    for (const std::string unit : {"unit", "s", "ms", "us"}) {
+        const auto saved = viz::parse_timeline_json(
+            replaced(small_file(), "\"time_unit\": \"unit\"", "\"time_unit\": \"" + unit + "\""),
+            "t.json");
+        CHECK(saved.timeline.time_unit == unit);
+    }
 }
 
 TEST_CASE("JSON that is not a timeline is told apart, so render can read it as a schedule",

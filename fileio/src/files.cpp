@@ -4,10 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -16,27 +17,52 @@
 
 namespace pipesim {
 
-std::string read_text_file(const std::string& path, std::size_t max_bytes) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0)
-        throw std::invalid_argument(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-    if (S_ISDIR(info.st_mode))
-        throw std::invalid_argument(fmt::format("{}: cannot read: is a directory", path));
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw std::invalid_argument(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-    // Read at most max_bytes + 1 bytes: works for pipes and files that grow while we read.
-    std::string content;
-    std::vector<char> buffer(1 << 16);
-    while (in) {
-        in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-        content.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
-        if (content.size() > max_bytes)
-            throw std::invalid_argument(
-                fmt::format("{}: file is more than {} bytes, the limit for this kind of file", path,
-                            max_bytes));
+namespace {
+
+[[noreturn]] void fail_read(const std::string& path, const std::string& reason) {
+    throw std::invalid_argument(fmt::format("{}: cannot read: {}", path, reason));
+}
+
+[[noreturn]] void fail_too_big(const std::string& path, std::size_t max_bytes) {
+    throw std::invalid_argument(fmt::format(
+        "{}: file is more than {} bytes, the limit for this kind of file", path, max_bytes));
+}
+
+// Closes a descriptor when the read ends, however it ends.
+struct FileDescriptor {
+    int fd = -1;
+    ~FileDescriptor() {
+        if (fd >= 0) ::close(fd);
     }
-    if (in.bad()) throw std::invalid_argument(fmt::format("{}: cannot read: I/O error", path));
+};
+
+}  // namespace
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
+    FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (file.fd < 0) fail_read(path, std::strerror(errno));
+    struct stat info {};
+    if (::fstat(file.fd, &info) != 0) fail_read(path, std::strerror(errno));
+    if (S_ISDIR(info.st_mode)) fail_read(path, "is a directory");
+    // A regular file's size is known: refuse a large one without reading it.
+    const bool regular = S_ISREG(info.st_mode);
+    if (regular && static_cast<std::uintmax_t>(info.st_size) > max_bytes)
+        fail_too_big(path, max_bytes);
+    // Anything else (a pipe, a device, a file growing while we read) is read up to one byte
+    // past the cap, never more.
+    std::string content;
+    if (regular) content.reserve(static_cast<std::size_t>(info.st_size));
+    const std::size_t limit = max_bytes == SIZE_MAX ? max_bytes : max_bytes + 1;
+    std::vector<char> buffer(1 << 16);
+    while (content.size() < limit) {
+        const std::size_t want = std::min(buffer.size(), limit - content.size());
+        const ssize_t n = ::read(file.fd, buffer.data(), want);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail_read(path, std::strerror(errno));
+        if (n == 0) break;
+        content.append(buffer.data(), static_cast<std::size_t>(n));
+    }
+    if (content.size() > max_bytes) fail_too_big(path, max_bytes);
     return content;
 }
 

@@ -1,10 +1,11 @@
 #include "fileio/json_document.hpp"
 
 #include <cmath>
-#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "strict_json_builder.hpp"
 
 namespace pipesim {
 
@@ -169,67 +170,6 @@ class TextWalker {
     std::string_view t_;
 };
 
-// Tracks where the parser is (as a JSON pointer) to enforce depth and unique keys.
-class StrictnessChecker {
-  public:
-    StrictnessChecker(const JsonDocument& doc, int max_depth) : doc_(doc), max_depth_(max_depth) {}
-
-    bool operator()(int /*depth*/, nlohmann::detail::parse_event_t event, Value& parsed) {
-        using E = nlohmann::detail::parse_event_t;
-        switch (event) {
-            case E::object_start:
-            case E::array_start: {
-                const std::string pointer = child_pointer();
-                if (static_cast<int>(frames_.size()) >= max_depth_)
-                    throw doc_.error_at(pointer,
-                                        fmt::format("nesting deeper than {} levels", max_depth_));
-                frames_.push_back(Frame{event == E::array_start, 0, pointer, {}, {}});
-                break;
-            }
-            case E::object_end:
-            case E::array_end:
-                frames_.pop_back();
-                break;
-            case E::key: {
-                Frame& frame = frames_.back();
-                frame.key = parsed.get<std::string>();
-                if (!frame.keys.insert(frame.key).second) {
-                    const std::string pointer = json_pointer_child(frame.pointer, frame.key);
-                    throw ParseError(doc_.file(), doc_.key_position_of(pointer, true),
-                                     fmt::format("key {} appears twice in this object",
-                                                 quote_excerpt(frame.key, excerpt_chars)));
-                }
-                break;
-            }
-            case E::value:
-                child_pointer();
-                break;
-        }
-        return true;
-    }
-
-  private:
-    struct Frame {
-        bool is_array = false;
-        std::size_t next_index = 0;
-        std::string pointer;
-        std::string key;
-        std::unordered_set<std::string> keys;
-    };
-
-    // The pointer of the value starting now (advancing the enclosing array's index).
-    std::string child_pointer() {
-        if (frames_.empty()) return "";
-        Frame& frame = frames_.back();
-        if (frame.is_array) return json_pointer_child(frame.pointer, frame.next_index++);
-        return json_pointer_child(frame.pointer, frame.key);
-    }
-
-    const JsonDocument& doc_;
-    int max_depth_;
-    std::vector<Frame> frames_;
-};
-
 // nlohmann's message is "[json.exception.parse_error.101] parse error at line 1, column 5:
 // syntax error while parsing value - ..."; keep what follows the position.
 std::string nlohmann_problem(const std::string& what) {
@@ -257,7 +197,8 @@ std::string nlohmann_problem(const std::string& what) {
 JsonDocument::JsonDocument(std::string file, std::string text, const JsonLimits& limits)
     : file_(std::move(file)), text_(std::move(text)) {
     try {
-        root_ = Value::parse(text_, StrictnessChecker(*this, limits.max_depth));
+        detail::StrictJsonBuilder builder(*this, limits, root_);
+        Value::sax_parse(text_, &builder);
     } catch (const nlohmann::json::parse_error& e) {
         const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
         throw ParseError(file_, position_at(text_, byte), nlohmann_problem(e.what()));

@@ -5,17 +5,24 @@
 namespace pipesim {
 
 TextPosition position_at(std::string_view text, std::size_t offset) {
-    const std::size_t end = offset < text.size() ? offset : text.size();
-    TextPosition where{1, 1};
-    for (std::size_t i = 0; i < end; ++i) {
-        if (text[i] == '\n') {
-            ++where.line;
-            where.column = 1;
+    return PositionCursor(text).position(offset);
+}
+
+TextPosition PositionCursor::position(std::size_t offset) {
+    const std::size_t end = offset < text_.size() ? offset : text_.size();
+    if (end < offset_) {
+        offset_ = 0;
+        at_ = {1, 1};
+    }
+    for (; offset_ < end; ++offset_) {
+        if (text_[offset_] == '\n') {
+            ++at_.line;
+            at_.column = 1;
         } else {
-            ++where.column;
+            ++at_.column;
         }
     }
-    return where;
+    return at_;
 }
 
 namespace {

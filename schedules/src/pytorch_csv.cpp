@@ -63,13 +63,19 @@ struct Action {
 class CsvImporter {
   public:
     CsvImporter(std::string_view text, const std::string& file, const ScheduleFileLimits& limits)
-        : text_(text), file_(file), limits_(limits) {}
+        : text_(text), file_(file), limits_(limits), cursor_(text) {
+        positions_.locate = [this](std::size_t, std::size_t offset) {
+            return cursor_.position(offset);
+        };
+    }
+    CsvImporter(const CsvImporter&) = delete;  // positions_.locate refers to this
+    CsvImporter& operator=(const CsvImporter&) = delete;
 
     PytorchCsvImport run(const std::string& name);
 
   private:
     [[noreturn]] void fail(std::size_t offset, const std::string& problem) const {
-        throw ParseError(file_, position_at(text_, offset), problem);
+        throw ParseError(file_, cursor_.position(offset), problem);
     }
 
     // A decimal below `limit` at s[i]; -1 if there is no digit.
@@ -91,6 +97,8 @@ class CsvImporter {
     std::string_view text_;
     const std::string& file_;
     const ScheduleFileLimits& limits_;
+    // Annotations keep positions, in file order: one scan in all, not one per annotation.
+    mutable PositionCursor cursor_;
 
     std::vector<std::vector<Op>> ops_;
     detail::OpPositions positions_;
@@ -140,7 +148,7 @@ void CsvImporter::add_action(int rank, const Action& action, std::size_t offset)
         stage_rank_[stage] = rank;
         stage_first_at_[stage] = offset;
     } else if (stage_rank_[stage] != rank) {
-        const TextPosition first = position_at(text_, stage_first_at_[stage]);
+        const TextPosition first = cursor_.position(stage_first_at_[stage]);
         fail(offset, fmt::format("stage {} runs on rank {} here but on rank {} at line {}, "
                                  "column {}: a stage belongs to one rank",
                                  action.stage, rank, stage_rank_[stage], first.line, first.column));
@@ -149,7 +157,7 @@ void CsvImporter::add_action(int rank, const Action& action, std::size_t offset)
         fail(offset, fmt::format("more than {} ops in the file, the limit", limits_.max_ops));
     max_microbatch_ = std::max(max_microbatch_, action.op.microbatch);
     ops_[static_cast<std::size_t>(rank)].push_back(action.op);
-    positions_[static_cast<std::size_t>(rank)].push_back(position_at(text_, offset));
+    positions_.offsets[static_cast<std::size_t>(rank)].push_back(offset);
 }
 
 void CsvImporter::add_cell(int rank, const detail::CsvCell& cell) {
@@ -157,7 +165,7 @@ void CsvImporter::add_cell(int rank, const detail::CsvCell& cell) {
     const std::size_t offset = cell.content_offset;
     if (s.empty()) return;  // an idle step
     auto annotate = [&] {
-        const TextPosition where = position_at(text_, offset);
+        const TextPosition where = cursor_.position(offset);
         annotations_.push_back(
             CsvAnnotation{rank, static_cast<int>(ops_[static_cast<std::size_t>(rank)].size()),
                           std::string(s), where.line, where.column});
@@ -212,7 +220,7 @@ void CsvImporter::infer_placement(PytorchCsvImport& result) const {
     for (int r = 0; r < ranks; ++r) {
         if (held[static_cast<std::size_t>(r)] * ranks == stages) continue;
         throw ParseError(
-            file_, positions_[static_cast<std::size_t>(r)].front(),
+            file_, positions_.at(static_cast<std::size_t>(r), 0),
             fmt::format("rank {} runs {} stages, but {} stages over {} ranks needs the same "
                         "number on every rank",
                         r, held[static_cast<std::size_t>(r)], stages, ranks));
@@ -236,7 +244,7 @@ PytorchCsvImport CsvImporter::run(const std::string& name) {
     if (rows.empty())
         throw ParseError(file_, TextPosition{}, "empty file: expected one row of actions per rank");
     ops_.resize(rows.size());
-    positions_.resize(rows.size());
+    positions_.offsets.resize(rows.size());
     for (std::size_t r = 0; r < rows.size(); ++r) {
         for (const detail::CsvCell& cell : rows[r].cells)
             add_cell(static_cast<int>(r), cell);

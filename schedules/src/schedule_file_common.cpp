@@ -31,16 +31,19 @@ void check_op_budget(const Schedule& schedule, std::size_t ops, const std::strin
                                      ops, schedule.microbatches, schedule.stages(), 2 * pairs));
 }
 
+TextPosition OpPositions::at(std::size_t device, std::size_t index) const {
+    if (device >= offsets.size() || index >= offsets[device].size() || !locate) return {};
+    return locate(device, offsets[device][index]);
+}
+
 void validate_parsed(const Schedule& schedule, const OpPositions& positions,
                      const std::string& file) {
     const auto issue = validate(schedule);
     if (!issue) return;
     TextPosition where;
-    if (issue->device >= 0 && static_cast<std::size_t>(issue->device) < positions.size()) {
-        const auto& device = positions[static_cast<std::size_t>(issue->device)];
-        if (issue->position >= 0 && static_cast<std::size_t>(issue->position) < device.size())
-            where = device[static_cast<std::size_t>(issue->position)];
-    }
+    if (issue->device >= 0 && issue->position >= 0)
+        where = positions.at(static_cast<std::size_t>(issue->device),
+                             static_cast<std::size_t>(issue->position));
     throw ParseError(file, where, "invalid schedule: " + issue->message);
 }
 

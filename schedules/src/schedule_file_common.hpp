@@ -2,6 +2,7 @@
 // What the schedule and block readers share: op positions for messages, the allocation
 // budget, validation with the offending op's position, and the placement field.
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,8 +18,17 @@ class JsonDocument;
 
 namespace pipesim::detail {
 
-/// Where each op of a parsed schedule was written, parallel to Schedule::device_ops.
-using OpPositions = std::vector<std::vector<TextPosition>>;
+/// Where each op of a parsed schedule was written: one offset per op, parallel to
+/// Schedule::device_ops, whose meaning the reader defines (a byte in the file, a byte in a
+/// device's op string), and the reader's way to turn one into a position. Only a message
+/// needs a position, so recording one costs O(1) per op however large the file.
+struct OpPositions {
+    std::vector<std::vector<std::size_t>> offsets;
+    std::function<TextPosition(std::size_t device, std::size_t offset)> locate;
+
+    /// Where op `index` of `device` was written; unknown if there is no such op.
+    TextPosition at(std::size_t device, std::size_t index) const;
+};
 
 /// The unsigned decimal at s[i], advancing i past its digits. −1 if s[i] is not a digit;
 /// `too_big` (with i at the digit that made it so) if the number reaches `limit`, so a

@@ -22,10 +22,11 @@ bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 // Reads the placement: "looped", "v-shape" or one device number per virtual stage.
-// Reads one device's op string "F0:0 F1:0 B0:0 ..." into ops, recording positions.
+// Reads one device's op string "F0:0 F1:0 B0:0 ..." into ops, recording where each starts
+// in the string (its position is worked out only for a message).
 void read_device_ops(const JsonDocument& doc, const std::string& pointer, Schedule& schedule,
                      std::size_t& total_ops, std::size_t max_ops, std::vector<Op>& ops,
-                     std::vector<TextPosition>& positions) {
+                     std::vector<std::size_t>& offsets) {
     const std::string& text = doc.string(pointer, doc.text().size());
     auto fail = [&](std::size_t at, const std::string& problem) {
         throw ParseError(doc.file(), doc.position_in_string(pointer, at), problem);
@@ -66,7 +67,7 @@ void read_device_ops(const JsonDocument& doc, const std::string& pointer, Schedu
         if (++total_ops > max_ops)
             fail(start, fmt::format("more than {} ops in the file, the limit", max_ops));
         ops.push_back(op);
-        positions.push_back(doc.position_in_string(pointer, start));
+        offsets.push_back(start);
     }
 }
 
@@ -117,11 +118,15 @@ Schedule parse_schedule_json(std::string_view text, const std::string& file,
                            fmt::format("device_ops: expected {} op strings, one per device, got {}",
                                        devices, doc.root()["device_ops"].size()));
     schedule.device_ops.resize(devices);
-    detail::OpPositions positions(devices);
+    detail::OpPositions positions;
+    positions.offsets.resize(devices);
+    positions.locate = [&doc](std::size_t d, std::size_t offset) {
+        return doc.position_in_string(json_pointer_child("/device_ops", d), offset);
+    };
     std::size_t total_ops = 0;
     for (std::size_t d = 0; d < devices; ++d)
         read_device_ops(doc, json_pointer_child("/device_ops", d), schedule, total_ops,
-                        limits.max_ops, schedule.device_ops[d], positions[d]);
+                        limits.max_ops, schedule.device_ops[d], positions.offsets[d]);
     detail::check_op_budget(schedule, total_ops, file);
     detail::validate_parsed(schedule, positions, file);
     return schedule;

@@ -1,5 +1,6 @@
 #include "viz/chrome_trace.hpp"
 
+#include <array>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -12,14 +13,41 @@ namespace pipesim::viz {
 using detail::json_number;
 using detail::json_string;
 
+namespace {
+
+struct TimeUnit {
+    std::string_view name;
+    double microseconds;
+};
+
+constexpr std::array<TimeUnit, 4> time_units = {
+    {{"unit", 1e3}, {"s", 1e6}, {"ms", 1e3}, {"us", 1.0}}};
+
+const TimeUnit* find_time_unit(std::string_view name) {
+    for (const TimeUnit& unit : time_units)
+        if (unit.name == name) return &unit;
+    return nullptr;
+}
+
+}  // namespace
+
 double microseconds_per_unit(std::string_view unit) {
-    if (unit == "s") return 1e6;
-    if (unit == "ms") return 1e3;
-    if (unit == "us") return 1.0;
-    if (unit == "unit") return 1e3;
-    throw std::invalid_argument(fmt::format(
-        "unknown time unit '{}' (a timeline's time_unit is \"unit\", \"s\", \"ms\" or \"us\")",
-        unit));
+    if (const TimeUnit* known = find_time_unit(unit)) return known->microseconds;
+    throw std::invalid_argument(fmt::format("unknown time unit '{}' (a timeline's time_unit is {})",
+                                            unit, known_time_units()));
+}
+
+bool known_time_unit(std::string_view time_unit) {
+    return find_time_unit(time_unit) != nullptr;
+}
+
+std::string known_time_units() {
+    std::string out;
+    for (std::size_t i = 0; i < time_units.size(); ++i) {
+        if (i > 0) out += i + 1 < time_units.size() ? ", " : " or ";
+        out += fmt::format("\"{}\"", time_units[i].name);
+    }
+    return out;
 }
 
 std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory) {

@@ -10,6 +10,7 @@
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
 #include "json_text.hpp"
+#include "viz/chrome_trace.hpp"
 
 namespace pipesim::viz {
 
@@ -62,8 +63,10 @@ class Reader {
             static_cast<int>(doc_.integer("/microbatches", 1, limits_.max_microbatches));
         t.chunks = static_cast<int>(doc_.integer("/chunks", 1, limits_.max_chunks));
         t.time_unit = doc_.string("/time_unit", 16);
-        if (t.time_unit.empty())
-            throw doc_.error_at("/time_unit", "time_unit: expected a unit (\"unit\" or \"s\")");
+        if (!known_time_unit(t.time_unit))
+            throw doc_.error_at("/time_unit",
+                                fmt::format("time_unit: expected {}, got {}", known_time_units(),
+                                            quote_excerpt(t.time_unit)));
         const auto stages = static_cast<std::size_t>(t.stages());
         doc_.array("/stage_device", stages);
         if (doc_.root()["stage_device"].size() != stages)

@@ -8,9 +8,10 @@
 namespace pipesim {
 
 /// The whole content of `path`. Throws std::invalid_argument "PATH: cannot read: REASON", or
-/// "PATH: file is more than MAX bytes, the limit for this kind of file" as soon as more than
-/// `max_bytes` have been read (so a huge or endless input, a pipe included, cannot exhaust
-/// memory: at most max_bytes + 64 KiB are held).
+/// "PATH: file is more than MAX bytes, the limit for this kind of file": for a regular file
+/// from its size, before reading anything; for anything else (a pipe, /dev/zero, a device)
+/// once max_bytes + 1 bytes have been read, never more. A huge or endless input cannot
+/// exhaust memory or time.
 std::string read_text_file(const std::string& path, std::size_t max_bytes);
 
 /// Writes `content` to `path` atomically: to a temporary file in the same directory, flushed

@@ -19,14 +19,19 @@ namespace pipesim {
 struct JsonLimits {
     /// Deepest nesting of arrays and objects accepted (the root object is depth 1).
     int max_depth = 32;
+    /// Most keys one object may have. pipesim's objects have at most a few dozen known keys;
+    /// the cap keeps parsing linear (nlohmann's ordered objects look a new key up by a linear
+    /// search, so an object of n keys costs n²/2 comparisons).
+    std::size_t max_object_keys = 64;
 };
 
 /// A parsed JSON document that keeps its text, so any value can be located for a message.
 /// Values are addressed by JSON pointer (RFC 6901): "" is the root, "/ops/3" the fourth
 /// element of member "ops". Build child pointers with json_pointer_child().
 ///
-/// Stricter than plain nlohmann::json::parse: a key repeated within one object and nesting
-/// deeper than JsonLimits::max_depth are errors. Typed getters check type and range and throw
+/// Stricter than plain nlohmann::json::parse: a key repeated within one object, nesting
+/// deeper than JsonLimits::max_depth and objects with more than JsonLimits::max_object_keys
+/// keys are errors. Typed getters check type and range and throw
 /// ParseError at the offending value (or, for a missing member, at its object).
 class JsonDocument {
   public:

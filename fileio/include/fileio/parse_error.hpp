@@ -23,6 +23,24 @@ struct TextPosition {
 /// position just after the last byte).
 TextPosition position_at(std::string_view text, std::size_t offset);
 
+/// position_at() for a reader that keeps the position of every item it reads: asked for
+/// offsets in increasing order, each call scans only from the previous one, so a pass over a
+/// whole file costs O(size) in all (position_at per item would be quadratic) and no memory
+/// per line. An offset before the previous one is found by scanning again from the start.
+/// Keeps a view of `text`, which must outlive it.
+class PositionCursor {
+  public:
+    explicit PositionCursor(std::string_view text) : text_(text) {}
+
+    /// The same as position_at(text, offset).
+    TextPosition position(std::size_t offset);
+
+  private:
+    std::string_view text_;
+    std::size_t offset_ = 0;  // where the last call ended
+    TextPosition at_{1, 1};   // the position of offset_
+};
+
 /// Bad input in a file. Derives from std::invalid_argument (the CLI maps it to exit code 2).
 /// what() is "FILE:LINE:COLUMN: PROBLEM", or "FILE: PROBLEM" when the position is unknown;
 /// PROBLEM says what was expected, e.g. "expected an integer in 1..4096, got 0".

@@ -14,6 +14,12 @@ namespace pipesim::viz {
 /// std::invalid_argument for any other unit.
 double microseconds_per_unit(std::string_view time_unit);
 
+/// Whether `time_unit` is one of those microseconds_per_unit() knows.
+bool known_time_unit(std::string_view time_unit);
+
+/// The known time units, each quoted, for a message: "unit", "s", "ms" or "us".
+std::string known_time_units();
+
 /// The trace: one process per device (pid = device, named "device d"), with thread 0
 /// "compute" holding one complete event ("ph": "X") per op, named "F3 s1", category the pass,
 /// thread 1 "sends" one per pipeline transfer the device sends, and thread 2 "collectives"
