@@ -49,6 +49,7 @@ int run_analyze(const std::vector<std::string>& args) {
     const analysis::PipelineSpec& spec = pipeline.spec();
     const analysis::Analysis result = analysis::run(spec);
     pipeline.save(result.schedule);
+    print_warnings(result, "analyze");
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (json)
         fmt::print("{}\n", analysis_json(result, spec).dump(2));

@@ -118,6 +118,7 @@ int run_search(const std::vector<std::string>& args) {
                                {"peak_activation_max", e.evaluation.peak_activation_max},
                                {"fits", e.fits}});
         nlohmann::ordered_json j = {{"stages", c.search.devices},
+                                    {"devices", c.search.devices},
                                     {"microbatches", c.search.microbatches},
                                     {"memory_limit", c.search.memory_limit},
                                     {"best", ranking.front()},

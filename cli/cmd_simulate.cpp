@@ -131,6 +131,7 @@ int run_simulate(const std::vector<std::string>& args) {
                    prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
                    spec.dp * prepared.schedule.devices * spec.tp, cluster.name);
     const analysis::Analysis result = analysis::run(std::move(prepared), engine);
+    print_warnings(result, "simulate");
     const analysis::ClusterRun& run = *result.cluster;
     const Layout& layout = run.layout;
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);

@@ -37,7 +37,6 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
     for (double bytes : model.total_bytes)
         memory_gib.push_back(bytes / gib);
     j["memory_gib"] = memory_gib;
-    j["warnings"] = memory_warnings(model);
     nlohmann::ordered_json& m = j["model"];
     m["name"] = model.config.name;
     m["params"] = models::total_params(model.config);
@@ -111,7 +110,11 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const analysis::Pipeline
     const Metrics& m = a.metrics;
     nlohmann::ordered_json j;
     j["schedule"] = a.schedule.name;
+    // "stages" counts devices (the contract's historical name); "devices" and
+    // "virtual_stages" say what they count (docs/units-and-metrics.md).
     j["stages"] = a.schedule.devices;
+    j["devices"] = a.schedule.devices;
+    j["virtual_stages"] = a.schedule.stages();
     j["microbatches"] = a.schedule.microbatches;
     j["chunks"] = a.schedule.chunks;
     j["placement"] =
@@ -140,7 +143,17 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const analysis::Pipeline
     j["device_bubble_rate"] = per_device([](const DeviceMetrics& d) { return d.bubble_rate; });
     j["ops"] = a.schedule.op_count();
     if (a.model) add_model_json(j, a, *a.model);
+    std::vector<std::string> warnings = a.warnings;
+    if (a.model)
+        for (std::string& w : memory_warnings(*a.model))
+            warnings.push_back(std::move(w));
+    j["warnings"] = warnings;
     return j;
+}
+
+void print_warnings(const Analysis& a, std::string_view command) {
+    for (const std::string& w : a.warnings)
+        fmt::print(stderr, "pipesim {}: warning: {}\n", command, w);
 }
 
 std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec) {

@@ -2,6 +2,7 @@
 // Turns an analysis into the readable table or the JSON object of the CLI contract.
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,9 @@ namespace pipesim::cli {
 /// peak_activation (per device), peak_activation_max, throughput, and per-device details.
 nlohmann::ordered_json analysis_json(const analysis::Analysis& result,
                                      const analysis::PipelineSpec& spec);
+
+/// Prints each of the analysis' warnings on stderr as "pipesim COMMAND: warning: ...".
+void print_warnings(const analysis::Analysis& result, std::string_view command);
 
 /// A readable summary with a per-device table.
 std::string analysis_table(const analysis::Analysis& result, const analysis::PipelineSpec& spec);

@@ -19,6 +19,8 @@ TEST_CASE("analyze --json prints the contract's fields with the replay's numbers
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["schedule"] == "1f1b");
     CHECK(j["stages"] == 4);
+    CHECK(j["devices"] == 4);
+    CHECK(j["virtual_stages"] == 4);
     CHECK(j["microbatches"] == 8);
     CHECK(j["chunks"] == 1);
     // (m+p−1)(F+B+W) = 11·4; bubble (p−1)/(m+p−1) = 3/11; device i holds p−i microbatches.
@@ -27,6 +29,27 @@ TEST_CASE("analyze --json prints the contract's fields with the replay's numbers
     CHECK(j["peak_activation"] == nlohmann::json::array({4.0, 3.0, 2.0, 1.0}));
     CHECK(j["peak_activation_max"].get<double>() == Approx(4.0));
     CHECK(j["throughput"].get<double>() == Approx(8.0 / 44.0));
+}
+
+TEST_CASE("JSON output counts devices and virtual stages apart", "[cli]") {
+    const auto j =
+        nlohmann::json::parse(run_pipesim("analyze -s interleaved-1f1b -p 4 -m 8 -v 2 --json").out);
+    CHECK(j["devices"] == 4);
+    CHECK(j["virtual_stages"] == 8);
+    CHECK(j["stages"] == 4);  // kept for earlier readers: the device count
+    CHECK(j["warnings"].empty());
+}
+
+TEST_CASE("interleaved 1F1B with m not a multiple of p runs with a warning", "[cli]") {
+    const auto r = run_pipesim("analyze -s interleaved-1f1b -p 4 -m 6 -v 2");
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: warning: interleaved-1f1b with m = 6 "
+                                        "not a multiple of the group size 4"));
+    const auto j =
+        nlohmann::json::parse(run_pipesim("analyze -s interleaved-1f1b -p 4 -m 6 -v 2 --json").out);
+    REQUIRE(j["warnings"].size() == 1);
+    CHECK_THAT(j["warnings"][0].get<std::string>(), Catch::Contains("Megatron-LM refuses"));
+    CHECK(run_pipesim("analyze -s interleaved-1f1b -p 4 -m 8 -v 2").err.empty());
 }
 
 TEST_CASE("analyze prints a readable table by default", "[cli]") {
@@ -122,7 +145,7 @@ std::vector<std::string> listed_commands(const std::string& usage) {
 
 }  // namespace
 
-TEST_CASE("--help prints the usage with the exit codes on stdout and exits 0", "[cli]") {
+TEST_CASE("pipesim --help prints the usage with the exit codes on stdout and exits 0", "[cli]") {
     for (const char* flag : {"--help", "-h", "help"}) {
         CAPTURE(flag);
         const auto r = run_pipesim(flag);

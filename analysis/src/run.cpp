@@ -94,6 +94,21 @@ Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& genera
     return schedule;
 }
 
+// Shapes a schedule accepts but training frameworks refuse.
+std::vector<std::string> shape_warnings(const PipelineSpec& spec) {
+    std::vector<std::string> warnings;
+    const GeneratorOptions& g = spec.generator;
+    const int group = g.group_size > 0 ? g.group_size : g.devices;
+    // Megatron-LM's interleaved schedule requires the microbatch count to be a multiple of
+    // the pipeline size (its forward_backward_pipelining_with_interleaving checks it).
+    if (!spec.given && spec.schedule == "interleaved-1f1b" && g.microbatches % group != 0)
+        warnings.push_back(fmt::format(
+            "interleaved-1f1b with m = {} not a multiple of the group size {}: the last group "
+            "runs part full and idles more; Megatron-LM refuses this shape",
+            g.microbatches, group));
+    return warnings;
+}
+
 void check_spec(const PipelineSpec& spec) {
     if (spec.dp < 1) throw std::invalid_argument(fmt::format("dp must be ≥ 1, got {}", spec.dp));
     if (spec.tp < 1) throw std::invalid_argument(fmt::format("tp must be ≥ 1, got {}", spec.tp));
@@ -166,6 +181,7 @@ Pipeline prepare(const PipelineSpec& spec) {
                 : generate_schedule(spec.schedule, spec.generator);
     }
     pipeline.spec.given.reset();  // the schedule is pipeline.schedule now
+    pipeline.warnings = shape_warnings(spec);
     derive_costs(pipeline);
     return pipeline;
 }
@@ -176,6 +192,7 @@ Analysis run(Pipeline pipeline, const Engine& engine) {
     a.costs = std::move(pipeline.costs);
     a.memory = std::move(pipeline.memory);
     a.model = std::move(pipeline.model);
+    a.warnings = std::move(pipeline.warnings);
     a.dp = pipeline.spec.dp;
     if (const auto* analytic = std::get_if<AnalyticEngine>(&engine))
         run_analytic(a, pipeline.spec, *analytic);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "analysis/model_plan.hpp"
 #include "analysis/spec.hpp"
@@ -46,6 +47,7 @@ struct Pipeline {
     StageCosts costs;
     MemoryModel memory;                  ///< the model's bytes or the unit model's M_B
     std::optional<ModelAnalysis> model;  ///< planned once (figures filled by run())
+    std::vector<std::string> warnings;   ///< one line each: legal but questionable choices
 };
 
 /// What the SimGrid engine adds to an Analysis.
@@ -69,6 +71,9 @@ struct Analysis {
     int dp = 1;                          ///< replicas that ran the pipeline side by side
     std::optional<ModelAnalysis> model;  ///< with a model: memory, throughput, MFU over dp·p·t
     std::optional<ClusterRun> cluster;   ///< with the SimGrid engine
+    /// One line each: choices that run but that a user should hear about (e.g. a shape a
+    /// training framework would refuse). Memory over a GPU's capacity is in `model`.
+    std::vector<std::string> warnings;
 };
 
 /// Prepares `spec`: plans the model once (if any), generates the schedule once (a generator
