@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -44,6 +45,22 @@ void ArgReader::claim_once(std::string_view name, const std::string& given) {
 
 std::string quote_arg(std::string_view text) {
     return quote_excerpt(text, 80);
+}
+
+void check_distinct_outputs(const std::vector<std::pair<std::string_view, std::string>>& outputs) {
+    namespace fs = std::filesystem;
+    std::vector<std::pair<std::string_view, fs::path>> seen;
+    for (const auto& [flag, file] : outputs) {
+        if (file.empty()) continue;
+        std::error_code ec;
+        fs::path path = fs::weakly_canonical(fs::absolute(file, ec), ec);
+        if (ec) path = fs::path(file).lexically_normal();
+        for (const auto& [other_flag, other] : seen)
+            if (other == path)
+                throw UsageError(fmt::format("{} and {} both write {}: give each its own file",
+                                             other_flag, flag, quote_arg(file)));
+        seen.emplace_back(flag, std::move(path));
+    }
 }
 
 int parse_int(const std::string& flag, const std::string& text, int min, int max) {

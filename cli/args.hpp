@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pipesim::cli {
@@ -38,6 +39,10 @@ class ArgReader {
 /// `text` quoted for a message: control and non-ASCII bytes escaped, at most 80 characters
 /// (then "..."), so hostile arguments cannot reach the terminal raw.
 std::string quote_arg(std::string_view text);
+
+/// Throws UsageError if two of the (flag, file) outputs name the same file (after resolving
+/// "." and ".."); empty files are not asked for and skipped.
+void check_distinct_outputs(const std::vector<std::pair<std::string_view, std::string>>& outputs);
 
 /// Integer in [min, max], the whole text a number.
 int parse_int(const std::string& flag, const std::string& text, int min, int max);

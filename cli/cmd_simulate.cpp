@@ -120,6 +120,9 @@ int run_simulate(const std::vector<std::string>& args) {
     if (json && viz_outputs.gantt)
         throw UsageError("--gantt prints text; it cannot go with --json");
     check_viz_flags(viz_outputs);
+    auto outputs = output_files(viz_outputs);
+    outputs.emplace_back("--save", pipeline.save_file());
+    check_distinct_outputs(outputs);
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     engine.cluster = load_cluster(flags.cluster_name);

@@ -37,6 +37,8 @@ class PipelineFlags {
     void finish();
 
     const analysis::PipelineSpec& spec() const { return spec_; }
+    /// --save's file; empty if not given.
+    const std::string& save_file() const { return state_.save_file; }
     /// Writes the schedule to --save's file, if given.
     void save(const Schedule& schedule) const;
 

@@ -75,6 +75,13 @@ void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_fl
     viz::check_outputs(outputs);
 }
 
+std::vector<std::pair<std::string_view, std::string>> output_files(const viz::VizOutputs& outputs) {
+    return {{"--timeline", outputs.timeline_picture},
+            {"--dep-graph", outputs.dependency_graph},
+            {"--trace", outputs.trace},
+            {"--save-timeline", outputs.saved_timeline}};
+}
+
 int terminal_width() {
     if (const char* columns = std::getenv("COLUMNS")) {
         const int width = std::atoi(columns);

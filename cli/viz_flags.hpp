@@ -4,6 +4,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "args.hpp"
 #include "viz/outputs.hpp"
@@ -23,6 +25,9 @@ bool read_viz_flag(const std::string& flag, ArgReader& reader, viz::VizOutputs& 
 /// it: --timeline, or render's -o), and viz::check_outputs(). Throws UsageError or
 /// std::invalid_argument with one line.
 void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_flag = "--timeline");
+
+/// The files `outputs` asks for, with the flag that names each (for check_distinct_outputs).
+std::vector<std::pair<std::string_view, std::string>> output_files(const viz::VizOutputs& outputs);
 
 /// Width for --gantt: $COLUMNS if set, else the terminal's width on stdout, else 100.
 int terminal_width();
