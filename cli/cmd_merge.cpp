@@ -53,6 +53,14 @@ int run_merge(const std::vector<std::string>& args) {
         files.push_back(sweep::load_results(in));
     sweep::MergeSummary summary;
     const std::vector<sweep::Result> rows = sweep::merge_results(files, summary);
+    std::vector<sweep::Job> jobs;
+    if (!grid_file.empty()) {
+        jobs = sweep::expand(sweep::load_grid(grid_file));
+        const std::string grid = sweep::grid_id(jobs);
+        if (!rows.empty() && rows.front().grid != grid)
+            throw UsageError(fmt::format("the inputs hold results of grid {}, not of {} (grid {})",
+                                         rows.front().grid, grid_file, grid));
+    }
     std::string text = sweep::csv_header() + "\n";
     for (const sweep::Result& r : rows)
         text += sweep::csv_row(r) + "\n";
@@ -60,7 +68,6 @@ int run_merge(const std::vector<std::string>& args) {
     fmt::print(stderr, "merge: {} files, {} rows ({} duplicates, {} error rows replaced) → {}\n",
                inputs.size(), summary.rows, summary.duplicates, summary.replaced_errors, output);
     if (grid_file.empty()) return 0;
-    const std::vector<sweep::Job> jobs = sweep::expand(sweep::load_grid(grid_file));
     const std::vector<sweep::Job> missing = sweep::missing_jobs(jobs, rows);
     if (missing.empty()) return 0;
     // Missing jobs are a fault of the input files, not of pipesim: exit code 2.

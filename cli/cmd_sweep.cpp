@@ -81,6 +81,7 @@ int run_sweep(const std::vector<std::string>& args) {
 
     const std::vector<sweep::Job> all = sweep::expand(sweep::load_grid(grid_file));
     const std::vector<sweep::Job> jobs = sweep::shard_jobs(all, options.shard, options.shards);
+    options.grid = sweep::grid_id(all);
     if (dry_run) {
         fmt::print("{} jobs in the grid, {} in shard {}/{}\n", all.size(), jobs.size(),
                    options.shard, options.shards);

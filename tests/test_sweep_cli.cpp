@@ -195,6 +195,49 @@ TEST_CASE("shards merged give the whole sweep, in job order", "[sweep][cli]") {
     fs::remove_all(dir);
 }
 
+TEST_CASE("a results file belongs to one grid: resume and merge refuse another's rows",
+          "[sweep][cli]") {
+    const fs::path dir = scratch("identity");
+    const fs::path other = dir / "other.json";
+    std::ofstream(other) << R"({"format": "pipesim-sweep", "version": 1,
+        "schedule": "1f1b", "p": 4, "m": [4, 8]})";
+    const fs::path a = dir / "a.csv", b = dir / "b.csv";
+    REQUIRE(run_pipesim("sweep " + data + "tiny.json -o " + a.string() + " -j 1").exit_code == 0);
+    REQUIRE(run_pipesim("sweep " + other.string() + " -o " + b.string() + " -j 1").exit_code == 0);
+    // Every row carries its grid's identity: the same for all rows of a file, not the same
+    // for the two grids.
+    const std::vector<std::string> rows_a = sorted_rows(a), rows_b = sorted_rows(b);
+    REQUIRE(rows_a.size() == 17);
+    REQUIRE(rows_b.size() == 3);
+    const std::string id_a = field(rows_a[1], 32), id_b = field(rows_b[1], 32);
+    CHECK(id_a.size() == 16);
+    for (std::size_t i = 1; i < rows_a.size(); ++i)
+        CHECK(field(rows_a[i], 32) == id_a);
+    CHECK(id_a != id_b);
+
+    // Resuming b's grid into a copy of a's results: refused before any job runs.
+    const fs::path mixed = dir / "mixed.csv";
+    fs::copy_file(a, mixed);
+    const CommandResult resume =
+        run_pipesim("sweep " + other.string() + " -o " + mixed.string() + " -j 1");
+    CHECK(resume.exit_code == 2);
+    CHECK_THAT(resume.err, Catch::Contains("holds results of another grid"));
+    CHECK(std::count(resume.err.begin(), resume.err.end(), '\n') == 1);
+    CHECK(read_file(mixed) == read_file(a));  // nothing appended
+
+    const CommandResult merged =
+        run_pipesim("merge " + a.string() + " " + b.string() + " -o " + (dir / "m.csv").string());
+    CHECK(merged.exit_code == 2);
+    CHECK_THAT(merged.err, Catch::Contains("the inputs hold results of two grids"));
+    CHECK_FALSE(fs::exists(dir / "m.csv"));
+    const CommandResult wrong_grid = run_pipesim(
+        "merge " + a.string() + " -o " + (dir / "m.csv").string() + " --grid " + other.string());
+    CHECK(wrong_grid.exit_code == 2);
+    CHECK_THAT(wrong_grid.err, Catch::Contains("the inputs hold results of grid " + id_a));
+    CHECK_FALSE(fs::exists(dir / "m.csv"));
+    fs::remove_all(dir);
+}
+
 TEST_CASE("pareto draws the front and prints it", "[sweep][cli]") {
     const fs::path dir = scratch("pareto");
     const fs::path csv = dir / "r.csv";

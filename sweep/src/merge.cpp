@@ -22,8 +22,15 @@ bool same_outcome(Result a, const Result& b) {
 std::vector<Result> merge_results(const std::vector<ResultsFile>& files, MergeSummary& summary) {
     summary = {};
     std::map<std::string, Result> by_key;
+    std::string grid;
     for (const ResultsFile& file : files) {
         for (const Result& row : file.rows) {
+            if (grid.empty()) grid = row.grid;
+            if (row.grid != grid)
+                throw std::invalid_argument(fmt::format(
+                    "the inputs hold results of two grids ({} and {}, job {}): merge the shards "
+                    "of one grid",
+                    grid, row.grid, row.job.index));
             const std::string key = job_key(row.job);
             const auto [it, inserted] = by_key.emplace(key, row);
             if (inserted) continue;
@@ -37,10 +44,9 @@ std::vector<Result> merge_results(const std::vector<ResultsFile>& files, MergeSu
                 ++summary.replaced_errors;
             } else {
                 throw std::invalid_argument(fmt::format(
-                    "job {} ({} p={} m={}) has two different results:\n  {}\n  {}\n(were the "
-                    "shards run with different grids or pipesim builds?)",
-                    row.job.index, row.job.schedule, row.job.p, row.job.m, csv_row(kept),
-                    csv_row(row)));
+                    "job {} ({} p={} m={}) has two different finished rows (were the shards run "
+                    "by different pipesim builds?)",
+                    row.job.index, row.job.schedule, row.job.p, row.job.m));
             }
         }
     }

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ namespace pipesim::sweep {
 namespace {
 
 // The columns, in order: the job's parameters, then its outcome.
-constexpr std::array<const char*, 32> columns = {"job",
+constexpr std::array<const char*, 33> columns = {"job",
                                                  "engine",
                                                  "schedule",
                                                  "p",
@@ -46,7 +47,8 @@ constexpr std::array<const char*, 32> columns = {"job",
                                                  "samples_per_s_per_gpu",
                                                  "tokens_per_s",
                                                  "mfu",
-                                                 "iteration_time"};
+                                                 "iteration_time",
+                                                 "grid"};
 
 std::string number(double x) {
     return fmt::format("{}", x);
@@ -206,6 +208,10 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     r.tokens_per_second = row.real(29);
     r.mfu = row.real(30);
     r.iteration_time = row.real(31);
+    r.grid = row.text(32);
+    // Empty in the rows a worker hands to the sweep, which stamps its grid on them.
+    if (!r.grid.empty() && !is_grid_id(r.grid))
+        row.fail(32, "a grid identity of 16 hexadecimal digits");
     return r;
 }
 
@@ -225,6 +231,29 @@ const char* status_name(Status status) {
     return "error";
 }
 
+std::string grid_id(const std::vector<Job>& jobs) {
+    // FNV-1a, 64 bits, over every job's key and index in grid order.
+    std::uint64_t hash = 14695981039346656037ull;
+    auto add = [&](std::string_view text) {
+        for (const char c : text) {
+            hash ^= static_cast<unsigned char>(c);
+            hash *= 1099511628211ull;
+        }
+    };
+    for (const Job& j : jobs) {
+        add(std::to_string(j.index));
+        add("|");
+        add(job_key(j));
+        add("\n");
+    }
+    return fmt::format("{:016x}", hash);
+}
+
+bool is_grid_id(std::string_view text) {
+    return text.size() == 16 &&
+           text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
 std::string csv_header() {
     std::string out;
     for (const char* c : columns)
@@ -240,7 +269,7 @@ std::string csv_row(const Result& r) {
           number(r.peak_activation), number(r.peak_memory), number(r.throughput),
           std::to_string(r.gpus), number(r.samples_per_second),
           number(r.samples_per_second_per_gpu), number(r.tokens_per_second), number(r.mfu),
-          number(r.iteration_time)})
+          number(r.iteration_time), r.grid})
         fields.push_back(f);
     std::string out;
     for (std::size_t i = 0; i < fields.size(); ++i)

@@ -193,6 +193,11 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
         std::string kept = csv_header() + "\n";
         bool dropped = existing.incomplete_tail;
         for (const Result& r : existing.rows) {
+            if (r.grid != options.grid)
+                throw std::invalid_argument(fmt::format(
+                    "{} holds results of another grid (grid {}, job {}; this grid is {}): "
+                    "resume a sweep with the grid that wrote it, or give another -o",
+                    output, r.grid, r.job.index, options.grid));
             if (r.status == Status::error) {
                 dropped = true;  // rerun it
                 continue;
@@ -225,7 +230,9 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
     detail::Progress progress(options.progress_stream, options.progress != ProgressStyle::none, bar,
                               static_cast<int>(pending.size()));
     try {
-        run_pool(pending, options.workers, [&](std::size_t, const Result& r) {
+        run_pool(pending, options.workers, [&](std::size_t, const Result& finished_job) {
+            Result r = finished_job;
+            r.grid = options.grid;
             // One write per row: a kill never splits one.
             if (const int error = detail::write_all(fd, csv_row(r) + "\n"); error != 0)
                 throw std::runtime_error(

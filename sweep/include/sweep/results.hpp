@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sweep/grid.hpp"
@@ -39,7 +40,16 @@ struct Result {
     double tokens_per_second = 0;
     double mfu = 0;
     double iteration_time = 0;  ///< simgrid: whole iteration incl. gradient all-reduce
+    /// grid_id() of the grid the job came from: a results file holds the rows of one grid.
+    /// Empty for a row not written by a sweep (a worker's, before the sweep stamps it).
+    std::string grid;
 };
+
+/// The identity of a grid: 16 hexadecimal digits hashing every job (index and parameters) of
+/// its whole expansion, the same for all its shards.
+std::string grid_id(const std::vector<Job>& jobs);
+/// Whether `text` has the form of a grid_id().
+bool is_grid_id(std::string_view text);
 
 /// The CSV header line (no newline).
 std::string csv_header();

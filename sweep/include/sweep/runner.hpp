@@ -26,6 +26,9 @@ struct SweepOptions {
     int shards = 1;
     ProgressStyle progress = ProgressStyle::automatic;
     std::FILE* progress_stream = stderr;
+    /// grid_id() of the whole grid the jobs come from: stamped on every row, and a results
+    /// file holding rows of another grid is refused.
+    std::string grid;
 };
 
 /// What a sweep did.
@@ -49,8 +52,8 @@ void run_pool(const std::vector<Job>& jobs, int workers,
 /// it: rows already there are kept and their jobs skipped, except error rows, which are
 /// dropped and rerun, and a row cut short at the end, which is dropped. Each row is written
 /// with one write() as its job finishes, so a killed sweep loses only the jobs in flight.
-/// Throws ParseError for a results file with another header, std::invalid_argument for
-/// files that cannot be written.
+/// Throws ParseError for a results file with another header, std::invalid_argument for a
+/// results file of another grid (options.grid) and for files that cannot be written.
 SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
                        const SweepOptions& options);
 
