@@ -51,6 +51,19 @@ TEST_CASE("a hand-written PyTorch 1F1B CSV imports as 1F1B with its makespan", "
     CHECK(unit_makespan(s) == Approx(27.0));  // (m + p − 1)(F + B + W)
 }
 
+TEST_CASE("a CSV that starts with a UTF-8 byte order mark imports as without it", "[files]") {
+    const std::string path = data_dir + "pytorch_1f1b_p4_m6.csv";
+    const std::string text = read_text_file(path, 1 << 20);
+    const PytorchCsvImport plain = parse_pytorch_csv(text, path, "x");
+    const PytorchCsvImport marked = parse_pytorch_csv("\xEF\xBB\xBF" + text, path, "x");
+    CHECK(marked.schedule == plain.schedule);
+    // Positions stay byte positions in the file: a bad first cell is at column 4.
+    CHECK_THROWS_WITH(parse_pytorch_csv("\xEF\xBB\xBF"
+                                        "0X0\n",
+                                        "bom.csv", "x"),
+                      Catch::StartsWith("bom.csv:1:4: "));
+}
+
 TEST_CASE("a hand-written interleaved CSV imports with looped placement and its makespan",
           "[files]") {
     const PytorchCsvImport imported = import_data_file("pytorch_interleaved_p2_v2_m4.csv");

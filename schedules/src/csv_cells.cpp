@@ -35,7 +35,8 @@ std::vector<CsvRow> split_csv(std::string_view text, const std::string& file,
     if (nul != std::string_view::npos) fail(nul, "unexpected NUL byte: expected CSV text");
 
     std::vector<CsvRow> rows;
-    std::size_t i = 0;
+    // A UTF-8 byte order mark (as spreadsheet programs write) is not part of the first cell.
+    std::size_t i = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
     const std::size_t n = text.size();
     auto skip_line_end = [&] {
         if (i < n && text[i] == '\r') {
