@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/cluster_workload.hpp"
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "bounds.hpp"
@@ -125,7 +126,7 @@ int run_simulate(const std::vector<std::string>& args) {
     check_distinct_outputs(outputs);
 
     const analysis::PipelineSpec& spec = pipeline.spec();
-    engine.cluster = load_cluster(flags.cluster_name);
+    engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec);
     pipeline.save(prepared.schedule);
     const ClusterSpec& cluster = engine.cluster;

@@ -33,6 +33,11 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
     std::filesystem::create_directories(dir);
     const auto bad_file = dir / "bad.json";
     std::ofstream(bad_file) << "{\"gpus_per_node\": 8,\n \"nodes\": 3}";
+    const auto tpu_file = dir / "tpu.json";
+    std::ofstream(tpu_file) << R"({"name": "x", "gpus_per_node": 4,
+ "nodes": [{"count": 1, "gpu": "tpu"}],
+ "intra_node": {"bandwidth_gb_s": 100, "latency_us": 1},
+ "nic": {"bandwidth_gb_s": 10, "latency_us": 5}})";
     using row = std::tuple<std::string, std::string>;
     auto [args, expected] = GENERATE_COPY(table<std::string, std::string>({
         row{"simulate -s 1f1b -p 4 -m 8 --cluster nope", "unknown cluster 'nope' (presets: "},
@@ -49,6 +54,8 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
             "name each of tp, dp, pp exactly once"},
         row{"simulate -s 1f1b -p 4 -m 8", "missing --cluster"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --comm 1", "--comm is the analytic"},
+        row{"simulate -s 1f1b -p 4 -m 8 --cluster " + tpu_file.string(),
+            tpu_file.string() + ":2:32: unknown GPU 'tpu' (known: "},
     }));
     CAPTURE(args);
     const auto r = run_pipesim(args);

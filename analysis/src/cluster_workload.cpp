@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "analysis/model_plan.hpp"
+#include "fileio/files.hpp"
+#include "fileio/json_document.hpp"
 #include "models/gpu.hpp"
 
 namespace pipesim::analysis {
@@ -43,6 +45,25 @@ std::vector<double> node_group_speeds(const ClusterSpec& cluster,
         speeds.push_back(speed);
     }
     return speeds;
+}
+
+ClusterSpec load_checked_cluster(std::string_view name_or_file) {
+    ClusterSpec cluster = load_cluster(name_or_file);
+    for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
+        try {
+            models::find_gpu(cluster.nodes[i].gpu);
+        } catch (const std::invalid_argument& e) {
+            if (file_extension(name_or_file) != ".json")
+                throw std::invalid_argument(
+                    fmt::format("cluster '{}', node group {}: {}", cluster.name, i, e.what()));
+            // Locate the value in the file (read again: only on this error path).
+            const std::string file(name_or_file);
+            const JsonDocument doc(file, read_text_file(file, std::size_t{1} << 20));
+            throw doc.error_at(json_pointer_child(json_pointer_child("/nodes", i), "gpu"),
+                               e.what());
+        }
+    }
+    return cluster;
 }
 
 }  // namespace pipesim::analysis

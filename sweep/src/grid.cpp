@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/cluster_workload.hpp"
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
 #include "models/gpu.hpp"
@@ -169,8 +170,9 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.tp = int_axis(doc, "tp", 1, 1024);
     grid.dp = int_axis(doc, "dp", 1, 1 << 16);
     grid.recompute = string_axis(doc, "recompute", check_recompute);
-    grid.clusters =
-        string_axis(doc, "cluster", [](const std::string& name) { (void)load_cluster(name); });
+    grid.clusters = string_axis(doc, "cluster", [](const std::string& name) {
+        (void)analysis::load_checked_cluster(name);
+    });
     each_value(doc, "mem_limit",
                [&](const std::string& ptr) { grid.mem_limits.push_back(memory_value(doc, ptr)); });
 

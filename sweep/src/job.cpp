@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/cluster_workload.hpp"
 #include "analysis/run.hpp"
 
 namespace pipesim::sweep {
@@ -61,7 +62,7 @@ void classify_memory(Result& r, const Analysis& a) {
 analysis::Engine engine_of(const Job& job) {
     if (job.engine == Engine::analytic) return analysis::AnalyticEngine{.record_transfers = false};
     analysis::SimGridEngine engine;
-    engine.cluster = load_cluster(job.cluster);
+    engine.cluster = analysis::load_checked_cluster(job.cluster);
     engine.options.record_transfers = false;
     Layout layout{job.dp, job.p, job.tp};
     check_layout(layout, engine.cluster);  // before any other work: a clear infeasible row

@@ -3,6 +3,7 @@
 // tensor-parallel collectives and gradients as numbers, and each node group's speed.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/pipeline.hpp"
@@ -24,5 +25,11 @@ SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule&
 /// GPU's dense bf16 peak to the reference's (models' GPU table). Throws std::invalid_argument
 /// naming an unknown GPU.
 std::vector<double> node_group_speeds(const ClusterSpec& cluster, const std::string& reference_gpu);
+
+/// load_cluster() with every node group's GPU checked against models' GPU table (so speeds
+/// and memory can be derived from it). Throws std::invalid_argument as load_cluster() does,
+/// and for an unknown GPU: from a file, "file:line:column: unknown GPU 'x' (known: ...)" at
+/// that group's "gpu" value.
+ClusterSpec load_checked_cluster(std::string_view name_or_file);
 
 }  // namespace pipesim::analysis
