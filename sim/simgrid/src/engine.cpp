@@ -44,11 +44,12 @@ struct Shared {
     const Layout& layout;
     const SimOptions& options;
     int stages = 0;
-    std::vector<double> duration;        // pass_durations(workload.costs)
-    std::vector<sg::Host*> hosts;        // by global GPU index
-    std::vector<double> slowdown;        // per (replica·pp + device): time multiplier
-    std::vector<std::uint8_t> split;     // per (microbatch, stage): backward split into B, W
-    std::vector<sg::Mailbox*> channels;  // per (replica, src device, dst device)
+    std::vector<double> duration;            // pass_durations(workload.costs)
+    std::vector<sg::Host*> hosts;            // by global GPU index
+    std::vector<double> slowdown;            // per (replica·pp + device): time multiplier
+    std::vector<std::uint8_t> split;         // per (microbatch, stage): backward split into B, W
+    std::vector<std::pair<int, int>> pairs;  // (src device, dst device) that exchange data, sorted
+    std::vector<sg::Mailbox*> channels;      // per (replica, pair)
     std::vector<std::vector<Message>> messages;      // per replica, per output slot
     std::vector<std::vector<std::uint8_t>> arrived;  // per replica, per output slot
     std::vector<std::size_t> progress;               // per (replica·pp + device): ops done
@@ -61,9 +62,11 @@ struct Shared {
     std::vector<double> reduce_end;
     std::string error;
 
+    // Only pairs of devices that exchange data have a mailbox: src and dst must be one.
     sg::Mailbox* channel(int replica, int src, int dst) const {
-        const int p = layout.pp;
-        return channels[(static_cast<std::size_t>(replica) * p + src) * p + dst];
+        const auto it = std::lower_bound(pairs.begin(), pairs.end(), std::pair{src, dst});
+        const auto pair = static_cast<std::size_t>(it - pairs.begin());
+        return channels[static_cast<std::size_t>(replica) * pairs.size() + pair];
     }
     sg::Host* gpu(int replica, int device, int tp_rank) const {
         return hosts[gpu_index(layout, replica, device, tp_rank)];
@@ -266,18 +269,27 @@ void check_workload(const SimWorkload& w, const Schedule& schedule) {
     check_bytes(w.gradient_bytes, "gradient_bytes");
 }
 
+// The (src, dst) device pairs that exchange pipeline messages, both directions, sorted:
+// the devices of adjacent stages (a microbatch's stages are a contiguous range).
+std::vector<std::pair<int, int>> device_pairs(const Schedule& schedule) {
+    std::set<std::pair<int, int>> pairs;
+    for (int s = 0; s + 1 < schedule.stages(); ++s) {
+        const int a = schedule.stage_device[s];
+        const int b = schedule.stage_device[s + 1];
+        if (a == b) continue;
+        pairs.emplace(a, b);
+        pairs.emplace(b, a);
+    }
+    return {pairs.begin(), pairs.end()};
+}
+
 // Every GPU pair that exchanges data: pipeline neighbours, TP rings, DP rings.
 std::vector<std::pair<int, int>> communicating_pairs(const Schedule& schedule, const Layout& l) {
     std::set<std::pair<int, int>> pairs;
-    const int stages = schedule.stages();
+    const std::vector<std::pair<int, int>> devices = device_pairs(schedule);
     for (int r = 0; r < l.dp; ++r) {
-        for (int s = 0; s + 1 < stages; ++s) {
-            const int a = schedule.stage_device[s];
-            const int b = schedule.stage_device[s + 1];
-            if (a == b) continue;
+        for (const auto& [a, b] : devices)
             pairs.emplace(gpu_index(l, r, a, 0), gpu_index(l, r, b, 0));
-            pairs.emplace(gpu_index(l, r, b, 0), gpu_index(l, r, a, 0));
-        }
         for (int d = 0; d < l.pp; ++d)
             for (int t = 0; t < l.tp && l.tp > 1; ++t)
                 pairs.emplace(gpu_index(l, r, d, t), gpu_index(l, r, d, (t + 1) % l.tp));
@@ -396,7 +408,8 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
         timeline.transfers.reserve(schedule.op_count() + static_cast<std::size_t>(p));
     s.timeline = &timeline;
 
-    s.channels.assign(static_cast<std::size_t>(layout.dp) * p * p, nullptr);
+    s.pairs = device_pairs(schedule);
+    s.channels.reserve(static_cast<std::size_t>(layout.dp) * s.pairs.size());
     std::vector<sg::ActorPtr> actors;
     for (int r = 0; r < layout.dp; ++r)
         for (int d = 0; d < p; ++d)
@@ -405,13 +418,11 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
     // Receivers listen permanently, so a message starts moving as soon as it is sent (the
     // receiving side prefetches) rather than when the receiver asks for it.
     for (int r = 0; r < layout.dp; ++r)
-        for (int src = 0; src < p; ++src)
-            for (int dst = 0; dst < p; ++dst) {
-                if (src == dst) continue;
-                sg::Mailbox* mailbox = sg::Mailbox::by_name(fmt::format("r{}:{}>{}", r, src, dst));
-                mailbox->set_receiver(actors[static_cast<std::size_t>(r) * p + dst]);
-                s.channels[(static_cast<std::size_t>(r) * p + src) * p + dst] = mailbox;
-            }
+        for (const auto& [src, dst] : s.pairs) {
+            sg::Mailbox* mailbox = sg::Mailbox::by_name(fmt::format("r{}:{}>{}", r, src, dst));
+            mailbox->set_receiver(actors[static_cast<std::size_t>(r) * p + dst]);
+            s.channels.push_back(mailbox);
+        }
     const bool reduce = layout.dp > 1;
     if (reduce)
         for (int d = 0; d < p; ++d)
@@ -421,7 +432,7 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
 
     engine.run();
     for (sg::Mailbox* mailbox : s.channels)
-        if (mailbox) mailbox->set_receiver(nullptr);
+        mailbox->set_receiver(nullptr);
 
     if (!s.error.empty()) throw std::runtime_error(s.error);
     std::string waiting;
