@@ -1,4 +1,6 @@
 // pipesim simulate: a schedule on the SimGrid model of a GPU cluster.
+#include <unistd.h>
+
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -104,11 +106,18 @@ int run_simulate(const std::vector<std::string>& args) {
     analysis::Pipeline prepared = analysis::prepare(spec);
     pipeline.save(prepared.schedule);
     const ClusterSpec& cluster = engine.cluster;
+    const bool show_progress = !json && ::isatty(STDERR_FILENO);
+    if (show_progress)
+        sim.progress = [](const SimProgress& at) {
+            fmt::print(stderr, "\r  simulated {:.4g} of ~{:.4g} s, {} of {} ops", at.simulated_time,
+                       at.expected_time, at.ops_done, at.ops_total);
+        };
     if (!json)
         fmt::print(stderr, "simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
                    prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
                    spec.dp * prepared.schedule.devices * spec.tp, cluster.name);
     const analysis::Analysis result = analysis::run(std::move(prepared), engine);
+    if (show_progress) fmt::print(stderr, "\r\033[K");
     const analysis::ClusterRun& run = *result.cluster;
     const Layout& layout = run.layout;
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
@@ -125,6 +134,7 @@ int run_simulate(const std::vector<std::string>& args) {
         j["grad_reduce_time"] = run.result.grad_reduce_time;
         j["replica_makespan"] = run.result.replica_makespan;
         j["transfers"] = run.result.timeline.transfers.size();
+        j["mode"] = to_string(run.result.mode);
         fmt::print("{}\n", j.dump(2));
     } else {
         fmt::print("{}", analysis_table(result, spec));
@@ -136,6 +146,8 @@ int run_simulate(const std::vector<std::string>& args) {
             "{:.6g} s)\n",
             "iteration time", result.iteration_time, run.result.replica_makespan.front(),
             run.result.grad_reduce_time);
+        fmt::print("  {:<22}{}{}\n", "mode", to_string(run.result.mode),
+                   run.result.mode == SimMode::full ? " (" + run.result.full_reason + ")" : "");
     }
     if (!gantt.empty()) fmt::print("\n{}", gantt);
     return 0;

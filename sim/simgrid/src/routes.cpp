@@ -1,0 +1,19 @@
+#include "routes.hpp"
+
+namespace pipesim::detail {
+
+std::vector<LinkUse> route_links(const ClusterSpec& cluster, int src, int dst) {
+    const int a = node_of(cluster, src);
+    const int b = node_of(cluster, dst);
+    if (a == b) return {LinkUse{LinkKind::port, src, true}, LinkUse{LinkKind::port, dst, false}};
+    std::vector<LinkUse> links{nic_of(cluster, src, true)};
+    if (cluster.topology == InterNodeTopology::fat_tree &&
+        leaf_of(cluster, a) != leaf_of(cluster, b)) {
+        links.push_back(LinkUse{LinkKind::leaf_uplink, leaf_of(cluster, a), true});
+        links.push_back(LinkUse{LinkKind::leaf_uplink, leaf_of(cluster, b), false});
+    }
+    links.push_back(nic_of(cluster, dst, false));
+    return links;
+}
+
+}  // namespace pipesim::detail
