@@ -40,8 +40,10 @@ int run_case(const std::string& name) {
         simple_workload(uniform_stage_costs(p, 1, 0.010, 0.010, 0.010), p, 16.0 * (1 << 20), 1e9);
     Layout layout{dp, p, 1};
     layout.order = parse_layout_order("dp,tp,pp");
+    SimOptions options;
+    options.symmetric = false;  // the engine's speed over every replica's ops
     const auto start = bench::Clock::now();
-    const SimResult r = simulate(s, w, cluster, layout);
+    const SimResult r = simulate(s, w, cluster, layout, options);
     const double seconds = bench::seconds_since(start);
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
