@@ -62,6 +62,32 @@ void check_run_size(const Schedule& schedule, const Layout& layout, int replicas
     detail::check_memory(size, detail::estimate_memory(size));
 }
 
+// What progress reports count towards: the analytic replay's makespan with each F and B
+// lengthened by its tensor-parallel all-reduces alone on the node's links, and each message
+// taking the largest one's time alone through a NIC.
+double expected_time(const Schedule& schedule, const SimWorkload& workload,
+                     const ClusterSpec& cluster, const Layout& layout, const SimOptions& options) {
+    StageCosts costs = workload.costs;
+    const int steps = detail::ring_steps(detail::CollectiveKind::all_reduce, layout.tp);
+    for (std::size_t s = 0; s < costs.stages() && steps > 0; ++s) {
+        const double one = steps * (cluster.intra_node.latency * options.latency_scale +
+                                    workload.tp_allreduce_bytes[s] / layout.tp /
+                                        (cluster.intra_node.bandwidth * options.bandwidth_scale));
+        costs.forward[s] += workload.tp_allreduces_forward[s] * one;
+        costs.backward_input[s] += workload.tp_allreduces_backward[s] * one;
+    }
+    ReplayOptions quick;
+    quick.record_transfers = false;
+    const double largest =
+        *std::max_element(workload.message_bytes.begin(), workload.message_bytes.end());
+    quick.comm_latency = cluster.nic.latency * options.latency_scale +
+                         largest / (cluster.nic.bandwidth * options.bandwidth_scale);
+    double makespan = 0;
+    for (const auto& ops : replay(schedule, costs, quick).device_ops)
+        if (!ops.empty()) makespan = std::max(makespan, ops.back().end);
+    return makespan;
+}
+
 // Lists the devices that did not reach the end of their ops, or "" if all did.
 std::string waiting_devices(const EngineState& s) {
     std::string waiting;
@@ -148,10 +174,7 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
     s.changed = sg::ConditionVariable::create();
     s.ops_total = schedule.op_count() * static_cast<std::size_t>(replicas);
     if (options.progress) {
-        ReplayOptions quick;
-        quick.record_transfers = false;
-        for (const auto& ops : replay(schedule, workload.costs, quick).device_ops)
-            if (!ops.empty()) s.expected_time = std::max(s.expected_time, ops.back().end);
+        s.expected_time = expected_time(schedule, workload, cluster, layout, options);
         s.started = s.last_report = std::chrono::steady_clock::now();
     }
 
