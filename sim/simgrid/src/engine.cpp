@@ -47,13 +47,15 @@ std::vector<double> device_slowdowns(const ClusterSpec& cluster, const Layout& l
 }
 
 // Refuses a run that cannot fit in memory, before SimGrid allocates any of it.
-void check_run_size(const Schedule& schedule, const Layout& layout, int replicas,
-                    std::size_t routes, const SimOptions& options) {
+void check_run_size(const Schedule& schedule, const ClusterSpec& cluster, const Layout& layout,
+                    int replicas, std::size_t routes, const SimOptions& options) {
     const std::size_t p = static_cast<std::size_t>(layout.pp);
     detail::RunSize size;
     size.actors = static_cast<std::size_t>(replicas) * p + (layout.dp > 1 ? p : 0);
     size.gpus = static_cast<std::size_t>(layout.gpus());
     size.routes = routes;
+    // platform.cpp routes a fat tree in one flat zone (GPUs² route table).
+    if (cluster.topology == InterNodeTopology::fat_tree) size.flat_zone_hosts = size.gpus;
     size.links = 2 * size.gpus;
     size.message_slots = static_cast<std::size_t>(replicas) *
                          output_slot_count(schedule.microbatches, schedule.stages());
@@ -140,7 +142,7 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
     const int replicas = symmetry.symmetric ? 1 : layout.dp;
     const std::vector<std::pair<int, int>> routes =
         detail::communicating_pairs(pairs, layout, replicas);
-    check_run_size(schedule, layout, replicas, routes.size(), options);
+    check_run_size(schedule, cluster, layout, replicas, routes.size(), options);
     if (engine_used.exchange(true))
         throw std::logic_error("SimGrid allows one simulation per process; this one has run");
 

@@ -20,6 +20,7 @@ constexpr double actor_resident = 24 * 1024.0;  // touched stack, context, actor
 constexpr double actor_overhead = 24 * 1024.0;  // guard page, context, actor object
 constexpr double host_bytes = 6 * 1024.0;       // host, CPU model, netpoint, name
 constexpr double route_bytes = 512;
+constexpr double table_entry_bytes = 8;  // a flat zone's route pointer
 constexpr double link_bytes = 2 * 1024.0;
 constexpr double slot_bytes = 128;                 // Message, arrival flag, its communication
 constexpr double op_bytes = 40;                    // TimedOp
@@ -44,6 +45,8 @@ MemoryEstimate estimate_memory(const RunSize& s) {
     const double actors = static_cast<double>(s.actors);
     const double common = engine_bytes + static_cast<double>(s.gpus) * host_bytes +
                           static_cast<double>(s.routes) * route_bytes +
+                          static_cast<double>(s.flat_zone_hosts) *
+                              static_cast<double>(s.flat_zone_hosts) * table_entry_bytes +
                           static_cast<double>(s.links) * link_bytes +
                           static_cast<double>(s.message_slots) * slot_bytes +
                           static_cast<double>(s.timeline_ops) * op_bytes +
