@@ -45,24 +45,46 @@ TEST_CASE("simulate reports whether one replica stood for all (symmetric) or all
     CHECK_THAT(run_pipesim(args).out, Catch::Contains(line));
 }
 
+namespace {
+
+// Runs pipesim with `args` under an address-space limit of `kib` KiB (ulimit -v).
+pipesim::test::CommandResult run_limited(long kib, const std::string& args) {
+    const auto err = std::filesystem::temp_directory_path() / "pipesim_simulate_ulimit_err";
+    const std::string command = "sh -c 'ulimit -v " + std::to_string(kib) + "; exec " +
+                                std::string(PIPESIM_BINARY) + " " + args + "' 2>" + err.string() +
+                                " >/dev/null";
+    const int status = std::system(command.c_str());
+    pipesim::test::CommandResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = pipesim::test::read_file(err);
+    std::filesystem::remove(err);
+    return r;
+}
+
+}  // namespace
+
 TEST_CASE("a simulation that cannot fit in the address-space limit is refused in one line",
           "[simgrid][cli]") {
     // 8 replicas of 512 devices (the straggler keeps them all) need 4,608 actors: over 1 GiB
     // of stacks, which SimGrid would fail to allocate under a 400 MB limit and abort.
-    const std::string command =
-        "sh -c 'ulimit -v 400000; exec " + std::string(PIPESIM_BINARY) +
-        " simulate -s 1f1b -p 512 -m 64 --cluster dgx-h100:512 --costs 0.01,0.02,0.01 --dp 8 "
-        "--straggler 0:2 --grad-bytes 1e8 --json'";
-    const auto dir = std::filesystem::temp_directory_path();
-    const auto err = dir / "pipesim_simulate_ulimit_err";
-    const int status = std::system((command + " 2>" + err.string() + " >/dev/null").c_str());
-    const std::string text = pipesim::test::read_file(err);
-    std::filesystem::remove(err);
-    INFO(text);
-    REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 2);
-    CHECK(pipesim::test::lines_of(text).size() == 1);
-    CHECK_THAT(text, Catch::Contains("MiB of address space") && Catch::Contains("ulimit -v"));
+    const auto r = run_limited(
+        400000,
+        "simulate -s 1f1b -p 512 -m 64 --cluster dgx-h100:512 --costs 0.01,0.02,0.01 --dp 8 "
+        "--straggler 0:2 --grad-bytes 1e8 --json");
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(pipesim::test::lines_of(r.err).size() == 1);
+    CHECK_THAT(r.err, Catch::Contains("MiB of address space") && Catch::Contains("ulimit -v"));
+}
+
+TEST_CASE("a 2,048-device pipeline fits in 1 GB: mailboxes only between neighbours, small stacks",
+          "[simgrid][cli]") {
+    // Mailboxes for every pair of devices would be 4 million; 8 MiB stacks 16 GiB.
+    const auto r = run_limited(1000000,
+                               "simulate -s 1f1b -p 2048 -m 2 --cluster dgx-h100:256 --costs "
+                               "0.01,0.02,0.01 --message-bytes 1e6 --json");
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
 }
 
 TEST_CASE("link scales that leave the cluster files' bounds are refused in one line",
