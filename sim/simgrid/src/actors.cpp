@@ -145,6 +145,7 @@ void GradientReducer::operator()() {
         reduce.run(CollectiveKind::all_reduce, bytes, 1, s_.collectives);
         const double end = sg::Engine::get_clock();
         s_.reduce_end[device_] = end;
+        s_.reduce_time[device_] = end - start;
         if (s_.options.record_transfers)
             s_.timeline->transfers.push_back(Transfer{device_, device_, Op{}, Op{}, bytes, start,
                                                       end, TransferKind::data_parallel});

@@ -172,6 +172,7 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
     s.finish.assign(static_cast<std::size_t>(replicas) * p, 0.0);
     s.devices_done.assign(static_cast<std::size_t>(p), 0);
     s.reduce_end.assign(static_cast<std::size_t>(p), 0.0);
+    s.reduce_time.assign(static_cast<std::size_t>(p), 0.0);
     s.mutex = sg::Mutex::create();
     s.changed = sg::ConditionVariable::create();
     s.ops_total = schedule.op_count() * static_cast<std::size_t>(replicas);
@@ -233,9 +234,7 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
                          s.finish[static_cast<std::size_t>(r % replicas) * p + d]);
     result.iteration_time =
         *std::max_element(result.replica_makespan.begin(), result.replica_makespan.end());
-    for (const Transfer& t : timeline.transfers)
-        if (t.kind == TransferKind::data_parallel)
-            result.grad_reduce_time = std::max(result.grad_reduce_time, t.end - t.start);
+    result.grad_reduce_time = *std::max_element(s.reduce_time.begin(), s.reduce_time.end());
     for (double end : s.reduce_end)
         result.iteration_time = std::max(result.iteration_time, end);
     return result;

@@ -56,7 +56,8 @@ struct EngineState {
     simgrid::s4u::MutexPtr mutex;
     simgrid::s4u::ConditionVariablePtr changed;
     Timeline* timeline = nullptr;
-    std::vector<double> reduce_end;  // per device
+    std::vector<double> reduce_end;   // per device
+    std::vector<double> reduce_time;  // per device: its gradient all-reduce's length
     std::string error;
     // Progress reports (SimOptions::progress).
     std::size_t ops_done = 0;
