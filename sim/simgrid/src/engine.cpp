@@ -54,8 +54,9 @@ void check_run_size(const Schedule& schedule, const ClusterSpec& cluster, const 
     size.actors = static_cast<std::size_t>(replicas) * p + (layout.dp > 1 ? p : 0);
     size.gpus = static_cast<std::size_t>(layout.gpus());
     size.routes = routes;
-    // platform.cpp routes a fat tree in one flat zone (GPUs² route table).
-    if (cluster.topology == InterNodeTopology::fat_tree) size.flat_zone_hosts = size.gpus;
+    // platform.cpp routes a fat tree's nodes in one full zone (nodes² route table).
+    if (cluster.topology == InterNodeTopology::fat_tree)
+        size.route_table_members = static_cast<std::size_t>(cluster.node_count());
     size.links = 2 * size.gpus;
     size.message_slots = static_cast<std::size_t>(replicas) *
                          output_slot_count(schedule.microbatches, schedule.stages());

@@ -1,6 +1,7 @@
 #include "platform.hpp"
 
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -80,10 +81,12 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
     sg::Engine::set_config("network/crosstraffic:0");
     sg::Engine::set_config("network/TCP-gamma:0");
 
-    // A star of nodes, each a full zone of its GPUs, keeps routing memory linear in the GPUs
-    // (a flat full zone holds a table of GPUs² routes). A fat tree uses one flat full zone.
-    const bool flat = cluster.topology == InterNodeTopology::fat_tree;
-    sg::NetZone* root = flat ? sg::create_full_zone("cluster") : sg::create_star_zone("cluster");
+    // Every node is a full zone of its GPUs behind a gateway, under a star (a star cluster) or
+    // a full zone of nodes (a fat tree, whose routes between nodes depend on their leaves), so
+    // routing memory grows with the GPUs (or nodes²), not with GPUs² as in one flat zone.
+    const bool fat_tree = cluster.topology == InterNodeTopology::fat_tree;
+    sg::NetZone* root =
+        fat_tree ? sg::create_full_zone("cluster") : sg::create_star_zone("cluster");
     LinkFactory links(root, cluster, options);
     std::map<int, NodeZone> nodes;
     auto node_zone = [&](int node) -> NodeZone& {
@@ -98,27 +101,30 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
     std::vector<sg::Host*> hosts;
     hosts.reserve(static_cast<std::size_t>(gpu_count));
     // Compute is modelled as sleeps of known length, so the host speed is irrelevant.
-    for (int g = 0; g < gpu_count; ++g) {
-        sg::NetZone* zone = flat ? root : node_zone(node_of(cluster, g)).zone;
-        hosts.push_back(zone->create_host(fmt::format("gpu{}", g), 1e15)->seal());
-    }
+    for (int g = 0; g < gpu_count; ++g)
+        hosts.push_back(node_zone(node_of(cluster, g))
+                            .zone->create_host(fmt::format("gpu{}", g), 1e15)
+                            ->seal());
 
     std::vector<std::uint8_t> leaves_node(static_cast<std::size_t>(gpu_count), 0);
     std::vector<std::uint8_t> enters_node(static_cast<std::size_t>(gpu_count), 0);
+    std::set<std::pair<int, int>> node_pairs;
     for (const auto& [src, dst] : pairs) {
-        if (!flat && node_of(cluster, src) != node_of(cluster, dst)) {
+        const int a = node_of(cluster, src);
+        const int b = node_of(cluster, dst);
+        if (a != b) {
             leaves_node[src] = enters_node[dst] = 1;
+            node_pairs.emplace(a, b);
             continue;
         }
         std::vector<sg::LinkInRoute> route;
         for (const LinkUse& use : route_links(cluster, src, dst))
             route.push_back(links.get(use));
-        sg::NetZone* zone = flat ? root : node_zone(node_of(cluster, src)).zone;
-        zone->add_route(hosts[src]->get_netpoint(), hosts[dst]->get_netpoint(), nullptr, nullptr,
-                        route, false);
+        node_zone(a).zone->add_route(hosts[src]->get_netpoint(), hosts[dst]->get_netpoint(),
+                                     nullptr, nullptr, route, false);
     }
-    // Between the nodes of a star: GPU → its NIC → the node's gateway → the centre, and back.
-    for (int g = 0; g < gpu_count && !flat; ++g) {
+    // Between nodes: GPU → its NIC → the node's gateway → [leaf uplinks] → …, and back.
+    for (int g = 0; g < gpu_count; ++g) {
         NodeZone& n = node_zone(node_of(cluster, g));
         if (leaves_node[g])
             n.zone->add_route(hosts[g]->get_netpoint(), n.gateway, nullptr, nullptr,
@@ -129,8 +135,27 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
     }
     for (auto& [node, n] : nodes) {
         n.zone->seal();
+        if (fat_tree) continue;
         root->add_route(n.zone->get_netpoint(), nullptr, n.gateway, nullptr, {}, false);
         root->add_route(nullptr, n.zone->get_netpoint(), nullptr, n.gateway, {}, false);
+    }
+    // A full zone refuses empty routes: nodes of one leaf meet through a switch that never
+    // limits a flow (FATPIPE: each flow may use the whole bandwidth, and it is unbounded).
+    sg::Link* leaf_switch = nullptr;
+    for (const auto& [a, b] : node_pairs) {
+        if (!fat_tree) break;
+        std::vector<sg::LinkInRoute> route;
+        for (const LinkUse& use : links_between_nodes(cluster, a, b))
+            route.push_back(links.get(use));
+        if (route.empty()) {
+            if (!leaf_switch)
+                leaf_switch = root->create_link("leaf-switch", 1e30)
+                                  ->set_sharing_policy(sg::Link::SharingPolicy::FATPIPE)
+                                  ->seal();
+            route.emplace_back(leaf_switch);
+        }
+        root->add_route(nodes[a].zone->get_netpoint(), nodes[b].zone->get_netpoint(),
+                        nodes[a].gateway, nodes[b].gateway, route, false);
     }
     root->seal();
     return hosts;

@@ -2,6 +2,14 @@
 
 namespace pipesim::detail {
 
+std::vector<LinkUse> links_between_nodes(const ClusterSpec& cluster, int a, int b) {
+    if (cluster.topology != InterNodeTopology::fat_tree ||
+        leaf_of(cluster, a) == leaf_of(cluster, b))
+        return {};
+    return {LinkUse{LinkKind::leaf_uplink, leaf_of(cluster, a), true},
+            LinkUse{LinkKind::leaf_uplink, leaf_of(cluster, b), false}};
+}
+
 std::vector<LinkUse> route_links(const ClusterSpec& cluster, int src, int dst) {
     const int a = node_of(cluster, src);
     const int b = node_of(cluster, dst);

@@ -42,6 +42,10 @@ inline int leaf_of(const ClusterSpec& cluster, int node) {
     return node / cluster.nodes_per_leaf;
 }
 
+/// The links between the NICs of two different nodes: a fat tree's two leaf uplinks when the
+/// nodes are on different leaves, else none.
+std::vector<LinkUse> links_between_nodes(const ClusterSpec& cluster, int node_a, int node_b);
+
 /// The links from GPU `src` to GPU `dst` (src ≠ dst), in order: inside a node the two ports;
 /// between nodes the two NICs, with the two leaves' uplinks between leaves of a fat tree.
 std::vector<LinkUse> route_links(const ClusterSpec& cluster, int src, int dst);
