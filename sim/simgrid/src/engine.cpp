@@ -11,6 +11,7 @@
 #include "engine_state.hpp"
 #include "memory.hpp"
 #include "platform.hpp"
+#include "routes.hpp"
 #include "schedules/dependency_order.hpp"
 #include "schedules/validate.hpp"
 #include "setup.hpp"
@@ -54,9 +55,13 @@ void check_run_size(const Schedule& schedule, const ClusterSpec& cluster, const 
     size.actors = static_cast<std::size_t>(replicas) * p + (layout.dp > 1 ? p : 0);
     size.gpus = static_cast<std::size_t>(layout.gpus());
     size.routes = routes;
-    // platform.cpp routes a fat tree's nodes in one full zone (nodes² route table).
-    if (cluster.topology == InterNodeTopology::fat_tree)
-        size.route_table_members = static_cast<std::size_t>(cluster.node_count());
+    // platform.cpp: zones of a few nodes, each a full zone of their GPUs; a fat tree's zones
+    // in one full zone.
+    const int per_zone = detail::nodes_per_zone * cluster.gpus_per_node + 1;
+    const auto zones = static_cast<std::size_t>(
+        detail::zone_of(cluster, (layout.gpus() - 1) / cluster.gpus_per_node) + 1);
+    size.route_table_entries = zones * static_cast<std::size_t>(per_zone * per_zone);
+    if (cluster.topology == InterNodeTopology::fat_tree) size.route_table_entries += zones * zones;
     size.links = 2 * size.gpus;
     size.message_slots = static_cast<std::size_t>(replicas) *
                          output_slot_count(schedule.microbatches, schedule.stages());

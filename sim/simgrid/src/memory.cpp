@@ -45,8 +45,7 @@ MemoryEstimate estimate_memory(const RunSize& s) {
     const double actors = static_cast<double>(s.actors);
     const double common = engine_bytes + static_cast<double>(s.gpus) * host_bytes +
                           static_cast<double>(s.routes) * route_bytes +
-                          static_cast<double>(s.route_table_members) *
-                              static_cast<double>(s.route_table_members) * table_entry_bytes +
+                          static_cast<double>(s.route_table_entries) * table_entry_bytes +
                           static_cast<double>(s.links) * link_bytes +
                           static_cast<double>(s.message_slots) * slot_bytes +
                           static_cast<double>(s.timeline_ops) * op_bytes +

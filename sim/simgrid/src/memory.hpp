@@ -15,9 +15,8 @@ struct RunSize {
     std::size_t actors = 0;
     std::size_t gpus = 0;    ///< SimGrid hosts
     std::size_t routes = 0;  ///< GPU pairs with a route
-    /// Members of a full routing zone above the nodes (a fat tree's nodes), whose table has
-    /// one entry per pair of them (0: none).
-    std::size_t route_table_members = 0;
+    /// Entries of the routing zones' tables (a full zone has one per pair of its members).
+    std::size_t route_table_entries = 0;
     std::size_t links = 0;          ///< split-duplex links (at most)
     std::size_t message_slots = 0;  ///< pipeline messages of all simulated replicas
     std::size_t timeline_ops = 0;

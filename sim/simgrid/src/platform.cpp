@@ -1,7 +1,6 @@
 #include "platform.hpp"
 
 #include <map>
-#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -64,7 +63,8 @@ class LinkFactory {
     std::unordered_map<std::int64_t, sg::SplitDuplexLink*> links_;
 };
 
-// A node: a full zone of its GPUs and a gateway router through which its NICs lead out.
+// A few nodes (routes.hpp: zone_of): a full zone of their GPUs and a gateway router through
+// which their NICs lead out.
 struct NodeZone {
     sg::NetZone* zone = nullptr;
     simgrid::kernel::routing::NetPoint* gateway = nullptr;
@@ -81,18 +81,19 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
     sg::Engine::set_config("network/crosstraffic:0");
     sg::Engine::set_config("network/TCP-gamma:0");
 
-    // Every node is a full zone of its GPUs behind a gateway, under a star (a star cluster) or
-    // a full zone of nodes (a fat tree, whose routes between nodes depend on their leaves), so
-    // routing memory grows with the GPUs (or nodes²), not with GPUs² as in one flat zone.
+    // Every few nodes are a full zone of their GPUs behind a gateway, under a star (a star
+    // cluster) or a full zone of these zones (a fat tree, whose routes between nodes depend
+    // on their leaves), so routing memory grows with the GPUs (or zones²), not with GPUs² as
+    // in one flat zone.
     const bool fat_tree = cluster.topology == InterNodeTopology::fat_tree;
     sg::NetZone* root =
         fat_tree ? sg::create_full_zone("cluster") : sg::create_star_zone("cluster");
     LinkFactory links(root, cluster, options);
     std::map<int, NodeZone> nodes;
     auto node_zone = [&](int node) -> NodeZone& {
-        NodeZone& n = nodes[node];
+        NodeZone& n = nodes[zone_of(cluster, node)];
         if (n.zone) return n;
-        n.zone = sg::create_full_zone(fmt::format("node{}", node));
+        n.zone = sg::create_full_zone(fmt::format("zone{}", zone_of(cluster, node)));
         n.zone->set_parent(root);
         n.gateway = n.zone->create_router(n.zone->get_name() + "-gw");
         return n;
@@ -108,13 +109,13 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
 
     std::vector<std::uint8_t> leaves_node(static_cast<std::size_t>(gpu_count), 0);
     std::vector<std::uint8_t> enters_node(static_cast<std::size_t>(gpu_count), 0);
-    std::set<std::pair<int, int>> node_pairs;
+    std::map<std::pair<int, int>, std::pair<int, int>> zone_pairs;  // → a pair of their nodes
     for (const auto& [src, dst] : pairs) {
         const int a = node_of(cluster, src);
         const int b = node_of(cluster, dst);
-        if (a != b) {
+        if (zone_of(cluster, a) != zone_of(cluster, b)) {
             leaves_node[src] = enters_node[dst] = 1;
-            node_pairs.emplace(a, b);
+            zone_pairs.try_emplace({zone_of(cluster, a), zone_of(cluster, b)}, a, b);
             continue;
         }
         std::vector<sg::LinkInRoute> route;
@@ -123,7 +124,7 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
         node_zone(a).zone->add_route(hosts[src]->get_netpoint(), hosts[dst]->get_netpoint(),
                                      nullptr, nullptr, route, false);
     }
-    // Between nodes: GPU → its NIC → the node's gateway → [leaf uplinks] → …, and back.
+    // Between zones: GPU → its NIC → the zone's gateway → [leaf uplinks] → …, and back.
     for (int g = 0; g < gpu_count; ++g) {
         NodeZone& n = node_zone(node_of(cluster, g));
         if (leaves_node[g])
@@ -133,7 +134,7 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
             n.zone->add_route(n.gateway, hosts[g]->get_netpoint(), nullptr, nullptr,
                               {links.get(nic_of(cluster, g, false))}, false);
     }
-    for (auto& [node, n] : nodes) {
+    for (auto& [zone, n] : nodes) {
         n.zone->seal();
         if (fat_tree) continue;
         root->add_route(n.zone->get_netpoint(), nullptr, n.gateway, nullptr, {}, false);
@@ -142,8 +143,9 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
     // A full zone refuses empty routes: nodes of one leaf meet through a switch that never
     // limits a flow (FATPIPE: each flow may use the whole bandwidth, and it is unbounded).
     sg::Link* leaf_switch = nullptr;
-    for (const auto& [a, b] : node_pairs) {
+    for (const auto& [zones, node_pair] : zone_pairs) {
         if (!fat_tree) break;
+        const auto [a, b] = node_pair;
         std::vector<sg::LinkInRoute> route;
         for (const LinkUse& use : links_between_nodes(cluster, a, b))
             route.push_back(links.get(use));
@@ -154,8 +156,10 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
                                   ->seal();
             route.emplace_back(leaf_switch);
         }
-        root->add_route(nodes[a].zone->get_netpoint(), nodes[b].zone->get_netpoint(),
-                        nodes[a].gateway, nodes[b].gateway, route, false);
+        const NodeZone& from = nodes[zones.first];
+        const NodeZone& to = nodes[zones.second];
+        root->add_route(from.zone->get_netpoint(), to.zone->get_netpoint(), from.gateway,
+                        to.gateway, route, false);
     }
     root->seal();
     return hosts;

@@ -42,6 +42,14 @@ inline int leaf_of(const ClusterSpec& cluster, int node) {
     return node / cluster.nodes_per_leaf;
 }
 
+/// Nodes per routing zone (platform.cpp): SimGrid looks every new host and link name up in
+/// every zone, so one zone per node would make building a 2,048-node cluster quadratic.
+constexpr int nodes_per_zone = 16;
+
+/// The routing zone of a node: `nodes_per_zone` consecutive nodes, never across fat-tree
+/// leaves (the routes between zones depend on their leaves).
+int zone_of(const ClusterSpec& cluster, int node);
+
 /// The links between the NICs of two different nodes: a fat tree's two leaf uplinks when the
 /// nodes are on different leaves, else none.
 std::vector<LinkUse> links_between_nodes(const ClusterSpec& cluster, int node_a, int node_b);
