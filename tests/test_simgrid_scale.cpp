@@ -119,7 +119,8 @@ TEST_CASE("symmetric mode agrees with the full simulation within 0.5%", "[simgri
     CHECK(symmetric_runs >= 3);
 }
 
-TEST_CASE("a straggler or GPUs of different speeds make the simulation full", "[simgrid]") {
+TEST_CASE("a straggler, GPUs of different speeds or unevenly loaded links make it full",
+          "[simgrid]") {
     const std::string result = run_in_child([] {
         const Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 4, 1, 0});
         const SimWorkload w = simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 1e6, 1e6);
@@ -140,6 +141,19 @@ TEST_CASE("a straggler or GPUs of different speeds make the simulation full", "[
         return std::string(to_string(r.mode));
     });
     CHECK(mixed == "full");
+    const std::string uneven = run_in_child([] {
+        // Two GPUs per node, one NIC each; pp,dp order puts replica 0's devices 0, 1 on node 0
+        // and replica 1's device 0 beside replica 0's device 2 on node 1: that NIC carries
+        // different messages for the two replicas.
+        const Schedule s = generate_schedule("1f1b", GeneratorOptions{3, 4, 1, 0});
+        Layout layout{2, 3, 1};
+        layout.order = parse_layout_order("pp,dp,tp");
+        const SimResult r =
+            simulate(s, simple_workload(uniform_stage_costs(3, 1, 1, 1, 1), 3, 1e6, 1e6),
+                     cluster(3, 2, false, false), layout);
+        return fmt::format("{} {}", to_string(r.mode), r.full_reason);
+    });
+    CHECK(uneven == "full replicas' messages load links unevenly");
 }
 
 TEST_CASE("with tensor parallelism each GPU all-reduces its own gradient bytes", "[simgrid]") {

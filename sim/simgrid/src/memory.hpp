@@ -29,6 +29,8 @@ struct MemoryEstimate {
     double resident = 0;
 };
 
+/// What a run of `size` adds: stacks count in full towards the address space and in part
+/// (what actors touch) towards resident memory; everything else counts in both.
 MemoryEstimate estimate_memory(const RunSize& size);
 
 /// Throws std::invalid_argument with the estimate when what the process maps now plus the
