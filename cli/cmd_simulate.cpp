@@ -1,4 +1,6 @@
 // pipesim simulate: a schedule on the SimGrid model of a GPU cluster.
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
 
@@ -58,7 +60,7 @@ const std::array cluster_flags = {
                 s.engine.message_bytes = parse_number(f, v, 0.0);
             }},
     SimFlag{"", "--grad-bytes", "N",
-            "gradient bytes per device to all-reduce without a model (default 0)",
+            "gradient bytes per GPU to all-reduce without a model (default 0)",
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
                 s.engine.grad_bytes = parse_number(f, v, 0.0);
             }},
@@ -130,11 +132,18 @@ int run_simulate(const std::vector<std::string>& args) {
     analysis::Pipeline prepared = analysis::prepare(spec);
     pipeline.save(prepared.schedule);
     const ClusterSpec& cluster = engine.cluster;
+    const bool show_progress = !json && ::isatty(STDERR_FILENO);
+    if (show_progress)
+        engine.options.progress = [](const SimProgress& at) {
+            fmt::print(stderr, "\r  simulated {:.4g} of ~{:.4g} s, {} of {} ops", at.simulated_time,
+                       at.expected_time, at.ops_done, at.ops_total);
+        };
     if (!json)
         fmt::print(stderr, "simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
                    prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
                    spec.dp * prepared.schedule.devices * spec.tp, cluster.name);
     const analysis::Analysis result = analysis::run(std::move(prepared), engine);
+    if (show_progress) fmt::print(stderr, "\r\033[K");
     print_warnings(result, "simulate");
     const analysis::ClusterRun& run = *result.cluster;
     const Layout& layout = run.layout;
@@ -152,6 +161,7 @@ int run_simulate(const std::vector<std::string>& args) {
         j["grad_reduce_time"] = run.result.grad_reduce_time;
         j["replica_makespan"] = run.result.replica_makespan;
         j["transfers"] = run.result.timeline.transfers.size();
+        j["mode"] = to_string(run.result.mode);
         fmt::print("{}\n", j.dump(2));
     } else {
         fmt::print("{}", analysis_table(result, spec));
@@ -163,6 +173,8 @@ int run_simulate(const std::vector<std::string>& args) {
             "{:.6g} s)\n",
             "iteration time", result.iteration_time, run.result.replica_makespan.front(),
             run.result.grad_reduce_time);
+        fmt::print("  {:<22}{}{}\n", "mode", to_string(run.result.mode),
+                   run.result.mode == SimMode::full ? " (" + run.result.full_reason + ")" : "");
     }
     if (!gantt.empty()) fmt::print("\n{}", gantt);
     return 0;

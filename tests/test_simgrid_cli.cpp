@@ -28,6 +28,84 @@ TEST_CASE("simulate --json reports the contract's fields and the iteration time"
     CHECK(j["grad_reduce_time"].get<double>() > 0);
 }
 
+TEST_CASE("simulate reports whether one replica stood for all (symmetric) or all ran (full)",
+          "[simgrid][cli]") {
+    using row = std::tuple<std::string, std::string, std::string>;
+    auto [extra, mode, line] = GENERATE(table<std::string, std::string, std::string>({
+        row{"", "symmetric", "mode                  symmetric"},
+        row{"--straggler 5:1.5", "full", "mode                  full (a straggler)"},
+    }));
+    const std::string args =
+        "simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 --costs 0.01,0.02,0.01 --dp 2 "
+        "--grad-bytes 1e8 " +
+        extra;
+    const auto json = run_pipesim(args + " --json");
+    REQUIRE(json.exit_code == 0);
+    CHECK(nlohmann::json::parse(json.out)["mode"] == mode);
+    CHECK_THAT(run_pipesim(args).out, Catch::Contains(line));
+}
+
+namespace {
+
+// Runs pipesim with `args` under an address-space limit of `kib` KiB (ulimit -v).
+pipesim::test::CommandResult run_limited(long kib, const std::string& args) {
+    const auto err = std::filesystem::temp_directory_path() / "pipesim_simulate_ulimit_err";
+    const std::string command = "sh -c 'ulimit -v " + std::to_string(kib) + "; exec " +
+                                std::string(PIPESIM_BINARY) + " " + args + "' 2>" + err.string() +
+                                " >/dev/null";
+    const int status = std::system(command.c_str());
+    pipesim::test::CommandResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = pipesim::test::read_file(err);
+    std::filesystem::remove(err);
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("a simulation that cannot fit in the address-space limit is refused in one line",
+          "[simgrid][cli]") {
+    // 8 replicas of 512 devices (the straggler keeps them all) need 4,608 actors: over 1 GiB
+    // of stacks, which SimGrid would fail to allocate under a 400 MB limit and abort.
+    const auto r = run_limited(
+        400000,
+        "simulate -s 1f1b -p 512 -m 64 --cluster dgx-h100:512 --costs 0.01,0.02,0.01 --dp 8 "
+        "--straggler 0:2 --grad-bytes 1e8 --json");
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(pipesim::test::lines_of(r.err).size() == 1);
+    CHECK_THAT(r.err, Catch::Contains("MiB of address space") && Catch::Contains("ulimit -v"));
+}
+
+TEST_CASE("a 2,048-device pipeline fits in 1 GB: mailboxes only between neighbours, small stacks",
+          "[simgrid][cli]") {
+    // Mailboxes for every pair of devices would be 4 million; 8 MiB stacks 16 GiB.
+    const auto r = run_limited(1000000,
+                               "simulate -s 1f1b -p 2048 -m 2 --cluster dgx-h100:256 --costs "
+                               "0.01,0.02,0.01 --message-bytes 1e6 --json");
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("link scales that leave the cluster files' bounds are refused in one line",
+          "[simgrid][cli]") {
+    using row = std::tuple<std::string, std::string>;
+    auto [flag, expected] = GENERATE(table<std::string, std::string>({
+        row{"--bw-scale 1e308", "--bw-scale: must be ≤ 1e+30, got 1e308"},
+        row{"--bw-scale 1e20", "bandwidth scale 1e+20 makes the intra-node bandwidth"},
+        row{"--bw-scale 1e-13", "scaled links must stay within 1e-06..1e+09 GB/s"},
+        row{"--lat-scale 1e12", "latency scale 1e+12 makes the intra-node latency"},
+    }));
+    CAPTURE(flag);
+    const auto r = run_pipesim(
+        "simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 --costs 0.01,0.02,0.01 --dp 2 "
+        "--grad-bytes 1e8 --json " +
+        flag);
+    CHECK(r.exit_code == 2);
+    CHECK(pipesim::test::lines_of(r.err).size() == 1);
+    CHECK_THAT(r.err, Catch::Contains(expected));
+}
+
 TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgrid][cli]") {
     const auto dir = std::filesystem::temp_directory_path() / "pipesim_simulate_cli";
     std::filesystem::create_directories(dir);

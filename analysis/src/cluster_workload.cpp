@@ -25,6 +25,8 @@ SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule&
         w.tp_allreduces_forward.push_back(stage.layers * plan.tp_comm.collectives_forward);
         w.tp_allreduces_backward.push_back(stage.layers * plan.tp_comm.collectives_backward);
         w.tp_allreduce_bytes.push_back(plan.tp_comm.bytes);
+        // fp32 gradients of the parameters one GPU holds (StagePlan::params is already the
+        // stage's share per tensor-parallel rank), which that GPU all-reduces over its rail.
         w.gradient_bytes[schedule.stage_device[s]] += 4.0 * stage.params;
     }
     return w;

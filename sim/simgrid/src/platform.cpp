@@ -1,6 +1,6 @@
 #include "platform.hpp"
 
-#include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -8,13 +8,13 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include "routes.hpp"
+
 namespace pipesim::detail {
 
 namespace sg = simgrid::s4u;
 
 namespace {
-
-using Direction = sg::LinkInRoute::Direction;
 
 // Links are created on first use so a big cluster costs only what the layout touches.
 class LinkFactory {
@@ -24,35 +24,50 @@ class LinkFactory {
 
     // Each route carries its class's whole latency split in two halves over its first and last
     // link: L/2 + L/2 is exactly L in binary floating point.
-    sg::SplitDuplexLink* gpu_port(int gpu) {
-        return get(ports_, gpu, "port", cluster_.intra_node.bandwidth,
-                   cluster_.intra_node.latency / 2);
-    }
-    sg::SplitDuplexLink* nic(int gpu) {
-        const int id = cluster_.nic_per_gpu ? gpu : gpu / cluster_.gpus_per_node;
-        return get(nics_, id, "nic", cluster_.nic.bandwidth, cluster_.nic.latency / 2);
-    }
-    sg::SplitDuplexLink* leaf_uplink(int leaf) {
-        return get(uplinks_, leaf, "uplink", cluster_.leaf_uplink_bandwidth, 0.0);
+    sg::LinkInRoute get(const LinkUse& use) {
+        auto it = links_.find(use.key() >> 1);
+        if (it == links_.end()) {
+            double bandwidth = cluster_.intra_node.bandwidth;
+            double latency = cluster_.intra_node.latency / 2;
+            const char* kind = "port";
+            if (use.kind == LinkKind::nic) {
+                bandwidth = cluster_.nic.bandwidth;
+                latency = cluster_.nic.latency / 2;
+                kind = "nic";
+            } else if (use.kind == LinkKind::leaf_uplink) {
+                bandwidth = cluster_.leaf_uplink_bandwidth;
+                latency = 0;
+                kind = "uplink";
+            }
+            auto* link = zone_->create_split_duplex_link(fmt::format("{}{}", kind, use.id),
+                                                         bandwidth * options_.bandwidth_scale);
+            link->set_latency(latency * options_.latency_scale);
+            for (const bool up : {true, false}) {
+                LinkUse direction = use;
+                direction.up = up;
+                const auto shared = options_.link_sharing.find(direction.key());
+                if (shared != options_.link_sharing.end())
+                    (up ? link->get_link_up() : link->get_link_down())
+                        ->set_bandwidth(bandwidth * options_.bandwidth_scale / shared->second);
+            }
+            link->seal();
+            it = links_.emplace(use.key() >> 1, link).first;
+        }
+        return sg::LinkInRoute(use.up ? it->second->get_link_up() : it->second->get_link_down());
     }
 
   private:
-    sg::SplitDuplexLink* get(std::unordered_map<int, sg::SplitDuplexLink*>& cache, int id,
-                             const char* kind, double bandwidth, double latency) {
-        auto it = cache.find(id);
-        if (it != cache.end()) return it->second;
-        auto* link = zone_->create_split_duplex_link(fmt::format("{}{}", kind, id),
-                                                     bandwidth * options_.bandwidth_scale);
-        link->set_latency(latency * options_.latency_scale);
-        link->seal();
-        cache.emplace(id, link);
-        return link;
-    }
-
     sg::NetZone* zone_;
     const ClusterSpec& cluster_;
     const PlatformOptions& options_;
-    std::unordered_map<int, sg::SplitDuplexLink*> ports_, nics_, uplinks_;
+    std::unordered_map<std::int64_t, sg::SplitDuplexLink*> links_;
+};
+
+// A few nodes (routes.hpp: zone_of): a full zone of their GPUs and a gateway router through
+// which their NICs lead out.
+struct NodeZone {
+    sg::NetZone* zone = nullptr;
+    simgrid::kernel::routing::NetPoint* gateway = nullptr;
 };
 
 }  // namespace
@@ -66,36 +81,87 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
     sg::Engine::set_config("network/crosstraffic:0");
     sg::Engine::set_config("network/TCP-gamma:0");
 
-    sg::NetZone* zone = sg::create_full_zone("cluster");
+    // Every few nodes are a full zone of their GPUs behind a gateway, under a star (a star
+    // cluster) or a full zone of these zones (a fat tree, whose routes between nodes depend
+    // on their leaves), so routing memory grows with the GPUs (or zones²), not with GPUs² as
+    // in one flat zone.
+    const bool fat_tree = cluster.topology == InterNodeTopology::fat_tree;
+    sg::NetZone* root =
+        fat_tree ? sg::create_full_zone("cluster") : sg::create_star_zone("cluster");
+    LinkFactory links(root, cluster, options);
+    std::map<int, NodeZone> nodes;
+    auto node_zone = [&](int node) -> NodeZone& {
+        NodeZone& n = nodes[zone_of(cluster, node)];
+        if (n.zone) return n;
+        n.zone = sg::create_full_zone(fmt::format("zone{}", zone_of(cluster, node)));
+        n.zone->set_parent(root);
+        n.gateway = n.zone->create_router(n.zone->get_name() + "-gw");
+        return n;
+    };
+
     std::vector<sg::Host*> hosts;
     hosts.reserve(static_cast<std::size_t>(gpu_count));
     // Compute is modelled as sleeps of known length, so the host speed is irrelevant.
     for (int g = 0; g < gpu_count; ++g)
-        hosts.push_back(zone->create_host(fmt::format("gpu{}", g), 1e15)->seal());
+        hosts.push_back(node_zone(node_of(cluster, g))
+                            .zone->create_host(fmt::format("gpu{}", g), 1e15)
+                            ->seal());
 
-    LinkFactory links(zone, cluster, options);
-    auto node_of = [&](int gpu) { return gpu / cluster.gpus_per_node; };
+    std::vector<std::uint8_t> leaves_node(static_cast<std::size_t>(gpu_count), 0);
+    std::vector<std::uint8_t> enters_node(static_cast<std::size_t>(gpu_count), 0);
+    std::map<std::pair<int, int>, std::pair<int, int>> zone_pairs;  // → a pair of their nodes
     for (const auto& [src, dst] : pairs) {
-        std::vector<sg::LinkInRoute> route;
-        if (node_of(src) == node_of(dst)) {
-            route = {sg::LinkInRoute(links.gpu_port(src)->get_link_up()),
-                     sg::LinkInRoute(links.gpu_port(dst)->get_link_down())};
-        } else {
-            route.emplace_back(links.nic(src)->get_link_up());
-            if (cluster.topology == InterNodeTopology::fat_tree) {
-                const int src_leaf = node_of(src) / cluster.nodes_per_leaf;
-                const int dst_leaf = node_of(dst) / cluster.nodes_per_leaf;
-                if (src_leaf != dst_leaf) {
-                    route.emplace_back(links.leaf_uplink(src_leaf)->get_link_up());
-                    route.emplace_back(links.leaf_uplink(dst_leaf)->get_link_down());
-                }
-            }
-            route.emplace_back(links.nic(dst)->get_link_down());
+        const int a = node_of(cluster, src);
+        const int b = node_of(cluster, dst);
+        if (zone_of(cluster, a) != zone_of(cluster, b)) {
+            leaves_node[src] = enters_node[dst] = 1;
+            zone_pairs.try_emplace({zone_of(cluster, a), zone_of(cluster, b)}, a, b);
+            continue;
         }
-        zone->add_route(hosts[src]->get_netpoint(), hosts[dst]->get_netpoint(), nullptr, nullptr,
-                        route, false);
+        std::vector<sg::LinkInRoute> route;
+        for (const LinkUse& use : route_links(cluster, src, dst))
+            route.push_back(links.get(use));
+        node_zone(a).zone->add_route(hosts[src]->get_netpoint(), hosts[dst]->get_netpoint(),
+                                     nullptr, nullptr, route, false);
     }
-    zone->seal();
+    // Between zones: GPU → its NIC → the zone's gateway → [leaf uplinks] → …, and back.
+    for (int g = 0; g < gpu_count; ++g) {
+        NodeZone& n = node_zone(node_of(cluster, g));
+        if (leaves_node[g])
+            n.zone->add_route(hosts[g]->get_netpoint(), n.gateway, nullptr, nullptr,
+                              {links.get(nic_of(cluster, g, true))}, false);
+        if (enters_node[g])
+            n.zone->add_route(n.gateway, hosts[g]->get_netpoint(), nullptr, nullptr,
+                              {links.get(nic_of(cluster, g, false))}, false);
+    }
+    for (auto& [zone, n] : nodes) {
+        n.zone->seal();
+        if (fat_tree) continue;
+        root->add_route(n.zone->get_netpoint(), nullptr, n.gateway, nullptr, {}, false);
+        root->add_route(nullptr, n.zone->get_netpoint(), nullptr, n.gateway, {}, false);
+    }
+    // A full zone refuses empty routes: nodes of one leaf meet through a switch that never
+    // limits a flow (FATPIPE: each flow may use the whole bandwidth, and it is unbounded).
+    sg::Link* leaf_switch = nullptr;
+    for (const auto& [zones, node_pair] : zone_pairs) {
+        if (!fat_tree) break;
+        const auto [a, b] = node_pair;
+        std::vector<sg::LinkInRoute> route;
+        for (const LinkUse& use : links_between_nodes(cluster, a, b))
+            route.push_back(links.get(use));
+        if (route.empty()) {
+            if (!leaf_switch)
+                leaf_switch = root->create_link("leaf-switch", 1e30)
+                                  ->set_sharing_policy(sg::Link::SharingPolicy::FATPIPE)
+                                  ->seal();
+            route.emplace_back(leaf_switch);
+        }
+        const NodeZone& from = nodes[zones.first];
+        const NodeZone& to = nodes[zones.second];
+        root->add_route(from.zone->get_netpoint(), to.zone->get_netpoint(), from.gateway,
+                        to.gateway, route, false);
+    }
+    root->seal();
     return hosts;
 }
 

@@ -3,6 +3,7 @@
 // SimGrid allows one engine per process: call simulate() at most once per process.
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,7 +27,8 @@ struct SimWorkload {
     std::vector<int> tp_allreduces_forward;
     std::vector<int> tp_allreduces_backward;
     std::vector<double> tp_allreduce_bytes;
-    /// Gradient bytes each pipeline device all-reduces across its D replicas per iteration.
+    /// Gradient bytes each GPU of pipeline device d all-reduces across the D replicas per
+    /// iteration (its own shard with tensor parallelism: the T GPUs of a device run T rings).
     std::vector<double> gradient_bytes;
     /// Compute speed of each of the cluster's node groups relative to the costs (2: ops take
     /// half as long). Empty: each group's NodeGroup::speed, 1 where that is unset (0).
@@ -34,21 +36,50 @@ struct SimWorkload {
 };
 
 /// A SimWorkload with the given costs, `message_bytes` on every stage boundary, no TP traffic
-/// and `gradient_bytes` per device.
+/// and `gradient_bytes` per GPU of every device.
 SimWorkload simple_workload(const StageCosts& costs, int devices, double message_bytes,
                             double gradient_bytes);
 
+/// Where a running simulation is.
+struct SimProgress {
+    double simulated_time = 0;  ///< simulated seconds reached
+    /// An estimate of the end: the analytic replay with each F and B lengthened by its
+    /// tensor-parallel all-reduces and each message by a NIC transfer, all without
+    /// contention, and no gradient all-reduce.
+    double expected_time = 0;
+    std::size_t ops_done = 0;
+    std::size_t ops_total = 0;
+};
+
 /// What-if knobs.
 struct SimOptions {
-    double bandwidth_scale = 1.0;  ///< multiplies every link's bandwidth
-    double latency_scale = 1.0;    ///< multiplies every link's latency
+    /// Multiplies every link's bandwidth; scaled bandwidths must stay within the cluster
+    /// files' bounds (1e3..1e18 bytes/s).
+    double bandwidth_scale = 1.0;
+    /// Multiplies every link's latency; scaled latencies must stay within 0..1000 s.
+    double latency_scale = 1.0;
     /// (global GPU index, factor): that GPU runs its ops `factor` times slower.
     std::vector<std::pair<int, double>> stragglers;
     /// Start a device's gradient all-reduce as soon as all its replicas finish their last op
     /// (overlapping the pipeline's cool-down) instead of after the whole pipeline.
     bool overlap_grad_reduce = true;
     bool record_transfers = true;
+    /// Simulate one replica's pipeline (and every replica's collectives) when the replicas
+    /// are identical; see SimMode.
+    bool symmetric = true;
+    /// Simulate every ring step of every collective as point-to-point transfers instead of
+    /// one set of concurrent flows per collective (slow; for validation).
+    bool exact_collectives = false;
+    /// Called during the run (from one second of wall time on, at most twice a second).
+    std::function<void(const SimProgress&)> progress;
 };
+
+/// How the replicas were simulated. full: every replica's pipeline. symmetric: replica 0's
+/// pipeline stands for all (they are identical: no stragglers, equal speeds, links loaded
+/// evenly), while the collectives of all replicas still share the fabric.
+enum class SimMode { full, symmetric };
+/// "full" or "symmetric".
+const char* to_string(SimMode mode);
 
 /// One simulated iteration. `timeline` holds replica 0's pipeline (its devices are the
 /// schedule's devices) with its transfers; gradient all-reduces appear as transfers of kind
@@ -57,14 +88,18 @@ struct SimResult {
     Timeline timeline;
     double iteration_time = 0;  ///< until the last op or all-reduce of any replica ends
     std::vector<double> replica_makespan;
-    double grad_reduce_time = 0;  ///< longest gradient all-reduce
-    std::size_t ops_simulated = 0;
+    double grad_reduce_time = 0;    ///< longest gradient all-reduce
+    std::size_t ops_simulated = 0;  ///< ops of the simulated replicas
     int gpus_used = 0;
+    SimMode mode = SimMode::full;
+    std::string full_reason;  ///< why not symmetric (full mode only)
 };
 
 /// Runs the simulation. Throws InvalidSchedule for an invalid schedule, std::invalid_argument
-/// for a workload, cluster or layout that does not fit, std::logic_error if called twice in
-/// one process, std::runtime_error naming the waiting devices if the run does not finish.
+/// for a workload, cluster, layout or options that do not fit, or a run whose estimated
+/// memory exceeds the address-space limit or the physical memory (one line with the
+/// estimate), std::logic_error if called twice in one process, std::runtime_error naming the
+/// waiting devices if the run does not finish or SimGrid's error if SimGrid fails.
 SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
                    const ClusterSpec& cluster, const Layout& layout,
                    const SimOptions& options = {});

@@ -1,0 +1,110 @@
+#pragma once
+// What the SimGrid engine's actors share: engine.cpp sets it up before the run, actors.cpp
+// runs the pipeline devices and the gradient reducers on it. Needs a live SimGrid engine.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "collectives.hpp"
+#include "schedules/schedule.hpp"
+#include "schedules/timeline.hpp"
+#include "sim/simgrid/simulate.hpp"
+
+namespace pipesim::detail {
+
+/// A pipeline message: identifies the output it carries. One per output slot and simulated
+/// replica, allocated before the run; the mailbox carries a pointer to it.
+struct Message {
+    std::uint32_t slot = 0;
+    Op producer;
+    Op consumer;
+    double sent = 0;
+};
+
+/// The run's shared state. Per-device vectors are indexed replica·pp + device over the
+/// simulated replicas (1 in symmetric mode, all D otherwise).
+struct EngineState {
+    EngineState(const Schedule& sched, const SimWorkload& work, const Layout& lay,
+                const SimOptions& opts)
+        : schedule(sched), workload(work), layout(lay), options(opts) {}
+
+    const Schedule& schedule;
+    const SimWorkload& workload;
+    const Layout& layout;
+    const SimOptions& options;
+    int stages = 0;
+    int replicas = 1;  // replicas whose pipelines run
+    CollectiveModel collectives = CollectiveModel::flow_set;
+    std::vector<double> duration;            // pass_durations(workload.costs)
+    std::vector<simgrid::s4u::Host*> hosts;  // by global GPU index
+    std::vector<double> slowdown;            // per (replica, device): time multiplier
+    std::vector<std::uint8_t> split;         // per (microbatch, stage): backward split into B, W
+    std::vector<std::pair<int, int>> pairs;  // (src, dst) devices that exchange data, sorted
+    std::vector<simgrid::s4u::Mailbox*> channels;    // per (replica, pair)
+    std::vector<std::vector<Message>> messages;      // per replica, per output slot
+    std::vector<std::vector<std::uint8_t>> arrived;  // per replica, per output slot
+    std::vector<std::size_t> progress;               // per (replica, device): ops done
+    std::vector<double> finish;                      // per (replica, device)
+    std::vector<int> devices_done;                   // per device: replicas finished
+    int all_done = 0;
+    simgrid::s4u::MutexPtr mutex;
+    simgrid::s4u::ConditionVariablePtr changed;
+    Timeline* timeline = nullptr;
+    std::vector<double> reduce_end;   // per device
+    std::vector<double> reduce_time;  // per device: its gradient all-reduce's length
+    std::string error;
+    // Progress reports (SimOptions::progress).
+    std::size_t ops_done = 0;
+    std::size_t ops_total = 0;
+    double expected_time = 0;
+    std::chrono::steady_clock::time_point started, last_report;
+
+    /// Index of the (src, dst) device pair; the pair must be one of `pairs`.
+    std::size_t pair_index(int src, int dst) const;
+    simgrid::s4u::Mailbox* channel(int replica, int src, int dst) const {
+        return channels[static_cast<std::size_t>(replica) * pairs.size() + pair_index(src, dst)];
+    }
+    simgrid::s4u::Host* gpu(int replica, int device, int tp_rank) const {
+        return hosts[gpu_index(layout, replica, device, tp_rank)];
+    }
+    /// Counts one finished op and calls SimOptions::progress when it is due.
+    void op_done();
+};
+
+/// Runs one pipeline device of one replica: its ops in order, each after its input arrived,
+/// then its output sent. Records replica 0's ops and transfers in the timeline.
+class DeviceActor {
+  public:
+    DeviceActor(EngineState& state, int replica, int device)
+        : s_(state), replica_(replica), device_(device) {}
+    void operator()();
+
+  private:
+    void run();
+    void wait_for_input(const Op& op);
+    void send_output(const Op& op);
+
+    EngineState& s_;
+    int replica_;
+    int device_;
+};
+
+/// All-reduces one device's gradients across all D replicas (T rails) once every simulated
+/// replica finished the device (or, without overlap, the whole pipeline).
+class GradientReducer {
+  public:
+    GradientReducer(EngineState& state, int device) : s_(state), device_(device) {}
+    void operator()();
+
+  private:
+    EngineState& s_;
+    int device_;
+};
+
+}  // namespace pipesim::detail

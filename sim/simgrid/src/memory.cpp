@@ -1,0 +1,82 @@
+#include "memory.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipesim::detail {
+
+namespace {
+
+// Per-item costs, rounded up from runs of this engine (SimGrid 3.32, x86-64): 4,608 actors
+// with 256 KiB stacks added 1.27 GB of address space (275 KiB each) and under 120 MB resident
+// with 4,096 hosts and 524,288 message slots; 16,384 hosts with their routes and links about
+// 80 MB resident (5 KiB each); 524,288 message slots and timeline ops about 37 MB (70 B each).
+constexpr double actor_resident = 24 * 1024.0;  // touched stack, context, actor object
+constexpr double actor_overhead = 24 * 1024.0;  // guard page, context, actor object
+constexpr double host_bytes = 6 * 1024.0;       // host, CPU model, netpoint, name
+constexpr double route_bytes = 512;
+constexpr double table_entry_bytes = 8;  // a flat zone's route pointer
+constexpr double link_bytes = 2 * 1024.0;
+constexpr double slot_bytes = 128;                 // Message, arrival flag, its communication
+constexpr double op_bytes = 40;                    // TimedOp
+constexpr double transfer_bytes = 96;              // Transfer
+constexpr double engine_bytes = 32 * 1024 * 1024;  // SimGrid's engine and models
+constexpr double mib = 1024.0 * 1024.0;
+
+// Bytes the process maps now (VmSize), or 0 if unknown.
+double mapped_now() {
+    std::FILE* f = std::fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    unsigned long pages = 0;
+    const int read = std::fscanf(f, "%lu", &pages);
+    std::fclose(f);
+    return read == 1 ? static_cast<double>(pages) * static_cast<double>(::sysconf(_SC_PAGESIZE))
+                     : 0;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const RunSize& s) {
+    const double actors = static_cast<double>(s.actors);
+    const double common = engine_bytes + static_cast<double>(s.gpus) * host_bytes +
+                          static_cast<double>(s.routes) * route_bytes +
+                          static_cast<double>(s.route_table_entries) * table_entry_bytes +
+                          static_cast<double>(s.links) * link_bytes +
+                          static_cast<double>(s.message_slots) * slot_bytes +
+                          static_cast<double>(s.timeline_ops) * op_bytes +
+                          static_cast<double>(s.transfers) * transfer_bytes;
+    MemoryEstimate e;
+    e.address_space = common + actors * (actor_stack_kib * 1024.0 + actor_overhead);
+    e.resident = common + actors * actor_resident;
+    return e;
+}
+
+void check_memory(const RunSize& size, const MemoryEstimate& e) {
+    const std::string what =
+        fmt::format("{} actors with {} KiB stacks, {} GPUs, {} routes, {} messages", size.actors,
+                    actor_stack_kib, size.gpus, size.routes, size.message_slots);
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        const double mapped = mapped_now();
+        if (mapped + e.address_space > static_cast<double>(limit.rlim_cur))
+            throw std::invalid_argument(fmt::format(
+                "the simulation needs about {:.0f} MiB of address space ({}) beside the {:.0f} "
+                "MiB mapped, over the limit of {:.0f} MiB (ulimit -v)",
+                e.address_space / mib, what, mapped / mib,
+                static_cast<double>(limit.rlim_cur) / mib));
+    }
+    const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                            static_cast<double>(::sysconf(_SC_PAGESIZE));
+    if (physical > 0 && e.resident > physical)
+        throw std::invalid_argument(fmt::format(
+            "the simulation needs about {:.0f} MiB of memory ({}), more than the {:.0f} MiB "
+            "this machine has",
+            e.resident / mib, what, physical / mib));
+}
+
+}  // namespace pipesim::detail

@@ -1,0 +1,129 @@
+#include "setup.hpp"
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "schedules/validate.hpp"
+
+namespace pipesim::detail {
+
+namespace {
+
+// The bounds cluster files are held to (cluster.cpp): 1e-6..1e9 GB/s and 0..1e9 µs.
+constexpr double min_bandwidth = 1e3;   // bytes/s
+constexpr double max_bandwidth = 1e18;  // bytes/s
+constexpr double max_latency = 1e3;     // seconds
+
+}  // namespace
+
+void check_workload(const SimWorkload& w, const Schedule& schedule) {
+    const int stages = schedule.stages();
+    check_stage_costs(w.costs, stages);
+    auto check_size = [&](std::size_t size, std::size_t expected, const char* what) {
+        if (size != expected)
+            throw std::invalid_argument(
+                fmt::format("workload has {} {} entries, expected {}", size, what, expected));
+    };
+    check_size(w.message_bytes.size(), static_cast<std::size_t>(stages), "message_bytes");
+    check_size(w.tp_allreduces_forward.size(), static_cast<std::size_t>(stages),
+               "tp_allreduces_forward");
+    check_size(w.tp_allreduces_backward.size(), static_cast<std::size_t>(stages),
+               "tp_allreduces_backward");
+    check_size(w.tp_allreduce_bytes.size(), static_cast<std::size_t>(stages), "tp_allreduce_bytes");
+    check_size(w.gradient_bytes.size(), static_cast<std::size_t>(schedule.devices),
+               "gradient_bytes");
+    auto check_bytes = [](const std::vector<double>& values, const char* what) {
+        for (std::size_t i = 0; i < values.size(); ++i)
+            if (!std::isfinite(values[i]) || values[i] < 0 || values[i] > 1e15)
+                throw std::invalid_argument(fmt::format(
+                    "workload {}[{}] = {} is not a byte count in 0..1e15", what, i, values[i]));
+    };
+    check_bytes(w.message_bytes, "message_bytes");
+    check_bytes(w.tp_allreduce_bytes, "tp_allreduce_bytes");
+    check_bytes(w.gradient_bytes, "gradient_bytes");
+}
+
+void check_options(const SimOptions& options, const ClusterSpec& cluster, const Layout& layout) {
+    if (!(options.bandwidth_scale > 0 && std::isfinite(options.bandwidth_scale)) ||
+        !(options.latency_scale >= 0 && std::isfinite(options.latency_scale)))
+        throw std::invalid_argument("bandwidth scale must be > 0 and latency scale ≥ 0");
+    auto check_link = [&](const char* name, double bandwidth, double latency) {
+        const double b = bandwidth * options.bandwidth_scale;
+        const double l = latency * options.latency_scale;
+        if (!(b >= min_bandwidth && b <= max_bandwidth))
+            throw std::invalid_argument(fmt::format(
+                "bandwidth scale {:g} makes the {} bandwidth {:g} GB/s; scaled links must stay "
+                "within 1e-06..1e+09 GB/s, as in cluster files",
+                options.bandwidth_scale, name, b / 1e9));
+        if (!(l <= max_latency))
+            throw std::invalid_argument(fmt::format(
+                "latency scale {:g} makes the {} latency {:g} µs; scaled links must stay within "
+                "0..1e+09 µs, as in cluster files",
+                options.latency_scale, name, l * 1e6));
+    };
+    check_link("intra-node", cluster.intra_node.bandwidth, cluster.intra_node.latency);
+    check_link("NIC", cluster.nic.bandwidth, cluster.nic.latency);
+    if (cluster.topology == InterNodeTopology::fat_tree)
+        check_link("leaf uplink", cluster.leaf_uplink_bandwidth, 0);
+    for (const auto& [gpu, factor] : options.stragglers) {
+        if (gpu < 0 || gpu >= layout.gpus())
+            throw std::invalid_argument(
+                fmt::format("straggler GPU {} is not one of the {} GPUs in use (0..{})", gpu,
+                            layout.gpus(), layout.gpus() - 1));
+        if (!(factor > 0 && std::isfinite(factor)))
+            throw std::invalid_argument(
+                fmt::format("straggler GPU {}: factor must be a number > 0, got {}", gpu, factor));
+    }
+}
+
+std::vector<double> node_speeds(const ClusterSpec& cluster,
+                                const std::vector<double>& group_speeds) {
+    if (!group_speeds.empty() && group_speeds.size() != cluster.nodes.size())
+        throw std::invalid_argument(fmt::format("workload has {} group_speeds entries, expected {}",
+                                                group_speeds.size(), cluster.nodes.size()));
+    std::vector<double> speeds;
+    for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
+        const NodeGroup& g = cluster.nodes[i];
+        const double speed = !group_speeds.empty() ? group_speeds[i] : g.speed > 0 ? g.speed : 1.0;
+        if (!(speed > 0 && std::isfinite(speed)))
+            throw std::invalid_argument(fmt::format(
+                "node group {} ({}): speed must be a finite number > 0, got {}", i, g.gpu, speed));
+        speeds.insert(speeds.end(), static_cast<std::size_t>(g.count), speed);
+    }
+    return speeds;
+}
+
+std::vector<std::pair<int, int>> device_pairs(const Schedule& schedule) {
+    std::set<std::pair<int, int>> pairs;
+    for (int s = 0; s + 1 < schedule.stages(); ++s) {
+        const int a = schedule.stage_device[s];
+        const int b = schedule.stage_device[s + 1];
+        if (a == b) continue;
+        pairs.emplace(a, b);
+        pairs.emplace(b, a);
+    }
+    return {pairs.begin(), pairs.end()};
+}
+
+std::vector<std::pair<int, int>> communicating_pairs(
+    const std::vector<std::pair<int, int>>& devices, const Layout& l, int replicas) {
+    std::set<std::pair<int, int>> pairs;
+    for (int r = 0; r < replicas; ++r) {
+        for (const auto& [a, b] : devices)
+            pairs.emplace(gpu_index(l, r, a, 0), gpu_index(l, r, b, 0));
+        for (int d = 0; d < l.pp; ++d)
+            for (int t = 0; t < l.tp && l.tp > 1; ++t)
+                pairs.emplace(gpu_index(l, r, d, t), gpu_index(l, r, d, (t + 1) % l.tp));
+    }
+    if (l.dp > 1)
+        for (int d = 0; d < l.pp; ++d)
+            for (int t = 0; t < l.tp; ++t)
+                for (int r = 0; r < l.dp; ++r)
+                    pairs.emplace(gpu_index(l, r, d, t), gpu_index(l, (r + 1) % l.dp, d, t));
+    return {pairs.begin(), pairs.end()};
+}
+
+}  // namespace pipesim::detail
