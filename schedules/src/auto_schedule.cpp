@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "schedules/op_dependencies.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/validate.hpp"
 
@@ -66,14 +67,15 @@ class AutoScheduler {
         return end +
                (schedule_.stage_device[from_stage] == to_device ? 0.0 : o_.costs.comm_latency);
     }
-    double f_ready(int mb, int s) const {
-        return s == 0 ? 0.0 : arrival(f_end_[at(mb, s - 1)], s - 1, schedule_.stage_device[s]);
+    double end_of(const Op& op) const {
+        return (op.pass == Pass::F ? f_end_ : b_end_)[at(op.microbatch, op.stage)];
     }
-    double b_ready(int mb, int s) const {
-        double ready = f_end_[at(mb, s)];
-        if (s + 1 < stages_)
-            ready =
-                std::max(ready, arrival(b_end_[at(mb, s + 1)], s + 1, schedule_.stage_device[s]));
+    // When the inputs of `op` have arrived on its device (never: one has not run yet).
+    double input_ready(const Op& op) const {
+        const int device = schedule_.stage_device[op.stage];
+        double ready = 0;
+        for (const Op& input : predecessors(op, StageRange{0, stages_ - 1}, true))
+            ready = std::max(ready, arrival(end_of(input), input.stage, device));
         return ready;
     }
 
@@ -104,7 +106,7 @@ class AutoScheduler {
         const double t = free_at_[d];
         for (int s : local_stages_[d]) {
             const int mb = next_b_[s];
-            if (mb < o_.microbatches && b_ready(mb, s) <= t + eps) {
+            if (mb < o_.microbatches && input_ready(Op{Pass::B, mb, s}) <= t + eps) {
                 b_end_[at(mb, s)] = t + cost(s, Pass::B);
                 ++next_b_[s];
                 pending_w_[d].push_back(Op{Pass::W, mb, s});
@@ -115,7 +117,7 @@ class AutoScheduler {
         if (held_[d] + activation_ <= o_.memory_limit + eps) {
             for (int s : local_stages_[d]) {
                 const int mb = next_f_[s];
-                if (mb < o_.microbatches && f_ready(mb, s) <= t + eps) {
+                if (mb < o_.microbatches && input_ready(Op{Pass::F, mb, s}) <= t + eps) {
                     f_end_[at(mb, s)] = t + cost(s, Pass::F);
                     ++next_f_[s];
                     held_[d] += activation_;

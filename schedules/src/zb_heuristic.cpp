@@ -17,6 +17,7 @@
 
 #include "block_timing.hpp"
 #include "schedules/auto_schedule.hpp"
+#include "schedules/op_dependencies.hpp"
 #include "schedules/placement.hpp"
 
 namespace pipesim {
@@ -103,18 +104,17 @@ class RoundScheduler {
     bool w_pending(int s) const { return count(s, Pass::W) < count(s, Pass::B); }
     bool memory_allows_forward(int s) { return held(s) + 1 <= cap_ + eps; }
 
-    /// When the input of stage s's next `pass` has arrived. Preconditions: that input is
-    /// placed (the round order guarantees it).
+    /// When the inputs of stage s's next `pass` have arrived. Preconditions: they are placed
+    /// (the round order guarantees it).
     double input_ready(int s, Pass pass) const {
-        const int mb = count(s, pass);
-        switch (pass) {
-            case Pass::F:
-                return s == 0 ? 0.0 : f_end_[at(s - 1, mb)] + comm_;
-            case Pass::B:
-                return s + 1 == p_ ? f_end_[at(s, mb)] : b_end_[at(s + 1, mb)] + comm_;
-            default:
-                return b_end_[at(s, mb)];
-        }
+        double ready = 0;
+        for (const Op& input :
+             predecessors(Op{pass, count(s, pass), s}, StageRange{0, p_ - 1}, true))
+            ready = std::max(
+                ready,
+                (input.pass == Pass::F ? f_end_ : b_end_)[at(input.stage, input.microbatch)] +
+                    (input.stage == s ? 0.0 : comm_));
+        return ready;
     }
 
     void put(int s, Pass pass) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "schedules/op_dependencies.hpp"
 #include "schedules/schedule.hpp"
 #include "schedules/validate.hpp"
 
@@ -126,27 +127,14 @@ std::optional<ValidationIssue> DependencyWalker::run(Visit&& visit) {
 }
 
 inline Predecessors DependencyWalker::predecessors_of(const Op& op) const {
+    const std::size_t row =
+        static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages_);
+    const StageRange route{first_stage(op.microbatch), last_stage(op.microbatch)};
     Predecessors preds;
-    switch (op.pass) {
-        case Pass::F:
-            if (op.stage > first_stage(op.microbatch))
-                add_predecessor(preds, Op{Pass::F, op.microbatch, op.stage - 1});
-            break;
-        case Pass::B:
-        case Pass::BW:
-            add_predecessor(preds, Op{Pass::F, op.microbatch, op.stage});
-            if (op.stage < last_stage(op.microbatch)) {
-                const std::size_t next =
-                    static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages_) +
-                    static_cast<std::size_t>(op.stage + 1);
-                add_predecessor(preds,
-                                Op{split_[next] ? Pass::B : Pass::BW, op.microbatch, op.stage + 1});
-            }
-            break;
-        case Pass::W:
-            add_predecessor(preds, Op{Pass::B, op.microbatch, op.stage});
-            break;
-    }
+    for (const Op& pred : predecessors(op, route, [&](int stage) {
+             return split_[row + static_cast<std::size_t>(stage)] != 0;
+         }))
+        add_predecessor(preds, pred);
     return preds;
 }
 
