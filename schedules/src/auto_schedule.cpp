@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -35,24 +38,35 @@ class AutoScheduler {
           free_at_(static_cast<std::size_t>(o.devices), 0.0),
           held_(static_cast<std::size_t>(o.devices), 0.0),
           pending_w_(static_cast<std::size_t>(o.devices)),
+          left_(static_cast<std::size_t>(o.devices), 0),
           local_stages_(static_cast<std::size_t>(o.devices)) {
         // Later stages first: they are nearer the loss (V-shape: the second chunk).
         for (int s = stages_ - 1; s >= 0; --s)
             local_stages_[schedule_.stage_device[s]].push_back(s);
+        for (int d = 0; d < o.devices; ++d)
+            left_[d] = 3 * o.microbatches * static_cast<int>(local_stages_[d].size());
         activation_ = 1.0 / o.chunks;
         duration_ = planning_durations(o.costs, stages_);
     }
 
     Schedule run() {
-        const std::size_t total = static_cast<std::size_t>(o_.microbatches) * stages_ * 3;
-        std::size_t placed = 0;
-        while (placed < total) {
-            const int d = earliest_device();
-            if (d < 0) throw std::invalid_argument(stuck_message());
-            if (step(d))
-                ++placed;
-            else
+        for (int d = 0; d < o_.devices; ++d)
+            if (left_[d] > 0) queue_.emplace(free_at_[d], d);
+        std::size_t left = static_cast<std::size_t>(o_.microbatches) * stages_ * 3;
+        while (left > 0) {
+            if (queue_.empty()) throw std::invalid_argument(stuck_message());
+            const int d = queue_.top().second;
+            queue_.pop();
+            if (step(d)) {
+                --left;
+                if (left_[d] > 0) queue_.emplace(free_at_[d], d);
+            } else {
                 wait(d);
+                if (free_at_[d] == never)
+                    parked_.push_back(d);
+                else
+                    queue_.emplace(free_at_[d], d);
+            }
         }
         return std::move(schedule_);
     }
@@ -79,24 +93,16 @@ class AutoScheduler {
         return ready;
     }
 
-    int earliest_device() const {
-        int best = -1;
-        for (int d = 0; d < o_.devices; ++d)
-            if (!done(d) && free_at_[d] < never && (best < 0 || free_at_[d] < free_at_[best]))
-                best = d;
-        return best;
-    }
-    bool done(int d) const {
-        for (int s : local_stages_[d])
-            if (next_b_[s] < o_.microbatches) return false;
-        return pending_w_[d].empty();
-    }
-
     void emit(int d, Op op, double start, double length) {
         schedule_.device_ops[d].push_back(op);
         free_at_[d] = start + length;
-        for (int other = 0; other < o_.devices; ++other)
-            if (free_at_[other] == never) free_at_[other] = free_at_[d];
+        --left_[d];
+        // Devices that found nothing to wait for may find something now.
+        for (int other : parked_) {
+            free_at_[other] = free_at_[d];
+            queue_.emplace(free_at_[other], other);
+        }
+        parked_.clear();
         events_.insert(free_at_[d] + o_.costs.comm_latency);
         events_.insert(free_at_[d]);
     }
@@ -159,7 +165,13 @@ class AutoScheduler {
     std::vector<double> free_at_;
     std::vector<double> held_;
     std::vector<std::deque<Op>> pending_w_;
+    std::vector<int> left_;  ///< per device, the ops it has yet to run
     std::vector<std::vector<int>> local_stages_;
+    /// Devices not done and not parked, by the time they are free (ties: the lowest index,
+    /// each device once); parked: devices waiting with no known event (free at `never`).
+    std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
+        queue_;
+    std::vector<int> parked_;
     std::set<double> events_;
     double activation_ = 1;
     std::vector<double> duration_;  ///< planning_durations, by stage·pass_count + pass
