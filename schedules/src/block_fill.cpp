@@ -99,7 +99,8 @@ class Filler {
           end_(output_slot_count(schedule.microbatches, schedule.stages()), -1.0),
           position_(dense_op_count(schedule.microbatches, schedule.stages()), -1),
           chunk_(static_cast<std::size_t>(stages_), 0),
-          devices_(static_cast<std::size_t>(schedule.devices)) {
+          devices_(static_cast<std::size_t>(schedule.devices)),
+          parked_(devices_.size(), 0) {
         std::vector<int> chunks(devices_.size(), 0);
         for (int s = 0; s < stages_; ++s)
             chunk_[s] = chunks[schedule.stage_device[s]]++;
@@ -169,7 +170,8 @@ class Filler {
     double run(FillingDevice& dev, std::size_t position, double t) {
         const Op& op = (*dev.order)[position];
         dev.taken[position] = 1;
-        dev.climb.clear(position);
+        // Climbs are measured from the head on: only an op pulled ahead needs clearing.
+        if (position != dev.head) dev.climb.clear(position);
         dev.out.push_back(op);
         dev.held += memory_change(op, memory_);
         if (op.pass == Pass::F) --dev.forwards_left;
@@ -184,11 +186,41 @@ class Filler {
         for (const Op& next : successors(op, StageRange{0, stages_ - 1}, split)) {
             const std::int32_t k = position_[dense_op_index(next, stages_)];
             const double inputs = inputs_end(next, stages_, end_);
-            if (k >= 0 && inputs >= 0)
-                devices_[schedule_.stage_device[next.stage]].waiting.emplace(
-                    inputs, static_cast<std::size_t>(k));
+            if (k >= 0 && inputs >= 0) {
+                const int d = schedule_.stage_device[next.stage];
+                devices_[d].waiting.emplace(inputs, static_cast<std::size_t>(k));
+                if (parked_[d]) wake_.emplace(inputs, d);
+            }
         }
         return finish;
+    }
+
+    // Device d finds nothing to run at time t: it waits, parked, until an op of its order has
+    // its inputs done.
+    void park(int d, double t) {
+        parked_[d] = 1;
+        ++parked_count_;
+        parked_since_ = t;
+        const FillingDevice& dev = devices_[d];
+        if (!dev.waiting.empty()) wake_.emplace(dev.waiting.top().first, d);
+    }
+    int parked_count() const { return parked_count_; }
+    double parked_since() const { return parked_since_; }
+
+    // The parked devices with an op whose inputs are done at time t, unparked. The others
+    // would find nothing at t either: they count as parked again at t.
+    const std::vector<int>& wake_up(double t) {
+        woken_.clear();
+        while (!wake_.empty() && wake_.top().first <= t + tolerance) {
+            const int d = wake_.top().second;
+            wake_.pop();
+            if (!parked_[d]) continue;  // woken before
+            parked_[d] = 0;
+            --parked_count_;
+            woken_.push_back(d);
+        }
+        parked_since_ = t;
+        return woken_;
     }
 
   private:
@@ -218,6 +250,13 @@ class Filler {
     std::vector<std::int32_t> position_;  ///< per dense_op_index: place in its device's order
     std::vector<int> chunk_;              ///< per stage: its index among its device's stages
     std::vector<FillingDevice> devices_;
+    /// When a device may have something new to run (an op's inputs done), by time.
+    std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
+        wake_;
+    std::vector<int> woken_;  ///< wake_up()'s result
+    std::vector<char> parked_;
+    int parked_count_ = 0;
+    double parked_since_ = 0;
 };
 
 }  // namespace
@@ -246,34 +285,30 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
         dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);
     }
     // Devices by the time they are free (ties: the device queued first); a device that finds
-    // nothing to run waits, parked, until the next op ends anywhere.
+    // nothing to run waits, parked, until the next op ends anywhere. Only an op whose inputs
+    // become done can give a parked device something to run (its order, memory and ready ops
+    // are as they were), so it is woken only at the first such time and skips the others.
     using Entry = std::pair<double, int>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> free_at;
     for (int d = 0; d < devices; ++d)
         if (!schedule.device_ops[d].empty()) free_at.emplace(0.0, d);
-    std::vector<int> parked;
-    double parked_since = 0;
     while (!free_at.empty()) {
         const auto [t, d] = free_at.top();
-        if (!parked.empty() && t > parked_since + tolerance) {
-            for (int e : parked)
+        if (filler.parked_count() > 0 && t > filler.parked_since() + tolerance) {
+            for (int e : filler.wake_up(t))
                 free_at.emplace(t, e);
-            parked.clear();
             continue;
         }
         free_at.pop();
         FillingDevice& dev = filler.device(d);
         const std::size_t position = filler.choose(dev, t);
         if (position == dev.order->size()) {
-            if (dev.head < dev.order->size()) {
-                parked.push_back(d);
-                parked_since = t;
-            }
+            if (dev.head < dev.order->size()) filler.park(d, t);
             continue;
         }
         free_at.emplace(filler.run(dev, position, t), d);
     }
-    if (!parked.empty()) return std::nullopt;
+    if (filler.parked_count() > 0) return std::nullopt;
     Schedule filled = schedule;
     for (int d = 0; d < devices; ++d)
         filled.device_ops[d] = std::move(filler.device(d).out);
