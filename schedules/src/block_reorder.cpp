@@ -1,7 +1,10 @@
 // Building blocks: warm-up and cool-down reordering that never raises peak memory.
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <limits>
+#include <queue>
+#include <utility>
 
 #include "block_timing.hpp"
 #include "schedules/validate.hpp"
@@ -41,32 +44,50 @@ class Reorderer {
             }
         if (last_f == ops.size()) return;
         std::deque<Op> backwards;
-        std::deque<Op> weights;
+        std::vector<Op> weights;
         for (std::size_t k = last_f + 1; k < ops.size(); ++k)
-            (ops[k].pass == Pass::W ? weights : backwards).push_back(ops[k]);
+            if (ops[k].pass == Pass::W)
+                weights.push_back(ops[k]);
+            else
+                backwards.push_back(ops[k]);
         std::vector<char>& done = done_;
         for (std::size_t k = 0; k <= last_f; ++k)
             done[dense_op_index(ops[k], stages_)] = 1;
+        // The W's whose B is done, by their place among the weights (the first runs first);
+        // `waiting_b`: the dense index of each W's B, sorted, with the W's place.
+        std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready_w;
+        std::vector<std::pair<std::size_t, std::size_t>> waiting_b;
+        for (std::size_t i = 0; i < weights.size(); ++i) {
+            const std::size_t b =
+                dense_op_index(Op{Pass::B, weights[i].microbatch, weights[i].stage}, stages_);
+            if (done[b])
+                ready_w.push(i);
+            else
+                waiting_b.emplace_back(b, i);
+        }
+        std::sort(waiting_b.begin(), waiting_b.end());
         double t = end_of(ops[last_f]);
         std::size_t out = last_f + 1;
         auto place = [&](const Op& op, double start) {
             ops[out++] = op;
-            done[dense_op_index(op, stages_)] = 1;
+            const std::size_t index = dense_op_index(op, stages_);
+            done[index] = 1;
             t = start + duration(op);
+            const auto w = std::lower_bound(waiting_b.begin(), waiting_b.end(),
+                                            std::pair<std::size_t, std::size_t>{index, 0});
+            if (w != waiting_b.end() && w->first == index) ready_w.push(w->second);
         };
-        auto weight_ready = [&](const Op& w) {
-            return done[dense_op_index(Op{Pass::B, w.microbatch, w.stage}, stages_)] != 0;
-        };
-        while (!backwards.empty() || !weights.empty()) {
+        std::size_t weights_left = weights.size();
+        while (!backwards.empty() || weights_left > 0) {
             const bool back_ready = !backwards.empty() && input_ready(backwards.front()) <= t;
-            auto w = std::find_if(weights.begin(), weights.end(), weight_ready);
-            if (back_ready || (w == weights.end() && !backwards.empty())) {
+            if (back_ready || (ready_w.empty() && !backwards.empty())) {
                 const Op op = backwards.front();
                 backwards.pop_front();
                 place(op, std::max(t, input_ready(op)));
             } else {
-                const Op op = *w;
-                weights.erase(w);
+                const Op op = weights[ready_w.top()];
+                ready_w.pop();
+                --weights_left;
                 place(op, t);
             }
         }
