@@ -19,11 +19,8 @@ bool is_backward(Pass pass) {
 
 class Reorderer {
   public:
-    // `done` is scratch space of one flag per dense op index, all 0; each device touches only
-    // its own stages' flags and clears them again, so one buffer serves every device.
-    Reorderer(int stages, const std::vector<double>& end, const std::vector<double>& duration,
-              std::vector<char>& done)
-        : stages_(stages), end_(end), duration_(duration), done_(done) {}
+    Reorderer(int stages, const std::vector<double>& end, const std::vector<double>& duration)
+        : stages_(stages), end_(end), duration_(duration) {}
 
     // Forwards before the first backward, in the order their inputs arrive.
     void warm_up(std::vector<Op>& ops) const {
@@ -50,20 +47,22 @@ class Reorderer {
                 weights.push_back(ops[k]);
             else
                 backwards.push_back(ops[k]);
-        std::vector<char>& done = done_;
-        for (std::size_t k = 0; k <= last_f; ++k)
-            done[dense_op_index(ops[k], stages_)] = 1;
-        // The W's whose B is done, by their place among the weights (the first runs first);
-        // `waiting_b`: the dense index of each W's B, sorted, with the W's place.
+        // A W's B runs on its device either before the last forward or among `backwards`.
+        // The W's whose B has run, by their place among the weights (the first runs first);
+        // `waiting_b`: the dense index of each other W's B, sorted, with the W's place.
+        std::vector<std::size_t> later_b;
+        for (const Op& op : backwards)
+            if (op.pass == Pass::B) later_b.push_back(dense_op_index(op, stages_));
+        std::sort(later_b.begin(), later_b.end());
         std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready_w;
         std::vector<std::pair<std::size_t, std::size_t>> waiting_b;
         for (std::size_t i = 0; i < weights.size(); ++i) {
             const std::size_t b =
                 dense_op_index(Op{Pass::B, weights[i].microbatch, weights[i].stage}, stages_);
-            if (done[b])
-                ready_w.push(i);
-            else
+            if (std::binary_search(later_b.begin(), later_b.end(), b))
                 waiting_b.emplace_back(b, i);
+            else
+                ready_w.push(i);
         }
         std::sort(waiting_b.begin(), waiting_b.end());
         double t = end_of(ops[last_f]);
@@ -71,7 +70,6 @@ class Reorderer {
         auto place = [&](const Op& op, double start) {
             ops[out++] = op;
             const std::size_t index = dense_op_index(op, stages_);
-            done[index] = 1;
             t = start + duration(op);
             const auto w = std::lower_bound(waiting_b.begin(), waiting_b.end(),
                                             std::pair<std::size_t, std::size_t>{index, 0});
@@ -91,8 +89,6 @@ class Reorderer {
                 place(op, t);
             }
         }
-        for (const Op& op : ops)
-            done[dense_op_index(op, stages_)] = 0;
     }
 
   private:
@@ -110,7 +106,6 @@ class Reorderer {
     int stages_;
     const std::vector<double>& end_;
     const std::vector<double>& duration_;
-    std::vector<char>& done_;
 };
 
 }  // namespace
@@ -122,7 +117,6 @@ Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& dura
     Schedule current = schedule;
     Schedule next = schedule;
     AsapTiming next_timing;
-    std::vector<char> done(dense_op_count(schedule.microbatches, schedule.stages()), 0);
     std::vector<double> peak(static_cast<std::size_t>(schedule.devices));
     for (int d = 0; d < schedule.devices; ++d)
         peak[d] = order_peak(current.device_ops[d], memory);
@@ -132,7 +126,7 @@ Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& dura
     // reused from round to round.
     constexpr int rounds = 4;
     for (int round = 0; round < rounds; ++round) {
-        const Reorderer reorderer(schedule.stages(), timing.end, duration, done);
+        const Reorderer reorderer(schedule.stages(), timing.end, duration);
         next.device_ops = current.device_ops;
         std::vector<double> next_peak = peak;
         for (int d = 0; d < schedule.devices; ++d) {
