@@ -72,8 +72,9 @@ using MinHeap = std::priority_queue<std::size_t, std::vector<std::size_t>, std::
 using ReadyAt = std::pair<double, std::size_t>;  // when an op's inputs are done, its position
 
 // One device during the fill: its original order, which ops were pulled ahead, what it holds,
-// and its ops whose inputs are done: by the time they are (`waiting`), then, once that time
-// has come, by position in groups of one stage and pass (`ready`: equal memory changes).
+// and its ops whose inputs are done: with the time they are (`waiting`), then, once that time
+// has come, by position in groups of one stage and pass (`ready`: equal memory changes; the
+// head, looked at directly, is left out).
 struct FillingDevice {
     const std::vector<Op>* order = nullptr;
     std::vector<char> taken;
@@ -83,8 +84,8 @@ struct FillingDevice {
     std::size_t lookahead = 0;
     int forwards_left = 0;
     std::vector<Op> out;
-    std::priority_queue<ReadyAt, std::vector<ReadyAt>, std::greater<>> waiting;
-    std::vector<MinHeap> ready;  ///< by local chunk · pass_count + pass
+    std::vector<ReadyAt> waiting;  ///< few: one per input running elsewhere, mostly
+    std::vector<MinHeap> ready;    ///< by local chunk · pass_count + pass
     ClimbTree climb;
     std::vector<std::size_t> candidates;  ///< choose()'s scratch
 };
@@ -115,7 +116,7 @@ class Filler {
             for (std::size_t k = 0; k < order.size(); ++k) {
                 position_[dense_op_index(order[k], stages_)] = static_cast<std::int32_t>(k);
                 change[k] = memory_change(order[k], memory_);
-                if (inputs_end(order[k], stages_, end_) == 0) dev.waiting.emplace(0.0, k);
+                if (inputs_end(order[k], stages_, end_) == 0) dev.waiting.emplace_back(0.0, k);
             }
             dev.climb = ClimbTree(change);
         }
@@ -136,11 +137,14 @@ class Filler {
         while (dev.head < order.size() && dev.taken[dev.head])
             ++dev.head;
         if (dev.head == order.size()) return dev.head;
-        while (!dev.waiting.empty() && dev.waiting.top().first <= t + tolerance) {
-            const std::size_t k = dev.waiting.top().second;
-            dev.waiting.pop();
-            dev.ready[group(order[k])].push(k);
+        std::size_t kept = 0;
+        for (const ReadyAt& w : dev.waiting) {
+            if (w.first > t + tolerance)
+                dev.waiting[kept++] = w;
+            else if (w.second != dev.head)  // the head is looked at directly
+                dev.ready[group(order[w.second])].push(w.second);
         }
+        dev.waiting.resize(kept);
         if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W) {
             // Cool-down: a backward whose inputs are done overtakes the W's, which only free
             // memory and feed no other device (the Zero Bubble papers' deferred W's).
@@ -188,7 +192,7 @@ class Filler {
             const double inputs = inputs_end(next, stages_, end_);
             if (k >= 0 && inputs >= 0) {
                 const int d = schedule_.stage_device[next.stage];
-                devices_[d].waiting.emplace(inputs, static_cast<std::size_t>(k));
+                devices_[d].waiting.emplace_back(inputs, static_cast<std::size_t>(k));
                 if (parked_[d]) wake_.emplace(inputs, d);
             }
         }
@@ -202,7 +206,8 @@ class Filler {
         ++parked_count_;
         parked_since_ = t;
         const FillingDevice& dev = devices_[d];
-        if (!dev.waiting.empty()) wake_.emplace(dev.waiting.top().first, d);
+        if (!dev.waiting.empty())
+            wake_.emplace(std::min_element(dev.waiting.begin(), dev.waiting.end())->first, d);
     }
     int parked_count() const { return parked_count_; }
     double parked_since() const { return parked_since_; }
