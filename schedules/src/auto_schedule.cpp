@@ -6,7 +6,6 @@
 #include <functional>
 #include <limits>
 #include <queue>
-#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -103,8 +102,8 @@ class AutoScheduler {
             queue_.emplace(free_at_[other], other);
         }
         parked_.clear();
-        events_.insert(free_at_[d] + o_.costs.comm_latency);
-        events_.insert(free_at_[d]);
+        events_.push(free_at_[d] + o_.costs.comm_latency);
+        events_.push(free_at_[d]);
     }
 
     // Runs one op on device d at its free time if one can run; false if it must wait.
@@ -144,8 +143,11 @@ class AutoScheduler {
 
     // Nothing can run on d now: move it to the next moment an input may arrive.
     void wait(int d) {
-        const auto next = events_.upper_bound(free_at_[d] + eps);
-        free_at_[d] = next == events_.end() ? never : *next;
+        // Devices are stepped in time order (d is the earliest) and events come no earlier than
+        // the step that adds them: events up to now are of no use to any later wait.
+        while (!events_.empty() && events_.top() <= free_at_[d] + eps)
+            events_.pop();
+        free_at_[d] = events_.empty() ? never : events_.top();
     }
 
     std::string stuck_message() const {
@@ -172,7 +174,9 @@ class AutoScheduler {
     std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
         queue_;
     std::vector<int> parked_;
-    std::set<double> events_;
+    /// When an output is done or arrives on another device: the times a waiting device looks
+    /// again; earliest first.
+    std::priority_queue<double, std::vector<double>, std::greater<>> events_;
     double activation_ = 1;
     std::vector<double> duration_;  ///< planning_durations, by stage·pass_count + pass
 };
