@@ -66,13 +66,16 @@ double order_peak(const std::vector<Op>& ops, const MemoryModel& memory);
 /// Precondition: no routed microbatches.
 inline double inputs_end(const Op& op, int stages, const std::vector<double>& end) {
     double latest = 0;
+    bool done = true;
     // B and BW share an output slot: which one the next stage runs does not matter here.
-    for (const Op& input : predecessors(op, StageRange{0, stages - 1}, true)) {
-        const double e = end[output_slot(input, stages)];
-        if (e < 0) return -1;
-        latest = std::max(latest, e);
-    }
-    return latest;
+    for_each_predecessor(
+        op, StageRange{0, stages - 1}, [](int) { return true; },
+        [&](const Op& input) {
+            const double e = end[output_slot(input, stages)];
+            done = done && e >= 0;
+            latest = std::max(latest, e);
+        });
+    return done ? latest : -1;
 }
 
 /// The warm-up and cool-down fill, a list schedule of the devices' orders: a device that is

@@ -66,7 +66,6 @@ class DependencyWalker {
         return routed_ ? schedule_.microbatch_stages[static_cast<std::size_t>(microbatch)].last
                        : stages_ - 1;
     }
-    void add_predecessor(Predecessors& preds, const Op& op) const;
     ValidationIssue same_device_issue(int device, int position, const Op& op, const Op& pred) const;
     ValidationIssue deadlock_issue() const;
 
@@ -131,18 +130,15 @@ inline Predecessors DependencyWalker::predecessors_of(const Op& op) const {
         static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages_);
     const StageRange route{first_stage(op.microbatch), last_stage(op.microbatch)};
     Predecessors preds;
-    for (const Op& pred : predecessors(op, route, [&](int stage) {
-             return split_[row + static_cast<std::size_t>(stage)] != 0;
-         }))
-        add_predecessor(preds, pred);
+    for_each_predecessor(
+        op, route, [&](int stage) { return split_[row + static_cast<std::size_t>(stage)] != 0; },
+        [&](const Op& input) {
+            const int k = preds.count++;
+            preds.op[k] = input;
+            preds.slot[k] = output_slot(input, stages_);
+            preds.device[k] = schedule_.stage_device[input.stage];
+        });
     return preds;
-}
-
-inline void DependencyWalker::add_predecessor(Predecessors& preds, const Op& op) const {
-    const int k = preds.count++;
-    preds.op[k] = op;
-    preds.slot[k] = output_slot(op, stages_);
-    preds.device[k] = schedule_.stage_device[op.stage];
 }
 
 /// The as-soon-as-possible timing every engine without a network shares (the replay, the
