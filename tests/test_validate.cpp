@@ -2,6 +2,10 @@
 // the device, its position and the op it waits for.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
+#include "schedules/op_dependencies.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
@@ -160,6 +164,60 @@ TEST_CASE("the classic generators give valid schedules over a grid of shapes",
                 CHECK_FALSE(validate(s).has_value());
                 const int passes = g.name.substr(0, 2) == "zb" ? 3 : 2;  // F,B,W or F,BW
                 CHECK(s.op_count() == static_cast<std::size_t>(m * p * v * passes));
+            }
+        }
+    }
+}
+
+TEST_CASE("the dependency rule names DESIGN.md's inputs and successors invert predecessors",
+          "[schedules][validate]") {
+    // The rule as written in DESIGN.md, for stages 2..5 of a routed microbatch 3.
+    const StageRange route{2, 5};
+    auto list = [](const OpLinks& links) { return std::vector<Op>(links.begin(), links.end()); };
+    using V = std::vector<Op>;
+    CHECK(list(predecessors(Op{Pass::F, 3, 2}, route, true)) == V{});
+    CHECK(list(predecessors(Op{Pass::F, 3, 4}, route, true)) == V{{Pass::F, 3, 3}});
+    CHECK(list(predecessors(Op{Pass::B, 3, 4}, route, true)) ==
+          V{{Pass::F, 3, 4}, {Pass::B, 3, 5}});
+    CHECK(list(predecessors(Op{Pass::BW, 3, 4}, route, false)) ==
+          V{{Pass::F, 3, 4}, {Pass::BW, 3, 5}});
+    CHECK(list(predecessors(Op{Pass::B, 3, 5}, route, true)) == V{{Pass::F, 3, 5}});
+    CHECK(list(predecessors(Op{Pass::W, 3, 4}, route, true)) == V{{Pass::B, 3, 4}});
+    CHECK(list(successors(Op{Pass::F, 3, 5}, route, false)) == V{{Pass::BW, 3, 5}});
+    CHECK(list(successors(Op{Pass::B, 3, 2}, route, true)) == V{{Pass::W, 3, 2}});
+    CHECK(list(successors(Op{Pass::W, 3, 3}, route, true)) == V{});
+
+    // Over whole schedules (routed DualPipe, split, fused, mixed): Y waits for X exactly when
+    // X is waited for by Y, and every op named is in the schedule.
+    Schedule mixed = make_empty_schedule("mixed", 2, 1, 1, looped_placement(2, 1));
+    mixed.device_ops[0] = {{Pass::F, 0, 0}, {Pass::BW, 0, 0}};
+    mixed.device_ops[1] = {{Pass::F, 0, 1}, {Pass::B, 0, 1}, {Pass::W, 0, 1}};
+    for (const Schedule& s :
+         {generate_schedule("dualpipe", {4, 8, 0, 0}), generate_schedule("zb-h1", {3, 5, 0, 0}),
+          generate_schedule("1f1b", {3, 5, 0, 0}), mixed}) {
+        CAPTURE(s.name);
+        std::vector<char> present(dense_op_count(s.microbatches, s.stages()), 0);
+        for (const auto& ops : s.device_ops)
+            for (const Op& op : ops)
+                present[dense_op_index(op, s.stages())] = 1;
+        for (const auto& ops : s.device_ops) {
+            for (const Op& op : ops) {
+                CAPTURE(to_string(op));
+                const StageRange op_route = s.stages_of(op.microbatch);
+                auto split = [&](int stage) {
+                    return present[dense_op_index(Op{Pass::B, op.microbatch, stage}, s.stages())] !=
+                           0;
+                };
+                for (const Op& before : predecessors(op, op_route, split)) {
+                    CHECK(present[dense_op_index(before, s.stages())]);
+                    const V after = list(successors(before, op_route, split));
+                    CHECK(std::find(after.begin(), after.end(), op) != after.end());
+                }
+                for (const Op& after : successors(op, op_route, split)) {
+                    CHECK(present[dense_op_index(after, s.stages())]);
+                    const V before = list(predecessors(after, op_route, split));
+                    CHECK(std::find(before.begin(), before.end(), op) != before.end());
+                }
             }
         }
     }

@@ -1,9 +1,13 @@
 // Generation time of every registered schedule at p=64, m=1024 (generation includes
 // validation), the replay of each, and the memory-capped search at p=16, m=64 and p=32,
-// m=256. Prints its figures; asserts nothing.
-//   bench_generate [--quick]     (--quick: p=16, m=128 and the small search only)
+// m=256; then the generators built by list scheduling and filling (zb-1p, zb-2p, v-half with
+// even and odd p) at p=64 and p=1024 (and p=63, 1023), m=1024. Prints its figures; asserts
+// nothing.
+//   bench_generate [--quick | --large]   (--quick: p=16, m=128 and the small search only;
+//                                          --large: only the list-scheduled generators)
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -39,10 +43,35 @@ void bench_search(int p, int m) {
                1e3 * seconds_since(start), r.ranking.size(), r.ranking.front().label);
 }
 
+// Wall and process CPU time of one generate_schedule call (planning with unit costs, then
+// validation); on a shared machine the CPU time is the steadier figure.
+void bench_large(const char* name, int p, int m) {
+    const auto start = Clock::now();
+    const std::clock_t cpu_start = std::clock();
+    const pipesim::Schedule s = pipesim::generate_schedule(name, {p, m, 0, 0});
+    const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+    fmt::print(
+        "generate_schedule {:<7} p={:<5} m={:<5} ({} ops, validated): wall {:10.1f} ms, "
+        "cpu {:10.1f} ms\n",
+        name, p, m, s.op_count(), 1e3 * seconds_since(start), 1e3 * cpu);
+}
+
+void bench_large_all() {
+    for (int p : {64, 1024})
+        for (const char* name : {"zb-1p", "zb-2p"})
+            bench_large(name, p, 1024);
+    for (int p : {64, 63, 1024, 1023})
+        bench_large("v-half", p, 1024);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    if (argc > 1 && std::strcmp(argv[1], "--large") == 0) {
+        bench_large_all();
+        return 0;
+    }
     const int p = quick ? 16 : 64;
     const int m = quick ? 128 : 1024;
     fmt::print("p={} m={}\n{:<18} {:>4} {:>10} {:>12} {:>12}\n", p, m, "schedule", "v", "ops",
@@ -63,6 +92,9 @@ int main(int argc, char** argv) {
         }
     }
     bench_search(16, 64);
-    if (!quick) bench_search(32, 256);
+    if (!quick) {
+        bench_search(32, 256);
+        bench_large_all();
+    }
     return 0;
 }

@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <limits>
-#include <set>
+#include <queue>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "schedules/op_dependencies.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/validate.hpp"
 
@@ -34,24 +37,35 @@ class AutoScheduler {
           free_at_(static_cast<std::size_t>(o.devices), 0.0),
           held_(static_cast<std::size_t>(o.devices), 0.0),
           pending_w_(static_cast<std::size_t>(o.devices)),
+          left_(static_cast<std::size_t>(o.devices), 0),
           local_stages_(static_cast<std::size_t>(o.devices)) {
         // Later stages first: they are nearer the loss (V-shape: the second chunk).
         for (int s = stages_ - 1; s >= 0; --s)
             local_stages_[schedule_.stage_device[s]].push_back(s);
+        for (int d = 0; d < o.devices; ++d)
+            left_[d] = 3 * o.microbatches * static_cast<int>(local_stages_[d].size());
         activation_ = 1.0 / o.chunks;
         duration_ = planning_durations(o.costs, stages_);
     }
 
     Schedule run() {
-        const std::size_t total = static_cast<std::size_t>(o_.microbatches) * stages_ * 3;
-        std::size_t placed = 0;
-        while (placed < total) {
-            const int d = earliest_device();
-            if (d < 0) throw std::invalid_argument(stuck_message());
-            if (step(d))
-                ++placed;
-            else
+        for (int d = 0; d < o_.devices; ++d)
+            if (left_[d] > 0) queue_.emplace(free_at_[d], d);
+        std::size_t left = static_cast<std::size_t>(o_.microbatches) * stages_ * 3;
+        while (left > 0) {
+            if (queue_.empty()) throw std::invalid_argument(stuck_message());
+            const int d = queue_.top().second;
+            queue_.pop();
+            if (step(d)) {
+                --left;
+                if (left_[d] > 0) queue_.emplace(free_at_[d], d);
+            } else {
                 wait(d);
+                if (free_at_[d] == never)
+                    parked_.push_back(d);
+                else
+                    queue_.emplace(free_at_[d], d);
+            }
         }
         return std::move(schedule_);
     }
@@ -66,37 +80,30 @@ class AutoScheduler {
         return end +
                (schedule_.stage_device[from_stage] == to_device ? 0.0 : o_.costs.comm_latency);
     }
-    double f_ready(int mb, int s) const {
-        return s == 0 ? 0.0 : arrival(f_end_[at(mb, s - 1)], s - 1, schedule_.stage_device[s]);
+    double end_of(const Op& op) const {
+        return (op.pass == Pass::F ? f_end_ : b_end_)[at(op.microbatch, op.stage)];
     }
-    double b_ready(int mb, int s) const {
-        double ready = f_end_[at(mb, s)];
-        if (s + 1 < stages_)
-            ready =
-                std::max(ready, arrival(b_end_[at(mb, s + 1)], s + 1, schedule_.stage_device[s]));
+    // When the inputs of `op` have arrived on its device (never: one has not run yet).
+    double input_ready(const Op& op) const {
+        const int device = schedule_.stage_device[op.stage];
+        double ready = 0;
+        for (const Op& input : predecessors(op, StageRange{0, stages_ - 1}, true))
+            ready = std::max(ready, arrival(end_of(input), input.stage, device));
         return ready;
-    }
-
-    int earliest_device() const {
-        int best = -1;
-        for (int d = 0; d < o_.devices; ++d)
-            if (!done(d) && free_at_[d] < never && (best < 0 || free_at_[d] < free_at_[best]))
-                best = d;
-        return best;
-    }
-    bool done(int d) const {
-        for (int s : local_stages_[d])
-            if (next_b_[s] < o_.microbatches) return false;
-        return pending_w_[d].empty();
     }
 
     void emit(int d, Op op, double start, double length) {
         schedule_.device_ops[d].push_back(op);
         free_at_[d] = start + length;
-        for (int other = 0; other < o_.devices; ++other)
-            if (free_at_[other] == never) free_at_[other] = free_at_[d];
-        events_.insert(free_at_[d] + o_.costs.comm_latency);
-        events_.insert(free_at_[d]);
+        --left_[d];
+        // Devices that found nothing to wait for may find something now.
+        for (int other : parked_) {
+            free_at_[other] = free_at_[d];
+            queue_.emplace(free_at_[other], other);
+        }
+        parked_.clear();
+        events_.push(free_at_[d] + o_.costs.comm_latency);
+        events_.push(free_at_[d]);
     }
 
     // Runs one op on device d at its free time if one can run; false if it must wait.
@@ -104,7 +111,7 @@ class AutoScheduler {
         const double t = free_at_[d];
         for (int s : local_stages_[d]) {
             const int mb = next_b_[s];
-            if (mb < o_.microbatches && b_ready(mb, s) <= t + eps) {
+            if (mb < o_.microbatches && input_ready(Op{Pass::B, mb, s}) <= t + eps) {
                 b_end_[at(mb, s)] = t + cost(s, Pass::B);
                 ++next_b_[s];
                 pending_w_[d].push_back(Op{Pass::W, mb, s});
@@ -115,7 +122,7 @@ class AutoScheduler {
         if (held_[d] + activation_ <= o_.memory_limit + eps) {
             for (int s : local_stages_[d]) {
                 const int mb = next_f_[s];
-                if (mb < o_.microbatches && f_ready(mb, s) <= t + eps) {
+                if (mb < o_.microbatches && input_ready(Op{Pass::F, mb, s}) <= t + eps) {
                     f_end_[at(mb, s)] = t + cost(s, Pass::F);
                     ++next_f_[s];
                     held_[d] += activation_;
@@ -136,8 +143,11 @@ class AutoScheduler {
 
     // Nothing can run on d now: move it to the next moment an input may arrive.
     void wait(int d) {
-        const auto next = events_.upper_bound(free_at_[d] + eps);
-        free_at_[d] = next == events_.end() ? never : *next;
+        // Devices are stepped in time order (d is the earliest) and events come no earlier than
+        // the step that adds them: events up to now are of no use to any later wait.
+        while (!events_.empty() && events_.top() <= free_at_[d] + eps)
+            events_.pop();
+        free_at_[d] = events_.empty() ? never : events_.top();
     }
 
     std::string stuck_message() const {
@@ -157,8 +167,16 @@ class AutoScheduler {
     std::vector<double> free_at_;
     std::vector<double> held_;
     std::vector<std::deque<Op>> pending_w_;
+    std::vector<int> left_;  ///< per device, the ops it has yet to run
     std::vector<std::vector<int>> local_stages_;
-    std::set<double> events_;
+    /// Devices not done and not parked, by the time they are free (ties: the lowest index,
+    /// each device once); parked: devices waiting with no known event (free at `never`).
+    std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
+        queue_;
+    std::vector<int> parked_;
+    /// When an output is done or arrives on another device: the times a waiting device looks
+    /// again; earliest first.
+    std::priority_queue<double, std::vector<double>, std::greater<>> events_;
     double activation_ = 1;
     std::vector<double> duration_;  ///< planning_durations, by stage·pass_count + pass
 };

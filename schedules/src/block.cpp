@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "schedules/op_dependencies.hpp"
+
 namespace pipesim {
 
 namespace {
@@ -57,25 +59,34 @@ void check_shape(const BuildingBlock& b) {
                              b.chunks));
 }
 
+// The index of `p` in the block's passes.
+int index_of(const BuildingBlock& b, const BlockPass& p) {
+    return static_cast<int>(&p - b.passes.data());
+}
+
 // The block's passes indexed by (microbatch, stage); throws for repeats and missing passes.
 std::vector<PassSlots> index_passes(const BuildingBlock& b) {
     const int stages = b.stages();
     std::vector<PassSlots> slots(static_cast<std::size_t>(b.group * stages));
     for (const BlockPass& p : b.passes) {
+        auto fail = [&](const std::string& what, int at) {
+            throw InvalidBlock(fmt::format("block '{}': {}", b.name, what), at);
+        };
         if (p.stage < 0 || p.stage >= stages)
-            throw InvalidBlock(fmt::format("block '{}': pass {} has a stage outside 0..{}", b.name,
-                                           describe(p), stages - 1));
+            fail(fmt::format("pass {} has a stage outside 0..{}", describe(p), stages - 1),
+                 index_of(b, p));
         if (p.microbatch < 0 || p.microbatch >= b.group)
-            throw InvalidBlock(fmt::format("block '{}': pass {} has a microbatch outside 0..{}",
-                                           b.name, describe(p), b.group - 1));
+            fail(fmt::format("pass {} has a microbatch outside 0..{}", describe(p), b.group - 1),
+                 index_of(b, p));
         if (p.start < 0 || p.start > max_block_slots)
-            throw InvalidBlock(fmt::format("block '{}': pass {} must start in slots 0..{}", b.name,
-                                           describe(p), max_block_slots));
+            fail(fmt::format("pass {} must start in slots 0..{}", describe(p), max_block_slots),
+                 index_of(b, p));
         const BlockPass*& slot =
             slots[p.microbatch * stages + p.stage].pass[static_cast<int>(p.pass)];
+        // An exact repeat is located at its first occurrence, the one the reader meets first.
         if (slot)
-            throw InvalidBlock(fmt::format("block '{}': {} appears twice (also {})", b.name,
-                                           describe(p), describe(*slot)));
+            fail(fmt::format("{} appears twice (also {})", describe(p), describe(*slot)),
+                 index_of(b, slot->start == p.start ? *slot : p));
         slot = &p;
     }
     for (int j = 0; j < b.group; ++j) {
@@ -101,11 +112,6 @@ std::vector<PassSlots> index_passes(const BuildingBlock& b) {
     return slots;
 }
 
-const BlockPass& backward_of(const PassSlots& ps) {
-    return ps.pass[static_cast<int>(Pass::BW)] ? *ps.pass[static_cast<int>(Pass::BW)]
-                                               : *ps.pass[static_cast<int>(Pass::B)];
-}
-
 const BlockPass& last_of(const PassSlots& ps) {
     return ps.pass[static_cast<int>(Pass::BW)] ? *ps.pass[static_cast<int>(Pass::BW)]
                                                : *ps.pass[static_cast<int>(Pass::W)];
@@ -118,17 +124,22 @@ void check_dependencies(const BuildingBlock& b, const std::vector<PassSlots>& sl
         if (later.start < ready)
             throw InvalidBlock(
                 fmt::format("block '{}': {} starts before its input {} ends at slot {}", b.name,
-                            describe(later), describe(earlier), ready));
+                            describe(later), describe(earlier), ready),
+                index_of(b, later));
     };
     for (int j = 0; j < b.group; ++j) {
+        const PassSlots* row = &slots[static_cast<std::size_t>(j * stages)];
+        auto split = [&](int stage) {
+            return row[stage].pass[static_cast<int>(Pass::BW)] == nullptr;
+        };
         for (int s = 0; s < stages; ++s) {
-            const PassSlots& ps = slots[j * stages + s];
-            const BlockPass& f = *ps.pass[static_cast<int>(Pass::F)];
-            const BlockPass& back = backward_of(ps);
-            if (s > 0) need_after(f, *slots[j * stages + s - 1].pass[static_cast<int>(Pass::F)]);
-            need_after(back, f);
-            if (s + 1 < stages) need_after(back, backward_of(slots[j * stages + s + 1]));
-            if (const BlockPass* w = ps.pass[static_cast<int>(Pass::W)]) need_after(*w, back);
+            for (Pass pass : {Pass::F, Pass::B, Pass::BW, Pass::W}) {
+                const BlockPass* later = row[s].pass[static_cast<int>(pass)];
+                if (!later) continue;
+                for (const Op& input :
+                     predecessors(Op{pass, j, s}, StageRange{0, stages - 1}, split))
+                    need_after(*later, *row[input.stage].pass[static_cast<int>(input.pass)]);
+            }
         }
     }
 }

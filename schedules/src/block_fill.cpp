@@ -2,10 +2,14 @@
 // memory cap (the block's lifespan bound).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <queue>
 #include <utility>
 
 #include "block_timing.hpp"
+#include "schedules/op_dependencies.hpp"
 
 namespace pipesim::detail {
 
@@ -17,7 +21,60 @@ bool is_backward(Pass pass) {
     return pass == Pass::B || pass == Pass::BW;
 }
 
-// One device during the fill: its original order, which ops were pulled ahead, what it holds.
+// Over a device's order, the sum and the highest prefix sum of the memory changes of the ops
+// not taken yet (taken ones count 0): how high the memory climbs over the ops a candidate
+// would overtake, in logarithmic time (an iterative segment tree; non-commutative combine).
+class ClimbTree {
+  public:
+    ClimbTree() = default;
+    explicit ClimbTree(const std::vector<double>& change)
+        : n_(change.size()), node_(2 * change.size()) {
+        for (std::size_t k = 0; k < n_; ++k)
+            node_[n_ + k] = Node{change[k], change[k]};
+        for (std::size_t k = n_; k-- > 1;)
+            node_[k] = combine(node_[2 * k], node_[2 * k + 1]);
+    }
+
+    // The op at `position` is taken: its change counts 0 from now on.
+    void clear(std::size_t position) {
+        std::size_t k = n_ + position;
+        node_[k] = Node{0, 0};
+        for (k /= 2; k > 0; k /= 2)
+            node_[k] = combine(node_[2 * k], node_[2 * k + 1]);
+    }
+
+    // The highest sum of the changes at first..j over j in first..last−1. Precondition:
+    // first < last ≤ the order's size.
+    double highest_prefix(std::size_t first, std::size_t last) const {
+        Node left{0, -std::numeric_limits<double>::infinity()};
+        Node right = left;
+        for (first += n_, last += n_; first < last; first /= 2, last /= 2) {
+            if (first & 1) left = combine(left, node_[first++]);
+            if (last & 1) right = combine(node_[--last], right);
+        }
+        return combine(left, right).best;
+    }
+
+  private:
+    struct Node {
+        double sum = 0;
+        double best = 0;  ///< highest prefix sum
+    };
+    static Node combine(const Node& a, const Node& b) {
+        return Node{a.sum + b.sum, std::max(a.best, a.sum + b.best)};
+    }
+
+    std::size_t n_ = 0;
+    std::vector<Node> node_;
+};
+
+using MinHeap = std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>>;
+using ReadyAt = std::pair<double, std::size_t>;  // when an op's inputs are done, its position
+
+// One device during the fill: its original order, which ops were pulled ahead, what it holds,
+// and its ops whose inputs are done: with the time they are (`waiting`), then, once that time
+// has come, by position in groups of one stage and pass (`ready`: equal memory changes; the
+// head, looked at directly, is left out).
 struct FillingDevice {
     const std::vector<Op>* order = nullptr;
     std::vector<char> taken;
@@ -27,45 +84,88 @@ struct FillingDevice {
     std::size_t lookahead = 0;
     int forwards_left = 0;
     std::vector<Op> out;
+    std::vector<ReadyAt> waiting;  ///< few: one per input running elsewhere, mostly
+    std::vector<MinHeap> ready;    ///< by local chunk · pass_count + pass
+    ClimbTree climb;
+    std::vector<std::size_t> candidates;  ///< choose()'s scratch
 };
 
 class Filler {
   public:
     Filler(const Schedule& schedule, const std::vector<double>& duration, const MemoryModel& memory)
-        : stages_(schedule.stages()),
+        : schedule_(schedule),
+          stages_(schedule.stages()),
           duration_(duration),
           memory_(memory),
-          end_(output_slot_count(schedule.microbatches, schedule.stages()), -1.0) {}
+          end_(output_slot_count(schedule.microbatches, schedule.stages()), -1.0),
+          position_(dense_op_count(schedule.microbatches, schedule.stages()), -1),
+          chunk_(static_cast<std::size_t>(stages_), 0),
+          devices_(static_cast<std::size_t>(schedule.devices)),
+          parked_(devices_.size(), 0) {
+        std::vector<int> chunks(devices_.size(), 0);
+        for (int s = 0; s < stages_; ++s)
+            chunk_[s] = chunks[schedule.stage_device[s]]++;
+        for (int d = 0; d < schedule.devices; ++d) {
+            const std::vector<Op>& order = schedule.device_ops[d];
+            FillingDevice& dev = devices_[d];
+            dev.order = &order;
+            dev.taken.assign(order.size(), 0);
+            dev.out.reserve(order.size());
+            dev.ready.resize(static_cast<std::size_t>(chunks[d]) * pass_count);
+            std::vector<double> change(order.size());
+            for (std::size_t k = 0; k < order.size(); ++k) {
+                position_[dense_op_index(order[k], stages_)] = static_cast<std::int32_t>(k);
+                change[k] = memory_change(order[k], memory_);
+                if (inputs_end(order[k], stages_, end_) == 0) dev.waiting.emplace_back(0.0, k);
+            }
+            dev.climb = ClimbTree(change);
+        }
+    }
+
+    FillingDevice& device(int d) { return devices_[d]; }
 
     // The op the device runs when it is free at time t: after its last forward, a ready
     // backward before a W; else its next op in order if its inputs are done; else the first
     // later op (within the lookahead) whose inputs are done and which keeps the device's
     // memory, now and until the op's old place in the order, within the cap. Returns the op's
     // position in the order, or the order's size when nothing can run.
+    //
+    // Ops of one group have the same memory change and the memory climb before an op only
+    // grows with its position, so in each group only the first ready op can be the answer.
     std::size_t choose(FillingDevice& dev, double t) const {
         const std::vector<Op>& order = *dev.order;
         while (dev.head < order.size() && dev.taken[dev.head])
             ++dev.head;
         if (dev.head == order.size()) return dev.head;
+        std::size_t kept = 0;
+        for (const ReadyAt& w : dev.waiting) {
+            if (w.first > t + tolerance)
+                dev.waiting[kept++] = w;
+            else if (w.second != dev.head)  // the head is looked at directly
+                dev.ready[group(order[w.second])].push(w.second);
+        }
+        dev.waiting.resize(kept);
         if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W) {
             // Cool-down: a backward whose inputs are done overtakes the W's, which only free
             // memory and feed no other device (the Zero Bubble papers' deferred W's).
-            for (std::size_t k = dev.head + 1; k < order.size(); ++k)
-                if (!dev.taken[k] && is_backward(order[k].pass) && ready(order[k], t)) return k;
+            std::size_t first = order.size();
+            for (std::size_t g = 0; g < dev.ready.size(); ++g)
+                if (is_backward(static_cast<Pass>(g % pass_count)))
+                    first = std::min(first, first_ready(dev, g));
+            if (first < order.size()) return first;
         }
         if (ready(order[dev.head], t)) return dev.head;
-        // `rise` is the highest the memory climbs, above `held`, over the ops the candidate
-        // would overtake (the empty prefix counts: 0).
-        double climb = memory_change(order[dev.head], memory_);
-        double rise = std::max(0.0, climb);
         const std::size_t last = std::min(order.size(), dev.head + 1 + dev.lookahead);
-        for (std::size_t k = dev.head + 1; k < last; ++k) {
-            if (dev.taken[k]) continue;
-            const Op& op = order[k];
-            const double change = memory_change(op, memory_);
-            if (dev.held + change + rise <= dev.cap + tolerance && ready(op, t)) return k;
-            climb += change;
-            rise = std::max(rise, climb);
+        std::vector<std::size_t>& candidates = dev.candidates;
+        candidates.clear();
+        for (std::size_t g = 0; g < dev.ready.size(); ++g) {
+            const std::size_t k = first_ready(dev, g);
+            if (k < last) candidates.push_back(k);
+        }
+        std::sort(candidates.begin(), candidates.end());
+        for (const std::size_t k : candidates) {
+            const double rise = std::max(0.0, dev.climb.highest_prefix(dev.head, k));
+            if (dev.held + memory_change(order[k], memory_) + rise <= dev.cap + tolerance) return k;
         }
         return order.size();
     }
@@ -74,13 +174,58 @@ class Filler {
     double run(FillingDevice& dev, std::size_t position, double t) {
         const Op& op = (*dev.order)[position];
         dev.taken[position] = 1;
+        // Climbs are measured from the head on: only an op pulled ahead needs clearing.
+        if (position != dev.head) dev.climb.clear(position);
         dev.out.push_back(op);
         dev.held += memory_change(op, memory_);
         if (op.pass == Pass::F) --dev.forwards_left;
         const double finish = t + duration_[static_cast<std::size_t>(op.stage) * pass_count +
                                             static_cast<std::size_t>(op.pass)];
-        if (op.pass != Pass::W) end_[output_slot(op, stages_)] = finish;
+        if (op.pass == Pass::W) return finish;
+        end_[output_slot(op, stages_)] = finish;
+        // The ops waiting for this one whose inputs are now all done.
+        auto split = [&](int stage) {
+            return position_[dense_op_index(Op{Pass::B, op.microbatch, stage}, stages_)] >= 0;
+        };
+        for (const Op& next : successors(op, StageRange{0, stages_ - 1}, split)) {
+            const std::int32_t k = position_[dense_op_index(next, stages_)];
+            const double inputs = inputs_end(next, stages_, end_);
+            if (k >= 0 && inputs >= 0) {
+                const int d = schedule_.stage_device[next.stage];
+                devices_[d].waiting.emplace_back(inputs, static_cast<std::size_t>(k));
+                if (parked_[d]) wake_.emplace(inputs, d);
+            }
+        }
         return finish;
+    }
+
+    // Device d finds nothing to run at time t: it waits, parked, until an op of its order has
+    // its inputs done.
+    void park(int d, double t) {
+        parked_[d] = 1;
+        ++parked_count_;
+        parked_since_ = t;
+        const FillingDevice& dev = devices_[d];
+        if (!dev.waiting.empty())
+            wake_.emplace(std::min_element(dev.waiting.begin(), dev.waiting.end())->first, d);
+    }
+    int parked_count() const { return parked_count_; }
+    double parked_since() const { return parked_since_; }
+
+    // The parked devices with an op whose inputs are done at time t, unparked. The others
+    // would find nothing at t either: they count as parked again at t.
+    const std::vector<int>& wake_up(double t) {
+        woken_.clear();
+        while (!wake_.empty() && wake_.top().first <= t + tolerance) {
+            const int d = wake_.top().second;
+            wake_.pop();
+            if (!parked_[d]) continue;  // woken before
+            parked_[d] = 0;
+            --parked_count_;
+            woken_.push_back(d);
+        }
+        parked_since_ = t;
+        return woken_;
     }
 
   private:
@@ -89,10 +234,34 @@ class Filler {
         return inputs >= 0 && inputs <= t + tolerance;
     }
 
+    std::size_t group(const Op& op) const {
+        return static_cast<std::size_t>(chunk_[op.stage]) * pass_count +
+               static_cast<std::size_t>(op.pass);
+    }
+
+    // The first position of group g whose op is ready and not taken (the order's size if none).
+    static std::size_t first_ready(FillingDevice& dev, std::size_t g) {
+        MinHeap& heap = dev.ready[g];
+        while (!heap.empty() && dev.taken[heap.top()])
+            heap.pop();
+        return heap.empty() ? dev.order->size() : heap.top();
+    }
+
+    const Schedule& schedule_;
     int stages_;
     const std::vector<double>& duration_;
     const MemoryModel& memory_;
     std::vector<double> end_;
+    std::vector<std::int32_t> position_;  ///< per dense_op_index: place in its device's order
+    std::vector<int> chunk_;              ///< per stage: its index among its device's stages
+    std::vector<FillingDevice> devices_;
+    /// When a device may have something new to run (an op's inputs done), by time.
+    std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
+        wake_;
+    std::vector<int> woken_;  ///< wake_up()'s result
+    std::vector<char> parked_;
+    int parked_count_ = 0;
+    double parked_since_ = 0;
 };
 
 }  // namespace
@@ -100,14 +269,11 @@ class Filler {
 std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<double>& duration,
                                   const std::vector<double>& cap, const MemoryModel& memory) {
     const int devices = schedule.devices;
-    std::vector<FillingDevice> state(static_cast<std::size_t>(devices));
+    Filler filler(schedule, duration, memory);
     for (int d = 0; d < devices; ++d) {
-        FillingDevice& dev = state[d];
+        FillingDevice& dev = filler.device(d);
         const std::vector<Op>& order = schedule.device_ops[d];
-        dev.order = &order;
-        dev.taken.assign(order.size(), 0);
         dev.cap = std::max(cap[d], order_peak(order, memory));
-        dev.out.reserve(order.size());
         dev.forwards_left = static_cast<int>(std::count_if(
             order.begin(), order.end(), [](const Op& op) { return op.pass == Pass::F; }));
         // An op more microbatches ahead than the cap holds would need forwards beyond it.
@@ -123,39 +289,34 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
             order.size() / static_cast<std::size_t>(std::max(1, schedule.microbatches)) + 1;
         dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);
     }
-    Filler filler(schedule, duration, memory);
     // Devices by the time they are free (ties: the device queued first); a device that finds
-    // nothing to run waits, parked, until the next op ends anywhere.
+    // nothing to run waits, parked, until the next op ends anywhere. Only an op whose inputs
+    // become done can give a parked device something to run (its order, memory and ready ops
+    // are as they were), so it is woken only at the first such time and skips the others.
     using Entry = std::pair<double, int>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> free_at;
     for (int d = 0; d < devices; ++d)
         if (!schedule.device_ops[d].empty()) free_at.emplace(0.0, d);
-    std::vector<int> parked;
-    double parked_since = 0;
     while (!free_at.empty()) {
         const auto [t, d] = free_at.top();
-        if (!parked.empty() && t > parked_since + tolerance) {
-            for (int e : parked)
+        if (filler.parked_count() > 0 && t > filler.parked_since() + tolerance) {
+            for (int e : filler.wake_up(t))
                 free_at.emplace(t, e);
-            parked.clear();
             continue;
         }
         free_at.pop();
-        FillingDevice& dev = state[d];
+        FillingDevice& dev = filler.device(d);
         const std::size_t position = filler.choose(dev, t);
         if (position == dev.order->size()) {
-            if (dev.head < dev.order->size()) {
-                parked.push_back(d);
-                parked_since = t;
-            }
+            if (dev.head < dev.order->size()) filler.park(d, t);
             continue;
         }
         free_at.emplace(filler.run(dev, position, t), d);
     }
-    if (!parked.empty()) return std::nullopt;
+    if (filler.parked_count() > 0) return std::nullopt;
     Schedule filled = schedule;
     for (int d = 0; d < devices; ++d)
-        filled.device_ops[d] = std::move(state[d].out);
+        filled.device_ops[d] = std::move(filler.device(d).out);
     return filled;
 }
 

@@ -53,23 +53,6 @@ BlockPass read_pass(const JsonDocument& doc, const std::string& pointer, const B
     return pass;
 }
 
-// check_block's message names the offending pass first, like "F(mb 0, stage 3) at slot 5":
-// the pointer of the pass named earliest in the message (the whole list if none is).
-std::string locate_pass(const BuildingBlock& b, const std::string& message) {
-    std::size_t best_at = std::string::npos;
-    std::string best = "/passes";
-    for (std::size_t k = 0; k < b.passes.size(); ++k) {
-        const BlockPass& p = b.passes[k];
-        const std::size_t at = message.find(fmt::format(
-            "{}(mb {}, stage {}) at slot {}", pass_name(p.pass), p.microbatch, p.stage, p.start));
-        if (at < best_at) {
-            best_at = at;
-            best = json_pointer_child("/passes", k);
-        }
-    }
-    return best;
-}
-
 }  // namespace
 
 BuildingBlock parse_block_json(std::string_view text, const std::string& file,
@@ -95,7 +78,9 @@ BuildingBlock parse_block_json(std::string_view text, const std::string& file,
     try {
         check_block(b);
     } catch (const InvalidBlock& e) {
-        const std::string pointer = locate_pass(b, e.what());
+        const std::string pointer =
+            e.pass() >= 0 ? json_pointer_child("/passes", static_cast<std::size_t>(e.pass()))
+                          : std::string("/passes");
         throw doc.error_at(pointer, JsonDocument::display_name(pointer) + ": " + e.what());
     }
     return b;

@@ -1,7 +1,10 @@
 // The greedy block placer: each pass at the earliest slot that is free modulo the interval.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "schedules/block_catalog.hpp"
+#include "schedules/op_dependencies.hpp"
 
 namespace pipesim {
 
@@ -60,10 +63,17 @@ BuildingBlock place_block(const BlockLayout& layout) {
         throw InvalidBlock(fmt::format("block '{}': bad layout (interval {}, {} stages placed)",
                                        block.name, block.interval, block.stage_device.size()));
     SlotGrid grid(block.devices, block.interval);
-    auto place = [&](Pass pass, int stage, int ready) {
+    std::vector<int> end(static_cast<std::size_t>(stages) * pass_count, 0);
+    // Places `pass` of `stage` `gap_slots` after its inputs end, at the first free slots.
+    auto place = [&](Pass pass, int stage, int gap_slots) {
+        int ready = 0;
+        for (const Op& input :
+             predecessors(Op{pass, 0, stage}, StageRange{0, stages - 1}, layout.split))
+            ready = std::max(ready, end[static_cast<std::size_t>(input.stage) * pass_count +
+                                        static_cast<std::size_t>(input.pass)]);
         const int device = block.stage_device[stage];
         const int length = block.lengths.of(pass);
-        const int start = grid.earliest(device, ready, length);
+        const int start = grid.earliest(device, ready + gap_slots, length);
         if (start < 0)
             throw InvalidBlock(fmt::format(
                 "block '{}': {} of stage {} finds no {} free slots on device {} within the "
@@ -71,20 +81,17 @@ BuildingBlock place_block(const BlockLayout& layout) {
                 block.name, pass_name(pass), stage, length, device, block.interval));
         grid.take(device, start, length);
         block.passes.push_back(BlockPass{pass, stage, start, 0});
-        return start + length;
+        end[static_cast<std::size_t>(stage) * pass_count + static_cast<std::size_t>(pass)] =
+            start + length;
     };
-    std::vector<int> f_end(static_cast<std::size_t>(stages));
-    int ready = 0;
     for (int s = 0; s < stages; ++s)
-        ready = f_end[s] = place(Pass::F, s, ready + gap(layout.f_gap, s));
+        place(Pass::F, s, gap(layout.f_gap, s));
     const Pass backward = layout.split ? Pass::B : Pass::BW;
-    std::vector<int> b_end(static_cast<std::size_t>(stages));
-    ready = f_end[stages - 1];
     for (int s = stages - 1; s >= 0; --s)
-        ready = b_end[s] = place(backward, s, std::max(ready, f_end[s]) + gap(layout.b_gap, s));
+        place(backward, s, gap(layout.b_gap, s));
     if (layout.split)
         for (int s = stages - 1; s >= 0; --s)
-            place(Pass::W, s, b_end[s] + gap(layout.w_gap, s));
+            place(Pass::W, s, gap(layout.w_gap, s));
     check_block(block);
     return block;
 }

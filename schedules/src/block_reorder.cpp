@@ -1,7 +1,10 @@
 // Building blocks: warm-up and cool-down reordering that never raises peak memory.
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <limits>
+#include <queue>
+#include <utility>
 
 #include "block_timing.hpp"
 #include "schedules/validate.hpp"
@@ -16,11 +19,8 @@ bool is_backward(Pass pass) {
 
 class Reorderer {
   public:
-    // `done` is scratch space of one flag per dense op index, all 0; each device touches only
-    // its own stages' flags and clears them again, so one buffer serves every device.
-    Reorderer(int stages, const std::vector<double>& end, const std::vector<double>& duration,
-              std::vector<char>& done)
-        : stages_(stages), end_(end), duration_(duration), done_(done) {}
+    Reorderer(int stages, const std::vector<double>& end, const std::vector<double>& duration)
+        : stages_(stages), end_(end), duration_(duration) {}
 
     // Forwards before the first backward, in the order their inputs arrive.
     void warm_up(std::vector<Op>& ops) const {
@@ -41,37 +41,54 @@ class Reorderer {
             }
         if (last_f == ops.size()) return;
         std::deque<Op> backwards;
-        std::deque<Op> weights;
+        std::vector<Op> weights;
         for (std::size_t k = last_f + 1; k < ops.size(); ++k)
-            (ops[k].pass == Pass::W ? weights : backwards).push_back(ops[k]);
-        std::vector<char>& done = done_;
-        for (std::size_t k = 0; k <= last_f; ++k)
-            done[dense_op_index(ops[k], stages_)] = 1;
+            if (ops[k].pass == Pass::W)
+                weights.push_back(ops[k]);
+            else
+                backwards.push_back(ops[k]);
+        // A W's B runs on its device either before the last forward or among `backwards`.
+        // The W's whose B has run, by their place among the weights (the first runs first);
+        // `waiting_b`: the dense index of each other W's B, sorted, with the W's place.
+        std::vector<std::size_t> later_b;
+        for (const Op& op : backwards)
+            if (op.pass == Pass::B) later_b.push_back(dense_op_index(op, stages_));
+        std::sort(later_b.begin(), later_b.end());
+        std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready_w;
+        std::vector<std::pair<std::size_t, std::size_t>> waiting_b;
+        for (std::size_t i = 0; i < weights.size(); ++i) {
+            const std::size_t b =
+                dense_op_index(Op{Pass::B, weights[i].microbatch, weights[i].stage}, stages_);
+            if (std::binary_search(later_b.begin(), later_b.end(), b))
+                waiting_b.emplace_back(b, i);
+            else
+                ready_w.push(i);
+        }
+        std::sort(waiting_b.begin(), waiting_b.end());
         double t = end_of(ops[last_f]);
         std::size_t out = last_f + 1;
         auto place = [&](const Op& op, double start) {
             ops[out++] = op;
-            done[dense_op_index(op, stages_)] = 1;
+            const std::size_t index = dense_op_index(op, stages_);
             t = start + duration(op);
+            const auto w = std::lower_bound(waiting_b.begin(), waiting_b.end(),
+                                            std::pair<std::size_t, std::size_t>{index, 0});
+            if (w != waiting_b.end() && w->first == index) ready_w.push(w->second);
         };
-        auto weight_ready = [&](const Op& w) {
-            return done[dense_op_index(Op{Pass::B, w.microbatch, w.stage}, stages_)] != 0;
-        };
-        while (!backwards.empty() || !weights.empty()) {
+        std::size_t weights_left = weights.size();
+        while (!backwards.empty() || weights_left > 0) {
             const bool back_ready = !backwards.empty() && input_ready(backwards.front()) <= t;
-            auto w = std::find_if(weights.begin(), weights.end(), weight_ready);
-            if (back_ready || (w == weights.end() && !backwards.empty())) {
+            if (back_ready || (ready_w.empty() && !backwards.empty())) {
                 const Op op = backwards.front();
                 backwards.pop_front();
                 place(op, std::max(t, input_ready(op)));
             } else {
-                const Op op = *w;
-                weights.erase(w);
+                const Op op = weights[ready_w.top()];
+                ready_w.pop();
+                --weights_left;
                 place(op, t);
             }
         }
-        for (const Op& op : ops)
-            done[dense_op_index(op, stages_)] = 0;
     }
 
   private:
@@ -89,7 +106,6 @@ class Reorderer {
     int stages_;
     const std::vector<double>& end_;
     const std::vector<double>& duration_;
-    std::vector<char>& done_;
 };
 
 }  // namespace
@@ -101,7 +117,6 @@ Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& dura
     Schedule current = schedule;
     Schedule next = schedule;
     AsapTiming next_timing;
-    std::vector<char> done(dense_op_count(schedule.microbatches, schedule.stages()), 0);
     std::vector<double> peak(static_cast<std::size_t>(schedule.devices));
     for (int d = 0; d < schedule.devices; ++d)
         peak[d] = order_peak(current.device_ops[d], memory);
@@ -111,7 +126,7 @@ Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& dura
     // reused from round to round.
     constexpr int rounds = 4;
     for (int round = 0; round < rounds; ++round) {
-        const Reorderer reorderer(schedule.stages(), timing.end, duration, done);
+        const Reorderer reorderer(schedule.stages(), timing.end, duration);
         next.device_ops = current.device_ops;
         std::vector<double> next_peak = peak;
         for (int d = 0; d < schedule.devices; ++d) {

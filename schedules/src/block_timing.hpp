@@ -61,26 +61,21 @@ inline double memory_change(const Op& op, const MemoryModel& memory) {
 /// The peak activation a device holds running `ops` in order (memory_change of each in turn).
 double order_peak(const std::vector<Op>& ops, const MemoryModel& memory);
 
-/// When the inputs `op` needs from other ops (stage s−1's F, stage s+1's backward, its own F
-/// or B) are done, by `end` (per output slot, −1 for an op not run yet): the latest of their
-/// ends, −1 if one has not run, 0 if the op needs nothing. Precondition: no routed microbatches.
+/// When the inputs `op` needs (predecessors()) are done, by `end` (per output slot, −1 for an
+/// op not run yet): the latest of their ends, −1 if one has not run, 0 if the op needs nothing.
+/// Precondition: no routed microbatches.
 inline double inputs_end(const Op& op, int stages, const std::vector<double>& end) {
-    auto end_of = [&](Pass pass, int stage) {
-        return end[output_slot(Op{pass, op.microbatch, stage}, stages)];
-    };
-    auto latest = [](double a, double b) { return a < 0 || b < 0 ? -1.0 : std::max(a, b); };
-    switch (op.pass) {
-        case Pass::F:
-            return op.stage > 0 ? end_of(Pass::F, op.stage - 1) : 0;
-        case Pass::B:
-        case Pass::BW:
-            return op.stage + 1 < stages
-                       ? latest(end_of(Pass::F, op.stage), end_of(Pass::B, op.stage + 1))
-                       : end_of(Pass::F, op.stage);
-        case Pass::W:
-            return end_of(Pass::B, op.stage);
-    }
-    return 0;
+    double latest = 0;
+    bool done = true;
+    // B and BW share an output slot: which one the next stage runs does not matter here.
+    for_each_predecessor(
+        op, StageRange{0, stages - 1}, [](int) { return true; },
+        [&](const Op& input) {
+            const double e = end[output_slot(input, stages)];
+            done = done && e >= 0;
+            latest = std::max(latest, e);
+        });
+    return done ? latest : -1;
 }
 
 /// The warm-up and cool-down fill, a list schedule of the devices' orders: a device that is

@@ -14,11 +14,11 @@ namespace pipesim::detail {
 Schedule generate_zb_capped(const GeneratorOptions& o, const char* name, int cap_per_device) {
     const PlanningCosts& costs = o.planning;
     const double cap = cap_per_device * o.devices;
-    std::vector<PlannedSchedule> candidates =
-        zero_bubble_heuristic(name, o.devices, o.microbatches, costs, cap);
+    ShortestSchedule shortest;
+    offer_zero_bubble_candidates(name, o.devices, o.microbatches, costs, cap, shortest);
     auto add = [&](Schedule s) {
         const PlannedLength length = planned_length(s, costs);
-        candidates.push_back(PlannedSchedule{std::move(s), length});
+        shortest.offer(PlannedSchedule{std::move(s), length});
     };
 
     AutoScheduleOptions greedy;
@@ -30,7 +30,7 @@ Schedule generate_zb_capped(const GeneratorOptions& o, const char* name, int cap
     add(auto_schedule(greedy));
     add(cap_per_device == 1 ? generate_zb_h1(o) : generate_zb_h2(o));
 
-    Schedule chosen = take_shortest(std::move(candidates));
+    Schedule chosen = shortest.take();
     chosen.name = name;
     return chosen;
 }

@@ -80,10 +80,11 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
         });
     }
     add(fmt::format("zb heuristic (cap {:g})", o.memory_limit), "auto", [&] {
-        std::vector<PlannedSchedule> found = zero_bubble_heuristic(
-            "zb-heuristic", o.devices, o.microbatches, planning, o.memory_limit);
-        if (found.empty()) throw std::invalid_argument("no heuristic schedule fits the cap");
-        return take_shortest(std::move(found));
+        ShortestSchedule shortest;
+        offer_zero_bubble_candidates("zb-heuristic", o.devices, o.microbatches, planning,
+                                     o.memory_limit, shortest);
+        if (shortest.empty()) throw std::invalid_argument("no heuristic schedule fits the cap");
+        return shortest.take();
     });
     return out;
 }

@@ -17,6 +17,7 @@
 
 #include "block_timing.hpp"
 #include "schedules/auto_schedule.hpp"
+#include "schedules/op_dependencies.hpp"
 #include "schedules/placement.hpp"
 
 namespace pipesim {
@@ -103,18 +104,17 @@ class RoundScheduler {
     bool w_pending(int s) const { return count(s, Pass::W) < count(s, Pass::B); }
     bool memory_allows_forward(int s) { return held(s) + 1 <= cap_ + eps; }
 
-    /// When the input of stage s's next `pass` has arrived. Preconditions: that input is
-    /// placed (the round order guarantees it).
+    /// When the inputs of stage s's next `pass` have arrived. Preconditions: they are placed
+    /// (the round order guarantees it).
     double input_ready(int s, Pass pass) const {
-        const int mb = count(s, pass);
-        switch (pass) {
-            case Pass::F:
-                return s == 0 ? 0.0 : f_end_[at(s - 1, mb)] + comm_;
-            case Pass::B:
-                return s + 1 == p_ ? f_end_[at(s, mb)] : b_end_[at(s + 1, mb)] + comm_;
-            default:
-                return b_end_[at(s, mb)];
-        }
+        double ready = 0;
+        for (const Op& input :
+             predecessors(Op{pass, count(s, pass), s}, StageRange{0, p_ - 1}, true))
+            ready = std::max(
+                ready,
+                (input.pass == Pass::F ? f_end_ : b_end_)[at(input.stage, input.microbatch)] +
+                    (input.stage == s ? 0.0 : comm_));
+        return ready;
     }
 
     void put(int s, Pass pass) {
@@ -272,26 +272,50 @@ class RoundScheduler {
 
 }  // namespace
 
-std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int devices,
-                                                   int microbatches, const PlanningCosts& costs,
-                                                   double memory_limit) {
+namespace {
+
+// Builds the heuristic's schedule under each choice and passes every one that keeps the cap
+// to `on_candidate`.
+template <class OnCandidate>
+void build_candidates(const std::string& name, int devices, int microbatches,
+                      const PlanningCosts& costs, double memory_limit, OnCandidate&& on_candidate) {
     if (devices < 1 || microbatches < 1)
         throw std::invalid_argument(fmt::format("{}: p and m must be ≥ 1", name));
-    std::vector<PlannedSchedule> candidates;
     for (int choice = 0; choice < 8; ++choice) {
         const HeuristicChoices choices{(choice & 1) != 0, (choice & 2) != 0, (choice & 4) != 0};
         RoundScheduler scheduler(name, devices, microbatches, costs, memory_limit, choices);
         if (auto schedule = scheduler.run())
-            candidates.push_back(PlannedSchedule{std::move(*schedule), scheduler.length()});
+            on_candidate(PlannedSchedule{std::move(*schedule), scheduler.length()});
     }
+}
+
+}  // namespace
+
+std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int devices,
+                                                   int microbatches, const PlanningCosts& costs,
+                                                   double memory_limit) {
+    std::vector<PlannedSchedule> candidates;
+    build_candidates(name, devices, microbatches, costs, memory_limit,
+                     [&](PlannedSchedule c) { candidates.push_back(std::move(c)); });
     return candidates;
 }
 
-Schedule take_shortest(std::vector<PlannedSchedule> candidates) {
-    std::size_t best = 0;
-    for (std::size_t k = 1; k < candidates.size(); ++k)
-        if (candidates[k].length < candidates[best].length) best = k;
-    return std::move(candidates.at(best).schedule);
+void offer_zero_bubble_candidates(const std::string& name, int devices, int microbatches,
+                                  const PlanningCosts& costs, double memory_limit,
+                                  ShortestSchedule& shortest) {
+    build_candidates(name, devices, microbatches, costs, memory_limit,
+                     [&](PlannedSchedule c) { shortest.offer(std::move(c)); });
+}
+
+void ShortestSchedule::offer(PlannedSchedule candidate) {
+    if (held_ && !(candidate.length < best_.length)) return;
+    best_ = std::move(candidate);
+    held_ = true;
+}
+
+Schedule ShortestSchedule::take() {
+    held_ = false;
+    return std::move(best_.schedule);
 }
 
 std::vector<double> planning_durations(const PlanningCosts& costs, int stages) {

@@ -61,8 +61,26 @@ std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int 
                                                    int microbatches, const PlanningCosts& costs,
                                                    double memory_limit);
 
-/// The shortest of `candidates` by their lengths (the first of equal ones). Precondition: not
-/// empty.
-Schedule take_shortest(std::vector<PlannedSchedule> candidates);
+/// The shortest of candidate schedules by their lengths (the first of equal ones), offered
+/// one at a time: holds only the shortest so far, so large candidates need not all be kept.
+class ShortestSchedule {
+  public:
+    /// Keeps `candidate` if it is shorter than every one offered before.
+    void offer(PlannedSchedule candidate);
+    /// Whether nothing was offered.
+    bool empty() const { return !held_; }
+    /// The shortest offered. Precondition: !empty().
+    Schedule take();
+
+  private:
+    bool held_ = false;
+    PlannedSchedule best_;
+};
+
+/// zero_bubble_heuristic()'s candidates, offered to `shortest` in the same order as each is
+/// built.
+void offer_zero_bubble_candidates(const std::string& name, int devices, int microbatches,
+                                  const PlanningCosts& costs, double memory_limit,
+                                  ShortestSchedule& shortest);
 
 }  // namespace pipesim

@@ -61,7 +61,16 @@ struct BuildingBlock {
 /// std::invalid_argument (bad input). The message is one line naming the problem.
 class InvalidBlock : public std::invalid_argument {
   public:
-    using std::invalid_argument::invalid_argument;
+    /// `pass`: the index in BuildingBlock::passes of the pass the problem is at, −1 when it
+    /// is not one pass's (the block's shape, a missing pass, a collision of repetitions).
+    explicit InvalidBlock(const std::string& message, int pass = -1)
+        : std::invalid_argument(message), pass_(pass) {}
+
+    /// The index of the offending pass, or −1.
+    int pass() const { return pass_; }
+
+  private:
+    int pass_ = -1;
 };
 
 /// Checks the block's shape (p, v, T, group, lengths ≥ 1, placement in range, v stages per

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "schedules/op_dependencies.hpp"
 #include "schedules/schedule.hpp"
 #include "schedules/validate.hpp"
 
@@ -65,7 +66,6 @@ class DependencyWalker {
         return routed_ ? schedule_.microbatch_stages[static_cast<std::size_t>(microbatch)].last
                        : stages_ - 1;
     }
-    void add_predecessor(Predecessors& preds, const Op& op) const;
     ValidationIssue same_device_issue(int device, int position, const Op& op, const Op& pred) const;
     ValidationIssue deadlock_issue() const;
 
@@ -126,35 +126,19 @@ std::optional<ValidationIssue> DependencyWalker::run(Visit&& visit) {
 }
 
 inline Predecessors DependencyWalker::predecessors_of(const Op& op) const {
+    const std::size_t row =
+        static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages_);
+    const StageRange route{first_stage(op.microbatch), last_stage(op.microbatch)};
     Predecessors preds;
-    switch (op.pass) {
-        case Pass::F:
-            if (op.stage > first_stage(op.microbatch))
-                add_predecessor(preds, Op{Pass::F, op.microbatch, op.stage - 1});
-            break;
-        case Pass::B:
-        case Pass::BW:
-            add_predecessor(preds, Op{Pass::F, op.microbatch, op.stage});
-            if (op.stage < last_stage(op.microbatch)) {
-                const std::size_t next =
-                    static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages_) +
-                    static_cast<std::size_t>(op.stage + 1);
-                add_predecessor(preds,
-                                Op{split_[next] ? Pass::B : Pass::BW, op.microbatch, op.stage + 1});
-            }
-            break;
-        case Pass::W:
-            add_predecessor(preds, Op{Pass::B, op.microbatch, op.stage});
-            break;
-    }
+    for_each_predecessor(
+        op, route, [&](int stage) { return split_[row + static_cast<std::size_t>(stage)] != 0; },
+        [&](const Op& input) {
+            const int k = preds.count++;
+            preds.op[k] = input;
+            preds.slot[k] = output_slot(input, stages_);
+            preds.device[k] = schedule_.stage_device[input.stage];
+        });
     return preds;
-}
-
-inline void DependencyWalker::add_predecessor(Predecessors& preds, const Op& op) const {
-    const int k = preds.count++;
-    preds.op[k] = op;
-    preds.slot[k] = output_slot(op, stages_);
-    preds.device[k] = schedule_.stage_device[op.stage];
 }
 
 /// The as-soon-as-possible timing every engine without a network shares (the replay, the
