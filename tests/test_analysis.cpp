@@ -78,10 +78,12 @@ TEST_CASE("model figures count every data-parallel replica", "[analysis][models]
     CHECK(two.model->gpus == 2 * one.model->gpus);
     CHECK(two.model->samples_per_second == Approx(2 * one.model->samples_per_second));
     CHECK(two.model->mfu == Approx(one.model->mfu));
-    // MFU from its definition: model FLOPs per second over the GPUs' dense peak.
+    // MFU from its definition: model FLOPs per second of a step (the iteration, then the
+    // optimizer step) over the GPUs' dense peak.
     const double flops = 2.0 * 16 * one.model->plan.model_flops_per_microbatch;
+    CHECK(two.model->step_time == two.iteration_time + two.model->optimizer_seconds);
     CHECK(two.model->mfu ==
-          Approx(flops / (two.iteration_time * 8 * two.model->gpu.peak_bf16_flops)));
+          Approx(flops / (two.model->step_time * 8 * two.model->gpu.peak_bf16_flops)));
 }
 
 TEST_CASE("the analytic engine fills the Analysis from the replay", "[analysis]") {

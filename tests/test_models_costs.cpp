@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "model_workload.hpp"
 #include "models/cost_model.hpp"
 #include "models/gpu.hpp"
 #include "models/layer_costs.hpp"
@@ -12,19 +13,7 @@
 
 using namespace pipesim::models;
 
-namespace {
-
-Workload work(int b, int s, int t = 1, bool sp = true, Recompute r = Recompute::none) {
-    Workload w;
-    w.microbatch = b;
-    w.seq_len = s;
-    w.tp = t;
-    w.sequence_parallel = sp;
-    w.recompute = r;
-    return w;
-}
-
-}  // namespace
+using pipesim::test::work;
 
 TEST_CASE("GPT layer FLOPs are the Zero Bubble paper's Table 1", "[models]") {
     const TransformerConfig& c = find_model(GENERATE(as<std::string>{}, "zb-1.5b", "gpt3-175b"));
