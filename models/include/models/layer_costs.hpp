@@ -32,7 +32,7 @@ struct Workload {
     int tp = 1;                     ///< t, tensor-parallel degree (inside a node)
     bool sequence_parallel = true;  ///< with t > 1, shard norms/dropout over the sequence
     Recompute recompute = Recompute::none;
-    AttentionKernel attention = AttentionKernel::fused;  ///< operator-level times only
+    AttentionKernel attention = AttentionKernel::fused;  ///< times and the stored s×s terms
 
     int seq(const TransformerConfig& config) const {
         return seq_len > 0 ? seq_len : config.seq_len;
@@ -75,6 +75,8 @@ struct ActivationBytes {
 /// 2022, eq. 1), sbh(10 + 24/t + 5as/(ht)) with t-way TP, sbh/t·(34 + 5as/h) with SP; of it
 /// 32sbh (inputs of the linear layers and gradients of their outputs) is held for W.
 /// Full recomputation keeps only the layer input (2sbh) and M_W = M_B; see docs/models.md.
+/// These are Korthikanti's figures for the unfused attention; with the fused kernel (the
+/// default) the 5as²b of the s×s matrices becomes the 4asb of the rows' log-sum-exp.
 ActivationBytes layer_activation_bytes(const TransformerConfig& config, const Workload& workload);
 
 /// The first stage's extra: the embedding dropout mask (sbh bytes, 0 without dropout).
