@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "model_workload.hpp"
 #include "models/cost_model.hpp"
 #include "models/gpu.hpp"
 #include "models/layer_costs.hpp"
@@ -12,19 +13,7 @@
 
 using namespace pipesim::models;
 
-namespace {
-
-Workload work(int b, int s, int t = 1, bool sp = true, Recompute r = Recompute::none) {
-    Workload w;
-    w.microbatch = b;
-    w.seq_len = s;
-    w.tp = t;
-    w.sequence_parallel = sp;
-    w.recompute = r;
-    return w;
-}
-
-}  // namespace
+using pipesim::test::work;
 
 TEST_CASE("GPT layer FLOPs are the Zero Bubble paper's Table 1", "[models]") {
     const TransformerConfig& c = find_model(GENERATE(as<std::string>{}, "zb-1.5b", "gpt3-175b"));
@@ -73,22 +62,25 @@ TEST_CASE("recomputation adds forward work to B only", "[models]") {
 }
 
 TEST_CASE("GPT activations are sb(34h + 5as) bytes and 32sbh of them wait for W", "[models]") {
-    // Korthikanti et al., 2022, eq. 1–4 and Table 2; Zero Bubble paper, Table 1.
+    // Korthikanti et al., 2022, eq. 1–4 and Table 2 (unfused attention); Zero Bubble paper,
+    // Table 1.
     const TransformerConfig& c = find_model("gpt3-175b");
     const double s = 2048, h = c.hidden, a = c.heads, b = 2, t = 8;
+    const Recompute none = Recompute::none;
+    const AttentionKernel unfused = AttentionKernel::unfused;
     SECTION("no parallelism") {
-        const ActivationBytes m = layer_activation_bytes(c, work(2, 2048));
+        const ActivationBytes m = layer_activation_bytes(c, work(2, 2048, 1, true, none, unfused));
         CHECK(m.activation == Approx(s * b * (34 * h + 5 * a * s)).epsilon(1e-12));
         CHECK(m.held_for_w == Approx(32 * s * b * h).epsilon(1e-12));
     }
     SECTION("tensor parallelism without SP: sbh(10 + 24/t + 5as/(ht))") {
-        const ActivationBytes m = layer_activation_bytes(c, work(2, 2048, 8, false));
+        const ActivationBytes m = layer_activation_bytes(c, work(2, 2048, 8, false, none, unfused));
         CHECK(m.activation ==
               Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))).epsilon(1e-12));
         CHECK(m.held_for_w == Approx(s * b * h * (8 + 24 / t)).epsilon(1e-12));
     }
     SECTION("tensor and sequence parallelism: sbh/t (34 + 5as/h)") {
-        const ActivationBytes m = layer_activation_bytes(c, work(2, 2048, 8, true));
+        const ActivationBytes m = layer_activation_bytes(c, work(2, 2048, 8, true, none, unfused));
         CHECK(m.activation == Approx(s * b * h / t * (34 + 5 * a * s / h)).epsilon(1e-12));
         CHECK(m.held_for_w == Approx(32 * s * b * h / t).epsilon(1e-12));
     }
@@ -103,6 +95,23 @@ TEST_CASE("GPT activations are sb(34h + 5as) bytes and 32sbh of them wait for W"
         CHECK(m.activation == Approx(2 * s * b * h).epsilon(1e-12));
         CHECK(m.held_for_w == m.activation);
     }
+}
+
+TEST_CASE("a fused attention kernel stores no s×s matrix, only the rows' log-sum-exp", "[models]") {
+    // Llama 3 405B trained at 8K tokens without activation checkpointing (FlashAttention):
+    // with the s×s terms (5as/h = 320 times sbh/t here) a layer would hold 11 times more.
+    const TransformerConfig& c = find_model("llama3-405b");  // h 16384, 128 heads, 8 KV, f 53248
+    const double s = 8192, b = 1, h = 16384, a = 128, kv = 1024, f = 53248, t = 8;
+    const ActivationBytes fused = layer_activation_bytes(c, work(1, 8192, 8, true));
+    // No dropout: norm inputs and the QKV and MLP inputs (8sbh/t); Q, K, V and the
+    // projection input; SwiGLU's gate, up and product; the log-sum-exp (fp32, 4asb/t).
+    const double expected =
+        s * b / t * (8 * h + 2 * h + 4 * kv + 2 * h + 6 * f) + 4 * a * s * b / t;
+    CHECK(fused.activation == Approx(expected).epsilon(1e-12));
+    const ActivationBytes unfused = layer_activation_bytes(
+        c, work(1, 8192, 8, true, Recompute::none, AttentionKernel::unfused));
+    CHECK(unfused.activation == Approx(expected - 4 * a * s * b / t + 2 * a * s * s * b / t));
+    CHECK(fused.activation < unfused.activation / 5);
 }
 
 TEST_CASE("M_W never exceeds M_B", "[models]") {

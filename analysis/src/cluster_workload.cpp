@@ -17,7 +17,7 @@ SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule&
         throw std::invalid_argument(fmt::format("the model plan has {} stages, the schedule {}",
                                                 stages, schedule.stages()));
     SimWorkload w;
-    w.costs = stage_costs_from_plan(plan);
+    w.costs = stage_costs_from_plan(plan, TpComm::simulated);
     w.message_bytes.assign(stages, plan.message_bytes);
     w.gradient_bytes.assign(static_cast<std::size_t>(schedule.devices), 0.0);
     for (std::size_t s = 0; s < stages; ++s) {

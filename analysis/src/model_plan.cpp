@@ -1,11 +1,13 @@
 #include "analysis/model_plan.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "models/cost_model.hpp"
 #include "models/presets.hpp"
+#include "models/roofline.hpp"
 
 namespace pipesim::analysis {
 
@@ -19,11 +21,12 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
         cost_model = std::make_unique<models::CalibratedCostModel>(
             result.gpu, models::load_calibration(options.calibration_file));
         result.cost_source = fmt::format("calibration {}", options.calibration_file);
+    } else if (options.efficiency > 0) {
+        cost_model = std::make_unique<models::AnalyticCostModel>(result.gpu, options.efficiency);
+        result.cost_source = fmt::format("analytic, efficiency {:g}", options.efficiency);
     } else {
-        const double efficiency =
-            options.efficiency > 0 ? options.efficiency : result.gpu.default_efficiency;
-        cost_model = std::make_unique<models::AnalyticCostModel>(result.gpu, efficiency);
-        result.cost_source = fmt::format("analytic, efficiency {:g}", efficiency);
+        cost_model = std::make_unique<models::OperatorCostModel>(result.gpu);
+        result.cost_source = "operator rooflines";
     }
     result.plan = models::plan_pipeline(result.config, options.workload, options.optimizer,
                                         *cost_model, stages, options.partition);
@@ -67,12 +70,15 @@ ModelAnalysis plan_model(const ModelSpec& options, const Schedule& schedule) {
     return result;
 }
 
-StageCosts stage_costs_from_plan(const models::PipelinePlan& plan) {
+StageCosts stage_costs_from_plan(const models::PipelinePlan& plan, TpComm tp_comm) {
+    const double with_comm = tp_comm == TpComm::in_passes ? 1 : 0;
     StageCosts costs;
     for (const models::StagePlan& s : plan.stages) {
-        costs.forward.push_back(s.times.forward);
-        costs.backward_input.push_back(s.times.backward_input);
-        costs.backward_weight.push_back(s.times.backward_weight);
+        costs.forward.push_back(s.times.forward + with_comm * s.tp_comm_times.forward);
+        costs.backward_input.push_back(s.times.backward_input +
+                                       with_comm * s.tp_comm_times.backward_input);
+        costs.backward_weight.push_back(s.times.backward_weight +
+                                        with_comm * s.tp_comm_times.backward_weight);
     }
     return costs;
 }
@@ -103,12 +109,19 @@ void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metri
             model.over_capacity.push_back(static_cast<int>(d));
     }
     model.gpus = dp * schedule.devices * model.workload.tp;
+    std::vector<double> optimizer(devices, 0.0);
+    for (std::size_t s = 0; s < model.plan.stages.size(); ++s)
+        optimizer[static_cast<std::size_t>(schedule.stage_device[s])] +=
+            model.plan.stages[s].optimizer_seconds;
+    model.optimizer_seconds =
+        optimizer.empty() ? 0.0 : *std::max_element(optimizer.begin(), optimizer.end());
     if (iteration_time <= 0) return;
+    model.step_time = iteration_time + model.optimizer_seconds;
     const double microbatches = static_cast<double>(dp) * schedule.microbatches;
-    model.samples_per_second = microbatches * model.plan.samples_per_microbatch / iteration_time;
-    model.tokens_per_second = microbatches * model.plan.tokens_per_microbatch / iteration_time;
+    model.samples_per_second = microbatches * model.plan.samples_per_microbatch / model.step_time;
+    model.tokens_per_second = microbatches * model.plan.tokens_per_microbatch / model.step_time;
     model.mfu = microbatches * model.plan.model_flops_per_microbatch /
-                (iteration_time * model.gpus * model.gpu.peak_bf16_flops);
+                (model.step_time * model.gpus * model.gpu.peak_bf16_flops);
 }
 
 }  // namespace pipesim::analysis

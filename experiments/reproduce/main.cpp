@@ -22,6 +22,7 @@ constexpr Reproduction reproductions[] = {
     {"megatron-interleaved", pipesim::reproduce::megatron_interleaved},
     {"dualpipe", pipesim::reproduce::dualpipe},
     {"throughput", pipesim::reproduce::throughput},
+    {"fidelity", pipesim::reproduce::fidelity_report},
 };
 
 }  // namespace

@@ -58,5 +58,7 @@ int controllable_memory(const Context& context);
 int megatron_interleaved(const Context& context);
 int dualpipe(const Context& context);
 int throughput(const Context& context);
+/// experiments/fidelity: predicted against published throughput (fidelity.cpp).
+int fidelity_report(const Context& context);
 
 }  // namespace pipesim::reproduce

@@ -115,8 +115,9 @@ int throughput(const Context& context) {
         "nodes at an assumed 200 Gb/s per GPU; see docs/cluster-format.md), pipeline stages on "
         "consecutive GPUs, no data parallelism, with the paper's models and microbatch sizes "
         "(Table 3: 1.5B mb 6 and 6.2B mb 3 on 8 GPUs, 14.6B mb 1 on 16, 28.3B mb 1 on 32; "
-        "sequence length 1024). **Cost model:** pipesim's analytic FLOP model of each pass on "
-        "an A100 at a fixed efficiency of 0.55, not measured kernels; transfers are simulated "
+        "sequence length 1024). **Cost model:** pipesim's operator-level model of each pass on "
+        "an A100 (kernel rooflines on published rates, its default fused attention; "
+        "docs/models.md), not measured kernels; transfers are simulated "
         "over the preset's links. Interleaved 1F1B runs with v = layers/p (1.5B: {}, 6.2B: {}, "
         "14.6B: {}) because pipesim's partitioner needs a transformer layer in every chunk; "
         "the paper used (layers + 2)/p (3, 4, 3, 2), one layer per chunk with the first and "
@@ -231,14 +232,15 @@ int throughput(const Context& context) {
     const std::pair<double, double> zb2p_bubble = {zb2p_lo->bubble[5], zb2p_hi->bubble[5]};
     out += "## Why the numbers differ\n\n";
     out +=
-        "**Stage times.** pipesim's times of its heaviest stage (analytic FLOPs at efficiency "
-        "0.55) next to Table 9's profiled ones (its first row per model, m = 3p):\n\n" +
+        "**Stage times.** pipesim's times of its heaviest stage (the operator-level model) "
+        "next to Table 9's profiled ones (its first row per model, m = 3p):\n\n" +
         st.markdown;
     out += fmt::format(
         "\npipesim's heaviest stage takes {:.2f}–{:.2f} × the profiled F+B+W, and absolute "
         "samples/s inherit that error. Its W is {:.2f}–{:.2f} of B, against {:.2f}–{:.2f} "
-        "profiled: the FLOP model gives W the same GEMM work as B (B adds the attention "
-        "core's gradient), while the measured W is cheaper. A larger W/B shrinks "
+        "profiled: the model gives W the same GEMM work as B (B adds the attention "
+        "core's gradient and the memory-bound kernels), while the measured W is cheaper. A larger "
+        "W/B shrinks "
         "ZB-H1/ZB-1p's bubble relative to 1F1B's ((p−1)(F+B−W) against (p−1)(F+B+W), the "
         "paper's Table 2), which is why pipesim's ZB-1p gain over 1F1B exceeds the published "
         "one in {} of 12 rows.\n\n"

@@ -1,6 +1,8 @@
 #include "models/gpu.hpp"
 
 #include <array>
+#include <string>
+#include <utility>
 
 #include "names.hpp"
 
@@ -14,24 +16,69 @@ constexpr double mib = 1024.0 * 1024.0;
 
 // Peak dense bf16 and bandwidth: NVIDIA datasheets (the "with sparsity" figures are twice
 // the dense ones). Capacity: the total the driver reports (nvidia-smi memory.total), which
-// is what allocations compete for. Default efficiencies are assumptions, documented in
-// docs/models.md: Megatron-LM reaches 44–52 % of the A100 peak on large GPT models
-// (Narayanan et al., SC'21, Table 1) and Llama 3 405B training 38–43 % on H100 (Llama 3
-// paper, Dubey et al., 2024, Table 4), both including pipeline bubbles and communication,
-// so a layer's kernels alone run somewhat faster.
+// is what allocations compete for. Default efficiencies (the single-efficiency model kept for
+// `--efficiency`) are assumptions, documented in docs/models.md: Megatron-LM reaches 44–52 %
+// of the A100 peak on large GPT models (Narayanan et al., SC'21, Table 1) and Llama 3 405B
+// training 38–43 % on H100 (Llama 3 paper, Dubey et al., 2024, Table 4).
+//
+// The operator-level model's rates (docs/models.md, "Operator-level times"), each a datasheet
+// figure or a published measurement:
+// - SMs: A100 108, H100/H200 SXM 132 (NVIDIA A100 and H100 architecture whitepapers).
+// - GEMM efficiency: the best bf16 matmul rate measured over many shapes. A100 SXM: 267.9 of
+//   312 TFLOP/s (0.859), the "maximum achievable matmul FLOPS" (MAMF, CUDA 12.1; S. Bekman,
+//   ML Engineering, compute/accelerator/README.md), a boost-clock figure: no sustained
+//   figure is published for A100, so A100 times are optimistic by the clock drop under
+//   sustained load. H100/H200 (the same GH100 compute at 700 W): the "maximum sustainable"
+//   rate measured on H200 after a thermal soak, 702.9 TFLOP/s (0.710; the burst MAMF of the
+//   same run is 828.0), ML Engineering, compute/accelerator/benchmarks/README.md.
+// - Memory efficiency 0.9: STREAM-style copy kernels reach about 90 % of the HBM datasheet
+//   bandwidth on A100 and H100 (BabelStream, Deakin et al.; about 3.0 of 3.35 TB/s on H100).
+// - Fused attention: FlashAttention-2 reaches up to 73 % of the A100 peak forward and about
+//   190 TFLOP/s (0.6) backward at head size 128 (Dao, 2023, abstract and Fig. 6);
+//   FlashAttention-3 740 TFLOP/s forward on H100 (0.75, Shah et al., 2024, abstract) and a
+//   backward 1.5–1.75× FlashAttention-2's (≈ 35 % of peak there): 0.55.
+// - Launch overhead 1 µs: a 2.9 µs kernel launched back to back in one stream takes 3.8 µs
+//   (NVIDIA, "Getting Started with CUDA Graphs", 2019).
+// - TP bus bandwidth: NCCL all-reduce busbw inside an 8-GPU NVLink node, about 200 GB/s on
+//   A100 SXM 80 GB (nvidia/nccl-tests issue 149) and 370 GB/s on H100 with the ring
+//   algorithm (NCCL's effective NVLink4 rate, nvidia/nccl-tests issue 212).
+constexpr double a100_sms = 108, hopper_sms = 132;
+constexpr double a100_gemm = 267.9 / 312, hopper_gemm = 702.9 / 989.4;
+constexpr double hbm_efficiency = 0.9;
+constexpr double launch = 1e-6;
+
+GpuSpec spec(std::string name, std::string description, double peak, double memory,
+             double bandwidth, double default_efficiency, std::string source, bool hopper,
+             double tp_bus_bandwidth) {
+    GpuSpec g{std::move(name),    std::move(description), peak, memory, bandwidth,
+              default_efficiency, std::move(source)};
+    g.sm_count = static_cast<int>(hopper ? hopper_sms : a100_sms);
+    g.gemm_efficiency = hopper ? hopper_gemm : a100_gemm;
+    g.memory_efficiency = hbm_efficiency;
+    g.attention_forward_efficiency = hopper ? 0.75 : 0.73;
+    g.attention_backward_efficiency = hopper ? 0.55 : 0.6;
+    g.launch_overhead = launch;
+    g.tp_bus_bandwidth = tp_bus_bandwidth;
+    return g;
+}
+
 const std::array<GpuSpec, 4> specs = {{
-    {"a100-40gb", "NVIDIA A100 SXM4 40 GB (HBM2)", 312 * tera, 40960 * mib, 1555 * giga, 0.55,
-     "NVIDIA A100 Tensor Core GPU datasheet (2021): 312 TFLOPS bf16 dense, 40 GB HBM2, "
-     "1,555 GB/s"},
-    {"a100-80gb", "NVIDIA A100 SXM4 80 GB (HBM2e)", 312 * tera, 81920 * mib, 2039 * giga, 0.55,
-     "NVIDIA A100 Tensor Core GPU datasheet (2021): 312 TFLOPS bf16 dense, 80 GB HBM2e, "
-     "2,039 GB/s"},
-    {"h100-sxm", "NVIDIA H100 SXM5 80 GB (HBM3)", 989.4 * tera, 81559 * mib, 3350 * giga, 0.45,
-     "NVIDIA H100 Tensor Core GPU datasheet: 1,979 TFLOPS bf16 with sparsity (989.4 dense), "
-     "80 GB HBM3, 3.35 TB/s"},
-    {"h200", "NVIDIA H200 SXM 141 GB (HBM3e)", 989.4 * tera, 143771 * mib, 4800 * giga, 0.45,
-     "NVIDIA H200 Tensor Core GPU datasheet: 1,979 TFLOPS bf16 with sparsity (989.4 dense), "
-     "141 GB HBM3e, 4.8 TB/s"},
+    spec("a100-40gb", "NVIDIA A100 SXM4 40 GB (HBM2)", 312 * tera, 40960 * mib, 1555 * giga, 0.55,
+         "NVIDIA A100 Tensor Core GPU datasheet (2021): 312 TFLOPS bf16 dense, 40 GB HBM2, "
+         "1,555 GB/s",
+         false, 200 * giga),
+    spec("a100-80gb", "NVIDIA A100 SXM4 80 GB (HBM2e)", 312 * tera, 81920 * mib, 2039 * giga, 0.55,
+         "NVIDIA A100 Tensor Core GPU datasheet (2021): 312 TFLOPS bf16 dense, 80 GB HBM2e, "
+         "2,039 GB/s",
+         false, 200 * giga),
+    spec("h100-sxm", "NVIDIA H100 SXM5 80 GB (HBM3)", 989.4 * tera, 81559 * mib, 3350 * giga, 0.45,
+         "NVIDIA H100 Tensor Core GPU datasheet: 1,979 TFLOPS bf16 with sparsity (989.4 dense), "
+         "80 GB HBM3, 3.35 TB/s",
+         true, 370 * giga),
+    spec("h200", "NVIDIA H200 SXM 141 GB (HBM3e)", 989.4 * tera, 143771 * mib, 4800 * giga, 0.45,
+         "NVIDIA H200 Tensor Core GPU datasheet: 1,979 TFLOPS bf16 with sparsity (989.4 dense), "
+         "141 GB HBM3e, 4.8 TB/s",
+         true, 370 * giga),
 }};
 
 }  // namespace

@@ -122,8 +122,12 @@ ActivationBytes layer_activation_bytes(const TransformerConfig& c, const Workloa
     // 6sbf): 24sbh for GPT.
     const double split = sb * (2 * d.h + 4 * d.kv + 2 * d.h + (4 + 2 * gated) * d.f);
     // The attention core: softmax output (2as²b), its dropout mask (as²b) and dropout output
-    // (2as²b): 5as²b; without dropout AV reads the softmax output.
-    const double core = d.a * d.s * d.s * d.b * (2 + 3 * drop);
+    // (2as²b): 5as²b; without dropout AV reads the softmax output. A fused (FlashAttention)
+    // kernel materializes no s×s matrix: it keeps the fp32 log-sum-exp of each row (4asb)
+    // and recomputes the rest in its backward pass (Dao et al., 2022, §3.1).
+    const double core = w.attention == AttentionKernel::fused
+                            ? 4 * d.a * d.s * d.b
+                            : d.a * d.s * d.s * d.b * (2 + 3 * drop);
 
     // W needs the inputs of the linear layers and the gradients of their outputs (Zero Bubble
     // paper, Table 1: 32sbh for GPT). Replicated: QKV and MLP inputs, the gradients of the

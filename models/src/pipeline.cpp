@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "models/roofline.hpp"
+
 namespace pipesim::models {
 
 namespace {
@@ -43,10 +45,11 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
 
     const PassTimes layer_time = cost_model.layer(config, workload);
     const PassTimes head_time = cost_model.head(config, workload);
+    const PassTimes embedding_time = cost_model.embedding(config, workload);
     const std::vector<double> layer_costs(static_cast<std::size_t>(config.layers),
                                           layer_time.total());
     const std::vector<int> counts =
-        partition_layers(layer_costs, stages, 0.0, head_time.total(), partition);
+        partition_layers(layer_costs, stages, embedding_time.total(), head_time.total(), partition);
 
     const ActivationBytes layer_mem = layer_activation_bytes(config, workload);
     const ActivationBytes embed_mem = embedding_activation_bytes(config, workload);
@@ -55,6 +58,13 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
     PipelinePlan plan;
     plan.message_bytes = pipeline_message_bytes(config, workload);
     plan.tp_comm = layer_tp_comm(config, workload);
+    // One collective's time; full recomputation repeats the forward's in B. The embedding
+    // (vocabulary-parallel lookup) and the head (input gradient of the column-parallel
+    // logits) add one each.
+    const double collective =
+        tp_allreduce_seconds(cost_model.gpu(), plan.message_bytes, workload.tp);
+    const int recomputed =
+        workload.recompute == Recompute::full ? plan.tp_comm.collectives_forward : 0;
     plan.samples_per_microbatch = workload.microbatch;
     plan.tokens_per_microbatch = static_cast<double>(workload.microbatch) * workload.seq(config);
     plan.model_flops_per_microbatch = config.layers * layer_flops(config, workload).total() +
@@ -70,8 +80,16 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
         first_layer += s.layers;
         s.times = {s.layers * layer_time.forward, s.layers * layer_time.backward_input,
                    s.layers * layer_time.backward_weight};
+        s.tp_comm_times = {
+            collective * (s.layers * plan.tp_comm.collectives_forward + (s.has_embedding ? 1 : 0)),
+            collective * (s.layers * (plan.tp_comm.collectives_backward + recomputed) +
+                          (s.has_head ? 1 : 0)),
+            0};
         s.memory = {s.layers * layer_mem.activation, s.layers * layer_mem.held_for_w};
         if (s.has_embedding) {
+            s.times.forward += embedding_time.forward;
+            s.times.backward_input += embedding_time.backward_input;
+            s.times.backward_weight += embedding_time.backward_weight;
             s.memory.activation += embed_mem.activation;
             s.memory.held_for_w += embed_mem.held_for_w;
         }
@@ -84,6 +102,7 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
         }
         s.params = stage_params(config, s, workload.tp, stages);
         s.static_bytes = s.params * per_param;
+        s.optimizer_seconds = optimizer_step_seconds(cost_model.gpu(), s.params, optimizer);
         plan.stages.push_back(s);
     }
     return plan;

@@ -22,15 +22,20 @@ struct ModelAnalysis {
     models::TransformerConfig config;
     models::GpuSpec gpu;
     models::Workload workload;
-    models::PipelinePlan plan;             ///< one stage per virtual stage, in model order
-    std::string cost_source;               ///< "analytic, efficiency 0.45" or "calibration FILE"
+    models::PipelinePlan plan;  ///< one stage per virtual stage, in model order
+    std::string
+        cost_source;  ///< "operator rooflines", "analytic, efficiency E" or "calibration FILE"
     std::vector<double> static_bytes;      ///< weights, gradients, optimizer state
     std::vector<double> activation_bytes;  ///< peak activations (from the metrics)
     std::vector<double> total_bytes;       ///< static + activation
     std::vector<int> over_capacity;        ///< devices whose total exceeds the GPU memory
     int gpus = 0;                          ///< dp · p · t
-    /// Over all dp replicas, per iteration time (the makespan, or with SimGrid the time until
-    /// the last gradient reduction ends).
+    /// One optimizer step on the device whose stages hold the most (seconds, memory-bound).
+    double optimizer_seconds = 0;
+    /// The iteration time plus the optimizer step: what the rates below divide by.
+    double step_time = 0;
+    /// Over all dp replicas, per step time (the iteration — the makespan, or with SimGrid the
+    /// time until the last gradient reduction ends — then the optimizer step).
     double samples_per_second = 0;
     double tokens_per_second = 0;
     /// Model FLOPs (no recomputation) per second over the dp·p·t GPUs at their dense peak.
@@ -50,8 +55,14 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages);
 /// whole copies (different lengths, or a stage at two different offsets).
 ModelAnalysis plan_model(const ModelSpec& options, const Schedule& schedule);
 
-/// The plan's per-stage seconds as StageCosts (virtual stage s = plan stage s).
-StageCosts stage_costs_from_plan(const models::PipelinePlan& plan);
+/// Whether a stage's tensor-parallel collectives are part of its pass times (the analytic
+/// engine, which has no network) or left to an engine that simulates them (SimGrid).
+enum class TpComm { in_passes, simulated };
+
+/// The plan's per-stage seconds as StageCosts (virtual stage s = plan stage s), with or
+/// without the tensor-parallel collectives' time.
+StageCosts stage_costs_from_plan(const models::PipelinePlan& plan,
+                                 TpComm tp_comm = TpComm::in_passes);
 
 /// The plan's per-stage activation bytes as a MemoryModel (M_B, M_W per microbatch).
 MemoryModel memory_model_from_plan(const models::PipelinePlan& plan);

@@ -29,11 +29,18 @@ class CostModel {
     virtual PassTimes layer(const TransformerConfig& config, const Workload& workload) const = 0;
     /// The LM head and loss (last stage).
     virtual PassTimes head(const TransformerConfig& config, const Workload& workload) const = 0;
+    /// The embedding lookup (first stage); 0 unless the model times memory-bound work.
+    virtual PassTimes embedding(const TransformerConfig& /*config*/,
+                                const Workload& /*workload*/) const {
+        return {};
+    }
     /// The GPU whose peak defines MFU.
     virtual const GpuSpec& gpu() const = 0;
 };
 
-/// time = FLOPs / t / (peak × efficiency), one efficiency per pass.
+/// time = FLOPs / t / (peak × efficiency), one efficiency per pass: the single-efficiency
+/// model `--efficiency E` selects and calibration files fall back to (the default is
+/// OperatorCostModel, models/roofline.hpp).
 class AnalyticCostModel : public CostModel {
   public:
     /// Efficiencies must be in (0, 1]; throws std::invalid_argument otherwise.

@@ -18,6 +18,15 @@ struct GpuSpec {
     /// calibration file is given. A documented assumption, not a measurement (see source).
     double default_efficiency = 0;
     std::string source;
+
+    // The operator-level model's rates (models/roofline.hpp; sources in models/src/gpu.cpp).
+    int sm_count = 0;                          ///< streaming multiprocessors (datasheet)
+    double gemm_efficiency = 0;                ///< best measured bf16 GEMM rate / peak (MAMF)
+    double memory_efficiency = 0;              ///< achievable / datasheet HBM bandwidth
+    double attention_forward_efficiency = 0;   ///< fused attention forward, of peak
+    double attention_backward_efficiency = 0;  ///< fused attention backward, of peak
+    double launch_overhead = 0;                ///< seconds added to every kernel
+    double tp_bus_bandwidth = 0;               ///< NCCL all-reduce bus bandwidth in a node, bytes/s
 };
 
 /// All known GPUs, in the order `pipesim list` shows them.

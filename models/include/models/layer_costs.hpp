@@ -19,6 +19,12 @@ Recompute parse_recompute(std::string_view name);
 /// The name parse_recompute() reads.
 const char* recompute_name(Recompute recompute);
 
+/// How the attention core (QKᵀ, softmax, dropout, AV) runs. `fused`: one FlashAttention-style
+/// kernel per pass that skips the causally masked half and keeps no s×s matrix; `unfused`:
+/// batched GEMMs over the full s×s scores and separate softmax and dropout kernels
+/// (Megatron-LM before FlashAttention, as in Narayanan et al., SC'21).
+enum class AttentionKernel { fused, unfused };
+
 /// How the layers run: microbatch size, sequence length and tensor parallelism.
 struct Workload {
     int microbatch = 1;             ///< b, sequences per microbatch
@@ -26,6 +32,7 @@ struct Workload {
     int tp = 1;                     ///< t, tensor-parallel degree (inside a node)
     bool sequence_parallel = true;  ///< with t > 1, shard norms/dropout over the sequence
     Recompute recompute = Recompute::none;
+    AttentionKernel attention = AttentionKernel::fused;  ///< times and the stored s×s terms
 
     int seq(const TransformerConfig& config) const {
         return seq_len > 0 ? seq_len : config.seq_len;
@@ -68,6 +75,8 @@ struct ActivationBytes {
 /// 2022, eq. 1), sbh(10 + 24/t + 5as/(ht)) with t-way TP, sbh/t·(34 + 5as/h) with SP; of it
 /// 32sbh (inputs of the linear layers and gradients of their outputs) is held for W.
 /// Full recomputation keeps only the layer input (2sbh) and M_W = M_B; see docs/models.md.
+/// These are Korthikanti's figures for the unfused attention; with the fused kernel (the
+/// default) the 5as²b of the s×s matrices becomes the 4asb of the rows' log-sum-exp.
 ActivationBytes layer_activation_bytes(const TransformerConfig& config, const Workload& workload);
 
 /// The first stage's extra: the embedding dropout mask (sbh bytes, 0 without dropout).

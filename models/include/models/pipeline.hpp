@@ -16,10 +16,15 @@ struct StagePlan {
     int layers = 0;
     bool has_embedding = false;  ///< stage 0
     bool has_head = false;       ///< last stage: final norm, LM head, loss
-    PassTimes times;             ///< seconds per microbatch
-    ActivationBytes memory;      ///< bytes per microbatch
-    double params = 0;           ///< parameters held on one GPU
-    double static_bytes = 0;     ///< params × bytes_per_param (weights, grads, optimizer)
+    PassTimes times;             ///< seconds per microbatch, computation only
+    /// Seconds per microbatch of its tensor-parallel collectives (0 with t = 1), on the
+    /// critical path of each pass; the analytic engine adds them to `times`, SimGrid
+    /// simulates the collectives instead.
+    PassTimes tp_comm_times;
+    double optimizer_seconds = 0;  ///< one optimizer step over this stage's parameters
+    ActivationBytes memory;        ///< bytes per microbatch
+    double params = 0;             ///< parameters held on one GPU
+    double static_bytes = 0;       ///< params × bytes_per_param (weights, grads, optimizer)
 };
 
 /// The whole pipeline.

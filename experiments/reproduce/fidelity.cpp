@@ -1,0 +1,285 @@
+// Fidelity: pipesim's predicted training throughput against published measurements of real
+// Megatron-LM runs (SC'21 Table 1; the Zero Bubble paper's Table 4), with one mapping and no
+// per-row tuning, for the operator-level cost model and the single-efficiency model it
+// replaced.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "fidelity_runs.hpp"
+#include "report.hpp"
+#include "sweep/job.hpp"
+#include "viz/render.hpp"
+#include "viz/scatter_plot.hpp"
+#include "zb_paper.hpp"
+
+namespace pipesim::reproduce {
+
+namespace {
+
+using fidelity::ErrorStats;
+using fidelity::Prediction;
+
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+constexpr int simgrid_limit_s = 60;
+constexpr double old_efficiency = 0.55;  // the single-efficiency model's A100 default
+
+std::string stats_line(const std::string& what, const ErrorStats& s) {
+    return fmt::format("| {} | {:.1f} % | {:.1f} % | {:.2f} | {:.2f} |\n", what, 100 * s.mean_abs,
+                       100 * s.max_abs, s.spearman, s.pearson);
+}
+
+std::string stats_header() {
+    return "| prediction | mean abs. error | max abs. error | Spearman (predicted vs "
+           "published) | Pearson (error vs published) |\n|---|---|---|---|---|\n";
+}
+
+struct Sc21Results {
+    std::string markdown;
+    std::vector<double> published, analytic, old, simgrid_pred, simgrid_pub;
+    std::vector<std::string> labels;
+    std::vector<bool> simgrid_ran;
+};
+
+// Predicted against published TFLOP/s per GPU, one series per prediction, and y = x.
+void write_picture(const Context& context, const Sc21Results& r) {
+    viz::ScatterPlot plot;
+    plot.title = "SC'21 Table 1: predicted against published";
+    plot.x = {"published", "TFLOP/s per GPU", ""};
+    plot.y = {"predicted", "TFLOP/s per GPU", "on the line: exact"};
+    plot.legend_title = "prediction";
+    viz::ScatterSeries ops{"analyze, operator model", {}}, old{"analyze, one efficiency 0.55", {}},
+        sim{"simulate, operator model", {}};
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < r.published.size(); ++i) {
+        ops.points.push_back({{r.published[i], r.analytic[i]}, r.labels[i], ""});
+        old.points.push_back({{r.published[i], r.old[i]}, "", r.labels[i]});
+        if (r.simgrid_ran[i])
+            sim.points.push_back({{r.published[i], r.simgrid_pred[k++]}, "", r.labels[i]});
+    }
+    plot.series = {std::move(ops), std::move(old), std::move(sim)};
+    plot.lines.push_back({"y = x", -1, {{130, 130}, {210, 210}}});
+    viz::write_picture(context.dir + "/predicted-vs-published.png", viz::scatter_plot_dot(plot));
+}
+
+Sc21Results sc21_rows(const Context& context) {
+    Sc21Results r;
+    const std::string models = context.dir + "/models";
+    Table t({"model", "t", "p", "v", "mb", "m", "GPUs", "published TFLOP/s", "analyze", "error",
+             "analyze (one efficiency 0.55)", "error", "simulate (dgx-a100)", "error", "analyze s",
+             "simulate s"});
+    bool too_slow = false;  // rows grow: after one over the limit, larger ones are skipped
+    for (const auto& row : fidelity::sc21) {
+        const analysis::PipelineSpec spec = fidelity::sc21_spec(row, models);
+        analysis::PipelineSpec old_spec = spec;
+        old_spec.costs.model->efficiency = old_efficiency;
+        const double flops = fidelity::sc21_iteration_flops(row) / row.gpus();
+        const Prediction a = fidelity::predict_analytic(spec);
+        const Prediction o = fidelity::predict_analytic(old_spec);
+        Prediction s;
+        if (too_slow)
+            s.note = "skipped";
+        else
+            s = fidelity::predict_simgrid(spec, fmt::format("dgx-a100:{}", row.nodes),
+                                          simgrid_limit_s);
+        too_slow = too_slow || (!s.ran && s.note == "over the time limit");
+        const double ta = flops / a.step_time / 1e12, to = flops / o.step_time / 1e12;
+        r.published.push_back(row.tflops);
+        r.analytic.push_back(ta);
+        r.old.push_back(to);
+        std::string sim = s.note, sim_err = "—";
+        if (s.ran) {
+            const double ts = flops / s.step_time / 1e12;
+            r.simgrid_pred.push_back(ts);
+            r.simgrid_pub.push_back(row.tflops);
+            sim = fixed(ts, 1);
+            sim_err = percent(ts / row.tflops - 1);
+        }
+        t.add({row.label, std::to_string(row.tp), std::to_string(row.pp),
+               std::to_string(row.chunks), std::to_string(row.mb),
+               std::to_string(row.microbatches()), std::to_string(row.gpus()), fixed(row.tflops, 0),
+               fixed(ta, 1), percent(ta / row.tflops - 1), fixed(to, 1),
+               percent(to / row.tflops - 1), sim, sim_err, fixed(a.wall, 3),
+               s.wall > 0 ? fixed(s.wall, 1) : "—"});
+        r.labels.push_back(row.label);
+        r.simgrid_ran.push_back(s.ran);
+    }
+    r.markdown = t.markdown();
+    return r;
+}
+
+struct ZbResults {
+    std::string markdown, memory;
+    std::vector<double> published, analytic, old;
+    double memory_mean = 0, memory_max = 0;
+};
+
+ZbResults zb_rows() {
+    ZbResults r;
+    Table t({"model", "m", "schedule", "published samples/s/GPU", "analyze", "error",
+             "analyze (one efficiency 0.55)", "error"});
+    Table mem({"model", "schedule", "Table 4 GB", "pipesim GiB", "difference"});
+    int memory_rows = 0;
+    for (const auto& row : zb_paper::measured) {
+        const auto& setup = zb_paper::setups[row.setup];
+        const bool first_of_setup =
+            &row == &*std::find_if(zb_paper::measured.begin(), zb_paper::measured.end(),
+                                   [&](const auto& x) { return x.setup == row.setup; });
+        for (std::size_t k = 0; k < zb_paper::throughput_schedules.size(); ++k) {
+            const std::string schedule = zb_paper::throughput_schedules[k];
+            if (schedule == "interleaved-1f1b" && zb_paper::model_chunks(setup) < 2) continue;
+            const sweep::Job job =
+                zb_paper::model_job(setup, row.m, schedule, sweep::Engine::analytic);
+            analysis::PipelineSpec spec = sweep::pipeline_spec(job);
+            spec.costs.model->workload.attention = models::AttentionKernel::unfused;
+            analysis::PipelineSpec old_spec = spec;
+            old_spec.costs.model->efficiency = old_efficiency;
+            const Prediction a = fidelity::predict_analytic(spec);
+            const Prediction o = fidelity::predict_analytic(old_spec);
+            const double gpus = setup.p;
+            const double published = row.samples_per_gpu[k];
+            r.published.push_back(published);
+            r.analytic.push_back(a.samples / gpus);
+            r.old.push_back(o.samples / gpus);
+            t.add({setup.label, std::to_string(row.m), zb_paper::throughput_labels[k],
+                   fixed(published, 2), fixed(a.samples / gpus, 2),
+                   percent(a.samples / gpus / published - 1), fixed(o.samples / gpus, 2),
+                   percent(o.samples / gpus / published - 1)});
+            if (!first_of_setup) continue;  // Table 4's memory is the same for every m
+            const double paper = setup.memory_gb[k];
+            const double ours = a.peak_bytes / gib;
+            const double diff = ours / paper - 1;
+            r.memory_mean += std::abs(diff);
+            r.memory_max = std::max(r.memory_max, std::abs(diff));
+            ++memory_rows;
+            mem.add({setup.label, zb_paper::throughput_labels[k], fixed(paper, 0), fixed(ours, 1),
+                     percent(diff)});
+        }
+    }
+    r.memory_mean /= std::max(memory_rows, 1);
+    r.markdown = t.markdown();
+    r.memory = mem.markdown();
+    return r;
+}
+
+std::string yes_no(bool ok) {
+    return ok ? "met" : "**not met**";
+}
+
+// The targets, what is reached, and how to read it.
+std::string summary(const ErrorStats& sc, const ErrorStats& zb, const ZbResults& z) {
+    std::string out = "\n## Targets and what is reached\n\n";
+    Table t({"target", "SC'21, analyze", "ZB Table 4, analyze"});
+    t.add({"mean abs. error ≤ 5 %",
+           fmt::format("{:.1f} %: {}", 100 * sc.mean_abs, yes_no(sc.mean_abs <= 0.05)),
+           fmt::format("{:.1f} %: {}", 100 * zb.mean_abs, yes_no(zb.mean_abs <= 0.05))});
+    t.add({"max abs. error ≤ 10 %",
+           fmt::format("{:.1f} %: {}", 100 * sc.max_abs, yes_no(sc.max_abs <= 0.10)),
+           fmt::format("{:.1f} %: {}", 100 * zb.max_abs, yes_no(zb.max_abs <= 0.10))});
+    t.add({"Spearman ≥ 0.8", fmt::format("{:.2f}: {}", sc.spearman, yes_no(sc.spearman >= 0.8)),
+           fmt::format("{:.2f}: {}", zb.spearman, yes_no(zb.spearman >= 0.8))});
+    t.add({"peak memory within 10 % of Table 4", "—",
+           fmt::format("max {:.1f} %: {}", 100 * z.memory_max, yes_no(z.memory_max <= 0.10))});
+    out += t.markdown();
+    out += R"(
+**Reading.** The operator model orders the runs as they were measured and its error no
+longer trends with the model's size (small models are no longer the most efficient per
+GPU, see the Pearson column), but it is optimistic by a roughly uniform 15–35 % on both
+tables. Nothing was fitted to close that gap; what the prediction leaves out, each of which
+makes it optimistic:
+
+- the A100's GEMM ceiling is a boost-clock burst figure (MAMF); under sustained load the
+  clock drops, and on H200 the published sustained figure is 15 % below the burst one;
+  the same gap on A100 is not published;
+- `analyze` has no data-parallel gradient reduction and no pipeline transfer time
+  (`simulate` has both, but ran only for the smaller rows);
+- the kernels of 2021 (CUDA 11, apex, unfused cross-entropy with several passes over the
+  logits) against a 2023 cuBLAS measurement; CPU launch limits, stragglers, data loading.
+
+The single-efficiency model has a smaller mean error on these A100 rows because its 0.55
+was chosen with Megatron-LM's end-to-end 44–52 % in view, but it orders the SC'21 rows
+wrongly (Spearman near 0, error strongly anti-correlated with size) and, by the same token,
+is reported 25–35 % pessimistic on published H100 runs.
+)";
+    return out;
+}
+
+}  // namespace
+
+int fidelity_report(const Context& context) {
+    const Sc21Results sc = sc21_rows(context);
+    const ZbResults zb = zb_rows();
+    std::string out = "# Fidelity: predicted against published training throughput\n\n";
+    out += generated_note(
+        "jobs built from the published tables (`experiments/reproduce/fidelity_runs.hpp`, "
+        "`zb_paper.hpp`) and the model files in `experiments/fidelity/models/`");
+    out += R"(pipesim's throughput for real training runs, predicted from the model shape, the
+parallel layout and the GPU alone, against what the runs measured. No constant is fitted:
+every rate is a datasheet figure or a published micro-benchmark (docs/models.md,
+"Operator-level times"), and every row uses the same mapping.
+
+## Megatron-LM, SC'21 Table 1 (GPT, DGX A100 80 GB)
+
+**Mapping, for every row.** Model files `experiments/fidelity/models/sc21-*.json` (l, h and
+the heads of Table 1; s = 2048, V = 51200, GeLU, LayerNorm, learned positions, dropout).
+Schedule 1F1B, interleaved with the row's v chunks where v > 1, the layers split evenly
+over the p·v stages (as Megatron-LM does); full activation recomputation; tensor
+parallelism without sequence parallelism; the unfused attention of 2021 (batched GEMMs,
+fused scale-mask-softmax, dropout on the s×s probabilities); fp32 gradients and a
+non-distributed Adam; DP = nodes·8/(t·p), m = B/(mb·DP). Predicted TFLOP/s per GPU =
+SC'21's eq. 3 FLOPs of one iteration (96·B·s·l·h²·(1 + s/6h + V/16lh), recomputation
+included) / (step time × GPUs), the step being the iteration and the optimizer step.
+
+- `analyze` is the analytic replay: kernels, TP all-reduces on the critical path, no
+  pipeline transfer time, **no data-parallel gradient reduction**.
+- `simulate` is the SimGrid model of the whole cluster (`dgx-a100:NODES`: NVLink inside a
+  node, one 200 Gb/s NIC per GPU), with the TP collectives, pipeline transfers and the
+  gradient all-reduce on its links; rows over )" +
+           std::to_string(simgrid_limit_s) +
+           R"( s of simulation are stopped and larger ones skipped.
+- The third prediction is the single-efficiency model this one replaced (time = FLOPs /
+  (312 TFLOP/s × 0.55), no memory-bound work, TP time included), with the same mapping.
+
+)";
+    out += sc.markdown;
+    out += "\n![predicted against published](predicted-vs-published.png)\n";
+    out += "\n" + stats_header();
+    const ErrorStats sc_stats = fidelity::error_stats(sc.analytic, sc.published);
+    const ErrorStats zb_stats = fidelity::error_stats(zb.analytic, zb.published);
+    out += stats_line("SC'21, analyze (operator model)", sc_stats);
+    out += stats_line("SC'21, analyze (one efficiency 0.55)",
+                      fidelity::error_stats(sc.old, sc.published));
+    if (sc.simgrid_pred.size() >= 2)
+        out += stats_line(fmt::format("SC'21, simulate ({} rows)", sc.simgrid_pred.size()),
+                          fidelity::error_stats(sc.simgrid_pred, sc.simgrid_pub));
+    out += R"(
+## Zero Bubble paper, Table 4 (A100 80 GB, s = 1024, no TP, no recomputation)
+
+The paper's models and microbatch sizes (`zb_paper.hpp`), one pipeline of p GPUs, no
+recomputation, unfused attention (Megatron-LM's default without FlashAttention; the paper
+does not say otherwise), interleaved 1F1B with v = layers/p; `analyze` only.
+Samples per second per GPU.
+
+)";
+    out += zb.markdown;
+    out += "\n" + stats_header();
+    out += stats_line("ZB Table 4, analyze (operator model)", zb_stats);
+    out += stats_line("ZB Table 4, analyze (one efficiency 0.55)",
+                      fidelity::error_stats(zb.old, zb.published));
+    out += R"(
+Peak memory per GPU against Table 4 (weights, fp32 gradients and Adam state, and the
+replay's peak activations; the paper's "GB" read as GiB as PyTorch reports it; transient
+buffers inside a pass are not counted):
+
+)";
+    out += zb.memory;
+    out += fmt::format("\nPeak memory: mean |difference| {:.1f} %, max {:.1f} %.\n",
+                       100 * zb.memory_mean, 100 * zb.memory_max);
+    out += summary(sc_stats, zb_stats, zb);
+    write_picture(context, sc);
+    write_report(context, out);
+    return 0;
+}
+
+}  // namespace pipesim::reproduce

@@ -1,0 +1,161 @@
+#include "fidelity_runs.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <numeric>
+
+namespace pipesim::reproduce::fidelity {
+
+namespace {
+
+constexpr double seq = 2048, vocab = 51200;
+
+double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+Prediction from(const analysis::Analysis& a) {
+    Prediction p;
+    p.ran = true;
+    p.step_time = a.model->step_time;
+    p.samples = a.model->samples_per_second;
+    p.peak_bytes = *std::max_element(a.model->total_bytes.begin(), a.model->total_bytes.end());
+    return p;
+}
+
+std::vector<double> ranks(const std::vector<double>& x) {
+    std::vector<std::size_t> order(x.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return x[a] < x[b]; });
+    std::vector<double> r(x.size());
+    for (std::size_t i = 0; i < order.size();) {
+        std::size_t j = i;
+        while (j + 1 < order.size() && x[order[j + 1]] == x[order[i]])
+            ++j;
+        for (std::size_t k = i; k <= j; ++k)
+            r[order[k]] = static_cast<double>(i + j) / 2;  // ties: mean rank
+        i = j + 1;
+    }
+    return r;
+}
+
+double correlation(const std::vector<double>& x, const std::vector<double>& y) {
+    const double n = static_cast<double>(x.size());
+    const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n;
+    const double my = std::accumulate(y.begin(), y.end(), 0.0) / n;
+    double sxy = 0, sxx = 0, syy = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        sxy += (x[i] - mx) * (y[i] - my);
+        sxx += (x[i] - mx) * (x[i] - mx);
+        syy += (y[i] - my) * (y[i] - my);
+    }
+    return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0.0;
+}
+
+}  // namespace
+
+double sc21_iteration_flops(const Sc21Row& r) {
+    const double l = r.layers, h = r.hidden;
+    return 96.0 * r.batch * seq * l * h * h * (1 + seq / (6 * h) + vocab / (16 * l * h));
+}
+
+analysis::PipelineSpec sc21_spec(const Sc21Row& row, const std::string& models_dir,
+                                 const std::string& gpu) {
+    analysis::PipelineSpec spec;
+    spec.schedule = row.chunks > 1 ? "interleaved-1f1b" : "1f1b";
+    spec.generator.devices = row.pp;
+    spec.generator.microbatches = row.microbatches();
+    spec.generator.chunks = row.chunks;
+    spec.dp = row.dp();
+    spec.tp = row.tp;
+    analysis::ModelSpec m;
+    m.model = models_dir + "/" + row.model + ".json";
+    m.gpu = gpu;
+    m.workload.microbatch = row.mb;
+    m.workload.recompute = models::Recompute::full;
+    m.workload.sequence_parallel = false;
+    m.workload.attention = models::AttentionKernel::unfused;
+    const int even = row.layers / (row.pp * row.chunks);
+    if (row.pp * row.chunks > 1) m.partition = {even, even};
+    spec.costs.model = m;
+    return spec;
+}
+
+Prediction predict_analytic(const analysis::PipelineSpec& spec) {
+    const double start = now();
+    Prediction p = from(analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false}));
+    p.wall = now() - start;
+    return p;
+}
+
+Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string& cluster,
+                           int limit_s) {
+    int fds[2];
+    if (pipe(fds) != 0) return {false, "no pipe"};
+    const double start = now();
+    std::fflush(nullptr);  // the child must not write the parent's buffered output again
+    const pid_t child = fork();
+    if (child < 0) return {false, "no fork"};
+    if (child == 0) {
+        close(fds[0]);
+        alarm(static_cast<unsigned>(limit_s));
+        double out[4] = {0, 0, 0, 0};
+        try {
+            analysis::SimGridEngine engine;
+            engine.cluster = load_cluster(cluster);
+            engine.options.record_transfers = false;
+            const Prediction p = from(analysis::run(spec, engine));
+            out[0] = 1;
+            out[1] = p.step_time;
+            out[2] = p.samples;
+            out[3] = p.peak_bytes;
+        } catch (const std::exception&) {
+        }
+        [[maybe_unused]] const auto written = write(fds[1], out, sizeof out);
+        _exit(0);
+    }
+    close(fds[1]);
+    double in[4] = {0, 0, 0, 0};
+    const auto got = read(fds[0], in, sizeof in);
+    close(fds[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    Prediction p;
+    p.wall = now() - start;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+        p.note = "over the time limit";
+        return p;
+    }
+    if (got != static_cast<ssize_t>(sizeof in) || in[0] != 1) {
+        p.note = "failed";
+        return p;
+    }
+    p.ran = true;
+    p.step_time = in[1];
+    p.samples = in[2];
+    p.peak_bytes = in[3];
+    return p;
+}
+
+ErrorStats error_stats(const std::vector<double>& predicted, const std::vector<double>& published) {
+    ErrorStats s;
+    std::vector<double> errors;
+    for (std::size_t i = 0; i < predicted.size(); ++i) {
+        const double e = predicted[i] / published[i] - 1;
+        errors.push_back(e);
+        s.mean_abs += std::abs(e) / static_cast<double>(predicted.size());
+        s.max_abs = std::max(s.max_abs, std::abs(e));
+    }
+    s.spearman = correlation(ranks(predicted), ranks(published));
+    s.pearson = correlation(errors, published);
+    return s;
+}
+
+}  // namespace pipesim::reproduce::fidelity

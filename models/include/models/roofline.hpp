@@ -1,0 +1,60 @@
+#pragma once
+// Operator-level times: each kernel is a roofline, max(FLOPs / (peak × efficiency of its
+// shape), bytes / (HBM bandwidth × efficiency)) plus a launch overhead; a pass is the sum of
+// its kernels. docs/models.md, "Operator-level times", explains the model and its limits.
+
+#include <span>
+
+#include "models/cost_model.hpp"
+#include "models/gpu.hpp"
+#include "models/layer_costs.hpp"
+#include "models/operators.hpp"
+#include "models/transformer.hpp"
+
+namespace pipesim::models {
+
+/// Fraction of the dense peak a bf16 GEMM of `shape` reaches on `gpu`, in (0,
+/// gpu.gemm_efficiency]: the best measured rate times the quantization of its output tiles.
+/// The output is cut into tiles (256×128, 128×256 or 128×128, whichever wastes least, as
+/// cuBLAS picks among such tiles); partly filled tiles do full work (tile quantization) and
+/// the tiles run in waves of one per SM, the last wave possibly partly empty (wave
+/// quantization). NVIDIA, "Matrix Multiplication Background User's Guide" (Deep Learning
+/// Performance documentation).
+double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape);
+
+/// Seconds of one kernel on `gpu`: launch overhead + max(compute, memory) time. GEMMs compute
+/// at gemm_efficiency(), fused attention at the GPU's measured attention efficiency for its
+/// pass, memory-bound kernels only move bytes.
+double operator_seconds(const GpuSpec& gpu, const Operator& op);
+
+/// The kernels' seconds summed per pass; recomputation re-runs forward kernels before B
+/// (full: all of them; selective: those marked attention_core).
+PassTimes pass_seconds(const GpuSpec& gpu, std::span<const Operator> ops, Recompute recompute);
+
+/// Seconds of one tensor-parallel all-reduce of `bytes` over `tp` GPUs of a node (ring:
+/// 2(t−1)/t · bytes at the measured bus bandwidth, plus a launch); 0 when tp = 1 or the GPU
+/// has no bus bandwidth. With
+/// sequence parallelism the all-gather and reduce-scatter that replace it take the same.
+double tp_allreduce_seconds(const GpuSpec& gpu, double bytes, int tp);
+
+/// Seconds of one optimizer step over `params` parameters held on one GPU: memory-bound Adam
+/// reading the gradients and the fp32 state, writing the state and the 16-bit weights
+/// (grad + 2·optimizer + weight bytes per parameter, 30 by default), over d shards with the
+/// distributed optimizer.
+double optimizer_step_seconds(const GpuSpec& gpu, double params, const OptimizerConfig& optimizer);
+
+/// The default cost model: per-operator rooflines on the GPU's measured rates.
+class OperatorCostModel : public CostModel {
+  public:
+    /// Throws std::invalid_argument if the GPU lacks a peak, bandwidth or SM count.
+    explicit OperatorCostModel(GpuSpec gpu);
+    PassTimes layer(const TransformerConfig& config, const Workload& workload) const override;
+    PassTimes head(const TransformerConfig& config, const Workload& workload) const override;
+    PassTimes embedding(const TransformerConfig& config, const Workload& workload) const override;
+    const GpuSpec& gpu() const override { return gpu_; }
+
+  private:
+    GpuSpec gpu_;
+};
+
+}  // namespace pipesim::models

@@ -1,0 +1,224 @@
+#include "models/operators.hpp"
+
+namespace pipesim::models {
+
+namespace {
+
+// FLOPs per element of the memory-bound kernels (they never bound the time; counted so the
+// totals are honest): LayerNorm mean, variance, normalize, scale, shift; RMSNorm without the
+// mean and shift; tanh-GeLU; SiLU and the gating product; softmax max, subtract, exp, sum,
+// divide; rotary's multiply-add pair per element.
+constexpr double layernorm_flops = 8, rmsnorm_flops = 5, gelu_flops = 8, swiglu_flops = 6,
+                 softmax_flops = 5, rotary_flops = 3, add_flops = 1, dropout_flops = 1,
+                 cross_entropy_flops = 5;
+
+// Sizes as doubles (s·b·h·h overflows 32-bit integers) for one GPU of the TP group.
+struct Shape {
+    double tokens;      // s·b
+    double row_tokens;  // tokens of the replicated kernels: s·b, or s·b/t with SP
+    double s, b, h, kv, f, v, t, heads, head_dim;
+    double mask;  // 1 with dropout (a 1-byte mask per element), else 0
+};
+
+Shape shape_of(const TransformerConfig& c, const Workload& w) {
+    Shape d{};
+    d.s = w.seq(c);
+    d.b = w.microbatch;
+    d.t = w.tp;
+    d.tokens = d.s * d.b;
+    d.row_tokens = w.sequence_parallel ? d.tokens / d.t : d.tokens;
+    d.h = c.hidden;
+    d.kv = c.kv_dim();
+    d.f = c.ffn_or_default();
+    d.v = c.vocab;
+    d.heads = c.heads;
+    d.head_dim = c.head_dim();
+    d.mask = c.dropout ? 1 : 0;
+    return d;
+}
+
+// Appends operators to one list; `pass` is set before each group.
+class Builder {
+  public:
+    explicit Builder(std::vector<Operator>& ops) : ops_(ops) {}
+    Pass pass = Pass::forward;
+
+    // A GEMM reading bf16 A and B and writing C with `out_bytes` per element (2: bf16; 8: an
+    // fp32 gradient accumulated in place, read and written).
+    Operator& gemm(std::string_view name, double m, double n, double k, double batch = 1,
+                   double out_bytes = 2) {
+        Operator op;
+        op.name = name;
+        op.pass = pass;
+        op.kind = OpKind::gemm;
+        op.shape = {m, n, k, batch};
+        op.flops = 2 * m * n * k * batch;
+        op.bytes = batch * (2 * m * k + 2 * k * n + out_bytes * m * n);
+        return push(op);
+    }
+    // A memory-bound kernel over `elements`, moving `bytes_each` bytes per element.
+    Operator& memory(std::string_view name, double elements, double bytes_each, double flops_each) {
+        Operator op;
+        op.name = name;
+        op.pass = pass;
+        op.kind = OpKind::memory;
+        op.flops = elements * flops_each;
+        op.bytes = elements * bytes_each;
+        return push(op);
+    }
+    Operator& attention(std::string_view name, double flops, double bytes) {
+        Operator op;
+        op.name = name;
+        op.pass = pass;
+        op.kind = OpKind::attention;
+        op.flops = flops;
+        op.bytes = bytes;
+        op.attention_core = pass == Pass::forward;
+        return push(op);
+    }
+
+  private:
+    Operator& push(const Operator& op) {
+        ops_.push_back(op);
+        return ops_.back();
+    }
+    std::vector<Operator>& ops_;
+};
+
+double norm_flops(const TransformerConfig& c) {
+    return c.norm == Norm::layernorm ? layernorm_flops : rmsnorm_flops;
+}
+
+// The attention core of F and B. Unfused (Megatron-LM before FlashAttention): batched GEMMs
+// over all s×s scores (the causal mask is applied, not skipped), a fused scale-mask-softmax
+// kernel and a dropout kernel on the s×s probabilities.
+void attention_core(Builder& o, const Shape& d, bool fused, Pass pass) {
+    const double batch = d.b * d.heads / d.t;  // (sequence, head) pairs on this rank
+    const double scores = batch * d.s * d.s;
+    o.pass = pass;
+    if (fused) {
+        // FlashAttention: the unmasked half of QKᵀ and AV; it reads Q, K, V and writes O
+        // (and the fp32 log-sum-exp per row); B reads them and dO, writes dQ, dK, dV.
+        const double forward_flops = 4 * d.b * d.s * d.s * d.h / d.t / 2;
+        const double qkvo = 2 * d.tokens * (2 * d.h + 2 * d.kv) / d.t;
+        const double lse = 4 * d.tokens * d.heads / d.t;
+        if (pass == Pass::forward)
+            o.attention("flash attention", forward_flops, qkvo + lse);
+        else
+            o.attention("flash attention backward", 2.5 * forward_flops,
+                        qkvo + lse + 2 * d.tokens * (d.h + d.h + 2 * d.kv) / d.t);
+        return;
+    }
+    if (pass == Pass::forward) {
+        o.gemm("QKᵀ", d.s, d.s, d.head_dim, batch).attention_core = true;
+        o.memory("scale-mask-softmax", scores, 4, softmax_flops).attention_core = true;
+        if (d.mask > 0)
+            o.memory("attention dropout", scores, 5, dropout_flops).attention_core = true;
+        o.gemm("AV", d.s, d.head_dim, d.s, batch).attention_core = true;
+        return;
+    }
+    o.gemm("dP = dO·Vᵀ", d.s, d.s, d.head_dim, batch);
+    o.gemm("dV = Pᵀ·dO", d.s, d.head_dim, d.s, batch);
+    if (d.mask > 0) o.memory("attention dropout backward", scores, 5, dropout_flops);
+    o.memory("softmax backward", scores, 6, softmax_flops);
+    o.gemm("dQ = dS·K", d.s, d.head_dim, d.s, batch);
+    o.gemm("dK = dSᵀ·Q", d.s, d.head_dim, d.s, batch);
+}
+
+}  // namespace
+
+std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload& w) {
+    const Shape d = shape_of(c, w);
+    const bool fused = w.attention == AttentionKernel::fused;
+    const bool rotary = !c.learned_positions;
+    const bool gated = c.mlp == Mlp::swiglu;
+    const double qkv = (d.h + 2 * d.kv) / d.t;      // QKV outputs on this rank
+    const double up = (gated ? 2 : 1) * d.f / d.t;  // MLP up (and gate) outputs on this rank
+    const double rows = d.row_tokens * d.h;         // elements of a replicated h-wide tensor
+    // Residual add with the (bias and) dropout before it: reads the branch and the residual,
+    // writes the sum and the mask.
+    const double add_bytes = 2 + 2 + 2 + d.mask;
+
+    std::vector<Operator> ops;
+    Builder o(ops);
+    o.pass = Pass::forward;
+    o.memory("norm 1", rows, 4, norm_flops(c));
+    o.gemm("QKV", d.tokens, qkv, d.h);
+    if (rotary) o.memory("rotary", d.tokens * (d.h + d.kv) / d.t, 4, rotary_flops);
+    attention_core(o, d, fused, Pass::forward);
+    o.pass = Pass::forward;
+    o.gemm("attention projection", d.tokens, d.h, d.h / d.t);
+    o.memory("dropout-add 1", rows, add_bytes, add_flops + dropout_flops);
+    o.memory("norm 2", rows, 4, norm_flops(c));
+    o.gemm("MLP up", d.tokens, up, d.h);
+    o.memory(gated ? "SwiGLU" : "GeLU", d.tokens * d.f / d.t, gated ? 6 : 4,
+             gated ? swiglu_flops : gelu_flops);
+    o.gemm("MLP down", d.tokens, d.h, d.f / d.t);
+    o.memory("dropout-add 2", rows, add_bytes, add_flops + dropout_flops);
+
+    // B in reverse order: dX = dY·Wᵀ for every GEMM, the backward of every memory-bound kernel.
+    // Dropout-add backward reads the gradient (and mask), writes the branch's gradient; norm
+    // backward reads dY, its input and the residual gradient and writes their sum.
+    o.pass = Pass::backward_input;
+    o.memory("dropout-add 2 backward", rows, 4 + d.mask, dropout_flops);
+    o.gemm("MLP down dX", d.tokens, d.f / d.t, d.h);
+    o.memory(gated ? "SwiGLU backward" : "GeLU backward", d.tokens * d.f / d.t, gated ? 10 : 6,
+             gated ? swiglu_flops : gelu_flops);
+    o.gemm("MLP up dX", d.tokens, d.h, up);
+    o.memory("norm 2 backward", rows, 8, norm_flops(c) + add_flops);
+    o.memory("dropout-add 1 backward", rows, 4 + d.mask, dropout_flops);
+    o.gemm("attention projection dX", d.tokens, d.h / d.t, d.h);
+    attention_core(o, d, fused, Pass::backward_input);
+    o.pass = Pass::backward_input;
+    if (rotary) o.memory("rotary backward", d.tokens * (d.h + d.kv) / d.t, 4, rotary_flops);
+    o.gemm("QKV dX", d.tokens, d.h, qkv);
+    o.memory("norm 1 backward", rows, 8, norm_flops(c) + add_flops);
+
+    // W: dW = Xᵀ·dY, accumulated into fp32 gradients (Megatron-LM's gradient accumulation
+    // fusion), and the bias gradients (a reduction over the tokens of each dY).
+    o.pass = Pass::backward_weight;
+    o.gemm("QKV dW", d.h, qkv, d.tokens, 1, 8);
+    o.gemm("attention projection dW", d.h / d.t, d.h, d.tokens, 1, 8);
+    o.gemm("MLP up dW", d.h, up, d.tokens, 1, 8);
+    o.gemm("MLP down dW", d.f / d.t, d.h, d.tokens, 1, 8);
+    if (c.linear_bias) o.memory("bias gradients", d.tokens * (qkv + d.h + up + d.h), 2, 1);
+    return ops;
+}
+
+std::vector<Operator> embedding_operators(const TransformerConfig& c, const Workload& w) {
+    const Shape d = shape_of(c, w);
+    const double positions = c.learned_positions ? 1 : 0;
+    std::vector<Operator> ops;
+    Builder o(ops);
+    // Vocabulary-parallel lookup: every rank writes all s·b·h outputs (zeros where another
+    // rank owns the token) before the TP reduction; learned positions are read and added.
+    o.pass = Pass::forward;
+    o.memory("embedding lookup", d.tokens * d.h, 4 + 2 * positions, positions * add_flops);
+    if (d.mask > 0) o.memory("embedding dropout", d.row_tokens * d.h, 5, dropout_flops);
+    o.pass = Pass::backward_input;
+    if (d.mask > 0) o.memory("embedding dropout backward", d.row_tokens * d.h, 5, dropout_flops);
+    // Scatter-add of dY into the fp32 gradients (read dY, read and write the fp32 row).
+    o.pass = Pass::backward_weight;
+    o.memory("embedding gradient", d.tokens * d.h, (2 + 8) * (1 + positions), add_flops);
+    return ops;
+}
+
+std::vector<Operator> head_operators(const TransformerConfig& c, const Workload& w) {
+    const Shape d = shape_of(c, w);
+    const double vocab = d.v / d.t;  // vocabulary-parallel logits on this rank
+    std::vector<Operator> ops;
+    Builder o(ops);
+    o.pass = Pass::forward;
+    o.memory("final norm", d.row_tokens * d.h, 4, norm_flops(c));
+    o.gemm("logits", d.tokens, vocab, d.h);
+    o.memory("cross-entropy", d.tokens * vocab, 2 + 4, cross_entropy_flops);
+    o.pass = Pass::backward_input;
+    o.memory("cross-entropy backward", d.tokens * vocab, 4 + 2, cross_entropy_flops);
+    o.gemm("logits dX", d.tokens, d.h, vocab);
+    o.memory("final norm backward", d.row_tokens * d.h, 6, norm_flops(c));
+    o.pass = Pass::backward_weight;
+    o.gemm("logits dW", d.h, vocab, d.tokens, 1, 8);
+    return ops;
+}
+
+}  // namespace pipesim::models

@@ -1,0 +1,111 @@
+#include "models/roofline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipesim::models {
+
+namespace {
+
+struct Tile {
+    double rows, cols;
+};
+// Output tiles of cuBLAS's large bf16 kernels on A100 and H100 (NVIDIA, "Matrix
+// Multiplication Background User's Guide": 256×128 and 128×128 are among the most efficient).
+constexpr Tile tiles[] = {{256, 128}, {128, 256}, {128, 128}};
+
+double quantization(const GemmShape& g, const Tile& tile, double sms) {
+    const double count = std::ceil(g.m / tile.rows) * std::ceil(g.n / tile.cols) * g.batch;
+    const double filled = g.m * g.n * g.batch / (count * tile.rows * tile.cols);
+    const double waves = count / sms;
+    return filled * waves / std::ceil(waves);
+}
+
+}  // namespace
+
+double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape) {
+    double best = 0;
+    for (const Tile& tile : tiles)
+        best = std::max(best, quantization(shape, tile, gpu.sm_count));
+    return gpu.gemm_efficiency * best;
+}
+
+double operator_seconds(const GpuSpec& gpu, const Operator& op) {
+    const double memory = op.bytes / (gpu.hbm_bandwidth * gpu.memory_efficiency);
+    double compute = 0;
+    switch (op.kind) {
+        case OpKind::gemm:
+            if (op.flops > 0)
+                compute = op.flops / (gpu.peak_bf16_flops * gemm_efficiency(gpu, op.shape));
+            break;
+        case OpKind::attention:
+            compute = op.flops / (gpu.peak_bf16_flops * (op.pass == Pass::forward
+                                                             ? gpu.attention_forward_efficiency
+                                                             : gpu.attention_backward_efficiency));
+            break;
+        case OpKind::memory:
+            break;
+    }
+    return gpu.launch_overhead + std::max(compute, memory);
+}
+
+PassTimes pass_seconds(const GpuSpec& gpu, std::span<const Operator> ops, Recompute recompute) {
+    PassTimes t;
+    for (const Operator& op : ops) {
+        const double seconds = operator_seconds(gpu, op);
+        switch (op.pass) {
+            case Pass::forward:
+                t.forward += seconds;
+                if (recompute == Recompute::full ||
+                    (recompute == Recompute::selective && op.attention_core))
+                    t.backward_input += seconds;
+                break;
+            case Pass::backward_input:
+                t.backward_input += seconds;
+                break;
+            case Pass::backward_weight:
+                t.backward_weight += seconds;
+                break;
+        }
+    }
+    return t;
+}
+
+double tp_allreduce_seconds(const GpuSpec& gpu, double bytes, int tp) {
+    if (tp <= 1 || !(gpu.tp_bus_bandwidth > 0)) return 0;
+    return gpu.launch_overhead + 2.0 * (tp - 1) / tp * bytes / gpu.tp_bus_bandwidth;
+}
+
+double optimizer_step_seconds(const GpuSpec& gpu, double params, const OptimizerConfig& o) {
+    const double shards = o.distributed ? o.data_parallel : 1;
+    const double bytes = o.grad_bytes + 2 * o.optimizer_bytes + o.weight_bytes;
+    return params / shards * bytes / (gpu.hbm_bandwidth * gpu.memory_efficiency);
+}
+
+OperatorCostModel::OperatorCostModel(GpuSpec gpu) : gpu_(std::move(gpu)) {
+    if (!(gpu_.peak_bf16_flops > 0 && gpu_.hbm_bandwidth > 0 && gpu_.sm_count > 0 &&
+          gpu_.gemm_efficiency > 0 && gpu_.memory_efficiency > 0 &&
+          gpu_.attention_forward_efficiency > 0 && gpu_.attention_backward_efficiency > 0 &&
+          gpu_.tp_bus_bandwidth > 0))
+        throw std::invalid_argument(
+            fmt::format("GPU '{}' lacks the rates the operator-level model needs", gpu_.name));
+}
+
+PassTimes OperatorCostModel::layer(const TransformerConfig& config,
+                                   const Workload& workload) const {
+    return pass_seconds(gpu_, layer_operators(config, workload), workload.recompute);
+}
+
+PassTimes OperatorCostModel::head(const TransformerConfig& config, const Workload& workload) const {
+    return pass_seconds(gpu_, head_operators(config, workload), Recompute::none);
+}
+
+PassTimes OperatorCostModel::embedding(const TransformerConfig& config,
+                                       const Workload& workload) const {
+    return pass_seconds(gpu_, embedding_operators(config, workload), Recompute::none);
+}
+
+}  // namespace pipesim::models

@@ -1,0 +1,197 @@
+// Operator-level costs: each kernel's FLOPs and bytes against hand counts, the roofline's
+// limits, recomputation, tensor and sequence parallelism, and what a pipeline plan adds.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "model_workload.hpp"
+#include "models/gpu.hpp"
+#include "models/layer_costs.hpp"
+#include "models/operators.hpp"
+#include "models/pipeline.hpp"
+#include "models/presets.hpp"
+#include "models/roofline.hpp"
+
+using namespace pipesim::models;
+
+namespace {
+
+// The unfused attention unless told otherwise: its GEMMs are the closed forms' FLOPs.
+Workload work(int b, int s, int t, bool sp, Recompute r = Recompute::none,
+              AttentionKernel k = AttentionKernel::unfused) {
+    return pipesim::test::work(b, s, t, sp, r, k);
+}
+
+const Operator& find_op(const std::vector<Operator>& ops, std::string_view name) {
+    for (const Operator& op : ops)
+        if (op.name == name) return op;
+    FAIL("no operator " << name);
+    return ops.front();
+}
+
+PassFlops flops_of(const std::vector<Operator>& ops, bool gemm_like_only) {
+    PassFlops f;
+    for (const Operator& op : ops) {
+        if (gemm_like_only && op.kind == OpKind::memory) continue;
+        double& slot = op.pass == Pass::forward          ? f.forward
+                       : op.pass == Pass::backward_input ? f.backward_input
+                                                         : f.backward_weight;
+        slot += op.flops;
+    }
+    return f;
+}
+
+}  // namespace
+
+TEST_CASE("unfused GEMM FLOPs of every pass sum to layer_flops / t", "[models]") {
+    const TransformerConfig& c =
+        find_model(GENERATE(as<std::string>{}, "gpt3-175b", "llama2-70b", "llama3-8b"));
+    const int t = GENERATE(1, 8);
+    const Workload w = work(2, 2048, t, true);
+    const PassFlops ops = flops_of(layer_operators(c, w), true);
+    const PassFlops closed = layer_flops(c, w);
+    CHECK(ops.forward == Approx(closed.forward / t).epsilon(1e-12));
+    CHECK(ops.backward_input == Approx(closed.backward_input / t).epsilon(1e-12));
+    CHECK(ops.backward_weight == Approx(closed.backward_weight / t).epsilon(1e-12));
+}
+
+TEST_CASE("GEMM shapes and bytes are hand counts, GQA shrinking K and V", "[models]") {
+    const TransformerConfig& c = find_model("llama2-70b");  // h 8192, 64 heads, 8 KV, f 28672
+    const double s = 4096, b = 1, t = 8, h = 8192, kv = 8 * 128, f = 28672;
+    const auto ops = layer_operators(c, work(1, 4096, 8, true));
+    const Operator& qkv = find_op(ops, "QKV");
+    CHECK(qkv.shape.m == s * b);
+    CHECK(qkv.shape.n == (h + 2 * kv) / t);
+    CHECK(qkv.shape.k == h);
+    CHECK(qkv.flops == 2 * s * b * h * (h + 2 * kv) / t);
+    CHECK(qkv.bytes == 2 * s * b * h + 2 * h * (h + 2 * kv) / t + 2 * s * b * (h + 2 * kv) / t);
+    const Operator& up = find_op(ops, "MLP up");  // gate and up projections together
+    CHECK(up.shape.n == 2 * f / t);
+    const Operator& dw = find_op(ops, "MLP down dW");  // fp32 accumulation: read and write
+    CHECK(dw.pass == Pass::backward_weight);
+    CHECK(dw.shape.k == s * b);
+    CHECK(dw.bytes == 2 * (f / t) * s * b + 2 * s * b * h + 8 * (f / t) * h);
+    CHECK(find_op(ops, "MLP down dX").pass == Pass::backward_input);
+}
+
+TEST_CASE("memory-bound kernels move hand-counted bytes; SP shards the replicated ones",
+          "[models]") {
+    const TransformerConfig& c = find_model("gpt3-175b");  // h 12288, 96 heads, dropout
+    const double s = 2048, b = 1, t = 8, h = 12288, a = 96;
+    const auto no_sp = layer_operators(c, work(1, 2048, 8, false));
+    const auto sp = layer_operators(c, work(1, 2048, 8, true));
+    CHECK(find_op(no_sp, "norm 1").bytes == 4 * s * b * h);
+    CHECK(find_op(sp, "norm 1").bytes == 4 * s * b * h / t);
+    CHECK(find_op(no_sp, "dropout-add 1").bytes == 7 * s * b * h);  // 2+2 in, 2 out, mask
+    CHECK(find_op(no_sp, "GeLU").bytes == 4 * s * b * 4 * h / t);
+    CHECK(find_op(sp, "GeLU").bytes == find_op(no_sp, "GeLU").bytes);  // already TP-split
+    CHECK(find_op(no_sp, "scale-mask-softmax").bytes == 4 * b * a / t * s * s);
+    CHECK(find_op(no_sp, "attention dropout").bytes == 5 * b * a / t * s * s);
+    CHECK(find_op(no_sp, "softmax backward").bytes == 6 * b * a / t * s * s);
+}
+
+TEST_CASE("fused attention skips the masked half and its backward is 2.5 forwards", "[models]") {
+    const TransformerConfig& c = find_model("llama3-8b");  // RoPE, no dropout
+    const double s = 8192, b = 1, h = 4096;
+    const auto ops = layer_operators(c, work(1, 8192, 1, true, Recompute::none));
+    const auto fused =
+        layer_operators(c, work(1, 8192, 1, true, Recompute::none, AttentionKernel::fused));
+    const Operator& f = find_op(fused, "flash attention");
+    CHECK(f.kind == OpKind::attention);
+    CHECK(f.flops == 4 * b * s * s * h / 2);
+    CHECK(find_op(fused, "flash attention backward").flops == 2.5 * f.flops);
+    CHECK(find_op(ops, "QKᵀ").flops + find_op(ops, "AV").flops == 2 * f.flops);
+    CHECK(find_op(ops, "rotary").bytes == 4 * s * b * (h + 1024));  // Q and K, read and write
+    for (const Operator& op : ops)
+        CHECK(op.name != "attention dropout");
+}
+
+TEST_CASE("a huge GEMM runs at peak times the measured GEMM efficiency", "[models]") {
+    const GpuSpec& gpu = find_gpu(GENERATE(as<std::string>{}, "a100-80gb", "h100-sxm"));
+    Operator op;
+    op.kind = OpKind::gemm;
+    op.shape = {16384 * 8, 16384, 16384, 1};
+    op.flops = 2 * op.shape.m * op.shape.n * op.shape.k;
+    op.bytes = 2 * (op.shape.m * op.shape.k + op.shape.k * op.shape.n + op.shape.m * op.shape.n);
+    CHECK(gemm_efficiency(gpu, op.shape) == Approx(gpu.gemm_efficiency).epsilon(0.01));
+    CHECK(operator_seconds(gpu, op) ==
+          Approx(op.flops / (gpu.peak_bf16_flops * gpu.gemm_efficiency)).epsilon(0.01));
+    CHECK(gpu.gemm_efficiency < 1);
+}
+
+TEST_CASE("a tiny GEMM is latency-bound", "[models]") {
+    const GpuSpec& gpu = find_gpu("a100-80gb");
+    Operator op;
+    op.kind = OpKind::gemm;
+    op.shape = {16, 16, 16, 1};
+    op.flops = 2 * 16 * 16 * 16;
+    op.bytes = 3 * 2 * 16 * 16;
+    const double seconds = operator_seconds(gpu, op);
+    // One padded tile on one SM plus the launch: microseconds, where the FLOPs at peak would
+    // take a few picoseconds.
+    CHECK(seconds > gpu.launch_overhead);
+    CHECK(seconds < 2 * gpu.launch_overhead);
+    CHECK(seconds > 1e4 * op.flops / gpu.peak_bf16_flops);
+    CHECK(gemm_efficiency(gpu, op.shape) < 0.01 * gpu.gemm_efficiency);
+}
+
+TEST_CASE("one wave too many halves a GEMM's efficiency", "[models]") {
+    const GpuSpec& gpu = find_gpu("a100-80gb");  // 108 SMs
+    const GemmShape full{128.0 * 108, 128, 4096, 1};
+    const GemmShape spill{128.0 * 109, 128, 4096, 1};
+    CHECK(gemm_efficiency(gpu, full) == Approx(gpu.gemm_efficiency));
+    CHECK(gemm_efficiency(gpu, spill) < 0.55 * gpu.gemm_efficiency);
+}
+
+TEST_CASE("a memory-bound kernel takes bytes over the achievable bandwidth", "[models]") {
+    const GpuSpec& gpu = find_gpu("h100-sxm");
+    Operator op;
+    op.kind = OpKind::memory;
+    op.flops = 1e9;
+    op.bytes = 4e9;
+    CHECK(operator_seconds(gpu, op) ==
+          Approx(gpu.launch_overhead + 4e9 / (3.35e12 * 0.9)).epsilon(1e-12));
+}
+
+TEST_CASE("recomputation re-runs forward kernels before B", "[models]") {
+    const TransformerConfig& c = find_model("gpt3-175b");
+    const OperatorCostModel model(find_gpu("a100-80gb"));
+    const PassTimes none = model.layer(c, work(1, 2048, 8, false, Recompute::none));
+    const PassTimes full = model.layer(c, work(1, 2048, 8, false, Recompute::full));
+    const PassTimes sel = model.layer(c, work(1, 2048, 8, false, Recompute::selective));
+    CHECK(full.forward == none.forward);
+    CHECK(full.backward_weight == none.backward_weight);
+    CHECK(full.backward_input == Approx(none.backward_input + none.forward).epsilon(1e-12));
+    double core = 0;
+    for (const Operator& op : layer_operators(c, work(1, 2048, 8, false)))
+        if (op.attention_core) core += operator_seconds(model.gpu(), op);
+    CHECK(core > 0);
+    CHECK(sel.backward_input == Approx(none.backward_input + core).epsilon(1e-12));
+}
+
+TEST_CASE("the optimizer step reads and writes 30 bytes per parameter", "[models]") {
+    const GpuSpec& gpu = find_gpu("a100-80gb");
+    OptimizerConfig o;
+    const double rate = 2039e9 * 0.9;
+    CHECK(optimizer_step_seconds(gpu, 1e9, o) == Approx(30e9 / rate).epsilon(1e-12));
+    o.distributed = true;
+    o.data_parallel = 4;
+    CHECK(optimizer_step_seconds(gpu, 1e9, o) == Approx(30e9 / 4 / rate).epsilon(1e-12));
+}
+
+TEST_CASE("a stage's TP collectives are two all-reduces per layer and pass", "[models]") {
+    const TransformerConfig& c = find_model("gpt3-175b");
+    const OperatorCostModel model(find_gpu("a100-80gb"));
+    Workload w = work(1, 2048, 8, false, Recompute::full);
+    const PipelinePlan plan = plan_pipeline(c, w, OptimizerConfig{}, model, 8);
+    const double bytes = 2 * 2048.0 * 12288;
+    const double one = 1e-6 + 2.0 * 7 / 8 * bytes / 200e9;  // ring, NCCL's A100 bus bandwidth
+    CHECK(tp_allreduce_seconds(model.gpu(), bytes, 8) == Approx(one).epsilon(1e-12));
+    const StagePlan& mid = plan.stages[3];
+    CHECK(mid.tp_comm_times.forward == Approx(2 * mid.layers * one).epsilon(1e-12));
+    CHECK(mid.tp_comm_times.backward_input == Approx(4 * mid.layers * one).epsilon(1e-12));
+    CHECK(mid.tp_comm_times.backward_weight == 0);
+    CHECK(plan.stages.front().tp_comm_times.forward ==
+          Approx((2 * plan.stages.front().layers + 1) * one).epsilon(1e-12));
+    CHECK(tp_allreduce_seconds(model.gpu(), bytes, 1) == 0);
+}
