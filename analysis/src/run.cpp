@@ -102,20 +102,24 @@ void check_spec(const PipelineSpec& spec) {
                         spec.costs.mem_w_ratio));
 }
 
-// Metrics and model figures of a run whose iteration took `iteration_time` (< 0: the
+// Model figures of a run with metrics whose iteration took `iteration_time` (< 0: the
 // makespan).
 void finish(Analysis& a, double iteration_time) {
-    a.metrics = compute_metrics(a.timeline, a.memory);
     a.iteration_time = iteration_time < 0 ? a.metrics.makespan : iteration_time;
     if (a.model) summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time);
 }
 
-void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine) {
+void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine,
+                  bool validated) {
     ReplayOptions replay_options;
     replay_options.comm_latency = spec.comm_latency;
     replay_options.record_transfers = engine.record_transfers;
+    replay_options.record_ops = engine.record_ops;
+    replay_options.validated = validated;
     if (a.model) replay_options.message_bytes = a.model->plan.message_bytes;
-    a.timeline = replay(a.schedule, a.costs, replay_options);
+    ReplayResult replayed = replay_with_metrics(a.schedule, a.costs, a.memory, replay_options);
+    a.timeline = std::move(replayed.timeline);
+    a.metrics = std::move(replayed.metrics);
     if (a.model) a.timeline.time_unit = "s";
     finish(a, -1);
 }
@@ -137,6 +141,7 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     a.timeline = run.result.timeline;
     const double iteration_time = run.result.iteration_time;
     a.cluster = std::move(run);
+    a.metrics = compute_metrics(a.timeline, a.memory);
     finish(a, iteration_time);
 }
 
@@ -154,6 +159,7 @@ Pipeline prepare(const PipelineSpec& spec) {
             generator && generator->plans_with_costs && spec.generator.planning.empty()
                 ? generate_with_costs(pipeline, *generator)
                 : generate_schedule(spec.schedule, spec.generator);
+        pipeline.validated = true;  // generate_schedule validates
     }
     pipeline.spec.given.reset();  // the schedule is pipeline.schedule now
     derive_costs(pipeline);
@@ -168,7 +174,7 @@ Analysis run(Pipeline pipeline, const Engine& engine) {
     a.model = std::move(pipeline.model);
     a.dp = pipeline.spec.dp;
     if (const auto* analytic = std::get_if<AnalyticEngine>(&engine))
-        run_analytic(a, pipeline.spec, *analytic);
+        run_analytic(a, pipeline.spec, *analytic, pipeline.validated);
     else
         run_simgrid(a, pipeline.spec, std::get<SimGridEngine>(engine));
     return a;

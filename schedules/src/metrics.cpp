@@ -1,6 +1,7 @@
 #include "schedules/metrics.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -44,32 +45,44 @@ MemoryDelta memory_delta(const Op& op, const MemoryModel& memory) {
 
 }  // namespace
 
-Metrics compute_metrics(const Timeline& timeline, const MemoryModel& memory) {
-    if (memory.activation.size() != static_cast<std::size_t>(timeline.stages()) ||
+MetricsBuilder::MetricsBuilder(int devices, int stages, int microbatches, const MemoryModel& memory)
+    : memory_(memory),
+      microbatches_(microbatches),
+      devices_(static_cast<std::size_t>(devices)),
+      held_(devices_.size(), 0.0),
+      first_(devices_.size(), std::numeric_limits<double>::quiet_NaN()),
+      last_(devices_.size(), 0.0) {
+    if (memory.activation.size() != static_cast<std::size_t>(stages) ||
         memory.held_for_w.size() != memory.activation.size())
         throw std::invalid_argument(fmt::format("memory model has {} stages, timeline has {}",
-                                                memory.activation.size(), timeline.stages()));
+                                                memory.activation.size(), stages));
+}
+
+void MetricsBuilder::add(int device, const Op& op, double start, double end) {
+    const auto d = static_cast<std::size_t>(device);
+    DeviceMetrics& dm = devices_[d];
+    if (std::isnan(first_[d])) first_[d] = start;
+    last_[d] = end;
+    dm.busy += end - start;
+    const MemoryDelta delta = memory_delta(op, memory_);
+    held_[d] += delta.at_start;
+    dm.peak_activation = std::max(dm.peak_activation, held_[d]);
+    held_[d] += delta.at_end;
+}
+
+Metrics MetricsBuilder::finish() const {
     Metrics metrics;
-    metrics.devices.resize(timeline.device_ops.size());
+    metrics.devices = devices_;
     double first = std::numeric_limits<double>::infinity();
     double last = -std::numeric_limits<double>::infinity();
-    for (std::size_t d = 0; d < timeline.device_ops.size(); ++d) {
-        const auto& ops = timeline.device_ops[d];
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+        if (std::isnan(first_[d])) continue;
         DeviceMetrics& dm = metrics.devices[d];
-        if (ops.empty()) continue;
-        double held = 0;
-        for (const TimedOp& t : ops) {
-            dm.busy += t.end - t.start;
-            const MemoryDelta delta = memory_delta(t.op, memory);
-            held += delta.at_start;
-            dm.peak_activation = std::max(dm.peak_activation, held);
-            held += delta.at_end;
-        }
-        dm.span = ops.back().end - ops.front().start;
+        dm.span = last_[d] - first_[d];
         dm.idle = std::max(0.0, dm.span - dm.busy);
         dm.bubble_rate = dm.span > 0 ? dm.idle / dm.span : 0.0;
-        first = std::min(first, ops.front().start);
-        last = std::max(last, ops.back().end);
+        first = std::min(first, first_[d]);
+        last = std::max(last, last_[d]);
         if (dm.bubble_rate > metrics.bubble_rate) {
             metrics.bubble_rate = dm.bubble_rate;
             metrics.bubble_device = static_cast<int>(d);
@@ -78,8 +91,17 @@ Metrics compute_metrics(const Timeline& timeline, const MemoryModel& memory) {
         metrics.peak_activation_max = std::max(metrics.peak_activation_max, dm.peak_activation);
     }
     metrics.makespan = last > first ? last - first : 0.0;
-    metrics.throughput = metrics.makespan > 0 ? timeline.microbatches / metrics.makespan : 0.0;
+    metrics.throughput = metrics.makespan > 0 ? microbatches_ / metrics.makespan : 0.0;
     return metrics;
+}
+
+Metrics compute_metrics(const Timeline& timeline, const MemoryModel& memory) {
+    MetricsBuilder builder(static_cast<int>(timeline.device_ops.size()), timeline.stages(),
+                           timeline.microbatches, memory);
+    for (std::size_t d = 0; d < timeline.device_ops.size(); ++d)
+        for (const TimedOp& t : timeline.device_ops[d])
+            builder.add(static_cast<int>(d), t.op, t.start, t.end);
+    return builder.finish();
 }
 
 std::vector<MemoryPoint> memory_over_time(const Timeline& timeline, const MemoryModel& memory,

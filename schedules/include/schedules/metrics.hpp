@@ -39,8 +39,32 @@ struct Metrics {
     std::vector<DeviceMetrics> devices;
 };
 
-/// Computes all metrics. Precondition: memory has one entry per virtual stage.
+/// Computes all metrics. Throws std::invalid_argument unless memory has one entry per virtual
+/// stage.
 Metrics compute_metrics(const Timeline& timeline, const MemoryModel& memory);
+
+/// compute_metrics() for ops given one at a time, as an engine times them, so that no per-op
+/// record is needed: each device's ops in its order (devices may interleave). Gives exactly
+/// what compute_metrics() gives for the timeline of the same ops.
+class MetricsBuilder {
+  public:
+    /// Throws std::invalid_argument unless memory has one entry per virtual stage (`stages`).
+    /// `memory` must outlive the builder.
+    MetricsBuilder(int devices, int stages, int microbatches, const MemoryModel& memory);
+
+    /// The next op of `device` (0 ≤ device < devices; op.stage within the stages).
+    void add(int device, const Op& op, double start, double end);
+    /// The metrics of every op added.
+    Metrics finish() const;
+
+  private:
+    const MemoryModel& memory_;
+    int microbatches_;
+    std::vector<DeviceMetrics> devices_;
+    std::vector<double> held_;   ///< per device: activation held after its last op
+    std::vector<double> first_;  ///< per device: first start (NaN: no op yet)
+    std::vector<double> last_;   ///< per device: last end
+};
 
 /// A point of a device's activation-memory step curve: from `time` on, `activation` is held.
 struct MemoryPoint {
