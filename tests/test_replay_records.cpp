@@ -3,12 +3,14 @@
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "analysis/run.hpp"
 #include "cli_runner.hpp"
 #include "random_costs.hpp"
+#include "schedules/dependency_order.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
@@ -140,4 +142,27 @@ TEST_CASE("analyze gives the same report whether or not it keeps a timeline", "[
     // The saved timeline has its transfers (asked for by --save-timeline).
     CHECK_THAT(saved, Catch::Contains("\"transfers\": [\n"));
     CHECK_THAT(saved, Catch::Contains("\"producer\""));
+}
+
+TEST_CASE("the replay's walk visits and times ops exactly as asap_walk", "[sim][replay]") {
+    std::mt19937 rng(7);
+    for (const ScheduleGenerator& g : schedule_generators()) {
+        CAPTURE(g.name);
+        const Schedule s = generate_schedule(g.name, GeneratorOptions{4, 8, 0, 0});
+        const StageCosts costs = test::random_costs(s.stages(), rng, 0.5, 2.0);
+        std::vector<TimedOp> expected;
+        std::vector<double> end;
+        REQUIRE_FALSE(asap_walk(
+            s, pass_durations(costs), 0.25, end,
+            [&](int, int, const Op& op, const Predecessors&, double start, double finish) {
+                expected.push_back({op, start, finish});
+            }));
+        std::vector<TimedOp> visited;
+        REQUIRE(asap_dataflow(
+            s, pass_durations(costs), 0.25,
+            [&](int, const Op& op, const DataflowInput*, int, double start, double finish) {
+                visited.push_back({op, start, finish});
+            }));
+        CHECK(visited == expected);
+    }
 }

@@ -19,32 +19,6 @@ MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio) {
                        std::vector<double>(stages, per_chunk * mem_w_ratio)};
 }
 
-namespace {
-
-// Change of held activation memory when `op` starts (allocation) and when it ends (release).
-struct MemoryDelta {
-    double at_start = 0;
-    double at_end = 0;
-};
-
-MemoryDelta memory_delta(const Op& op, const MemoryModel& memory) {
-    const double mb = memory.activation[op.stage];
-    const double mw = memory.held_for_w[op.stage];
-    switch (op.pass) {
-        case Pass::F:
-            return {mb, 0};
-        case Pass::B:
-            return {0, -(mb - mw)};
-        case Pass::W:
-            return {0, -mw};
-        case Pass::BW:
-            return {0, -mb};
-    }
-    return {};
-}
-
-}  // namespace
-
 MetricsBuilder::MetricsBuilder(int devices, int stages, int microbatches, const MemoryModel& memory)
     : memory_(memory),
       microbatches_(microbatches),
@@ -56,18 +30,6 @@ MetricsBuilder::MetricsBuilder(int devices, int stages, int microbatches, const 
         memory.held_for_w.size() != memory.activation.size())
         throw std::invalid_argument(fmt::format("memory model has {} stages, timeline has {}",
                                                 memory.activation.size(), stages));
-}
-
-void MetricsBuilder::add(int device, const Op& op, double start, double end) {
-    const auto d = static_cast<std::size_t>(device);
-    DeviceMetrics& dm = devices_[d];
-    if (std::isnan(first_[d])) first_[d] = start;
-    last_[d] = end;
-    dm.busy += end - start;
-    const MemoryDelta delta = memory_delta(op, memory_);
-    held_[d] += delta.at_start;
-    dm.peak_activation = std::max(dm.peak_activation, held_[d]);
-    held_[d] += delta.at_end;
 }
 
 Metrics MetricsBuilder::finish() const {

@@ -1,6 +1,8 @@
 #pragma once
 // Metrics over a Timeline, defined once for every engine (see docs/metrics.md).
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "schedules/timeline.hpp"
@@ -19,6 +21,30 @@ struct MemoryModel {
 /// The unit memory model: M_B = 1/v per chunk (1 per full stage), M_W = ratio · M_B.
 /// Throws std::invalid_argument unless 0 ≤ ratio ≤ 1.
 MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio = 1.0);
+
+/// Change of held activation memory when an op starts (F allocates) and when it ends (B, W
+/// and BW release), following the accounting of MemoryModel.
+struct MemoryDelta {
+    double at_start = 0;
+    double at_end = 0;
+};
+
+/// The MemoryDelta of `op`. Precondition: op.stage has an entry in `memory`.
+inline MemoryDelta memory_delta(const Op& op, const MemoryModel& memory) {
+    const double mb = memory.activation[op.stage];
+    const double mw = memory.held_for_w[op.stage];
+    switch (op.pass) {
+        case Pass::F:
+            return {mb, 0};
+        case Pass::B:
+            return {0, -(mb - mw)};
+        case Pass::W:
+            return {0, -mw};
+        case Pass::BW:
+            return {0, -mb};
+    }
+    return {};
+}
 
 /// Per-device figures. `span` runs from the device's first start to its last end.
 struct DeviceMetrics {
@@ -65,6 +91,19 @@ class MetricsBuilder {
     std::vector<double> first_;  ///< per device: first start (NaN: no op yet)
     std::vector<double> last_;   ///< per device: last end
 };
+
+// Inline: engines call it once per op.
+inline void MetricsBuilder::add(int device, const Op& op, double start, double end) {
+    const auto d = static_cast<std::size_t>(device);
+    DeviceMetrics& dm = devices_[d];
+    if (std::isnan(first_[d])) first_[d] = start;
+    last_[d] = end;
+    dm.busy += end - start;
+    const MemoryDelta delta = memory_delta(op, memory_);
+    held_[d] += delta.at_start;
+    dm.peak_activation = std::max(dm.peak_activation, held_[d]);
+    held_[d] += delta.at_end;
+}
 
 /// A point of a device's activation-memory step curve: from `time` on, `activation` is held.
 struct MemoryPoint {
