@@ -18,7 +18,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
   echo
   echo '| benchmark | output |'
   echo '|---|---|'
-  for b in bench_replay bench_generate bench_simgrid bench_render; do
+  for b in bench_asap bench_replay bench_generate bench_simgrid bench_render; do
     [ -x "$build/experiments/bench/$b" ] || continue
     if ! "$build/experiments/bench/$b" > "$tmp/$b.txt" 2>&1; then
       echo "run.sh: $b failed:" >&2
