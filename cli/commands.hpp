@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,12 +32,20 @@ using Command = int (*)(const std::vector<std::string>& args);
 
 /// Runs `run(args)` for the subcommand called `name` and returns its exit code; what it
 /// throws becomes one line "pipesim NAME: ..." on stderr and exit code 2
-/// (std::invalid_argument: bad usage or input) or 1 (anything else: an internal failure).
+/// (std::invalid_argument: bad usage or input; std::bad_alloc: a run too large for the
+/// memory) or 1 (anything else: an internal failure).
 inline int run_command(const std::string& name, Command run, const std::vector<std::string>& args) {
     try {
         return run(args);
     } catch (const std::invalid_argument& e) {
         fmt::print(stderr, "pipesim {}: {}\n", name, e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        // Runs are refused up front when their estimate does not fit; this is the fallback.
+        fmt::print(stderr,
+                   "pipesim {}: out of memory: the run needs more than this process may use "
+                   "(ulimit -v) or the machine has; try fewer stages or microbatches\n",
+                   name);
         return 2;
     } catch (const std::exception& e) {
         fmt::print(stderr, "pipesim {}: internal error: {}\n", name, e.what());

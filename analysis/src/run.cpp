@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "analysis/cluster_workload.hpp"
+#include "sim/memory_budget.hpp"
 #include "sim/replay.hpp"
 
 namespace pipesim::analysis {
@@ -145,6 +147,30 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     finish(a, iteration_time);
 }
 
+// Refuses, before anything is allocated, an analytic run that will not fit in memory.
+void check_analytic_memory(const PipelineSpec& spec, const AnalyticEngine& engine) {
+    ReplayOptions records;
+    records.record_ops = engine.record_ops;
+    records.record_transfers = engine.record_transfers;
+    double ops = 0, pairs = 0;
+    std::string what;
+    if (spec.given) {
+        ops = static_cast<double>(spec.given->op_count());
+        pairs = static_cast<double>(spec.given->stages()) * spec.given->microbatches;
+        what = fmt::format("schedule '{}' ({:.0f} ops)", spec.given->name, ops);
+    } else {
+        const ScheduleGenerator* generator = find_generator(spec.schedule);
+        if (!generator) return;  // generate_schedule names the problem
+        const GeneratorOptions& g = spec.generator;
+        const int v = g.chunks > 0 ? g.chunks : generator->default_chunks;
+        ops = max_op_count(*generator, g.devices, v, g.microbatches);
+        pairs = static_cast<double>(g.devices) * v * g.microbatches;
+        what = fmt::format("{} with p·v·m = {}·{}·{} ({:.0f} ops)", spec.schedule, g.devices, v,
+                           g.microbatches, ops);
+    }
+    check_memory(replay_peak_bytes(ops, pairs, records), memory_budget(), what);
+}
+
 }  // namespace
 
 Pipeline prepare(const PipelineSpec& spec) {
@@ -181,6 +207,8 @@ Analysis run(Pipeline pipeline, const Engine& engine) {
 }
 
 Analysis run(const PipelineSpec& spec, const Engine& engine) {
+    if (const auto* analytic = std::get_if<AnalyticEngine>(&engine))
+        check_analytic_memory(spec, *analytic);
     return run(prepare(spec), engine);
 }
 

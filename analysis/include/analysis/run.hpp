@@ -88,7 +88,9 @@ Pipeline prepare(const PipelineSpec& spec);
 /// run does not finish).
 Analysis run(Pipeline pipeline, const Engine& engine);
 
-/// prepare() then run().
+/// prepare() then run(). With the analytic engine, the memory the run needs is estimated
+/// first (sim/memory_budget.hpp): a run that will not fit under this process's address-space
+/// limit or in physical memory is refused with std::invalid_argument giving the estimate.
 Analysis run(const PipelineSpec& spec, const Engine& engine = AnalyticEngine{});
 
 }  // namespace pipesim::analysis
