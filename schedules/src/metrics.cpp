@@ -20,12 +20,7 @@ MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio) {
 }
 
 MetricsBuilder::MetricsBuilder(int devices, int stages, int microbatches, const MemoryModel& memory)
-    : memory_(memory),
-      microbatches_(microbatches),
-      devices_(static_cast<std::size_t>(devices)),
-      held_(devices_.size(), 0.0),
-      first_(devices_.size(), std::numeric_limits<double>::quiet_NaN()),
-      last_(devices_.size(), 0.0) {
+    : memory_(memory), microbatches_(microbatches), devices_(static_cast<std::size_t>(devices)) {
     if (memory.activation.size() != static_cast<std::size_t>(stages) ||
         memory.held_for_w.size() != memory.activation.size())
         throw std::invalid_argument(fmt::format("memory model has {} stages, timeline has {}",
@@ -34,17 +29,19 @@ MetricsBuilder::MetricsBuilder(int devices, int stages, int microbatches, const 
 
 Metrics MetricsBuilder::finish() const {
     Metrics metrics;
-    metrics.devices = devices_;
+    metrics.devices.resize(devices_.size());
     double first = std::numeric_limits<double>::infinity();
     double last = -std::numeric_limits<double>::infinity();
     for (std::size_t d = 0; d < devices_.size(); ++d) {
-        if (std::isnan(first_[d])) continue;
+        const Device& dev = devices_[d];
         DeviceMetrics& dm = metrics.devices[d];
-        dm.span = last_[d] - first_[d];
+        dm = dev.metrics;
+        if (std::isnan(dev.first)) continue;
+        dm.span = dev.last - dev.first;
         dm.idle = std::max(0.0, dm.span - dm.busy);
         dm.bubble_rate = dm.span > 0 ? dm.idle / dm.span : 0.0;
-        first = std::min(first, first_[d]);
-        last = std::max(last, last_[d]);
+        first = std::min(first, dev.first);
+        last = std::max(last, dev.last);
         if (dm.bubble_rate > metrics.bubble_rate) {
             metrics.bubble_rate = dm.bubble_rate;
             metrics.bubble_device = static_cast<int>(d);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "schedules/timeline.hpp"
@@ -86,23 +87,25 @@ class MetricsBuilder {
   private:
     const MemoryModel& memory_;
     int microbatches_;
-    std::vector<DeviceMetrics> devices_;
-    std::vector<double> held_;   ///< per device: activation held after its last op
-    std::vector<double> first_;  ///< per device: first start (NaN: no op yet)
-    std::vector<double> last_;   ///< per device: last end
+    struct Device {
+        DeviceMetrics metrics;
+        double held = 0;  ///< activation held after its last op
+        double first = std::numeric_limits<double>::quiet_NaN();  ///< first start (NaN: none)
+        double last = 0;                                          ///< last end
+    };
+    std::vector<Device> devices_;
 };
 
 // Inline: engines call it once per op.
 inline void MetricsBuilder::add(int device, const Op& op, double start, double end) {
-    const auto d = static_cast<std::size_t>(device);
-    DeviceMetrics& dm = devices_[d];
-    if (std::isnan(first_[d])) first_[d] = start;
-    last_[d] = end;
-    dm.busy += end - start;
+    Device& dev = devices_[static_cast<std::size_t>(device)];
+    if (std::isnan(dev.first)) dev.first = start;
+    dev.last = end;
+    dev.metrics.busy += end - start;
     const MemoryDelta delta = memory_delta(op, memory_);
-    held_[d] += delta.at_start;
-    dm.peak_activation = std::max(dm.peak_activation, held_[d]);
-    held_[d] += delta.at_end;
+    dev.held += delta.at_start;
+    dev.metrics.peak_activation = std::max(dev.metrics.peak_activation, dev.held);
+    dev.held += delta.at_end;
 }
 
 /// A point of a device's activation-memory step curve: from `time` on, `activation` is held.

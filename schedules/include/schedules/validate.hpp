@@ -53,9 +53,9 @@ void require_valid(const Schedule& schedule);
 /// An op's input in asap_dataflow(): the output slot it waits for, the device that produces
 /// it, and that output's end time (set once the input is done).
 struct DataflowInput {
-    std::size_t slot = 0;
-    int device = 0;
-    double end = 0;
+    std::size_t slot;  // no initializers: the walk fills what it reads, once per op
+    int device;
+    double end;
 };
 
 /// Runs the devices' op lists as a dataflow with as-soon-as-possible times: the hot loop of
@@ -79,27 +79,30 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
     const StageRange* ranges = s.microbatch_stages.empty() ? nullptr : s.microbatch_stages.data();
     // Slot of (stage, microbatch): 2·(stage·m + microbatch), +1 for the backward (B or BW).
     const std::size_t stage_stride = 2 * microbatches;
-    std::vector<double> end(stage_stride * static_cast<std::size_t>(stages), -1.0);
+    std::vector<double> end_times(stage_stride * static_cast<std::size_t>(stages), -1.0);
+    double* const end = end_times.data();
     std::vector<std::size_t> parked(static_cast<std::size_t>(devices), none);
     std::vector<std::size_t> cursor(static_cast<std::size_t>(devices), 0);
     std::vector<double> device_free(static_cast<std::size_t>(devices), 0.0);
-    std::vector<int> ready;
-    ready.reserve(static_cast<std::size_t>(devices) * 2);
+    // A device is running, parked or ready, and ready at most once: a stack of p entries.
+    std::vector<int> ready_stack(static_cast<std::size_t>(devices));
+    int* const ready = ready_stack.data();
+    std::size_t ready_count = 0;
     for (int d = devices - 1; d >= 0; --d)
-        ready.push_back(d);
+        ready[ready_count++] = d;
     auto wake = [&](int device, std::size_t slot) {
         if (parked[device] == slot) {
             parked[device] = none;
-            ready.push_back(device);
+            ready[ready_count++] = device;
         }
     };
-    while (!ready.empty()) {
-        const int d = ready.back();
-        ready.pop_back();
-        const std::vector<Op>& ops = s.device_ops[d];
+    while (ready_count > 0) {
+        const int d = ready[--ready_count];
+        const Op* const ops = s.device_ops[d].data();
+        const std::size_t op_count = s.device_ops[d].size();
         std::size_t pos = cursor[d];
         double free = device_free[d];
-        for (; pos < ops.size(); ++pos) {
+        for (; pos < op_count; ++pos) {
             const Op op = ops[pos];
             const std::size_t base = static_cast<std::size_t>(op.stage) * stage_stride +
                                      2 * static_cast<std::size_t>(op.microbatch);
