@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU check: the CUDA kernels, calibration and gpu-run on one H200 (or any sm_90 GPU), in under
 # 6 minutes:
-#   1. builds pipesim for sm_90 in its own build directory (build-device-check),
+#   1. builds pipesim and pipesim-gpu for sm_90 in its own build directory
+#      (build-device-check) and checks that pipesim links no CUDA library,
 #   2. runs the kernel correctness tests ([.gpu]: every kernel against the CPU reference),
 #   3. calibrates zb-1.5b (b=6) and zb-6.2b (b=3), the Zero Bubble paper's microbatch sizes
 #      (Qi et al., ICLR 2024, Table 3), on the whole GPU,
@@ -22,9 +23,12 @@ log "configure and build (sm_90)"
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPIPESIM_CUDA=ON \
       -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/configure.log" 2>&1 ||
   { tail -30 "$OUT/configure.log"; exit 1; }
-cmake --build "$BUILD" -j "$JOBS" --target pipesim calibration_tests >"$OUT/build.log" 2>&1 ||
-  { grep -E "error" "$OUT/build.log" | head -30; exit 1; }
+cmake --build "$BUILD" -j "$JOBS" --target pipesim pipesim-gpu calibration_tests \
+      >"$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -30; exit 1; }
+# calibrate and gpu-run go through pipesim, which hands them to pipesim-gpu beside it.
 PIPESIM=$BUILD/cli/pipesim
+LINK_OK=0
+if ldd "$PIPESIM" | grep -i cu; then LINK_OK=1; echo "pipesim links CUDA libraries (above)"; fi
 nvidia-smi --query-gpu=name,clocks.max.sm,memory.total,driver_version --format=csv 2>/dev/null | tee "$OUT/gpu.txt"
 
 log "kernel correctness tests [.gpu]"
@@ -64,6 +68,7 @@ done
 field() { echo "$1" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2; }
 echo
 echo "=== pipesim device check summary ($(head -2 "$OUT/gpu.txt" | tail -1)) ==="
+echo "pipesim without CUDA libraries: $([ $LINK_OK -eq 0 ] && echo yes || echo NO)"
 echo "kernel tests: $([ $GPU_TESTS -eq 0 ] && echo passed || echo FAILED); worst kernel errors:"
 sort -g -k5 "$OUT/kernels.txt" | tail -3
 printf '%-10s %4s %9s %9s %9s %9s %9s %9s %11s\n' model mb F_ms B_ms W_ms F_TF/s B_TF/s W_TF/s best_GEMM
@@ -85,4 +90,4 @@ for r in "${ROWS[@]}"; do
 done
 echo "targets: large GEMMs >= 553 TFLOP/s (70% of ~790); |makespan error| <= 5%"
 log "done"
-[ $GPU_TESTS -eq 0 ] && [ $CAL_OK -eq 0 ] && [ $RUN_OK -eq 0 ]
+[ $GPU_TESTS -eq 0 ] && [ $CAL_OK -eq 0 ] && [ $RUN_OK -eq 0 ] && [ $LINK_OK -eq 0 ]

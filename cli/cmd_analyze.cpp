@@ -18,6 +18,18 @@ constexpr const char* analyze_usage = R"(usage: pipesim analyze -s NAME -p P -m 
 
 )";
 
+// The replay records what the requested outputs read: every op for any picture, trace, saved
+// timeline or Gantt chart; transfers for traces, saved timelines and timeline pictures that
+// draw them or the critical path.
+analysis::AnalyticEngine engine_for(const viz::VizOutputs& outputs) {
+    analysis::AnalyticEngine engine;
+    engine.record_ops = outputs.any();
+    engine.record_transfers = !outputs.trace.empty() || !outputs.saved_timeline.empty() ||
+                              (!outputs.timeline_picture.empty() &&
+                               (outputs.picture.transfers || outputs.picture.critical_path));
+    return engine;
+}
+
 }  // namespace
 
 int run_analyze(const std::vector<std::string>& args) {
@@ -50,7 +62,7 @@ int run_analyze(const std::vector<std::string>& args) {
     check_distinct_outputs(outputs);
 
     const analysis::PipelineSpec& spec = pipeline.spec();
-    const analysis::Analysis result = analysis::run(spec);
+    const analysis::Analysis result = analysis::run(spec, engine_for(viz_outputs));
     pipeline.save(result.schedule);
     print_warnings(result, "analyze");
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);

@@ -1,9 +1,16 @@
 #pragma once
 // The subcommands. Each takes its arguments (after the subcommand name) and returns the
-// process exit code; errors are thrown (std::invalid_argument → 2, others → 1 in main()).
+// process exit code; errors are thrown (std::invalid_argument → 2, others → 1, by
+// run_command()).
 
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace pipesim::cli {
 
@@ -19,5 +26,31 @@ int run_gpu_run(const std::vector<std::string>& args);
 int run_sweep(const std::vector<std::string>& args);
 int run_merge(const std::vector<std::string>& args);
 int run_pareto(const std::vector<std::string>& args);
+
+/// A subcommand's entry point.
+using Command = int (*)(const std::vector<std::string>& args);
+
+/// Runs `run(args)` for the subcommand called `name` and returns its exit code; what it
+/// throws becomes one line "pipesim NAME: ..." on stderr and exit code 2
+/// (std::invalid_argument: bad usage or input; std::bad_alloc: a run too large for the
+/// memory) or 1 (anything else: an internal failure).
+inline int run_command(const std::string& name, Command run, const std::vector<std::string>& args) {
+    try {
+        return run(args);
+    } catch (const std::invalid_argument& e) {
+        fmt::print(stderr, "pipesim {}: {}\n", name, e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        // Runs are refused up front when their estimate does not fit; this is the fallback.
+        fmt::print(stderr,
+                   "pipesim {}: out of memory: the run needs more than this process may use "
+                   "(ulimit -v) or the machine has; try fewer stages or microbatches\n",
+                   name);
+        return 2;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "pipesim {}: internal error: {}\n", name, e.what());
+        return 1;
+    }
+}
 
 }  // namespace pipesim::cli

@@ -1,11 +1,14 @@
 // pipesim: pipeline-parallel schedule analysis. Dispatches to one subcommand and maps
 // errors to exit codes: 2 for bad usage or input, 1 for internal failures (3, no CUDA
-// device or not a CUDA build, comes from calibrate and gpu-run themselves).
+// device or not a CUDA build, comes from calibrate and gpu-run themselves). calibrate and
+// gpu-run are handed to `pipesim-gpu` (cli/gpu_main.cpp), so this program needs no CUDA.
+#include <unistd.h>
+
+#include <array>
 #include <cstdio>
-#include <exception>
-#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -44,6 +47,51 @@ exit codes: 0 ok, 1 internal failure, 2 bad usage or input,
             3 no CUDA device or not a CUDA build (calibrate, gpu-run)
 )";
 
+// The program that runs calibrate and gpu-run in CUDA builds: `pipesim-gpu` in the directory
+// of this executable. Empty when there is none (a build without CUDA, or a copied binary).
+std::string gpu_program() {
+    std::array<char, 4096> self{};
+    const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+    if (n <= 0) return {};
+    std::string path(self.data(), static_cast<std::size_t>(n));
+    path.resize(path.rfind('/') + 1);
+    path += "pipesim-gpu";
+    return ::access(path.c_str(), X_OK) == 0 ? path : std::string();
+}
+
+// Replaces this process by `pipesim-gpu COMMAND ARGS...`. Returns only when that is
+// impossible; the caller then runs the command itself against the stand-in without CUDA.
+void exec_gpu_program(int argc, char** argv) {
+    const std::string program = gpu_program();
+    if (program.empty()) return;
+    std::vector<char*> gpu_argv(argv, argv + argc);
+    gpu_argv[0] = const_cast<char*>(program.c_str());
+    gpu_argv.push_back(nullptr);
+    ::execv(program.c_str(), gpu_argv.data());
+}
+
+// The subcommand called `command`, or nullptr.
+pipesim::cli::Command find_command(const std::string& command) {
+    using namespace pipesim::cli;
+    static const std::array<std::pair<std::string_view, Command>, 12> commands{{
+        {"list", run_list},
+        {"analyze", run_analyze},
+        {"simulate", run_simulate},
+        {"convert", run_convert},
+        {"block", run_block},
+        {"search", run_search},
+        {"render", run_render},
+        {"calibrate", run_calibrate},
+        {"gpu-run", run_gpu_run},
+        {"sweep", run_sweep},
+        {"merge", run_merge},
+        {"pareto", run_pareto},
+    }};
+    for (const auto& [name, run] : commands)
+        if (name == command) return run;
+    return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,31 +100,15 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string command = argv[1];
-    const std::vector<std::string> args(argv + 2, argv + argc);
-    try {
-        if (command == "list") return pipesim::cli::run_list(args);
-        if (command == "analyze") return pipesim::cli::run_analyze(args);
-        if (command == "simulate") return pipesim::cli::run_simulate(args);
-        if (command == "convert") return pipesim::cli::run_convert(args);
-        if (command == "block") return pipesim::cli::run_block(args);
-        if (command == "search") return pipesim::cli::run_search(args);
-        if (command == "render") return pipesim::cli::run_render(args);
-        if (command == "calibrate") return pipesim::cli::run_calibrate(args);
-        if (command == "gpu-run") return pipesim::cli::run_gpu_run(args);
-        if (command == "sweep") return pipesim::cli::run_sweep(args);
-        if (command == "merge") return pipesim::cli::run_merge(args);
-        if (command == "pareto") return pipesim::cli::run_pareto(args);
-        if (command == "--help" || command == "-h" || command == "help") {
-            fmt::print("{}", usage);
-            return 0;
-        }
+    if (command == "--help" || command == "-h" || command == "help") {
+        fmt::print("{}", usage);
+        return 0;
+    }
+    const pipesim::cli::Command run = find_command(command);
+    if (!run) {
         fmt::print(stderr, "pipesim: unknown command '{}' (see 'pipesim --help')\n", command);
         return 2;
-    } catch (const std::invalid_argument& e) {
-        fmt::print(stderr, "pipesim {}: {}\n", command, e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "pipesim {}: internal error: {}\n", command, e.what());
-        return 1;
     }
+    if (command == "calibrate" || command == "gpu-run") exec_gpu_program(argc, argv);
+    return pipesim::cli::run_command(command, run, std::vector<std::string>(argv + 2, argv + argc));
 }

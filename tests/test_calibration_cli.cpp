@@ -1,11 +1,18 @@
 // calibrate and gpu-run on the command line without a GPU: usage errors (2) and the clear
 // "no GPU" exit (3). The GPU is hidden (CUDA_VISIBLE_DEVICES="") so these never use one.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
 #include "cli_runner.hpp"
 
+using pipesim::test::read_file;
 using pipesim::test::run_pipesim;
 
 namespace {
@@ -67,4 +74,49 @@ TEST_CASE("calibrate and gpu-run have help and appear in the usage", "[calibrati
     CHECK_THAT(run_pipesim("gpu-run --help").out, Catch::Contains("--mode MODE"));
     CHECK_THAT(run_pipesim("--help").out,
                Catch::Contains("calibrate --model NAME") && Catch::Contains("gpu-run -s NAME"));
+}
+
+TEST_CASE("pipesim itself loads no CUDA library", "[calibration][cli]") {
+    const auto listing =
+        std::filesystem::temp_directory_path() / ("pipesim_test_ldd_" + std::to_string(::getpid()));
+    const std::string command =
+        std::string("ldd ") + PIPESIM_BINARY + " >" + listing.string() + " 2>&1";
+    const int status = std::system(command.c_str());
+    const std::string libraries = read_file(listing);
+    std::filesystem::remove(listing);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    CHECK_THAT(libraries, Catch::Contains("libc.so"));
+    CHECK_THAT(libraries, !Catch::Contains("libcublas") && !Catch::Contains("libcudart"));
+}
+
+TEST_CASE("pipesim without pipesim-gpu beside it parses the flags and reports no CUDA",
+          "[calibration][cli]") {
+    hide_gpus();
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_test_alone_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto alone = dir / "pipesim";
+    std::filesystem::copy_file(PIPESIM_BINARY, alone,
+                               std::filesystem::copy_options::overwrite_existing);
+    auto run = [&](const std::string& args) {
+        const std::string command =
+            alone.string() + " " + args + " >/dev/null 2>" + (dir / "err").string() + " </dev/null";
+        const int status = std::system(command.c_str());
+        return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir / "err")};
+    };
+    const auto [calibrate_code, calibrate_err] =
+        run("calibrate --model zb-1.5b --mb 6 -o /tmp/pipesim_never.json");
+    const auto [gpu_run_code, gpu_run_err] =
+        run("gpu-run -s 1f1b -p 4 -m 16 --model zb-1.5b --mb 6");
+    const auto [usage_code, usage_err] = run("calibrate --model zb-1.5b --mb 6");
+    std::filesystem::remove_all(dir);
+    CHECK(calibrate_code == 3);
+    CHECK(calibrate_err ==
+          "pipesim calibrate: pipesim built without CUDA: calibrate needs a CUDA build\n");
+    CHECK(gpu_run_code == 3);
+    CHECK(gpu_run_err ==
+          "pipesim gpu-run: pipesim built without CUDA: gpu-run needs a CUDA build\n");
+    CHECK(usage_code == 2);
+    CHECK_THAT(usage_err, Catch::Contains("missing -o FILE"));
 }

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "analysis/cluster_workload.hpp"
+#include "sim/memory_budget.hpp"
 #include "sim/replay.hpp"
 
 namespace pipesim::analysis {
@@ -118,11 +120,10 @@ void check_spec(const PipelineSpec& spec) {
                         spec.costs.mem_w_ratio));
 }
 
-// Metrics and model figures of a run whose iteration took `iteration_time` (< 0: the
+// Model figures of a run with metrics whose iteration took `iteration_time` (< 0: the
 // makespan). Throws std::invalid_argument when the run took no time or an infinite one: its
 // rates would be meaningless.
 void finish(Analysis& a, double iteration_time) {
-    a.metrics = compute_metrics(a.timeline, a.memory);
     a.iteration_time = iteration_time < 0 ? a.metrics.makespan : iteration_time;
     if (!std::isfinite(a.iteration_time))
         throw std::invalid_argument(fmt::format(
@@ -135,12 +136,17 @@ void finish(Analysis& a, double iteration_time) {
     if (a.model) summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time);
 }
 
-void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine) {
+void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine,
+                  bool validated) {
     ReplayOptions replay_options;
     replay_options.comm_latency = spec.comm_latency;
     replay_options.record_transfers = engine.record_transfers;
+    replay_options.record_ops = engine.record_ops;
+    replay_options.validated = validated;
     if (a.model) replay_options.message_bytes = a.model->plan.message_bytes;
-    a.timeline = replay(a.schedule, a.costs, replay_options);
+    ReplayResult replayed = replay_with_metrics(a.schedule, a.costs, a.memory, replay_options);
+    a.timeline = std::move(replayed.timeline);
+    a.metrics = std::move(replayed.metrics);
     if (a.model) a.timeline.time_unit = "s";
     finish(a, -1);
 }
@@ -162,7 +168,32 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     a.timeline = run.result.timeline;
     const double iteration_time = run.result.iteration_time;
     a.cluster = std::move(run);
+    a.metrics = compute_metrics(a.timeline, a.memory);
     finish(a, iteration_time);
+}
+
+// Refuses, before anything is allocated, an analytic run that will not fit in memory.
+void check_analytic_memory(const PipelineSpec& spec, const AnalyticEngine& engine) {
+    ReplayOptions records;
+    records.record_ops = engine.record_ops;
+    records.record_transfers = engine.record_transfers;
+    double ops = 0, pairs = 0;
+    std::string what;
+    if (spec.given) {
+        ops = static_cast<double>(spec.given->op_count());
+        pairs = static_cast<double>(spec.given->stages()) * spec.given->microbatches;
+        what = fmt::format("schedule '{}' ({:.0f} ops)", spec.given->name, ops);
+    } else {
+        const ScheduleGenerator* generator = find_generator(spec.schedule);
+        if (!generator) return;  // generate_schedule names the problem
+        const GeneratorOptions& g = spec.generator;
+        const int v = g.chunks > 0 ? g.chunks : generator->default_chunks;
+        ops = max_op_count(*generator, g.devices, v, g.microbatches);
+        pairs = static_cast<double>(g.devices) * v * g.microbatches;
+        what = fmt::format("{} with p·v·m = {}·{}·{} ({:.0f} ops)", spec.schedule, g.devices, v,
+                           g.microbatches, ops);
+    }
+    check_memory(replay_peak_bytes(ops, pairs, records), memory_budget(), what);
 }
 
 }  // namespace
@@ -179,6 +210,7 @@ Pipeline prepare(const PipelineSpec& spec) {
             generator && generator->plans_with_costs && spec.generator.planning.empty()
                 ? generate_with_costs(pipeline, *generator)
                 : generate_schedule(spec.schedule, spec.generator);
+        pipeline.validated = true;  // generate_schedule validates
     }
     pipeline.spec.given.reset();  // the schedule is pipeline.schedule now
     pipeline.warnings = shape_warnings(spec);
@@ -195,13 +227,15 @@ Analysis run(Pipeline pipeline, const Engine& engine) {
     a.warnings = std::move(pipeline.warnings);
     a.dp = pipeline.spec.dp;
     if (const auto* analytic = std::get_if<AnalyticEngine>(&engine))
-        run_analytic(a, pipeline.spec, *analytic);
+        run_analytic(a, pipeline.spec, *analytic, pipeline.validated);
     else
         run_simgrid(a, pipeline.spec, std::get<SimGridEngine>(engine));
     return a;
 }
 
 Analysis run(const PipelineSpec& spec, const Engine& engine) {
+    if (const auto* analytic = std::get_if<AnalyticEngine>(&engine))
+        check_analytic_memory(spec, *analytic);
     return run(prepare(spec), engine);
 }
 

@@ -1,6 +1,6 @@
 // The GPU functions of calibration/gpu.hpp in a build without CUDA: each reports that the
-// build has none (the CLI turns GpuUnavailable into exit code 3). The `calibration` target is
-// built from this file instead of src/cuda/ when PIPESIM_CUDA finds no compiler or is OFF.
+// build has none (the CLI turns GpuUnavailable into exit code 3). The `calibration_unavailable`
+// target, which `pipesim` links in every build: the CUDA side lives in `pipesim-gpu`.
 #include "calibration/gpu.hpp"
 
 namespace pipesim::calibration {

@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
         if (sink < 0) fmt::print("unreachable\n");
     }
     fmt::print(
-        "replay/s counts validation + timed replay (what pipesim analyze does), "
-        "without recording transfers; target ≥ 20M ops/s per core.\n");
+        "replay/s counts the structure checks + timed replay recording every op, without "
+        "transfers (what pipesim analyze does for a picture; without one it keeps no op: see "
+        "bench_asap); target ≥ 20M ops/s per core.\n");
     return 0;
 }

@@ -3,6 +3,7 @@
 # machine it ran on):  experiments/bench/run.sh [BUILD_DIR]     (make bench does the same)
 # The table is written to a temporary file and moved over results.md only when every
 # benchmark succeeded: a failing benchmark stops the script and leaves results.md as it was.
+# Everything from a line "<!-- notes -->" on (hand-written before/after notes) is kept.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -18,7 +19,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
   echo
   echo '| benchmark | output |'
   echo '|---|---|'
-  for b in bench_replay bench_generate bench_simgrid bench_scale bench_render bench_parse; do
+  for b in bench_asap bench_replay bench_generate bench_simgrid bench_scale bench_render bench_parse; do
     [ -x "$build/experiments/bench/$b" ] || continue
     if ! "$build/experiments/bench/$b" > "$tmp/$b.txt" 2>&1; then
       echo "run.sh: $b failed:" >&2
@@ -43,6 +44,11 @@ GRID
     rate=$(awk -v n="$jobs" -v a="$start" -v b="$end" 'BEGIN { print n / (b - a) }')
     printf '| sweep -j 2 | %s jobs (%s), %.0f jobs/s |\n' "$jobs" "$kind" "$rate"
   done
+  # Hand-written notes (before/after comparisons) below the marker line are kept.
+  if [ -f "$out" ] && grep -q '^<!-- notes -->' "$out"; then
+    echo
+    sed -n '/^<!-- notes -->/,$p' "$out"
+  fi
 } > "$partial"
 mv "$partial" "$out"
 cat "$out"

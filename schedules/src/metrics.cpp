@@ -1,6 +1,7 @@
 #include "schedules/metrics.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -18,58 +19,29 @@ MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio) {
                        std::vector<double>(stages, per_chunk * mem_w_ratio)};
 }
 
-namespace {
-
-// Change of held activation memory when `op` starts (allocation) and when it ends (release).
-struct MemoryDelta {
-    double at_start = 0;
-    double at_end = 0;
-};
-
-MemoryDelta memory_delta(const Op& op, const MemoryModel& memory) {
-    const double mb = memory.activation[op.stage];
-    const double mw = memory.held_for_w[op.stage];
-    switch (op.pass) {
-        case Pass::F:
-            return {mb, 0};
-        case Pass::B:
-            return {0, -(mb - mw)};
-        case Pass::W:
-            return {0, -mw};
-        case Pass::BW:
-            return {0, -mb};
-    }
-    return {};
-}
-
-}  // namespace
-
-Metrics compute_metrics(const Timeline& timeline, const MemoryModel& memory) {
-    if (memory.activation.size() != static_cast<std::size_t>(timeline.stages()) ||
+MetricsBuilder::MetricsBuilder(int devices, int stages, int microbatches, const MemoryModel& memory)
+    : memory_(memory), microbatches_(microbatches), devices_(static_cast<std::size_t>(devices)) {
+    if (memory.activation.size() != static_cast<std::size_t>(stages) ||
         memory.held_for_w.size() != memory.activation.size())
         throw std::invalid_argument(fmt::format("memory model has {} stages, timeline has {}",
-                                                memory.activation.size(), timeline.stages()));
+                                                memory.activation.size(), stages));
+}
+
+Metrics MetricsBuilder::finish() const {
     Metrics metrics;
-    metrics.devices.resize(timeline.device_ops.size());
+    metrics.devices.resize(devices_.size());
     double first = std::numeric_limits<double>::infinity();
     double last = -std::numeric_limits<double>::infinity();
-    for (std::size_t d = 0; d < timeline.device_ops.size(); ++d) {
-        const auto& ops = timeline.device_ops[d];
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+        const Device& dev = devices_[d];
         DeviceMetrics& dm = metrics.devices[d];
-        if (ops.empty()) continue;
-        double held = 0;
-        for (const TimedOp& t : ops) {
-            dm.busy += t.end - t.start;
-            const MemoryDelta delta = memory_delta(t.op, memory);
-            held += delta.at_start;
-            dm.peak_activation = std::max(dm.peak_activation, held);
-            held += delta.at_end;
-        }
-        dm.span = ops.back().end - ops.front().start;
+        dm = dev.metrics;
+        if (std::isnan(dev.first)) continue;
+        dm.span = dev.last - dev.first;
         dm.idle = std::max(0.0, dm.span - dm.busy);
         dm.bubble_rate = dm.span > 0 ? dm.idle / dm.span : 0.0;
-        first = std::min(first, ops.front().start);
-        last = std::max(last, ops.back().end);
+        first = std::min(first, dev.first);
+        last = std::max(last, dev.last);
         if (dm.bubble_rate > metrics.bubble_rate) {
             metrics.bubble_rate = dm.bubble_rate;
             metrics.bubble_device = static_cast<int>(d);
@@ -78,8 +50,17 @@ Metrics compute_metrics(const Timeline& timeline, const MemoryModel& memory) {
         metrics.peak_activation_max = std::max(metrics.peak_activation_max, dm.peak_activation);
     }
     metrics.makespan = last > first ? last - first : 0.0;
-    metrics.throughput = metrics.makespan > 0 ? timeline.microbatches / metrics.makespan : 0.0;
+    metrics.throughput = metrics.makespan > 0 ? microbatches_ / metrics.makespan : 0.0;
     return metrics;
+}
+
+Metrics compute_metrics(const Timeline& timeline, const MemoryModel& memory) {
+    MetricsBuilder builder(static_cast<int>(timeline.device_ops.size()), timeline.stages(),
+                           timeline.microbatches, memory);
+    for (std::size_t d = 0; d < timeline.device_ops.size(); ++d)
+        for (const TimedOp& t : timeline.device_ops[d])
+            builder.add(static_cast<int>(d), t.op, t.start, t.end);
+    return builder.finish();
 }
 
 std::vector<MemoryPoint> memory_over_time(const Timeline& timeline, const MemoryModel& memory,

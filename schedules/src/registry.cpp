@@ -22,15 +22,15 @@ constexpr double max_ops = 2e8;
 
 constexpr std::array generators{
     ScheduleGenerator{"gpipe", "GPipe: all forwards, then all fused backwards (Huang et al., 2019)",
-                      1, 1, 1, false, &detail::generate_gpipe},
+                      1, 1, 1, false, &detail::generate_gpipe, false, 2},
     ScheduleGenerator{"1f1b",
                       "1F1B: p−1−i warm-up forwards, then one forward one backward "
                       "(PipeDream-Flush)",
-                      1, 1, 1, false, &detail::generate_1f1b},
+                      1, 1, 1, false, &detail::generate_1f1b, false, 2},
     ScheduleGenerator{"interleaved-1f1b",
                       "interleaved 1F1B: v looped chunks per device, Megatron-LM's order "
                       "(Narayanan et al., SC21); --group-size G microbatches per chunk round",
-                      2, 2, max_chunks_any, true, &detail::generate_interleaved_1f1b},
+                      2, 2, max_chunks_any, true, &detail::generate_interleaved_1f1b, false, 2},
     ScheduleGenerator{"zb-h1",
                       "ZB-H1: split backward, W deferred; 1F1B's memory, bubble "
                       "(p−1)(F+B−W) (Qi et al., ICLR 2024)",
@@ -66,7 +66,7 @@ constexpr std::array generators{
     ScheduleGenerator{"dualpipe",
                       "DualPipe: DeepSeek's bidirectional pipeline, two model copies "
                       "fed from both ends (even p and m), F&B pairs run as F then BW",
-                      2, 2, 2, false, &detail::generate_dualpipe},
+                      2, 2, 2, false, &detail::generate_dualpipe, false, 1.5},
     ScheduleGenerator{"dualpipe-v",
                       "DualPipeV: DeepSeek's cut-in-half DualPipe on a V-shape, "
                       "overlapped F&B pairs run as F then BW",
@@ -156,7 +156,8 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
     if (resolved.group_size < 0)
         throw std::invalid_argument(
             fmt::format("{}: the group size must be ≥ 1, got {}", name, resolved.group_size));
-    const double ops = 3.0 * resolved.devices * resolved.chunks * resolved.microbatches;
+    const double ops =
+        max_op_count(*generator, resolved.devices, resolved.chunks, resolved.microbatches);
     if (ops > max_ops)
         throw std::invalid_argument(fmt::format("{}: p·v·m = {}·{}·{} gives more than {:.0e} ops",
                                                 name, resolved.devices, resolved.chunks,

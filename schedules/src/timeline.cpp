@@ -4,7 +4,7 @@
 
 namespace pipesim {
 
-Timeline empty_timeline(const Schedule& schedule, std::string time_unit) {
+Timeline empty_timeline(const Schedule& schedule, std::string time_unit, bool reserve_ops) {
     Timeline t;
     t.schedule = schedule.name;
     t.devices = schedule.devices;
@@ -14,7 +14,8 @@ Timeline empty_timeline(const Schedule& schedule, std::string time_unit) {
     t.microbatch_stages = schedule.microbatch_stages;
     t.time_unit = std::move(time_unit);
     t.device_ops.resize(static_cast<std::size_t>(schedule.devices));
-    for (std::size_t d = 0; d < t.device_ops.size() && d < schedule.device_ops.size(); ++d)
+    for (std::size_t d = 0;
+         reserve_ops && d < t.device_ops.size() && d < schedule.device_ops.size(); ++d)
         t.device_ops[d].reserve(schedule.device_ops[d].size());
     return t;
 }

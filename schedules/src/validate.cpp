@@ -230,6 +230,13 @@ std::optional<ValidationIssue> validate_structure(const Schedule& schedule) {
 
 std::optional<ValidationIssue> validate(const Schedule& schedule) {
     if (auto issue = validate_structure(schedule)) return issue;
+    // The fast walk decides; DependencyWalker, which keeps what it needs for the message,
+    // runs only for a schedule that cannot run.
+    const std::vector<double> no_time(static_cast<std::size_t>(schedule.stages()) * pass_count,
+                                      0.0);
+    if (asap_dataflow(schedule, no_time, 0.0,
+                      [](int, const Op&, const DataflowInput*, int, double, double) {}))
+        return std::nullopt;
     DependencyWalker walker(schedule);
     return walker.run([](int, int, const Op&, const Predecessors&) {});
 }

@@ -24,6 +24,10 @@ namespace pipesim::analysis {
 /// arrived (PipelineSpec::comm_latency after their end on another device).
 struct AnalyticEngine {
     bool record_transfers = true;  ///< one Transfer per cross-device dependency in the Timeline
+    /// Every op's start and end in Analysis::timeline (pictures, traces and saved timelines
+    /// need them). false: the timeline has the schedule's shape and no ops, the metrics are
+    /// computed while replaying, and the replay keeps no per-op record.
+    bool record_ops = true;
 };
 
 /// The SimGrid model of a GPU cluster: links, NICs, contention, the gradient all-reduce.
@@ -48,6 +52,7 @@ struct Pipeline {
     MemoryModel memory;                  ///< the model's bytes or the unit model's M_B
     std::optional<ModelAnalysis> model;  ///< planned once (figures filled by run())
     std::vector<std::string> warnings;   ///< one line each: legal but questionable choices
+    bool validated = false;              ///< `schedule` passed validate() (generated ones)
 };
 
 /// What the SimGrid engine adds to an Analysis.
@@ -63,7 +68,7 @@ struct Analysis {
     Schedule schedule;
     StageCosts costs;
     MemoryModel memory;  ///< activation memory per stage: the model's (bytes) or unit M_B
-    Timeline timeline;   ///< the pipeline's ops (with SimGrid: replica 0's)
+    Timeline timeline;   ///< the pipeline's ops (with SimGrid: replica 0's; see AnalyticEngine)
     Metrics metrics;     ///< of `timeline` with `memory`
     /// Time of one training iteration: the makespan, or with SimGrid the time until the last
     /// op or gradient all-reduce of any replica ends.
@@ -88,7 +93,9 @@ Pipeline prepare(const PipelineSpec& spec);
 /// run does not finish).
 Analysis run(Pipeline pipeline, const Engine& engine);
 
-/// prepare() then run().
+/// prepare() then run(). With the analytic engine, the memory the run needs is estimated
+/// first (sim/memory_budget.hpp): a run that will not fit under this process's address-space
+/// limit or in physical memory is refused with std::invalid_argument giving the estimate.
 Analysis run(const PipelineSpec& spec, const Engine& engine = AnalyticEngine{});
 
 }  // namespace pipesim::analysis

@@ -1,6 +1,9 @@
 #pragma once
 // Metrics over a Timeline, defined once for every engine (see docs/metrics.md).
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "schedules/timeline.hpp"
@@ -19,6 +22,30 @@ struct MemoryModel {
 /// The unit memory model: M_B = 1/v per chunk (1 per full stage), M_W = ratio · M_B.
 /// Throws std::invalid_argument unless 0 ≤ ratio ≤ 1.
 MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio = 1.0);
+
+/// Change of held activation memory when an op starts (F allocates) and when it ends (B, W
+/// and BW release), following the accounting of MemoryModel.
+struct MemoryDelta {
+    double at_start = 0;
+    double at_end = 0;
+};
+
+/// The MemoryDelta of `op`. Precondition: op.stage has an entry in `memory`.
+inline MemoryDelta memory_delta(const Op& op, const MemoryModel& memory) {
+    const double mb = memory.activation[op.stage];
+    const double mw = memory.held_for_w[op.stage];
+    switch (op.pass) {
+        case Pass::F:
+            return {mb, 0};
+        case Pass::B:
+            return {0, -(mb - mw)};
+        case Pass::W:
+            return {0, -mw};
+        case Pass::BW:
+            return {0, -mb};
+    }
+    return {};
+}
 
 /// Per-device figures. `span` runs from the device's first start to its last end.
 struct DeviceMetrics {
@@ -39,8 +66,47 @@ struct Metrics {
     std::vector<DeviceMetrics> devices;
 };
 
-/// Computes all metrics. Precondition: memory has one entry per virtual stage.
+/// Computes all metrics. Throws std::invalid_argument unless memory has one entry per virtual
+/// stage.
 Metrics compute_metrics(const Timeline& timeline, const MemoryModel& memory);
+
+/// compute_metrics() for ops given one at a time, as an engine times them, so that no per-op
+/// record is needed: each device's ops in its order (devices may interleave). Gives exactly
+/// what compute_metrics() gives for the timeline of the same ops.
+class MetricsBuilder {
+  public:
+    /// Throws std::invalid_argument unless memory has one entry per virtual stage (`stages`).
+    /// `memory` must outlive the builder.
+    MetricsBuilder(int devices, int stages, int microbatches, const MemoryModel& memory);
+
+    /// The next op of `device` (0 ≤ device < devices; op.stage within the stages).
+    void add(int device, const Op& op, double start, double end);
+    /// The metrics of every op added.
+    Metrics finish() const;
+
+  private:
+    const MemoryModel& memory_;
+    int microbatches_;
+    struct Device {
+        DeviceMetrics metrics;
+        double held = 0;  ///< activation held after its last op
+        double first = std::numeric_limits<double>::quiet_NaN();  ///< first start (NaN: none)
+        double last = 0;                                          ///< last end
+    };
+    std::vector<Device> devices_;
+};
+
+// Inline: engines call it once per op.
+inline void MetricsBuilder::add(int device, const Op& op, double start, double end) {
+    Device& dev = devices_[static_cast<std::size_t>(device)];
+    if (std::isnan(dev.first)) dev.first = start;
+    dev.last = end;
+    dev.metrics.busy += end - start;
+    const MemoryDelta delta = memory_delta(op, memory_);
+    dev.held += delta.at_start;
+    dev.metrics.peak_activation = std::max(dev.metrics.peak_activation, dev.held);
+    dev.held += delta.at_end;
+}
 
 /// A point of a device's activation-memory step curve: from `time` on, `activation` is held.
 struct MemoryPoint {

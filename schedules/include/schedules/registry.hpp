@@ -48,6 +48,10 @@ struct ScheduleGenerator {
     /// generator's schedule has p·v virtual stages that every microbatch passes through, so
     /// the times can be derived before it is generated.
     bool plans_with_costs = false;
+    /// The most ops per microbatch and virtual stage: 3 where backwards may be split (F, B,
+    /// W), 2 where every backward is fused (F, BW), less where a microbatch passes through
+    /// only some stages (DualPipe: half of them). What the op cap and memory estimates count.
+    double ops_per_microbatch_stage = 3;
 };
 
 /// All generators, in the order `pipesim list` shows them.
@@ -56,9 +60,16 @@ std::span<const ScheduleGenerator> schedule_generators();
 /// The generator called `name`, or nullptr.
 const ScheduleGenerator* find_generator(std::string_view name);
 
+/// The most ops `generator` makes for p·v·m = `devices`·`chunks`·`microbatches`.
+inline double max_op_count(const ScheduleGenerator& generator, int devices, int chunks,
+                           int microbatches) {
+    return generator.ops_per_microbatch_stage * devices * chunks * microbatches;
+}
+
 /// Checks the options, generates and validates. Throws std::invalid_argument with one clear
-/// line for an unknown name (listing the known ones), bad p/m/v/group size, or a combination
-/// the schedule cannot run (e.g. a deadlock for that m), naming the schedule and the problem.
+/// line for an unknown name (listing the known ones), bad p/m/v/group size, more than 2·10⁸
+/// ops (max_op_count), or a combination the schedule cannot run (e.g. a deadlock for that
+/// m), naming the schedule and the problem.
 Schedule generate_schedule(std::string_view name, const GeneratorOptions& options);
 
 }  // namespace pipesim

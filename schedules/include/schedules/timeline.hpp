@@ -63,8 +63,8 @@ struct Timeline {
 
 /// A Timeline with no ops or transfers yet, for the run of `schedule`: its name, devices,
 /// microbatches, chunks, stage_device and microbatch_stages copied, one empty op list per
-/// device (each with capacity for that device's ops) and the given time unit. Every engine
-/// starts from this so that no field of the schedule is forgotten.
-Timeline empty_timeline(const Schedule& schedule, std::string time_unit);
+/// device (with `reserve_ops`, each with capacity for that device's ops) and the given time
+/// unit. Every engine starts from this so that no field of the schedule is forgotten.
+Timeline empty_timeline(const Schedule& schedule, std::string time_unit, bool reserve_ops = true);
 
 }  // namespace pipesim

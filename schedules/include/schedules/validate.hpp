@@ -1,9 +1,12 @@
 #pragma once
 // Schedule validation: shape, every op exactly once, dependency order, no deadlock.
 
+#include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "schedules/schedule.hpp"
 
@@ -46,5 +49,117 @@ std::optional<ValidationIssue> validate_structure(const Schedule& schedule);
 
 /// validate(), throwing InvalidSchedule with the issue's message if there is one.
 void require_valid(const Schedule& schedule);
+
+/// An op's input in asap_dataflow(): the output slot it waits for, the device that produces
+/// it, and that output's end time (set once the input is done).
+struct DataflowInput {
+    std::size_t slot;  // no initializers: the walk fills what it reads, once per op
+    int device;
+    double end;
+};
+
+/// Runs the devices' op lists as a dataflow with as-soon-as-possible times: the hot loop of
+/// validation and of the analytic replay. Every op starts when its device has finished its
+/// previous op and its inputs are done (plus `latency` for an input from another device) and
+/// lasts duration[stage·pass_count + pass] (pass_durations). Ops are visited in
+/// DependencyWalker's order with asap_walk's arithmetic, so times and visiting order are
+/// identical to asap_walk's; on_op(device, op, inputs, count, start, finish) sees each.
+/// Runs in linear time over contiguous arrays: one end time per output (stage-major, −1
+/// until done) and one parked slot per device. Returns false if the schedule cannot run to
+/// completion (an input later on the same device, or a deadlock): validate() names the
+/// problem. Precondition: validate_structure(s) found nothing; durations ≥ 0.
+template <class OnOp>
+bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, double latency,
+                   OnOp&& on_op) {
+    constexpr std::size_t none = ~std::size_t{0};
+    const int stages = s.stages();
+    const int devices = s.devices;
+    const auto microbatches = static_cast<std::size_t>(s.microbatches);
+    const int* stage_device = s.stage_device.data();
+    const StageRange* ranges = s.microbatch_stages.empty() ? nullptr : s.microbatch_stages.data();
+    // Slot of (stage, microbatch): 2·(stage·m + microbatch), +1 for the backward (B or BW).
+    const std::size_t stage_stride = 2 * microbatches;
+    std::vector<double> end_times(stage_stride * static_cast<std::size_t>(stages), -1.0);
+    double* const end = end_times.data();
+    std::vector<std::size_t> parked(static_cast<std::size_t>(devices), none);
+    std::vector<std::size_t> cursor(static_cast<std::size_t>(devices), 0);
+    std::vector<double> device_free(static_cast<std::size_t>(devices), 0.0);
+    // A device is running, parked or ready, and ready at most once: a stack of p entries.
+    std::vector<int> ready_stack(static_cast<std::size_t>(devices));
+    int* const ready = ready_stack.data();
+    std::size_t ready_count = 0;
+    for (int d = devices - 1; d >= 0; --d)
+        ready[ready_count++] = d;
+    auto wake = [&](int device, std::size_t slot) {
+        if (parked[device] == slot) {
+            parked[device] = none;
+            ready[ready_count++] = device;
+        }
+    };
+    while (ready_count > 0) {
+        const int d = ready[--ready_count];
+        const Op* const ops = s.device_ops[d].data();
+        const std::size_t op_count = s.device_ops[d].size();
+        std::size_t pos = cursor[d];
+        double free = device_free[d];
+        for (; pos < op_count; ++pos) {
+            const Op op = ops[pos];
+            const std::size_t base = static_cast<std::size_t>(op.stage) * stage_stride +
+                                     2 * static_cast<std::size_t>(op.microbatch);
+            const int first = ranges ? ranges[op.microbatch].first : 0;
+            const int last = ranges ? ranges[op.microbatch].last : stages - 1;
+            DataflowInput in[2];
+            int count = 0;
+            switch (op.pass) {
+                case Pass::F:
+                    if (op.stage > first)
+                        in[count++] = {base - stage_stride, stage_device[op.stage - 1], 0};
+                    break;
+                case Pass::B:
+                case Pass::BW:
+                    in[count++] = {base, d, 0};
+                    if (op.stage < last)
+                        in[count++] = {base + stage_stride + 1, stage_device[op.stage + 1], 0};
+                    break;
+                case Pass::W:
+                    in[count++] = {base + 1, d, 0};
+                    break;
+            }
+            double start = free;
+            int waiting = -1;
+            for (int k = 0; k < count; ++k) {
+                in[k].end = end[in[k].slot];
+                if (in[k].end < 0) {
+                    waiting = k;
+                    break;
+                }
+                start = std::max(start, in[k].end + (in[k].device == d ? 0.0 : latency));
+            }
+            if (waiting >= 0) {
+                if (in[waiting].device == d) return false;
+                parked[d] = in[waiting].slot;
+                break;
+            }
+            const double finish = start + duration[static_cast<std::size_t>(op.stage) * pass_count +
+                                                   static_cast<std::size_t>(op.pass)];
+            // Other devices wait only for an F (the next stage's F) or a backward (the
+            // previous stage's backward); W outputs nothing another op needs.
+            if (op.pass == Pass::F) {
+                end[base] = finish;
+                if (op.stage < last) wake(stage_device[op.stage + 1], base);
+            } else if (op.pass != Pass::W) {
+                end[base + 1] = finish;
+                if (op.stage > first) wake(stage_device[op.stage - 1], base + 1);
+            }
+            free = finish;
+            on_op(d, op, in, count, start, finish);
+        }
+        cursor[d] = pos;
+        device_free[d] = free;
+    }
+    for (int d = 0; d < devices; ++d)
+        if (cursor[d] < s.device_ops[d].size()) return false;
+    return true;
+}
 
 }  // namespace pipesim

@@ -1,0 +1,95 @@
+// Memory estimated before it is allocated: the op cap counts the passes a schedule has, and a
+// run that will not fit is refused with its estimate (one line, exit code 2), never
+// std::bad_alloc.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "cli_runner.hpp"
+#include "schedules/registry.hpp"
+#include "sim/memory_budget.hpp"
+
+using namespace pipesim;
+
+TEST_CASE("max_op_count bounds every generator's ops and is exact but for DualPipe's",
+          "[schedules][memory]") {
+    for (const ScheduleGenerator& g : schedule_generators()) {
+        CAPTURE(g.name);
+        const Schedule s = generate_schedule(g.name, GeneratorOptions{4, 8, 0, 0});
+        const double bound = max_op_count(g, s.devices, s.chunks, s.microbatches);
+        CHECK(static_cast<double>(s.op_count()) <= bound);
+        // DualPipe fuses some backwards and splits others; the rest do one or the other.
+        if (!g.name.starts_with("dualpipe")) CHECK(static_cast<double>(s.op_count()) == bound);
+    }
+    CHECK(find_generator("1f1b")->ops_per_microbatch_stage == 2);
+    CHECK(find_generator("zb-v")->ops_per_microbatch_stage == 3);
+}
+
+TEST_CASE("check_memory refuses an estimate over either budget and names both", "[sim][memory]") {
+    CHECK_NOTHROW(check_memory(1e9, MemoryBudget{2e9, 8e9}, "x"));
+    CHECK_THROWS_WITH(check_memory(3e9, MemoryBudget{2e9, 8e9}, "zb-v with p·v·m = 1·2·3"),
+                      "zb-v with p·v·m = 1·2·3 needs about 3.00 GB of memory, more than the "
+                      "2.00 GB left under this process's address-space limit (ulimit -v)");
+    CHECK_THROWS_WITH(check_memory(9e9, MemoryBudget{1e12, 8e9}, "x"),
+                      "x needs about 9.00 GB of memory, more than this machine's 8.00 GB");
+    ReplayOptions bare;
+    bare.record_ops = false;
+    bare.record_transfers = false;
+    ReplayOptions records;
+    CHECK(replay_peak_bytes(1e6, 5e5, records) >
+          replay_peak_bytes(1e6, 5e5, bare) + 1e6 * (sizeof(TimedOp) + sizeof(Transfer)) - 1);
+}
+
+namespace {
+
+struct Limited {
+    int exit_code = -1;
+    std::string err;
+};
+
+// `pipesim ARGS` in a shell whose address space is limited to `kilobytes` (ulimit -v).
+Limited run_limited(long kilobytes, const std::string& args) {
+    const auto err =
+        std::filesystem::temp_directory_path() / ("pipesim_limited_" + std::to_string(::getpid()));
+    const std::string command = "ulimit -v " + std::to_string(kilobytes) + " && " + PIPESIM_BINARY +
+                                " " + args + " >/dev/null 2>" + err.string();
+    const int status = std::system(command.c_str());
+    Limited r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, test::read_file(err)};
+    std::filesystem::remove(err);
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("under ulimit -v a run too large is refused up front with its estimate",
+          "[cli][memory]") {
+    const long limit = 150'000;  // KB: pipesim itself starts in about 50 MB
+    SECTION("too many ops for the limit") {
+        const auto r = run_limited(limit, "analyze -s zb-v -p 64 -m 65536");
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: zb-v with p·v·m = 64·2·65536 "
+                                            "(25165824 ops) needs about") &&
+                              Catch::Contains("ulimit -v") && !Catch::Contains("bad_alloc"));
+    }
+    SECTION("the records an output needs count: the same run fits without them") {
+        CHECK(run_limited(limit, "analyze -s 1f1b -p 64 -m 8192").exit_code == 0);
+        const auto r = run_limited(
+            limit,
+            "analyze -s 1f1b -p 64 -m 8192 --save-timeline " +
+                (std::filesystem::temp_directory_path() / "pipesim_never_written.json").string());
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::Contains("needs about"));
+    }
+    SECTION("1F1B counts two passes: under the op cap, refused for memory") {
+        const auto r = run_limited(limit, "analyze -s 1f1b -p 64 -m 1048576");
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::Contains("(134217728 ops) needs about"));
+    }
+}
