@@ -84,7 +84,7 @@ int run_calibrate(const std::vector<std::string>& args) {
             return 0;
         } else {
             throw UsageError(
-                fmt::format("unknown option '{}' (see 'pipesim calibrate --help')", flag));
+                fmt::format("unknown option {} (see 'pipesim calibrate --help')", quote_arg(flag)));
         }
     }
     if (output.empty()) throw UsageError("missing -o FILE (the calibration file to write)");

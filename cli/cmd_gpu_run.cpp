@@ -71,7 +71,7 @@ int run_gpu_run(const std::vector<std::string>& args) {
             return 0;
         } else {
             throw UsageError(
-                fmt::format("unknown option '{}' (see 'pipesim gpu-run --help')", flag));
+                fmt::format("unknown option {} (see 'pipesim gpu-run --help')", quote_arg(flag)));
         }
     }
     if (schedule_name.empty()) throw UsageError("missing -s NAME (see 'pipesim list')");

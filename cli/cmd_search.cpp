@@ -104,7 +104,9 @@ int run_search(const std::vector<std::string>& args) {
     const SearchResult result = search_schedules(c.search, [&](const Schedule& s) {
         analysis::PipelineSpec spec = c.spec;
         spec.given = s;
-        const Metrics m = analysis::run(spec, analysis::AnalyticEngine{false}).metrics;
+        const Metrics m = analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false,
+                                                                       .record_ops = false})
+                              .metrics;
         return SearchEvaluation{m.bubble_rate, m.makespan, m.peak_activation_max};
     });
     if (!c.save.empty()) write_schedule_file(result.best, c.save);

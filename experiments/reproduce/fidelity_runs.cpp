@@ -90,7 +90,8 @@ analysis::PipelineSpec sc21_spec(const Sc21Row& row, const std::string& models_d
 
 Prediction predict_analytic(const analysis::PipelineSpec& spec) {
     const double start = now();
-    Prediction p = from(analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false}));
+    Prediction p = from(analysis::run(
+        spec, analysis::AnalyticEngine{.record_transfers = false, .record_ops = false}));
     p.wall = now() - start;
     return p;
 }

@@ -60,7 +60,8 @@ void classify_memory(Result& r, const Analysis& a) {
 }
 
 analysis::Engine engine_of(const Job& job) {
-    if (job.engine == Engine::analytic) return analysis::AnalyticEngine{.record_transfers = false};
+    if (job.engine == Engine::analytic)
+        return analysis::AnalyticEngine{.record_transfers = false, .record_ops = false};
     analysis::SimGridEngine engine;
     engine.cluster = analysis::load_checked_cluster(job.cluster);
     engine.options.record_transfers = false;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "schedules/op_dependencies.hpp"
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
@@ -108,23 +109,18 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
                                      2 * static_cast<std::size_t>(op.microbatch);
             const int first = ranges ? ranges[op.microbatch].first : 0;
             const int last = ranges ? ranges[op.microbatch].last : stages - 1;
+            // The inputs, by schedules' dependency rule; a backward's slot is the same
+            // whether it is B or BW, so the split does not matter here.
             DataflowInput in[2];
             int count = 0;
-            switch (op.pass) {
-                case Pass::F:
-                    if (op.stage > first)
-                        in[count++] = {base - stage_stride, stage_device[op.stage - 1], 0};
-                    break;
-                case Pass::B:
-                case Pass::BW:
-                    in[count++] = {base, d, 0};
-                    if (op.stage < last)
-                        in[count++] = {base + stage_stride + 1, stage_device[op.stage + 1], 0};
-                    break;
-                case Pass::W:
-                    in[count++] = {base + 1, d, 0};
-                    break;
-            }
+            for_each_predecessor(
+                op, StageRange{first, last}, [](int) { return true; },
+                [&](const Op& input) {
+                    in[count++] = {static_cast<std::size_t>(input.stage) * stage_stride +
+                                       2 * static_cast<std::size_t>(input.microbatch) +
+                                       (input.pass == Pass::F ? 0 : 1),
+                                   stage_device[input.stage], 0};
+                });
             double start = free;
             int waiting = -1;
             for (int k = 0; k < count; ++k) {
@@ -142,14 +138,15 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
             }
             const double finish = start + duration[static_cast<std::size_t>(op.stage) * pass_count +
                                                    static_cast<std::size_t>(op.pass)];
-            // Other devices wait only for an F (the next stage's F) or a backward (the
-            // previous stage's backward); W outputs nothing another op needs.
-            if (op.pass == Pass::F) {
-                end[base] = finish;
-                if (op.stage < last) wake(stage_device[op.stage + 1], base);
-            } else if (op.pass != Pass::W) {
-                end[base + 1] = finish;
-                if (op.stage > first) wake(stage_device[op.stage - 1], base + 1);
+            if (op.pass != Pass::W) {
+                const std::size_t slot = base + (op.pass == Pass::F ? 0 : 1);
+                end[slot] = finish;
+                for_each_successor(
+                    op, StageRange{first, last}, [](int) { return true; },
+                    [&](const Op& consumer) {
+                        const int to = stage_device[consumer.stage];
+                        if (to != d) wake(to, slot);
+                    });
             }
             free = finish;
             on_op(d, op, in, count, start, finish);

@@ -7,6 +7,7 @@
 
 #include "engine_state.hpp"
 #include "schedules/dependency_order.hpp"
+#include "schedules/op_dependencies.hpp"
 
 namespace pipesim::detail {
 
@@ -70,60 +71,55 @@ void DeviceActor::run() {
     s_.changed->notify_all();
 }
 
-// The one input of `op` that may come from another device, if it does.
-void DeviceActor::wait_for_input(const Op& op) {
-    Op input;
-    const StageRange range = s_.schedule.stages_of(op.microbatch);
-    if (op.pass == Pass::F && op.stage > range.first) {
-        input = Op{Pass::F, op.microbatch, op.stage - 1};
-    } else if ((op.pass == Pass::B || op.pass == Pass::BW) && op.stage < range.last) {
-        input = Op{Pass::B, op.microbatch, op.stage + 1};  // slot is the same for BW
-    } else {
-        return;
-    }
-    const int src = s_.schedule.stage_device[input.stage];
-    if (src == device_) return;
-    const std::size_t slot = output_slot(input, s_.stages);
-    auto& arrived = s_.arrived[replica_];
-    sg::Mailbox* channel = s_.channel(replica_, src, device_);
-    while (!arrived[slot]) {
-        Message* message = nullptr;
-        if (replica_ == 0 && s_.options.record_transfers) {
-            sg::CommPtr comm = channel->get_async<Message>(&message);
-            comm->wait();
-            s_.timeline->transfers.push_back(
-                Transfer{src, device_, message->producer, message->consumer,
-                         s_.workload.message_bytes[message->producer.stage], message->sent,
-                         comm->get_finish_time(), TransferKind::pipeline});
-        } else {
-            message = channel->get<Message>();
-        }
-        arrived[message->slot] = 1;
-    }
+// Whether `stage`'s backward for `microbatch` is split into B and W.
+bool DeviceActor::split_at(int microbatch, int stage) const {
+    return s_.split[static_cast<std::size_t>(microbatch) * s_.stages + stage] != 0;
 }
 
+// Waits for the inputs of `op` that come from another device (schedules' dependency rule).
+void DeviceActor::wait_for_input(const Op& op) {
+    const auto split = [&](int stage) { return split_at(op.microbatch, stage); };
+    for_each_predecessor(op, s_.schedule.stages_of(op.microbatch), split, [&](const Op& input) {
+        const int src = s_.schedule.stage_device[input.stage];
+        if (src == device_) return;
+        const std::size_t slot = output_slot(input, s_.stages);
+        auto& arrived = s_.arrived[replica_];
+        sg::Mailbox* channel = s_.channel(replica_, src, device_);
+        while (!arrived[slot]) {
+            Message* message = nullptr;
+            if (replica_ == 0 && s_.options.record_transfers) {
+                sg::CommPtr comm = channel->get_async<Message>(&message);
+                comm->wait();
+                s_.timeline->transfers.push_back(
+                    Transfer{src, device_, message->producer, message->consumer,
+                             s_.workload.message_bytes[message->producer.stage], message->sent,
+                             comm->get_finish_time(), TransferKind::pipeline});
+            } else {
+                message = channel->get<Message>();
+            }
+            arrived[message->slot] = 1;
+        }
+    });
+}
+
+// Sends `op`'s output to the ops on other devices that wait for it (schedules' dependency
+// rule): at most one, the next stage's F or the previous stage's backward.
 void DeviceActor::send_output(const Op& op) {
-    int consumer_stage = -1;
-    const StageRange range = s_.schedule.stages_of(op.microbatch);
-    if (op.pass == Pass::F && op.stage < range.last) consumer_stage = op.stage + 1;
-    if ((op.pass == Pass::B || op.pass == Pass::BW) && op.stage > range.first)
-        consumer_stage = op.stage - 1;
-    if (consumer_stage < 0) return;
-    const int dst = s_.schedule.stage_device[consumer_stage];
-    if (dst == device_) return;
-    const std::size_t slot = output_slot(op, s_.stages);
-    Message& message = s_.messages[replica_][slot];
-    message.slot = static_cast<std::uint32_t>(slot);
-    message.producer = op;
-    const bool consumer_split =
-        s_.split[static_cast<std::size_t>(op.microbatch) * s_.stages + consumer_stage];
-    message.consumer = Op{op.pass == Pass::F ? Pass::F : (consumer_split ? Pass::B : Pass::BW),
-                          op.microbatch, consumer_stage};
-    message.sent = sg::Engine::get_clock();
-    const double bytes = s_.workload.message_bytes[op.stage];
-    s_.channel(replica_, device_, dst)
-        ->put_init(&message, static_cast<std::uint64_t>(std::llround(bytes)))
-        ->detach();
+    const auto split = [&](int stage) { return split_at(op.microbatch, stage); };
+    for_each_successor(op, s_.schedule.stages_of(op.microbatch), split, [&](const Op& consumer) {
+        const int dst = s_.schedule.stage_device[consumer.stage];
+        if (dst == device_) return;
+        const std::size_t slot = output_slot(op, s_.stages);
+        Message& message = s_.messages[replica_][slot];
+        message.slot = static_cast<std::uint32_t>(slot);
+        message.producer = op;
+        message.consumer = consumer;
+        message.sent = sg::Engine::get_clock();
+        const double bytes = s_.workload.message_bytes[op.stage];
+        s_.channel(replica_, device_, dst)
+            ->put_init(&message, static_cast<std::uint64_t>(std::llround(bytes)))
+            ->detach();
+    });
 }
 
 void GradientReducer::operator()() {

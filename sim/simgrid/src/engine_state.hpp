@@ -89,6 +89,7 @@ class DeviceActor {
     void run();
     void wait_for_input(const Op& op);
     void send_output(const Op& op);
+    bool split_at(int microbatch, int stage) const;
 
     EngineState& s_;
     int replica_;
