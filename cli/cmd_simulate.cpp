@@ -129,7 +129,7 @@ int run_simulate(const std::vector<std::string>& args) {
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
-    analysis::Pipeline prepared = analysis::prepare(spec);
+    analysis::Pipeline prepared = analysis::prepare(spec, engine);
     pipeline.save(prepared.schedule);
     const ClusterSpec& cluster = engine.cluster;
     const bool show_progress = !json && ::isatty(STDERR_FILENO);

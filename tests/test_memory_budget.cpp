@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -92,4 +93,44 @@ TEST_CASE("under ulimit -v a run too large is refused up front with its estimate
         CHECK(r.exit_code == 2);
         CHECK_THAT(r.err, Catch::Contains("(134217728 ops) needs about"));
     }
+}
+
+TEST_CASE("under ulimit -v render, simulate and sweep refuse what will not fit in one line",
+          "[cli][memory]") {
+    const long limit = 150'000;  // KB
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_limited_dir_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    SECTION("render: a schedule file too large to replay under the limit") {
+        const auto schedule = dir / "big.json";
+        REQUIRE(test::run_pipesim("analyze -s 1f1b -p 64 -m 8192 --save " + schedule.string())
+                    .exit_code == 0);
+        const auto picture = dir / "big.svg";
+        const auto r = run_limited(
+            limit, "render " + schedule.string() + " -o " + picture.string() + " --no-memory");
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("pipesim render: ") && !Catch::Contains("bad_alloc"));
+        CHECK_FALSE(std::filesystem::exists(picture));
+    }
+    SECTION("simulate: a cluster run too large for the limit") {
+        const auto r = run_limited(
+            limit, "simulate -s 1f1b -p 64 -m 65536 --cluster dgx-h100:8 --costs 1,1,1");
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::Contains("needs about") && !Catch::Contains("bad_alloc"));
+    }
+    SECTION("sweep: a job too large becomes an infeasible row naming the estimate") {
+        const auto grid = dir / "big.json";
+        std::ofstream(grid) << R"({"format": "pipesim-sweep", "version": 1,
+            "schedule": "zb-v", "p": 64, "m": [8, 65536]})";
+        const auto out = dir / "r.csv";
+        const auto r =
+            run_limited(limit, "sweep " + grid.string() + " -o " + out.string() + " -j 1");
+        CHECK(r.exit_code == 0);
+        const std::string rows = test::read_file(out);
+        CHECK_THAT(rows, Catch::Contains(",ok,") && Catch::Contains(",infeasible,") &&
+                             Catch::Contains("needs about") && !Catch::Contains("bad_alloc"));
+    }
+    std::filesystem::remove_all(dir);
 }

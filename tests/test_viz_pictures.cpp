@@ -237,3 +237,14 @@ TEST_CASE("with one column per time unit each cell shows that unit's op", "[viz]
     const std::string text = viz::text_gantt(timeline, {3 + 9 + 2, false});
     CHECK_THAT(text, Catch::StartsWith("d0 |FF..XX.XX|\nd1 |.FXXFXX..|\n"));
 }
+
+TEST_CASE("a timeline picture over its op limit is refused before any layout", "[viz][errors]") {
+    const pipesim::Timeline t = replayed("1f1b", 4, 8);  // 64 ops
+    viz::TimelinePictureOptions options;
+    options.max_ops = 63;
+    CHECK_THROWS_WITH(viz::timeline_dot(t, unit_memory(t), options),
+                      Catch::StartsWith("the timeline picture draws every op: 64 ops is more "
+                                        "than the 63 it draws"));
+    options.max_ops = 64;
+    CHECK_NOTHROW(viz::timeline_dot(t, unit_memory(t), options));
+}

@@ -172,11 +172,18 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     finish(a, iteration_time);
 }
 
-// Refuses, before anything is allocated, an analytic run that will not fit in memory.
-void check_analytic_memory(const PipelineSpec& spec, const AnalyticEngine& engine) {
+// Refuses, before anything is allocated, a run that will not fit in memory: the schedule and
+// what the engine records per op (the SimGrid engine records every op of replica 0, and
+// estimates its own simulation state again before it starts).
+void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
     ReplayOptions records;
-    records.record_ops = engine.record_ops;
-    records.record_transfers = engine.record_transfers;
+    if (const auto* analytic = std::get_if<AnalyticEngine>(&engine)) {
+        records.record_ops = analytic->record_ops;
+        records.record_transfers = analytic->record_transfers;
+    } else {
+        records.record_ops = true;
+        records.record_transfers = std::get<SimGridEngine>(engine).options.record_transfers;
+    }
     double ops = 0, pairs = 0;
     std::string what;
     if (spec.given) {
@@ -198,8 +205,9 @@ void check_analytic_memory(const PipelineSpec& spec, const AnalyticEngine& engin
 
 }  // namespace
 
-Pipeline prepare(const PipelineSpec& spec) {
+Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
     check_spec(spec);
+    check_run_memory(spec, engine);
     Pipeline pipeline;
     pipeline.spec = spec;
     if (spec.given) {
@@ -234,9 +242,7 @@ Analysis run(Pipeline pipeline, const Engine& engine) {
 }
 
 Analysis run(const PipelineSpec& spec, const Engine& engine) {
-    if (const auto* analytic = std::get_if<AnalyticEngine>(&engine))
-        check_analytic_memory(spec, *analytic);
-    return run(prepare(spec), engine);
+    return run(prepare(spec, engine), engine);
 }
 
 }  // namespace pipesim::analysis

@@ -250,6 +250,11 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     std::size_t ops = 0;
     for (const auto& list : t.device_ops)
         ops += list.size();
+    if (ops > options.max_ops)
+        throw std::invalid_argument(fmt::format(
+            "the timeline picture draws every op: {} ops is more than the {} it draws (use "
+            "fewer microbatches, or --trace for Perfetto or --gantt)",
+            ops, options.max_ops));
     const std::vector<bool> critical =
         options.critical_path ? on_critical_path(t, ops) : std::vector<bool>{};
     const TimeRange range = time_range(t);

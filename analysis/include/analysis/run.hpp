@@ -84,8 +84,10 @@ struct Analysis {
 /// Prepares `spec`: plans the model once (if any), generates the schedule once (a generator
 /// that plans with pass times gets the costs and latency it will run with) or takes the given
 /// one, and derives the costs and memory model. Throws std::invalid_argument (one clear line)
-/// for bad options, names or costs, InvalidSchedule for an invalid given schedule.
-Pipeline prepare(const PipelineSpec& spec);
+/// for bad options, names or costs, InvalidSchedule for an invalid given schedule, and,
+/// before allocating, for a run that will not fit in memory (the schedule and what `engine`
+/// records per op) under this process's address-space limit or the machine's memory.
+Pipeline prepare(const PipelineSpec& spec, const Engine& engine = AnalyticEngine{});
 
 /// Runs a prepared pipeline on `engine` and computes the metrics and model figures. Throws
 /// std::invalid_argument for clusters or layouts that do not fit and what the engine throws

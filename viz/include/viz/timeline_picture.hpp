@@ -3,6 +3,7 @@
 // a title with the headline metrics, and activation memory over time below. Written as
 // Graphviz DOT with fixed positions (layout engine "nop2"), rendered by viz/render.hpp.
 
+#include <cstddef>
 #include <string>
 
 #include "schedules/metrics.hpp"
@@ -22,14 +23,18 @@ struct TimelinePictureOptions {
     /// Length of the time axis; 0 picks one so that the shortest op is about 12 pt wide,
     /// within 500–3000 pt.
     double width = 0;
+    /// The most ops drawn: one box each, laid out by Graphviz (65,000 ops take about 3 s and
+    /// 0.2 GB on one core). A larger timeline is refused: a picture of it could not be read
+    /// anyway; a Chrome trace or the text Gantt chart shows it instead.
+    std::size_t max_ops = 200'000;
 };
 
 /// The picture as DOT text. Boxes are nodes named "d<device>_<position>", labelled with the
 /// microbatch when they are wide enough, coloured by pass and chunk, with a tooltip giving the
 /// op, device, start, end and duration; everything else is drawn in the graph's
 /// `_background`. `memory` must have one entry per virtual stage (it also gives the title's
-/// peak activation). Throws std::invalid_argument for a memory model of the wrong size, or
-/// (with critical_path) an op order that is not a valid schedule.
+/// peak activation). Throws std::invalid_argument for a memory model of the wrong size, more
+/// than max_ops ops, or (with critical_path) an op order that is not a valid schedule.
 std::string timeline_dot(const Timeline& timeline, const MemoryModel& memory,
                          const TimelinePictureOptions& options = {});
 
