@@ -95,6 +95,10 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
             "m.json:1:116: device_ops: expected an array, got '\"F0:0\"'"},
         row{"m.json", head + shape + R"("device_ops":["F0:0 F0:1 BW0:1 BW0:0"]})",
             "m.json:1:116: device_ops: expected 2 op strings, one per device, got 1"},
+        // Ops are separated by whitespace; an escaped NUL is not whitespace.
+        row{"m.json", head + shape + R"("device_ops":["F0:0\u0000 BW0:0","F0:1 BW0:1"]})",
+            "m.json:1:118: expected an op like F3:1 (pass F, B, W or BW, microbatch, ':', "
+            "stage), got 'F0:0\\x00'"},
         row{"m.json", head + shape + R"("device_ops":["F0:0 X0:0","F0:1 BW0:1"]})",
             "m.json:1:123: expected an op like F3:1 (pass F, B, W or BW, microbatch, ':', "
             "stage), got 'X0:0'"},
