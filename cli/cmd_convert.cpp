@@ -27,6 +27,7 @@ int run_convert(const std::vector<std::string>& args) {
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "-o" || flag == "--output") {
+            reader.claim_once("--output", flag);
             output = reader.value(flag);
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}", convert_help);

@@ -33,8 +33,10 @@ int run_merge(const std::vector<std::string>& args) {
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "-o" || flag == "--output") {
+            reader.claim_once("--output", flag);
             output = reader.value(flag);
         } else if (flag == "--grid") {
+            reader.claim_once("--grid", flag);
             grid_file = reader.value(flag);
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}", merge_usage);

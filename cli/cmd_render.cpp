@@ -58,6 +58,7 @@ int run_render(const std::vector<std::string>& args) {
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "-o" || flag == "--output") {
+            reader.claim_once("--timeline", flag);  // -o is --timeline's other name here
             outputs.timeline_picture = reader.value(flag);
         } else if (read_cost_flag(flag, reader, spec)) {
             if (flag != "--mem-w-ratio") have_costs = true;

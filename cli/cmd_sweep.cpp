@@ -55,10 +55,13 @@ int run_sweep(const std::vector<std::string>& args) {
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "-o" || flag == "--output") {
+            reader.claim_once("--output", flag);
             output = reader.value(flag);
         } else if (flag == "-j" || flag == "--jobs") {
+            reader.claim_once("--jobs", flag);
             options.workers = parse_int(flag, reader.value(flag), 1, bounds::max_workers);
         } else if (flag == "--shard") {
+            reader.claim_once("--shard", flag);
             std::tie(options.shard, options.shards) = parse_shard(flag, reader.value(flag));
         } else if (flag == "--progress") {
             options.progress = parse_progress(flag, reader.value(flag));
