@@ -44,7 +44,7 @@ void ArgReader::claim_once(std::string_view name, const std::string& given) {
 }
 
 std::string quote_arg(std::string_view text) {
-    return quote_excerpt(text, 80);
+    return fileio::quote_excerpt(text, 80);
 }
 
 void check_distinct_outputs(const std::vector<std::pair<std::string_view, std::string>>& outputs) {

@@ -48,7 +48,7 @@ int run_list(const std::vector<std::string>& args) {
             g.name, g.peak_bf16_flops / 1e12, g.memory_bytes / (1024.0 * 1024 * 1024),
             g.hbm_bandwidth / 1e12, g.default_efficiency, g.description);
     fmt::print("\nclusters (--cluster NAME or NAME:NODES, or a cluster JSON file):\n");
-    for (const ClusterPreset& c : cluster_presets())
+    for (const simgrid::ClusterPreset& c : simgrid::cluster_presets())
         fmt::print("  {:<13} {}\n", c.name, c.description);
     return 0;
 }

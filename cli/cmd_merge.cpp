@@ -66,7 +66,7 @@ int run_merge(const std::vector<std::string>& args) {
     std::string text = sweep::csv_header() + "\n";
     for (const sweep::Result& r : rows)
         text += sweep::csv_row(r) + "\n";
-    write_file_atomically(output, text);
+    fileio::write_file_atomically(output, text);
     fmt::print(stderr, "merge: {} files, {} rows ({} duplicates, {} error rows replaced) → {}\n",
                inputs.size(), summary.rows, summary.duplicates, summary.replaced_errors, output);
     if (grid_file.empty()) return 0;

@@ -26,7 +26,7 @@ schedule files (--mem-w-ratio also for saved timelines without a memory model):
 
 // The timeline in `path` and its memory model: a saved timeline as is, a schedule replayed.
 viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bool have_costs) {
-    if (file_extension(path) != ".csv") {
+    if (fileio::file_extension(path) != ".csv") {
         try {
             viz::SavedTimeline saved = viz::read_timeline_file(path);
             if (have_costs)

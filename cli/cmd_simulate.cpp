@@ -52,7 +52,7 @@ const std::array cluster_flags = {
             [](SimulateFlags& s, const std::string&, const std::string& v) { s.cluster_name = v; }},
     SimFlag{"", "--layout-order", "O", "rank order, fastest-varying first (default tp,dp,pp)",
             [](SimulateFlags& s, const std::string&, const std::string& v) {
-                s.engine.layout.order = parse_layout_order(v);
+                s.engine.layout.order = simgrid::parse_layout_order(v);
             }},
     SimFlag{"", "--message-bytes", "N",
             "bytes between stages per microbatch without a model (default 0)",
@@ -131,10 +131,10 @@ int run_simulate(const std::vector<std::string>& args) {
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
     pipeline.save(prepared.schedule);
-    const ClusterSpec& cluster = engine.cluster;
+    const simgrid::ClusterSpec& cluster = engine.cluster;
     const bool show_progress = !json && ::isatty(STDERR_FILENO);
     if (show_progress)
-        engine.options.progress = [](const SimProgress& at) {
+        engine.options.progress = [](const simgrid::SimProgress& at) {
             fmt::print(stderr, "\r  simulated {:.4g} of ~{:.4g} s, {} of {} ops", at.simulated_time,
                        at.expected_time, at.ops_done, at.ops_total);
         };
@@ -146,7 +146,7 @@ int run_simulate(const std::vector<std::string>& args) {
     if (show_progress) fmt::print(stderr, "\r\033[K");
     print_warnings(result, "simulate");
     const analysis::ClusterRun& run = *result.cluster;
-    const Layout& layout = run.layout;
+    const simgrid::Layout& layout = run.layout;
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
 
     if (json) {
@@ -156,7 +156,7 @@ int run_simulate(const std::vector<std::string>& args) {
         j["dp"] = layout.dp;
         j["tp"] = layout.tp;
         j["gpus"] = layout.gpus();
-        j["layout_order"] = layout_order_string(layout.order);
+        j["layout_order"] = simgrid::layout_order_string(layout.order);
         j["iteration_time"] = result.iteration_time;
         j["grad_reduce_time"] = run.result.grad_reduce_time;
         j["replica_makespan"] = run.result.replica_makespan;
@@ -167,14 +167,15 @@ int run_simulate(const std::vector<std::string>& args) {
         fmt::print("{}", analysis_table(result, spec));
         fmt::print("\n  {:<22}{} ({}), dp={} × pp={} × tp={} = {} GPUs, order {}\n", "cluster",
                    run.cluster, run.description, layout.dp, layout.pp, layout.tp, layout.gpus(),
-                   layout_order_string(layout.order));
+                   simgrid::layout_order_string(layout.order));
         fmt::print(
             "  {:<22}{:.6g} s (replica 0's pipeline: {:.6g} s; gradient all-reduce "
             "{:.6g} s)\n",
             "iteration time", result.iteration_time, run.result.replica_makespan.front(),
             run.result.grad_reduce_time);
-        fmt::print("  {:<22}{}{}\n", "mode", to_string(run.result.mode),
-                   run.result.mode == SimMode::full ? " (" + run.result.full_reason + ")" : "");
+        fmt::print(
+            "  {:<22}{}{}\n", "mode", to_string(run.result.mode),
+            run.result.mode == simgrid::SimMode::full ? " (" + run.result.full_reason + ")" : "");
     }
     if (!gantt.empty()) fmt::print("\n{}", gantt);
     return 0;

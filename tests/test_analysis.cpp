@@ -13,6 +13,8 @@
 #include "sim/replay.hpp"
 
 using namespace pipesim;
+using namespace pipesim::simgrid;
+using namespace pipesim::sim;
 using namespace pipesim::analysis;
 using pipesim::test::run_in_child;
 

@@ -13,6 +13,7 @@
 #include "schedules/block_json.hpp"
 
 using namespace pipesim;
+using namespace pipesim::fileio;
 using pipesim::test::run_pipesim;
 
 namespace {

@@ -11,6 +11,7 @@
 #include "sim/replay.hpp"
 
 using namespace pipesim;
+using namespace pipesim::sim;
 
 namespace {
 

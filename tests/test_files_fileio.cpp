@@ -12,6 +12,7 @@
 #include "fileio/parse_error.hpp"
 
 using namespace pipesim;
+using namespace pipesim::fileio;
 
 TEST_CASE("positions count lines and byte columns from 1", "[fileio]") {
     const std::string text = "ab\ncd\n\nx";

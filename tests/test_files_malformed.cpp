@@ -11,6 +11,7 @@
 #include "schedules/schedule_json.hpp"
 
 using namespace pipesim;
+using namespace pipesim::fileio;
 
 namespace {
 

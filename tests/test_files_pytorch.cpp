@@ -15,6 +15,8 @@
 #include "cli_runner.hpp"
 
 using namespace pipesim;
+using namespace pipesim::fileio;
+using namespace pipesim::sim;
 
 namespace {
 

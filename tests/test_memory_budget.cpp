@@ -16,6 +16,7 @@
 #include "sim/memory_budget.hpp"
 
 using namespace pipesim;
+using namespace pipesim::sim;
 
 TEST_CASE("max_op_count bounds every generator's ops and is exact but for DualPipe's",
           "[schedules][memory]") {

@@ -14,6 +14,7 @@
 #include "sim/replay.hpp"
 
 using namespace pipesim;
+using namespace pipesim::sim;
 
 namespace {
 

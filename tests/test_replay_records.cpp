@@ -17,6 +17,7 @@
 #include "sim/replay.hpp"
 
 using namespace pipesim;
+using namespace pipesim::sim;
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include "sim/simgrid/layout.hpp"
 
 using namespace pipesim;
+using namespace pipesim::simgrid;
 
 TEST_CASE("cluster presets resolve, with an optional node count", "[simgrid][cluster]") {
     const ClusterSpec h100 = load_cluster("dgx-h100");

@@ -17,6 +17,8 @@
 #include "sim/simgrid/simulate.hpp"
 
 using namespace pipesim;
+using namespace pipesim::simgrid;
+using namespace pipesim::sim;
 using pipesim::test::run_in_child;
 
 namespace {

@@ -11,6 +11,7 @@
 #include "sim/simgrid/simulate.hpp"
 
 using namespace pipesim;
+using namespace pipesim::simgrid;
 using pipesim::test::run_in_child;
 
 namespace {

@@ -20,6 +20,7 @@
 #include "sweep/results.hpp"
 
 using namespace pipesim;
+using namespace pipesim::fileio;
 using namespace pipesim::sweep;
 
 namespace {
@@ -170,7 +171,8 @@ TEST_CASE("merging keeps one row per job, in job order, and prefers finished row
     CHECK(summary.replaced_errors == 1);
     ResultsFile c;
     c.rows = {ok_row(2, "1f1b", 4, 0.9)};
-    CHECK_THROWS_WITH(merge_results({a, c}, summary), Catch::Contains("two different finished rows"));
+    CHECK_THROWS_WITH(merge_results({a, c}, summary),
+                      Catch::Contains("two different finished rows"));
 }
 
 TEST_CASE("the Pareto front keeps the rows no other row beats on memory and throughput",

@@ -19,6 +19,7 @@
 #include "random_costs.hpp"
 
 using namespace pipesim;
+using namespace pipesim::sim;
 
 namespace {
 

@@ -3,11 +3,11 @@
 
 #include <string>
 
+#include "schedules/costs.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule.hpp"
-#include "schedules/costs.hpp"
 #include "sim/replay.hpp"
 
 namespace pipesim::test {
@@ -16,9 +16,9 @@ namespace pipesim::test {
 /// the v chunks) and the given latency, transfers recorded.
 inline Timeline replayed(const std::string& name, int p, int m, int v = 0, double comm = 0) {
     const Schedule schedule = generate_schedule(name, GeneratorOptions{p, m, v, 0});
-    ReplayOptions options;
+    sim::ReplayOptions options;
     options.comm_latency = comm;
-    return replay(schedule, uniform_stage_costs(p, schedule.chunks, 1.0, 1.0, 1.0), options);
+    return sim::replay(schedule, uniform_stage_costs(p, schedule.chunks, 1.0, 1.0, 1.0), options);
 }
 
 inline MemoryModel unit_memory(const Timeline& timeline) {

@@ -11,12 +11,13 @@
 
 namespace pipesim::analysis {
 
-SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule) {
+simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan,
+                                        const Schedule& schedule) {
     const std::size_t stages = plan.stages.size();
     if (stages != static_cast<std::size_t>(schedule.stages()))
         throw std::invalid_argument(fmt::format("the model plan has {} stages, the schedule {}",
                                                 stages, schedule.stages()));
-    SimWorkload w;
+    simgrid::SimWorkload w;
     w.costs = stage_costs_from_plan(plan, TpComm::simulated);
     w.message_bytes.assign(stages, plan.message_bytes);
     w.gradient_bytes.assign(static_cast<std::size_t>(schedule.devices), 0.0);
@@ -32,13 +33,13 @@ SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule&
     return w;
 }
 
-std::vector<double> node_group_speeds(const ClusterSpec& cluster,
+std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
                                       const std::string& reference_gpu) {
     if (cluster.nodes.empty()) return {};
     const std::string& reference =
         reference_gpu.empty() ? cluster.nodes.front().gpu : reference_gpu;
     std::vector<double> speeds;
-    for (const NodeGroup& g : cluster.nodes) {
+    for (const simgrid::NodeGroup& g : cluster.nodes) {
         double speed = g.speed;
         if (speed == 0)
             speed = g.gpu == reference ? 1.0
@@ -49,20 +50,22 @@ std::vector<double> node_group_speeds(const ClusterSpec& cluster,
     return speeds;
 }
 
-ClusterSpec load_checked_cluster(std::string_view name_or_file) {
-    ClusterSpec cluster = load_cluster(name_or_file);
+simgrid::ClusterSpec load_checked_cluster(std::string_view name_or_file) {
+    simgrid::ClusterSpec cluster = simgrid::load_cluster(name_or_file);
     for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
         try {
             models::find_gpu(cluster.nodes[i].gpu);
         } catch (const std::invalid_argument& e) {
-            if (file_extension(name_or_file) != ".json")
+            if (fileio::file_extension(name_or_file) != ".json")
                 throw std::invalid_argument(
                     fmt::format("cluster '{}', node group {}: {}", cluster.name, i, e.what()));
             // Locate the value in the file (read again: only on this error path).
             const std::string file(name_or_file);
-            const JsonDocument doc(file, read_text_file(file, std::size_t{1} << 20));
-            throw doc.error_at(json_pointer_child(json_pointer_child("/nodes", i), "gpu"),
-                               e.what());
+            const fileio::JsonDocument doc(file,
+                                           fileio::read_text_file(file, std::size_t{1} << 20));
+            throw doc.error_at(
+                fileio::json_pointer_child(fileio::json_pointer_child("/nodes", i), "gpu"),
+                e.what());
         }
     }
     return cluster;

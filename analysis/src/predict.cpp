@@ -21,10 +21,10 @@ Timeline predict_timeline(const Schedule& schedule, std::span<const int> stage_l
         costs.backward_input.push_back(layers * layer.backward_input);
         costs.backward_weight.push_back(layers * layer.backward_weight);
     }
-    ReplayOptions options;
+    sim::ReplayOptions options;
     options.comm_latency = transfer_seconds;
     options.message_bytes = message_bytes;
-    Timeline t = replay(schedule, costs, options);
+    Timeline t = sim::replay(schedule, costs, options);
     t.time_unit = "s";
     return t;
 }

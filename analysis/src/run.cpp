@@ -138,13 +138,14 @@ void finish(Analysis& a, double iteration_time) {
 
 void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine,
                   bool validated) {
-    ReplayOptions replay_options;
+    sim::ReplayOptions replay_options;
     replay_options.comm_latency = spec.comm_latency;
     replay_options.record_transfers = engine.record_transfers;
     replay_options.record_ops = engine.record_ops;
     replay_options.validated = validated;
     if (a.model) replay_options.message_bytes = a.model->plan.message_bytes;
-    ReplayResult replayed = replay_with_metrics(a.schedule, a.costs, a.memory, replay_options);
+    sim::ReplayResult replayed =
+        sim::replay_with_metrics(a.schedule, a.costs, a.memory, replay_options);
     a.timeline = std::move(replayed.timeline);
     a.metrics = std::move(replayed.metrics);
     if (a.model) a.timeline.time_unit = "s";
@@ -159,12 +160,14 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     run.layout.dp = spec.dp;
     run.layout.tp = spec.tp;
     run.layout.pp = a.schedule.devices;
-    SimWorkload workload = a.model ? workload_from_plan(a.model->plan, a.schedule)
-                                   : simple_workload(a.costs, a.schedule.devices,
-                                                     engine.message_bytes, engine.grad_bytes);
+    simgrid::SimWorkload workload =
+        a.model ? workload_from_plan(a.model->plan, a.schedule)
+                : simgrid::simple_workload(a.costs, a.schedule.devices, engine.message_bytes,
+                                           engine.grad_bytes);
     workload.group_speeds =
         node_group_speeds(engine.cluster, a.model ? a.model->gpu.name : std::string());
-    run.result = simulate(a.schedule, workload, engine.cluster, run.layout, engine.options);
+    run.result =
+        simgrid::simulate(a.schedule, workload, engine.cluster, run.layout, engine.options);
     a.timeline = run.result.timeline;
     const double iteration_time = run.result.iteration_time;
     a.cluster = std::move(run);
@@ -176,7 +179,7 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
 // what the engine records per op (the SimGrid engine records every op of replica 0, and
 // estimates its own simulation state again before it starts).
 void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
-    ReplayOptions records;
+    sim::ReplayOptions records;
     if (const auto* analytic = std::get_if<AnalyticEngine>(&engine)) {
         records.record_ops = analytic->record_ops;
         records.record_transfers = analytic->record_transfers;
@@ -200,7 +203,7 @@ void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
         what = fmt::format("{} with p·v·m = {}·{}·{} ({:.0f} ops)", spec.schedule, g.devices, v,
                            g.microbatches, ops);
     }
-    check_memory(replay_peak_bytes(ops, pairs, records), memory_budget(), what);
+    sim::check_memory(sim::replay_peak_bytes(ops, pairs, records), sim::memory_budget(), what);
 }
 
 }  // namespace

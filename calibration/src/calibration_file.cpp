@@ -97,7 +97,7 @@ json calibration_json(const CalibrationRecord& r) {
 }
 
 void write_calibration_file(const CalibrationRecord& record, const std::string& path) {
-    write_file_atomically(path, calibration_json(record).dump(2) + "\n");
+    fileio::write_file_atomically(path, calibration_json(record).dump(2) + "\n");
 }
 
 std::string gpu_name_for_device(std::string_view device_name) {

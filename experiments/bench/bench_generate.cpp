@@ -32,7 +32,7 @@ void bench_search(int p, int m) {
     o.memory_limit = p;
     const auto evaluate = [](const pipesim::Schedule& s) {
         const pipesim::Metrics metrics = pipesim::compute_metrics(
-            pipesim::replay(s, pipesim::uniform_stage_costs(s.devices, s.chunks, 1, 1, 1)),
+            pipesim::sim::replay(s, pipesim::uniform_stage_costs(s.devices, s.chunks, 1, 1, 1)),
             pipesim::unit_memory_model(s.devices, s.chunks));
         return pipesim::SearchEvaluation{metrics.bubble_rate, metrics.makespan,
                                          metrics.peak_activation_max};
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
             const double generate = seconds_since(start);
             start = Clock::now();
             const pipesim::Timeline t =
-                pipesim::replay(s, pipesim::uniform_stage_costs(p, s.chunks, 1, 1, 1));
+                pipesim::sim::replay(s, pipesim::uniform_stage_costs(p, s.chunks, 1, 1, 1));
             const double replay = seconds_since(start);
             fmt::print("{:<18} {:>4} {:>10} {:>12.1f} {:>12.1f}\n", g.name, s.chunks, s.op_count(),
                        1e3 * generate, 1e3 * replay);

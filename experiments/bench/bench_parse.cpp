@@ -44,7 +44,7 @@ pipesim::Schedule sized_schedule(
 // 0.5 s, at least one) and prints one line.
 void measure(const std::string& what, const std::string& path, const std::string& text,
              std::size_t ops, const std::function<void(const std::string&)>& read) {
-    pipesim::write_file_atomically(path, text);
+    pipesim::fileio::write_file_atomically(path, text);
     const double seconds = seconds_per_run([&] { read(path); }, 1, 0.5);
     const double mb = static_cast<double>(text.size()) / 1e6;
     fmt::print("{:<34} {:>6.2f} MB {:>8} ops {:>8.3f} s {:>8.3g} MB/s\n", what, mb, ops, seconds,
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
 
     auto timeline_of = [](const pipesim::Schedule& s) {
         return pipesim::viz::timeline_json(
-            pipesim::replay(s, pipesim::uniform_stage_costs(s.devices, s.chunks, 1, 1, 1)));
+            pipesim::sim::replay(s, pipesim::uniform_stage_costs(s.devices, s.chunks, 1, 1, 1)));
     };
     const auto timed = sized_schedule(32, bytes, timeline_of);
     measure(fmt::format("saved timeline (1f1b p=32 m={})", timed.microbatches),

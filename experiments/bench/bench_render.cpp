@@ -40,9 +40,9 @@ int main(int argc, char** argv) {
                "png KiB");
     for (const Case& c : cases) {
         const auto schedule = pipesim::generate_schedule(c.schedule, {c.p, c.m, c.v, 0});
-        pipesim::ReplayOptions replay;
+        pipesim::sim::ReplayOptions replay;
         replay.comm_latency = 0.05;
-        const auto timeline = pipesim::replay(
+        const auto timeline = pipesim::sim::replay(
             schedule, pipesim::uniform_stage_costs(c.p, schedule.chunks, 1, 1, 1), replay);
         const auto memory = pipesim::unit_memory_model(c.p, schedule.chunks);
         pipesim::viz::TimelinePictureOptions options;

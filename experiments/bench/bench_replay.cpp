@@ -38,19 +38,21 @@ int main(int argc, char** argv) {
         const auto costs = pipesim::uniform_stage_costs(c.p, c.v, 1.0, 1.0, 1.0);
         const double validate =
             seconds_per_run([&] { (void)pipesim::validate(schedule); }, 1, min_seconds);
-        pipesim::ReplayOptions no_transfers;
+        pipesim::sim::ReplayOptions no_transfers;
         no_transfers.record_transfers = false;
         no_transfers.comm_latency = 0.1;
         double sink = 0;
         const double replay = seconds_per_run(
-            [&] { sink += pipesim::replay(schedule, costs, no_transfers).device_ops[0][0].end; }, 1,
-            min_seconds);
-        pipesim::ReplayOptions with_transfers = no_transfers;
+            [&] {
+                sink += pipesim::sim::replay(schedule, costs, no_transfers).device_ops[0][0].end;
+            },
+            1, min_seconds);
+        pipesim::sim::ReplayOptions with_transfers = no_transfers;
         with_transfers.record_transfers = true;
         const double replay_t = seconds_per_run(
             [&] {
                 sink += static_cast<double>(
-                    pipesim::replay(schedule, costs, with_transfers).transfers.size());
+                    pipesim::sim::replay(schedule, costs, with_transfers).transfers.size());
             },
             1, min_seconds);
         fmt::print("{:<18} {:>4} {:>5} {:>2} {:>9.0f} {:>10.1f} {:>11.1f}M {:>11.1f}M {:>11.1f}M\n",

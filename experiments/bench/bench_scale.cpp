@@ -78,12 +78,12 @@ int run_job(const Job& job, bool full) {
     spec.dp = job.d;
     spec.tp = job.t;
     analysis::SimGridEngine engine;
-    engine.cluster = load_cluster(job.cluster);
+    engine.cluster = simgrid::load_cluster(job.cluster);
     engine.options.symmetric = !full;
     engine.options.record_transfers = false;
     const analysis::Analysis a = analysis::run(spec, engine);
     if (model.model != job.model) std::filesystem::remove(model.model);
-    const SimResult& r = a.cluster->result;
+    const simgrid::SimResult& r = a.cluster->result;
     fmt::print("{} {} {} {:.6g}\n", to_string(r.mode), r.gpus_used, r.ops_simulated,
                a.iteration_time);
     return 0;

@@ -21,14 +21,14 @@ namespace {
 int run_case(const std::string& name) {
     using namespace pipesim;
     int p = 64, m = 1024, dp = 1;
-    ClusterSpec cluster = load_cluster("dgx-h100:8");
+    simgrid::ClusterSpec cluster = simgrid::load_cluster("dgx-h100:8");
     if (name == "replicas") {
         // 8 replicas of a 16-stage pipeline on 16 nodes with one NIC per node: every stage's
         // 8 replicas share their node's NIC.
         p = 16;
         m = 256;
         dp = 8;
-        cluster = load_cluster("dgx-h100:16");
+        cluster = simgrid::load_cluster("dgx-h100:16");
         cluster.nic_per_gpu = false;
     } else if (name != "single") {
         fmt::print(stderr, "unknown case '{}' (single, replicas)\n", name);
@@ -36,16 +36,16 @@ int run_case(const std::string& name) {
     }
     const Schedule s = generate_schedule("1f1b", GeneratorOptions{p, m, 1, 0});
     // 10 ms forward, 20 ms backward; 16 MB activations (s·b·h·2 for s=4096, h=2048, b=1).
-    const SimWorkload w =
-        simple_workload(uniform_stage_costs(p, 1, 0.010, 0.010, 0.010), p, 16.0 * (1 << 20), 1e9);
-    Layout layout{dp, p, 1};
-    layout.order = parse_layout_order("dp,tp,pp");
-    SimOptions options;
+    const simgrid::SimWorkload w = simgrid::simple_workload(
+        uniform_stage_costs(p, 1, 0.010, 0.010, 0.010), p, 16.0 * (1 << 20), 1e9);
+    simgrid::Layout layout{dp, p, 1};
+    layout.order = simgrid::parse_layout_order("dp,tp,pp");
+    simgrid::SimOptions options;
     options.symmetric = false;  // the engine's speed over every replica's ops
     rusage before{};
     getrusage(RUSAGE_SELF, &before);
     const auto start = bench::Clock::now();
-    const SimResult r = simulate(s, w, cluster, layout, options);
+    const simgrid::SimResult r = simgrid::simulate(s, w, cluster, layout, options);
     const double seconds = bench::seconds_since(start);
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);

@@ -110,7 +110,7 @@ Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string
         double out[4] = {0, 0, 0, 0};
         try {
             analysis::SimGridEngine engine;
-            engine.cluster = load_cluster(cluster);
+            engine.cluster = simgrid::load_cluster(cluster);
             engine.options.record_transfers = false;
             const Prediction p = from(analysis::run(spec, engine));
             out[0] = 1;

@@ -74,7 +74,7 @@ std::string generated_note(const std::string& grids) {
 }
 
 void write_report(const Context& context, const std::string& text) {
-    write_file_atomically(context.dir + "/report.md", text);
+    fileio::write_file_atomically(context.dir + "/report.md", text);
     fmt::print("wrote {}/report.md\n", context.dir);
 }
 

@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-namespace pipesim {
+namespace pipesim::fileio {
 
 namespace {
 
@@ -170,4 +170,4 @@ std::string file_stem(std::string_view path) {
     return std::string(name.substr(0, dot));
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::fileio

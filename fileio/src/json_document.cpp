@@ -7,7 +7,7 @@
 
 #include "strict_json_builder.hpp"
 
-namespace pipesim {
+namespace pipesim::fileio {
 
 namespace {
 
@@ -462,4 +462,4 @@ std::string json_pointer_child(std::string_view pointer, std::size_t index) {
     return fmt::format("{}/{}", pointer, index);
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::fileio

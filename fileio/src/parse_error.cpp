@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace pipesim {
+namespace pipesim::fileio {
 
 TextPosition position_at(std::string_view text, std::size_t offset) {
     return PositionCursor(text).position(offset);
@@ -55,4 +55,4 @@ std::string quote_excerpt(std::string_view text, std::size_t max_chars) {
     return out;
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::fileio

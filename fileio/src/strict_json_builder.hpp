@@ -12,7 +12,7 @@
 
 #include "fileio/json_document.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::fileio::detail {
 
 /// A SAX handler for JsonDocument::Value::sax_parse that checks each event and hands it to
 /// nlohmann's own DOM builder. Not Value::parse with a callback: that parser scans the
@@ -133,4 +133,4 @@ class StrictJsonBuilder {
     std::vector<Frame> frames_;
 };
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::fileio::detail

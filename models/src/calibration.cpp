@@ -15,47 +15,48 @@ namespace pipesim::models {
 
 namespace {
 
-using Value = JsonDocument::Value;
+using Value = fileio::JsonDocument::Value;
 using L = CalibrationLimits;
 
 constexpr const char* format_name = "pipesim-calibration";
 
-int entry_int(const JsonDocument& doc, const std::string& at, const char* key, int min, int max,
-              int fallback) {
-    const std::string pointer = json_pointer_child(at, key);
+int entry_int(const fileio::JsonDocument& doc, const std::string& at, const char* key, int min,
+              int max, int fallback) {
+    const std::string pointer = fileio::json_pointer_child(at, key);
     if (!doc.has(pointer)) return fallback;
     return static_cast<int>(doc.integer(pointer, min, max));
 }
 
-int required_int(const JsonDocument& doc, const std::string& at, const char* key, int min,
+int required_int(const fileio::JsonDocument& doc, const std::string& at, const char* key, int min,
                  int max) {
-    const std::string pointer = json_pointer_child(at, key);
+    const std::string pointer = fileio::json_pointer_child(at, key);
     if (!doc.has(pointer))
         throw doc.error_at(at, fmt::format("{}: missing required field '{}'",
-                                           JsonDocument::display_name(at), key));
+                                           fileio::JsonDocument::display_name(at), key));
     return static_cast<int>(doc.integer(pointer, min, max));
 }
 
-double entry_seconds(const JsonDocument& doc, const std::string& at, const char* key) {
-    const std::string pointer = json_pointer_child(at, key);
+double entry_seconds(const fileio::JsonDocument& doc, const std::string& at, const char* key) {
+    const std::string pointer = fileio::json_pointer_child(at, key);
     if (!doc.has(pointer))
         throw doc.error_at(at, fmt::format("{}: missing required field '{}'",
-                                           JsonDocument::display_name(at), key));
+                                           fileio::JsonDocument::display_name(at), key));
     const Value& v = doc.at(pointer, "a time in seconds");
     if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() <= L::max_seconds))
-        throw doc.error_at(pointer, fmt::format("'{}' must be a time in seconds > 0 and ≤ {:g}, "
-                                                "got {}",
-                                                key, L::max_seconds, quote_excerpt(v.dump())));
+        throw doc.error_at(pointer,
+                           fmt::format("'{}' must be a time in seconds > 0 and ≤ {:g}, "
+                                       "got {}",
+                                       key, L::max_seconds, fileio::quote_excerpt(v.dump())));
     return v.get<double>();
 }
 
-CalibrationEntry read_entry(const JsonDocument& doc, const std::string& at) {
+CalibrationEntry read_entry(const fileio::JsonDocument& doc, const std::string& at) {
     // Other keys are allowed: `pipesim calibrate` records how it measured (`tflops`,
     // `kernels`; docs/calibration-format.md), and the reader ignores them.
     if (!doc.at(at, "an object").is_object())
-        throw doc.error_at(
-            at, fmt::format("{}: expected an object, got {}", JsonDocument::display_name(at),
-                            quote_excerpt(doc.at(at, "an object").dump())));
+        throw doc.error_at(at, fmt::format("{}: expected an object, got {}",
+                                           fileio::JsonDocument::display_name(at),
+                                           fileio::quote_excerpt(doc.at(at, "an object").dump())));
     CalibrationEntry c;
     c.hidden = required_int(doc, at, "hidden", 1, ModelLimits::max_hidden);
     c.heads = required_int(doc, at, "heads", 1, ModelLimits::max_heads);
@@ -64,7 +65,7 @@ CalibrationEntry read_entry(const JsonDocument& doc, const std::string& at) {
     c.seq_len = required_int(doc, at, "seq_len", 1, ModelLimits::max_seq_len);
     c.microbatch = required_int(doc, at, "microbatch", 1, L::max_microbatch);
     c.tp = entry_int(doc, at, "tp", 1, L::max_tp, 1);
-    const std::string mlp = json_pointer_child(at, "mlp");
+    const std::string mlp = fileio::json_pointer_child(at, "mlp");
     if (doc.has(mlp)) {
         const Value& m = doc.at(mlp, "gelu or swiglu");
         if (m == "gelu")
@@ -72,8 +73,8 @@ CalibrationEntry read_entry(const JsonDocument& doc, const std::string& at) {
         else if (m == "swiglu")
             c.mlp = Mlp::swiglu;
         else
-            throw doc.error_at(
-                mlp, fmt::format("'mlp' must be gelu or swiglu, got {}", quote_excerpt(m.dump())));
+            throw doc.error_at(mlp, fmt::format("'mlp' must be gelu or swiglu, got {}",
+                                                fileio::quote_excerpt(m.dump())));
     }
     if (c.hidden % c.heads != 0 || c.heads % c.kv_heads != 0)
         throw doc.error_at(at, "heads must divide hidden and kv_heads must divide heads");
@@ -139,7 +140,8 @@ bool same_shape(const CalibrationEntry& e, const TransformerConfig& c, const Wor
 
 Calibration parse_calibration(std::string_view text, const std::string& source) {
     // The deepest part `pipesim calibrate` writes is layers[i].kernels[k]: depth 5.
-    const JsonDocument doc(source, std::string(text), JsonLimits{.max_depth = L::max_depth});
+    const fileio::JsonDocument doc(source, std::string(text),
+                                   fileio::JsonLimits{.max_depth = L::max_depth});
     doc.require_format(format_name, 1);
     Calibration cal;
     cal.gpu = detail::text_field(doc, "/gpu", 64);
@@ -155,12 +157,12 @@ Calibration parse_calibration(std::string_view text, const std::string& source) 
                            "'layers' must be a non-empty array of measured layer shapes");
     cal.layers.reserve(layers.size());
     for (std::size_t i = 0; i < layers.size(); ++i)
-        cal.layers.push_back(read_entry(doc, json_pointer_child("/layers", i)));
+        cal.layers.push_back(read_entry(doc, fileio::json_pointer_child("/layers", i)));
     return cal;
 }
 
 Calibration load_calibration(const std::string& path) {
-    return parse_calibration(read_text_file(path, L::max_file_bytes), path);
+    return parse_calibration(fileio::read_text_file(path, L::max_file_bytes), path);
 }
 
 CalibratedCostModel::CalibratedCostModel(GpuSpec gpu, Calibration calibration)

@@ -12,7 +12,7 @@ Recompute parse_recompute(std::string_view name) {
     for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
         if (name == recompute_name(r)) return r;
     throw std::invalid_argument(
-        fmt::format("expected none, selective or full, got {}", quote_excerpt(name)));
+        fmt::format("expected none, selective or full, got {}", fileio::quote_excerpt(name)));
 }
 
 const char* recompute_name(Recompute recompute) {

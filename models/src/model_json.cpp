@@ -18,7 +18,7 @@ using L = ModelLimits;
 
 class ModelReader {
   public:
-    explicit ModelReader(const JsonDocument& doc) : doc_(doc) {}
+    explicit ModelReader(const fileio::JsonDocument& doc) : doc_(doc) {}
 
     TransformerConfig read() {
         doc_.object("", {"format", "version", "name", "base", "source", "layers", "hidden", "heads",
@@ -28,14 +28,14 @@ class ModelReader {
         if (doc_.has("/format") && doc_.string("/format", 64) != "pipesim-model")
             throw doc_.error_at("/format",
                                 fmt::format("format: expected \"pipesim-model\", got {}",
-                                            quote_excerpt(doc_.at("/format", "").dump())));
+                                            fileio::quote_excerpt(doc_.at("/format", "").dump())));
         if (doc_.has("/version")) doc_.integer("/version", 1, 1);
         TransformerConfig c;
         const bool has_base = doc_.has("/base");
         if (has_base) {
             try {
                 c = find_model(detail::text_field(doc_, "/base", L::max_text_bytes));
-            } catch (const ParseError&) {
+            } catch (const fileio::ParseError&) {
                 throw;
             } catch (const std::invalid_argument& e) {
                 throw doc_.error_at("/base", e.what());
@@ -50,7 +50,7 @@ class ModelReader {
                                           {"hidden", &c.hidden, L::max_hidden},
                                           {"heads", &c.heads, L::max_heads},
                                           {"vocab", &c.vocab, L::max_vocab}}) {
-            const std::string pointer = json_pointer_child("", field);
+            const std::string pointer = fileio::json_pointer_child("", field);
             if (doc_.has(pointer))
                 *target = static_cast<int>(doc_.integer(pointer, 1, max));
             else if (!has_base)
@@ -86,41 +86,41 @@ class ModelReader {
     }
 
     int choice(const char* pointer, std::initializer_list<std::string_view> options) {
-        const JsonDocument::Value& v = doc_.at(pointer, "a string");
+        const fileio::JsonDocument::Value& v = doc_.at(pointer, "a string");
         int i = 0;
         for (std::string_view o : options) {
             if (v.is_string() && v.get_ref<const std::string&>() == o) return i;
             ++i;
         }
-        throw doc_.error_at(
-            pointer,
-            fmt::format("{}: expected one of {}, got {}", JsonDocument::display_name(pointer),
-                        fmt::join(options, ", "), quote_excerpt(v.dump())));
+        throw doc_.error_at(pointer,
+                            fmt::format("{}: expected one of {}, got {}",
+                                        fileio::JsonDocument::display_name(pointer),
+                                        fmt::join(options, ", "), fileio::quote_excerpt(v.dump())));
     }
 
     void flag(const char* pointer, bool& target) {
         if (!doc_.has(pointer)) return;
-        const JsonDocument::Value& v = doc_.at(pointer, "true or false");
+        const fileio::JsonDocument::Value& v = doc_.at(pointer, "true or false");
         if (!v.is_boolean())
-            throw doc_.error_at(
-                pointer, fmt::format("{}: expected true or false, got {}",
-                                     JsonDocument::display_name(pointer), quote_excerpt(v.dump())));
+            throw doc_.error_at(pointer, fmt::format("{}: expected true or false, got {}",
+                                                     fileio::JsonDocument::display_name(pointer),
+                                                     fileio::quote_excerpt(v.dump())));
         target = v.get<bool>();
     }
 
-    const JsonDocument& doc_;
+    const fileio::JsonDocument& doc_;
 };
 
 }  // namespace
 
 TransformerConfig parse_model_json(std::string_view text, const std::string& source) {
     // A model file is one flat object: depth 1.
-    const JsonDocument doc(source, std::string(text), JsonLimits{.max_depth = 4});
+    const fileio::JsonDocument doc(source, std::string(text), fileio::JsonLimits{.max_depth = 4});
     return ModelReader(doc).read();
 }
 
 TransformerConfig load_model_file(const std::string& path) {
-    return parse_model_json(read_text_file(path, ModelLimits::max_file_bytes), path);
+    return parse_model_json(fileio::read_text_file(path, ModelLimits::max_file_bytes), path);
 }
 
 }  // namespace pipesim::models

@@ -24,7 +24,7 @@ const T& find_by_name(std::span<const T> items, std::string_view name, std::stri
         known += item.name;
     }
     throw std::invalid_argument(
-        fmt::format("unknown {} {} (known: {})", kind, quote_excerpt(name), known));
+        fmt::format("unknown {} {} (known: {})", kind, fileio::quote_excerpt(name), known));
 }
 
 }  // namespace pipesim::models::detail

@@ -18,12 +18,12 @@ constexpr std::string_view format_tag = "pipesim-block";
 constexpr int format_version = 1;
 constexpr std::size_t max_name_bytes = 256;
 
-SlotLengths read_lengths(const JsonDocument& doc, int max_slots) {
+SlotLengths read_lengths(const fileio::JsonDocument& doc, int max_slots) {
     SlotLengths lengths;
     if (!doc.has("/lengths")) return lengths;
     doc.object("/lengths", {"F", "B", "W"});
     auto get = [&](const char* key, int& out) {
-        const std::string pointer = json_pointer_child("/lengths", key);
+        const std::string pointer = fileio::json_pointer_child("/lengths", key);
         if (doc.has(pointer)) out = static_cast<int>(doc.integer(pointer, 1, max_slots));
     };
     get("F", lengths.f);
@@ -32,22 +32,23 @@ SlotLengths read_lengths(const JsonDocument& doc, int max_slots) {
     return lengths;
 }
 
-BlockPass read_pass(const JsonDocument& doc, const std::string& pointer, const BuildingBlock& b,
-                    const BlockFileLimits& limits) {
+BlockPass read_pass(const fileio::JsonDocument& doc, const std::string& pointer,
+                    const BuildingBlock& b, const BlockFileLimits& limits) {
     doc.object(pointer, {"pass", "stage", "start", "microbatch"});
     BlockPass pass;
-    const std::string pass_pointer = json_pointer_child(pointer, "pass");
+    const std::string pass_pointer = fileio::json_pointer_child(pointer, "pass");
     const std::string& name = doc.string(pass_pointer, 8);
     if (!parse_pass(name, pass.pass))
-        throw doc.error_at(pass_pointer, fmt::format("{}: expected \"F\", \"B\", \"W\" or \"BW\", "
-                                                     "got {}",
-                                                     JsonDocument::display_name(pass_pointer),
-                                                     quote_excerpt(name)));
-    pass.stage =
-        static_cast<int>(doc.integer(json_pointer_child(pointer, "stage"), 0, b.stages() - 1));
-    pass.start =
-        static_cast<int>(doc.integer(json_pointer_child(pointer, "start"), 0, limits.max_slots));
-    const std::string mb_pointer = json_pointer_child(pointer, "microbatch");
+        throw doc.error_at(pass_pointer,
+                           fmt::format("{}: expected \"F\", \"B\", \"W\" or \"BW\", "
+                                       "got {}",
+                                       fileio::JsonDocument::display_name(pass_pointer),
+                                       fileio::quote_excerpt(name)));
+    pass.stage = static_cast<int>(
+        doc.integer(fileio::json_pointer_child(pointer, "stage"), 0, b.stages() - 1));
+    pass.start = static_cast<int>(
+        doc.integer(fileio::json_pointer_child(pointer, "start"), 0, limits.max_slots));
+    const std::string mb_pointer = fileio::json_pointer_child(pointer, "microbatch");
     if (doc.has(mb_pointer))
         pass.microbatch = static_cast<int>(doc.integer(mb_pointer, 0, b.group - 1));
     return pass;
@@ -57,7 +58,7 @@ BlockPass read_pass(const JsonDocument& doc, const std::string& pointer, const B
 
 BuildingBlock parse_block_json(std::string_view text, const std::string& file,
                                const std::string& default_name, const BlockFileLimits& limits) {
-    const JsonDocument doc =
+    const fileio::JsonDocument doc =
         detail::open_json_file(text, file, limits.max_bytes, format_tag, format_version);
     doc.object("", {"format", "version", "name", "devices", "chunks", "placement", "lengths",
                     "interval", "group", "passes"});
@@ -74,20 +75,22 @@ BuildingBlock parse_block_json(std::string_view text, const std::string& file,
     const auto& passes = doc.array("/passes", limits.max_passes);
     b.passes.reserve(passes.size());
     for (std::size_t k = 0; k < passes.size(); ++k)
-        b.passes.push_back(read_pass(doc, json_pointer_child("/passes", k), b, limits));
+        b.passes.push_back(read_pass(doc, fileio::json_pointer_child("/passes", k), b, limits));
     try {
         check_block(b);
     } catch (const InvalidBlock& e) {
         const std::string pointer =
-            e.pass() >= 0 ? json_pointer_child("/passes", static_cast<std::size_t>(e.pass()))
-                          : std::string("/passes");
-        throw doc.error_at(pointer, JsonDocument::display_name(pointer) + ": " + e.what());
+            e.pass() >= 0
+                ? fileio::json_pointer_child("/passes", static_cast<std::size_t>(e.pass()))
+                : std::string("/passes");
+        throw doc.error_at(pointer, fileio::JsonDocument::display_name(pointer) + ": " + e.what());
     }
     return b;
 }
 
 BuildingBlock read_block_file(const std::string& path, const BlockFileLimits& limits) {
-    return parse_block_json(read_text_file(path, limits.max_bytes), path, file_stem(path), limits);
+    return parse_block_json(fileio::read_text_file(path, limits.max_bytes), path,
+                            fileio::file_stem(path), limits);
 }
 
 std::string block_to_json(const BuildingBlock& block) {

@@ -29,7 +29,7 @@ std::string_view strip_python_space(std::string_view s) {
 std::vector<CsvRow> split_csv(std::string_view text, const std::string& file,
                               std::size_t max_rows) {
     auto fail = [&](std::size_t offset, const std::string& problem) {
-        throw ParseError(file, position_at(text, offset), problem);
+        throw fileio::ParseError(file, fileio::position_at(text, offset), problem);
     };
     const std::size_t nul = text.find('\0');
     if (nul != std::string_view::npos) fail(nul, "unexpected NUL byte: expected CSV text");

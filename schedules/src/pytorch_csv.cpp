@@ -75,7 +75,7 @@ class CsvImporter {
 
   private:
     [[noreturn]] void fail(std::size_t offset, const std::string& problem) const {
-        throw ParseError(file_, cursor_.position(offset), problem);
+        throw fileio::ParseError(file_, cursor_.position(offset), problem);
     }
 
     // A decimal below `limit` at s[i]; -1 if there is no digit.
@@ -85,7 +85,7 @@ class CsvImporter {
         const long long value = detail::read_decimal(s, i, limit);
         if (value == detail::too_big)
             fail(offset, fmt::format("{} number {} is over the limit of {}", what,
-                                     quote_excerpt(s.substr(start), 20), limit - 1));
+                                     fileio::quote_excerpt(s.substr(start), 20), limit - 1));
         return value;
     }
 
@@ -98,7 +98,7 @@ class CsvImporter {
     const std::string& file_;
     const ScheduleFileLimits& limits_;
     // Annotations keep positions, in file order: one scan in all, not one per annotation.
-    mutable PositionCursor cursor_;
+    mutable fileio::PositionCursor cursor_;
 
     std::vector<std::vector<Op>> ops_;
     detail::OpPositions positions_;
@@ -113,18 +113,19 @@ Action CsvImporter::parse_action(std::string_view s, std::size_t offset) const {
     const long long stage_limit = static_cast<long long>(limits_.max_devices) * limits_.max_chunks;
     std::size_t i = 0;
     const long long stage = read_number(s, i, stage_limit, "stage", offset);
-    if (stage < 0) fail(offset, fmt::format("expected {}, got {}", action_shape, quote_excerpt(s)));
+    if (stage < 0)
+        fail(offset, fmt::format("expected {}, got {}", action_shape, fileio::quote_excerpt(s)));
     std::string_view type;
     for (std::string_view candidate : action_types)
         if (s.substr(i).substr(0, candidate.size()) == candidate) type = candidate;
     if (type.empty())
-        fail(offset, fmt::format("expected {}, got {}", action_shape, quote_excerpt(s)));
+        fail(offset, fmt::format("expected {}, got {}", action_shape, fileio::quote_excerpt(s)));
     i += type.size();
     const long long mb = read_number(s, i, limits_.max_microbatches, "microbatch", offset);
     if (i != s.size())
         fail(offset, fmt::format("unexpected {} after action '{}' (PyTorch's loader would "
                                  "silently drop it)",
-                                 quote_excerpt(s.substr(i)), s.substr(0, i)));
+                                 fileio::quote_excerpt(s.substr(i)), s.substr(0, i)));
     Action action;
     action.stage = static_cast<int>(stage);
     action.compute = compute_pass(type, action.op.pass);
@@ -148,7 +149,7 @@ void CsvImporter::add_action(int rank, const Action& action, std::size_t offset)
         stage_rank_[stage] = rank;
         stage_first_at_[stage] = offset;
     } else if (stage_rank_[stage] != rank) {
-        const TextPosition first = cursor_.position(stage_first_at_[stage]);
+        const fileio::TextPosition first = cursor_.position(stage_first_at_[stage]);
         fail(offset, fmt::format("stage {} runs on rank {} here but on rank {} at line {}, "
                                  "column {}: a stage belongs to one rank",
                                  action.stage, rank, stage_rank_[stage], first.line, first.column));
@@ -165,7 +166,7 @@ void CsvImporter::add_cell(int rank, const detail::CsvCell& cell) {
     const std::size_t offset = cell.content_offset;
     if (s.empty()) return;  // an idle step
     auto annotate = [&] {
-        const TextPosition where = cursor_.position(offset);
+        const fileio::TextPosition where = cursor_.position(offset);
         annotations_.push_back(
             CsvAnnotation{rank, static_cast<int>(ops_[static_cast<std::size_t>(rank)].size()),
                           std::string(s), where.line, where.column});
@@ -183,7 +184,7 @@ void CsvImporter::add_cell(int rank, const detail::CsvCell& cell) {
         const bool known =
             std::find(action_types.begin(), action_types.end(), type) != action_types.end();
         fail(offset, fmt::format("expected {} after a parenthesized group, got {}{}", overlap_type,
-                                 quote_excerpt(type),
+                                 fileio::quote_excerpt(type),
                                  known ? " (PyTorch runs only OVERLAP_F_B groups)" : ""));
     }
     annotate();
@@ -210,16 +211,17 @@ void CsvImporter::infer_placement(PytorchCsvImport& result) const {
     const int stages = static_cast<int>(stage_rank_.size());
     for (int s = 0; s < stages; ++s)
         if (stage_rank_[static_cast<std::size_t>(s)] < 0)
-            throw ParseError(file_, TextPosition{},
-                             fmt::format("stage {} runs on no rank, but stage {} does: stages "
-                                         "must be numbered 0..{} without gaps",
-                                         s, stages - 1, stages - 1));
+            throw fileio::ParseError(
+                file_, fileio::TextPosition{},
+                fmt::format("stage {} runs on no rank, but stage {} does: stages "
+                            "must be numbered 0..{} without gaps",
+                            s, stages - 1, stages - 1));
     std::vector<int> held(static_cast<std::size_t>(ranks), 0);
     for (int s = 0; s < stages; ++s)
         ++held[static_cast<std::size_t>(stage_rank_[static_cast<std::size_t>(s)])];
     for (int r = 0; r < ranks; ++r) {
         if (held[static_cast<std::size_t>(r)] * ranks == stages) continue;
-        throw ParseError(
+        throw fileio::ParseError(
             file_, positions_.at(static_cast<std::size_t>(r), 0),
             fmt::format("rank {} runs {} stages, but {} stages over {} ranks needs the same "
                         "number on every rank",
@@ -227,22 +229,23 @@ void CsvImporter::infer_placement(PytorchCsvImport& result) const {
     }
     schedule.chunks = stages / ranks;
     if (schedule.chunks > limits_.max_chunks)
-        throw ParseError(file_, TextPosition{},
-                         fmt::format("{} stages per rank, more than the limit of {}",
-                                     schedule.chunks, limits_.max_chunks));
+        throw fileio::ParseError(file_, fileio::TextPosition{},
+                                 fmt::format("{} stages per rank, more than the limit of {}",
+                                             schedule.chunks, limits_.max_chunks));
     schedule.stage_device = stage_rank_;
     result.placement = classify_placement(schedule.stage_device, ranks);
 }
 
 PytorchCsvImport CsvImporter::run(const std::string& name) {
     if (text_.size() > limits_.max_bytes)
-        throw ParseError(file_, TextPosition{},
-                         fmt::format("file is {} bytes, more than the limit of {}", text_.size(),
-                                     limits_.max_bytes));
+        throw fileio::ParseError(file_, fileio::TextPosition{},
+                                 fmt::format("file is {} bytes, more than the limit of {}",
+                                             text_.size(), limits_.max_bytes));
     const std::vector<detail::CsvRow> rows =
         detail::split_csv(text_, file_, static_cast<std::size_t>(limits_.max_devices));
     if (rows.empty())
-        throw ParseError(file_, TextPosition{}, "empty file: expected one row of actions per rank");
+        throw fileio::ParseError(file_, fileio::TextPosition{},
+                                 "empty file: expected one row of actions per rank");
     ops_.resize(rows.size());
     positions_.offsets.resize(rows.size());
     for (std::size_t r = 0; r < rows.size(); ++r) {

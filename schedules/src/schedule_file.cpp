@@ -16,7 +16,7 @@ namespace {
 enum class ScheduleFormat { json, csv };
 
 ScheduleFormat format_of(const std::string& path) {
-    const std::string ext = file_extension(path);
+    const std::string ext = fileio::file_extension(path);
     if (ext == ".json") return ScheduleFormat::json;
     if (ext == ".csv") return ScheduleFormat::csv;
     throw std::invalid_argument(fmt::format(
@@ -29,17 +29,18 @@ ScheduleFormat format_of(const std::string& path) {
 
 Schedule read_schedule_file(const std::string& path, const ScheduleFileLimits& limits) {
     const ScheduleFormat format = format_of(path);
-    const std::string text = read_text_file(path, limits.max_bytes);
+    const std::string text = fileio::read_text_file(path, limits.max_bytes);
     if (format == ScheduleFormat::json)
-        return parse_schedule_json(text, path, file_stem(path), limits);
-    return parse_pytorch_csv(text, path, file_stem(path), limits).schedule;
+        return parse_schedule_json(text, path, fileio::file_stem(path), limits);
+    return parse_pytorch_csv(text, path, fileio::file_stem(path), limits).schedule;
 }
 
 void write_schedule_file(const Schedule& schedule, const std::string& path) {
     const ScheduleFormat format = format_of(path);
     require_valid(schedule);
-    write_file_atomically(path, format == ScheduleFormat::json ? schedule_to_json(schedule)
-                                                               : schedule_to_pytorch_csv(schedule));
+    fileio::write_file_atomically(path, format == ScheduleFormat::json
+                                            ? schedule_to_json(schedule)
+                                            : schedule_to_pytorch_csv(schedule));
 }
 
 }  // namespace pipesim

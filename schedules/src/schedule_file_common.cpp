@@ -25,13 +25,14 @@ void check_op_budget(const Schedule& schedule, std::size_t ops, const std::strin
     // Slack keeps validate()'s precise "X is missing" message for ordinary small files.
     constexpr std::size_t slack = std::size_t{1} << 16;
     if (pairs > ops + slack)
-        throw ParseError(file, TextPosition{},
-                         fmt::format("the file lists {} ops, but {} microbatches × {} stages "
-                                     "need at least {} (an F and a backward each)",
-                                     ops, schedule.microbatches, schedule.stages(), 2 * pairs));
+        throw fileio::ParseError(
+            file, fileio::TextPosition{},
+            fmt::format("the file lists {} ops, but {} microbatches × {} stages "
+                        "need at least {} (an F and a backward each)",
+                        ops, schedule.microbatches, schedule.stages(), 2 * pairs));
 }
 
-TextPosition OpPositions::at(std::size_t device, std::size_t index) const {
+fileio::TextPosition OpPositions::at(std::size_t device, std::size_t index) const {
     if (device >= offsets.size() || index >= offsets[device].size() || !locate) return {};
     return locate(device, offsets[device][index]);
 }
@@ -40,25 +41,26 @@ void validate_parsed(const Schedule& schedule, const OpPositions& positions,
                      const std::string& file) {
     const auto issue = validate(schedule);
     if (!issue) return;
-    TextPosition where;
+    fileio::TextPosition where;
     if (issue->device >= 0 && issue->position >= 0)
         where = positions.at(static_cast<std::size_t>(issue->device),
                              static_cast<std::size_t>(issue->position));
-    throw ParseError(file, where, "invalid schedule: " + issue->message);
+    throw fileio::ParseError(file, where, "invalid schedule: " + issue->message);
 }
 
-JsonDocument open_json_file(std::string_view text, const std::string& file, std::size_t max_bytes,
-                            std::string_view format_tag, int version) {
+fileio::JsonDocument open_json_file(std::string_view text, const std::string& file,
+                                    std::size_t max_bytes, std::string_view format_tag,
+                                    int version) {
     if (text.size() > max_bytes)
-        throw ParseError(
-            file, TextPosition{},
+        throw fileio::ParseError(
+            file, fileio::TextPosition{},
             fmt::format("file is {} bytes, more than the limit of {}", text.size(), max_bytes));
-    JsonDocument doc(file, std::string(text));
+    fileio::JsonDocument doc(file, std::string(text));
     doc.require_format(format_tag, version);
     return doc;
 }
 
-std::vector<int> read_placement(const JsonDocument& doc, int devices, int chunks) {
+std::vector<int> read_placement(const fileio::JsonDocument& doc, int devices, int chunks) {
     const std::string pointer = "/placement";
     const auto& value = doc.at(pointer, "\"looped\", \"v-shape\" or an array of device numbers");
     if (value.is_string()) {
@@ -73,9 +75,10 @@ std::vector<int> read_placement(const JsonDocument& doc, int devices, int chunks
         }
     }
     if (!value.is_array())
-        throw doc.error_at(pointer, fmt::format("placement: expected \"looped\", \"v-shape\" or an "
-                                                "array of p·v = {} device numbers, got {}",
-                                                devices * chunks, quote_excerpt(value.dump(), 40)));
+        throw doc.error_at(pointer,
+                           fmt::format("placement: expected \"looped\", \"v-shape\" or an "
+                                       "array of p·v = {} device numbers, got {}",
+                                       devices * chunks, fileio::quote_excerpt(value.dump(), 40)));
     const auto stages = static_cast<std::size_t>(devices) * static_cast<std::size_t>(chunks);
     if (doc.array(pointer, stages).size() != stages)
         throw doc.error_at(pointer, fmt::format("placement: expected p·v = {} device numbers, one "
@@ -84,7 +87,7 @@ std::vector<int> read_placement(const JsonDocument& doc, int devices, int chunks
     std::vector<int> placement(stages);
     for (std::size_t s = 0; s < stages; ++s)
         placement[s] =
-            static_cast<int>(doc.integer(json_pointer_child(pointer, s), 0, devices - 1));
+            static_cast<int>(doc.integer(fileio::json_pointer_child(pointer, s), 0, devices - 1));
     return placement;
 }
 

@@ -10,11 +10,11 @@
 #include "fileio/parse_error.hpp"
 #include "schedules/schedule.hpp"
 
-namespace pipesim {
+namespace pipesim::fileio {
 
 class JsonDocument;
 
-}  // namespace pipesim
+}  // namespace pipesim::fileio
 
 namespace pipesim::detail {
 
@@ -24,10 +24,10 @@ namespace pipesim::detail {
 /// needs a position, so recording one costs O(1) per op however large the file.
 struct OpPositions {
     std::vector<std::vector<std::size_t>> offsets;
-    std::function<TextPosition(std::size_t device, std::size_t offset)> locate;
+    std::function<fileio::TextPosition(std::size_t device, std::size_t offset)> locate;
 
     /// Where op `index` of `device` was written; unknown if there is no such op.
-    TextPosition at(std::size_t device, std::size_t index) const;
+    fileio::TextPosition at(std::size_t device, std::size_t index) const;
 };
 
 /// The unsigned decimal at s[i], advancing i past its digits. −1 if s[i] is not a digit;
@@ -50,11 +50,12 @@ void validate_parsed(const Schedule& schedule, const OpPositions& positions,
 /// The JSON document of a schedule or block file, after the checks every such file starts
 /// with: at most `max_bytes` bytes, valid JSON, "format" `format_tag` and "version"
 /// `version`. Throws ParseError naming `file` otherwise.
-JsonDocument open_json_file(std::string_view text, const std::string& file, std::size_t max_bytes,
-                            std::string_view format_tag, int version);
+fileio::JsonDocument open_json_file(std::string_view text, const std::string& file,
+                                    std::size_t max_bytes, std::string_view format_tag,
+                                    int version);
 
 /// The "/placement" field of a schedule or block file: "looped", "v-shape" (v even) or an
 /// array of devices·chunks device numbers in 0..devices−1. Throws ParseError at the field.
-std::vector<int> read_placement(const JsonDocument& doc, int devices, int chunks);
+std::vector<int> read_placement(const fileio::JsonDocument& doc, int devices, int chunks);
 
 }  // namespace pipesim::detail

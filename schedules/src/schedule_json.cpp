@@ -24,12 +24,12 @@ bool is_space(char c) {
 // Reads the placement: "looped", "v-shape" or one device number per virtual stage.
 // Reads one device's op string "F0:0 F1:0 B0:0 ..." into ops, recording where each starts
 // in the string (its position is worked out only for a message).
-void read_device_ops(const JsonDocument& doc, const std::string& pointer, Schedule& schedule,
-                     std::size_t& total_ops, std::size_t max_ops, std::vector<Op>& ops,
-                     std::vector<std::size_t>& offsets) {
+void read_device_ops(const fileio::JsonDocument& doc, const std::string& pointer,
+                     Schedule& schedule, std::size_t& total_ops, std::size_t max_ops,
+                     std::vector<Op>& ops, std::vector<std::size_t>& offsets) {
     const std::string& text = doc.string(pointer, doc.text().size());
     auto fail = [&](std::size_t at, const std::string& problem) {
-        throw ParseError(doc.file(), doc.position_in_string(pointer, at), problem);
+        throw fileio::ParseError(doc.file(), doc.position_in_string(pointer, at), problem);
     };
     // A decimal below `limit` at i; -1 if there is no digit.
     auto read_number = [&](std::size_t& i, long long limit, std::string_view what) -> int {
@@ -53,15 +53,15 @@ void read_device_ops(const JsonDocument& doc, const std::string& pointer, Schedu
         Op op;
         const std::size_t pass_len = token.rfind("BW", 0) == 0 ? 2 : 1;
         if (!parse_pass(token.substr(0, pass_len), op.pass))
-            fail(start, fmt::format("expected {}, got {}", op_shape, quote_excerpt(token)));
+            fail(start, fmt::format("expected {}, got {}", op_shape, fileio::quote_excerpt(token)));
         i = start + pass_len;
         const int mb = read_number(i, schedule.microbatches, "microbatch");
         if (mb < 0 || i >= end || text[i] != ':')
-            fail(start, fmt::format("expected {}, got {}", op_shape, quote_excerpt(token)));
+            fail(start, fmt::format("expected {}, got {}", op_shape, fileio::quote_excerpt(token)));
         ++i;
         const int stage = read_number(i, schedule.stages(), "stage");
         if (stage < 0 || i != end)
-            fail(start, fmt::format("expected {}, got {}", op_shape, quote_excerpt(token)));
+            fail(start, fmt::format("expected {}, got {}", op_shape, fileio::quote_excerpt(token)));
         op.microbatch = mb;
         op.stage = stage;
         if (++total_ops > max_ops)
@@ -72,7 +72,8 @@ void read_device_ops(const JsonDocument& doc, const std::string& pointer, Schedu
 }
 
 // Reads "microbatch_stages": one [first, last] pair of stages per microbatch.
-std::vector<StageRange> read_microbatch_stages(const JsonDocument& doc, const Schedule& schedule) {
+std::vector<StageRange> read_microbatch_stages(const fileio::JsonDocument& doc,
+                                               const Schedule& schedule) {
     const std::string pointer = "/microbatch_stages";
     const auto m = static_cast<std::size_t>(schedule.microbatches);
     const auto& ranges = doc.array(pointer, m);
@@ -84,11 +85,13 @@ std::vector<StageRange> read_microbatch_stages(const JsonDocument& doc, const Sc
     result.reserve(m);
     const std::int64_t last_stage = schedule.stages() - 1;
     for (std::size_t mb = 0; mb < m; ++mb) {
-        const std::string at = json_pointer_child(pointer, mb);
+        const std::string at = fileio::json_pointer_child(pointer, mb);
         if (doc.array(at, 2).size() != 2)
             throw doc.error_at(at, "expected a pair [first, last] of stages");
-        const auto first = doc.integer(json_pointer_child(at, std::size_t{0}), 0, last_stage);
-        const auto last = doc.integer(json_pointer_child(at, std::size_t{1}), first, last_stage);
+        const auto first =
+            doc.integer(fileio::json_pointer_child(at, std::size_t{0}), 0, last_stage);
+        const auto last =
+            doc.integer(fileio::json_pointer_child(at, std::size_t{1}), first, last_stage);
         result.push_back({static_cast<int>(first), static_cast<int>(last)});
     }
     return result;
@@ -98,7 +101,7 @@ std::vector<StageRange> read_microbatch_stages(const JsonDocument& doc, const Sc
 
 Schedule parse_schedule_json(std::string_view text, const std::string& file,
                              const std::string& default_name, const ScheduleFileLimits& limits) {
-    const JsonDocument doc =
+    const fileio::JsonDocument doc =
         detail::open_json_file(text, file, limits.max_bytes, format_tag, format_version);
     doc.object("", {"format", "version", "name", "devices", "microbatches", "chunks", "placement",
                     "microbatch_stages", "device_ops"});
@@ -121,11 +124,11 @@ Schedule parse_schedule_json(std::string_view text, const std::string& file,
     detail::OpPositions positions;
     positions.offsets.resize(devices);
     positions.locate = [&doc](std::size_t d, std::size_t offset) {
-        return doc.position_in_string(json_pointer_child("/device_ops", d), offset);
+        return doc.position_in_string(fileio::json_pointer_child("/device_ops", d), offset);
     };
     std::size_t total_ops = 0;
     for (std::size_t d = 0; d < devices; ++d)
-        read_device_ops(doc, json_pointer_child("/device_ops", d), schedule, total_ops,
+        read_device_ops(doc, fileio::json_pointer_child("/device_ops", d), schedule, total_ops,
                         limits.max_ops, schedule.device_ops[d], positions.offsets[d]);
     detail::check_op_budget(schedule, total_ops, file);
     detail::validate_parsed(schedule, positions, file);

@@ -14,7 +14,7 @@
 #include "schedules/op.hpp"
 #include "schedules/timeline.hpp"
 
-namespace pipesim {
+namespace pipesim::sim {
 
 double replay_peak_bytes(double ops, double stage_passes, const ReplayOptions& options) {
     constexpr double schedule_per_op = 2 * sizeof(Op);         // lists grow by doubling
@@ -70,4 +70,4 @@ void check_memory(double bytes, const MemoryBudget& budget, std::string_view wha
                         gigabytes(bytes), gigabytes(budget.physical)));
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::sim

@@ -10,7 +10,7 @@
 #include "schedules/dependency_order.hpp"  // split_backward_flags
 #include "schedules/validate.hpp"
 
-namespace pipesim {
+namespace pipesim::sim {
 
 namespace {
 
@@ -91,4 +91,4 @@ ReplayResult replay_with_metrics(const Schedule& schedule, const StageCosts& cos
     return result;
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::sim

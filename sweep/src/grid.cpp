@@ -27,8 +27,8 @@ constexpr std::size_t max_name = 4096;
 
 // Calls read(pointer) for the member `key`'s value, or for each element if it is an array.
 template <class Read>
-void each_value(const JsonDocument& doc, std::string_view key, Read read) {
-    const std::string ptr = json_pointer_child("", key);
+void each_value(const fileio::JsonDocument& doc, std::string_view key, Read read) {
+    const std::string ptr = fileio::json_pointer_child("", key);
     if (!doc.has(ptr)) return;
     if (!doc.root().at(std::string(key)).is_array()) {
         read(ptr);
@@ -37,10 +37,10 @@ void each_value(const JsonDocument& doc, std::string_view key, Read read) {
     const auto& arr = doc.array(ptr, max_axis);
     if (arr.empty()) throw doc.error_at(ptr, "expected a value or a non-empty array of values");
     for (std::size_t i = 0; i < arr.size(); ++i)
-        read(json_pointer_child(ptr, i));
+        read(fileio::json_pointer_child(ptr, i));
 }
 
-std::vector<int> int_axis(const JsonDocument& doc, std::string_view key, int min, int max) {
+std::vector<int> int_axis(const fileio::JsonDocument& doc, std::string_view key, int min, int max) {
     std::vector<int> out;
     each_value(doc, key, [&](const std::string& ptr) {
         out.push_back(static_cast<int>(doc.integer(ptr, min, max)));
@@ -48,7 +48,7 @@ std::vector<int> int_axis(const JsonDocument& doc, std::string_view key, int min
     return out;
 }
 
-std::vector<double> number_axis(const JsonDocument& doc, std::string_view key, double min,
+std::vector<double> number_axis(const fileio::JsonDocument& doc, std::string_view key, double min,
                                 double max) {
     std::vector<double> out;
     each_value(doc, key, [&](const std::string& ptr) { out.push_back(doc.number(ptr, min, max)); });
@@ -57,7 +57,8 @@ std::vector<double> number_axis(const JsonDocument& doc, std::string_view key, d
 
 // Checks each string with `check` (which throws std::invalid_argument with a message).
 template <class Check>
-std::vector<std::string> string_axis(const JsonDocument& doc, std::string_view key, Check check) {
+std::vector<std::string> string_axis(const fileio::JsonDocument& doc, std::string_view key,
+                                     Check check) {
     std::vector<std::string> out;
     each_value(doc, key, [&](const std::string& ptr) {
         const std::string& value = doc.string(ptr, max_name);
@@ -72,7 +73,7 @@ std::vector<std::string> string_axis(const JsonDocument& doc, std::string_view k
 }
 
 // "80GiB", "40 GB", "512MiB" or a plain number of bytes (or activation units).
-double memory_value(const JsonDocument& doc, const std::string& ptr) {
+double memory_value(const fileio::JsonDocument& doc, const std::string& ptr) {
     const auto& value = doc.at(ptr, "a number or a size such as \"80GiB\"");
     if (!value.is_string()) return doc.number(ptr, 0, 1e30);
     const std::string& text = doc.string(ptr, 64);
@@ -101,15 +102,15 @@ double memory_value(const JsonDocument& doc, const std::string& ptr) {
             if (unit == name) return number * scale;
     throw doc.error_at(ptr, fmt::format("expected a size such as \"80GiB\" (B, KB, MB, GB, TB, "
                                         "KiB, MiB, GiB, TiB), got {}",
-                                        quote_excerpt(text)));
+                                        fileio::quote_excerpt(text)));
 }
 
-std::vector<double> cost_triple(const JsonDocument& doc, const std::string& ptr) {
+std::vector<double> cost_triple(const fileio::JsonDocument& doc, const std::string& ptr) {
     const auto& arr = doc.array(ptr, 3);
     if (arr.size() != 3) throw doc.error_at(ptr, "expected three costs [F, B, W]");
     std::vector<double> out;
     for (std::size_t i = 0; i < 3; ++i)
-        out.push_back(doc.number(json_pointer_child(ptr, i), 0, 1e30));
+        out.push_back(doc.number(fileio::json_pointer_child(ptr, i), 0, 1e30));
     return out;
 }
 
@@ -123,7 +124,7 @@ void check_schedule(const std::string& name) {
     for (const ScheduleGenerator& g : schedule_generators())
         known += (known.empty() ? "" : ", ") + std::string(g.name);
     throw std::invalid_argument(
-        fmt::format("unknown schedule {} (known: {})", quote_excerpt(name), known));
+        fmt::format("unknown schedule {} (known: {})", fileio::quote_excerpt(name), known));
 }
 
 }  // namespace
@@ -133,7 +134,7 @@ const char* engine_name(Engine engine) {
 }
 
 Grid parse_grid(const std::string& file, const std::string& text) {
-    const JsonDocument doc(file, text);
+    const fileio::JsonDocument doc(file, text);
     doc.require_format(format_tag, format_version);
     doc.object("",
                {"format",  "version", "description", "engine",    "schedule",    "p",        "m",
@@ -144,7 +145,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     for (const std::string& e : string_axis(doc, "engine", [](const std::string& value) {
              if (value != "analytic" && value != "simgrid")
                  throw std::invalid_argument(fmt::format(
-                     "expected \"analytic\" or \"simgrid\", got {}", quote_excerpt(value)));
+                     "expected \"analytic\" or \"simgrid\", got {}", fileio::quote_excerpt(value)));
          }))
         grid.engines.push_back(e == "analytic" ? Engine::analytic : Engine::simgrid);
     grid.schedules = string_axis(doc, "schedule", check_schedule);
@@ -156,7 +157,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
         const auto& costs = doc.root().at("costs");
         if (costs.is_array() && !costs.empty() && costs.front().is_array())
             for (std::size_t i = 0; i < doc.array("/costs", max_axis).size(); ++i)
-                grid.costs.push_back(cost_triple(doc, json_pointer_child("/costs", i)));
+                grid.costs.push_back(cost_triple(doc, fileio::json_pointer_child("/costs", i)));
         else
             grid.costs.push_back(cost_triple(doc, "/costs"));
     }
@@ -212,7 +213,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
 }
 
 Grid load_grid(const std::string& path) {
-    return parse_grid(path, read_text_file(path, 1 << 20));
+    return parse_grid(path, fileio::read_text_file(path, 1 << 20));
 }
 
 namespace {

@@ -65,8 +65,8 @@ analysis::Engine engine_of(const Job& job) {
     analysis::SimGridEngine engine;
     engine.cluster = analysis::load_checked_cluster(job.cluster);
     engine.options.record_transfers = false;
-    Layout layout{job.dp, job.p, job.tp};
-    check_layout(layout, engine.cluster);  // before any other work: a clear infeasible row
+    simgrid::Layout layout{job.dp, job.p, job.tp};
+    simgrid::check_layout(layout, engine.cluster);  // before any other work: a clear infeasible row
     return engine;
 }
 

@@ -123,9 +123,10 @@ class RowReader {
     }
 
     [[noreturn]] void fail(std::size_t column, const std::string& expected) const {
-        throw ParseError(file_, {line_, static_cast<int>(starts_[column]) + 1},
-                         fmt::format("column {} ({}): expected {}, got {}", column + 1,
-                                     columns[column], expected, quote_excerpt(fields_[column])));
+        throw fileio::ParseError(
+            file_, {line_, static_cast<int>(starts_[column]) + 1},
+            fmt::format("column {} ({}): expected {}, got {}", column + 1, columns[column],
+                        expected, fileio::quote_excerpt(fields_[column])));
     }
 
   private:
@@ -166,8 +167,9 @@ std::vector<double> parse_costs(const RowReader& row, std::size_t column) {
 Result parse_row(const std::string& file, int line, const std::vector<std::string>& fields,
                  const std::vector<std::size_t>& starts) {
     if (fields.size() != columns.size())
-        throw ParseError(file, {line, 1},
-                         fmt::format("expected {} fields, got {}", columns.size(), fields.size()));
+        throw fileio::ParseError(
+            file, {line, 1},
+            fmt::format("expected {} fields, got {}", columns.size(), fields.size()));
     const RowReader row(file, line, fields, starts);
     Result r;
     Job& j = r.job;
@@ -329,23 +331,24 @@ ResultsFile parse_results(const std::string& file, const std::string& text) {
         start = end + 1;
         if (line == 1) {
             if (row != csv_header())
-                throw ParseError(file, {1, 1},
-                                 "not a pipesim sweep results file (its header differs from "
-                                 "the one this pipesim writes: " +
-                                     csv_header() + ")");
+                throw fileio::ParseError(
+                    file, {1, 1},
+                    "not a pipesim sweep results file (its header differs from "
+                    "the one this pipesim writes: " +
+                        csv_header() + ")");
             continue;
         }
         if (row.empty()) continue;
         std::vector<std::size_t> starts;
         const auto fields = split_csv_line(row, &starts);
-        if (!fields) throw ParseError(file, {line, 1}, "a quoted field is not closed");
+        if (!fields) throw fileio::ParseError(file, {line, 1}, "a quoted field is not closed");
         out.rows.push_back(parse_row(file, line, *fields, starts));
     }
     return out;
 }
 
 ResultsFile load_results(const std::string& path) {
-    return parse_results(path, read_text_file(path, std::size_t{1} << 30));
+    return parse_results(path, fileio::read_text_file(path, std::size_t{1} << 30));
 }
 
 }  // namespace pipesim::sweep

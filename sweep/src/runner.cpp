@@ -205,9 +205,9 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
             kept += csv_row(r) + "\n";
             finished.insert(job_key(r.job));
         }
-        if (dropped) write_file_atomically(output, kept);
+        if (dropped) fileio::write_file_atomically(output, kept);
     } else {
-        write_file_atomically(output, csv_header() + "\n");
+        fileio::write_file_atomically(output, csv_header() + "\n");
     }
 
     std::vector<Job> pending;

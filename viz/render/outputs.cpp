@@ -24,7 +24,7 @@ void check_outputs(const VizOutputs& outputs) {
 }
 
 void write_picture(const std::string& path, std::string_view dot) {
-    write_file_atomically(path, render_dot(dot, image_format_for_path(path)));
+    fileio::write_file_atomically(path, render_dot(dot, image_format_for_path(path)));
 }
 
 std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
@@ -33,7 +33,7 @@ std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
     if (!outputs.saved_timeline.empty())
         save_timeline_file(outputs.saved_timeline, timeline, &memory);
     if (!outputs.trace.empty())
-        write_file_atomically(outputs.trace, chrome_trace_json(timeline, &memory));
+        fileio::write_file_atomically(outputs.trace, chrome_trace_json(timeline, &memory));
     if (!outputs.timeline_picture.empty())
         write_picture(outputs.timeline_picture, timeline_dot(timeline, memory, outputs.picture));
     if (!outputs.dependency_graph.empty())

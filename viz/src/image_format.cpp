@@ -23,7 +23,7 @@ std::string_view image_format_name(ImageFormat format) {
 }
 
 ImageFormat image_format_for_path(std::string_view path) {
-    const std::string extension = file_extension(path);
+    const std::string extension = fileio::file_extension(path);
     if (extension == ".dot" || extension == ".gv") return ImageFormat::dot;
     if (extension == ".svg") return ImageFormat::svg;
     if (extension == ".png") return ImageFormat::png;

@@ -16,7 +16,7 @@ namespace pipesim::viz {
 
 using detail::json_number;
 using detail::json_string;
-using Value = JsonDocument::Value;
+using Value = fileio::JsonDocument::Value;
 
 namespace {
 
@@ -46,7 +46,7 @@ std::string number_array(const std::vector<double>& values) {
 // the parsed values and only go through the getters (to throw their message) when wrong.
 class Reader {
   public:
-    Reader(const JsonDocument& doc, const TimelineFileLimits& limits)
+    Reader(const fileio::JsonDocument& doc, const TimelineFileLimits& limits)
         : doc_(doc), limits_(limits) {}
 
     SavedTimeline read() {
@@ -66,7 +66,7 @@ class Reader {
         if (!known_time_unit(t.time_unit))
             throw doc_.error_at("/time_unit",
                                 fmt::format("time_unit: expected {}, got {}", known_time_units(),
-                                            quote_excerpt(t.time_unit)));
+                                            fileio::quote_excerpt(t.time_unit)));
         const auto stages = static_cast<std::size_t>(t.stages());
         doc_.array("/stage_device", stages);
         if (doc_.root()["stage_device"].size() != stages)
@@ -77,7 +77,7 @@ class Reader {
                             stages, t.devices, t.chunks, doc_.root()["stage_device"].size()));
         for (std::size_t s = 0; s < stages; ++s)
             t.stage_device.push_back(static_cast<int>(
-                doc_.integer(json_pointer_child("/stage_device", s), 0, t.devices - 1)));
+                doc_.integer(fileio::json_pointer_child("/stage_device", s), 0, t.devices - 1)));
         if (doc_.has("/microbatch_stages")) t.microbatch_stages = read_microbatch_stages(t);
         if (doc_.has("/memory")) saved.memory = read_memory(stages);
         read_device_ops(t);
@@ -109,13 +109,14 @@ class Reader {
         result.reserve(m);
         const std::int64_t last_stage = t.stages() - 1;
         for (std::size_t mb = 0; mb < m; ++mb) {
-            const std::string at = json_pointer_child(pointer, mb);
+            const std::string at = fileio::json_pointer_child(pointer, mb);
             if (doc_.array(at, 2).size() != 2)
                 throw doc_.error_at(at, fmt::format("{}: expected a pair [first, last] of stages",
-                                                    JsonDocument::display_name(at)));
-            const auto first = doc_.integer(json_pointer_child(at, std::size_t{0}), 0, last_stage);
+                                                    fileio::JsonDocument::display_name(at)));
+            const auto first =
+                doc_.integer(fileio::json_pointer_child(at, std::size_t{0}), 0, last_stage);
             const auto last =
-                doc_.integer(json_pointer_child(at, std::size_t{1}), first, last_stage);
+                doc_.integer(fileio::json_pointer_child(at, std::size_t{1}), first, last_stage);
             result.push_back({static_cast<int>(first), static_cast<int>(last)});
         }
         return result;
@@ -126,19 +127,20 @@ class Reader {
         MemoryModel memory;
         for (auto [key, out] : {std::pair{"activation", &memory.activation},
                                 std::pair{"held_for_w", &memory.held_for_w}}) {
-            const std::string pointer = json_pointer_child("/memory", key);
+            const std::string pointer = fileio::json_pointer_child("/memory", key);
             if (doc_.array(pointer, stages).size() != stages)
-                throw doc_.error_at(pointer, fmt::format("{}: expected {} numbers (one per "
-                                                         "virtual stage), got {}",
-                                                         JsonDocument::display_name(pointer),
-                                                         stages, doc_.at(pointer, "").size()));
+                throw doc_.error_at(pointer,
+                                    fmt::format("{}: expected {} numbers (one per "
+                                                "virtual stage), got {}",
+                                                fileio::JsonDocument::display_name(pointer), stages,
+                                                doc_.at(pointer, "").size()));
             for (std::size_t s = 0; s < stages; ++s)
-                out->push_back(doc_.number(json_pointer_child(pointer, s), 0, max_time));
+                out->push_back(doc_.number(fileio::json_pointer_child(pointer, s), 0, max_time));
         }
         for (std::size_t s = 0; s < stages; ++s)
             if (memory.held_for_w[s] > memory.activation[s])
                 throw doc_.error_at(
-                    json_pointer_child("/memory/held_for_w", s),
+                    fileio::json_pointer_child("/memory/held_for_w", s),
                     fmt::format("memory.held_for_w[{}]: expected at most the stage's activation "
                                 "({}), got {}",
                                 s, memory.activation[s], memory.held_for_w[s]));
@@ -155,15 +157,16 @@ class Reader {
             doc_.object(pointer, {"pass", "mb", "stage", "start", "end"});
         else
             doc_.object(pointer, {"pass", "mb", "stage"});
-        const std::string pass = doc_.string(json_pointer_child(pointer, "pass"), 2);
+        const std::string pass = doc_.string(fileio::json_pointer_child(pointer, "pass"), 2);
         if (!parse_pass(pass, op.pass))
-            throw doc_.error_at(json_pointer_child(pointer, "pass"),
-                                fmt::format("{}: expected F, B, W or BW, got \"{}\"",
-                                            JsonDocument::display_name(pointer + "/pass"), pass));
+            throw doc_.error_at(
+                fileio::json_pointer_child(pointer, "pass"),
+                fmt::format("{}: expected F, B, W or BW, got \"{}\"",
+                            fileio::JsonDocument::display_name(pointer + "/pass"), pass));
         op.microbatch = static_cast<std::int32_t>(
-            doc_.integer(json_pointer_child(pointer, "mb"), 0, t.microbatches - 1));
+            doc_.integer(fileio::json_pointer_child(pointer, "mb"), 0, t.microbatches - 1));
         op.stage = static_cast<std::int32_t>(
-            doc_.integer(json_pointer_child(pointer, "stage"), 0, t.stages() - 1));
+            doc_.integer(fileio::json_pointer_child(pointer, "stage"), 0, t.stages() - 1));
         return op;
     }
 
@@ -190,7 +193,7 @@ class Reader {
             if (std::isfinite(value) && value >= 0) return value;
         }
         doc_.object(pointer, {"pass", "mb", "stage", "start", "end"});  // a misspelt key?
-        return doc_.number(json_pointer_child(pointer, key), 0, max_time);
+        return doc_.number(fileio::json_pointer_child(pointer, key), 0, max_time);
     }
 
     void read_device_ops(Timeline& t) const {
@@ -202,16 +205,16 @@ class Reader {
                                             t.devices, lists.size()));
         t.device_ops.resize(lists.size());
         for (std::size_t d = 0; d < lists.size(); ++d) {
-            const std::string list_pointer = json_pointer_child("/device_ops", d);
+            const std::string list_pointer = fileio::json_pointer_child("/device_ops", d);
             const Value& ops = doc_.array(list_pointer, std::numeric_limits<std::size_t>::max());
             auto& out = t.device_ops[d];
             out.reserve(ops.size());
             for (std::size_t i = 0; i < ops.size(); ++i) {
-                const std::string pointer = json_pointer_child(list_pointer, i);
+                const std::string pointer = fileio::json_pointer_child(list_pointer, i);
                 const Value& v = ops[i];
                 TimedOp timed;
                 timed.op = read_op(v, pointer, t, true);
-                const std::string name = JsonDocument::display_name(pointer);
+                const std::string name = fileio::JsonDocument::display_name(pointer);
                 if (t.stage_device[timed.op.stage] != static_cast<int>(d))
                     throw doc_.error_at(pointer,
                                         fmt::format("{}: {} is listed on device {}, but stage {} "
@@ -222,11 +225,11 @@ class Reader {
                 timed.end = time(v, pointer, "end");
                 if (timed.end < timed.start)
                     throw doc_.error_at(
-                        json_pointer_child(pointer, "end"),
+                        fileio::json_pointer_child(pointer, "end"),
                         fmt::format("{}.end: {} ends at {}, before it starts at {}", name,
                                     to_string(timed.op), timed.end, timed.start));
                 if (!out.empty() && timed.start < out.back().end)
-                    throw doc_.error_at(json_pointer_child(pointer, "start"),
+                    throw doc_.error_at(fileio::json_pointer_child(pointer, "start"),
                                         fmt::format("{}.start: {} starts at {}, before the "
                                                     "previous op on device {} ({}) ends at {}",
                                                     name, to_string(timed.op), timed.start, d,
@@ -240,7 +243,7 @@ class Reader {
         const Value& list = doc_.array("/transfers", limits_.max_transfers);
         t.transfers.reserve(list.size());
         for (std::size_t i = 0; i < list.size(); ++i) {
-            const std::string p = json_pointer_child("/transfers", i);
+            const std::string p = fileio::json_pointer_child("/transfers", i);
             doc_.object(p, {"src", "dst", "producer", "consumer", "bytes", "start", "end", "kind"});
             Transfer x;
             x.src_device = static_cast<int>(doc_.integer(p + "/src", 0, t.devices - 1));
@@ -256,17 +259,18 @@ class Reader {
                 while (k < transfer_kind_names.size() && transfer_kind_names[k] != kind)
                     ++k;
                 if (k == transfer_kind_names.size())
-                    throw doc_.error_at(p + "/kind",
-                                        fmt::format("{}: expected pipeline, tensor-parallel or "
-                                                    "data-parallel, got \"{}\"",
-                                                    JsonDocument::display_name(p + "/kind"), kind));
+                    throw doc_.error_at(
+                        p + "/kind",
+                        fmt::format("{}: expected pipeline, tensor-parallel or "
+                                    "data-parallel, got \"{}\"",
+                                    fileio::JsonDocument::display_name(p + "/kind"), kind));
                 x.kind = static_cast<TransferKind>(k);
             }
             t.transfers.push_back(x);
         }
     }
 
-    const JsonDocument& doc_;
+    const fileio::JsonDocument& doc_;
     const TimelineFileLimits& limits_;
 };
 
@@ -321,17 +325,17 @@ std::string timeline_json(const Timeline& t, const MemoryModel* memory) {
 
 SavedTimeline parse_timeline_json(std::string text, std::string source,
                                   const TimelineFileLimits& limits) {
-    const JsonDocument doc(std::move(source), std::move(text));
+    const fileio::JsonDocument doc(std::move(source), std::move(text));
     return Reader(doc, limits).read();
 }
 
 SavedTimeline read_timeline_file(const std::string& path, const TimelineFileLimits& limits) {
-    return parse_timeline_json(read_text_file(path, limits.max_bytes), path, limits);
+    return parse_timeline_json(fileio::read_text_file(path, limits.max_bytes), path, limits);
 }
 
 void save_timeline_file(const std::string& path, const Timeline& timeline,
                         const MemoryModel* memory) {
-    write_file_atomically(path, timeline_json(timeline, memory));
+    fileio::write_file_atomically(path, timeline_json(timeline, memory));
 }
 
 }  // namespace pipesim::viz

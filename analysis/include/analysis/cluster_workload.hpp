@@ -18,18 +18,19 @@ namespace pipesim::analysis {
 /// each device's parameters as fp32 gradients to all-reduce (4 bytes per parameter, as
 /// Megatron-LM accumulates and reduces gradients in fp32). Throws std::invalid_argument if the
 /// plan and the schedule have different stage counts.
-SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule);
+simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule);
 
 /// Each node group's compute speed relative to `reference_gpu`, the GPU the costs are for
 /// (empty: the first group's GPU): the group's own `speed` where set, else the ratio of its
 /// GPU's dense bf16 peak to the reference's (models' GPU table). Throws std::invalid_argument
 /// naming an unknown GPU.
-std::vector<double> node_group_speeds(const ClusterSpec& cluster, const std::string& reference_gpu);
+std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
+                                      const std::string& reference_gpu);
 
 /// load_cluster() with every node group's GPU checked against models' GPU table (so speeds
 /// and memory can be derived from it). Throws std::invalid_argument as load_cluster() does,
 /// and for an unknown GPU: from a file, "file:line:column: unknown GPU 'x' (known: ...)" at
 /// that group's "gpu" value.
-ClusterSpec load_checked_cluster(std::string_view name_or_file);
+simgrid::ClusterSpec load_checked_cluster(std::string_view name_or_file);
 
 }  // namespace pipesim::analysis

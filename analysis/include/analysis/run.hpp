@@ -33,12 +33,12 @@ struct AnalyticEngine {
 /// The SimGrid model of a GPU cluster: links, NICs, contention, the gradient all-reduce.
 /// Latencies come from the cluster (PipelineSpec::comm_latency is not used).
 struct SimGridEngine {
-    ClusterSpec cluster;
+    simgrid::ClusterSpec cluster;
     /// The rank order (`layout.order`); dp and tp are the spec's, pp the schedule's.
-    Layout layout;
+    simgrid::Layout layout;
     double message_bytes = 0;  ///< per stage boundary and microbatch, without a model
     double grad_bytes = 0;     ///< per device and iteration, without a model
-    SimOptions options;
+    simgrid::SimOptions options;
 };
 
 using Engine = std::variant<AnalyticEngine, SimGridEngine>;
@@ -57,10 +57,10 @@ struct Pipeline {
 
 /// What the SimGrid engine adds to an Analysis.
 struct ClusterRun {
-    std::string cluster;      ///< the cluster's name
-    std::string description;  ///< the cluster's description
-    Layout layout;            ///< as run (pp = the schedule's devices)
-    SimResult result;         ///< the raw result (replica 0's timeline is Analysis::timeline)
+    std::string cluster;        ///< the cluster's name
+    std::string description;    ///< the cluster's description
+    simgrid::Layout layout;     ///< as run (pp = the schedule's devices)
+    simgrid::SimResult result;  ///< the raw result (replica 0's timeline is Analysis::timeline)
 };
 
 /// One run of a pipeline, filled the same way by every engine.

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace pipesim {
+namespace pipesim::fileio {
 
 /// The whole content of `path`. Throws std::invalid_argument "PATH: cannot read: REASON", or
 /// "PATH: file is more than MAX bytes, the limit for this kind of file": for a regular file
@@ -29,4 +29,4 @@ std::string file_extension(std::string_view path);
 /// The file name of `path` without directory and extension ("runs/a.b.csv" → "a.b").
 std::string file_stem(std::string_view path);
 
-}  // namespace pipesim
+}  // namespace pipesim::fileio

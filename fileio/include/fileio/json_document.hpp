@@ -13,7 +13,7 @@
 
 #include "fileio/parse_error.hpp"
 
-namespace pipesim {
+namespace pipesim::fileio {
 
 /// Limits on a JSON document's shape (its byte size is capped when the file is read).
 struct JsonLimits {
@@ -101,4 +101,4 @@ std::string json_pointer_child(std::string_view pointer, std::string_view key);
 /// `pointer` extended by array index `index`.
 std::string json_pointer_child(std::string_view pointer, std::size_t index);
 
-}  // namespace pipesim
+}  // namespace pipesim::fileio

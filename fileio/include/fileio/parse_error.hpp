@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace pipesim {
+namespace pipesim::fileio {
 
 /// A place in a text file. Lines and columns count from 1; a column counts bytes (a tab or a
 /// multi-byte UTF-8 character is one or more columns, as compilers count them). Line 0 means
@@ -63,4 +63,4 @@ class ParseError : public std::invalid_argument {
 /// escaped as \xNN, so hostile input cannot garble a terminal or flood a log.
 std::string quote_excerpt(std::string_view text, std::size_t max_chars = 40);
 
-}  // namespace pipesim
+}  // namespace pipesim::fileio

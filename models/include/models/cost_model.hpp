@@ -90,7 +90,7 @@ struct CalibrationLimits {
 };
 
 /// Parses a calibration JSON document. `source` names it in messages. Throws
-/// std::invalid_argument (a pipesim::ParseError, "SOURCE:LINE:COLUMN: ...") for syntax
+/// std::invalid_argument (a pipesim::fileio::ParseError, "SOURCE:LINE:COLUMN: ...") for syntax
 /// errors, repeated keys, too deep nesting, missing or mistyped fields, values beyond
 /// the limits, unknown GPUs, non-positive times, or an empty `layers` list. Values from the
 /// file appear only as short excerpts with control bytes escaped.

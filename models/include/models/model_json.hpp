@@ -24,7 +24,7 @@ struct ModelLimits {
 };
 
 /// Parses a model JSON object. `source` names the text in messages (a file name).
-/// Throws std::invalid_argument (a pipesim::ParseError) with one line
+/// Throws std::invalid_argument (a pipesim::fileio::ParseError) with one line
 /// "SOURCE:LINE:COLUMN: what is wrong" for a syntax error, a repeated key, nesting deeper
 /// than a model file has, an unknown or mistyped field, a value beyond ModelLimits, a missing
 /// required field or an invalid shape. Values from the file appear only as short excerpts

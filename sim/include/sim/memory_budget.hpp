@@ -7,7 +7,7 @@
 
 #include "sim/replay.hpp"
 
-namespace pipesim {
+namespace pipesim::sim {
 
 /// Bytes a generated schedule and its replay need at their peak: the schedule (12 bytes per
 /// op, twice while its lists grow), the validation and the replay's state per (microbatch,
@@ -30,4 +30,4 @@ MemoryBudget memory_budget();
 /// `bytes` exceed either figure of `budget`.
 void check_memory(double bytes, const MemoryBudget& budget, std::string_view what);
 
-}  // namespace pipesim
+}  // namespace pipesim::sim

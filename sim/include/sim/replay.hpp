@@ -6,7 +6,7 @@
 #include "schedules/schedule.hpp"
 #include "schedules/timeline.hpp"
 
-namespace pipesim {
+namespace pipesim::sim {
 
 /// Options of the analytic replay.
 struct ReplayOptions {
@@ -48,4 +48,4 @@ struct ReplayResult {
 ReplayResult replay_with_metrics(const Schedule& schedule, const StageCosts& costs,
                                  const MemoryModel& memory, const ReplayOptions& options = {});
 
-}  // namespace pipesim
+}  // namespace pipesim::sim

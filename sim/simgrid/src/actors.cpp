@@ -9,9 +9,9 @@
 #include "schedules/dependency_order.hpp"
 #include "schedules/op_dependencies.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
-namespace sg = simgrid::s4u;
+namespace sg = ::simgrid::s4u;
 
 std::size_t EngineState::pair_index(int src, int dst) const {
     const auto it = std::lower_bound(pairs.begin(), pairs.end(), std::pair{src, dst});
@@ -151,4 +151,4 @@ void GradientReducer::operator()() {
     }
 }
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

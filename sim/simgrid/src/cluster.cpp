@@ -9,7 +9,7 @@
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
 
-namespace pipesim {
+namespace pipesim::simgrid {
 
 namespace {
 
@@ -73,30 +73,32 @@ void check_cluster(const ClusterSpec& c) {
 }
 
 ClusterSpec parse_cluster_json(const std::string& file, const std::string& text) {
-    const JsonDocument doc(file, text);
+    const fileio::JsonDocument doc(file, text);
     doc.object("", {"name", "description", "gpus_per_node", "nodes", "intra_node", "nic",
                     "nic_per_gpu", "topology", "nodes_per_leaf", "leaf_uplink_gb_s"});
     ClusterSpec c;
-    c.name = doc.has("/name") ? doc.string("/name", 200) : file_stem(file);
+    c.name = doc.has("/name") ? doc.string("/name", 200) : fileio::file_stem(file);
     if (doc.has("/description")) c.description = doc.string("/description", 2000);
     c.gpus_per_node = static_cast<int>(doc.integer("/gpus_per_node", 1, max_gpus_per_node));
     const auto& nodes = doc.array("/nodes", 1024);
     if (nodes.empty()) throw doc.error_at("/nodes", "expected at least one node group");
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        const std::string at = json_pointer_child("/nodes", i);
+        const std::string at = fileio::json_pointer_child("/nodes", i);
         doc.object(at, {"count", "gpu", "speed"});
         NodeGroup g;
-        g.count = static_cast<int>(doc.integer(json_pointer_child(at, "count"), 1, max_nodes));
-        g.gpu = doc.string(json_pointer_child(at, "gpu"), 100);
-        if (doc.has(json_pointer_child(at, "speed")))
-            g.speed = doc.number(json_pointer_child(at, "speed"), 1e-3, 1e3);
+        g.count =
+            static_cast<int>(doc.integer(fileio::json_pointer_child(at, "count"), 1, max_nodes));
+        g.gpu = doc.string(fileio::json_pointer_child(at, "gpu"), 100);
+        if (doc.has(fileio::json_pointer_child(at, "speed")))
+            g.speed = doc.number(fileio::json_pointer_child(at, "speed"), 1e-3, 1e3);
         c.nodes.push_back(g);
     }
     auto link = [&](const char* name) {
         const std::string at = std::string("/") + name;
         doc.object(at, {"bandwidth_gb_s", "latency_us"});
-        return LinkSpec{doc.number(json_pointer_child(at, "bandwidth_gb_s"), 1e-6, 1e9) * gigabyte,
-                        doc.number(json_pointer_child(at, "latency_us"), 0, 1e9) * microsecond};
+        return LinkSpec{
+            doc.number(fileio::json_pointer_child(at, "bandwidth_gb_s"), 1e-6, 1e9) * gigabyte,
+            doc.number(fileio::json_pointer_child(at, "latency_us"), 0, 1e9) * microsecond};
     };
     c.intra_node = link("intra_node");
     c.nic = link("nic");
@@ -123,9 +125,9 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
 }
 
 ClusterSpec load_cluster(std::string_view name_or_file) {
-    if (file_extension(name_or_file) == ".json") {
+    if (fileio::file_extension(name_or_file) == ".json") {
         const std::string path(name_or_file);
-        return parse_cluster_json(path, read_text_file(path, max_cluster_file_bytes));
+        return parse_cluster_json(path, fileio::read_text_file(path, max_cluster_file_bytes));
     }
     std::string_view name = name_or_file;
     int nodes = 0;
@@ -152,4 +154,4 @@ ClusterSpec load_cluster(std::string_view name_or_file) {
         "unknown cluster '{}' (presets: {}; or give a .json cluster file)", name, known));
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::simgrid

@@ -7,7 +7,7 @@
 
 #include "sim/simgrid/cluster.hpp"
 
-namespace pipesim {
+namespace pipesim::simgrid {
 
 namespace {
 
@@ -76,4 +76,4 @@ std::vector<ClusterPreset> cluster_presets() {
     return preset_list(std::make_index_sequence<presets.size()>{});
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::simgrid

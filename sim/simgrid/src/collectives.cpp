@@ -7,9 +7,9 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Link.hpp>
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
-namespace sg = simgrid::s4u;
+namespace sg = ::simgrid::s4u;
 
 int ring_steps(CollectiveKind kind, int members) {
     if (members < 2) return 0;
@@ -50,4 +50,4 @@ void RingCollective::run(CollectiveKind kind, double bytes, int count, Collectiv
         sg::this_actor::sleep_for((steps - 1) * latency_);
 }
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

@@ -8,7 +8,7 @@
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather };
 
@@ -34,7 +34,7 @@ class RingCollective {
   public:
     /// `rings`: each ring's hosts in ring order; every ring has the same size. Routes between
     /// successive members must exist (their latency is read here).
-    explicit RingCollective(std::vector<std::vector<simgrid::s4u::Host*>> rings);
+    explicit RingCollective(std::vector<std::vector<::simgrid::s4u::Host*>> rings);
 
     /// Runs `count` back-to-back collectives of `bytes` (each ring's whole buffer; a step
     /// moves bytes/n per member) and returns when the last ring is done. Blocks the calling
@@ -42,9 +42,9 @@ class RingCollective {
     void run(CollectiveKind kind, double bytes, int count, CollectiveModel model);
 
   private:
-    std::vector<std::vector<simgrid::s4u::Host*>> rings_;
+    std::vector<std::vector<::simgrid::s4u::Host*>> rings_;
     double latency_ = 0;  // the largest latency from a member to its successor
-    std::vector<simgrid::s4u::CommPtr> comms_;
+    std::vector<::simgrid::s4u::CommPtr> comms_;
 };
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

@@ -18,9 +18,9 @@
 #include "sim/replay.hpp"
 #include "symmetry.hpp"
 
-namespace pipesim {
+namespace pipesim::simgrid {
 
-namespace sg = simgrid::s4u;
+namespace sg = ::simgrid::s4u;
 using detail::EngineState;
 
 namespace {
@@ -84,7 +84,7 @@ double expected_time(const Schedule& schedule, const SimWorkload& workload,
         costs.forward[s] += workload.tp_allreduces_forward[s] * one;
         costs.backward_input[s] += workload.tp_allreduces_backward[s] * one;
     }
-    ReplayOptions quick;
+    sim::ReplayOptions quick;
     quick.record_transfers = false;
     const double largest =
         *std::max_element(workload.message_bytes.begin(), workload.message_bytes.end());
@@ -246,4 +246,4 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
     return result;
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::simgrid

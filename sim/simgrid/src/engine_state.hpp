@@ -16,7 +16,7 @@
 #include "schedules/timeline.hpp"
 #include "sim/simgrid/simulate.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 /// A pipeline message: identifies the output it carries. One per output slot and simulated
 /// replica, allocated before the run; the mailbox carries a pointer to it.
@@ -41,20 +41,20 @@ struct EngineState {
     int stages = 0;
     int replicas = 1;  // replicas whose pipelines run
     CollectiveModel collectives = CollectiveModel::flow_set;
-    std::vector<double> duration;            // pass_durations(workload.costs)
-    std::vector<simgrid::s4u::Host*> hosts;  // by global GPU index
-    std::vector<double> slowdown;            // per (replica, device): time multiplier
-    std::vector<std::uint8_t> split;         // per (microbatch, stage): backward split into B, W
-    std::vector<std::pair<int, int>> pairs;  // (src, dst) devices that exchange data, sorted
-    std::vector<simgrid::s4u::Mailbox*> channels;    // per (replica, pair)
+    std::vector<double> duration;              // pass_durations(workload.costs)
+    std::vector<::simgrid::s4u::Host*> hosts;  // by global GPU index
+    std::vector<double> slowdown;              // per (replica, device): time multiplier
+    std::vector<std::uint8_t> split;           // per (microbatch, stage): backward split into B, W
+    std::vector<std::pair<int, int>> pairs;    // (src, dst) devices that exchange data, sorted
+    std::vector<::simgrid::s4u::Mailbox*> channels;  // per (replica, pair)
     std::vector<std::vector<Message>> messages;      // per replica, per output slot
     std::vector<std::vector<std::uint8_t>> arrived;  // per replica, per output slot
     std::vector<std::size_t> progress;               // per (replica, device): ops done
     std::vector<double> finish;                      // per (replica, device)
     std::vector<int> devices_done;                   // per device: replicas finished
     int all_done = 0;
-    simgrid::s4u::MutexPtr mutex;
-    simgrid::s4u::ConditionVariablePtr changed;
+    ::simgrid::s4u::MutexPtr mutex;
+    ::simgrid::s4u::ConditionVariablePtr changed;
     Timeline* timeline = nullptr;
     std::vector<double> reduce_end;   // per device
     std::vector<double> reduce_time;  // per device: its gradient all-reduce's length
@@ -67,10 +67,10 @@ struct EngineState {
 
     /// Index of the (src, dst) device pair; the pair must be one of `pairs`.
     std::size_t pair_index(int src, int dst) const;
-    simgrid::s4u::Mailbox* channel(int replica, int src, int dst) const {
+    ::simgrid::s4u::Mailbox* channel(int replica, int src, int dst) const {
         return channels[static_cast<std::size_t>(replica) * pairs.size() + pair_index(src, dst)];
     }
-    simgrid::s4u::Host* gpu(int replica, int device, int tp_rank) const {
+    ::simgrid::s4u::Host* gpu(int replica, int device, int tp_rank) const {
         return hosts[gpu_index(layout, replica, device, tp_rank)];
     }
     /// Counts one finished op and calls SimOptions::progress when it is due.
@@ -108,4 +108,4 @@ class GradientReducer {
     int device_;
 };
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

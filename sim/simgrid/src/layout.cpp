@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace pipesim {
+namespace pipesim::simgrid {
 
 namespace {
 
@@ -104,4 +104,4 @@ void check_layout(const Layout& layout, const ClusterSpec& cluster) {
         }
 }
 
-}  // namespace pipesim
+}  // namespace pipesim::simgrid

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 namespace {
 
@@ -79,4 +79,4 @@ void check_memory(const RunSize& size, const MemoryEstimate& e) {
             e.resident / mib, what, physical / mib));
 }
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

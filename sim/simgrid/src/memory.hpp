@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 /// Stack of each SimGrid actor (SimGrid's `contexts/stack-size`, KiB). The actors' own
 /// frames are shallow; SimGrid's default of 8 MiB would reserve 8 MiB of address space each.
@@ -38,4 +38,4 @@ MemoryEstimate estimate_memory(const RunSize& size);
 /// estimate exceeds the machine's physical memory.
 void check_memory(const RunSize& size, const MemoryEstimate& estimate);
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

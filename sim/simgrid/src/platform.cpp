@@ -10,9 +10,9 @@
 
 #include "routes.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
-namespace sg = simgrid::s4u;
+namespace sg = ::simgrid::s4u;
 
 namespace {
 
@@ -67,7 +67,7 @@ class LinkFactory {
 // which their NICs lead out.
 struct NodeZone {
     sg::NetZone* zone = nullptr;
-    simgrid::kernel::routing::NetPoint* gateway = nullptr;
+    ::simgrid::kernel::routing::NetPoint* gateway = nullptr;
 };
 
 }  // namespace
@@ -165,4 +165,4 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
     return hosts;
 }
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

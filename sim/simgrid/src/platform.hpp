@@ -11,7 +11,7 @@
 
 #include "sim/simgrid/cluster.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 struct PlatformOptions {
     double bandwidth_scale = 1.0;
@@ -24,8 +24,8 @@ struct PlatformOptions {
 /// every (src, dst) pair in `pairs` (routes.hpp says which links). Zones nest (cluster, fat
 /// tree leaves, nodes) so that memory grows with the GPUs, not their square. Returns the hosts
 /// by GPU index.
-std::vector<simgrid::s4u::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
-                                                const std::vector<std::pair<int, int>>& pairs,
-                                                const PlatformOptions& options);
+std::vector<::simgrid::s4u::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
+                                                  const std::vector<std::pair<int, int>>& pairs,
+                                                  const PlatformOptions& options);
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

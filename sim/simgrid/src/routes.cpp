@@ -1,6 +1,6 @@
 #include "routes.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 int zone_of(const ClusterSpec& cluster, int node) {
     if (cluster.topology != InterNodeTopology::fat_tree) return node / nodes_per_zone;
@@ -27,4 +27,4 @@ std::vector<LinkUse> route_links(const ClusterSpec& cluster, int src, int dst) {
     return links;
 }
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

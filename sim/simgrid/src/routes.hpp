@@ -8,7 +8,7 @@
 
 #include "sim/simgrid/cluster.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 enum class LinkKind : std::uint8_t { port, nic, leaf_uplink };
 
@@ -58,4 +58,4 @@ std::vector<LinkUse> links_between_nodes(const ClusterSpec& cluster, int node_a,
 /// between nodes the two NICs, with the two leaves' uplinks between leaves of a fat tree.
 std::vector<LinkUse> route_links(const ClusterSpec& cluster, int src, int dst);
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

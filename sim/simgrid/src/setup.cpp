@@ -8,7 +8,7 @@
 
 #include "schedules/validate.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 namespace {
 
@@ -126,4 +126,4 @@ std::vector<std::pair<int, int>> communicating_pairs(
     return {pairs.begin(), pairs.end()};
 }
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

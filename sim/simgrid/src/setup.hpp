@@ -9,7 +9,7 @@
 #include "sim/simgrid/layout.hpp"
 #include "sim/simgrid/simulate.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 /// Throws std::invalid_argument unless the workload has one entry per stage (per device for
 /// gradient_bytes) and every byte count is in 0..1e15.
@@ -35,4 +35,4 @@ std::vector<std::pair<int, int>> device_pairs(const Schedule& schedule);
 std::vector<std::pair<int, int>> communicating_pairs(
     const std::vector<std::pair<int, int>>& devices, const Layout& layout, int replicas);
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

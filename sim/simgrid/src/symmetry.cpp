@@ -4,7 +4,7 @@
 
 #include "routes.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 SymmetryPlan plan_symmetry(const ClusterSpec& cluster, const Layout& layout,
                            const std::vector<std::pair<int, int>>& pairs,
@@ -41,4 +41,4 @@ SymmetryPlan plan_symmetry(const ClusterSpec& cluster, const Layout& layout,
     return plan;
 }
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

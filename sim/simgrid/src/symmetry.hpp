@@ -12,7 +12,7 @@
 #include "sim/simgrid/layout.hpp"
 #include "sim/simgrid/simulate.hpp"
 
-namespace pipesim::detail {
+namespace pipesim::simgrid::detail {
 
 struct SymmetryPlan {
     bool symmetric = false;
@@ -32,4 +32,4 @@ SymmetryPlan plan_symmetry(const ClusterSpec& cluster, const Layout& layout,
                            const std::vector<std::pair<int, int>>& pairs,
                            const std::vector<double>& slowdown, const SimOptions& options);
 
-}  // namespace pipesim::detail
+}  // namespace pipesim::simgrid::detail

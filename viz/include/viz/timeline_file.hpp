@@ -21,9 +21,9 @@ struct SavedTimeline {
 
 /// Thrown for valid JSON that is not a saved timeline (no "format": "pipesim-timeline"),
 /// e.g. a schedule file, so a caller can try another reader.
-class NotATimeline : public ParseError {
+class NotATimeline : public fileio::ParseError {
   public:
-    using ParseError::ParseError;
+    using fileio::ParseError::ParseError;
 };
 
 /// Caps on what a timeline file may hold, checked before anything is allocated for it.

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pipesim {
+namespace pipesim::simgrid {
 
 /// A link class: bandwidth in bytes per second (each direction), latency in seconds.
 struct LinkSpec {
@@ -73,4 +73,4 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
 /// Throws std::invalid_argument unless every count, bandwidth and latency makes sense.
 void check_cluster(const ClusterSpec& cluster);
 
-}  // namespace pipesim
+}  // namespace pipesim::simgrid

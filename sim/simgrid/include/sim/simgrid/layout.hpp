@@ -6,7 +6,7 @@
 
 #include "sim/simgrid/cluster.hpp"
 
-namespace pipesim {
+namespace pipesim::simgrid {
 
 enum class ParallelDim { tp, dp, pp };
 
@@ -34,4 +34,4 @@ int gpu_index(const Layout& layout, int replica, int device, int tp_rank);
 /// TP group would span nodes (TP stays inside a node).
 void check_layout(const Layout& layout, const ClusterSpec& cluster);
 
-}  // namespace pipesim
+}  // namespace pipesim::simgrid

@@ -14,7 +14,7 @@
 #include "sim/simgrid/cluster.hpp"
 #include "sim/simgrid/layout.hpp"
 
-namespace pipesim {
+namespace pipesim::simgrid {
 
 /// What the pipeline computes and sends, per virtual stage unless said otherwise.
 struct SimWorkload {
@@ -104,4 +104,4 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
                    const ClusterSpec& cluster, const Layout& layout,
                    const SimOptions& options = {});
 
-}  // namespace pipesim
+}  // namespace pipesim::simgrid
