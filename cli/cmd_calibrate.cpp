@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "args.hpp"
+#include "bounds.hpp"
 #include "calibration/calibration_file.hpp"
 #include "calibration/gpu.hpp"
 #include "commands.hpp"
@@ -74,11 +75,11 @@ int run_calibrate(const std::vector<std::string>& args) {
         } else if (flag == "-o" || flag == "--output") {
             output = reader.value(flag);
         } else if (flag == "-t" || flag == "--tp") {
-            options.workload.tp = parse_int(flag, reader.value(flag), 1, 1024);
+            options.workload.tp = parse_int(flag, reader.value(flag), 1, bounds::max_tp);
         } else if (flag == "--gpu") {
             options.gpu = reader.value(flag);
         } else if (flag == "--partitions") {
-            options.partitions = parse_int(flag, reader.value(flag), 1, 64);
+            options.partitions = parse_int(flag, reader.value(flag), 1, bounds::max_gpu_devices);
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}{}", calibrate_usage, gpu_model_flags_help);
             return 0;

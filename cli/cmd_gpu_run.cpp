@@ -4,6 +4,7 @@
 
 #include "analysis/predict.hpp"
 #include "args.hpp"
+#include "bounds.hpp"
 #include "calibration/comparison.hpp"
 #include "calibration/gpu.hpp"
 #include "calibration/stream_plan.hpp"
@@ -56,13 +57,14 @@ int run_gpu_run(const std::vector<std::string>& args) {
         } else if (flag == "-s" || flag == "--schedule") {
             schedule_name = reader.value(flag);
         } else if (flag == "-p" || flag == "--stages") {
-            generator.devices = parse_int(flag, reader.value(flag), 1, 64);
+            generator.devices = parse_int(flag, reader.value(flag), 1, bounds::max_gpu_devices);
             have_p = true;
         } else if (flag == "-m" || flag == "--microbatches") {
-            generator.microbatches = parse_int(flag, reader.value(flag), 1, 1 << 16);
+            generator.microbatches =
+                parse_int(flag, reader.value(flag), 1, bounds::max_gpu_microbatches);
             have_m = true;
         } else if (flag == "-v" || flag == "--chunks") {
-            generator.chunks = parse_int(flag, reader.value(flag), 1, 64);
+            generator.chunks = parse_int(flag, reader.value(flag), 1, bounds::max_chunks);
         } else if (flag == "--mode") {
             options.mode = parse_mode(flag, reader.value(flag));
         } else if (read_viz_flag(flag, reader, viz_outputs)) {

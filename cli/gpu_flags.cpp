@@ -1,5 +1,7 @@
 #include "gpu_flags.hpp"
 
+#include "bounds.hpp"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -26,18 +28,19 @@ bool GpuModelFlags::read(const std::string& flag, ArgReader& reader) {
         model = reader.value(flag);
         have_model = true;
     } else if (flag == "--mb") {
-        workload.microbatch = parse_int(flag, reader.value(flag), 1, 1 << 16);
+        workload.microbatch =
+            parse_int(flag, reader.value(flag), 1, bounds::max_gpu_microbatch_size);
         have_mb = true;
     } else if (flag == "--seq") {
-        workload.seq_len = parse_int(flag, reader.value(flag), 1, 1 << 20);
+        workload.seq_len = parse_int(flag, reader.value(flag), 1, bounds::max_gpu_seq_len);
     } else if (flag == "--device") {
-        device = parse_int(flag, reader.value(flag), 0, 1023);
+        device = parse_int(flag, reader.value(flag), 0, bounds::max_cuda_device);
     } else if (flag == "--warmup") {
-        timing.warmup = parse_int(flag, reader.value(flag), 0, 10000);
+        timing.warmup = parse_int(flag, reader.value(flag), 0, bounds::max_warmup);
     } else if (flag == "--reps") {
-        timing.repetitions = parse_int(flag, reader.value(flag), 1, 100000);
+        timing.repetitions = parse_int(flag, reader.value(flag), 1, bounds::max_repetitions);
     } else if (flag == "--rotations") {
-        timing.rotations = parse_int(flag, reader.value(flag), 1, 64);
+        timing.rotations = parse_int(flag, reader.value(flag), 1, bounds::max_rotations);
     } else {
         return false;
     }
