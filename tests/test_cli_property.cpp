@@ -3,11 +3,13 @@
 // inputs — run against the pipesim binary. Every run must
 //  - end within 10 s with exit code 0, 2 or 3 (never 1, an internal error, nor a signal);
 //  - print at most one line on stderr when it fails, and on success only lines starting
-//    "pipesim CMD: warning:" (and sweep's progress lines, which --progress none turns off);
+//    "pipesim CMD: warning:" (and sweep's progress and merge's summary, which the sweep tests
+//    rely on);
 //  - print no backtrace or sanitizer report;
 //  - leave every output file it names whole: after a success absent or a complete file of
 //    its kind (JSON that parses, CSV ending in a whole line, SVG ending in </svg>, ...),
-//    after a failure exactly as it was before; and leave no other new file behind.
+//    after a failure exactly as it was before (except merge --grid with jobs missing, which
+//    is documented to write the merged file and exit with 2); and leave no other new file.
 //
 // Each case has its own seed, printed with its command line when it fails. Replay one with
 // PIPESIM_PROPERTY_SEED=SEED; PIPESIM_PROPERTY_CASES sets the number of cases per command
