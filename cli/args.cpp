@@ -1,8 +1,10 @@
 #include "args.hpp"
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -47,12 +49,19 @@ std::string quote_arg(std::string_view text) {
     return fileio::quote_excerpt(text, 80);
 }
 
-void check_distinct_outputs(const std::vector<std::pair<std::string_view, std::string>>& outputs) {
+void check_output_files(const std::vector<std::pair<std::string_view, std::string>>& outputs) {
     namespace fs = std::filesystem;
     std::vector<std::pair<std::string_view, fs::path>> seen;
     for (const auto& [flag, file] : outputs) {
         if (file.empty()) continue;
         std::error_code ec;
+        // The messages the writer would give, before anything is written.
+        const fs::path folder = fs::path(file).parent_path();
+        if (!folder.empty() && !fs::is_directory(folder, ec))
+            throw UsageError(fmt::format("cannot write {}: {}", file,
+                                         std::strerror(fs::exists(folder, ec) ? ENOTDIR : ENOENT)));
+        if (fs::is_directory(file, ec))
+            throw UsageError(fmt::format("cannot write {}: it is a directory", file));
         fs::path path = fs::weakly_canonical(fs::absolute(file, ec), ec);
         if (ec) path = fs::path(file).lexically_normal();
         for (const auto& [other_flag, other] : seen)

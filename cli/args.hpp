@@ -41,8 +41,10 @@ class ArgReader {
 std::string quote_arg(std::string_view text);
 
 /// Throws UsageError if two of the (flag, file) outputs name the same file (after resolving
-/// "." and ".."); empty files are not asked for and skipped.
-void check_distinct_outputs(const std::vector<std::pair<std::string_view, std::string>>& outputs);
+/// "." and ".."), or one cannot be written where it is named: its folder does not exist, or it
+/// is a folder. Checked before any work, so that a run that fails writes none of its outputs.
+/// Empty files are not asked for and skipped.
+void check_output_files(const std::vector<std::pair<std::string_view, std::string>>& outputs);
 
 /// Integer in [min, max], the whole text a number.
 int parse_int(const std::string& flag, const std::string& text, int min, int max);

@@ -59,13 +59,14 @@ int run_analyze(const std::vector<std::string>& args) {
     check_viz_flags(viz_outputs);
     auto outputs = output_files(viz_outputs);
     outputs.emplace_back("--save", pipeline.save_file());
-    check_distinct_outputs(outputs);
+    check_output_files(outputs);
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     const analysis::Analysis result = analysis::run(spec, engine_for(viz_outputs));
-    pipeline.save(result.schedule);
     print_warnings(result, "analyze");
+    // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
+    pipeline.save(result.schedule);
     if (json)
         fmt::print("{}\n", analysis_json(result, spec).dump(2));
     else

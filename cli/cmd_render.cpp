@@ -82,7 +82,7 @@ int run_render(const std::vector<std::string>& args) {
             "nothing to write: give -o OUT.svg|.png|.pdf|.dot (or --dep-graph, "
             "--trace, --gantt, --save-timeline)");
     check_viz_flags(outputs, "-o");
-    check_distinct_outputs(output_files(outputs));
+    check_output_files(output_files(outputs));
     const viz::SavedTimeline saved = load(input, spec, have_costs);
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
     return 0;

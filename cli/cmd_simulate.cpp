@@ -125,12 +125,12 @@ int run_simulate(const std::vector<std::string>& args) {
     check_viz_flags(viz_outputs);
     auto outputs = output_files(viz_outputs);
     outputs.emplace_back("--save", pipeline.save_file());
-    check_distinct_outputs(outputs);
+    check_output_files(outputs);
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
-    pipeline.save(prepared.schedule);
+    const Schedule schedule = prepared.schedule;  // saved once everything else has worked
     const simgrid::ClusterSpec& cluster = engine.cluster;
     const bool show_progress = !json && ::isatty(STDERR_FILENO);
     if (show_progress)
@@ -138,16 +138,22 @@ int run_simulate(const std::vector<std::string>& args) {
             fmt::print(stderr, "\r  simulated {:.4g} of ~{:.4g} s, {} of {} ops", at.simulated_time,
                        at.expected_time, at.ops_done, at.ops_total);
         };
-    if (!json)
-        fmt::print(stderr, "simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
+    // The report's first line, shown while SimGrid runs; on stdout, so that stderr holds only
+    // warnings, errors and the terminal's progress line.
+    if (!json) {
+        fmt::print("simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
                    prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
                    spec.dp * prepared.schedule.devices * spec.tp, cluster.name);
+        std::fflush(stdout);
+    }
     const analysis::Analysis result = analysis::run(std::move(prepared), engine);
     if (show_progress) fmt::print(stderr, "\r\033[K");
     print_warnings(result, "simulate");
     const analysis::ClusterRun& run = *result.cluster;
     const simgrid::Layout& layout = run.layout;
+    // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
+    pipeline.save(schedule);
 
     if (json) {
         nlohmann::ordered_json j = analysis_json(result, spec);

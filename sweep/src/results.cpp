@@ -301,7 +301,8 @@ std::optional<std::vector<std::string>> split_csv_line(const std::string& line,
             } else if (c == '"') {
                 in_quotes = false;
             } else {
-                fields.back() += c;
+                // A field holds no line break: csv_row writes a space for one, so read one so.
+                fields.back() += c == '\r' ? ' ' : c;
             }
         } else if (c == '"') {
             in_quotes = true;

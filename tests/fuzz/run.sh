@@ -15,7 +15,8 @@ BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 JOBS=${FUZZ_JOBS:-2}
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_schedule_json fuzz_pytorch_csv)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_schedule_json fuzz_pytorch_csv fuzz_model_json
+    fuzz_calibration_json fuzz_cluster_json fuzz_sweep_grid fuzz_results_csv fuzz_timeline_json)
 
 if ! command -v clang++ >/dev/null; then
     echo "fuzz: clang++ not found (Debian: clang, libclang-rt-14-dev)" >&2
@@ -23,10 +24,14 @@ if ! command -v clang++ >/dev/null; then
 fi
 
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link"
+LAUNCHER=()  # ccache, when there is one, makes a rebuild after a small change cheap
+command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 mkdir -p "$BUILD"
 cmake -S . -B "$BUILD" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DPIPESIM_FUZZ=ON -DCMAKE_CXX_FLAGS="$SANITIZE -fno-omit-frame-pointer" >"$BUILD/configure.log" 2>&1 ||
+      -DPIPESIM_FUZZ=ON -DPIPESIM_CUDA=OFF "${LAUNCHER[@]}" \
+      -DCMAKE_CXX_FLAGS="$SANITIZE -fno-omit-frame-pointer" >"$BUILD/configure.log" 2>&1 ||
     { cat "$BUILD/configure.log" >&2; exit 1; }
+# Only the targets asked for, and the libraries they link: not the tool, tests or benchmarks.
 cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}"
 
 mkdir -p "$BUILD/artifacts"
