@@ -54,12 +54,7 @@ int run_analyze(const std::vector<std::string>& args) {
         }
     }
     pipeline.finish();
-    if (json && viz_outputs.gantt)
-        throw UsageError("--gantt prints text; it cannot go with --json");
-    check_viz_flags(viz_outputs);
-    auto outputs = output_files(viz_outputs);
-    outputs.emplace_back("--save", pipeline.save_file());
-    check_output_files(outputs);
+    check_run_outputs(viz_outputs, json, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     const analysis::Analysis result = analysis::run(spec, engine_for(viz_outputs));

@@ -120,12 +120,7 @@ int run_simulate(const std::vector<std::string>& args) {
     if (flags.cluster_name.empty())
         throw UsageError("missing --cluster NAME|FILE (see 'pipesim list' for presets)");
     pipeline.finish();
-    if (json && viz_outputs.gantt)
-        throw UsageError("--gantt prints text; it cannot go with --json");
-    check_viz_flags(viz_outputs);
-    auto outputs = output_files(viz_outputs);
-    outputs.emplace_back("--save", pipeline.save_file());
-    check_output_files(outputs);
+    check_run_outputs(viz_outputs, json, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);

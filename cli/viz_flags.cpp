@@ -75,6 +75,14 @@ void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_fl
     viz::check_outputs(outputs);
 }
 
+void check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file) {
+    if (json && outputs.gantt) throw UsageError("--gantt prints text; it cannot go with --json");
+    check_viz_flags(outputs);
+    auto files = output_files(outputs);
+    files.emplace_back("--save", save_file);
+    check_output_files(files);
+}
+
 std::vector<std::pair<std::string_view, std::string>> output_files(const viz::VizOutputs& outputs) {
     return {{"--timeline", outputs.timeline_picture},
             {"--dep-graph", outputs.dependency_graph},

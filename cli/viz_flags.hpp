@@ -26,7 +26,12 @@ bool read_viz_flag(const std::string& flag, ArgReader& reader, viz::VizOutputs& 
 /// std::invalid_argument with one line.
 void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_flag = "--timeline");
 
-/// The files `outputs` asks for, with the flag that names each (for check_distinct_outputs).
+/// What analyze and simulate check once their flags are read: --gantt not with --json,
+/// check_viz_flags(), and every file to write (the pictures and `save_file`, --save's)
+/// through check_output_files(). Throws UsageError or std::invalid_argument with one line.
+void check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file);
+
+/// The files `outputs` asks for, with the flag that names each (for check_output_files).
 std::vector<std::pair<std::string_view, std::string>> output_files(const viz::VizOutputs& outputs);
 
 /// Width for --gantt: $COLUMNS if set, else the terminal's width on stdout, else 100.

@@ -1,12 +1,11 @@
 #include "memory.hpp"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <cstdio>
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "sim/memory_budget.hpp"
 
 namespace pipesim::simgrid::detail {
 
@@ -27,17 +26,6 @@ constexpr double op_bytes = 40;                    // TimedOp
 constexpr double transfer_bytes = 96;              // Transfer
 constexpr double engine_bytes = 32 * 1024 * 1024;  // SimGrid's engine and models
 constexpr double mib = 1024.0 * 1024.0;
-
-// Bytes the process maps now (VmSize), or 0 if unknown.
-double mapped_now() {
-    std::FILE* f = std::fopen("/proc/self/statm", "r");
-    if (!f) return 0;
-    unsigned long pages = 0;
-    const int read = std::fscanf(f, "%lu", &pages);
-    std::fclose(f);
-    return read == 1 ? static_cast<double>(pages) * static_cast<double>(::sysconf(_SC_PAGESIZE))
-                     : 0;
-}
 
 }  // namespace
 
@@ -60,23 +48,17 @@ void check_memory(const RunSize& size, const MemoryEstimate& e) {
     const std::string what =
         fmt::format("{} actors with {} KiB stacks, {} GPUs, {} routes, {} messages", size.actors,
                     actor_stack_kib, size.gpus, size.routes, size.message_slots);
-    rlimit limit{};
-    if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-        const double mapped = mapped_now();
-        if (mapped + e.address_space > static_cast<double>(limit.rlim_cur))
-            throw std::invalid_argument(fmt::format(
-                "the simulation needs about {:.0f} MiB of address space ({}) beside the {:.0f} "
-                "MiB mapped, over the limit of {:.0f} MiB (ulimit -v)",
-                e.address_space / mib, what, mapped / mib,
-                static_cast<double>(limit.rlim_cur) / mib));
-    }
-    const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
-                            static_cast<double>(::sysconf(_SC_PAGESIZE));
-    if (physical > 0 && e.resident > physical)
+    const sim::MemoryBudget budget = sim::memory_budget();
+    if (e.address_space > budget.address_space_left)
+        throw std::invalid_argument(fmt::format(
+            "the simulation needs about {:.0f} MiB of address space ({}), more than the {:.0f} "
+            "MiB left under this process's limit (ulimit -v)",
+            e.address_space / mib, what, std::max(0.0, budget.address_space_left) / mib));
+    if (e.resident > budget.physical)
         throw std::invalid_argument(fmt::format(
             "the simulation needs about {:.0f} MiB of memory ({}), more than the {:.0f} MiB "
             "this machine has",
-            e.resident / mib, what, physical / mib));
+            e.resident / mib, what, budget.physical / mib));
 }
 
 }  // namespace pipesim::simgrid::detail
