@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     pipesim::models::Calibration calibration;
     try {
         calibration = pipesim::models::parse_calibration(text, "fuzz.json");
-    } catch (const pipesim::ParseError&) {
+    } catch (const pipesim::fileio::ParseError&) {
         return 0;
     }
     if (calibration.layers.empty()) std::abort();

@@ -11,12 +11,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
-    pipesim::ClusterSpec cluster;
+    pipesim::simgrid::ClusterSpec cluster;
     try {
-        cluster = pipesim::parse_cluster_json("fuzz.json", text);
+        cluster = pipesim::simgrid::parse_cluster_json("fuzz.json", text);
     } catch (const std::invalid_argument&) {
         return 0;
     }
-    pipesim::check_cluster(cluster);  // throws (uncaught: a bug) for what should not parse
+    pipesim::simgrid::check_cluster(cluster);  // throws (uncaught: a bug) for what should not parse
     return 0;
 }

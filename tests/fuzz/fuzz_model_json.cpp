@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     pipesim::models::TransformerConfig config;
     try {
         config = pipesim::models::parse_model_json(text, "fuzz.json");
-    } catch (const pipesim::ParseError&) {
+    } catch (const pipesim::fileio::ParseError&) {
         return 0;
     }
     const double params = pipesim::models::total_params(config);

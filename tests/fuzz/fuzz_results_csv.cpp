@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     pipesim::sweep::ResultsFile parsed;
     try {
         parsed = pipesim::sweep::parse_results("fuzz.csv", text);
-    } catch (const pipesim::ParseError&) {
+    } catch (const pipesim::fileio::ParseError&) {
         return 0;
     }
     std::string written = pipesim::sweep::csv_header() + "\n";

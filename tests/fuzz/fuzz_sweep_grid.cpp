@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     pipesim::sweep::Grid grid;
     try {
         grid = pipesim::sweep::parse_grid("fuzz.json", text);
-    } catch (const pipesim::ParseError&) {
+    } catch (const pipesim::fileio::ParseError&) {
         return 0;
     }
     const std::size_t count = pipesim::sweep::job_count(grid);

@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     pipesim::viz::SavedTimeline saved;
     try {
         saved = pipesim::viz::parse_timeline_json(std::move(text), "fuzz.json");
-    } catch (const pipesim::ParseError&) {
+    } catch (const pipesim::fileio::ParseError&) {
         return 0;
     }
     const std::string written =
