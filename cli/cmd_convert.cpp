@@ -1,8 +1,11 @@
 // pipesim convert IN -o OUT: schedule files between pipesim JSON and PyTorch pipelining CSV.
+#include <array>
+
 #include <fmt/format.h>
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "flag_table.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/schedule_file.hpp"
 
@@ -16,8 +19,15 @@ Reads the schedule in IN and writes it to OUT, each in the format its extension 
 .json (pipesim schedule JSON) or .csv (PyTorch pipelining CSV, compute-only on output).
 The schedule is validated on the way. PyTorch's B is pipesim's BW, I is B, W is W.
 
-  -o, --output OUT      file to write (replaced whole, or left untouched on error)
 )";
+
+using ConvertFlag = FlagSpec<std::string>;
+
+const std::array convert_flags = {
+    ConvertFlag{"-o", "--output", "OUT",
+                "file to write (replaced whole, or left untouched on error)",
+                [](std::string& output, const std::string&, const std::string& v) { output = v; }},
+};
 
 }  // namespace
 
@@ -26,11 +36,9 @@ int run_convert(const std::vector<std::string>& args) {
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
-        if (flag == "-o" || flag == "--output") {
-            reader.claim_once("--output", flag);
-            output = reader.value(flag);
+        if (read_flag(convert_flags, flag, reader, output)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}", convert_help);
+            fmt::print("{}{}", convert_help, flags_help(convert_flags));
             return 0;
         } else if (!flag.empty() && flag[0] == '-') {
             throw UsageError(
@@ -38,7 +46,8 @@ int run_convert(const std::vector<std::string>& args) {
         } else if (input.empty()) {
             input = flag;
         } else {
-            throw UsageError(fmt::format("one input file only, got '{}' and '{}'", input, flag));
+            throw UsageError(fmt::format("one input file only, got {} and {}", quote_arg(input),
+                                         quote_arg(flag)));
         }
     }
     if (input.empty()) throw UsageError("missing IN: the schedule file to convert");

@@ -1,9 +1,12 @@
 // pipesim merge: join the results files of a sharded or resumed sweep.
+#include <array>
+
 #include <fmt/format.h>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "fileio/files.hpp"
+#include "flag_table.hpp"
 #include "sweep/grid.hpp"
 #include "sweep/merge.hpp"
 
@@ -18,28 +21,36 @@ Joins sweep results (e.g. the shards of 'pipesim sweep --shard I/N'): one row pe
 order. Identical duplicates are dropped, an error row gives way to a finished row of the same
 job; two different finished rows of one job are an error.
 
-  -o, --output FILE     the merged CSV (written whole or not at all)
-  --grid GRID.json      also check that the inputs hold every job of the grid: if some
-                        are missing, name them and exit with code 2 (the merged file is
-                        still written, with the jobs that are there)
 )";
+
+struct MergeFlags {
+    std::string output, grid_file;
+};
+
+using MergeFlag = FlagSpec<MergeFlags>;
+
+const std::array merge_flags = {
+    MergeFlag{"-o", "--output", "FILE", "the merged CSV (written whole or not at all)",
+              [](MergeFlags& m, const std::string&, const std::string& v) { m.output = v; }},
+    MergeFlag{"", "--grid", "GRID.json",
+              "also check that the inputs hold every job of the grid: if some\n"
+              "are missing, name them and exit with code 2 (the merged file is\n"
+              "still written, with the jobs that are there); inputs of another grid\n"
+              "are refused before anything is written",
+              [](MergeFlags& m, const std::string&, const std::string& v) { m.grid_file = v; }},
+};
 
 }  // namespace
 
 int run_merge(const std::vector<std::string>& args) {
     std::vector<std::string> inputs;
-    std::string output, grid_file;
+    MergeFlags flags;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
-        if (flag == "-o" || flag == "--output") {
-            reader.claim_once("--output", flag);
-            output = reader.value(flag);
-        } else if (flag == "--grid") {
-            reader.claim_once("--grid", flag);
-            grid_file = reader.value(flag);
+        if (read_flag(merge_flags, flag, reader, flags)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}", merge_usage);
+            fmt::print("{}{}", merge_usage, flags_help(merge_flags));
             return 0;
         } else if (!flag.empty() && flag[0] == '-') {
             throw UsageError(
@@ -48,6 +59,8 @@ int run_merge(const std::vector<std::string>& args) {
             inputs.push_back(flag);
         }
     }
+    const std::string& output = flags.output;
+    const std::string& grid_file = flags.grid_file;
     if (inputs.empty()) throw UsageError("missing RESULTS.csv files to merge");
     if (output.empty()) throw UsageError("missing -o MERGED.csv");
     std::vector<sweep::ResultsFile> files;

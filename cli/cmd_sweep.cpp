@@ -1,4 +1,5 @@
 // pipesim sweep: run a grid of configurations into a resumable results CSV.
+#include <array>
 #include <thread>
 
 #include <fmt/format.h>
@@ -6,6 +7,7 @@
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
+#include "flag_table.hpp"
 #include "sweep/grid.hpp"
 #include "sweep/runner.hpp"
 
@@ -19,12 +21,6 @@ Runs every configuration of the grid (docs/sweep-format.md), each in its own wor
 and appends one CSV row per job as it finishes. An existing RESULTS.csv is resumed: its
 finished rows are kept and their jobs skipped; error rows are rerun.
 
-  -o, --output FILE     results CSV (created, or resumed when it exists)
-  -j, --jobs N          worker processes at a time (default: the number of CPUs)
-  --shard I/N           run only the jobs whose index mod N is I (0 ≤ I < N), e.g. one task
-                        of a Slurm job array; join the shards with 'pipesim merge'
-  --progress MODE       auto (a bar on a terminal, plain lines otherwise), bar, lines, none
-  --dry-run             print how many jobs would run, run none
 )";
 
 std::pair<int, int> parse_shard(const std::string& flag, const std::string& text) {
@@ -44,31 +40,49 @@ sweep::ProgressStyle parse_progress(const std::string& flag, const std::string& 
     throw UsageError(fmt::format("{}: expected auto, bar, lines or none, got '{}'", flag, text));
 }
 
+// What the flags set.
+struct SweepFlags {
+    std::string output;
+    sweep::SweepOptions options;
+    bool dry_run = false;
+};
+
+using SweepFlag = FlagSpec<SweepFlags>;
+
+const std::array sweep_flags = {
+    SweepFlag{"-o", "--output", "FILE", "results CSV (created, or resumed when it exists)",
+              [](SweepFlags& s, const std::string&, const std::string& v) { s.output = v; }},
+    SweepFlag{"-j", "--jobs", "N", "worker processes at a time (default: the number of CPUs)",
+              [](SweepFlags& s, const std::string& f, const std::string& v) {
+                  s.options.workers = parse_int(f, v, 1, bounds::max_workers);
+              }},
+    SweepFlag{"", "--shard", "I/N",
+              "run only the jobs whose index mod N is I (0 ≤ I < N), e.g. one task\n"
+              "of a Slurm job array; join the shards with 'pipesim merge'",
+              [](SweepFlags& s, const std::string& f, const std::string& v) {
+                  std::tie(s.options.shard, s.options.shards) = parse_shard(f, v);
+              }},
+    SweepFlag{"", "--progress", "MODE",
+              "auto (a bar on a terminal, plain lines otherwise), bar, lines, none",
+              [](SweepFlags& s, const std::string& f, const std::string& v) {
+                  s.options.progress = parse_progress(f, v);
+              }},
+    SweepFlag{"", "--dry-run", "", "print how many jobs would run, run none",
+              [](SweepFlags& s, const std::string&, const std::string&) { s.dry_run = true; }},
+};
+
 }  // namespace
 
 int run_sweep(const std::vector<std::string>& args) {
-    std::string grid_file, output;
-    sweep::SweepOptions options;
-    options.workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    bool dry_run = false;
+    std::string grid_file;
+    SweepFlags flags;
+    flags.options.workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
-        if (flag == "-o" || flag == "--output") {
-            reader.claim_once("--output", flag);
-            output = reader.value(flag);
-        } else if (flag == "-j" || flag == "--jobs") {
-            reader.claim_once("--jobs", flag);
-            options.workers = parse_int(flag, reader.value(flag), 1, bounds::max_workers);
-        } else if (flag == "--shard") {
-            reader.claim_once("--shard", flag);
-            std::tie(options.shard, options.shards) = parse_shard(flag, reader.value(flag));
-        } else if (flag == "--progress") {
-            options.progress = parse_progress(flag, reader.value(flag));
-        } else if (flag == "--dry-run") {
-            dry_run = true;
+        if (read_flag(sweep_flags, flag, reader, flags)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}", sweep_usage);
+            fmt::print("{}{}", sweep_usage, flags_help(sweep_flags));
             return 0;
         } else if (!flag.empty() && flag[0] == '-') {
             throw UsageError(
@@ -76,9 +90,13 @@ int run_sweep(const std::vector<std::string>& args) {
         } else if (grid_file.empty()) {
             grid_file = flag;
         } else {
-            throw UsageError(fmt::format("one grid file only, got '{}' and '{}'", grid_file, flag));
+            throw UsageError(fmt::format("one grid file only, got {} and {}", quote_arg(grid_file),
+                                         quote_arg(flag)));
         }
     }
+    const std::string& output = flags.output;
+    sweep::SweepOptions& options = flags.options;
+    const bool dry_run = flags.dry_run;
     if (grid_file.empty()) throw UsageError("missing GRID.json (see 'pipesim sweep --help')");
     if (output.empty() && !dry_run) throw UsageError("missing -o RESULTS.csv");
 

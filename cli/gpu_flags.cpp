@@ -1,50 +1,64 @@
 #include "gpu_flags.hpp"
 
-#include "bounds.hpp"
-
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 
 #include <fmt/format.h>
 
+#include "bounds.hpp"
 #include "calibration/layer_shape.hpp"
+#include "flag_table.hpp"
 #include "models/presets.hpp"
 
 namespace pipesim::cli {
 
-const char* const gpu_model_flags_help =
-    R"(  --model NAME|FILE     a GPT-style preset (see 'pipesim list') or model JSON file
-  --mb B                sequences per microbatch
-  --seq S               sequence length (default: the model's)
-  --device N            CUDA device index (default 0)
-  --warmup N            untimed runs before timing (default 5)
-  --reps N              timed repetitions; the median is kept (default 30)
-  --rotations N         copies of every buffer, cycled so caches stay cold (default 3)
-)";
+namespace {
+
+using GpuFlag = FlagSpec<GpuModelFlags>;
+
+const std::array gpu_model_flags = {
+    GpuFlag{"", "--model", "NAME|FILE",
+            "a GPT-style preset (see 'pipesim list') or model JSON file",
+            [](GpuModelFlags& g, const std::string&, const std::string& v) {
+                g.model = v;
+                g.have_model = true;
+            }},
+    GpuFlag{"", "--mb", "B", "sequences per microbatch",
+            [](GpuModelFlags& g, const std::string& f, const std::string& v) {
+                g.workload.microbatch = parse_int(f, v, 1, bounds::max_gpu_microbatch_size);
+                g.have_mb = true;
+            }},
+    GpuFlag{"", "--seq", "S", "sequence length (default: the model's)",
+            [](GpuModelFlags& g, const std::string& f, const std::string& v) {
+                g.workload.seq_len = parse_int(f, v, 1, bounds::max_gpu_seq_len);
+            }},
+    GpuFlag{"", "--device", "N", "CUDA device index (default 0)",
+            [](GpuModelFlags& g, const std::string& f, const std::string& v) {
+                g.device = parse_int(f, v, 0, bounds::max_cuda_device);
+            }},
+    GpuFlag{"", "--warmup", "N", "untimed runs before timing (default 5)",
+            [](GpuModelFlags& g, const std::string& f, const std::string& v) {
+                g.timing.warmup = parse_int(f, v, 0, bounds::max_warmup);
+            }},
+    GpuFlag{"", "--reps", "N", "timed repetitions; the median is kept (default 30)",
+            [](GpuModelFlags& g, const std::string& f, const std::string& v) {
+                g.timing.repetitions = parse_int(f, v, 1, bounds::max_repetitions);
+            }},
+    GpuFlag{"", "--rotations", "N",
+            "copies of every buffer, cycled so caches stay cold (default 3)",
+            [](GpuModelFlags& g, const std::string& f, const std::string& v) {
+                g.timing.rotations = parse_int(f, v, 1, bounds::max_rotations);
+            }},
+};
+
+}  // namespace
+
+const std::string gpu_model_flags_help = flags_help(gpu_model_flags);
 
 bool GpuModelFlags::read(const std::string& flag, ArgReader& reader) {
-    if (flag == "--model") {
-        model = reader.value(flag);
-        have_model = true;
-    } else if (flag == "--mb") {
-        workload.microbatch =
-            parse_int(flag, reader.value(flag), 1, bounds::max_gpu_microbatch_size);
-        have_mb = true;
-    } else if (flag == "--seq") {
-        workload.seq_len = parse_int(flag, reader.value(flag), 1, bounds::max_gpu_seq_len);
-    } else if (flag == "--device") {
-        device = parse_int(flag, reader.value(flag), 0, bounds::max_cuda_device);
-    } else if (flag == "--warmup") {
-        timing.warmup = parse_int(flag, reader.value(flag), 0, bounds::max_warmup);
-    } else if (flag == "--reps") {
-        timing.repetitions = parse_int(flag, reader.value(flag), 1, bounds::max_repetitions);
-    } else if (flag == "--rotations") {
-        timing.rotations = parse_int(flag, reader.value(flag), 1, bounds::max_rotations);
-    } else {
-        return false;
-    }
-    return true;
+    return read_flag(gpu_model_flags, flag, reader, *this);
 }
 
 models::TransformerConfig GpuModelFlags::finish() const {

@@ -17,7 +17,8 @@ namespace pipesim::cli {
 /// error. Listed with the others in `pipesim --help` and README.md.
 inline constexpr int exit_no_gpu = 3;
 
-extern const char* const gpu_model_flags_help;
+/// Help lines of the flags GpuModelFlags::read() accepts.
+extern const std::string gpu_model_flags_help;
 
 /// --model, --mb, --seq, -t, --device, --warmup, --reps, --rotations.
 struct GpuModelFlags {
