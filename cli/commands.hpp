@@ -17,6 +17,7 @@ namespace pipesim::cli {
 int run_list(const std::vector<std::string>& args);
 int run_analyze(const std::vector<std::string>& args);
 int run_simulate(const std::vector<std::string>& args);
+int run_compare(const std::vector<std::string>& args);
 int run_convert(const std::vector<std::string>& args);
 int run_block(const std::vector<std::string>& args);
 int run_search(const std::vector<std::string>& args);

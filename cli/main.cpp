@@ -28,6 +28,8 @@ commands:
   analyze --schedule-file FILE  the same for a schedule file (.json or PyTorch .csv)
   simulate ... --cluster NAME   the same schedule flags on a SimGrid model of a GPU cluster
           [--dp D] [-t T] [--straggler GPU:K] [--bw-scale X] [--lat-scale X] [--json]
+  compare -s A,B,C -p P -m M    several schedules on the same pipeline, one table with the
+          speed-up over the first [--costs ... | --model ...] [--json | --csv]
   block BLOCK.json -m M         schedule from a building block: metrics, lifespan bound
           [--costs F,B,W] [--comm C] [--mem-w-ratio R] [--reorder | --fill] [--json]
   search -p P -m M --mem-limit X  lowest-bubble schedule within X activations per device
@@ -41,7 +43,7 @@ commands:
   merge A.csv B.csv -o OUT.csv  join sweep shards [--grid GRID.json]
   pareto RESULTS.csv -o OUT.svg peak memory against throughput with the Pareto front
 
-Run 'pipesim COMMAND --help' for a command's options.
+Run 'pipesim COMMAND --help' for a command's options, 'pipesim --version' for the version.
 
 exit codes: 0 ok, 1 internal failure, 2 bad usage or input,
             3 no CUDA device or not a CUDA build (calibrate, gpu-run)
@@ -73,10 +75,11 @@ void exec_gpu_program(int argc, char** argv) {
 // The subcommand called `command`, or nullptr.
 pipesim::cli::Command find_command(const std::string& command) {
     using namespace pipesim::cli;
-    static const std::array<std::pair<std::string_view, Command>, 12> commands{{
+    static const std::array<std::pair<std::string_view, Command>, 13> commands{{
         {"list", run_list},
         {"analyze", run_analyze},
         {"simulate", run_simulate},
+        {"compare", run_compare},
         {"convert", run_convert},
         {"block", run_block},
         {"search", run_search},
@@ -102,6 +105,10 @@ int main(int argc, char** argv) {
     const std::string command = argv[1];
     if (command == "--help" || command == "-h" || command == "help") {
         fmt::print("{}", usage);
+        return 0;
+    }
+    if (command == "--version") {
+        fmt::print("pipesim {}\n", PIPESIM_VERSION);
         return 0;
     }
     const pipesim::cli::Command run = find_command(command);

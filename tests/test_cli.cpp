@@ -52,6 +52,30 @@ TEST_CASE("interleaved 1F1B with m not a multiple of p runs with a warning", "[c
     CHECK(run_pipesim("analyze -s interleaved-1f1b -p 4 -m 8 -v 2").err.empty());
 }
 
+TEST_CASE("compare puts schedules side by side with closed-form figures", "[cli]") {
+    const auto r = run_pipesim("compare -s 1f1b,zb-h1 -p 4 -m 8 --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["schedules"].size() == 2);
+    const auto& one = j["schedules"][0];
+    const auto& zb = j["schedules"][1];
+    // F = B = W = 1: 1F1B takes (m+p−1)(F+B+W) = 33, ZB-H1 3m + (p−1)(F+B−W) = 27.
+    CHECK(one["makespan"].get<double>() == Approx(33));
+    CHECK(zb["makespan"].get<double>() == Approx(27));
+    CHECK(one["bubble_rate"].get<double>() == Approx(3.0 / 11.0));
+    // Each device is busy m(F+B+W) = 24 of the makespan.
+    CHECK(one["efficiency"].get<double>() == Approx(24.0 / 33.0));
+    CHECK(zb["efficiency"].get<double>() == Approx(24.0 / 27.0));
+    CHECK(one["speedup"].get<double>() == Approx(1.0));
+    CHECK(zb["speedup"].get<double>() == Approx(33.0 / 27.0));
+    const auto csv = run_pipesim("compare -s 1f1b,zb-h1 -p 4 -m 8 --csv");
+    REQUIRE(csv.exit_code == 0);
+    CHECK(pipesim::test::lines_of(csv.out).size() == 3);
+    const auto bad = run_pipesim("compare -s 1f1b,nope -p 4 -m 8");
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.err, Catch::StartsWith("pipesim compare: nope: unknown schedule 'nope'"));
+}
+
 TEST_CASE("analyze prints a readable table by default", "[cli]") {
     const auto r = run_pipesim("analyze -s zb-h1 -p 4 -m 8");
     REQUIRE(r.exit_code == 0);
@@ -177,8 +201,8 @@ std::vector<std::string> listed_flags(const std::string& help) {
 TEST_CASE("every flag --help lists is one the command reads", "[cli]") {
     // Help and parser come from one table per flag group; a listed flag the parser did not
     // know would be answered with "unknown option".
-    for (const char* command :
-         {"analyze", "simulate", "render", "block", "search", "sweep", "merge", "convert"}) {
+    for (const char* command : {"analyze", "simulate", "compare", "render", "block", "search",
+                                "sweep", "merge", "convert"}) {
         const auto help = run_pipesim(std::string(command) + " --help");
         const std::vector<std::string> flags = listed_flags(help.out);
         CAPTURE(command);
@@ -192,6 +216,13 @@ TEST_CASE("every flag --help lists is one the command reads", "[cli]") {
     const std::vector<std::string> simulate = listed_flags(run_pipesim("simulate --help").out);
     CHECK(std::find(simulate.begin(), simulate.end(), "--comm") == simulate.end());
     CHECK(std::find(simulate.begin(), simulate.end(), "--cluster") != simulate.end());
+}
+
+TEST_CASE("pipesim --version prints the project's version from CMake", "[cli]") {
+    const auto r = run_pipesim("--version");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == std::string("pipesim ") + PIPESIM_VERSION + "\n");
+    CHECK_THAT(r.out, Catch::Matches("pipesim [0-9]+\\.[0-9]+\\.[0-9]+\n"));
 }
 
 TEST_CASE("every command listed by --help takes --help and exits 0", "[cli]") {
