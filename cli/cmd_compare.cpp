@@ -9,9 +9,10 @@
 
 #include "analysis/run.hpp"
 #include "args.hpp"
+#include "bounds.hpp"
 #include "commands.hpp"
 #include "pipeline_flags.hpp"
-#include "report.hpp"
+#include "schedules/registry.hpp"
 
 namespace pipesim::cli {
 
@@ -25,7 +26,8 @@ replay and prints one table: makespan (iteration time with a model), bubble rate
 worst device, whole-pipeline efficiency busy / (p × makespan), peak activation (or peak
 memory with a model), throughput, and the speed-up over the first schedule listed.
 
-  -s, --schedule LIST   schedules, comma-separated (see 'pipesim list')
+  -s, --schedule LIST   schedules, comma-separated (see 'pipesim list'); -v and --group-size
+                        apply to the schedules that take them, the others keep their own
   --json                one JSON object: the inputs and one entry per schedule
   --csv                 one CSV row per schedule, with a header
 )";
@@ -62,6 +64,18 @@ std::vector<std::string> split_names(const std::string& flag, const std::string&
         start = comma + 1;
     }
     return names;
+}
+
+// The shape `name` runs with: -v and --group-size where the schedule takes them, else its
+// own defaults.
+GeneratorOptions shape_for(const std::string& name, GeneratorOptions shape) {
+    const ScheduleGenerator* g = find_generator(name);
+    if (!g) return shape;  // generate_schedule names the problem
+    const int max_chunks = g->max_chunks == 0 ? bounds::max_chunks : g->max_chunks;
+    if (shape.chunks != 0 && (shape.chunks < g->min_chunks || shape.chunks > max_chunks))
+        shape.chunks = 0;
+    if (!g->takes_group_size) shape.group_size = 0;
+    return shape;
 }
 
 Row row_of(const std::string& name, const analysis::Analysis& a) {
@@ -138,11 +152,13 @@ int run_compare(const std::vector<std::string>& args) {
     if (json && csv) throw UsageError("--json and --csv are alternatives: give one of them");
 
     std::vector<Row> rows;
+    std::vector<std::string> warnings;
     analysis::PipelineSpec spec = pipeline.spec();
     bool model = false;
     std::string unit;
     for (const std::string& name : names) {
         spec.schedule = name;
+        spec.generator = shape_for(name, pipeline.spec().generator);
         analysis::Analysis a;
         try {
             a = analysis::run(
@@ -153,8 +169,11 @@ int run_compare(const std::vector<std::string>& args) {
         model = a.model.has_value();
         unit = a.timeline.time_unit;
         rows.push_back(row_of(name, a));
-        print_warnings(a, "compare");
+        warnings.insert(warnings.end(), a.warnings.begin(), a.warnings.end());
     }
+    // Only once every schedule has run: a failure is then the one line on stderr.
+    for (const std::string& w : warnings)
+        fmt::print(stderr, "pipesim compare: warning: {}\n", w);
     for (Row& r : rows)
         r.speedup = rows.front().makespan / r.makespan;
 

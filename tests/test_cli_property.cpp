@@ -593,6 +593,20 @@ CommandLine generate(const std::string& command, std::uint64_t seed) {
                    return gen.integer(cl, 0, 3, 0, 1 << 24, false) + ":" + gen.number({"2", "1.5"});
                }}}});
         // The cluster's GPUs are few: keep --dp small unless a bound is being tried.
+    } else if (command == "compare") {
+        static const std::vector<std::string> lists = {"1f1b,zb-h1",  "1f1b,zb-h1,zb-v,v-half",
+                                                       "zb-2p",       "interleaved-1f1b,1f1b",
+                                                       "1f1b,,zb-h1", "1f1b,1f1b",
+                                                       "nope,1f1b",   ","};
+        std::vector<FlagGen> shape = schedule_flags(true);
+        shape.front().value = [](Generator& gen, CommandLine&) {
+            return gen.clean() ? lists[gen.rng().next() % 4] : gen.rng().pick(lists);
+        };
+        shape.resize(shape.size() - 2);  // no --schedule-file, no --save
+        flags = joined({shape,
+                        with_model && g.clean() ? std::vector<FlagGen>{} : cost_flags(true),
+                        costs_or_model,
+                        {json, FlagGen{{"--csv"}, {}}}});
     } else if (command == "render") {
         flags = joined({{positional([&](Generator& gen, CommandLine&) {
                              return gen.rng().chance(0.5) ? gen.input(in.timelines)
@@ -882,8 +896,9 @@ int cases_per_command() {
 
 // The commands, each with a number: a case's seed is command·10^9 + case index, so a seed
 // names its command too.
-const std::vector<std::string> commands = {"analyze", "simulate", "render", "block",  "search",
-                                           "convert", "sweep",    "merge",  "pareto", "list"};
+const std::vector<std::string> commands = {"analyze", "simulate", "render", "block",
+                                           "search",  "convert",  "sweep",  "merge",
+                                           "pareto",  "list",     "compare"};
 
 void run_cases(const std::string& command) {
     const auto index = std::find(commands.begin(), commands.end(), command) - commands.begin();
@@ -945,6 +960,9 @@ TEST_CASE("random merge command lines keep the CLI's contract", "[cli][property]
 }
 TEST_CASE("random pareto command lines keep the CLI's contract", "[cli][property]") {
     run_cases("pareto");
+}
+TEST_CASE("random compare command lines keep the CLI's contract", "[cli][property]") {
+    run_cases("compare");
 }
 TEST_CASE("random list command lines keep the CLI's contract", "[cli][property]") {
     run_cases("list");
