@@ -353,16 +353,21 @@ int run_pareto(const std::vector<std::string>& args) {
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "-o" || flag == "--output") {
+            reader.claim_once("--output", flag);
             output = reader.value(flag);
         } else if (flag == "--x") {
+            reader.claim_once("--x", flag);
             x_name = reader.value(flag);
         } else if (flag == "--y") {
+            reader.claim_once("--y", flag);
             y_name = reader.value(flag);
         } else if (flag == "--where") {
             conditions.push_back(reader.value(flag));
         } else if (flag == "--group-by") {
+            reader.claim_once("--group-by", flag);
             group_by = reader.value(flag);
         } else if (flag == "--title") {
+            reader.claim_once("--title", flag);
             title = reader.value(flag);
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}", pareto_usage);
@@ -373,7 +378,8 @@ int run_pareto(const std::vector<std::string>& args) {
         } else if (input.empty()) {
             input = flag;
         } else {
-            throw UsageError(fmt::format("one results file only, got '{}' and '{}'", input, flag));
+            throw UsageError(fmt::format("one results file only, got {} and {}", quote_arg(input),
+                                         quote_arg(flag)));
         }
     }
     if (input.empty()) throw UsageError("missing RESULTS.csv (see 'pipesim pareto --help')");
