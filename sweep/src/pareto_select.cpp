@@ -1,0 +1,187 @@
+#include "sweep/pareto_select.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipesim::sweep {
+
+namespace {
+
+// Columns whose values define the problem a row solves; a front compares rows of one problem.
+constexpr const char* problem_columns[] = {"engine", "model", "gpu",  "cluster",    "p",
+                                           "m",      "costs", "comm", "mem_w_ratio"};
+// Choices within one problem, shown in a front point's label when they vary.
+constexpr const char* choice_columns[] = {"v", "mb", "tp", "dp", "recompute"};
+
+std::size_t column_index(const std::string& flag, const std::string& column) {
+    static const std::vector<std::string> header = split_csv_line(csv_header()).value();
+    const auto it = std::find(header.begin(), header.end(), column);
+    if (it == header.end())
+        throw std::invalid_argument(fmt::format("{}: no column '{}'", flag, column));
+    return static_cast<std::size_t>(it - header.begin());
+}
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& item : items)
+        out += (out.empty() ? "" : ", ") + item;
+    return out;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    for (std::size_t at = 0; at <= text.size();) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        out.push_back(text.substr(at, comma - at));
+        at = comma + 1;
+    }
+    return out;
+}
+
+// "c=v, d=w" for `columns` of a row.
+std::string describe(const PlottedRow& row, const std::vector<std::string>& columns) {
+    std::string out;
+    for (const std::string& c : columns)
+        out += fmt::format("{}{}={}", out.empty() ? "" : ", ", c,
+                           row.fields[column_index("--group-by", c)]);
+    return out;
+}
+
+// Refuses rows of different problems in one group, naming the columns that differ.
+void check_comparable(const RowGroups& groups) {
+    std::string differ;
+    for (const char* column : problem_columns) {
+        const std::size_t c = column_index("pareto", column);
+        std::vector<std::string> values;
+        for (const auto& [key, rows] : groups) {
+            std::vector<std::string> here;
+            for (const PlottedRow& r : rows)
+                if (std::find(here.begin(), here.end(), r.fields[c]) == here.end())
+                    here.push_back(r.fields[c]);
+            if (here.size() > values.size()) values = here;
+        }
+        if (values.size() < 2) continue;
+        if (values.size() > 3) {
+            values.resize(3);
+            values.push_back("...");
+        }
+        differ += fmt::format("{}{} ({})", differ.empty() ? "" : ", ", column, joined(values));
+    }
+    if (!differ.empty())
+        throw std::invalid_argument(fmt::format(
+            "the rows differ in {}: pick one with --where COLUMN=VALUE or give each its own "
+            "front with --group-by COLUMNS",
+            differ));
+}
+
+// How `metric` is shown: byte columns in the largest binary unit below `largest` (with a
+// model), the bubble rate in per cent.
+ShownColumn shown(Metric metric, bool model, double largest) {
+    switch (metric) {
+        case Metric::peak_memory:
+        case Metric::peak_activation: {
+            ShownColumn s{
+                metric == Metric::peak_memory ? "peak memory per GPU" : "peak activation memory",
+                model ? "B" : "activation units", 1};
+            if (!model) return s;
+            for (const char* unit : {"KiB", "MiB", "GiB", "TiB"}) {
+                if (largest < 1024 * s.divide) break;
+                s.divide *= 1024;
+                s.unit = unit;
+            }
+            return s;
+        }
+        case Metric::throughput:
+            return {"throughput", model ? "microbatches/s" : "microbatches per time unit", 1};
+        case Metric::samples_per_gpu:
+            return {"samples per second per GPU", "samples/s", 1};
+        case Metric::bubble_rate:
+            return {"bubble rate", "%", 0.01};
+        case Metric::makespan:
+            return {"makespan", model ? "s" : "time units", 1};
+    }
+    return {};
+}
+
+}  // namespace
+
+// A choice column's value: v as run (the CSV's v is 0 for "the schedule's default").
+std::string choice_value(const PlottedRow& row, const std::string& column) {
+    if (column == "v") return std::to_string(row.result->chunks);
+    return row.fields[column_index("pareto", column)];
+}
+
+// The choice columns (not grouped by) whose values differ among the plotted rows.
+std::vector<std::string> varying_choices(const ParetoSelection& s) {
+    std::vector<std::string> out;
+    for (const char* column : choice_columns) {
+        if (std::find(s.group_by.begin(), s.group_by.end(), column) != s.group_by.end()) continue;
+        std::string first;
+        bool varies = false, seen = false;
+        for (const auto& [key, rows] : s.groups)
+            for (const PlottedRow& r : rows) {
+                varies = varies || (seen && choice_value(r, column) != first);
+                if (!seen) first = choice_value(r, column);
+                seen = true;
+            }
+        if (varies) out.push_back(column);
+    }
+    return out;
+}
+
+// Keeps the ok rows matching every --where, groups them and picks the columns and units.
+ParetoSelection select_rows(const std::vector<Result>& results,
+                            const std::vector<std::string>& conditions, const std::string& group_by,
+                            const std::string& x_name, const std::string& y_name) {
+    std::vector<std::pair<std::size_t, std::string>> wanted;
+    for (const std::string& c : conditions) {
+        const auto eq = c.find('=');
+        if (eq == std::string::npos)
+            throw std::invalid_argument(fmt::format("--where: expected COLUMN=VALUE, got '{}'", c));
+        wanted.emplace_back(column_index("--where", c.substr(0, eq)), c.substr(eq + 1));
+    }
+    ParetoSelection s;
+    if (!group_by.empty()) s.group_by = split_list(group_by);
+    for (const std::string& c : s.group_by)
+        (void)column_index("--group-by", c);
+    for (const Result& r : results) {
+        if (r.status != Status::ok) continue;
+        PlottedRow row{&r, split_csv_line(csv_row(r)).value()};
+        if (std::all_of(wanted.begin(), wanted.end(),
+                        [&](const auto& w) { return row.fields[w.first] == w.second; }))
+            s.groups[describe(row, s.group_by)].push_back(std::move(row));
+    }
+    if (s.groups.empty()) throw std::invalid_argument("no row with status ok to plot");
+    check_comparable(s.groups);
+    const bool model = !s.groups.begin()->second.front().result->job.model.empty();
+    for (const auto& [key, rows] : s.groups)
+        for (const PlottedRow& r : rows)
+            if (r.result->job.model.empty() == model)  // i.e. has a model ≠ the first row
+                throw std::invalid_argument(
+                    "rows with and without a model measure in different units: pick one with "
+                    "--where model=NAME");
+    try {
+        s.options.x = !x_name.empty() ? parse_metric(x_name)
+                                      : (model ? Metric::peak_memory : Metric::peak_activation);
+        s.options.y = !y_name.empty() ? parse_metric(y_name)
+                                      : (model ? Metric::samples_per_gpu : Metric::throughput);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(fmt::format("--x/--y: {}", e.what()));
+    }
+    double largest_x = 0, largest_y = 0;
+    for (const auto& [key, rows] : s.groups)
+        for (const PlottedRow& r : rows) {
+            largest_x = std::max(largest_x, std::abs(metric_value(*r.result, s.options.x)));
+            largest_y = std::max(largest_y, std::abs(metric_value(*r.result, s.options.y)));
+        }
+    s.x = shown(s.options.x, model, largest_x);
+    s.y = shown(s.options.y, model, largest_y);
+    return s;
+}
+
+}  // namespace pipesim::sweep
