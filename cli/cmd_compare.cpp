@@ -118,7 +118,6 @@ int run_compare(const std::vector<std::string>& args) {
     // The schedule list is read here; every other flag is a pipeline flag, and the pipeline
     // is checked with the first schedule standing in for all.
     std::vector<std::string> names;
-    std::vector<std::string> pipeline_args;
     bool json = false, csv = false;
     ArgReader reader(args);
     std::string flag;
@@ -127,10 +126,7 @@ int run_compare(const std::vector<std::string>& args) {
         if (flag == "-s" || flag == "--schedule") {
             reader.claim_once("--schedule", flag);
             names = split_names(flag, reader.value(flag));
-            ArgReader first({"-s", names.front()});
-            std::string s;
-            first.next(s);
-            pipeline.read(s, first);
+            pipeline.set_schedule(names.front());
         } else if (flag == "--json") {
             reader.claim_once("--json", flag);
             json = true;

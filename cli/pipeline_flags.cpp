@@ -183,6 +183,11 @@ bool PipelineFlags::read(const std::string& flag, ArgReader& reader) {
     return true;
 }
 
+void PipelineFlags::set_schedule(const std::string& name) {
+    state_.spec.schedule = name;
+    state_.have_schedule = true;
+}
+
 void PipelineFlags::finish() {
     State& s = state_;
     if (s.model_any || s.have_model || s.have_gpu || s.have_mb) {

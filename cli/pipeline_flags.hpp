@@ -32,6 +32,8 @@ class PipelineFlags {
 
     /// Reads one of these flags; false if `flag` is none of them.
     bool read(const std::string& flag, ArgReader& reader);
+    /// Sets the schedule as -s does (for commands that read their own schedule list).
+    void set_schedule(const std::string& name);
     /// Checks the combination once every flag is read and loads --schedule-file.
     /// Throws UsageError naming what is missing or clashes.
     void finish();

@@ -61,8 +61,8 @@ simgrid::ClusterSpec load_checked_cluster(std::string_view name_or_file) {
                     fmt::format("cluster '{}', node group {}: {}", cluster.name, i, e.what()));
             // Locate the value in the file (read again: only on this error path).
             const std::string file(name_or_file);
-            const fileio::JsonDocument doc(file,
-                                           fileio::read_text_file(file, std::size_t{1} << 20));
+            const fileio::JsonDocument doc(
+                file, fileio::read_text_file(file, simgrid::max_cluster_file_bytes));
             throw doc.error_at(
                 fileio::json_pointer_child(fileio::json_pointer_child("/nodes", i), "gpu"),
                 e.what());

@@ -96,18 +96,21 @@ Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& genera
     return schedule;
 }
 
-// Shapes a schedule accepts but training frameworks refuse.
+// Shapes a schedule accepts but training frameworks refuse: a schedule that runs
+// microbatches in groups (interleaved 1F1B) with m not a multiple of the group size. Megatron-LM's
+// interleaved schedule requires m to be a multiple of the pipeline size (its
+// forward_backward_pipelining_with_interleaving checks it).
 std::vector<std::string> shape_warnings(const PipelineSpec& spec) {
     std::vector<std::string> warnings;
+    const ScheduleGenerator* generator = find_generator(spec.schedule);
+    if (spec.given || !generator || !generator->takes_group_size) return warnings;
     const GeneratorOptions& g = spec.generator;
     const int group = g.group_size > 0 ? g.group_size : g.devices;
-    // Megatron-LM's interleaved schedule requires the microbatch count to be a multiple of
-    // the pipeline size (its forward_backward_pipelining_with_interleaving checks it).
-    if (!spec.given && spec.schedule == "interleaved-1f1b" && g.microbatches % group != 0)
+    if (g.microbatches % group != 0)
         warnings.push_back(fmt::format(
-            "interleaved-1f1b with m = {} not a multiple of the group size {}: the last group "
-            "runs part full and idles more; Megatron-LM refuses this shape",
-            g.microbatches, group));
+            "{} with m = {} not a multiple of the group size {}: the last group runs part "
+            "full and idles more; Megatron-LM refuses this shape",
+            spec.schedule, g.microbatches, group));
     return warnings;
 }
 

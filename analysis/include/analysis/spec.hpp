@@ -37,7 +37,7 @@ struct ModelSpec {
 struct CostSpec {
     /// One triple (F, B, W of a full stage, split evenly over the v chunks: each chunk pass
     /// takes F/v, B/v, W/v) or one triple per virtual stage, used as given.
-    std::vector<PassCosts> passes = {PassCosts{}};
+    std::vector<PassCosts> passes = std::vector<PassCosts>(1);
     /// Share of a stage's activations held from its B until its W (M_W / M_B, 0..1).
     double mem_w_ratio = 1.0;
     /// When set, the model gives the times (seconds) and memory (bytes) instead of `passes`

@@ -13,7 +13,6 @@ namespace pipesim::simgrid {
 
 namespace {
 
-constexpr std::size_t max_cluster_file_bytes = 1 << 20;
 constexpr int max_nodes = 1 << 16;
 constexpr int max_gpus_per_node = 64;
 constexpr double gigabyte = 1e9;

@@ -2,6 +2,7 @@
 // GPU cluster descriptions for the SimGrid engine: presets and a JSON file format
 // (docs/cluster-format.md). Plain data; nothing here needs SimGrid.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,9 @@ struct ClusterPreset {
     ClusterSpec (*make)(int nodes);  ///< nodes = 0: the preset's default size
 };
 std::vector<ClusterPreset> cluster_presets();
+
+/// The largest cluster file load_cluster() reads.
+inline constexpr std::size_t max_cluster_file_bytes = 1 << 20;
 
 /// Resolves "NAME" or "NAME:NODES" (a preset, optionally resized) or a path to a cluster JSON
 /// file (anything ending in .json). Throws std::invalid_argument naming the preset list for
