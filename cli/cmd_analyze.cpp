@@ -57,7 +57,7 @@ int run_analyze(const std::vector<std::string>& args) {
     check_run_outputs(viz_outputs, json, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
-    const analysis::Analysis result = analysis::run(spec, engine_for(viz_outputs));
+    const analysis::Analysis result = analysis::run_with_baseline(spec, engine_for(viz_outputs));
     print_warnings(result, "analyze");
     // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);

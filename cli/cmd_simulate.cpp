@@ -141,7 +141,7 @@ int run_simulate(const std::vector<std::string>& args) {
                    spec.dp * prepared.schedule.devices * spec.tp, cluster.name);
         std::fflush(stdout);
     }
-    const analysis::Analysis result = analysis::run(std::move(prepared), engine);
+    const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);
     if (show_progress) fmt::print(stderr, "\r\033[K");
     print_warnings(result, "simulate");
     const analysis::ClusterRun& run = *result.cluster;

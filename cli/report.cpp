@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "schedules/placement.hpp"
@@ -67,6 +69,77 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
     m["peak_activation_bytes"] = model.activation_bytes;
 }
 
+// Efficiency, speed-up over 1F1B and lifespans: the same in both tables.
+std::string pipeline_lines(const Analysis& a) {
+    const Metrics& m = a.metrics;
+    const std::string unit = a.timeline.time_unit;
+    std::string out;
+    auto line = [&](std::string_view label, const std::string& value) {
+        out += fmt::format("  {:<22}{}\n", label, value);
+    };
+    line("efficiency", fmt::format("{:.2f} %  (busy / (p × makespan))", 100 * m.efficiency));
+    if (a.speedup_1f1b > 0)
+        line("speed-up over 1F1B",
+             fmt::format("{:.3f}×  (1F1B: {:.6g} {})", a.speedup_1f1b, a.baseline_1f1b_time, unit));
+    line("lifespan", fmt::format("max {:.6g} {}, mean {:.6g} {}  (F start to W end, per stage)",
+                                 m.lifespan_max, unit, m.lifespan_mean, unit));
+    if (a.block) {
+        const analysis::BlockLifespans& b = *a.block;
+        double mean = 0;
+        for (double x : b.measured_mean)
+            mean += x;
+        mean /= static_cast<double>(std::max<std::size_t>(1, b.measured_mean.size()));
+        line("lifespan in intervals",
+             fmt::format("max {:.4g} T, mean {:.4g} T; block l/T max {:.4g}  (T = {} slots = "
+                         "{:.6g} {})",
+                         b.measured_max_intervals, mean, b.bound_lifespan_max, b.interval,
+                         b.interval_time, unit));
+        line("block memory bound", fmt::format("Σ⌈l/T⌉·M_B ≤ {:.4g}  (measured peak {:.4g})",
+                                               b.max_bound, m.peak_activation_max));
+    }
+    return out;
+}
+
+void add_lifespan_json(nlohmann::ordered_json& j, const Analysis& a) {
+    const Metrics& m = a.metrics;
+    j["efficiency"] = m.efficiency;
+    j["speedup_1f1b"] =
+        a.speedup_1f1b > 0 ? nlohmann::ordered_json(a.speedup_1f1b) : nlohmann::ordered_json();
+    j["baseline_1f1b_time"] = a.baseline_1f1b_time > 0
+                                  ? nlohmann::ordered_json(a.baseline_1f1b_time)
+                                  : nlohmann::ordered_json();
+    j["lifespan_max"] = m.lifespan_max;
+    j["lifespan_mean"] = m.lifespan_mean;
+    nlohmann::ordered_json max = nlohmann::ordered_json::array();
+    nlohmann::ordered_json mean = nlohmann::ordered_json::array();
+    nlohmann::ordered_json in_flight = nlohmann::ordered_json::array();
+    for (const StageLifespan& s : m.stage_lifespan) {
+        max.push_back(s.max);
+        mean.push_back(s.mean);
+        in_flight.push_back(s.max_in_flight);
+    }
+    j["stage_lifespan_max"] = max;
+    j["stage_lifespan_mean"] = mean;
+    j["stage_in_flight_max"] = in_flight;
+    if (!a.block) {
+        j["block_lifespan"] = nullptr;
+        return;
+    }
+    const analysis::BlockLifespans& b = *a.block;
+    j["block_lifespan"] = {{"block", b.block},
+                           {"interval_slots", b.interval},
+                           {"interval_time", b.interval_time},
+                           {"stage_lifespan_max_intervals", b.measured_max},
+                           {"stage_lifespan_mean_intervals", b.measured_mean},
+                           {"stage_in_flight", b.measured_in_flight},
+                           {"stage_bound_intervals", b.bound_lifespan},
+                           {"stage_bound_in_flight", b.bound_in_flight},
+                           {"device_bound", b.device_bound},
+                           {"lifespan_max_intervals", b.measured_max_intervals},
+                           {"bound_max_intervals", b.bound_lifespan_max},
+                           {"device_bound_max", b.max_bound}};
+}
+
 std::string model_table(const Analysis& a, const ModelAnalysis& model) {
     const Metrics& m = a.metrics;
     std::string out;
@@ -90,6 +163,7 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
     line("throughput", fmt::format("{:.6g} samples/s, {:.6g} tokens/s", model.samples_per_second,
                                    model.tokens_per_second));
     line("MFU", fmt::format("{:.1f} %", 100 * model.mfu));
+    out += pipeline_lines(a);
     out += fmt::format("\n  {:>6} {:>12} {:>8} {:>14} {:>14} {:>11}\n", "device", "busy s",
                        "bubble", "weights+opt", "activations", "total");
     for (std::size_t d = 0; d < m.devices.size(); ++d)
@@ -141,6 +215,7 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const analysis::Pipeline
     j["busy"] = per_device([](const DeviceMetrics& d) { return d.busy; });
     j["idle"] = per_device([](const DeviceMetrics& d) { return d.idle; });
     j["device_bubble_rate"] = per_device([](const DeviceMetrics& d) { return d.bubble_rate; });
+    add_lifespan_json(j, a);
     j["ops"] = a.schedule.op_count();
     if (a.model) add_model_json(j, a, *a.model);
     std::vector<std::string> warnings = a.warnings;
@@ -182,6 +257,7 @@ std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec
     line("peak activation", fmt::format("{:.4g} × M_B  (max over devices; M_W = {:g} M_B)",
                                         m.peak_activation_max, spec.costs.mem_w_ratio));
     line("throughput", fmt::format("{:.6g} microbatches / {}", m.throughput, unit));
+    out += pipeline_lines(a);
     out += fmt::format("\n  {:>6} {:>12} {:>12} {:>12} {:>8} {:>10}\n", "device", "busy", "span",
                        "idle", "bubble", "peak act");
     for (std::size_t d = 0; d < m.devices.size(); ++d) {

@@ -240,10 +240,14 @@ Analysis run(Pipeline pipeline, const Engine& engine) {
     a.model = std::move(pipeline.model);
     a.warnings = std::move(pipeline.warnings);
     a.dp = pipeline.spec.dp;
+    const bool generated = pipeline.validated;
     if (const auto* analytic = std::get_if<AnalyticEngine>(&engine))
         run_analytic(a, pipeline.spec, *analytic, pipeline.validated);
     else
         run_simgrid(a, pipeline.spec, std::get<SimGridEngine>(engine));
+    if (generated)
+        if (const auto block = catalog_block(a.schedule))
+            a.block = block_lifespans(*block, a.metrics, a.memory, a.schedule.microbatches);
     return a;
 }
 

@@ -20,7 +20,12 @@ MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio) {
 }
 
 MetricsBuilder::MetricsBuilder(int devices, int stages, int microbatches, const MemoryModel& memory)
-    : memory_(memory), microbatches_(microbatches), devices_(static_cast<std::size_t>(devices)) {
+    : memory_(memory),
+      microbatches_(microbatches),
+      forward_start_(static_cast<std::size_t>(stages) * static_cast<std::size_t>(microbatches),
+                     std::numeric_limits<double>::quiet_NaN()),
+      lifespans_(static_cast<std::size_t>(stages)),
+      devices_(static_cast<std::size_t>(devices)) {
     if (memory.activation.size() != static_cast<std::size_t>(stages) ||
         memory.held_for_w.size() != memory.activation.size())
         throw std::invalid_argument(fmt::format("memory model has {} stages, timeline has {}",
@@ -51,6 +56,23 @@ Metrics MetricsBuilder::finish() const {
     }
     metrics.makespan = last > first ? last - first : 0.0;
     metrics.throughput = metrics.makespan > 0 ? microbatches_ / metrics.makespan : 0.0;
+    double busy = 0;
+    for (const DeviceMetrics& dm : metrics.devices)
+        busy += dm.busy;
+    metrics.efficiency = metrics.makespan > 0
+                             ? busy / (static_cast<double>(devices_.size()) * metrics.makespan)
+                             : 0.0;
+    double sum = 0;
+    long long count = 0;
+    metrics.stage_lifespan.reserve(lifespans_.size());
+    for (const Lifespans& l : lifespans_) {
+        metrics.stage_lifespan.push_back(
+            {l.max, l.count > 0 ? l.sum / l.count : 0.0, l.count, l.max_alive});
+        metrics.lifespan_max = std::max(metrics.lifespan_max, l.max);
+        sum += l.sum;
+        count += l.count;
+    }
+    metrics.lifespan_mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
     return metrics;
 }
 

@@ -27,6 +27,10 @@ void fill(Result& r, const Analysis& a) {
     r.throughput = a.metrics.throughput;
     r.gpus = a.schedule.devices * r.job.tp * a.dp;
     r.iteration_time = a.iteration_time;
+    r.efficiency = a.metrics.efficiency;
+    r.speedup_1f1b = a.speedup_1f1b;
+    r.lifespan_max = a.metrics.lifespan_max;
+    r.lifespan_mean = a.metrics.lifespan_mean;
     if (!a.model) return;
     const analysis::ModelAnalysis& m = *a.model;
     r.peak_memory = *std::max_element(m.total_bytes.begin(), m.total_bytes.end());
@@ -99,7 +103,7 @@ Result run_job(const Job& job) {
     r.job = job;
     try {
         const analysis::Engine engine = engine_of(job);
-        const Analysis a = analysis::run(pipeline_spec(job), engine);
+        const Analysis a = analysis::run_with_baseline(pipeline_spec(job), engine);
         fill(r, a);
         classify_memory(r, a);
     } catch (const std::invalid_argument& e) {
@@ -114,9 +118,10 @@ Result run_job(const Job& job) {
         r.reason = e.what();
     }
     // The results file holds finite numbers only (its reader rejects nan and inf).
-    for (double x : {r.makespan, r.bubble_rate, r.bubble_time, r.peak_activation, r.peak_memory,
-                     r.throughput, r.samples_per_second, r.samples_per_second_per_gpu,
-                     r.tokens_per_second, r.mfu, r.iteration_time})
+    for (double x :
+         {r.makespan, r.bubble_rate, r.bubble_time, r.peak_activation, r.peak_memory, r.throughput,
+          r.samples_per_second, r.samples_per_second_per_gpu, r.tokens_per_second, r.mfu,
+          r.iteration_time, r.efficiency, r.speedup_1f1b, r.lifespan_max, r.lifespan_mean})
         if (!std::isfinite(x)) {
             r = Result{};
             r.job = job;

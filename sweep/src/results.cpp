@@ -16,7 +16,7 @@ namespace pipesim::sweep {
 namespace {
 
 // The columns, in order: the job's parameters, then its outcome.
-constexpr std::array<const char*, 33> columns = {"job",
+constexpr std::array<const char*, 37> columns = {"job",
                                                  "engine",
                                                  "schedule",
                                                  "p",
@@ -48,6 +48,10 @@ constexpr std::array<const char*, 33> columns = {"job",
                                                  "tokens_per_s",
                                                  "mfu",
                                                  "iteration_time",
+                                                 "efficiency",
+                                                 "speedup_1f1b",
+                                                 "lifespan_max",
+                                                 "lifespan_mean",
                                                  "grid"};
 
 std::string number(double x) {
@@ -210,10 +214,14 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     r.tokens_per_second = row.real(29);
     r.mfu = row.real(30);
     r.iteration_time = row.real(31);
-    r.grid = row.text(32);
+    r.efficiency = row.real(32);
+    r.speedup_1f1b = row.real(33);
+    r.lifespan_max = row.real(34);
+    r.lifespan_mean = row.real(35);
+    r.grid = row.text(36);
     // Empty in the rows a worker hands to the sweep, which stamps its grid on them.
     if (!r.grid.empty() && !is_grid_id(r.grid))
-        row.fail(32, "a grid identity of 16 hexadecimal digits");
+        row.fail(36, "a grid identity of 16 hexadecimal digits");
     return r;
 }
 
@@ -265,13 +273,26 @@ std::string csv_header() {
 
 std::string csv_row(const Result& r) {
     std::vector<std::string> fields = parameter_fields(r.job);
-    for (const std::string& f :
-         {std::string(status_name(r.status)), r.reason, std::to_string(r.chunks),
-          number(r.makespan), number(r.bubble_rate), number(r.bubble_time),
-          number(r.peak_activation), number(r.peak_memory), number(r.throughput),
-          std::to_string(r.gpus), number(r.samples_per_second),
-          number(r.samples_per_second_per_gpu), number(r.tokens_per_second), number(r.mfu),
-          number(r.iteration_time), r.grid})
+    for (const std::string& f : {std::string(status_name(r.status)),
+                                 r.reason,
+                                 std::to_string(r.chunks),
+                                 number(r.makespan),
+                                 number(r.bubble_rate),
+                                 number(r.bubble_time),
+                                 number(r.peak_activation),
+                                 number(r.peak_memory),
+                                 number(r.throughput),
+                                 std::to_string(r.gpus),
+                                 number(r.samples_per_second),
+                                 number(r.samples_per_second_per_gpu),
+                                 number(r.tokens_per_second),
+                                 number(r.mfu),
+                                 number(r.iteration_time),
+                                 number(r.efficiency),
+                                 number(r.speedup_1f1b),
+                                 number(r.lifespan_max),
+                                 number(r.lifespan_mean),
+                                 r.grid})
         fields.push_back(f);
     std::string out;
     for (std::size_t i = 0; i < fields.size(); ++i)

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "analysis/lifespan.hpp"
 #include "analysis/model_plan.hpp"
 #include "analysis/spec.hpp"
 #include "schedules/costs.hpp"
@@ -79,6 +80,14 @@ struct Analysis {
     /// One line each: choices that run but that a user should hear about (e.g. a shape a
     /// training framework would refuse). Memory over a GPU's capacity is in `model`.
     std::vector<std::string> warnings;
+    /// For a generated schedule built from a catalog block (catalog_block()), or a block set
+    /// by the caller: the measured lifespans in repeat intervals next to the block's bound.
+    std::optional<BlockLifespans> block;
+    /// 1F1B's iteration time for the same inputs and this run's speed-up over it (1F1B's time
+    /// / iteration_time); both 0 unless run_with_baseline() filled them, or when 1F1B could
+    /// not run.
+    double baseline_1f1b_time = 0;
+    double speedup_1f1b = 0;
 };
 
 /// Prepares `spec`: plans the model once (if any), generates the schedule once (a generator
@@ -99,5 +108,18 @@ Analysis run(Pipeline pipeline, const Engine& engine);
 /// first (sim/memory_budget.hpp): a run that will not fit under this process's address-space
 /// limit or in physical memory is refused with std::invalid_argument giving the estimate.
 Analysis run(const PipelineSpec& spec, const Engine& engine = AnalyticEngine{});
+
+/// The spec of 1F1B for the same inputs as `pipeline`: its p and m, the same model (re-planned
+/// for p stages), the same full-stage triple, or, for costs given per virtual stage, each
+/// device's mean work per microbatch over the stages the microbatches pass through; the same
+/// latency, dp and tp.
+PipelineSpec one_f_one_b_spec(const Pipeline& pipeline);
+
+/// Like run(spec, engine), and also runs one_f_one_b_spec() on the same engine (with SimGrid
+/// in a child process, since SimGrid runs once per process) to fill
+/// Analysis::baseline_1f1b_time and speedup_1f1b. A baseline that fails leaves them 0.
+Analysis run_with_baseline(const PipelineSpec& spec, const Engine& engine = AnalyticEngine{});
+/// The same for a prepared pipeline.
+Analysis run_with_baseline(Pipeline pipeline, const Engine& engine);
 
 }  // namespace pipesim::analysis

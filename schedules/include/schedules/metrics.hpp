@@ -56,6 +56,17 @@ struct DeviceMetrics {
     double peak_activation = 0;
 };
 
+/// Measured activation lifespans of one virtual stage: for each microbatch through it, from
+/// the start of its F to the end of its W (or of its BW where the backward is one pass).
+struct StageLifespan {
+    double max = 0;        ///< longest over the stage's microbatches (0: none passed through)
+    double mean = 0;       ///< mean over the stage's microbatches
+    int microbatches = 0;  ///< how many passed through (with a W or BW)
+    /// Most microbatches alive on the stage at once (F started, W or BW not yet ended): what
+    /// a building block's ⌈l/T⌉ bounds.
+    int max_in_flight = 0;
+};
+
 struct Metrics {
     double makespan = 0;     ///< last end − first start over all devices
     double bubble_rate = 0;  ///< max over devices of idle / span
@@ -63,6 +74,12 @@ struct Metrics {
     int bubble_device = 0;   ///< device with the largest bubble_rate
     double peak_activation_max = 0;
     double throughput = 0;  ///< microbatches per time unit of makespan
+    /// Whole-pipeline efficiency: busy time summed over the devices / (devices × makespan).
+    double efficiency = 0;
+    /// Per virtual stage, in the time unit of the timeline.
+    std::vector<StageLifespan> stage_lifespan;
+    double lifespan_max = 0;   ///< max over stages of StageLifespan::max
+    double lifespan_mean = 0;  ///< mean over every (microbatch, stage) lifespan
     std::vector<DeviceMetrics> devices;
 };
 
@@ -87,6 +104,16 @@ class MetricsBuilder {
   private:
     const MemoryModel& memory_;
     int microbatches_;
+    struct Lifespans {
+        double max = 0;
+        double sum = 0;
+        int count = 0;
+        int alive = 0;
+        int max_alive = 0;
+    };
+    /// Per (stage, microbatch): the start of its F (NaN until it ran).
+    std::vector<double> forward_start_;
+    std::vector<Lifespans> lifespans_;
     struct Device {
         DeviceMetrics metrics;
         double held = 0;  ///< activation held after its last op
@@ -106,6 +133,20 @@ inline void MetricsBuilder::add(int device, const Op& op, double start, double e
     dev.held += delta.at_start;
     dev.metrics.peak_activation = std::max(dev.metrics.peak_activation, dev.held);
     dev.held += delta.at_end;
+    const std::size_t pair =
+        static_cast<std::size_t>(op.stage) * static_cast<std::size_t>(microbatches_) +
+        static_cast<std::size_t>(op.microbatch);
+    Lifespans& l = lifespans_[static_cast<std::size_t>(op.stage)];
+    if (op.pass == Pass::F) {
+        forward_start_[pair] = start;
+        l.max_alive = std::max(l.max_alive, ++l.alive);
+    } else if ((op.pass == Pass::W || op.pass == Pass::BW) && !std::isnan(forward_start_[pair])) {
+        --l.alive;
+        const double lifespan = end - forward_start_[pair];
+        l.max = std::max(l.max, lifespan);
+        l.sum += lifespan;
+        ++l.count;
+    }
 }
 
 /// A point of a device's activation-memory step curve: from `time` on, `activation` is held.

@@ -40,6 +40,10 @@ struct Result {
     double tokens_per_second = 0;
     double mfu = 0;
     double iteration_time = 0;  ///< simgrid: whole iteration incl. gradient all-reduce
+    double efficiency = 0;      ///< busy over all devices / (p × makespan)
+    double speedup_1f1b = 0;    ///< 1F1B's iteration time for the same inputs / this one's
+    double lifespan_max = 0;    ///< longest activation lifespan (F start to W end), any stage
+    double lifespan_mean = 0;   ///< mean activation lifespan over (microbatch, stage) pairs
     /// grid_id() of the grid the job came from: a results file holds the rows of one grid.
     /// Empty for a row not written by a sweep (a worker's, before the sweep stamps it).
     std::string grid;
