@@ -24,7 +24,8 @@ constexpr const char* compare_usage =
 Runs each schedule on the same pipeline (shape, costs or model, latency) with the analytic
 replay and prints one table: makespan (iteration time with a model), bubble rate of the
 worst device, whole-pipeline efficiency busy / (p × makespan), peak activation (or peak
-memory with a model), throughput, and the speed-up over the first schedule listed.
+memory with a model), throughput, the speed-up over the first schedule listed and over
+1F1B with the same inputs.
 
   -s, --schedule LIST   schedules, comma-separated (see 'pipesim list'); -v and --group-size
                         apply to the schedules that take them, the others keep their own
@@ -41,9 +42,11 @@ struct Row {
     double makespan = 0;  ///< or iteration time with a model
     double bubble_rate = 0;
     double efficiency = 0;
-    double peak = 0;        ///< activation units, or bytes (weights + activations) with a model
-    double throughput = 0;  ///< microbatches per unit, or samples/s with a model
-    double speedup = 0;     ///< over the first row
+    double peak = 0;          ///< activation units, or bytes (weights + activations) with a model
+    double throughput = 0;    ///< microbatches per unit, or samples/s with a model
+    double speedup = 0;       ///< over the first row
+    double speedup_1f1b = 0;  ///< over 1F1B with the same inputs
+    double lifespan_max = 0;  ///< longest activation lifespan (F start to W end)
 };
 
 // "a,b,c" → {"a", "b", "c"}; empty names refused.
@@ -84,10 +87,9 @@ Row row_of(const std::string& name, const analysis::Analysis& a) {
     r.chunks = a.schedule.chunks;
     r.makespan = a.iteration_time;
     r.bubble_rate = a.metrics.bubble_rate;
-    double busy = 0;
-    for (const DeviceMetrics& d : a.metrics.devices)
-        busy += d.busy;
-    r.efficiency = busy / (static_cast<double>(a.schedule.devices) * a.metrics.makespan);
+    r.efficiency = a.metrics.efficiency;
+    r.speedup_1f1b = a.speedup_1f1b;
+    r.lifespan_max = a.metrics.lifespan_max;
     if (a.model) {
         r.peak = *std::max_element(a.model->total_bytes.begin(), a.model->total_bytes.end());
         r.throughput = a.model->samples_per_second;
@@ -99,16 +101,16 @@ Row row_of(const std::string& name, const analysis::Analysis& a) {
 }
 
 std::string table(const std::vector<Row>& rows, bool model, const std::string& unit) {
-    std::string out = fmt::format("{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14} {:>9}\n",
+    std::string out = fmt::format("{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14} {:>9} {:>9}\n",
                                   "schedule", "v", model ? "iteration s" : "makespan " + unit,
                                   "bubble", "efficiency", model ? "peak GiB" : "peak act M_B",
-                                  model ? "samples/s" : "mb / " + unit, "speed-up");
+                                  model ? "samples/s" : "mb / " + unit, "speed-up", "vs 1F1B");
     for (const Row& r : rows)
         out += fmt::format(
             "{:<18} {:>3} {:>14.6g} {:>8.2f}% {:>10.2f}% {:>13.4g} {:>14.6g} "
-            "{:>8.3f}x\n",
+            "{:>8.3f}x {:>8.3f}x\n",
             r.schedule, r.chunks, r.makespan, 100 * r.bubble_rate, 100 * r.efficiency,
-            model ? r.peak / gib : r.peak, r.throughput, r.speedup);
+            model ? r.peak / gib : r.peak, r.throughput, r.speedup, r.speedup_1f1b);
     return out;
 }
 
@@ -157,7 +159,7 @@ int run_compare(const std::vector<std::string>& args) {
         spec.generator = shape_for(name, pipeline.spec().generator);
         analysis::Analysis a;
         try {
-            a = analysis::run(
+            a = analysis::run_with_baseline(
                 spec, analysis::AnalyticEngine{.record_transfers = false, .record_ops = false});
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
@@ -187,17 +189,22 @@ int run_compare(const std::vector<std::string>& args) {
                             {"efficiency", r.efficiency},
                             {model ? "peak_memory_bytes" : "peak_activation_max", r.peak},
                             {model ? "samples_per_second" : "throughput", r.throughput},
-                            {"speedup", r.speedup}});
+                            {"speedup", r.speedup},
+                            {"speedup_1f1b", r.speedup_1f1b},
+                            {"lifespan_max", r.lifespan_max}});
         j["schedules"] = list;
         fmt::print("{}\n", j.dump(2));
     } else if (csv) {
-        fmt::print("schedule,chunks,{},bubble_rate,efficiency,{},{},speedup\n",
-                   model ? "iteration_time" : "makespan",
-                   model ? "peak_memory_bytes" : "peak_activation_max",
-                   model ? "samples_per_second" : "throughput");
+        fmt::print(
+            "schedule,chunks,{},bubble_rate,efficiency,{},{},speedup,speedup_1f1b,"
+            "lifespan_max\n",
+            model ? "iteration_time" : "makespan",
+            model ? "peak_memory_bytes" : "peak_activation_max",
+            model ? "samples_per_second" : "throughput");
         for (const Row& r : rows)
-            fmt::print("{},{},{},{},{},{},{},{}\n", r.schedule, r.chunks, r.makespan, r.bubble_rate,
-                       r.efficiency, r.peak, r.throughput, r.speedup);
+            fmt::print("{},{},{},{},{},{},{},{},{},{}\n", r.schedule, r.chunks, r.makespan,
+                       r.bubble_rate, r.efficiency, r.peak, r.throughput, r.speedup, r.speedup_1f1b,
+                       r.lifespan_max);
     } else {
         fmt::print("p={} m={}; speed-up over {}\n\n{}", spec.generator.devices,
                    spec.generator.microbatches, rows.front().schedule, table(rows, model, unit));

@@ -1,7 +1,9 @@
 // pipesim search: the lowest-bubble schedule under an activation-memory cap.
 #include <cstdio>
 
+#include <algorithm>
 #include <array>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +13,7 @@
 #include "bounds.hpp"
 #include "commands.hpp"
 #include "flag_table.hpp"
+#include "models/byte_size.hpp"
 #include "pipeline_flags.hpp"
 #include "schedules/schedule_file.hpp"
 #include "schedules/search.hpp"
@@ -25,6 +28,10 @@ Builds every registered schedule, V-shape building blocks of offsets 1..6 and th
 scheduler under the cap (v = 1 looped and v = 2 V-shape), replays each with the costs and
 ranks them: those whose peak activation stays within X first, by bubble rate.
 
+--mem-limit X without a unit caps activations, in full-stage microbatches (M_B). With a unit
+(B, KiB, MiB, GiB, TiB, KB, MB, GB, TB) and --model/--gpu/--mb it caps each whole device:
+weights, optimizer state and peak activations, as 'pipesim analyze --model' counts them.
+
 )";
 
 struct SearchCommand {
@@ -33,6 +40,9 @@ struct SearchCommand {
     std::string save;
     bool json = false;
     bool have_p = false, have_m = false, have_cap = false;
+    double cap_bytes = 0;  ///< --mem-limit with a unit: the whole device's memory
+    bool unit_costs = false;
+    PipelineFlags::State model_flags;
 };
 
 using SearchFlag = FlagSpec<SearchCommand>;
@@ -49,9 +59,19 @@ const std::array search_flags = {
                    c.have_m = true;
                }},
     SearchFlag{"", "--mem-limit", "X",
-               "activation cap per device, in full-stage microbatches, > 0 (1F1B needs P)",
+               "activation cap per device, in full-stage microbatches, > 0 (1F1B needs\n"
+               "P); with a unit (e.g. 60GiB) and a model: each whole device's memory",
                [](SearchCommand& c, const std::string& f, const std::string& v) {
-                   c.search.memory_limit = parse_positive(f, v);
+                   std::optional<double> bytes;
+                   try {
+                       bytes = models::parse_byte_size(v);
+                   } catch (const std::invalid_argument& e) {
+                       throw UsageError(fmt::format("{}: {}", f, e.what()));
+                   }
+                   if (bytes)
+                       c.cap_bytes = *bytes;
+                   else
+                       c.search.memory_limit = parse_positive(f, v);
                    c.have_cap = true;
                }},
 };
@@ -74,6 +94,8 @@ SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help
         } else if (read_cost_flag(flag, reader, c.spec)) {
             if (flag == "--costs" && c.spec.costs.passes.size() != 1)
                 throw UsageError(fmt::format("{}: search takes one triple F,B,W", flag));
+            c.unit_costs = c.unit_costs || flag == "--costs" || flag == "--mem-w-ratio";
+        } else if (PipelineFlags::read_model_flag(flag, reader, c.model_flags)) {
         } else if (flag == "-h" || flag == "--help") {
             help = true;
             return c;
@@ -85,39 +107,184 @@ SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help
     if (!c.have_p) throw UsageError("missing -p P (number of pipeline devices)");
     if (!c.have_m) throw UsageError("missing -m M (number of microbatches)");
     if (!c.have_cap) throw UsageError("missing --mem-limit X (activations per device)");
+    c.spec.costs.model = PipelineFlags::model_of(c.model_flags);
+    c.spec.tp = c.model_flags.spec.tp;
+    if (c.spec.costs.model && c.unit_costs)
+        throw UsageError(
+            "--costs and --mem-w-ratio cannot be combined with --model (the model gives the "
+            "costs and memory)");
+    if (c.cap_bytes > 0 && !c.spec.costs.model)
+        throw UsageError(
+            "--mem-limit with a unit caps a whole device: give --model NAME, --gpu NAME and "
+            "--mb B (or a plain number, in full-stage microbatches)");
+    if (c.cap_bytes == 0 && c.spec.costs.model)
+        throw UsageError(
+            "with --model, give --mem-limit with a unit (e.g. 60GiB): the cap of each whole "
+            "device");
+    if (c.model_flags.have_layout && !c.spec.costs.model)
+        throw UsageError("-t sets the model's layout: give --model NAME, --gpu NAME and --mb B");
     c.search.costs = c.spec.costs.passes.front();
     c.search.comm_latency = c.spec.comm_latency;
     c.search.mem_w_ratio = c.spec.costs.mem_w_ratio;
     return c;
 }
 
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
+// A cap on each whole device's memory (bytes) in the search's unit: full-stage microbatches
+// of activations beyond the weights and optimizer state (1F1B's partition: the same layers
+// per device). Candidates are judged by their own bytes; the unit only steers the planners.
+struct DeviceCap {
+    double bytes = 0;         ///< the cap
+    double static_bytes = 0;  ///< weights + optimizer state, largest device
+    double stage_bytes = 0;   ///< M_B of one full stage, largest stage
+    double units = 0;         ///< (bytes − static_bytes) / stage_bytes
+
+    // A candidate's largest device total on the search's scale: ≤ units exactly when every
+    // device fits in `bytes`.
+    double units_of(const analysis::ModelAnalysis& model) const {
+        const double most = *std::max_element(model.total_bytes.begin(), model.total_bytes.end());
+        return most / bytes * units;
+    }
+    double bytes_of(double scaled) const { return scaled / units * bytes; }
+
+    std::string none_fits(int p, int m) const {
+        return fmt::format(
+            "no schedule fits {:.4g} GiB per device for p={} m={}: weights and optimizer state "
+            "take {:.4g} GiB, one full-stage microbatch's activations {:.4g} GiB ({:.3g} fit)",
+            bytes / gib, p, m, static_bytes / gib, stage_bytes / gib, units);
+    }
+};
+
+DeviceCap device_cap(const analysis::Analysis& one_f_one_b, double cap_bytes) {
+    const analysis::ModelAnalysis& model = *one_f_one_b.model;
+    DeviceCap cap;
+    cap.bytes = cap_bytes;
+    cap.static_bytes = *std::max_element(model.static_bytes.begin(), model.static_bytes.end());
+    const std::vector<double>& mb = one_f_one_b.memory.activation;
+    cap.stage_bytes = *std::max_element(mb.begin(), mb.end());
+    cap.units = (cap_bytes - cap.static_bytes) / cap.stage_bytes;
+    if (!(cap.units > 0))
+        throw std::invalid_argument(fmt::format(
+            "--mem-limit {:.4g} GiB: the weights and optimizer state alone take {:.4g} GiB on "
+            "the largest device",
+            cap_bytes / gib, cap.static_bytes / gib));
+    return cap;
+}
+
+// One full stage's mean F, B, W over the stages (what the planners take).
+PassCosts mean_stage_triple(const StageCosts& costs) {
+    PassCosts t{0, 0, 0};
+    const double n = static_cast<double>(costs.forward.size());
+    for (std::size_t s = 0; s < costs.forward.size(); ++s) {
+        t.forward += costs.forward[s] / n;
+        t.backward_input += costs.backward_input[s] / n;
+        t.backward_weight += costs.backward_weight[s] / n;
+    }
+    return t;
+}
+
+double largest_w_share(const MemoryModel& memory) {
+    double share = 0;
+    for (std::size_t s = 0; s < memory.activation.size(); ++s)
+        if (memory.activation[s] > 0)
+            share = std::max(share, memory.held_for_w[s] / memory.activation[s]);
+    return std::min(share, 1.0);
+}
+
+void add_cap_json(nlohmann::ordered_json& j, const DeviceCap& cap, const analysis::Analysis& a) {
+    const analysis::ModelAnalysis& model = *a.model;
+    j["memory_limit_bytes"] = cap.bytes;
+    j["static_bytes_max"] = cap.static_bytes;
+    j["stage_activation_bytes"] = cap.stage_bytes;
+    j["iteration_time"] = a.iteration_time;
+    j["samples_per_second"] = model.samples_per_second;
+    j["tokens_per_second"] = model.tokens_per_second;
+    j["memory_bytes"] = model.total_bytes;
+}
+
+std::string cap_summary(const DeviceCap& cap, const std::string& label,
+                        const analysis::Analysis& a) {
+    const analysis::ModelAnalysis& model = *a.model;
+    const double most = *std::max_element(model.total_bytes.begin(), model.total_bytes.end());
+    return fmt::format(
+        "best within {:.4g} GiB per device: {} — {:.4g} GiB on its fullest device "
+        "(weights+optimizer up to {:.4g} GiB); iteration {:.6g} s, {:.6g} samples/s, "
+        "{:.6g} tokens/s, bubble {:.2f} %\n",
+        cap.bytes / gib, label, most / gib, cap.static_bytes / gib, a.iteration_time,
+        model.samples_per_second, model.tokens_per_second, 100 * a.metrics.bubble_rate);
+}
+
 }  // namespace
 
 int run_search(const std::vector<std::string>& args) {
     bool help = false;
-    const SearchCommand c = parse_search_args(args, help);
+    SearchCommand c = parse_search_args(args, help);
     if (help) {
-        fmt::print("{}{}{}{}", search_usage, flags_help(search_flags), cost_flags_help(),
-                   flags_help(output_flags));
+        fmt::print("{}{}{}{}\n{}", search_usage, flags_help(search_flags), cost_flags_help(),
+                   flags_help(output_flags), model_flags_help());
         return 0;
     }
-    const SearchResult result = search_schedules(c.search, [&](const Schedule& s) {
-        analysis::PipelineSpec spec = c.spec;
-        spec.given = s;
-        const Metrics m = analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false,
-                                                                       .record_ops = false})
-                              .metrics;
-        return SearchEvaluation{m.bubble_rate, m.makespan, m.peak_activation_max};
-    });
+    constexpr analysis::AnalyticEngine bare{.record_transfers = false, .record_ops = false};
+    // 1F1B with the same inputs: the speed-up's reference and, with a model, the memory of
+    // one full stage to convert a cap in bytes into the search's unit.
+    analysis::PipelineSpec baseline_spec = c.spec;
+    baseline_spec.schedule = "1f1b";
+    baseline_spec.generator = GeneratorOptions{c.search.devices, c.search.microbatches};
+    const analysis::Analysis baseline = analysis::run(baseline_spec, bare);
+    std::optional<DeviceCap> cap;
+    if (c.spec.costs.model) {
+        cap = device_cap(baseline, c.cap_bytes);
+        c.search.memory_limit = cap->units;
+        c.search.costs = mean_stage_triple(baseline.costs);
+        c.search.mem_w_ratio = largest_w_share(baseline.memory);
+    }
+    SearchResult result;
+    try {
+        result = search_schedules(c.search, [&](const Schedule& s) {
+            analysis::PipelineSpec spec = c.spec;
+            spec.given = s;
+            const analysis::Analysis a = analysis::run(spec, bare);
+            const Metrics& m = a.metrics;
+            return SearchEvaluation{m.bubble_rate, a.iteration_time,
+                                    cap ? cap->units_of(*a.model) : m.peak_activation_max};
+        });
+    } catch (const std::invalid_argument& e) {
+        if (!cap) throw;
+        throw std::invalid_argument(cap->none_fits(c.search.devices, c.search.microbatches));
+    }
     if (!c.save.empty()) write_schedule_file(result.best, c.save);
+    // The best one again, with its 1F1B baseline, for the figures the ranking lacks.
+    analysis::PipelineSpec best_spec = c.spec;
+    best_spec.given = result.best;
+    analysis::Analysis best = analysis::run(best_spec, bare);
+    best.baseline_1f1b_time = baseline.iteration_time;
+    best.speedup_1f1b = baseline.iteration_time / best.iteration_time;
+    // Every candidate does the same work (each layer once per microbatch), so its efficiency
+    // is that work over p × its makespan.
+    double work = 0;
+    for (const DeviceMetrics& d : best.metrics.devices)
+        work += d.busy;
+    const double p = c.search.devices;
+    auto efficiency = [&](const SearchEntry& e) { return work / (p * e.evaluation.makespan); };
+    auto speedup = [&](const SearchEntry& e) {
+        return baseline.iteration_time / e.evaluation.makespan;
+    };
+    auto peak = [&](const SearchEntry& e) {
+        return cap ? cap->bytes_of(e.evaluation.peak_activation_max)
+                   : e.evaluation.peak_activation_max;
+    };
+    const char* peak_name = cap ? "peak_memory_bytes" : "peak_activation_max";
     if (c.json) {
         nlohmann::ordered_json ranking = nlohmann::ordered_json::array();
         for (const SearchEntry& e : result.ranking)
             ranking.push_back({{"label", e.label},
                                {"kind", e.kind},
                                {"bubble_rate", e.evaluation.bubble_rate},
-                               {"makespan", e.evaluation.makespan},
-                               {"peak_activation_max", e.evaluation.peak_activation_max},
+                               {cap ? "iteration_time" : "makespan", e.evaluation.makespan},
+                               {"efficiency", efficiency(e)},
+                               {"speedup_1f1b", speedup(e)},
+                               {peak_name, peak(e)},
                                {"fits", e.fits}});
         nlohmann::ordered_json j = {{"stages", c.search.devices},
                                     {"devices", c.search.devices},
@@ -125,20 +292,33 @@ int run_search(const std::vector<std::string>& args) {
                                     {"memory_limit", c.search.memory_limit},
                                     {"best", ranking.front()},
                                     {"chunks", result.best.chunks},
-                                    {"ranking", ranking}};
+                                    {"lifespan_max", best.metrics.lifespan_max},
+                                    {"lifespan_mean", best.metrics.lifespan_mean},
+                                    {"baseline_1f1b_time", baseline.iteration_time}};
+        if (cap) add_cap_json(j, *cap, best);
+        j["ranking"] = ranking;
         fmt::print("{}\n", j.dump(2));
         return 0;
     }
-    const SearchEntry& best = result.ranking.front();
-    fmt::print("best within {:g}: {} — bubble {:.2f} %, makespan {:g}, peak {:g}\n\n",
-               c.search.memory_limit, best.label, 100 * best.evaluation.bubble_rate,
-               best.evaluation.makespan, best.evaluation.peak_activation_max);
-    fmt::print("{:<28} {:<10} {:>9} {:>10} {:>6}  {}\n", "candidate", "kind", "bubble %",
-               "makespan", "peak", "fits");
+    const SearchEntry& top = result.ranking.front();
+    if (cap)
+        fmt::print("{}", cap_summary(*cap, top.label, best));
+    else
+        fmt::print("best within {:g}: {} — bubble {:.2f} %, makespan {:g}, peak {:g}\n",
+                   c.search.memory_limit, top.label, 100 * top.evaluation.bubble_rate,
+                   top.evaluation.makespan, top.evaluation.peak_activation_max);
+    fmt::print(
+        "  efficiency {:.2f} %, {:.3f}× 1F1B's speed ({:.6g} {}), lifespan max {:.6g} {}\n\n",
+        100 * efficiency(top), speedup(top), baseline.iteration_time, baseline.timeline.time_unit,
+        best.metrics.lifespan_max, best.timeline.time_unit);
+    fmt::print("{:<28} {:<10} {:>9} {:>10} {:>7} {:>8} {:>8}  {}\n", "candidate", "kind",
+               "bubble %", cap ? "iter. s" : "makespan", "effic.", "vs 1F1B",
+               cap ? "peak GiB" : "peak", "fits");
     for (const SearchEntry& e : result.ranking)
-        fmt::print("{:<28} {:<10} {:>9.2f} {:>10.4g} {:>6.4g}  {}\n", e.label, e.kind,
-                   100 * e.evaluation.bubble_rate, e.evaluation.makespan,
-                   e.evaluation.peak_activation_max, e.fits ? "yes" : "no");
+        fmt::print("{:<28} {:<10} {:>9.2f} {:>10.4g} {:>6.2f}% {:>7.3f}x {:>8.4g}  {}\n", e.label,
+                   e.kind, 100 * e.evaluation.bubble_rate, e.evaluation.makespan,
+                   100 * efficiency(e), speedup(e), cap ? peak(e) / gib : peak(e),
+                   e.fits ? "yes" : "no");
     return 0;
 }
 

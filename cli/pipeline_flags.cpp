@@ -183,6 +183,20 @@ bool PipelineFlags::read(const std::string& flag, ArgReader& reader) {
     return true;
 }
 
+bool PipelineFlags::read_model_flag(const std::string& flag, ArgReader& reader, State& state) {
+    if (flag == "-t" || flag == "--tp") return read_flag(layout_flags, flag, reader, state);
+    if (!read_flag(model_flags, flag, reader, state)) return false;
+    state.model_any = true;
+    return true;
+}
+
+std::optional<analysis::ModelSpec> PipelineFlags::model_of(const State& s) {
+    if (!s.model_any && !s.have_model && !s.have_gpu && !s.have_mb) return std::nullopt;
+    if (!s.have_model || !s.have_gpu || !s.have_mb)
+        throw UsageError("model-based costs need all of --model NAME, --gpu NAME and --mb B");
+    return s.model;
+}
+
 void PipelineFlags::set_schedule(const std::string& name) {
     state_.spec.schedule = name;
     state_.have_schedule = true;
@@ -190,14 +204,12 @@ void PipelineFlags::set_schedule(const std::string& name) {
 
 void PipelineFlags::finish() {
     State& s = state_;
-    if (s.model_any || s.have_model || s.have_gpu || s.have_mb) {
-        if (!s.have_model || !s.have_gpu || !s.have_mb)
-            throw UsageError("model-based costs need all of --model NAME, --gpu NAME and --mb B");
+    if (const std::optional<analysis::ModelSpec> model = model_of(s)) {
         if (s.have_unit_costs)
             throw UsageError(
                 "--costs and --mem-w-ratio cannot be combined with --model (the model gives the "
                 "costs and memory)");
-        s.spec.costs.model = s.model;
+        s.spec.costs.model = model;
     } else if (s.have_layout && !layout_without_model_) {
         throw UsageError(
             "--dp and -t set the model's layout: give --model NAME, --gpu NAME and --mb B "

@@ -3,6 +3,7 @@
 // parallel layout — read into an analysis::PipelineSpec: shared by the commands that run a
 // pipeline (analyze, simulate) and, for the cost group, by block, search and render.
 
+#include <optional>
 #include <string>
 
 #include "analysis/spec.hpp"
@@ -53,6 +54,13 @@ class PipelineFlags {
         bool have_unit_costs = false, have_layout = false;
         bool model_any = false, have_model = false, have_gpu = false, have_mb = false;
     };
+
+    /// Reads one of the model flags (--model, --gpu, --mb, ...) or -t/--tp into `state`;
+    /// false if `flag` is none of them (for commands that read no schedule flags).
+    static bool read_model_flag(const std::string& flag, ArgReader& reader, State& state);
+    /// The model the flags in `state` name, or nothing when no model flag was given. Throws
+    /// UsageError when one of --model, --gpu and --mb is missing.
+    static std::optional<analysis::ModelSpec> model_of(const State& state);
 
   private:
     bool layout_without_model_;

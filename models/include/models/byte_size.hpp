@@ -1,0 +1,16 @@
+#pragma once
+// Memory sizes written with a unit, as users type them: "60GiB", "1.5 TB", "512 MiB".
+
+#include <optional>
+#include <string_view>
+
+namespace pipesim::models {
+
+/// Bytes of a size with a unit: B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB, TB
+/// (powers of 1000), case as written, an optional space between number and unit. Returns
+/// nothing for a plain number (no unit): the caller reads it in its own unit. Throws
+/// std::invalid_argument naming the text for an unknown unit, a malformed, non-finite or
+/// non-positive number.
+std::optional<double> parse_byte_size(std::string_view text);
+
+}  // namespace pipesim::models

@@ -1,0 +1,51 @@
+#include "models/byte_size.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace pipesim::models {
+
+namespace {
+
+constexpr double ki = 1024.0;
+constexpr std::array<std::pair<std::string_view, double>, 9> units = {{
+    {"B", 1.0},
+    {"KiB", ki},
+    {"MiB", ki* ki},
+    {"GiB", ki* ki* ki},
+    {"TiB", ki* ki* ki* ki},
+    {"KB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
+}};
+
+}  // namespace
+
+std::optional<double> parse_byte_size(std::string_view text) {
+    const auto unit_at = text.find_first_not_of("0123456789.eE+-");
+    std::string_view number = text.substr(0, unit_at);
+    std::string_view unit = unit_at == std::string_view::npos ? "" : text.substr(unit_at);
+    while (!unit.empty() && unit.front() == ' ')
+        unit.remove_prefix(1);
+    double value = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (number.empty() || ec != std::errc() || end != number.data() + number.size())
+        throw std::invalid_argument(
+            fmt::format("'{}' is not a size: expected a number and a unit such as 60GiB", text));
+    if (!std::isfinite(value) || value <= 0)
+        throw std::invalid_argument(fmt::format("'{}': a size must be > 0", text));
+    if (unit.empty()) return std::nullopt;
+    for (const auto& [name, bytes] : units)
+        if (unit == name) return value * bytes;
+    throw std::invalid_argument(fmt::format(
+        "'{}': unknown unit '{}' (B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)", text, unit));
+}
+
+}  // namespace pipesim::models
