@@ -94,8 +94,11 @@ std::string pipeline_lines(const Analysis& a) {
                          "{:.6g} {})",
                          b.measured_max_intervals, mean, b.bound_lifespan_max, b.interval,
                          b.interval_time, unit));
-        line("block memory bound", fmt::format("Σ⌈l/T⌉·M_B ≤ {:.4g}  (measured peak {:.4g})",
-                                               b.max_bound, m.peak_activation_max));
+        const double scale = a.model ? gib : 1;  // bytes with a model, shown in GiB
+        const char* unit_name = a.model ? " GiB" : " M_B";
+        line("block memory bound",
+             fmt::format("Σ⌈l/T⌉·M_B ≤ {:.4g}{}  (measured peak activation {:.4g}{})",
+                         b.max_bound / scale, unit_name, m.peak_activation_max / scale, unit_name));
     }
     return out;
 }
