@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "bounds.hpp"
 #include "flag_table.hpp"
 
 namespace pipesim::cli {
@@ -47,6 +48,12 @@ const std::array viz_flags = {
             [](viz::VizOutputs& o, const std::string&, const std::string&) {
                 o.picture.critical_path = true;
             }},
+    VizFlag{"", "--lifespan", "MB",
+            "highlight microbatch MB's activation lifespans (F start to W end) in the\n"
+            "timeline picture",
+            [](viz::VizOutputs& o, const std::string& f, const std::string& v) {
+                o.picture.lifespan_microbatch = parse_int(f, v, 0, bounds::max_microbatches - 1);
+            }},
     VizFlag{"", "--no-memory", "", "leave the memory curves out of the timeline picture",
             [](viz::VizOutputs& o, const std::string&, const std::string&) {
                 o.picture.memory = false;
@@ -65,10 +72,11 @@ bool read_viz_flag(const std::string& flag, ArgReader& reader, viz::VizOutputs& 
 void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_flag) {
     const viz::TimelinePictureOptions defaults;
     const viz::TimelinePictureOptions& p = outputs.picture;
-    const char* option = p.transfers != defaults.transfers           ? "--transfers"
-                         : p.critical_path != defaults.critical_path ? "--critical-path"
-                         : p.memory != defaults.memory               ? "--no-memory"
-                                                                     : nullptr;
+    const char* option = p.transfers != defaults.transfers                       ? "--transfers"
+                         : p.critical_path != defaults.critical_path             ? "--critical-path"
+                         : p.memory != defaults.memory                           ? "--no-memory"
+                         : p.lifespan_microbatch != defaults.lifespan_microbatch ? "--lifespan"
+                                                                                 : nullptr;
     if (option && outputs.timeline_picture.empty())
         throw UsageError(
             fmt::format("{} changes the timeline picture: give {} FILE too", option, picture_flag));

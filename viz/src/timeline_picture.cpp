@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "lifespan_overlay.hpp"
 #include "op_graph.hpp"
 #include "style.hpp"
 #include "viz/axis_ticks.hpp"
@@ -263,6 +264,10 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     detail::XdotCanvas canvas;
     draw_rows_and_axis(canvas, l, range);
     if (options.memory) draw_memory(canvas, l, t, memory, range.last);
+    if (options.lifespan_microbatch >= 0)
+        detail::draw_lifespans(canvas, t, options.lifespan_microbatch,
+                               {[&](double time) { return l.x(time); },
+                                [&](int d) { return l.row_centre(d); }, row_height, box_height});
 
     std::string out = "digraph timeline {\n";
     out += fmt::format(

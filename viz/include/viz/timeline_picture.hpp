@@ -20,6 +20,9 @@ struct TimelinePictureOptions {
     /// Outline the ops of the critical path (see critical_path.hpp) in red. Needs a timeline
     /// whose op order is a valid schedule.
     bool critical_path = false;
+    /// Highlight this microbatch's activation lifespans, a bar per virtual stage from its F
+    /// start to its W (or BW) end; −1: none.
+    int lifespan_microbatch = -1;
     /// Length of the time axis; 0 picks one so that the shortest op is about 12 pt wide,
     /// within 500–3000 pt.
     double width = 0;
@@ -34,7 +37,8 @@ struct TimelinePictureOptions {
 /// op, device, start, end and duration; everything else is drawn in the graph's
 /// `_background`. `memory` must have one entry per virtual stage (it also gives the title's
 /// peak activation). Throws std::invalid_argument for a memory model of the wrong size, more
-/// than max_ops ops, or (with critical_path) an op order that is not a valid schedule.
+/// than max_ops ops, (with critical_path) an op order that is not a valid schedule, or a
+/// lifespan_microbatch the timeline does not have.
 std::string timeline_dot(const Timeline& timeline, const MemoryModel& memory,
                          const TimelinePictureOptions& options = {});
 
