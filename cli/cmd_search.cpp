@@ -198,6 +198,7 @@ void add_cap_json(nlohmann::ordered_json& j, const DeviceCap& cap, const analysi
     j["static_bytes_max"] = cap.static_bytes;
     j["stage_activation_bytes"] = cap.stage_bytes;
     j["iteration_time"] = a.iteration_time;
+    j["step_time"] = model.step_time;
     j["samples_per_second"] = model.samples_per_second;
     j["tokens_per_second"] = model.tokens_per_second;
     j["memory_bytes"] = model.total_bytes;
@@ -209,10 +210,11 @@ std::string cap_summary(const DeviceCap& cap, const std::string& label,
     const double most = *std::max_element(model.total_bytes.begin(), model.total_bytes.end());
     return fmt::format(
         "best within {:.4g} GiB per device: {} — {:.4g} GiB on its fullest device "
-        "(weights+optimizer up to {:.4g} GiB); iteration {:.6g} s, {:.6g} samples/s, "
-        "{:.6g} tokens/s, bubble {:.2f} %\n",
+        "(weights+optimizer up to {:.4g} GiB)\n  iteration {:.6g} s (with the optimizer step "
+        "{:.6g} s), {:.6g} samples/s, {:.6g} tokens/s, bubble {:.2f} %\n",
         cap.bytes / gib, label, most / gib, cap.static_bytes / gib, a.iteration_time,
-        model.samples_per_second, model.tokens_per_second, 100 * a.metrics.bubble_rate);
+        model.step_time, model.samples_per_second, model.tokens_per_second,
+        100 * a.metrics.bubble_rate);
 }
 
 }  // namespace
