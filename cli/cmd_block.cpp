@@ -96,8 +96,9 @@ int run_block(const std::vector<std::string>& args) {
     const BuildingBlock block = read_block_file(c.file);
     c.spec.given = schedule_from_block(
         block, c.microbatches, BlockScheduleOptions{.reorder = c.reorder, .fill_idle = c.fill});
-    const analysis::Analysis result = analysis::run(
+    analysis::Analysis result = analysis::run_with_baseline(
         c.spec, analysis::AnalyticEngine{.record_transfers = false, .record_ops = false});
+    result.block = analysis::block_lifespans(block, result.metrics, result.memory, c.microbatches);
     const Lifespan life = block_lifespan(block, result.memory);
     if (c.json) {
         nlohmann::ordered_json j = analysis_json(result, c.spec);
