@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/device_cap.hpp"
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "bounds.hpp"
@@ -131,65 +132,13 @@ SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help
 
 constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
-// A cap on each whole device's memory (bytes) in the search's unit: full-stage microbatches
-// of activations beyond the weights and optimizer state (1F1B's partition: the same layers
-// per device). Candidates are judged by their own bytes; the unit only steers the planners.
-struct DeviceCap {
-    double bytes = 0;         ///< the cap
-    double static_bytes = 0;  ///< weights + optimizer state, largest device
-    double stage_bytes = 0;   ///< M_B of one full stage, largest stage
-    double units = 0;         ///< (bytes − static_bytes) / stage_bytes
+using analysis::DeviceCap;
 
-    // A candidate's largest device total on the search's scale: ≤ units exactly when every
-    // device fits in `bytes`.
-    double units_of(const analysis::ModelAnalysis& model) const {
-        const double most = *std::max_element(model.total_bytes.begin(), model.total_bytes.end());
-        return most / bytes * units;
-    }
-    double bytes_of(double scaled) const { return scaled / units * bytes; }
-
-    std::string none_fits(int p, int m) const {
-        return fmt::format(
-            "no schedule fits {:.4g} GiB per device for p={} m={}: weights and optimizer state "
-            "take {:.4g} GiB, one full-stage microbatch's activations {:.4g} GiB ({:.3g} fit)",
-            bytes / gib, p, m, static_bytes / gib, stage_bytes / gib, units);
-    }
-};
-
-DeviceCap device_cap(const analysis::Analysis& one_f_one_b, double cap_bytes) {
-    const analysis::ModelAnalysis& model = *one_f_one_b.model;
-    DeviceCap cap;
-    cap.bytes = cap_bytes;
-    cap.static_bytes = *std::max_element(model.static_bytes.begin(), model.static_bytes.end());
-    const std::vector<double>& mb = one_f_one_b.memory.activation;
-    cap.stage_bytes = *std::max_element(mb.begin(), mb.end());
-    cap.units = (cap_bytes - cap.static_bytes) / cap.stage_bytes;
-    if (!(cap.units > 0))
-        throw std::invalid_argument(fmt::format(
-            "--mem-limit {:.4g} GiB: the weights and optimizer state alone take {:.4g} GiB on "
-            "the largest device",
-            cap_bytes / gib, cap.static_bytes / gib));
-    return cap;
-}
-
-// One full stage's mean F, B, W over the stages (what the planners take).
-PassCosts mean_stage_triple(const StageCosts& costs) {
-    PassCosts t{0, 0, 0};
-    const double n = static_cast<double>(costs.forward.size());
-    for (std::size_t s = 0; s < costs.forward.size(); ++s) {
-        t.forward += costs.forward[s] / n;
-        t.backward_input += costs.backward_input[s] / n;
-        t.backward_weight += costs.backward_weight[s] / n;
-    }
-    return t;
-}
-
-double largest_w_share(const MemoryModel& memory) {
-    double share = 0;
-    for (std::size_t s = 0; s < memory.activation.size(); ++s)
-        if (memory.activation[s] > 0)
-            share = std::max(share, memory.held_for_w[s] / memory.activation[s]);
-    return std::min(share, 1.0);
+std::string none_fits(const DeviceCap& cap, int p, int m) {
+    return fmt::format(
+        "no schedule fits {:.4g} GiB per device for p={} m={}: weights and optimizer state "
+        "take {:.4g} GiB, one full-stage microbatch's activations {:.4g} GiB ({:.3g} fit)",
+        cap.bytes / gib, p, m, cap.static_bytes / gib, cap.stage_bytes / gib, cap.units);
 }
 
 void add_cap_json(nlohmann::ordered_json& j, const DeviceCap& cap, const analysis::Analysis& a) {
@@ -224,7 +173,7 @@ int run_search(const std::vector<std::string>& args) {
     SearchCommand c = parse_search_args(args, help);
     if (help) {
         fmt::print("{}{}{}{}\n{}", search_usage, flags_help(search_flags), cost_flags_help(),
-                   flags_help(output_flags), model_flags_help());
+                   flags_help(output_flags), model_flags_help(/*with_dp=*/false));
         return 0;
     }
     constexpr analysis::AnalyticEngine bare{.record_transfers = false, .record_ops = false};
@@ -236,10 +185,10 @@ int run_search(const std::vector<std::string>& args) {
     const analysis::Analysis baseline = analysis::run(baseline_spec, bare);
     std::optional<DeviceCap> cap;
     if (c.spec.costs.model) {
-        cap = device_cap(baseline, c.cap_bytes);
+        cap = analysis::device_cap(baseline, c.cap_bytes);
         c.search.memory_limit = cap->units;
-        c.search.costs = mean_stage_triple(baseline.costs);
-        c.search.mem_w_ratio = largest_w_share(baseline.memory);
+        c.search.costs = analysis::mean_stage_costs(baseline.costs);
+        c.search.mem_w_ratio = analysis::largest_w_share(baseline.memory);
     }
     SearchResult result;
     try {
@@ -251,9 +200,9 @@ int run_search(const std::vector<std::string>& args) {
             return SearchEvaluation{m.bubble_rate, a.iteration_time,
                                     cap ? cap->units_of(*a.model) : m.peak_activation_max};
         });
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::invalid_argument&) {
         if (!cap) throw;
-        throw std::invalid_argument(cap->none_fits(c.search.devices, c.search.microbatches));
+        throw std::invalid_argument(none_fits(*cap, c.search.devices, c.search.microbatches));
     }
     if (!c.save.empty()) write_schedule_file(result.best, c.save);
     // The best one again, with its 1F1B baseline, for the figures the ranking lacks.

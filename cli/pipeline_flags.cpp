@@ -159,9 +159,13 @@ std::string cost_flags_help(bool with_latency) {
     return out;
 }
 
-std::string model_flags_help() {
+std::string model_flags_help(bool with_dp) {
+    std::string layout;
+    for (const Flag& f : layout_flags)
+        if (with_dp || f.long_name != "--dp")
+            layout += flag_help(f.short_name, f.long_name, f.value_name, f.help);
     return "model-based costs (seconds) and memory (bytes) instead of --costs/--mem-w-ratio:\n" +
-           flags_help(model_flags) + "parallel layout:\n" + flags_help(layout_flags);
+           flags_help(model_flags) + "parallel layout:\n" + layout;
 }
 
 bool read_cost_flag(const std::string& flag, ArgReader& reader, analysis::PipelineSpec& spec) {

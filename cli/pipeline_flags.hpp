@@ -17,7 +17,8 @@ namespace pipesim::cli {
 /// cluster instead).
 std::string schedule_flags_help(bool with_latency = true);
 std::string cost_flags_help(bool with_latency = true);
-std::string model_flags_help();
+/// `with_dp`: whether --dp is listed (search reads -t but not --dp).
+std::string model_flags_help(bool with_dp = true);
 
 /// Reads one of --costs, --comm, --mem-w-ratio into `spec`; false if `flag` is none of them.
 bool read_cost_flag(const std::string& flag, ArgReader& reader, analysis::PipelineSpec& spec);

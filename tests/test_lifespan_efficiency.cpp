@@ -189,7 +189,7 @@ TEST_CASE("compare adds the speed-up over 1F1B", "[cli][efficiency]") {
     CHECK(j["schedules"][1]["speedup_1f1b"].get<double>() == Approx(1.0));
 }
 
-TEST_CASE("--lifespan outlines one microbatch in the timeline picture", "[cli][lifespan]") {
+TEST_CASE("the lifespan flag outlines one microbatch in the timeline picture", "[cli][lifespan]") {
     const auto dir = std::filesystem::temp_directory_path();
     const auto dot = dir / ("pipesim_lifespan_" + std::to_string(::getpid()) + ".dot");
     const auto r =

@@ -209,10 +209,10 @@ TEST_CASE("a results file belongs to one grid: resume and merge refuse another's
     const std::vector<std::string> rows_a = sorted_rows(a), rows_b = sorted_rows(b);
     REQUIRE(rows_a.size() == 17);
     REQUIRE(rows_b.size() == 3);
-    const std::string id_a = field(rows_a[1], 32), id_b = field(rows_b[1], 32);
+    const std::string id_a = field(rows_a[1], 36), id_b = field(rows_b[1], 36);
     CHECK(id_a.size() == 16);
     for (std::size_t i = 1; i < rows_a.size(); ++i)
-        CHECK(field(rows_a[i], 32) == id_a);
+        CHECK(field(rows_a[i], 36) == id_a);
     CHECK(id_a != id_b);
 
     // Resuming b's grid into a copy of a's results: refused before any job runs.

@@ -15,6 +15,7 @@
 #include "../sweep/src/write_all.hpp"
 #include "fileio/parse_error.hpp"
 #include "sweep/grid.hpp"
+#include "sweep/job.hpp"
 #include "sweep/merge.hpp"
 #include "sweep/pareto.hpp"
 #include "sweep/results.hpp"
@@ -283,4 +284,23 @@ TEST_CASE("write_all reports a failed write instead of dropping the text", "[swe
     CHECK(::read(fds[0], buffer, sizeof buffer) == 6);
     ::close(fds[0]);
     ::close(fds[1]);
+}
+
+TEST_CASE("sweep rows carry efficiency, the speed-up over 1F1B and lifespans", "[sweep]") {
+    pipesim::sweep::Job job;
+    job.schedule = "zb-h1";
+    job.p = 4;
+    job.m = 8;
+    const Result r = pipesim::sweep::run_job(job);
+    REQUIRE(r.status == pipesim::sweep::Status::ok);
+    // F = B = W = 1: ZB-H1 takes 27, 1F1B (m + p − 1)·3 = 33; each device is busy 24.
+    CHECK(r.efficiency == Approx(24.0 / 27.0));
+    CHECK(r.speedup_1f1b == Approx(33.0 / 27.0));
+    CHECK(r.lifespan_max > 0);
+    CHECK(r.lifespan_mean <= r.lifespan_max);
+    const auto back = pipesim::sweep::parse_results(
+        "r.csv", pipesim::sweep::csv_header() + "\n" + pipesim::sweep::csv_row(r) + "\n");
+    REQUIRE(back.rows.size() == 1);
+    CHECK(back.rows[0].speedup_1f1b == r.speedup_1f1b);
+    CHECK(back.rows[0].lifespan_mean == r.lifespan_mean);
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/cluster_workload.hpp"
+#include "analysis/device_cap.hpp"
 #include "sim/memory_budget.hpp"
 #include "sim/replay.hpp"
 
@@ -35,15 +36,6 @@ StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int dev
 }
 
 namespace {
-
-// The largest share of a stage's activations held from B until W.
-double largest_w_share(const MemoryModel& memory) {
-    double share = 0;
-    for (std::size_t s = 0; s < memory.activation.size(); ++s)
-        if (memory.activation[s] > 0)
-            share = std::max(share, memory.held_for_w[s] / memory.activation[s]);
-    return std::min(share, 1.0);
-}
 
 // The model spec as run: its TP and DP degrees are the spec's.
 ModelSpec model_as_run(const PipelineSpec& spec) {
