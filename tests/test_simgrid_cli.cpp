@@ -28,6 +28,22 @@ TEST_CASE("simulate --json reports the contract's fields and the iteration time"
     CHECK(j["grad_reduce_time"].get<double>() > 0);
 }
 
+TEST_CASE("simulate measures the speed-up over 1F1B on the same cluster", "[simgrid][cli]") {
+    const std::string shape =
+        " -p 4 -m 8 --cluster dgx-h100 --costs 0.01,0.02,0.01 --message-bytes 1e6 --json";
+    const auto one = nlohmann::json::parse(run_pipesim("simulate -s 1f1b" + shape).out);
+    const auto zb = nlohmann::json::parse(run_pipesim("simulate -s zb-h1" + shape).out);
+    // The baseline runs in a child process (SimGrid runs once per process): the same
+    // simulation as 1F1B's own.
+    CHECK(one["speedup_1f1b"].get<double>() == Approx(1));
+    CHECK(zb["baseline_1f1b_time"].get<double>() == Approx(one["iteration_time"].get<double>()));
+    CHECK(zb["speedup_1f1b"].get<double>() ==
+          Approx(one["iteration_time"].get<double>() / zb["iteration_time"].get<double>()));
+    CHECK(zb["speedup_1f1b"].get<double>() > 1);
+    CHECK(zb["efficiency"].get<double>() > one["efficiency"].get<double>());
+    CHECK(zb["stage_lifespan_max"].size() == 4);
+}
+
 TEST_CASE("simulate reports whether one replica stood for all (symmetric) or all ran (full)",
           "[simgrid][cli]") {
     using row = std::tuple<std::string, std::string, std::string>;
