@@ -1,5 +1,6 @@
 // pipesim sweep: run a grid of configurations into a resumable results CSV.
 #include <array>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "flag_table.hpp"
 #include "sweep/grid.hpp"
 #include "sweep/runner.hpp"
+#include "sweep/slurm.hpp"
 
 namespace pipesim::cli {
 
@@ -24,9 +26,17 @@ finished rows are kept and their jobs skipped; error rows are rerun.
 )";
 
 std::pair<int, int> parse_shard(const std::string& flag, const std::string& text) {
+    if (text == "auto") {
+        const auto [shard, shards] = sweep::slurm_array_shard(
+            [](const char* name) -> const char* { return std::getenv(name); });
+        if (shards > bounds::max_shards)
+            throw UsageError(fmt::format("{} auto: the Slurm array has {} tasks, more than {}",
+                                         flag, shards, bounds::max_shards));
+        return {shard, shards};
+    }
     const auto slash = text.find('/');
     if (slash == std::string::npos)
-        throw UsageError(fmt::format("{}: expected I/N, got '{}'", flag, text));
+        throw UsageError(fmt::format("{}: expected I/N or auto, got '{}'", flag, text));
     const int shards = parse_int(flag, text.substr(slash + 1), 1, bounds::max_shards);
     const int shard = parse_int(flag, text.substr(0, slash), 0, shards - 1);
     return {shard, shards};
@@ -56,9 +66,10 @@ const std::array sweep_flags = {
               [](SweepFlags& s, const std::string& f, const std::string& v) {
                   s.options.workers = parse_int(f, v, 1, bounds::max_workers);
               }},
-    SweepFlag{"", "--shard", "I/N",
-              "run only the jobs whose index mod N is I (0 ≤ I < N), e.g. one task\n"
-              "of a Slurm job array; join the shards with 'pipesim merge'",
+    SweepFlag{"", "--shard", "I/N|auto",
+              "run only the jobs whose index mod N is I (0 ≤ I < N); 'auto' takes I and N\n"
+              "from the Slurm job array this task belongs to (SLURM_ARRAY_TASK_ID, _COUNT,\n"
+              "_MIN, _MAX); join the shards with 'pipesim merge'",
               [](SweepFlags& s, const std::string& f, const std::string& v) {
                   std::tie(s.options.shard, s.options.shards) = parse_shard(f, v);
               }},
