@@ -54,14 +54,15 @@ int run_analyze(const std::vector<std::string>& args) {
         }
     }
     pipeline.finish();
-    check_run_outputs(viz_outputs, json, pipeline.save_file());
+    const bool report = check_run_outputs(viz_outputs, json, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     const analysis::Analysis result = analysis::run(spec, engine_for(viz_outputs));
     print_warnings(result, "analyze");
     // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
-    pipeline.save(result.schedule);
+    pipeline.save(result.schedule, viz_outputs.format_without_extension);
+    if (!report) return 0;  // a file went to standard output
     if (json)
         fmt::print("{}\n", analysis_json(result, spec).dump(2));
     else

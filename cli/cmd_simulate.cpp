@@ -120,7 +120,7 @@ int run_simulate(const std::vector<std::string>& args) {
     if (flags.cluster_name.empty())
         throw UsageError("missing --cluster NAME|FILE (see 'pipesim list' for presets)");
     pipeline.finish();
-    check_run_outputs(viz_outputs, json, pipeline.save_file());
+    const bool report = check_run_outputs(viz_outputs, json, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
@@ -135,7 +135,7 @@ int run_simulate(const std::vector<std::string>& args) {
         };
     // The report's first line, shown while SimGrid runs; on stdout, so that stderr holds only
     // warnings, errors and the terminal's progress line.
-    if (!json) {
+    if (!json && report) {
         fmt::print("simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
                    prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
                    spec.dp * prepared.schedule.devices * spec.tp, cluster.name);
@@ -148,7 +148,8 @@ int run_simulate(const std::vector<std::string>& args) {
     const simgrid::Layout& layout = run.layout;
     // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
-    pipeline.save(schedule);
+    pipeline.save(schedule, viz_outputs.format_without_extension);
+    if (!report) return 0;  // a file went to standard output
 
     if (json) {
         nlohmann::ordered_json j = analysis_json(result, spec);

@@ -95,7 +95,7 @@ int run_sweep(const std::vector<std::string>& args) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}{}", sweep_usage, flags_help(sweep_flags));
             return 0;
-        } else if (!flag.empty() && flag[0] == '-') {
+        } else if (flag.size() > 1 && flag[0] == '-') {  // '-' alone: standard input
             throw UsageError(
                 fmt::format("unknown option {} (see 'pipesim sweep --help')", quote_arg(flag)));
         } else if (grid_file.empty()) {

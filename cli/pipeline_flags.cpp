@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "bounds.hpp"
+#include "fileio/files.hpp"
 #include "flag_table.hpp"
 #include "schedules/schedule_file.hpp"
 
@@ -216,8 +217,12 @@ void PipelineFlags::finish() {
     if (!s.schedule_file.empty()) spec_.given = read_schedule_file(s.schedule_file);
 }
 
-void PipelineFlags::save(const Schedule& schedule) const {
-    if (!state_.save_file.empty()) write_schedule_file(schedule, state_.save_file);
+void PipelineFlags::save(const Schedule& schedule,
+                         const std::string& format_without_extension) const {
+    if (state_.save_file.empty()) return;
+    write_schedule_file(schedule, state_.save_file,
+                        fileio::file_extension(state_.save_file).empty() ? format_without_extension
+                                                                         : std::string());
 }
 
 }  // namespace pipesim::cli

@@ -18,6 +18,9 @@ struct VizOutputs {
     std::string dependency_graph;  ///< .svg, .png, .pdf or .dot: the dependency DAG
     std::string trace;             ///< Chrome trace JSON
     std::string saved_timeline;    ///< saved Timeline JSON (docs/timeline-format.md)
+    /// The picture format ("svg", "png", "pdf", "dot") of a picture path without an
+    /// extension, such as `-` (standard output); a path's extension always wins.
+    std::string format_without_extension;
     TimelinePictureOptions picture;
     std::optional<GanttOptions> gantt;  ///< the terminal Gantt chart, returned as text
 

@@ -23,6 +23,7 @@ std::string render_dot(std::string_view dot, ImageFormat format);
 /// Throws std::invalid_argument for an unknown extension (before any work) and
 /// std::invalid_argument "cannot write PATH: REASON" when the file cannot be written, besides
 /// render_dot's errors.
-void write_picture(const std::string& path, std::string_view dot);
+void write_picture(const std::string& path, std::string_view dot,
+                   std::string_view format_without_extension = {});
 
 }  // namespace pipesim::viz
