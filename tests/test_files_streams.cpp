@@ -29,7 +29,7 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("--save - writes the schedule to standard output and nothing else",
+TEST_CASE("analyze --save - writes the schedule to standard output and nothing else",
           "[files][cli][streams]") {
     const auto dir = scratch_dir("save");
     const auto json = run_pipesim("analyze -s zb-h1 -p 4 -m 8 --save - --format json");
