@@ -14,13 +14,11 @@
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "bounds.hpp"
-#include "child_run.hpp"
 #include "commands.hpp"
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "schedules/registry.hpp"
 #include "viz/html_report.hpp"
-#include "viz/timeline_file.hpp"
 
 namespace pipesim::cli {
 
@@ -41,8 +39,6 @@ memory with a model), throughput, and the speed-up over the first schedule liste
   --json                one JSON object: the inputs and one entry per schedule
   --csv                 one CSV row per schedule, with a header
 )";
-
-constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
 // "a,b,c" → {"a", "b", "c"}; empty names refused.
 std::vector<std::string> split_names(const std::string& flag, const std::string& text) {
@@ -76,6 +72,8 @@ GeneratorOptions shape_for(const std::string& name, GeneratorOptions shape) {
     return shape;
 }
 
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
 std::string table(const std::vector<SummaryRow>& rows, bool model, const std::string& unit) {
     std::string out = fmt::format("{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14} {:>9}\n",
                                   "schedule", "v", model ? "iteration s" : "makespan " + unit,
@@ -88,89 +86,6 @@ std::string table(const std::vector<SummaryRow>& rows, bool model, const std::st
             r.schedule, r.chunks, r.makespan, 100 * r.bubble_rate, 100 * r.efficiency,
             model ? r.peak / gib : r.peak, r.throughput, r.speedup);
     return out;
-}
-
-// One schedule's outcome: its row, its warnings and, for --html, its picture.
-struct Ran {
-    SummaryRow row;
-    bool model = false;
-    std::string unit;
-    std::vector<std::string> warnings;
-    std::optional<viz::HtmlSchedule> picture;
-};
-
-Ran ran_of(const std::string& name, const analysis::Analysis& a, bool picture) {
-    Ran r;
-    r.row = summary_row(name, a);
-    r.model = a.model.has_value();
-    r.unit = a.timeline.time_unit;
-    r.warnings = a.warnings;
-    if (picture) r.picture = html_schedule(name, a);
-    return r;
-}
-
-// A Ran across the pipe from the child that simulated it.
-std::string ran_json(const Ran& r) {
-    nlohmann::json j = {{"chunks", r.row.chunks},
-                        {"makespan", r.row.makespan},
-                        {"bubble_rate", r.row.bubble_rate},
-                        {"efficiency", r.row.efficiency},
-                        {"peak", r.row.peak},
-                        {"throughput", r.row.throughput},
-                        {"model", r.model},
-                        {"unit", r.unit},
-                        {"warnings", r.warnings}};
-    if (r.picture) j["timeline"] = viz::timeline_json(r.picture->timeline, &r.picture->memory);
-    return j.dump();
-}
-
-Ran parse_ran(const std::string& name, const std::string& text) {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    Ran r;
-    r.row.schedule = name;
-    r.row.chunks = j.at("chunks").get<int>();
-    r.row.makespan = j.at("makespan").get<double>();
-    r.row.bubble_rate = j.at("bubble_rate").get<double>();
-    r.row.efficiency = j.at("efficiency").get<double>();
-    r.row.peak = j.at("peak").get<double>();
-    r.row.throughput = j.at("throughput").get<double>();
-    r.model = j.at("model").get<bool>();
-    r.unit = j.at("unit").get<std::string>();
-    r.warnings = j.at("warnings").get<std::vector<std::string>>();
-    if (j.contains("timeline")) {
-        viz::SavedTimeline saved =
-            viz::parse_timeline_json(j.at("timeline").get<std::string>(), name);
-        viz::HtmlSchedule picture;
-        picture.name = name;
-        picture.timeline = std::move(saved.timeline);
-        picture.memory = std::move(*saved.memory);
-        if (r.model) {
-            picture.memory_scale = gib;
-            picture.memory_unit = "GiB";
-        }
-        r.picture = std::move(picture);
-    }
-    return r;
-}
-
-// `spec` on the analytic replay, in this process.
-Ran run_analytic(const analysis::PipelineSpec& spec, bool picture) {
-    return ran_of(spec.schedule,
-                  analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false,
-                                                               .record_ops = picture}),
-                  picture);
-}
-
-// `spec` on the SimGrid cluster, in a child process (SimGrid runs once per process).
-Ran run_simgrid(const analysis::PipelineSpec& spec, const simgrid::ClusterSpec& cluster,
-                bool picture) {
-    const std::string text = run_in_child([&] {
-        analysis::SimGridEngine engine;
-        engine.cluster = cluster;
-        engine.options.record_transfers = false;
-        return ran_json(ran_of(spec.schedule, analysis::run(spec, engine), picture));
-    });
-    return parse_ran(spec.schedule, text);
 }
 
 }  // namespace
@@ -228,7 +143,7 @@ int run_compare(const std::vector<std::string>& args) {
     simgrid::ClusterSpec cluster;
     if (on_cluster) cluster = analysis::load_checked_cluster(cluster_name);
 
-    std::vector<Ran> runs;
+    std::vector<ReportRun> runs;
     analysis::PipelineSpec spec = pipeline.spec();
     const bool show_progress = on_cluster && ::isatty(STDERR_FILENO);
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -239,8 +154,9 @@ int run_compare(const std::vector<std::string>& args) {
             fmt::print(stderr, "\r\033[K  simulating {} ({} of {}) on '{}'...", name, i + 1,
                        names.size(), cluster.name);
         try {
-            runs.push_back(on_cluster ? run_simgrid(spec, cluster, !html.empty())
-                                      : run_analytic(spec, !html.empty()));
+            runs.push_back(
+                on_cluster ? run_for_report(name, spec, simgrid_engine(cluster), !html.empty())
+                           : run_for_report(name, spec, analysis::AnalyticEngine{}, !html.empty()));
         } catch (const std::invalid_argument& e) {
             if (show_progress) fmt::print(stderr, "\r\033[K");
             throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
@@ -248,11 +164,11 @@ int run_compare(const std::vector<std::string>& args) {
     }
     if (show_progress) fmt::print(stderr, "\r\033[K");
     // Only once every schedule has run: a failure is then the one line on stderr.
-    for (const Ran& r : runs)
+    for (const ReportRun& r : runs)
         for (const std::string& w : r.warnings)
             fmt::print(stderr, "pipesim compare: warning: {}: {}\n", r.row.schedule, w);
     std::vector<SummaryRow> rows;
-    for (const Ran& r : runs) {
+    for (const ReportRun& r : runs) {
         rows.push_back(r.row);
         rows.back().speedup = runs.front().row.makespan / r.row.makespan;
     }
@@ -264,7 +180,7 @@ int run_compare(const std::vector<std::string>& args) {
         report.title = fmt::format("pipesim compare: {} schedules, p={} m={}", rows.size(),
                                    spec.generator.devices, spec.generator.microbatches);
         report.table = summary_table(rows, model, unit, /*speedup=*/true);
-        for (Ran& r : runs)
+        for (ReportRun& r : runs)
             report.schedules.push_back(std::move(*r.picture));
         viz::write_html_report(html, report);
     }

@@ -3,6 +3,11 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "child_run.hpp"
+#include "viz/timeline_file.hpp"
+#include "viz_flags.hpp"
 
 namespace pipesim::cli {
 
@@ -30,7 +35,81 @@ std::string costs_text(const analysis::PipelineSpec& spec) {
                        passes[0].backward_input, passes[0].backward_weight, spec.costs.mem_w_ratio);
 }
 
+ReportRun report_run(const std::string& name, const analysis::Analysis& a, bool picture) {
+    ReportRun r;
+    r.row = summary_row(name, a);
+    r.model = a.model.has_value();
+    r.unit = a.timeline.time_unit;
+    r.warnings = a.warnings;
+    if (picture) r.picture = html_schedule(name, a);
+    return r;
+}
+
+// A ReportRun across the pipe from the child that ran it.
+std::string report_run_json(const ReportRun& r) {
+    nlohmann::json j = {{"chunks", r.row.chunks},
+                        {"makespan", r.row.makespan},
+                        {"bubble_rate", r.row.bubble_rate},
+                        {"efficiency", r.row.efficiency},
+                        {"peak", r.row.peak},
+                        {"throughput", r.row.throughput},
+                        {"model", r.model},
+                        {"unit", r.unit},
+                        {"warnings", r.warnings}};
+    if (r.picture) j["timeline"] = viz::timeline_json(r.picture->timeline, &r.picture->memory);
+    return j.dump();
+}
+
+ReportRun parse_report_run(const std::string& name, const std::string& text) {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    ReportRun r;
+    r.row.schedule = name;
+    r.row.chunks = j.at("chunks").get<int>();
+    r.row.makespan = j.at("makespan").get<double>();
+    r.row.bubble_rate = j.at("bubble_rate").get<double>();
+    r.row.efficiency = j.at("efficiency").get<double>();
+    r.row.peak = j.at("peak").get<double>();
+    r.row.throughput = j.at("throughput").get<double>();
+    r.model = j.at("model").get<bool>();
+    r.unit = j.at("unit").get<std::string>();
+    r.warnings = j.at("warnings").get<std::vector<std::string>>();
+    if (j.contains("timeline")) {
+        viz::SavedTimeline saved =
+            viz::parse_timeline_json(j.at("timeline").get<std::string>(), name);
+        viz::HtmlSchedule picture;
+        picture.name = name;
+        picture.timeline = std::move(saved.timeline);
+        picture.memory = std::move(saved.memory.value());
+        if (r.model) {
+            picture.memory_scale = gib;
+            picture.memory_unit = "GiB";
+        }
+        r.picture = std::move(picture);
+    }
+    return r;
+}
+
 }  // namespace
+
+analysis::SimGridEngine simgrid_engine(const simgrid::ClusterSpec& cluster) {
+    analysis::SimGridEngine engine;
+    engine.cluster = cluster;
+    engine.options.record_transfers = false;
+    return engine;
+}
+
+ReportRun run_for_report(const std::string& name, const analysis::PipelineSpec& spec,
+                         const analysis::Engine& engine, bool picture) {
+    if (const auto* analytic = std::get_if<analysis::AnalyticEngine>(&engine)) {
+        analysis::AnalyticEngine replay = *analytic;
+        replay.record_transfers = false;
+        replay.record_ops = picture;
+        return report_run(name, analysis::run(spec, replay), picture);
+    }
+    const std::string text = run_in_child(
+        [&] { return report_run_json(report_run(name, analysis::run(spec, engine), picture)); });
+    return parse_report_run(name, text);
+}
 
 const std::string html_flag_help =
     "  --html FILE.html      a self-contained HTML report: table, timelines, memory, inputs\n";
@@ -87,13 +166,18 @@ viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
     return t;
 }
 
+std::string command_line(std::string_view command, const std::vector<std::string>& args) {
+    std::string out = fmt::format("pipesim {}", command);
+    for (const std::string& a : args)
+        out += " " + shell_quote(a);
+    return out;
+}
+
 viz::HtmlReport html_report_for(std::string_view command, const std::vector<std::string>& args,
                                 const analysis::PipelineSpec& spec, const std::string& cluster) {
     viz::HtmlReport report;
     report.title = fmt::format("pipesim {}", command);
-    report.command_line = fmt::format("pipesim {}", command);
-    for (const std::string& a : args)
-        report.command_line += " " + shell_quote(a);
+    report.command_line = command_line(command, args);
     auto input = [&](std::string label, std::string value) {
         report.inputs.emplace_back(std::move(label), std::move(value));
     };
@@ -139,6 +223,28 @@ viz::HtmlSchedule html_schedule(std::string name, const analysis::Analysis& a) {
         s.memory_unit = "GiB";
     }
     return s;
+}
+
+void check_html_flag(const std::string& path, const viz::VizOutputs& outputs,
+                     const std::string& save_file) {
+    if (path.empty()) return;
+    viz::check_html_report("--html", path);
+    auto files = output_files(outputs);
+    files.emplace_back("--save", save_file);
+    files.emplace_back("--html", path);
+    check_output_files(files);
+}
+
+void write_single_html(const std::string& path, std::string_view command,
+                       const std::vector<std::string>& args, const analysis::PipelineSpec& spec,
+                       const std::string& cluster, const analysis::Analysis& a) {
+    viz::HtmlReport report = html_report_for(command, args, spec, cluster);
+    report.title = fmt::format("pipesim {}: {}, p={} m={} v={}", command, a.schedule.name,
+                               a.schedule.devices, a.schedule.microbatches, a.schedule.chunks);
+    report.table = summary_table({summary_row(a.schedule.name, a)}, a.model.has_value(),
+                                 a.timeline.time_unit, /*speedup=*/false);
+    report.schedules.push_back(html_schedule(a.schedule.name, a));
+    viz::write_html_report(path, report);
 }
 
 }  // namespace pipesim::cli

@@ -45,8 +45,8 @@ main { padding: 0 24px 24px; }
 #figures { overflow-x: auto; }
 .hint { color: var(--muted); font-size: 12px; margin: 0 0 6px; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; }
+th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
+td.num { text-align: right; }
 th { background: var(--band); cursor: pointer; user-select: none; }
 th[data-sorted="up"]::after { content: " \25B2"; font-size: 10px; }
 th[data-sorted="down"]::after { content: " \25BC"; font-size: 10px; }

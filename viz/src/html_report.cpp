@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -189,6 +191,16 @@ std::string inputs_section(const HtmlReport& r) {
     return out + "</dl></section>\n";
 }
 
+// Whether a cell is a number, alone or followed by a unit, " %" or "x" (a speed-up): such
+// cells align right. "1f1b" and "1,1,1" are text.
+bool numeric(const std::string& cell) {
+    if (cell.empty() || std::isspace(static_cast<unsigned char>(cell[0])) != 0) return false;
+    char* end = nullptr;
+    (void)std::strtod(cell.c_str(), &end);
+    if (end == cell.c_str()) return false;
+    return *end == '\0' || *end == ' ' || *end == '%' || (*end == 'x' && end[1] == '\0');
+}
+
 std::string table_section(const HtmlTable& table) {
     std::string out =
         "<section id=\"figures\"><h2>Figures</h2>\n<p class=\"hint\">Click a column's heading "
@@ -199,7 +211,8 @@ std::string table_section(const HtmlTable& table) {
     for (const auto& row : table.rows) {
         out += "<tr>";
         for (const std::string& cell : row)
-            out += fmt::format("<td>{}</td>", detail::html_escape(cell));
+            out += fmt::format("<td{}>{}</td>", numeric(cell) ? " class=\"num\"" : "",
+                               detail::html_escape(cell));
         out += "</tr>\n";
     }
     return out + "</tbody></table></section>\n";
@@ -270,8 +283,7 @@ std::string html_document(const HtmlReport& report, const std::vector<std::strin
     }
 
     std::string out = detail::html_head(report.title);
-    out += fmt::format("<header><h1>{}</h1></header>\n<main>\n",
-                       detail::html_escape(report.title));
+    out += fmt::format("<header><h1>{}</h1></header>\n<main>\n", detail::html_escape(report.title));
     out += table_section(report.table);
     out += "<section id=\"timelines\"><h2>Timelines</h2>\n<div class=\"toolbar\">";
     out += legend_section(report);
