@@ -15,7 +15,7 @@ if [ -z "$browser" ]; then
     exit 77
 fi
 mkdir -p "$out"
-rm -f "$out/report.html" "$out/dom.html" "$out/broken.html" "$out/broken-dom.html" "$out/html-report.png"
+rm -f "$out/report.html" "$out/dom.html" "$out/zoom-dom.html" "$out/broken.html" "$out/broken-dom.html" "$out/html-report.png"
 
 if ! "$pipesim" compare -s 1f1b,zb-h1,zb-v -p 4 -m 8 --html "$out/report.html" >"$out/compare.txt" 2>&1; then
     if grep -q "Graphviz" "$out/compare.txt"; then
@@ -60,6 +60,15 @@ grep -q 'id="legend"' "$dom" || fail "no legend"
 tips=$(count 'data-tip="F(mb 0' "$dom")
 [ "$tips" -ge 3 ] || fail "tooltips not set up by the script ($tips boxes of F mb 0 carry one)"
 if grep -q -E '(src|href)="https?:' "$dom"; then fail "the page refers to the network"; fi
+
+# Zoom (asked for by the link) scales every picture by the same factor: the first timeline's
+# width doubles.
+run_browser --dump-dom "file://$out/report.html#zoom=2" >"$out/zoom-dom.html" || fail "Chromium could not load the zoomed page"
+written=$(grep -o '<div class="viewport timeline"><svg width="[0-9.]*pt"' "$out/report.html" | head -1 | grep -o '[0-9.]*pt' | tr -d pt)
+zoomed=$(grep -o '<div class="viewport timeline"><svg width="[0-9.]*pt"' "$out/zoom-dom.html" | head -1 | grep -o '[0-9.]*pt' | tr -d pt)
+awk -v a="$written" -v b="$zoomed" 'BEGIN { exit !(a > 0 && b > 1.99 * a && b < 2.01 * a) }' ||
+    fail "zoom=2: the first timeline is ${zoomed}pt wide, written ${written}pt"
+grep -q 'data-js-errors="0"' "$out/zoom-dom.html" || fail "script errors when zoomed"
 
 # The same check must notice a script error.
 sed 's|</body>|<script>no_such_function();</script></body>|' "$out/report.html" >"$out/broken.html"

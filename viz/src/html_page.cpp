@@ -217,6 +217,9 @@ details.</footer>
   }
 
   fit();
+  // A link may ask for a zoom level: report.html#zoom=2.
+  var asked = /(?:^#|&)zoom=([0-9.]+)/.exec(location.hash);
+  if (asked && parseFloat(asked[1]) > 0) setZoom(parseFloat(asked[1]));
   root.setAttribute('data-report', 'ready');
 })();
 </script>
