@@ -1,6 +1,8 @@
 #include "html_output.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <variant>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
