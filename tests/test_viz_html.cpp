@@ -219,7 +219,7 @@ TEST_CASE("compare --html writes a report with one row and one timeline per sche
     CHECK(page.find("<td class=\"num\">27</td>") != std::string::npos);
 }
 
-TEST_CASE("--html refuses a name that is not .html before running anything", "[viz][html][cli]") {
+TEST_CASE("a report named other than .html is refused before anything runs", "[viz][html][cli]") {
     TempDir dir;
     for (const std::string command :
          {"compare -s 1f1b,zb-h1 -p 4 -m 8", "analyze -s 1f1b -p 4 -m 8",
