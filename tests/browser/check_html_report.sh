@@ -27,10 +27,13 @@ if ! "$pipesim" compare -s 1f1b,zb-h1,zb-v -p 4 -m 8 --html "$out/report.html" >
     exit 1
 fi
 
-# Root may run this (CI containers): Chromium then needs --no-sandbox.
+# Root may run this (CI containers): Chromium then needs --no-sandbox; containers often have a
+# small /dev/shm, and a HOME that cannot be written.
+mkdir -p "$out/home"
 run_browser() {
-    timeout 40 "$browser" --headless=new --no-sandbox --disable-gpu --disable-extensions \
-        --no-first-run --user-data-dir="$out/profile" --virtual-time-budget=3000 "$@" 2>>"$out/chromium.log"
+    HOME="$out/home" timeout 40 "$browser" --headless=new --no-sandbox --disable-gpu \
+        --disable-dev-shm-usage --disable-extensions --no-first-run \
+        --user-data-dir="$out/profile" --virtual-time-budget=3000 "$@" 2>>"$out/chromium.log"
 }
 
 status=0
