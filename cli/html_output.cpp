@@ -196,7 +196,7 @@ viz::HtmlReport html_report_for(std::string_view command, const std::vector<std:
     }
     if (spec.costs.model) {
         const analysis::ModelSpec& m = *spec.costs.model;
-        input("model", fmt::format("{} on {}, microbatch {} sequences{}", m.model, m.gpu,
+        input("model", fmt::format("{} on {}, {} sequence(s) per microbatch{}", m.model, m.gpu,
                                    m.workload.microbatch,
                                    m.calibration_file.empty()
                                        ? std::string()
@@ -245,6 +245,7 @@ void write_single_html(const std::string& path, std::string_view command,
                                a.schedule.devices, a.schedule.microbatches, a.schedule.chunks);
     report.table = summary_table({summary_row(a.schedule.name, a)}, a.model.has_value(),
                                  a.timeline.time_unit, /*speedup=*/false);
+    if (!spec.given) report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
     report.schedules.push_back(html_schedule(a.schedule.name, a));
     viz::write_html_report(path, report);
 }
