@@ -249,8 +249,8 @@ std::string legend_section(const HtmlReport& r) {
     if (r.picture.transfers)
         out += "<span class=\"entry\"><i class=\"transfer\"></i>transfer</span>";
     out +=
-        "<span class=\"entry\"><i class=\"curve\"></i>activation memory, "
-        "<i class=\"peak\"></i>peak</span>";
+        "<span class=\"entry\"><i class=\"curve\"></i>a device's activation memory</span>"
+        "<span class=\"entry\"><i class=\"peak\"></i>its peak</span>";
     out += "</div>\n";
     return out;
 }
