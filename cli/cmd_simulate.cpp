@@ -12,6 +12,7 @@
 #include "bounds.hpp"
 #include "commands.hpp"
 #include "flag_table.hpp"
+#include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
 #include "viz_flags.hpp"
@@ -95,6 +96,7 @@ int run_simulate(const std::vector<std::string>& args) {
     PipelineFlags pipeline(/*layout_without_model=*/true);
     SimulateFlags flags;
     viz::VizOutputs viz_outputs;
+    std::string html;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
@@ -104,11 +106,12 @@ int run_simulate(const std::vector<std::string>& args) {
                 "from the cluster (see --lat-scale)");
         } else if (read_flag(cluster_flags, flag, reader, flags) ||
                    read_flag(what_if_flags, flag, reader, flags) || pipeline.read(flag, reader) ||
-                   read_viz_flag(flag, reader, viz_outputs)) {
+                   read_viz_flag(flag, reader, viz_outputs) || read_html_flag(flag, reader, html)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}{}\ncluster and layout:\n{}what-if:\n{}\n{}\n{}", simulate_usage,
+            fmt::print("{}{}\ncluster and layout:\n{}what-if:\n{}\n{}\n{}{}", simulate_usage,
                        schedule_flags_help(/*with_latency=*/false), flags_help(cluster_flags),
-                       flags_help(what_if_flags), model_flags_help(), viz_flags_help);
+                       flags_help(what_if_flags), model_flags_help(), viz_flags_help,
+                       html_flag_help);
             return 0;
         } else {
             throw UsageError(
@@ -121,6 +124,7 @@ int run_simulate(const std::vector<std::string>& args) {
         throw UsageError("missing --cluster NAME|FILE (see 'pipesim list' for presets)");
     pipeline.finish();
     const bool report = check_run_outputs(viz_outputs, json, pipeline.save_file());
+    check_html_flag(html, viz_outputs, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
@@ -148,6 +152,7 @@ int run_simulate(const std::vector<std::string>& args) {
     const simgrid::Layout& layout = run.layout;
     // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
+    if (!html.empty()) write_single_html(html, "simulate", args, spec, run.cluster, result);
     pipeline.save(schedule, viz_outputs.format_without_extension);
     if (!report) return 0;  // a file went to standard output
 

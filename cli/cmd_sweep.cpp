@@ -12,6 +12,8 @@
 #include "sweep/grid.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/slurm.hpp"
+#include "sweep_html.hpp"
+#include "viz/html_report.hpp"
 
 namespace pipesim::cli {
 
@@ -55,6 +57,7 @@ struct SweepFlags {
     std::string output;
     sweep::SweepOptions options;
     bool dry_run = false;
+    std::string html;
 };
 
 using SweepFlag = FlagSpec<SweepFlags>;
@@ -80,6 +83,10 @@ const std::array sweep_flags = {
               }},
     SweepFlag{"", "--dry-run", "", "print how many jobs would run, run none",
               [](SweepFlags& s, const std::string&, const std::string&) { s.dry_run = true; }},
+    SweepFlag{"", "--html", "FILE.html",
+              "afterwards, an HTML report: every row, and the timelines of the\n"
+              "3 rows with the highest throughput (run again)",
+              [](SweepFlags& s, const std::string&, const std::string& v) { s.html = v; }},
 };
 
 }  // namespace
@@ -110,6 +117,10 @@ int run_sweep(const std::vector<std::string>& args) {
     const bool dry_run = flags.dry_run;
     if (grid_file.empty()) throw UsageError("missing GRID.json (see 'pipesim sweep --help')");
     if (output.empty() && !dry_run) throw UsageError("missing -o RESULTS.csv");
+    if (!flags.html.empty()) {
+        viz::check_html_report("--html", flags.html);
+        check_output_files({{"-o", output}, {"--html", flags.html}});
+    }
 
     const std::vector<sweep::Job> all = sweep::expand(sweep::load_grid(grid_file));
     const std::vector<sweep::Job> jobs = sweep::shard_jobs(all, options.shard, options.shards);
@@ -125,6 +136,7 @@ int run_sweep(const std::vector<std::string>& args) {
                    "sweep: {} jobs, {} already done, {} ran: {} ok, {} over memory, {} "
                    "infeasible, {} errors → {}\n",
                    s.total, s.skipped, s.ran, s.ok, s.over_memory, s.infeasible, s.errors, output);
+    if (!flags.html.empty()) write_sweep_html(flags.html, args, grid_file, output);
     if (s.errors > 0) {
         fmt::print(stderr,
                    "pipesim sweep: {} job(s) failed (status 'error' in {}); run the same command "
