@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "analysis/cluster_workload.hpp"
 #include "analysis/model_plan.hpp"
 #include "analysis/run.hpp"
 #include "child_process.hpp"
+#include "models/roofline.hpp"
 #include "schedules/registry.hpp"
 #include "sim/replay.hpp"
 
@@ -159,4 +161,35 @@ TEST_CASE("cost lists are one full stage or one triple per virtual stage", "[ana
     CHECK_THROWS_WITH(run(spec), Catch::StartsWith("every pass takes no time"));
     spec.costs.passes = {PassCosts{1e308, 1e308, 1e308}};
     CHECK_THROWS_WITH(run(spec), Catch::StartsWith("the iteration time is not a finite number"));
+}
+
+TEST_CASE("the cluster workload carries the collectives the analytic pass times include",
+          "[analysis][models]") {
+    ModelSpec m = model_spec("zb-6.2b", 2);
+    m.workload.tp = 4;
+    m.workload.sequence_parallel = false;
+    m.workload.recompute = pipesim::models::Recompute::full;
+    const ModelAnalysis plan = plan_model(m, 4);
+    const Schedule s = generate_schedule("1f1b", GeneratorOptions{4, 4, 1, 0});
+    const simgrid::SimWorkload w = workload_from_plan(plan.plan, s, 4, /*distributed=*/true);
+    // One collective as the analytic engine times it (models/roofline.hpp).
+    const double one = pipesim::models::tp_allreduce_seconds(plan.gpu, plan.plan.tp_comm.bytes, 4);
+    REQUIRE(one > 0);
+    for (std::size_t i = 0; i < plan.plan.stages.size(); ++i) {
+        const auto& stage = plan.plan.stages[i];
+        CAPTURE(i, stage.layers);
+        // 2 per layer in F, 2 in B and 2 again for the recomputed forward; the embedding's in F
+        // on the first stage, the logits' input gradient in B on the last.
+        CHECK(w.tp_allreduces_forward[i] == 2 * stage.layers + (i == 0 ? 1 : 0));
+        CHECK(w.tp_allreduces_backward[i] == 4 * stage.layers + (i == 3 ? 1 : 0));
+        CHECK(w.tp_allreduces_forward[i] * one == Approx(stage.tp_comm_times.forward));
+        CHECK(w.tp_allreduces_backward[i] * one == Approx(stage.tp_comm_times.backward_input));
+        // Megatron's scatter/gather: each of the t GPUs sends s·b·h·2/t bytes.
+        CHECK(w.message_bytes[i] == Approx(2.0 * 1024 * 2 * 4096 / 4));
+    }
+    // The distributed optimizer all-gathers bf16 parameters after reduce-scattering fp32
+    // gradients: half the bytes.
+    REQUIRE(w.param_gather_bytes.size() == 4);
+    for (std::size_t d = 0; d < 4; ++d)
+        CHECK(w.param_gather_bytes[d] == Approx(w.gradient_bytes[d] / 2));
 }

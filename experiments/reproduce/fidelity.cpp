@@ -82,7 +82,7 @@ Sc21Results sc21_rows(const Context& context) {
             s.note = "skipped";
         else
             s = fidelity::predict_simgrid(spec, fmt::format("dgx-a100:{}", row.nodes),
-                                          simgrid_limit_s);
+                                          simgrid_limit_s, row.torch_ddp);
         too_slow = too_slow || (!s.ran && s.note == "over the time limit");
         const double ta = flops / a.step_time / 1e12, to = flops / o.step_time / 1e12;
         r.published.push_back(row.tflops);
