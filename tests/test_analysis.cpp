@@ -193,3 +193,43 @@ TEST_CASE("the cluster workload carries the collectives the analytic pass times 
     for (std::size_t d = 0; d < 4; ++d)
         CHECK(w.param_gather_bytes[d] == Approx(w.gradient_bytes[d] / 2));
 }
+
+TEST_CASE(
+    "with tensor parallelism each GPU reduces its own shard's gradients, and the rates "
+    "count the reduction",
+    "[analysis][simgrid]") {
+    PipelineSpec spec;
+    spec.schedule = "1f1b";
+    spec.generator = {1, 2, 0, 0};
+    spec.costs.model = model_spec("zb-1.5b", 1);
+    spec.dp = 2;
+    spec.tp = 2;
+    const double nic = 1e10;
+    const std::string result = run_in_child([&] {
+        SimGridEngine engine;
+        engine.cluster = instant_cluster(2);
+        engine.cluster.nodes = {NodeGroup{2, "a100-80gb", 0}};
+        engine.cluster.nic = LinkSpec{nic, 0};
+        engine.cluster.nic_per_gpu = true;
+        engine.options.overlap_grad_reduce = false;
+        const Analysis a = run(spec, engine);
+        return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g}",
+                           a.cluster->result.grad_reduce_time, a.iteration_time, a.metrics.makespan,
+                           a.model->samples_per_second, a.model->optimizer_seconds);
+    });
+    INFO(result);
+    double reduce = 0, iteration = 0, makespan = 0, samples = 0, optimizer = 0;
+    REQUIRE(std::sscanf(result.c_str(), "%lf %lf %lf %lf %lf", &reduce, &iteration, &makespan,
+                        &samples, &optimizer) == 5);
+    // Each GPU holds params/t and all-reduces its fp32 gradients with its peer in the other
+    // node: 2(n−1)/n · 4·params/t bytes through its NIC, n = 2.
+    const ModelAnalysis plan = plan_model(*spec.costs.model, 1);
+    ModelSpec sharded = *spec.costs.model;
+    sharded.workload.tp = 2;
+    const double params = plan_model(sharded, 1).plan.stages[0].params;
+    CHECK(params == Approx(plan.plan.stages[0].params / 2).epsilon(0.01));
+    CHECK(reduce == Approx(4 * params / nic).epsilon(1e-6));
+    CHECK(iteration == Approx(makespan + reduce).epsilon(1e-9));
+    // Samples over the step: the iteration with its reduction, then the optimizer step.
+    CHECK(samples == Approx(2.0 * 2 / (iteration + optimizer)).epsilon(1e-9));
+}
