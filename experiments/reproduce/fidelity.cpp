@@ -235,7 +235,8 @@ reduction over one ring per NIC, exposed or overlapped as each run did, the opti
 embedding and loss. `simulate` and `analyze` agree where the network is idle and differ by
 the exposed gradient reduction where it is not. What is left is the kernels' own time,
 optimistic by a roughly uniform 15–30 %: the per-pass table above shows where. The
-weight-gradient pass W, nothing but GEMMs, is within 2–8 % of what the Zero Bubble paper
+weight-gradient pass W, nothing but GEMMs (their K is the microbatch's tokens, down to 1024
+here, where the short-K falloff matters), is within 1.5–4 % of what the Zero Bubble paper
 profiled, so the GEMM ceiling (the measured MAMF, 267.9 TFLOP/s) is not the gap; F and B,
 which hold the memory-bound kernels (norms, GeLU, dropouts, the unfused softmax and its
 dropout on b·a·s² scores) and the batched attention GEMMs, are 10–29 % faster than
