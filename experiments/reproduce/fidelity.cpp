@@ -336,7 +336,10 @@ layers) against those the paper profiled in its ZB-2p runs (Table 9), in ms per 
     out += R"(
 Peak memory per GPU against Table 4 (weights, fp32 gradients and Adam state, and the
 replay's peak activations; the paper's "GB" read as GiB as PyTorch reports it; transient
-buffers inside a pass are not counted):
+buffers inside a pass are not counted). The 1F1B-I rows are not like for like: pipesim
+interleaves v = layers/p chunks (2, 3, 2), some of two layers, the paper (layers + 2)/p
+chunks of one layer; which device holds the two-layer chunks (the partitioner balances
+stage times, so any change of the kernels' times may move them) decides its peak:
 
 )";
     out += zb.memory;
