@@ -42,6 +42,7 @@ struct SimulateFlags {
     analysis::SimGridEngine engine;
     std::string cluster_name;
     bool json = false;
+    std::string overlap_flag;  // --overlap-grad-reduce or --no-overlap-grad-reduce, if given
 };
 
 using SimFlag = FlagSpec<SimulateFlags>;
@@ -65,10 +66,17 @@ const std::array cluster_flags = {
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
                 s.engine.grad_bytes = parse_number(f, v, 0.0);
             }},
+    SimFlag{"", "--overlap-grad-reduce", "",
+            "reduce a device's gradients during its last backward (default; needs --dp > 1)",
+            [](SimulateFlags& s, const std::string& f, const std::string&) {
+                s.engine.options.overlap_grad_reduce = true;
+                s.overlap_flag = f;
+            }},
     SimFlag{"", "--no-overlap-grad-reduce", "",
-            "all-reduce gradients only after the whole pipeline",
-            [](SimulateFlags& s, const std::string&, const std::string&) {
+            "reduce gradients only after the whole pipeline (needs --dp > 1)",
+            [](SimulateFlags& s, const std::string& f, const std::string&) {
                 s.engine.options.overlap_grad_reduce = false;
+                s.overlap_flag = f;
             }},
 };
 
@@ -127,6 +135,10 @@ int run_simulate(const std::vector<std::string>& args) {
     check_html_flag(html, viz_outputs, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
+    if (!flags.overlap_flag.empty() && spec.dp < 2)
+        throw UsageError(fmt::format(
+            "{} needs data parallelism (--dp D with D > 1): there is no gradient reduction",
+            flags.overlap_flag));
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
     const Schedule schedule = prepared.schedule;  // saved once everything else has worked
