@@ -232,8 +232,8 @@ TEST_CASE("the GPU kernels accept GPT and Llama models and name what they lack",
     odd.heads = 48;  // head dimension 48
     CHECK_NOTHROW(check_kernel_support(odd, work(1, 1)));
     CHECK_THROWS_WITH(check_kernel_support(odd, work(1, 1, fused)),
-                      "the fused attention kernel is built for head dimensions 32, 64, 96 and "
-                      "128; odd has 48 (use --attention unfused)");
+                      "the fused attention kernel is built for head dimensions 32, 64, 96, 128; "
+                      "odd has 48 (use --attention unfused)");
     CHECK_THROWS_WITH(check_kernel_support(models::find_model("zb-1.5b"), work(1, 5)),
                       Catch::Contains("does not divide zb-1.5b's attention heads (24)"));
 }

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace pipesim::calibration {
 
@@ -172,9 +173,9 @@ void check_kernel_support(const models::TransformerConfig& config,
     for (int d : flash_head_dims)
         if (d == s.head_dim) return;
     throw std::invalid_argument(
-        fmt::format("the fused attention kernel is built for head dimensions 32, 64, 96 and 128; "
-                    "{} has {} (use --attention unfused)",
-                    config.name, s.head_dim));
+        fmt::format("the fused attention kernel is built for head dimensions {}; {} has {} (use "
+                    "--attention unfused)",
+                    fmt::join(flash_head_dims, ", "), config.name, s.head_dim));
 }
 
 }  // namespace pipesim::calibration
