@@ -261,7 +261,8 @@ TEST_CASE("flash-style attention equals the unfused reference for any tiling", "
         {16, 2, 2, 4, 4},
         {13, 4, 2, 3, 5},  // tiles not dividing the sequence, grouped-query attention
         {13, 4, 1, 8, 2},
-        {9, 2, 2, 16, 16},  // one tile
+        {9, 2, 2, 16, 16},   // one tile
+        {80, 4, 2, 64, 64},  // the GPU kernel's tiles and the GPU check's sequence
     }));
     INFO("s=" << seq << " heads=" << heads << "/" << kv << " tiles " << block_q << "×" << block_k);
     const int d = 8, batch = 2;
