@@ -63,8 +63,10 @@ struct PipelineSpec {
 };
 
 /// The per-stage costs a CostSpec's `passes` describe for a p×v pipeline: one triple split
-/// evenly over the chunks, or p·v triples used as given. Throws std::invalid_argument for
-/// another number of triples or a negative or non-finite time.
-StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int devices, int chunks);
+/// evenly over the `split` chunks a microbatch passes through on a device (0: all v; see
+/// Schedule::microbatch_chunks), or p·v triples used as given. Throws
+/// std::invalid_argument for another number of triples or a negative or non-finite time.
+StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int devices, int chunks,
+                                   int split = 0);
 
 }  // namespace pipesim::analysis
