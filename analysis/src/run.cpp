@@ -147,6 +147,10 @@ void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& e
                   bool validated) {
     sim::ReplayOptions replay_options;
     replay_options.comm_latency = spec.comm_latency;
+    if (spec.all_to_all > 0)
+        replay_options.all_to_all.assign(static_cast<std::size_t>(a.schedule.stages()),
+                                         spec.all_to_all / a.schedule.microbatch_chunks());
+    replay_options.fb_overlap = spec.fb_overlap;
     replay_options.record_transfers = engine.record_transfers;
     replay_options.record_ops = engine.record_ops;
     replay_options.validated = validated;
@@ -160,6 +164,10 @@ void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& e
 }
 
 void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
+    if (spec.all_to_all > 0 || spec.fb_overlap > 0)
+        throw std::invalid_argument(
+            "the all-to-all time and the F&B overlap are options of the analytic replay; the "
+            "cluster simulation runs F&B pairs as F then BW");
     ClusterRun run;
     run.cluster = engine.cluster.name;
     run.description = engine.cluster.description;

@@ -43,6 +43,11 @@ struct Schedule {
     std::vector<std::vector<Op>> device_ops;
     /// Per microbatch, the stages it passes through; empty: all stages for every microbatch.
     std::vector<StageRange> microbatch_stages;
+    /// Overlapped forward-and-backward pairs (DualPipe, DeepSeek-V3 §3.2.1): per device, the
+    /// increasing positions k at which op k, an F, and op k + 1, a B or BW of another
+    /// microbatch, run as one F&B op. The pair starts when the inputs of both are there and
+    /// both outputs leave when it ends. Empty: no pairs (or one empty list per device).
+    std::vector<std::vector<int>> fb_pairs;
 
     int stages() const { return devices * chunks; }
     /// The stages microbatch `microbatch` passes through.
