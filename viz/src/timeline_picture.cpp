@@ -168,6 +168,25 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
     }
 }
 
+// DualPipe's overlapped F&B pairs as DeepSeek draws them: the F and backward boxes of a pair
+// in one shared black border (a black frame behind the two boxes, showing around them).
+void draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
+    constexpr double frame = 1.2;
+    c.pen("#000000");
+    c.fill("#000000");
+    for (std::size_t d = 0; d < t.fb_pairs.size() && d < t.device_ops.size(); ++d) {
+        const auto& ops = t.device_ops[d];
+        for (const int k : t.fb_pairs[d]) {
+            if (k < 0 || static_cast<std::size_t>(k) + 1 >= ops.size()) continue;
+            const double x0 = l.x(ops[static_cast<std::size_t>(k)].start) - frame;
+            const double x1 = l.x(ops[static_cast<std::size_t>(k) + 1].end) + frame;
+            const double y = l.row_centre(static_cast<int>(d));
+            const double h = box_height / 2 + frame;
+            c.polygon({{x0, y - h}, {x1, y - h}, {x1, y + h}, {x0, y + h}});
+        }
+    }
+}
+
 std::string title(const Timeline& t, const MemoryModel& memory) {
     const Metrics m = compute_metrics(t, memory);
     return fmt::format(
@@ -263,6 +282,7 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     detail::XdotCanvas canvas;
     draw_rows_and_axis(canvas, l, range);
     if (options.memory) draw_memory(canvas, l, t, memory, range.last);
+    draw_fb_pairs(canvas, l, t);
 
     std::string out = "digraph timeline {\n";
     out += fmt::format(
