@@ -19,7 +19,7 @@ struct ReplayOptions {
     /// its input-gradient backward (B or BW), one entry per stage, or empty for none. The
     /// device waits for it: it is added to those ops' durations (and to their busy time),
     /// except what an F&B pair hides (fb_overlap). Entries finite and ≥ 0.
-    std::vector<double> all_to_all;
+    std::vector<double> all_to_all = {};
     /// Share, 0..1, of an F&B pair's all-to-all time hidden behind the other op's compute
     /// (DeepSeek-V3 report §3.2.1: the forward's dispatch/combine runs during the backward's
     /// computation and the reverse). A pair of F (compute f, all-to-all a_f) and backward
