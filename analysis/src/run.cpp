@@ -167,7 +167,7 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     if (spec.all_to_all > 0 || spec.fb_overlap > 0)
         throw std::invalid_argument(
             "the all-to-all time and the F&B overlap are options of the analytic replay; the "
-            "cluster simulation runs F&B pairs as F then BW");
+            "cluster simulation runs F&B pairs back to back, hiding nothing");
     ClusterRun run;
     run.cluster = engine.cluster.name;
     run.description = engine.cluster.description;

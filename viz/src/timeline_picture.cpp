@@ -172,6 +172,10 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
 // in one shared black border (a black frame behind the two boxes, showing around them).
 void draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
     constexpr double frame = 1.2;
+    bool any = false;
+    for (const auto& pairs : t.fb_pairs)
+        any = any || !pairs.empty();
+    if (!any) return;
     c.pen("#000000");
     c.fill("#000000");
     for (std::size_t d = 0; d < t.fb_pairs.size() && d < t.device_ops.size(); ++d) {
