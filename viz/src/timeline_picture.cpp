@@ -212,19 +212,27 @@ void write_boxes(std::string& out, const Timeline& t, const Layout& l,
     std::size_t flat = 0;
     for (int d = 0; d < t.devices; ++d) {
         const auto& ops = t.device_ops[static_cast<std::size_t>(d)];
+        const std::vector<int>* pairs =
+            static_cast<std::size_t>(d) < t.fb_pairs.size() ? &t.fb_pairs[d] : nullptr;
         for (std::size_t i = 0; i < ops.size(); ++i, ++flat) {
             const TimedOp& op = ops[i];
+            // In an F&B pair: its F at a listed position, its backward right after.
+            const bool paired =
+                pairs && std::any_of(pairs->begin(), pairs->end(), [&](int k) {
+                    return static_cast<std::size_t>(k) == i || static_cast<std::size_t>(k) + 1 == i;
+                });
             const double w = l.length(op.end - op.start);
             const std::string mb = std::to_string(op.op.microbatch);
             const bool fits = w >= 0.6 * label_font * static_cast<double>(mb.size()) + 2;
             const int chunk = detail::chunk_of(t, op.op.stage);
             out += fmt::format(
                 "  d{}_{} [pos=\"{:.2f},{:.2f}\", width={:.4f}, fillcolor=\"{}\", label=\"{}\", "
-                "tooltip=\"{} on device {}{}: {} – {} ({} {})\"{}];\n",
+                "tooltip=\"{} on device {}{}: {} – {} ({} {}){}\"{}];\n",
                 d, i, l.x(op.start) + w / 2, l.row_centre(d), w / 72.0,
                 detail::pass_colour(op.op.pass, chunk), fits ? mb : "", to_string(op.op), d,
                 t.chunks > 1 ? fmt::format(", chunk {}", chunk) : "", pretty(op.start, 6),
                 pretty(op.end, 6), pretty(op.end - op.start, 6), detail::dot_escape(t.time_unit),
+                paired ? ", F&B pair" : "",
                 critical.empty() || !critical[flat] ? "" : ", color=\"#d62728\", penwidth=2");
         }
     }
