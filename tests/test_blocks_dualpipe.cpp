@@ -338,16 +338,35 @@ TEST_CASE("DualPipe and DualPipeV idle DeepSeek's (PP/2 − 1)(F&B + B − 3W) w
     CHECK_FALSE(analysis::published_bubble(analyze("1f1b", 4, 8, 1, 1, 1), {}));
 }
 
-TEST_CASE("DualPipe's published bubble departs from the replay when passes differ",
+TEST_CASE("With F ≥ B DeepSeek's order idles (PP/2 − 1)(2F + max(0, B − W))",
           "[schedules][dualpipe]") {
-    // p = 4 (PP/2 − 1 = 1), chunk F, B, W = 2, 1, 1: F&B = 2 + 2 = 4, B (full) = 2, so DeepSeek
-    // gives 4 + 2 − 3 = 3. DeepSeek's order times 4: the first F&B pair of device 0 waits for
-    // its backward input, a chain two F longer than with F = B (docs/dualpipe.md). Both
-    // figures are printed side by side; the replay's is checked by the brute-force longest
-    // path test below.
-    const analysis::Analysis a = analyze("dualpipe", 4, 8, 2, 1, 1);
-    CHECK(analysis::published_bubble(a, {})->bubble == Approx(3));  // spec without a2a
-    CHECK(a.metrics.bubble_time == Approx(4));
+    // The closed form of docs/dualpipe.md (chunk F, B, W; PP = p for DualPipe, 2p for
+    // DualPipeV). It meets the published (PP/2 − 1)(F&B + B − 3W) = (PP/2 − 1)(F + 2B − W)
+    // only when F = B ≥ W; e.g. p = 4, F, B, W = 2, 1, 1: formula 3, the order 4.
+    for (const char* name : {"dualpipe", "dualpipe-v"}) {
+        for (int p : {4, 6, 8, 12}) {
+            for (auto [f, b, w] : {std::tuple{1.0, 1.0, 1.0},
+                                   {2.0, 1.0, 1.0},
+                                   {3.0, 1.0, 2.0},
+                                   {2.0, 2.0, 3.0},
+                                   {3.0, 2.0, 1.0},
+                                   {2.0, 1.0, 0.5},
+                                   {5.0, 3.0, 4.0}}) {
+                CAPTURE(name, p, f, b, w);
+                const bool v = std::string(name) == "dualpipe-v";
+                // --costs are a full stage; a DualPipeV chunk is half of one.
+                const double share = v ? 2 : 1;
+                const analysis::Analysis a =
+                    analyze(name, p, 3 * p + (3 * p) % 2, share * f, share * b, share * w);
+                const double steps = (v ? 2 * p : p) / 2.0 - 1;
+                CHECK(a.metrics.bubble_time ==
+                      Approx(steps * (2 * f + std::max(0.0, b - w))).margin(1e-9));
+                const double published = steps * (f + 2 * b - w);
+                CHECK(analysis::published_bubble(a, {})->bubble == Approx(published));
+                if (f == b && w <= b) CHECK(a.metrics.bubble_time == Approx(published));
+            }
+        }
+    }
 }
 
 TEST_CASE("DualPipe's bubble does not grow with m", "[schedules][dualpipe]") {
