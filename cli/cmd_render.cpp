@@ -44,8 +44,10 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bo
                                 "--costs and --comm do not apply",
                                 path));
             if (!saved.memory)
-                saved.memory = unit_memory_model(saved.timeline.devices, saved.timeline.chunks,
-                                                 spec.costs.mem_w_ratio);
+                saved.memory = unit_memory_model(
+                    saved.timeline.devices, saved.timeline.chunks, spec.costs.mem_w_ratio,
+                    chunks_per_microbatch(saved.timeline.devices, saved.timeline.chunks,
+                                          saved.timeline.microbatch_stages));
             return saved;
         } catch (const viz::NotATimeline&) {
             // Valid JSON without the timeline tag: read it as a schedule below.

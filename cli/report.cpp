@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/published.hpp"
 #include "schedules/placement.hpp"
 
 namespace pipesim::cli {
@@ -142,6 +143,18 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const analysis::Pipeline
     j["idle"] = per_device([](const DeviceMetrics& d) { return d.idle; });
     j["device_bubble_rate"] = per_device([](const DeviceMetrics& d) { return d.bubble_rate; });
     j["ops"] = a.schedule.op_count();
+    if (spec.all_to_all > 0 || spec.fb_overlap > 0) {
+        j["all_to_all"] = spec.all_to_all;
+        j["fb_overlap"] = spec.fb_overlap;
+    }
+    if (const auto pb = analysis::published_bubble(a, spec))
+        j["published_bubble"] = {{"formula", "(PP/2-1)(F&B+B-3W)"},
+                                 {"pp", pb->pp},
+                                 {"f", pb->forward},
+                                 {"b", pb->backward},
+                                 {"w", pb->weight},
+                                 {"fb", pb->pair},
+                                 {"bubble", pb->bubble}};
     if (a.model) add_model_json(j, a, *a.model);
     std::vector<std::string> warnings = a.warnings;
     if (a.model)
@@ -179,6 +192,12 @@ std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec
     line("makespan", fmt::format("{:.6g} {}", m.makespan, unit));
     line("bubble rate", fmt::format("{:.2f} %  (device {}, idle {:.6g} {})", 100 * m.bubble_rate,
                                     m.bubble_device, m.devices[m.bubble_device].idle, unit));
+    if (const auto pb = analysis::published_bubble(a, spec))
+        line(
+            "DeepSeek's bubble",
+            fmt::format("{:.6g} {}  ((PP/2−1)(F&B+B−3W), PP={}, F={:g} B={:g} W={:g} "
+                        "F&B={:g}; docs/dualpipe.md)",
+                        pb->bubble, unit, pb->pp, pb->forward, pb->backward, pb->weight, pb->pair));
     line("peak activation", fmt::format("{:.4g} × M_B  (max over devices; M_W = {:g} M_B)",
                                         m.peak_activation_max, spec.costs.mem_w_ratio));
     line("throughput", fmt::format("{:.6g} microbatches / {}", m.throughput, unit));

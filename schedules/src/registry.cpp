@@ -65,11 +65,11 @@ constexpr std::array generators{
                       2, 2, 2, false, &detail::generate_v_zb},
     ScheduleGenerator{"dualpipe",
                       "DualPipe: DeepSeek's bidirectional pipeline, two model copies "
-                      "fed from both ends (even p and m), F&B pairs run as F then BW",
+                      "fed from both ends (even p and m), overlapped F&B pairs (--overlap-fb)",
                       2, 2, 2, false, &detail::generate_dualpipe, false, 1.5},
     ScheduleGenerator{"dualpipe-v",
                       "DualPipeV: DeepSeek's cut-in-half DualPipe on a V-shape, "
-                      "overlapped F&B pairs run as F then BW",
+                      "overlapped F&B pairs (--overlap-fb)",
                       2, 2, 2, false, &detail::generate_dualpipe_v},
 };
 

@@ -168,6 +168,29 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
     }
 }
 
+// DualPipe's overlapped F&B pairs as DeepSeek draws them: the F and backward boxes of a pair
+// in one shared black border (a black frame behind the two boxes, showing around them).
+void draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
+    constexpr double frame = 1.2;
+    bool any = false;
+    for (const auto& pairs : t.fb_pairs)
+        any = any || !pairs.empty();
+    if (!any) return;
+    c.pen("#000000");
+    c.fill("#000000");
+    for (std::size_t d = 0; d < t.fb_pairs.size() && d < t.device_ops.size(); ++d) {
+        const auto& ops = t.device_ops[d];
+        for (const int k : t.fb_pairs[d]) {
+            if (k < 0 || static_cast<std::size_t>(k) + 1 >= ops.size()) continue;
+            const double x0 = l.x(ops[static_cast<std::size_t>(k)].start) - frame;
+            const double x1 = l.x(ops[static_cast<std::size_t>(k) + 1].end) + frame;
+            const double y = l.row_centre(static_cast<int>(d));
+            const double h = box_height / 2 + frame;
+            c.polygon({{x0, y - h}, {x1, y - h}, {x1, y + h}, {x0, y + h}});
+        }
+    }
+}
+
 std::string title(const Timeline& t, const MemoryModel& memory) {
     const Metrics m = compute_metrics(t, memory);
     return fmt::format(
@@ -189,19 +212,27 @@ void write_boxes(std::string& out, const Timeline& t, const Layout& l,
     std::size_t flat = 0;
     for (int d = 0; d < t.devices; ++d) {
         const auto& ops = t.device_ops[static_cast<std::size_t>(d)];
+        const std::vector<int>* pairs =
+            static_cast<std::size_t>(d) < t.fb_pairs.size() ? &t.fb_pairs[d] : nullptr;
         for (std::size_t i = 0; i < ops.size(); ++i, ++flat) {
             const TimedOp& op = ops[i];
+            // In an F&B pair: its F at a listed position, its backward right after.
+            const bool paired =
+                pairs && std::any_of(pairs->begin(), pairs->end(), [&](int k) {
+                    return static_cast<std::size_t>(k) == i || static_cast<std::size_t>(k) + 1 == i;
+                });
             const double w = l.length(op.end - op.start);
             const std::string mb = std::to_string(op.op.microbatch);
             const bool fits = w >= 0.6 * label_font * static_cast<double>(mb.size()) + 2;
             const int chunk = detail::chunk_of(t, op.op.stage);
             out += fmt::format(
                 "  d{}_{} [pos=\"{:.2f},{:.2f}\", width={:.4f}, fillcolor=\"{}\", label=\"{}\", "
-                "tooltip=\"{} on device {}{}: {} – {} ({} {})\"{}];\n",
+                "tooltip=\"{} on device {}{}: {} – {} ({} {}){}\"{}];\n",
                 d, i, l.x(op.start) + w / 2, l.row_centre(d), w / 72.0,
                 detail::pass_colour(op.op.pass, chunk), fits ? mb : "", to_string(op.op), d,
                 t.chunks > 1 ? fmt::format(", chunk {}", chunk) : "", pretty(op.start, 6),
                 pretty(op.end, 6), pretty(op.end - op.start, 6), detail::dot_escape(t.time_unit),
+                paired ? ", F&B pair" : "",
                 critical.empty() || !critical[flat] ? "" : ", color=\"#d62728\", penwidth=2");
         }
     }
@@ -263,6 +294,7 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     detail::XdotCanvas canvas;
     draw_rows_and_axis(canvas, l, range);
     if (options.memory) draw_memory(canvas, l, t, memory, range.last);
+    draw_fb_pairs(canvas, l, t);
 
     std::string out = "digraph timeline {\n";
     out += fmt::format(

@@ -65,10 +65,25 @@ void DeviceActor::run() {
     std::size_t last_gradient = ops.empty() ? 0 : ops.size() - 1;
     for (std::size_t i = 0; i < ops.size(); ++i)
         if (ops[i].pass == Pass::W || ops[i].pass == Pass::BW) last_gradient = i;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-        const Op& op = ops[i];
-        wait_for_input(op);
-        if (i == last_gradient) {
+    // DualPipe's F&B pairs (Schedule::fb_pairs): both inputs before the F, both outputs after
+    // the backward, as the analytic replay times them (run back to back, nothing hidden).
+    static const std::vector<int> no_pairs;
+    const std::vector<int>& pairs =
+        s_.schedule.fb_pairs.empty() ? no_pairs : s_.schedule.fb_pairs[device_];
+    std::size_t next_pair = 0;
+    bool in_pair = false;
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+        const Op& op = ops[k];
+        const bool pair_start =
+            next_pair < pairs.size() && static_cast<std::size_t>(pairs[next_pair]) == k;
+        if (pair_start) {
+            wait_for_input(op);
+            wait_for_input(ops[k + 1]);
+            ++next_pair;
+        } else if (!in_pair) {
+            wait_for_input(op);
+        }
+        if (k == last_gradient) {
             const std::unique_lock lock(*s_.mutex);
             ++s_.last_gradient_started[device_];
             s_.changed->notify_all();
@@ -86,7 +101,9 @@ void DeviceActor::run() {
         }
         const double end = sg::Engine::get_clock();
         if (replica_ == 0) s_.timeline->device_ops[device_].push_back(TimedOp{op, start, end});
-        send_output(op);
+        if (in_pair) send_output(ops[k - 1]);
+        if (!pair_start) send_output(op);
+        in_pair = pair_start;
         ++s_.progress[index];
         s_.op_done();
     }
