@@ -99,11 +99,13 @@ TEST_CASE("a rendered PNG has the picture's size and is not blank", "[viz][rende
     const std::string png = viz::render_dot(dot, viz::ImageFormat::png);
     const Image image = decode_png(png);
     const auto [width_pt, height_pt] = picture_points(dot);
-    // 96 pixels per inch, 72 points per inch; Graphviz adds the 0.1 in pad on each side
-    // and, on top, the title line.
-    CHECK(std::abs(image.width - (width_pt + 14.4) * 96 / 72) <= 2.0);
-    CHECK(image.height >= height_pt * 96 / 72);
-    CHECK(image.height <= (height_pt + 14.4 + 30) * 96 / 72);
+    // 192 pixels per inch (twice a screen's, for sharp text in documents), 72 points per
+    // inch; Graphviz adds the 0.1 in pad on each side and, on top, the title line.
+    CHECK(std::abs(image.width - (width_pt + 14.4) * 192 / 72) <= 4.0);
+    CHECK(image.height >= height_pt * 192 / 72);
+    CHECK(image.height <= (height_pt + 14.4 + 30) * 192 / 72);
+    // Readable in a document: wider than a 1280-pixel screen's half at its native size.
+    CHECK(image.width >= 1400);
     // Not blank: a good share of the pixels is not white, and the F boxes' blue is there.
     std::size_t coloured = 0, f_blue = 0;
     for (std::size_t i = 0; i < std::size_t{image.width} * image.height; ++i) {

@@ -19,6 +19,8 @@ class XdotCanvas {
   public:
     void pen(std::string_view colour) { field("c", colour); }
     void fill(std::string_view colour) { field("C", colour); }
+    /// Line style for what follows: "solid", "dashed", "setlinewidth(2)".
+    void style(std::string_view style) { field("S", style); }
     void font(double size) {
         ops_ += fmt::format("F {:.1f} {} -{} ", size, font_name.size(), font_name);
         font_size_ = size;
