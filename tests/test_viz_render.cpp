@@ -142,6 +142,20 @@ TEST_CASE("a rendered SVG is XML with one box and one tooltip per op", "[viz][re
     CHECK(c.titles.count("d0_0") == 1);
 }
 
+TEST_CASE("a rendered SVG shows the legend and the time axis' title as text", "[viz][render]") {
+    const auto timeline = replayed("zb-v", 4, 8);
+    viz::TimelinePictureOptions options;
+    options.critical_path = true;
+    const std::string svg = viz::render_dot(
+        viz::timeline_dot(timeline, unit_memory(timeline), options), viz::ImageFormat::svg);
+    for (const char* text : {">F forward</text>", ">B input gradient</text>",
+                             ">W weight gradient</text>", ">chunk 0</text>", ">chunk 1</text>",
+                             ">critical path</text>", ">time (cost units)</text>"}) {
+        INFO(text);
+        CHECK(svg.find(text) != std::string::npos);
+    }
+}
+
 TEST_CASE("a rendered PDF is a PDF", "[viz][render]") {
     const auto timeline = replayed("1f1b", 2, 2);
     const std::string pdf =

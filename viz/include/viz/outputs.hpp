@@ -7,6 +7,7 @@
 
 #include "schedules/metrics.hpp"
 #include "schedules/timeline.hpp"
+#include "viz/chrome_trace.hpp"
 #include "viz/gantt.hpp"
 #include "viz/timeline_picture.hpp"
 
@@ -19,6 +20,7 @@ struct VizOutputs {
     std::string trace;             ///< Chrome trace JSON
     std::string saved_timeline;    ///< saved Timeline JSON (docs/timeline-format.md)
     TimelinePictureOptions picture;
+    ChromeTraceOptions trace_options;
     std::optional<GanttOptions> gantt;  ///< the terminal Gantt chart, returned as text
 
     bool any() const {
