@@ -10,6 +10,7 @@
 #include <string>
 
 #include "viz/chrome_trace.hpp"
+#include "viz/timeline_file.hpp"
 #include "viz/timeline_picture.hpp"
 #include "viz_fixtures.hpp"
 
@@ -298,4 +299,26 @@ TEST_CASE("trace flows pair up and follow the dependencies, one per data input",
             CHECK(count == std::pair{1, 1});
         }
     }
+}
+
+TEST_CASE("a saved timeline keeps whether its memory is in bytes, so render shows GiB too",
+          "[viz]") {
+    const auto t = replayed("1f1b", 2, 2);
+    pipesim::MemoryModel memory = unit_memory(t);
+    for (double& a : memory.activation)
+        a = 1024.0 * 1024 * 1024;
+    memory.held_for_w = memory.activation;
+    const std::string bytes = viz::timeline_json(t, &memory, true);
+    CHECK(has(bytes, "\"memory\": {\"unit\": \"bytes\", "));
+    CHECK(viz::parse_timeline_json(bytes, "t.json").memory_in_bytes);
+    CHECK_FALSE(viz::parse_timeline_json(viz::timeline_json(t, &memory), "t.json").memory_in_bytes);
+    std::string units = bytes;
+    units.replace(units.find("\"bytes\""), 7, "\"units\"");
+    CHECK_FALSE(viz::parse_timeline_json(units, "t.json").memory_in_bytes);
+    std::string bad = bytes;
+    bad.replace(bad.find("\"bytes\""), 7, "\"words\"");
+    CHECK_THROWS_WITH(
+        viz::parse_timeline_json(bad, "t.json"),
+        Catch::Matches(
+            R"(t\.json:\d+:\d+: memory\.unit: expected "bytes" or "units", got 'words')"));
 }

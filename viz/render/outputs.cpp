@@ -31,7 +31,8 @@ std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
                           const VizOutputs& outputs) {
     check_outputs(outputs);
     if (!outputs.saved_timeline.empty())
-        save_timeline_file(outputs.saved_timeline, timeline, &memory);
+        save_timeline_file(outputs.saved_timeline, timeline, &memory,
+                           outputs.picture.memory_in_bytes);
     if (!outputs.trace.empty())
         fileio::write_file_atomically(outputs.trace,
                                       chrome_trace_json(timeline, &memory, outputs.trace_options));
