@@ -5,6 +5,7 @@
 #include <expat.h>
 #include <png.h>
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 #include <set>
@@ -140,6 +141,51 @@ TEST_CASE("a rendered SVG is XML with one box and one tooltip per op", "[viz][re
     CHECK(c.tooltips == op_count(timeline));
     CHECK(c.titles.size() == op_count(timeline));  // distinct node names
     CHECK(c.titles.count("d0_0") == 1);
+}
+
+TEST_CASE("a long title over a short run widens the timeline, not only the margins",
+          "[viz][render]") {
+    // DualPipe p=2 m=2 in seconds: a 500 pt axis under a 150-character title (a saved
+    // timeline's schedule name is free text).
+    auto timeline = replayed("dualpipe", 2, 2);
+    timeline.schedule =
+        "dualpipe (two model copies fed from both ends of the pipeline, as measured on the "
+        "test cluster)";
+    for (auto& ops : timeline.device_ops)
+        for (auto& op : ops) {
+            op.start *= 1.234567;
+            op.end *= 1.234567;
+        }
+    timeline.transfers.clear();
+    timeline.time_unit = "s";
+    const Image image = decode_png(
+        viz::render_dot(viz::timeline_dot(timeline, unit_memory(timeline)), viz::ImageFormat::png));
+    // The title's band: the top 0.1 in pad and a 13 pt line, at 192 dpi about 55 pixels.
+    unsigned left = image.width, right = 0;
+    for (unsigned y = 0; y < 55; ++y)
+        for (unsigned x = 0; x < image.width; ++x) {
+            const auto p = image.pixel(std::size_t{y} * image.width + x);
+            if (p[0] < 128 && p[1] < 128 && p[2] < 128) {
+                left = std::min(left, x);
+                right = std::max(right, x);
+            }
+        }
+    REQUIRE(right > left);  // the title is there
+    CHECK(left >= 10);      // and not clipped
+    CHECK(right + 10 <= image.width);
+    // Below the title the time axis (dark grey) spans the picture: the axis is widened to
+    // the title's width instead of the title widening only a blank right margin.
+    unsigned rows_left = image.width, rows_right = 0;
+    for (unsigned y = 60; y < image.height; ++y)
+        for (unsigned x = 0; x < image.width; ++x) {
+            const auto p = image.pixel(std::size_t{y} * image.width + x);
+            if (p[0] < 128 && p[1] < 128 && p[2] < 128) {
+                rows_left = std::min(rows_left, x);
+                rows_right = std::max(rows_right, x);
+            }
+        }
+    CHECK(rows_left < image.width / 10);
+    CHECK(rows_right > image.width * 95 / 100);
 }
 
 TEST_CASE("a rendered SVG shows the legend and the time axis' title as text", "[viz][render]") {

@@ -38,7 +38,10 @@ class XdotCanvas {
     }
     /// The width Graphviz is told a text takes: an average Helvetica glyph per byte.
     static double text_width(double size, std::string_view text) {
-        return 0.55 * size * static_cast<double>(text.size());
+        return text_width(size, text.size());
+    }
+    static double text_width(double size, std::size_t characters) {
+        return 0.55 * size * static_cast<double>(characters);
     }
     const std::string& ops() const { return ops_; }
 
