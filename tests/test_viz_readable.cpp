@@ -95,7 +95,7 @@ TEST_CASE("the legend names each pass the timeline has, the chunk shades and the
     CHECK(has(dot, "-critical path"));
 }
 
-TEST_CASE("the time axis has a title with its unit; seconds become ms or µs on short runs",
+TEST_CASE("the time axis has a title with its unit, and seconds become ms or µs on short runs",
           "[viz]") {
     const auto t = replayed("1f1b", 4, 8);  // makespan 33 units
     CHECK(has(viz::timeline_dot(t, unit_memory(t)), "-time (cost units)"));
