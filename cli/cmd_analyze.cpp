@@ -64,6 +64,7 @@ int run_analyze(const std::vector<std::string>& args) {
     const analysis::PipelineSpec& spec = pipeline.spec();
     const analysis::Analysis result = analysis::run(spec, engine_for(viz_outputs, !html.empty()));
     print_warnings(result, "analyze");
+    viz_outputs.picture.memory_in_bytes = result.model.has_value();
     // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) write_single_html(html, "analyze", args, spec, "", result);

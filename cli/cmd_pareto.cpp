@@ -116,16 +116,23 @@ void print_front(const sweep::ParetoSelection& s) {
     fmt::print("Pareto front ({} in {}, {}; {} in {}, {}):\n", sweep::metric_name(s.options.x),
                s.x.unit, arrow(s.options.x), sweep::metric_name(s.options.y), s.y.unit,
                arrow(s.options.y));
+    // The choices that vary besides v (mb, tp, ...), as the plot's labels name them.
+    std::vector<std::string> varying = sweep::varying_choices(s);
+    varying.erase(std::remove(varying.begin(), varying.end(), "v"), varying.end());
     for (const auto& [key, rows] : s.groups) {
         if (!s.group_by.empty()) fmt::print("{}:\n", key);
         const auto [results, front] = front_of(rows, s.options);
         for (std::size_t i : front) {
             const sweep::Result& r = results[i];
             const viz::DataPoint p = at(s, r);
-            fmt::print("  job {:>5}  {:<18} p={:<4} m={:<5} v={:<2}  {} {:.6g} {}  {} {:.6g} {}\n",
-                       r.job.index, r.job.schedule, r.job.p, r.job.m, r.chunks,
-                       sweep::metric_name(s.options.x), p.x, s.x.unit,
-                       sweep::metric_name(s.options.y), p.y, s.y.unit);
+            std::string choices;
+            for (const std::string& c : varying)
+                choices += fmt::format("{}={:<3} ", c, sweep::choice_value(rows[i], c));
+            fmt::print(
+                "  job {:>5}  {:<18} p={:<4} m={:<5} v={:<2}  {}{} {:.6g} {}  {} {:.6g} {}\n",
+                r.job.index, r.job.schedule, r.job.p, r.job.m, r.chunks, choices,
+                sweep::metric_name(s.options.x), p.x, s.x.unit, sweep::metric_name(s.options.y),
+                p.y, s.y.unit);
         }
     }
 }

@@ -55,7 +55,8 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bo
     }
     spec.given = standard_input ? parse_schedule_file(text, path) : read_schedule_file(path);
     analysis::Analysis result = analysis::run(spec);
-    return viz::SavedTimeline{std::move(result.timeline), std::move(result.memory)};
+    return viz::SavedTimeline{std::move(result.timeline), std::move(result.memory),
+                              result.model.has_value()};
 }
 
 }  // namespace
@@ -96,6 +97,7 @@ int run_render(const std::vector<std::string>& args) {
     check_viz_flags(outputs, "-o");
     check_output_files(output_files(outputs));
     const viz::SavedTimeline saved = load(input, spec, have_costs);
+    outputs.picture.memory_in_bytes = saved.memory_in_bytes;
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
     return 0;
 }

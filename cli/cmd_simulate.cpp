@@ -160,6 +160,7 @@ int run_simulate(const std::vector<std::string>& args) {
     const analysis::Analysis result = analysis::run(std::move(prepared), engine);
     if (show_progress) fmt::print(stderr, "\r\033[K");
     print_warnings(result, "simulate");
+    viz_outputs.picture.memory_in_bytes = result.model.has_value();
     const analysis::ClusterRun& run = *result.cluster;
     const simgrid::Layout& layout = run.layout;
     // The pictures first: they may still refuse (a dependency graph too large to draw).

@@ -32,6 +32,10 @@ const std::array viz_flags = {
             }},
     VizFlag{"", "--trace", "FILE.json", "Chrome trace for Perfetto or chrome://tracing",
             [](viz::VizOutputs& o, const std::string&, const std::string& v) { o.trace = v; }},
+    VizFlag{"", "--trace-flows", "", "arrows along the dependencies in the --trace file",
+            [](viz::VizOutputs& o, const std::string&, const std::string&) {
+                o.trace_options.flows = true;
+            }},
     VizFlag{
         "", "--save-timeline", "FILE.json", "the timeline, for 'pipesim render' later",
         [](viz::VizOutputs& o, const std::string&, const std::string& v) { o.saved_timeline = v; }},
@@ -81,6 +85,8 @@ void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_fl
     if (option && outputs.timeline_picture.empty())
         throw UsageError(
             fmt::format("{} changes the timeline picture: give {} FILE too", option, picture_flag));
+    if (outputs.trace_options.flows && outputs.trace.empty())
+        throw UsageError("--trace-flows adds arrows to the trace: give --trace FILE.json too");
     viz::check_outputs(outputs);
 }
 

@@ -33,9 +33,11 @@ std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
                           const VizOutputs& outputs) {
     check_outputs(outputs);
     if (!outputs.saved_timeline.empty())
-        save_timeline_file(outputs.saved_timeline, timeline, &memory);
+        save_timeline_file(outputs.saved_timeline, timeline, &memory,
+                           outputs.picture.memory_in_bytes);
     if (!outputs.trace.empty())
-        fileio::write_file_atomically(outputs.trace, chrome_trace_json(timeline, &memory));
+        fileio::write_file_atomically(outputs.trace,
+                                      chrome_trace_json(timeline, &memory, outputs.trace_options));
     if (!outputs.timeline_picture.empty())
         write_picture(outputs.timeline_picture, timeline_dot(timeline, memory, outputs.picture),
                       outputs.format_without_extension);

@@ -79,7 +79,10 @@ class Reader {
             t.stage_device.push_back(static_cast<int>(
                 doc_.integer(fileio::json_pointer_child("/stage_device", s), 0, t.devices - 1)));
         if (doc_.has("/microbatch_stages")) t.microbatch_stages = read_microbatch_stages(t);
-        if (doc_.has("/memory")) saved.memory = read_memory(stages);
+        if (doc_.has("/memory")) {
+            saved.memory = read_memory(stages);
+            saved.memory_in_bytes = read_memory_unit();
+        }
         read_device_ops(t);
         if (doc_.has("/transfers")) read_transfers(t);
         if (doc_.has("/fb_pairs")) read_fb_pairs(t);
@@ -123,8 +126,19 @@ class Reader {
         return result;
     }
 
+    // Whether the memory object's optional "unit" is "bytes" (else activation units).
+    bool read_memory_unit() const {
+        if (!doc_.has("/memory/unit")) return false;
+        const std::string& unit = doc_.string("/memory/unit", 16);
+        if (unit != "bytes" && unit != "units")
+            throw doc_.error_at("/memory/unit",
+                                fmt::format("memory.unit: expected \"bytes\" or \"units\", got {}",
+                                            fileio::quote_excerpt(unit)));
+        return unit == "bytes";
+    }
+
     MemoryModel read_memory(std::size_t stages) const {
-        doc_.object("/memory", {"activation", "held_for_w"});
+        doc_.object("/memory", {"unit", "activation", "held_for_w"});
         MemoryModel memory;
         for (auto [key, out] : {std::pair{"activation", &memory.activation},
                                 std::pair{"held_for_w", &memory.held_for_w}}) {
@@ -301,7 +315,7 @@ class Reader {
 
 }  // namespace
 
-std::string timeline_json(const Timeline& t, const MemoryModel* memory) {
+std::string timeline_json(const Timeline& t, const MemoryModel* memory, bool memory_in_bytes) {
     std::string out;
     out +=
         fmt::format("{{\n  \"format\": \"{}\",\n  \"version\": {},\n", format_tag, format_version);
@@ -318,7 +332,8 @@ std::string timeline_json(const Timeline& t, const MemoryModel* memory) {
         out += "],\n";
     }
     if (memory)
-        out += fmt::format("  \"memory\": {{\"activation\": {}, \"held_for_w\": {}}},\n",
+        out += fmt::format("  \"memory\": {{{}\"activation\": {}, \"held_for_w\": {}}},\n",
+                           memory_in_bytes ? "\"unit\": \"bytes\", " : "",
                            number_array(memory->activation), number_array(memory->held_for_w));
     out += "  \"device_ops\": [";
     for (std::size_t d = 0; d < t.device_ops.size(); ++d) {
@@ -368,8 +383,8 @@ SavedTimeline read_timeline_file(const std::string& path, const TimelineFileLimi
 }
 
 void save_timeline_file(const std::string& path, const Timeline& timeline,
-                        const MemoryModel* memory) {
-    fileio::write_file_atomically(path, timeline_json(timeline, memory));
+                        const MemoryModel* memory, bool memory_in_bytes) {
+    fileio::write_file_atomically(path, timeline_json(timeline, memory, memory_in_bytes));
 }
 
 }  // namespace pipesim::viz

@@ -7,6 +7,7 @@
 
 #include "schedules/metrics.hpp"
 #include "schedules/timeline.hpp"
+#include "viz/chrome_trace.hpp"
 #include "viz/gantt.hpp"
 #include "viz/timeline_picture.hpp"
 
@@ -22,6 +23,7 @@ struct VizOutputs {
     /// extension, such as `-` (standard output); a path's extension always wins.
     std::string format_without_extension;
     TimelinePictureOptions picture;
+    ChromeTraceOptions trace_options;
     std::optional<GanttOptions> gantt;  ///< the terminal Gantt chart, returned as text
 
     bool any() const {
