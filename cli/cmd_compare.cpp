@@ -5,14 +5,11 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "analysis/run.hpp"
+#include "analysis/compare.hpp"
 #include "args.hpp"
-#include "bounds.hpp"
 #include "commands.hpp"
 #include "pipeline_flags.hpp"
-#include "schedules/registry.hpp"
 
 namespace pipesim::cli {
 
@@ -34,18 +31,6 @@ memory with a model), throughput, and the speed-up over the first schedule liste
 
 constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
-// One schedule's figures.
-struct Row {
-    std::string schedule;
-    int chunks = 0;
-    double makespan = 0;  ///< or iteration time with a model
-    double bubble_rate = 0;
-    double efficiency = 0;
-    double peak = 0;        ///< activation units, or bytes (weights + activations) with a model
-    double throughput = 0;  ///< microbatches per unit, or samples/s with a model
-    double speedup = 0;     ///< over the first row
-};
-
 // "a,b,c" → {"a", "b", "c"}; empty names refused.
 std::vector<std::string> split_names(const std::string& flag, const std::string& text) {
     std::vector<std::string> names;
@@ -66,44 +51,13 @@ std::vector<std::string> split_names(const std::string& flag, const std::string&
     return names;
 }
 
-// The shape `name` runs with: -v and --group-size where the schedule takes them, else its
-// own defaults.
-GeneratorOptions shape_for(const std::string& name, GeneratorOptions shape) {
-    const ScheduleGenerator* g = find_generator(name);
-    if (!g) return shape;  // generate_schedule names the problem
-    const int max_chunks = g->max_chunks == 0 ? bounds::max_chunks : g->max_chunks;
-    if (shape.chunks != 0 && (shape.chunks < g->min_chunks || shape.chunks > max_chunks))
-        shape.chunks = 0;
-    if (!g->takes_group_size) shape.group_size = 0;
-    return shape;
-}
-
-Row row_of(const std::string& name, const analysis::Analysis& a) {
-    Row r;
-    r.schedule = name;
-    r.chunks = a.schedule.chunks;
-    r.makespan = a.iteration_time;
-    r.bubble_rate = a.metrics.bubble_rate;
-    double busy = 0;
-    for (const DeviceMetrics& d : a.metrics.devices)
-        busy += d.busy;
-    r.efficiency = busy / (static_cast<double>(a.schedule.devices) * a.metrics.makespan);
-    if (a.model) {
-        r.peak = *std::max_element(a.model->total_bytes.begin(), a.model->total_bytes.end());
-        r.throughput = a.model->samples_per_second;
-    } else {
-        r.peak = a.metrics.peak_activation_max;
-        r.throughput = a.metrics.throughput;
-    }
-    return r;
-}
-
-std::string table(const std::vector<Row>& rows, bool model, const std::string& unit) {
+std::string table(const std::vector<analysis::CompareRow>& rows, bool model,
+                  const std::string& unit) {
     std::string out = fmt::format("{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14} {:>9}\n",
                                   "schedule", "v", model ? "iteration s" : "makespan " + unit,
                                   "bubble", "efficiency", model ? "peak GiB" : "peak act M_B",
                                   model ? "samples/s" : "mb / " + unit, "speed-up");
-    for (const Row& r : rows)
+    for (const analysis::CompareRow& r : rows)
         out += fmt::format(
             "{:<18} {:>3} {:>14.6g} {:>8.2f}% {:>10.2f}% {:>13.4g} {:>14.6g} "
             "{:>8.3f}x\n",
@@ -147,60 +101,39 @@ int run_compare(const std::vector<std::string>& args) {
     pipeline.finish();
     if (json && csv) throw UsageError("--json and --csv are alternatives: give one of them");
 
-    std::vector<Row> rows;
-    std::vector<std::string> warnings;
+    analysis::Comparison comparison;
     analysis::PipelineSpec spec = pipeline.spec();
-    bool model = false;
-    std::string unit;
     for (const std::string& name : names) {
         spec.schedule = name;
-        spec.generator = shape_for(name, pipeline.spec().generator);
-        analysis::Analysis a;
+        spec.generator = analysis::comparison_shape(name, pipeline.spec().generator);
         try {
-            a = analysis::run(
-                spec, analysis::AnalyticEngine{.record_transfers = false, .record_ops = false});
+            analysis::add_to_comparison(
+                comparison, name,
+                analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false,
+                                                             .record_ops = false}));
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
         }
-        model = a.model.has_value();
-        unit = a.timeline.time_unit;
-        rows.push_back(row_of(name, a));
-        warnings.insert(warnings.end(), a.warnings.begin(), a.warnings.end());
     }
     // Only once every schedule has run: a failure is then the one line on stderr.
-    for (const std::string& w : warnings)
+    for (const std::string& w : comparison.warnings)
         fmt::print(stderr, "pipesim compare: warning: {}\n", w);
-    for (Row& r : rows)
-        r.speedup = rows.front().makespan / r.makespan;
+    const std::vector<analysis::CompareRow>& rows = comparison.rows;
+    const bool model = comparison.model;
 
     if (json) {
-        nlohmann::ordered_json j;
-        j["devices"] = spec.generator.devices;
-        j["microbatches"] = spec.generator.microbatches;
-        j["time_unit"] = unit;
-        nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const Row& r : rows)
-            list.push_back({{"schedule", r.schedule},
-                            {"chunks", r.chunks},
-                            {model ? "iteration_time" : "makespan", r.makespan},
-                            {"bubble_rate", r.bubble_rate},
-                            {"efficiency", r.efficiency},
-                            {model ? "peak_memory_bytes" : "peak_activation_max", r.peak},
-                            {model ? "samples_per_second" : "throughput", r.throughput},
-                            {"speedup", r.speedup}});
-        j["schedules"] = list;
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", analysis::comparison_json(comparison).dump(2));
     } else if (csv) {
         fmt::print("schedule,chunks,{},bubble_rate,efficiency,{},{},speedup\n",
                    model ? "iteration_time" : "makespan",
                    model ? "peak_memory_bytes" : "peak_activation_max",
                    model ? "samples_per_second" : "throughput");
-        for (const Row& r : rows)
+        for (const analysis::CompareRow& r : rows)
             fmt::print("{},{},{},{},{},{},{},{}\n", r.schedule, r.chunks, r.makespan, r.bubble_rate,
                        r.efficiency, r.peak, r.throughput, r.speedup);
     } else {
-        fmt::print("p={} m={}; speed-up over {}\n\n{}", spec.generator.devices,
-                   spec.generator.microbatches, rows.front().schedule, table(rows, model, unit));
+        fmt::print("p={} m={}; speed-up over {}\n\n{}", comparison.devices, comparison.microbatches,
+                   rows.front().schedule, table(rows, model, comparison.time_unit));
     }
     return 0;
 }
