@@ -101,20 +101,7 @@ int run_compare(const std::vector<std::string>& args) {
     pipeline.finish();
     if (json && csv) throw UsageError("--json and --csv are alternatives: give one of them");
 
-    analysis::Comparison comparison;
-    analysis::PipelineSpec spec = pipeline.spec();
-    for (const std::string& name : names) {
-        spec.schedule = name;
-        spec.generator = analysis::comparison_shape(name, pipeline.spec().generator);
-        try {
-            analysis::add_to_comparison(
-                comparison, name,
-                analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false,
-                                                             .record_ops = false}));
-        } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
-        }
-    }
+    const analysis::Comparison comparison = analysis::compare(pipeline.spec(), names);
     // Only once every schedule has run: a failure is then the one line on stderr.
     for (const std::string& w : comparison.warnings)
         fmt::print(stderr, "pipesim compare: warning: {}\n", w);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "schedules/schedule_file.hpp"
 
 namespace pipesim::analysis {
@@ -44,6 +46,23 @@ void add_to_comparison(Comparison& comparison, const std::string& name, const An
         (comparison.rows.empty() ? r.makespan : comparison.rows.front().makespan) / r.makespan;
     comparison.rows.push_back(std::move(r));
     comparison.warnings.insert(comparison.warnings.end(), a.warnings.begin(), a.warnings.end());
+}
+
+Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names) {
+    Comparison comparison;
+    PipelineSpec one = spec;
+    for (const std::string& name : names) {
+        one.schedule = name;
+        one.generator = comparison_shape(name, spec.generator);
+        try {
+            add_to_comparison(
+                comparison, name,
+                run(one, AnalyticEngine{.record_transfers = false, .record_ops = false}));
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
+        }
+    }
+    return comparison;
 }
 
 nlohmann::ordered_json comparison_json(const Comparison& c) {

@@ -43,6 +43,11 @@ GeneratorOptions comparison_shape(const std::string& name, GeneratorOptions shap
 /// shared fields and is the reference of every speed-up.
 void add_to_comparison(Comparison& comparison, const std::string& name, const Analysis& result);
 
+/// Runs each of `names` on `spec`'s pipeline (its schedule replaced, its shape adapted with
+/// comparison_shape()) with the analytic replay, in order. Throws std::invalid_argument
+/// "NAME: what was wrong" for the first schedule that cannot run.
+Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names);
+
 /// The `pipesim compare --json` object: devices, microbatches, time_unit and one entry per
 /// schedule (makespan or iteration_time, bubble_rate, efficiency, peak_activation_max or
 /// peak_memory_bytes, throughput or samples_per_second, speedup).
