@@ -3,7 +3,7 @@ interpreter that runs this script. Offline, with Debian's packages:
 
     /usr/bin/python3 -m pip install --no-build-isolation --no-deps --prefix PREFIX .
 
-See docs/python.md. PIPESIM_BUILD_DIR reuses an existing CMake build directory;
+See docs/python.md. PIPESIM_BUILD_DIR reuses an existing CMake build directory as configured;
 CMAKE_BUILD_PARALLEL_LEVEL sets the compile jobs (default 2).
 """
 
@@ -32,12 +32,14 @@ class CMakeExtension(Extension):
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
-        build_dir = os.path.abspath(os.environ.get("PIPESIM_BUILD_DIR") or
-                                    os.path.join(self.build_temp, "cmake"))
-        subprocess.check_call([
-            "cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
-            f"-DPython3_EXECUTABLE={sys.executable}", "-DPIPESIM_PYTHON=ON",
-            "-DPIPESIM_BUILD_TESTS=OFF", "-DPIPESIM_CUDA=OFF"])
+        given = os.environ.get("PIPESIM_BUILD_DIR")
+        build_dir = os.path.abspath(given or os.path.join(self.build_temp, "cmake"))
+        # A given build directory is used as configured (its interpreter, its options).
+        if not (given and os.path.exists(os.path.join(build_dir, "CMakeCache.txt"))):
+            subprocess.check_call([
+                "cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+                f"-DPython3_EXECUTABLE={sys.executable}", "-DPIPESIM_PYTHON=ON",
+                "-DPIPESIM_BUILD_TESTS=OFF", "-DPIPESIM_CUDA=OFF"])
         env = dict(os.environ)
         env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", "2")
         subprocess.check_call(["cmake", "--build", build_dir, "--target", "_pipesim"], env=env)

@@ -6,7 +6,6 @@ import copy
 import html
 import json
 
-import numpy as np
 
 #: Pass names by the codes of Result.arrays()["pass"].
 PASSES = ("F", "B", "W", "BW")
@@ -75,11 +74,7 @@ class Result(_Fields):
     def timeline(self):
         """Every op as a list of Op(device, kind, microbatch, stage, start, end), device by
         device in run order (`ops`, as in --json, is their count)."""
-        a = self._run.op_arrays()
-        kinds = [PASSES[c] for c in a["pass"].tolist()]
-        return [Op(*row) for row in zip(a["device"].tolist(), kinds, a["microbatch"].tolist(),
-                                        a["stage"].tolist(), a["start"].tolist(),
-                                        a["end"].tolist())]
+        return [Op(*t) for t in self._run.op_tuples()]
 
     def transfers(self):
         """Messages between devices as NumPy columns: src_device, dst_device, kind (codes into
@@ -163,6 +158,8 @@ class Comparison(_Fields):
 
     def column(self, name):
         """One field of every row as a NumPy array (numbers) or list (names)."""
+        import numpy as np  # only here: results need NumPy for their arrays alone
+
         values = [row[name] for row in self._fields["schedules"]]
         return values if name == "schedule" else np.asarray(values)
 

@@ -53,6 +53,16 @@ py::dict op_arrays(const Timeline& timeline) {
     return out;
 }
 
+// Every op as (device, pass name, microbatch, stage, start, end), as op_arrays orders them.
+py::list op_tuples(const Timeline& timeline) {
+    py::list out;
+    for (std::size_t d = 0; d < timeline.device_ops.size(); ++d)
+        for (const TimedOp& t : timeline.device_ops[d])
+            out.append(py::make_tuple(d, std::string(pass_name(t.op.pass)), t.op.microbatch,
+                                      t.op.stage, t.start, t.end));
+    return out;
+}
+
 py::dict transfer_arrays(const Timeline& timeline) {
     std::vector<std::int32_t> src, dst;
     std::vector<std::uint8_t> kind;
@@ -213,6 +223,7 @@ PYBIND11_MODULE(_pipesim, m) {
         .def_readonly("schedule", &RunData::schedule)
         .def_property_readonly("time_unit", [](const RunData& r) { return r.timeline.time_unit; })
         .def("op_arrays", [](const RunData& r) { return op_arrays(r.timeline); })
+        .def("op_tuples", [](const RunData& r) { return op_tuples(r.timeline); })
         .def("transfer_arrays", [](const RunData& r) { return transfer_arrays(r.timeline); })
         .def("memory_curve", &memory_curve, py::arg("device"))
         .def("svg", &timeline_svg, py::arg("memory") = true, py::arg("transfers") = false,

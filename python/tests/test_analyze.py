@@ -1,6 +1,9 @@
 """pipesim.analyze: the figures of the analytic replay, checked against closed forms and
 against the command line's --json output."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -93,3 +96,15 @@ def test_given_schedule_runs_like_the_generated_one():
     again = pipesim.analyze(generated.to_schedule())
     assert again.makespan == generated.makespan
     assert again.peak_activation == generated.peak_activation
+
+
+def test_import_and_runs_need_no_numpy():
+    # Only the array functions import NumPy: an interpreter without it still runs pipelines.
+    code = ("import sys; sys.modules['numpy'] = None; import pipesim; "
+            "r = pipesim.analyze(schedule='1f1b', p=4, m=8); "
+            "print(r.bubble_rate, len(r.timeline()), pipesim.compare(['1f1b'], p=4, m=8)"
+            ".schedules[0]['bubble_rate'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [repr(3 / 11), "64", repr(3 / 11)]
