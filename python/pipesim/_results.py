@@ -6,6 +6,7 @@ import copy
 import html
 import json
 
+from ._spec import number
 
 #: Pass names by the codes of Result.arrays()["pass"].
 PASSES = ("F", "B", "W", "BW")
@@ -87,9 +88,11 @@ class Result(_Fields):
         return self._run.memory_curve(device)
 
     def svg(self, memory=True, transfers=False, critical_path=False, width=0.0):
-        """The timeline picture (Graphviz SVG): one row per device, memory below.
+        """The timeline picture (Graphviz SVG, as `--timeline FILE.svg`): one row per device,
+        memory below; `width` is the time axis' length in points (0: chosen from the ops).
         Raises ValueError without Graphviz in this build or for a timeline too large to draw."""
-        return self._run.svg(memory, transfers, critical_path, float(width))
+        return self._run.svg(bool(memory), bool(transfers), bool(critical_path),
+                             number("width", width))
 
     def _repr_svg_(self):
         if int(self._fields["ops"]) > NOTEBOOK_MAX_OPS:

@@ -21,6 +21,8 @@ def test_result_shows_its_timeline_as_svg():
     ops = [t for t in titles if re.match(r"(F|BW)\(mb \d", t)]
     assert len(ops) == r.ops == 12
     assert r.svg(memory=False) != svg
+    with pytest.raises(ValueError, match="width: must be ≥ 0"):
+        r.svg(width=-1)
 
 
 def test_svg_is_skipped_for_pictures_too_large_for_a_notebook():
