@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/cluster_workload.hpp"
+#include "analysis/compare.hpp"
 #include "analysis/run.hpp"
 #include "args.hpp"
-#include "bounds.hpp"
 #include "commands.hpp"
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
@@ -58,18 +58,6 @@ std::vector<std::string> split_names(const std::string& flag, const std::string&
         start = comma + 1;
     }
     return names;
-}
-
-// The shape `name` runs with: -v and --group-size where the schedule takes them, else its
-// own defaults.
-GeneratorOptions shape_for(const std::string& name, GeneratorOptions shape) {
-    const ScheduleGenerator* g = find_generator(name);
-    if (!g) return shape;  // generate_schedule names the problem
-    const int max_chunks = g->max_chunks == 0 ? bounds::max_chunks : g->max_chunks;
-    if (shape.chunks != 0 && (shape.chunks < g->min_chunks || shape.chunks > max_chunks))
-        shape.chunks = 0;
-    if (!g->takes_group_size) shape.group_size = 0;
-    return shape;
 }
 
 constexpr double gib = 1024.0 * 1024.0 * 1024.0;
@@ -149,7 +137,7 @@ int run_compare(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < names.size(); ++i) {
         const std::string& name = names[i];
         spec.schedule = name;
-        spec.generator = shape_for(name, pipeline.spec().generator);
+        spec.generator = analysis::comparison_shape(name, pipeline.spec().generator);
         if (show_progress)
             fmt::print(stderr, "\r\033[K  simulating {} ({} of {}) on '{}'...", name, i + 1,
                        names.size(), cluster.name);
@@ -185,23 +173,15 @@ int run_compare(const std::vector<std::string>& args) {
         viz::write_html_report(html, report);
     }
     if (json) {
-        nlohmann::ordered_json j;
-        j["devices"] = spec.generator.devices;
-        j["microbatches"] = spec.generator.microbatches;
-        j["time_unit"] = unit;
+        analysis::Comparison comparison;
+        comparison.devices = spec.generator.devices;
+        comparison.microbatches = spec.generator.microbatches;
+        comparison.time_unit = unit;
+        comparison.model = model;
+        comparison.rows = rows;
+        nlohmann::ordered_json j = analysis::comparison_json(comparison);
         j["engine"] = on_cluster ? "simgrid" : "analytic";
         if (on_cluster) j["cluster"] = cluster.name;
-        nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const SummaryRow& r : rows)
-            list.push_back({{"schedule", r.schedule},
-                            {"chunks", r.chunks},
-                            {model ? "iteration_time" : "makespan", r.makespan},
-                            {"bubble_rate", r.bubble_rate},
-                            {"efficiency", r.efficiency},
-                            {model ? "peak_memory_bytes" : "peak_activation_max", r.peak},
-                            {model ? "samples_per_second" : "throughput", r.throughput},
-                            {"speedup", r.speedup}});
-        j["schedules"] = list;
         fmt::print("{}\n", j.dump(2));
     } else if (csv) {
         fmt::print("schedule,chunks,{},bubble_rate,efficiency,{},{},speedup\n",

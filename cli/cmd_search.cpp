@@ -4,16 +4,14 @@
 #include <array>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "analysis/run.hpp"
+#include "analysis/search.hpp"
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
 #include "flag_table.hpp"
 #include "pipeline_flags.hpp"
 #include "schedules/schedule_file.hpp"
-#include "schedules/search.hpp"
 
 namespace pipesim::cli {
 
@@ -101,32 +99,10 @@ int run_search(const std::vector<std::string>& args) {
                    flags_help(output_flags));
         return 0;
     }
-    const SearchResult result = search_schedules(c.search, [&](const Schedule& s) {
-        analysis::PipelineSpec spec = c.spec;
-        spec.given = s;
-        const Metrics m = analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false,
-                                                                       .record_ops = false})
-                              .metrics;
-        return SearchEvaluation{m.bubble_rate, m.makespan, m.peak_activation_max};
-    });
+    const SearchResult result = analysis::search(c.search);
     if (!c.save.empty()) write_schedule_file(result.best, c.save);
     if (c.json) {
-        nlohmann::ordered_json ranking = nlohmann::ordered_json::array();
-        for (const SearchEntry& e : result.ranking)
-            ranking.push_back({{"label", e.label},
-                               {"kind", e.kind},
-                               {"bubble_rate", e.evaluation.bubble_rate},
-                               {"makespan", e.evaluation.makespan},
-                               {"peak_activation_max", e.evaluation.peak_activation_max},
-                               {"fits", e.fits}});
-        nlohmann::ordered_json j = {{"stages", c.search.devices},
-                                    {"devices", c.search.devices},
-                                    {"microbatches", c.search.microbatches},
-                                    {"memory_limit", c.search.memory_limit},
-                                    {"best", ranking.front()},
-                                    {"chunks", result.best.chunks},
-                                    {"ranking", ranking}};
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", analysis::search_json(result, c.search).dump(2));
         return 0;
     }
     const SearchEntry& best = result.ranking.front();

@@ -170,19 +170,7 @@ int run_simulate(const std::vector<std::string>& args) {
     if (!report) return 0;  // a file went to standard output
 
     if (json) {
-        nlohmann::ordered_json j = analysis_json(result, spec);
-        j["engine"] = "simgrid";
-        j["cluster"] = run.cluster;
-        j["dp"] = layout.dp;
-        j["tp"] = layout.tp;
-        j["gpus"] = layout.gpus();
-        j["layout_order"] = simgrid::layout_order_string(layout.order);
-        j["iteration_time"] = result.iteration_time;
-        j["grad_reduce_time"] = run.result.grad_reduce_time;
-        j["replica_makespan"] = run.result.replica_makespan;
-        j["transfers"] = run.result.timeline.transfers.size();
-        j["mode"] = to_string(run.result.mode);
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", analysis_json(result, spec).dump(2));
     } else {
         fmt::print("{}", analysis_table(result, spec));
         fmt::print("\n  {:<22}{} ({}), dp={} × pp={} × tp={} = {} GPUs, order {}\n", "cluster",

@@ -124,23 +124,7 @@ bool read_html_flag(const std::string& flag, ArgReader& reader, std::string& pat
 }
 
 SummaryRow summary_row(const std::string& name, const analysis::Analysis& a) {
-    SummaryRow r;
-    r.schedule = name;
-    r.chunks = a.schedule.chunks;
-    r.makespan = a.iteration_time;
-    r.bubble_rate = a.metrics.bubble_rate;
-    double busy = 0;
-    for (const DeviceMetrics& d : a.metrics.devices)
-        busy += d.busy;
-    r.efficiency = busy / (static_cast<double>(a.schedule.devices) * a.metrics.makespan);
-    if (a.model) {
-        r.peak = *std::max_element(a.model->total_bytes.begin(), a.model->total_bytes.end());
-        r.throughput = a.model->samples_per_second;
-    } else {
-        r.peak = a.metrics.peak_activation_max;
-        r.throughput = a.metrics.throughput;
-    }
-    return r;
+    return analysis::compare_row(name, a);
 }
 
 viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,

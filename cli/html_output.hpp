@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/compare.hpp"
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "viz/html_report.hpp"
@@ -21,16 +22,7 @@ extern const std::string html_flag_help;
 bool read_html_flag(const std::string& flag, ArgReader& reader, std::string& path);
 
 /// One schedule's headline figures.
-struct SummaryRow {
-    std::string schedule;
-    int chunks = 0;
-    double makespan = 0;  ///< the iteration time (with SimGrid: until the gradient all-reduce)
-    double bubble_rate = 0;
-    double efficiency = 0;  ///< busy time of all devices / (devices × makespan of the ops)
-    double peak = 0;        ///< activation units, or bytes (weights + activations) with a model
-    double throughput = 0;  ///< microbatches per time unit, or samples/s with a model
-    double speedup = 1;     ///< over the first of several rows
-};
+using SummaryRow = analysis::CompareRow;
 
 /// The row of an analysis shown as `name`.
 SummaryRow summary_row(const std::string& name, const analysis::Analysis& a);
