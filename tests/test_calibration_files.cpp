@@ -71,7 +71,7 @@ TEST_CASE("a calibration file round-trips through the models/ reader", "[calibra
     CHECK(e.attention == models::AttentionKernel::unfused);
 }
 
-TEST_CASE("the file records which attention ran; files without it match either kernel",
+TEST_CASE("the file records which attention ran — files without it match either kernel",
           "[calibration]") {
     CalibrationRecord r = sample_record();
     CHECK(calibration_json(r).at("layers").at(0).at("attention") == "unfused");

@@ -74,7 +74,7 @@ TEST_CASE("GEMM shapes and bytes are hand counts, GQA shrinking K and V", "[mode
     CHECK(find_op(ops, "MLP down dX").pass == Pass::backward_input);
 }
 
-TEST_CASE("memory-bound kernels move hand-counted bytes; SP shards the replicated ones",
+TEST_CASE("memory-bound kernels move hand-counted bytes — SP shards the replicated ones",
           "[models]") {
     const TransformerConfig& c = find_model("gpt3-175b");  // h 12288, 96 heads, dropout
     const double s = 2048, b = 1, t = 8, h = 12288, a = 96;

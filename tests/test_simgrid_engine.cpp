@@ -154,7 +154,7 @@ TEST_CASE("a transfer takes latency + bytes / bandwidth", "[simgrid]") {
     CHECK(start == Approx(1.0 + 1e-5 + 2e6 / 1e9).epsilon(1e-12));  // after F on device 0
 }
 
-TEST_CASE("two transfers through one NIC direction take twice as long; separate NICs do not",
+TEST_CASE("two transfers through one NIC direction take twice as long — separate NICs do not",
           "[simgrid]") {
     // dp = 2 replicas of a 2-stage pipeline; order tp,dp,pp puts both replicas' stage 0 on
     // node 0 and stage 1 on node 1, so both first activations leave node 0 together.
