@@ -16,10 +16,11 @@
 #include "generators.hpp"
 #include "schedules/placement.hpp"
 #include "v_order.hpp"
+#include "v_plan.hpp"
 
 namespace pipesim::detail {
 
-Schedule generate_zb_v(const GeneratorOptions& o) {
+Schedule zb_v_order(const GeneratorOptions& o) {
     const int p = o.devices;
     const int m = o.microbatches;
     const int n = std::max(m, 2 * p - 1);  // microbatches of the full pattern
@@ -55,6 +56,10 @@ Schedule generate_zb_v(const GeneratorOptions& o) {
                 d.w(chunk);
     }
     return s;
+}
+
+Schedule generate_zb_v(const GeneratorOptions& o) {
+    return plan_v_schedule(o, {zb_v_order(o), v_zb_order(o)}, {2, 3, 4}, "zb-v");
 }
 
 }  // namespace pipesim::detail

@@ -19,6 +19,10 @@ Schedule generate_v_zb(const GeneratorOptions& options);
 Schedule generate_dualpipe(const GeneratorOptions& options);
 Schedule generate_dualpipe_v(const GeneratorOptions& options);
 
+/// The V-ZB and ZB-V orders laid out for unit pass times (what v-zb and zb-v plan from).
+Schedule v_zb_order(const GeneratorOptions& options);
+Schedule zb_v_order(const GeneratorOptions& options);
+
 /// ZB-1P/ZB-2P: the shortest of the Zero Bubble automatic candidates, planned with
 /// options.planning, under a cap of `cap_per_device`·p full-stage microbatches, named `name`.
 Schedule generate_zb_capped(const GeneratorOptions& options, const char* name,
