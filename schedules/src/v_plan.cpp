@@ -8,8 +8,11 @@
 #include <stdexcept>
 
 #include "block_timing.hpp"
+#include "generators.hpp"
 #include "schedules/block_catalog.hpp"
 #include "schedules/placement.hpp"
+#include "v_compact.hpp"
+#include "v_rounds.hpp"
 
 namespace pipesim::detail {
 
@@ -93,14 +96,92 @@ bool BestPlan::offer(Schedule candidate) {
     return true;
 }
 
+namespace {
+
+// Lays out and places the candidates of one problem.
+class Candidates {
+  public:
+    Candidates(int devices, int microbatches, const PlanningCosts& costs, double cap,
+               BestPlan& best)
+        : p_(devices),
+          m_(microbatches),
+          ops_(6.0 * devices * microbatches),
+          cap_(cap),
+          duration_(pass_durations(costs.times)),
+          memory_(unit_memory_model(devices, 2, costs.w_memory_share)),
+          unit_memory_(unit_memory_model(devices, 2)),
+          best_(best) {}
+
+    double ops() const { return ops_; }
+
+    // A valid order as it is, filled under the cap and reordered, timed with the real lengths.
+    void place_order(Schedule order) {
+        const std::vector<double> uniform(static_cast<std::size_t>(p_), cap_);
+        if (auto filled = fill_idle(order, duration_, uniform, memory_))
+            best_.offer(*std::move(filled));
+        AsapTiming timing;
+        if (!asap_timing(order, duration_, timing))
+            best_.offer(reorder_timed(order, duration_, std::move(timing), memory_));
+        best_.offer(std::move(order));
+    }
+
+    // The block of `layout`, repeated and placed every way (see offer_v_candidates).
+    void place(const BlockLayout& layout, bool every_way) {
+        BuildingBlock block;
+        Schedule order;
+        try {
+            block = place_block(layout);
+            order = schedule_from_block(block, m_, {.reorder = false, .fill_idle = false});
+        } catch (const std::invalid_argument&) {
+            return;  // no free slots for some pass, or the repetition collides
+        }
+        const Lifespan life = block_lifespan(block, unit_memory_);
+        if (life.max_bound > 2 * cap_ + 1) return;  // far above the cap: no use
+        std::vector<double> bound = life.device_bound;
+        for (double& b : bound)
+            b = std::min(b, cap_);
+        // Placed with the real pass lengths: idle slots filled under each device's bound or
+        // under the cap on every device, and warm-up and cool-down reordered.
+        const std::vector<double> uniform(bound.size(), cap_);
+        if (auto filled = fill_idle(order, duration_, bound, memory_))
+            best_.offer(*std::move(filled));
+        if (bound != uniform)
+            if (auto filled = fill_idle(order, duration_, uniform, memory_))
+                best_.offer(*std::move(filled));
+        if (ops_ <= many_delays_ops) offer_compacted(block, m_, memory_, cap_, best_);
+        if (!every_way || ops_ > all_placements_ops) return;
+        AsapTiming timing;
+        if (!asap_timing(order, duration_, timing))
+            best_.offer(reorder_timed(order, duration_, std::move(timing), memory_));
+        // Placed with the block's own slots.
+        const std::vector<double> slots = slot_durations(2 * p_, block.lengths);
+        if (auto filled = fill_idle(order, slots, bound, memory_)) best_.offer(*std::move(filled));
+        AsapTiming slot_timing;
+        if (!asap_timing(order, slots, slot_timing))
+            best_.offer(reorder_timed(order, slots, std::move(slot_timing), memory_));
+        best_.offer(std::move(order));
+    }
+
+  private:
+    int p_;
+    int m_;
+    double ops_;
+    double cap_;
+    std::vector<double> duration_;
+    MemoryModel memory_;
+    MemoryModel unit_memory_;
+    BestPlan& best_;
+};
+
+}  // namespace
+
 void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, double cap,
                         BestPlan& best) {
     const int p = r.devices;
     const int m = r.microbatches;
-    const double ops = 6.0 * p * m;
-    const std::vector<double> duration = pass_durations(costs.times);
-    const MemoryModel memory = unit_memory_model(p, 2, costs.w_memory_share);
-    const MemoryModel unit_memory = unit_memory_model(p, 2);
+    Candidates candidates(p, m, costs, cap, best);
+    const double ops = candidates.ops();
+    const bool many = ops <= many_delays_ops;
 
     std::vector<SlotLengths> slot_choices;
     const std::optional<SlotLengths> scaled = cost_slots(costs);
@@ -108,43 +189,41 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     if (!scaled || ops <= all_placements_ops) slot_choices.push_back(SlotLengths{});
 
     for (const SlotLengths& lengths : slot_choices) {
-        for (int offset : r.offsets) {
-            for (int delay : turn_delays(lengths, ops <= many_delays_ops)) {
-                BlockLayout layout = vshape_layout(p, offset, lengths);
-                layout.b_gap[static_cast<std::size_t>(2 * p - 1)] += delay;
-                BuildingBlock block;
-                Schedule order;
-                try {
-                    block = place_block(layout);
-                    order = schedule_from_block(block, m, {.reorder = false, .fill_idle = false});
-                } catch (const std::invalid_argument&) {
-                    continue;  // no free slots for some pass, or the repetition collides
+        for (int offset : r.offsets)
+            for (int delay : turn_delays(lengths, many))
+                for (int far_delay : many ? std::vector<int>{0, 1} : std::vector<int>{0}) {
+                    BlockLayout layout = vshape_layout(p, offset, lengths);
+                    layout.b_gap[static_cast<std::size_t>(2 * p - 1)] += delay;
+                    // The first chunk's backwards may start later than the second chunk's end.
+                    layout.b_gap[static_cast<std::size_t>(p - 1)] += far_delay;
+                    candidates.place(layout, true);
                 }
-                const Lifespan life = block_lifespan(block, unit_memory);
-                if (life.max_bound > 2 * cap + 1) continue;  // far above the cap: no use
-                std::vector<double> bound = life.device_bound;
-                for (double& b : bound)
-                    b = std::min(b, cap);
-                // Placed with the real pass lengths: idle slots filled under the cap, and
-                // warm-up and cool-down reordered.
-                if (auto filled = fill_idle(order, duration, bound, memory))
-                    best.offer(*std::move(filled));
-                if (ops <= all_placements_ops) {
-                    AsapTiming timing;
-                    if (!asap_timing(order, duration, timing))
-                        best.offer(reorder_timed(order, duration, std::move(timing), memory));
-                    // Placed with the block's own slots.
-                    const std::vector<double> slots = slot_durations(2 * p, block.lengths);
-                    if (auto filled = fill_idle(order, slots, bound, memory))
-                        best.offer(*std::move(filled));
-                    AsapTiming slot_timing;
-                    if (!asap_timing(order, slots, slot_timing))
-                        best.offer(reorder_timed(order, slots, std::move(slot_timing), memory));
-                    best.offer(std::move(order));
+        if (!r.sections || !many) continue;
+        // Two sections: the first `split` devices' chains advance by one offset, the others'
+        // by a smaller one (memory between the two offsets' blocks).
+        for (int high : r.offsets)
+            for (int low : r.offsets) {
+                if (low >= high) continue;
+                for (int split = 1; split < p - 1; ++split) {
+                    BlockLayout layout = vshape_layout(p, high, lengths);
+                    for (int i = split; i < p - 1; ++i) {
+                        layout.f_gap[static_cast<std::size_t>(i + 1)] = (low - 1) * lengths.f;
+                        layout.b_gap[static_cast<std::size_t>(2 * p - 2 - i)] =
+                            (low - 1) * lengths.b;
+                    }
+                    candidates.place(layout, false);
                 }
             }
-        }
     }
+    // ZB-V's order with warm-ups for the cap (and, for small problems, lower peaks).
+    const int chunk_cap = std::min(2 * p, static_cast<int>(std::floor(2 * cap + eps)));
+    for (int peak = chunk_cap; peak >= 2; --peak) {
+        Schedule order = zb_v_order(GeneratorOptions{p, m, 2, 0, {}}, peak);
+        if (validate(order)) continue;
+        candidates.place_order(std::move(order));
+        if (!many) break;
+    }
+    offer_v_rounds(p, m, costs, cap, ops <= all_placements_ops ? 8 : 1, best);
     if (r.greedy && ops <= all_placements_ops) {
         AutoScheduleOptions a;
         a.name = "v-greedy";
@@ -174,7 +253,7 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_o
     BestPlan best(o.planning, cap);
     for (Schedule& s : unit_orders)
         best.offer(std::move(s));
-    offer_v_candidates(VPlanRequest{o.devices, o.microbatches, std::move(offsets), true},
+    offer_v_candidates(VPlanRequest{o.devices, o.microbatches, std::move(offsets), true, false},
                        o.planning, cap, best);
     Schedule chosen = best.take();
     chosen.name = name;

@@ -54,6 +54,9 @@ struct VPlanRequest {
     std::vector<int> offsets;
     /// Also place by the memory-capped greedy list scheduler (auto_schedule on the V).
     bool greedy = true;
+    /// Also lay out blocks whose chains advance by one offset on the first devices and by a
+    /// smaller one on the others (small problems only).
+    bool sections = false;
 };
 
 /// Offers `best` the V-shape candidates of `request`, planned with `costs` (non-empty): every
