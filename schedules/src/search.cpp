@@ -38,7 +38,8 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
             // Not buildable for this p and m: not a candidate.
         }
     };
-    // Cost-aware generators (zb-1p, zb-2p) and the heuristic plan with the search's times.
+    // Cost-aware generators (zb-1p, zb-2p, the V shapes) and the heuristic plan with the
+    // search's times (per virtual stage of each generator's default chunk count).
     PlanningCosts planning;
     planning.times = uniform_stage_costs(o.devices, 1, o.costs.forward, o.costs.backward_input,
                                          o.costs.backward_weight);
@@ -47,7 +48,12 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
     for (const ScheduleGenerator& g : schedule_generators())
         add(std::string(g.name), "registered", [&] {
             GeneratorOptions options{o.devices, o.microbatches, 0, 0};
-            if (g.plans_with_costs) options.planning = planning;
+            if (g.plans_with_costs) {
+                options.planning = planning;
+                options.planning.times =
+                    uniform_stage_costs(o.devices, g.default_chunks, o.costs.forward,
+                                        o.costs.backward_input, o.costs.backward_weight);
+            }
             Schedule s = generate_schedule(g.name, options);
             // Two model copies (DualPipe): each device holds twice the layers, so a "full
             // stage" of its costs and memory is twice the others' and the figures do not

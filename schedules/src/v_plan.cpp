@@ -21,7 +21,7 @@ namespace {
 constexpr double eps = 1e-9;
 // Problems with at most this many ops get every turn delay; larger ones only the undelayed
 // block (the candidates' work grows with p·m and generation must stay fast at p=64, m=1024).
-constexpr double many_delays_ops = 3e4;
+constexpr double many_delays_ops = 5e3;
 // Problems with at most this many ops also get blocks laid out with unit slots placed with
 // the real pass lengths, and the greedy list schedule.
 constexpr double all_placements_ops = 1.5e5;
