@@ -22,7 +22,7 @@ Schedule generate_v_half(const GeneratorOptions& o) {
     const bool even = o.devices % 2 == 0;
     Schedule legacy = schedule_from_block(v_half_block(o.devices), o.microbatches,
                                           BlockScheduleOptions{.reorder = true, .fill_idle = even});
-    return plan_v_schedule(o, {std::move(legacy)}, {1, 2}, "v-half");
+    return plan_v_schedule(o, {std::move(legacy)}, {2, 1}, "v-half");
 }
 
 }  // namespace pipesim::detail

@@ -23,7 +23,7 @@ Schedule v_zb_order(const GeneratorOptions& o) {
 }
 
 Schedule generate_v_zb(const GeneratorOptions& o) {
-    return plan_v_schedule(o, {v_zb_order(o), zb_v_order(o)}, {2, 3, 4}, "v-zb");
+    return plan_v_schedule(o, {v_zb_order(o), zb_v_order(o)}, {4, 3, 2}, "v-zb");
 }
 
 }  // namespace pipesim::detail

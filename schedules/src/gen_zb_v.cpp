@@ -75,7 +75,7 @@ Schedule zb_v_order(const GeneratorOptions& o, int peak) {
 }
 
 Schedule generate_zb_v(const GeneratorOptions& o) {
-    return plan_v_schedule(o, {zb_v_order(o), v_zb_order(o)}, {2, 3, 4}, "zb-v");
+    return plan_v_schedule(o, {zb_v_order(o), v_zb_order(o)}, {4, 3, 2}, "zb-v");
 }
 
 }  // namespace pipesim::detail

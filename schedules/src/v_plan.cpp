@@ -25,6 +25,9 @@ constexpr double many_delays_ops = 5e3;
 // Problems with at most this many ops also get blocks laid out with unit slots placed with
 // the real pass lengths, and the greedy list schedule.
 constexpr double all_placements_ops = 1.5e5;
+// Problems above this many ops keep the unit-slot order (one candidate costs about as much as
+// generating it; v-half at p = m = 1024 must stay within 2 s).
+constexpr double huge_ops = 1e6;
 // The longest slot a pass gets when the block is laid out in the ratio of the pass times.
 constexpr int max_slot_length = 8;
 
@@ -80,8 +83,15 @@ VPlanFigures plan_figures(const Schedule& schedule, const PlanningCosts& costs) 
 }
 
 bool BestPlan::offer(Schedule candidate) {
-    if (validate(candidate)) return false;
-    const VPlanFigures f = plan_figures(candidate, costs_);
+    // Every op once (the structure); the timing walk finds an op before its input or a
+    // deadlock, which leaves the candidate out too.
+    if (validate_structure(candidate)) return false;
+    VPlanFigures f;
+    try {
+        f = plan_figures(candidate, costs_);
+    } catch (const InvalidSchedule&) {
+        return false;
+    }
     if (f.peak > cap_ + eps) return false;
     if (best_) {
         const bool better =
@@ -143,9 +153,10 @@ class Candidates {
         // Placed with the real pass lengths: idle slots filled under each device's bound or
         // under the cap on every device, and warm-up and cool-down reordered.
         const std::vector<double> uniform(bound.size(), cap_);
-        if (auto filled = fill_idle(order, duration_, bound, memory_))
-            best_.offer(*std::move(filled));
-        if (bound != uniform)
+        if (ops_ <= all_placements_ops)
+            if (auto filled = fill_idle(order, duration_, bound, memory_))
+                best_.offer(*std::move(filled));
+        if (bound != uniform || ops_ > all_placements_ops)
             if (auto filled = fill_idle(order, duration_, uniform, memory_))
                 best_.offer(*std::move(filled));
         if (ops_ <= many_delays_ops) offer_compacted(block, m_, memory_, cap_, best_);
@@ -181,7 +192,9 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     const int m = r.microbatches;
     Candidates candidates(p, m, costs, cap, best);
     const double ops = candidates.ops();
+    if (ops > huge_ops) return;
     const bool many = ops <= many_delays_ops;
+    const bool large = ops > all_placements_ops;
 
     std::vector<SlotLengths> slot_choices;
     const std::optional<SlotLengths> scaled = cost_slots(costs);
@@ -189,10 +202,10 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     if (!scaled || ops <= all_placements_ops) slot_choices.push_back(SlotLengths{});
 
     for (const SlotLengths& lengths : slot_choices) {
-        for (int offset : r.offsets)
+        for (std::size_t k = 0; k < (large ? 1 : r.offsets.size()); ++k)
             for (int delay : turn_delays(lengths, many))
                 for (int far_delay : many ? std::vector<int>{0, 1} : std::vector<int>{0}) {
-                    BlockLayout layout = vshape_layout(p, offset, lengths);
+                    BlockLayout layout = vshape_layout(p, r.offsets[k], lengths);
                     layout.b_gap[static_cast<std::size_t>(2 * p - 1)] += delay;
                     // The first chunk's backwards may start later than the second chunk's end.
                     layout.b_gap[static_cast<std::size_t>(p - 1)] += far_delay;
@@ -217,13 +230,13 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     }
     // ZB-V's order with warm-ups for the cap (and, for small problems, lower peaks).
     const int chunk_cap = std::min(2 * p, static_cast<int>(std::floor(2 * cap + eps)));
-    for (int peak = chunk_cap; peak >= 2; --peak) {
+    for (int peak = chunk_cap; peak >= 2 && !large; --peak) {
         Schedule order = zb_v_order(GeneratorOptions{p, m, 2, 0, {}}, peak);
         if (validate(order)) continue;
         candidates.place_order(std::move(order));
         if (!many) break;
     }
-    offer_v_rounds(p, m, costs, cap, ops <= all_placements_ops ? 8 : 1, best);
+    offer_v_rounds(p, m, costs, cap, large ? 0 : 8, !large, best);
     if (r.greedy && ops <= all_placements_ops) {
         AutoScheduleOptions a;
         a.name = "v-greedy";
@@ -245,7 +258,7 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_o
                          std::vector<int> offsets, const char* name) {
     Schedule& first = unit_orders.front();
     first.name = name;
-    if (o.planning.empty()) return std::move(first);
+    if (o.planning.empty() || 6.0 * o.devices * o.microbatches > huge_ops) return std::move(first);
     const MemoryModel unit_memory = unit_memory_model(first.devices, first.chunks);
     double cap = 0;
     for (const auto& ops : first.device_ops)

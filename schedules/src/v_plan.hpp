@@ -69,7 +69,7 @@ void offer_v_candidates(const VPlanRequest& request, const PlanningCosts& costs,
                         BestPlan& best);
 
 /// A registered V-shape generator's schedule: `unit_orders[0]` (its order planned for unit
-/// slots) when `options.planning` is empty; otherwise the best of `unit_orders` and the
+/// slots) when `options.planning` is empty or the problem has more than 10⁶ ops; otherwise the best of `unit_orders` and the
 /// candidates of `offsets`, under a cap of unit_orders[0]'s peak with the unit memory model
 /// (the schedule's published peak), timed with options.planning. Named `name`.
 /// Precondition: unit_orders is not empty.

@@ -285,11 +285,12 @@ class RoundPlanner {
 }  // namespace
 
 void offer_v_rounds(int devices, int microbatches, const PlanningCosts& costs, double cap,
-                    int refinements, BestPlan& best) {
+                    int refinements, bool all_choices, BestPlan& best) {
     if (devices < 2) return;
     for (int reserve : {2, 1})
         for (bool before_backward : {true, false}) {
             for (bool before_forward : {true, false}) {
+                if (!all_choices && !(reserve == 2 && before_backward && before_forward)) continue;
                 const VRoundChoices choices{before_backward, before_forward, reserve};
                 std::vector<double> allowed;
                 double previous = std::numeric_limits<double>::infinity();

@@ -19,9 +19,9 @@ struct VRoundChoices {
 /// Offers `best` the round-based schedules of p devices and m microbatches under `cap`
 /// full-stage microbatches per device, planned with `costs`, for each VRoundChoices, each
 /// re-planned up to `refinements` times with the idle time the previous plan gave each
-/// device as what it may idle (while the largest idle time shrinks). Choices whose rules
-/// cannot finish within the cap are skipped.
+/// device as what it may idle (while the largest idle time shrinks); only the default
+/// choices unless `all_choices`. Choices whose rules cannot finish within the cap are skipped.
 void offer_v_rounds(int devices, int microbatches, const PlanningCosts& costs, double cap,
-                    int refinements, BestPlan& best);
+                    int refinements, bool all_choices, BestPlan& best);
 
 }  // namespace pipesim::detail
