@@ -95,7 +95,7 @@ SearchResult search(int p, int m, double cap, PassCosts full, double c = 0) {
 TEST_CASE("cost-aware V schedules keep their published peak and never lose to the unit order",
           "[vcosts]") {
     std::mt19937 rng(20241);
-    for (int trial = 0; trial < 6; ++trial) {
+    for (int trial = 0; trial < 3; ++trial) {
         const Case k = random_case(rng);
         for (const char* name : {"v-min", "v-half", "v-zb", "zb-v"}) {
             CAPTURE(name, k.p, k.m, k.f, k.b, k.w, k.c, k.share);
@@ -110,7 +110,7 @@ TEST_CASE("cost-aware V schedules keep their published peak and never lose to th
 }
 
 TEST_CASE("with unit costs the V schedules keep their published peaks", "[vcosts]") {
-    for (int p : {3, 4, 6, 9}) {
+    for (int p : {4, 9}) {
         for (const char* name : {"v-min", "v-half", "v-zb"}) {
             CAPTURE(name, p);
             const analysis::Analysis a = analyze(name, p, 3 * p, PassCosts{1, 1, 1}, 1);
@@ -154,7 +154,7 @@ TEST_CASE("the capped search with unequal passes improves on its former best", "
 TEST_CASE("the capped search beats every registered schedule that fits, on random costs",
           "[vcosts]") {
     std::mt19937 rng(7);
-    for (int trial = 0; trial < 3; ++trial) {
+    for (int trial = 0; trial < 2; ++trial) {
         const Case k = random_case(rng);
         const double cap = std::uniform_int_distribution<int>(k.p, 2 * k.p)(rng) / 2.0;
         CAPTURE(k.p, k.m, k.f, k.b, k.w, k.c, cap);
