@@ -19,9 +19,11 @@ namespace {
 
 constexpr const char* search_usage = R"(usage: pipesim search -p P -m M --mem-limit X [options]
 
-Builds every registered schedule, V-shape building blocks of offsets 1..6 and the automatic
-scheduler under the cap (v = 1 looped and v = 2 V-shape), replays each with the costs and
-ranks them: those whose peak activation stays within X first, by bubble rate.
+Builds every registered schedule (the V shapes planned with the costs), V-shape building
+blocks of offsets 1..6, V-shape blocks and round-based schedules planned with the costs under
+the cap, and the automatic scheduler under the cap (v = 1, 3 looped, v = 2 V-shape), replays
+each with the costs and ranks them: those whose peak activation stays within X first, by
+bubble rate, then peak (docs/automatic-schedules.md).
 
 )";
 
