@@ -9,7 +9,8 @@ PIPESIM := $(BUILD_DIR)/cli/pipesim
 # Everything the build and tests need from Debian.
 DEB_PACKAGES := build-essential cmake pkg-config catch2 libfmt-dev nlohmann-json3-dev \
                 libboost-dev libsimgrid-dev libgraphviz-dev graphviz \
-                libpng-dev libexpat1-dev clang libclang-rt-14-dev
+                libpng-dev libexpat1-dev clang libclang-rt-14-dev chromium \
+                python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest
 
 .PHONY: all deps configure build run test bench reproduce format clean
 

@@ -3,9 +3,12 @@
 # 6 minutes:
 #   1. builds pipesim and pipesim-gpu for sm_90 in its own build directory
 #      (build-device-check) and checks that pipesim links no CUDA library,
-#   2. runs the kernel correctness tests ([.gpu]: every kernel against the CPU reference),
+#   2. runs the kernel correctness tests ([.gpu]: every kernel of small GPT- and Llama-style
+#      layers, unfused and fused attention, against the CPU reference),
 #   3. calibrates zb-1.5b (b=6) and zb-6.2b (b=3), the Zero Bubble paper's microbatch sizes
-#      (Qi et al., ICLR 2024, Table 3), on the whole GPU,
+#      (Qi et al., ICLR 2024, Table 3), with the unfused attention (Megatron-LM's path, as
+#      models/ counts its FLOPs), zb-1.5b also fused, and llama2-7b (b=1, s=4096: RMSNorm,
+#      rotary, SwiGLU) with both attention kernels, on the whole GPU,
 #   4. runs 1f1b, zb-h1 and v-half at p=4, m=16 with zb-1.5b b=6 through gpu-run (4 GPUs if
 #      there are, else 4 SM partitions of one GPU),
 #   5. prints one summary table. Outputs stay in build-device-check/out.
@@ -39,15 +42,21 @@ tail -4 "$OUT/gpu_tests.log"
 
 declare -a ROWS
 CAL_OK=0
-for spec in zb-1.5b:6 zb-6.2b:3; do
-  model=${spec%%:*}; mb=${spec##*:}
-  log "calibrate $model b=$mb"
-  if timeout 120 "$PIPESIM" calibrate --model "$model" --mb "$mb" -o "$OUT/calib-$model.json" \
-       >"$OUT/calibrate-$model.txt" 2>"$OUT/calibrate-$model.err"; then
-    cat "$OUT/calibrate-$model.txt"
-    ROWS+=("$(grep '^summary:' "$OUT/calibrate-$model.txt")")
+# Work per calibration: 35 runs (5 warm-up, 30 timed) of each whole pass and of each kernel
+# alone, i.e. ≈ 70 layer passes. llama2-7b at b=1, s=4096 is ≈ 5.8 TFLOP per layer (F+B+W,
+# unfused): ≈ 0.4 PFLOP, under 2 s at 300 TFLOP/s; the zb models are smaller. Process start,
+# cuBLAS set-up and filling 3 buffer sets (≈ 7 GB for llama2-7b unfused) add a few seconds.
+for spec in zb-1.5b:6:unfused zb-1.5b:6:fused zb-6.2b:3:unfused llama2-7b:1:fused \
+            llama2-7b:1:unfused; do
+  IFS=: read -r model mb attention <<<"$spec"
+  name=$model-$attention
+  log "calibrate $model b=$mb, $attention attention"
+  if timeout 120 "$PIPESIM" calibrate --model "$model" --mb "$mb" --attention "$attention" \
+       -o "$OUT/calib-$name.json" >"$OUT/calibrate-$name.txt" 2>"$OUT/calibrate-$name.err"; then
+    cat "$OUT/calibrate-$name.txt"
+    ROWS+=("$(grep '^summary:' "$OUT/calibrate-$name.txt")")
   else
-    CAL_OK=1; echo "calibrate $model failed:"; tail -5 "$OUT/calibrate-$model.err"
+    CAL_OK=1; echo "calibrate $name failed:"; tail -5 "$OUT/calibrate-$name.err"
   fi
 done
 
@@ -55,6 +64,7 @@ RUN_OK=0
 for s in 1f1b zb-h1 v-half; do
   log "gpu-run $s p=4 m=16 (zb-1.5b b=6)"
   if timeout 150 "$PIPESIM" gpu-run -s "$s" -p 4 -m 16 --model zb-1.5b --mb 6 --reps 10 \
+       --attention unfused \
        --save-timeline "$OUT/gpu-run-$s.json" \
        >"$OUT/gpu-run-$s.txt" 2>"$OUT/gpu-run-$s.err"; then
     cat "$OUT/gpu-run-$s.txt"
@@ -71,12 +81,15 @@ echo "=== pipesim device check summary ($(head -2 "$OUT/gpu.txt" | tail -1)) ===
 echo "pipesim without CUDA libraries: $([ $LINK_OK -eq 0 ] && echo yes || echo NO)"
 echo "kernel tests: $([ $GPU_TESTS -eq 0 ] && echo passed || echo FAILED); worst kernel errors:"
 sort -g -k5 "$OUT/kernels.txt" | tail -3
-printf '%-10s %4s %9s %9s %9s %9s %9s %9s %11s\n' model mb F_ms B_ms W_ms F_TF/s B_TF/s W_TF/s best_GEMM
+printf '%-10s %4s %8s %9s %9s %9s %8s %8s %8s %10s %9s %9s\n' model mb attn F_ms B_ms W_ms \
+  F_TF/s B_TF/s W_TF/s best_GEMM flash_F flash_B
 for r in "${ROWS[@]}"; do
   case "$r" in *model=*)
-    printf '%-10s %4s %9s %9s %9s %9s %9s %9s %11s\n' "$(field "$r" model)" "$(field "$r" mb)" \
-      "$(field "$r" F_ms)" "$(field "$r" B_ms)" "$(field "$r" W_ms)" "$(field "$r" F_tflops)" \
-      "$(field "$r" B_tflops)" "$(field "$r" W_tflops)" "$(field "$r" best_gemm_tflops)";;
+    printf '%-10s %4s %8s %9s %9s %9s %8s %8s %8s %10s %9s %9s\n' "$(field "$r" model)" \
+      "$(field "$r" mb)" "$(field "$r" attention)" "$(field "$r" F_ms)" "$(field "$r" B_ms)" \
+      "$(field "$r" W_ms)" "$(field "$r" F_tflops)" "$(field "$r" B_tflops)" \
+      "$(field "$r" W_tflops)" "$(field "$r" best_gemm_tflops)" "$(field "$r" flash_F_tflops)" \
+      "$(field "$r" flash_B_tflops)";;
   esac
 done
 printf '%-10s %12s %12s %8s %9s %9s %7s %7s %7s\n' schedule pred_ms meas_ms err_% bub_pred bub_meas F_err B_err W_err

@@ -55,6 +55,15 @@ void check_output_files(const std::vector<std::pair<std::string_view, std::strin
     for (const auto& [flag, file] : outputs) {
         if (file.empty()) continue;
         std::error_code ec;
+        if (file == "-") {  // standard output: a second '-' is refused below
+            for (const auto& [other_flag, other] : seen)
+                if (other == "-")
+                    throw UsageError(fmt::format(
+                        "{} and {} both write to standard output ('-'): give one a file",
+                        other_flag, flag));
+            seen.emplace_back(flag, "-");
+            continue;
+        }
         // The messages the writer would give, before anything is written.
         const fs::path folder = fs::path(file).parent_path();
         if (!folder.empty() && !fs::is_directory(folder, ec))

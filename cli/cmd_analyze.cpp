@@ -5,6 +5,7 @@
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "commands.hpp"
+#include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
 #include "viz_flags.hpp"
@@ -21,9 +22,9 @@ constexpr const char* analyze_usage = R"(usage: pipesim analyze -s NAME -p P -m 
 // The replay records what the requested outputs read: every op for any picture, trace, saved
 // timeline or Gantt chart; transfers for traces, saved timelines and timeline pictures that
 // draw them or the critical path.
-analysis::AnalyticEngine engine_for(const viz::VizOutputs& outputs) {
+analysis::AnalyticEngine engine_for(const viz::VizOutputs& outputs, bool html) {
     analysis::AnalyticEngine engine;
-    engine.record_ops = outputs.any();
+    engine.record_ops = outputs.any() || html;
     engine.record_transfers = !outputs.trace.empty() || !outputs.saved_timeline.empty() ||
                               (!outputs.timeline_picture.empty() &&
                                (outputs.picture.transfers || outputs.picture.critical_path));
@@ -36,17 +37,20 @@ int run_analyze(const std::vector<std::string>& args) {
     PipelineFlags pipeline(/*layout_without_model=*/false);
     bool json = false;
     viz::VizOutputs viz_outputs;
+    std::string html;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "--json") {
             json = true;
         } else if (pipeline.read(flag, reader)) {
-        } else if (read_viz_flag(flag, reader, viz_outputs)) {
+        } else if (read_viz_flag(flag, reader, viz_outputs) || read_html_flag(flag, reader, html)) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print(
-                "{}{}  --json                print one JSON object instead of the table\n\n{}\n{}",
-                analyze_usage, schedule_flags_help(), model_flags_help(), viz_flags_help);
+                "{}{}  --json                print one JSON object instead of the "
+                "table\n\n{}\n{}{}",
+                analyze_usage, schedule_flags_help(), model_flags_help(), viz_flags_help,
+                html_flag_help);
             return 0;
         } else {
             throw UsageError(
@@ -54,14 +58,18 @@ int run_analyze(const std::vector<std::string>& args) {
         }
     }
     pipeline.finish();
-    check_run_outputs(viz_outputs, json, pipeline.save_file());
+    const bool report = check_run_outputs(viz_outputs, json, pipeline.save_file());
+    check_html_flag(html, viz_outputs, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
-    const analysis::Analysis result = analysis::run_with_baseline(spec, engine_for(viz_outputs));
+    const analysis::Analysis result = analysis::run_with_baseline(spec, engine_for(viz_outputs, !html.empty()));
     print_warnings(result, "analyze");
+    viz_outputs.picture.memory_in_bytes = result.model.has_value();
     // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
-    pipeline.save(result.schedule);
+    if (!html.empty()) write_single_html(html, "analyze", args, spec, "", result);
+    pipeline.save(result.schedule, viz_outputs.format_without_extension);
+    if (!report) return 0;  // a file went to standard output
     if (json)
         fmt::print("{}\n", analysis_json(result, spec).dump(2));
     else

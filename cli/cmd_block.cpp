@@ -66,7 +66,7 @@ BlockCommand parse_block_args(const std::vector<std::string>& args, bool& help) 
         } else if (flag == "-h" || flag == "--help") {
             help = true;
             return c;
-        } else if (!flag.empty() && flag[0] == '-') {
+        } else if (flag.size() > 1 && flag[0] == '-') {  // '-' alone: standard input
             throw UsageError(
                 fmt::format("unknown option {} (see 'pipesim block --help')", quote_arg(flag)));
         } else if (c.file.empty()) {

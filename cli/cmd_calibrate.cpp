@@ -18,7 +18,9 @@ constexpr const char* calibrate_usage =
     R"(usage: pipesim calibrate --model NAME --mb B [-t T] -o CALIB.json [options]
 
 Times one layer's F, B and W (and each kernel) on a GPU with bf16 GEMMs and writes the
-per-layer times models/ reads (docs/calibration.md). Needs a CUDA build and a GPU.
+per-layer times models/ reads (docs/calibration.md): GPT-style layers (LayerNorm, GeLU) and
+Llama-style ones (RMSNorm, rotary, SwiGLU, grouped-query attention), the attention fused
+(flash-style) or unfused. Needs a CUDA build and a GPU.
 
   -o, --output FILE     calibration file to write
   -t, --tp T            tensor-parallel degree: time one GPU's share (default 1)
@@ -29,9 +31,11 @@ per-layer times models/ reads (docs/calibration.md). Needs a CUDA build and a GP
 void print_summary(const calibration::CalibrationRecord& r, const std::string& path) {
     const calibration::LayerMeasurement& m = r.layers.front();
     const models::PassTimes& t = m.entry.times;
-    fmt::print("{} on {} ({} of {} SMs), b={} s={} t={}\n", r.model, r.device.name,
+    const char* attention =
+        m.entry.attention == models::AttentionKernel::unfused ? "unfused" : "fused";
+    fmt::print("{} on {} ({} of {} SMs), b={} s={} t={}, {} attention\n", r.model, r.device.name,
                r.device.partition_sms, r.device.sm_count, m.entry.microbatch, m.entry.seq_len,
-               m.entry.tp);
+               m.entry.tp, attention);
     auto line = [](const char* pass, double seconds, double flops) {
         fmt::print("  {:<16}{:>10.3f} ms {:>8.1f} TFLOP/s\n", pass, seconds * 1e3,
                    flops / seconds / 1e12);
@@ -42,24 +46,32 @@ void print_summary(const calibration::CalibrationRecord& r, const std::string& p
     double best = 0;
     std::string best_name;
     for (const calibration::KernelTime& k : m.kernels)
-        if (k.flops > 0 && k.flops / k.seconds > best) {
+        if (k.flops > 0 && k.name != "flash" && k.flops / k.seconds > best) {
             best = k.flops / k.seconds;
             best_name = fmt::format("{} {}", pass_name(k.pass), k.name);
         }
     fmt::print("  fastest GEMM: {} at {:.1f} TFLOP/s\n", best_name, best / 1e12);
+    // The fused attention's own rate (0 with the unfused attention).
+    double flash[2] = {0, 0};
+    for (const calibration::KernelTime& k : m.kernels)
+        if (k.name == "flash" && k.seconds > 0)
+            flash[k.pass == Pass::F ? 0 : 1] = k.flops / k.seconds / 1e12;
+    if (flash[0] > 0)
+        fmt::print("  flash attention: F {:.1f} TFLOP/s, B {:.1f} TFLOP/s\n", flash[0], flash[1]);
     if (r.copy.seconds > 0)
         fmt::print("  {} copy of {:.1f} MB: {:.1f} GB/s\n", r.copy.kind, r.copy.bytes / 1e6,
                    r.copy.bandwidth() / 1e9);
     fmt::print("wrote {}\n", path);
     // One machine-readable line for scripts (calibration/device_check.sh).
     fmt::print(
-        "summary: model={} mb={} tp={} F_ms={:.4f} B_ms={:.4f} W_ms={:.4f} "
+        "summary: model={} mb={} tp={} attention={} F_ms={:.4f} B_ms={:.4f} W_ms={:.4f} "
         "F_tflops={:.1f} B_tflops={:.1f} W_tflops={:.1f} best_gemm_tflops={:.1f} "
-        "copy_gbps={:.1f}\n",
-        r.model, m.entry.microbatch, m.entry.tp, t.forward * 1e3, t.backward_input * 1e3,
+        "copy_gbps={:.1f} flash_F_tflops={:.1f} flash_B_tflops={:.1f}\n",
+        r.model, m.entry.microbatch, m.entry.tp, attention, t.forward * 1e3, t.backward_input * 1e3,
         t.backward_weight * 1e3, m.flops.forward / t.forward / 1e12,
         m.flops.backward_input / t.backward_input / 1e12,
-        m.flops.backward_weight / t.backward_weight / 1e12, best / 1e12, r.copy.bandwidth() / 1e9);
+        m.flops.backward_weight / t.backward_weight / 1e12, best / 1e12, r.copy.bandwidth() / 1e9,
+        flash[0], flash[1]);
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
 // pipesim compare: several schedules on the same pipeline, one table.
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <string>
@@ -7,12 +9,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/cluster_workload.hpp"
+#include "analysis/compare.hpp"
 #include "analysis/run.hpp"
 #include "args.hpp"
-#include "bounds.hpp"
 #include "commands.hpp"
+#include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "schedules/registry.hpp"
+#include "viz/html_report.hpp"
 
 namespace pipesim::cli {
 
@@ -22,32 +27,18 @@ constexpr const char* compare_usage =
     R"(usage: pipesim compare -s NAME,NAME,... -p P -m M [options]
 
 Runs each schedule on the same pipeline (shape, costs or model, latency) with the analytic
-replay and prints one table: makespan (iteration time with a model), bubble rate of the
-worst device, whole-pipeline efficiency busy / (p × makespan), peak activation (or peak
-memory with a model), throughput, the speed-up over the first schedule listed and over
-1F1B with the same inputs.
+replay, or on a SimGrid cluster, and prints one table: makespan (iteration time with a model
+or a cluster), bubble rate of the worst device, whole-pipeline efficiency busy / (p ×
+makespan), peak activation (or peak memory with a model), throughput, the speed-up over
+the first schedule listed and over 1F1B with the same inputs.
 
   -s, --schedule LIST   schedules, comma-separated (see 'pipesim list'); -v and --group-size
                         apply to the schedules that take them, the others keep their own
+  --cluster NAME|FILE   run each schedule on the SimGrid model of this cluster instead (a
+                        process each; give --costs in seconds or a model; --dp replicas)
   --json                one JSON object: the inputs and one entry per schedule
   --csv                 one CSV row per schedule, with a header
 )";
-
-constexpr double gib = 1024.0 * 1024.0 * 1024.0;
-
-// One schedule's figures.
-struct Row {
-    std::string schedule;
-    int chunks = 0;
-    double makespan = 0;  ///< or iteration time with a model
-    double bubble_rate = 0;
-    double efficiency = 0;
-    double peak = 0;          ///< activation units, or bytes (weights + activations) with a model
-    double throughput = 0;    ///< microbatches per unit, or samples/s with a model
-    double speedup = 0;       ///< over the first row
-    double speedup_1f1b = 0;  ///< over 1F1B with the same inputs
-    double lifespan_max = 0;  ///< longest activation lifespan (F start to W end)
-};
 
 // "a,b,c" → {"a", "b", "c"}; empty names refused.
 std::vector<std::string> split_names(const std::string& flag, const std::string& text) {
@@ -69,43 +60,14 @@ std::vector<std::string> split_names(const std::string& flag, const std::string&
     return names;
 }
 
-// The shape `name` runs with: -v and --group-size where the schedule takes them, else its
-// own defaults.
-GeneratorOptions shape_for(const std::string& name, GeneratorOptions shape) {
-    const ScheduleGenerator* g = find_generator(name);
-    if (!g) return shape;  // generate_schedule names the problem
-    const int max_chunks = g->max_chunks == 0 ? bounds::max_chunks : g->max_chunks;
-    if (shape.chunks != 0 && (shape.chunks < g->min_chunks || shape.chunks > max_chunks))
-        shape.chunks = 0;
-    if (!g->takes_group_size) shape.group_size = 0;
-    return shape;
-}
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
-Row row_of(const std::string& name, const analysis::Analysis& a) {
-    Row r;
-    r.schedule = name;
-    r.chunks = a.schedule.chunks;
-    r.makespan = a.iteration_time;
-    r.bubble_rate = a.metrics.bubble_rate;
-    r.efficiency = a.metrics.efficiency;
-    r.speedup_1f1b = a.speedup_1f1b;
-    r.lifespan_max = a.metrics.lifespan_max;
-    if (a.model) {
-        r.peak = *std::max_element(a.model->total_bytes.begin(), a.model->total_bytes.end());
-        r.throughput = a.model->samples_per_second;
-    } else {
-        r.peak = a.metrics.peak_activation_max;
-        r.throughput = a.metrics.throughput;
-    }
-    return r;
-}
-
-std::string table(const std::vector<Row>& rows, bool model, const std::string& unit) {
+std::string table(const std::vector<SummaryRow>& rows, bool model, const std::string& unit) {
     std::string out = fmt::format("{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14} {:>9} {:>9}\n",
                                   "schedule", "v", model ? "iteration s" : "makespan " + unit,
                                   "bubble", "efficiency", model ? "peak GiB" : "peak act M_B",
                                   model ? "samples/s" : "mb / " + unit, "speed-up", "vs 1F1B");
-    for (const Row& r : rows)
+    for (const SummaryRow& r : rows)
         out += fmt::format(
             "{:<18} {:>3} {:>14.6g} {:>8.2f}% {:>10.2f}% {:>13.4g} {:>14.6g} "
             "{:>8.3f}x {:>8.3f}x\n",
@@ -121,9 +83,14 @@ int run_compare(const std::vector<std::string>& args) {
     // is checked with the first schedule standing in for all.
     std::vector<std::string> names;
     bool json = false, csv = false;
+    std::string cluster_name, html;
+    // With a cluster, --dp and -t lay out the pipeline without a model too.
+    const bool on_cluster = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+        return a == "--cluster" || a.starts_with("--cluster=");
+    });
     ArgReader reader(args);
     std::string flag;
-    PipelineFlags pipeline(/*layout_without_model=*/false);
+    PipelineFlags pipeline(/*layout_without_model=*/on_cluster);
     while (reader.next(flag)) {
         if (flag == "-s" || flag == "--schedule") {
             reader.claim_once("--schedule", flag);
@@ -135,11 +102,20 @@ int run_compare(const std::vector<std::string>& args) {
         } else if (flag == "--csv") {
             reader.claim_once("--csv", flag);
             csv = true;
+        } else if (flag == "--cluster") {
+            reader.claim_once("--cluster", flag);
+            cluster_name = reader.value(flag);
+        } else if (read_html_flag(flag, reader, html)) {
         } else if (flag == "--schedule-file" || flag == "--save") {
             throw UsageError(fmt::format("{}: compare runs registered schedules (-s LIST)", flag));
+        } else if (flag == "--comm" && on_cluster) {
+            throw UsageError(
+                "--comm is the analytic replay's latency; with --cluster latencies come from "
+                "the cluster");
         } else if (pipeline.read(flag, reader)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}\n{}\n{}", compare_usage, schedule_flags_help(), model_flags_help());
+            fmt::print("{}{}\n{}\n{}", compare_usage, html_flag_help, schedule_flags_help(),
+                       model_flags_help());
             return 0;
         } else {
             throw UsageError(
@@ -148,51 +124,64 @@ int run_compare(const std::vector<std::string>& args) {
     }
     pipeline.finish();
     if (json && csv) throw UsageError("--json and --csv are alternatives: give one of them");
+    if (!html.empty()) {
+        viz::check_html_report("--html", html);
+        check_output_files({{"--html", html}});
+    }
+    simgrid::ClusterSpec cluster;
+    if (on_cluster) cluster = analysis::load_checked_cluster(cluster_name);
 
-    std::vector<Row> rows;
-    std::vector<std::string> warnings;
+    std::vector<ReportRun> runs;
     analysis::PipelineSpec spec = pipeline.spec();
-    bool model = false;
-    std::string unit;
-    for (const std::string& name : names) {
+    const bool show_progress = on_cluster && ::isatty(STDERR_FILENO);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::string& name = names[i];
         spec.schedule = name;
-        spec.generator = shape_for(name, pipeline.spec().generator);
-        analysis::Analysis a;
+        spec.generator = analysis::comparison_shape(name, pipeline.spec().generator);
+        if (show_progress)
+            fmt::print(stderr, "\r\033[K  simulating {} ({} of {}) on '{}'...", name, i + 1,
+                       names.size(), cluster.name);
         try {
-            a = analysis::run_with_baseline(
-                spec, analysis::AnalyticEngine{.record_transfers = false, .record_ops = false});
+            runs.push_back(
+                on_cluster ? run_for_report(name, spec, simgrid_engine(cluster), !html.empty())
+                           : run_for_report(name, spec, analysis::AnalyticEngine{}, !html.empty()));
         } catch (const std::invalid_argument& e) {
+            if (show_progress) fmt::print(stderr, "\r\033[K");
             throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
         }
-        model = a.model.has_value();
-        unit = a.timeline.time_unit;
-        rows.push_back(row_of(name, a));
-        warnings.insert(warnings.end(), a.warnings.begin(), a.warnings.end());
     }
+    if (show_progress) fmt::print(stderr, "\r\033[K");
     // Only once every schedule has run: a failure is then the one line on stderr.
-    for (const std::string& w : warnings)
-        fmt::print(stderr, "pipesim compare: warning: {}\n", w);
-    for (Row& r : rows)
-        r.speedup = rows.front().makespan / r.makespan;
+    for (const ReportRun& r : runs)
+        for (const std::string& w : r.warnings)
+            fmt::print(stderr, "pipesim compare: warning: {}: {}\n", r.row.schedule, w);
+    std::vector<SummaryRow> rows;
+    for (const ReportRun& r : runs) {
+        rows.push_back(r.row);
+        rows.back().speedup = runs.front().row.makespan / r.row.makespan;
+    }
+    const bool model = runs.front().model;
+    const std::string unit = runs.front().unit;
 
+    if (!html.empty()) {
+        viz::HtmlReport report = html_report_for("compare", args, spec, cluster_name);
+        report.title = fmt::format("pipesim compare: {} schedules, p={} m={}", rows.size(),
+                                   spec.generator.devices, spec.generator.microbatches);
+        report.table = summary_table(rows, model, unit, /*speedup=*/true);
+        for (ReportRun& r : runs)
+            report.schedules.push_back(std::move(*r.picture));
+        viz::write_html_report(html, report);
+    }
     if (json) {
-        nlohmann::ordered_json j;
-        j["devices"] = spec.generator.devices;
-        j["microbatches"] = spec.generator.microbatches;
-        j["time_unit"] = unit;
-        nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const Row& r : rows)
-            list.push_back({{"schedule", r.schedule},
-                            {"chunks", r.chunks},
-                            {model ? "iteration_time" : "makespan", r.makespan},
-                            {"bubble_rate", r.bubble_rate},
-                            {"efficiency", r.efficiency},
-                            {model ? "peak_memory_bytes" : "peak_activation_max", r.peak},
-                            {model ? "samples_per_second" : "throughput", r.throughput},
-                            {"speedup", r.speedup},
-                            {"speedup_1f1b", r.speedup_1f1b},
-                            {"lifespan_max", r.lifespan_max}});
-        j["schedules"] = list;
+        analysis::Comparison comparison;
+        comparison.devices = spec.generator.devices;
+        comparison.microbatches = spec.generator.microbatches;
+        comparison.time_unit = unit;
+        comparison.model = model;
+        comparison.rows = rows;
+        nlohmann::ordered_json j = analysis::comparison_json(comparison);
+        j["engine"] = on_cluster ? "simgrid" : "analytic";
+        if (on_cluster) j["cluster"] = cluster.name;
         fmt::print("{}\n", j.dump(2));
     } else if (csv) {
         fmt::print(
@@ -201,13 +190,16 @@ int run_compare(const std::vector<std::string>& args) {
             model ? "iteration_time" : "makespan",
             model ? "peak_memory_bytes" : "peak_activation_max",
             model ? "samples_per_second" : "throughput");
-        for (const Row& r : rows)
+        for (const SummaryRow& r : rows)
             fmt::print("{},{},{},{},{},{},{},{},{},{}\n", r.schedule, r.chunks, r.makespan,
                        r.bubble_rate, r.efficiency, r.peak, r.throughput, r.speedup, r.speedup_1f1b,
                        r.lifespan_max);
     } else {
-        fmt::print("p={} m={}; speed-up over {}\n\n{}", spec.generator.devices,
-                   spec.generator.microbatches, rows.front().schedule, table(rows, model, unit));
+        fmt::print("p={} m={}{}; speed-up over {}\n\n{}", spec.generator.devices,
+                   spec.generator.microbatches,
+                   on_cluster ? fmt::format(" on '{}' (SimGrid)", cluster.name) : std::string(),
+                   rows.front().schedule, table(rows, model, unit));
+        if (!html.empty()) fmt::print("\nreport written to {}\n", html);
     }
     return 0;
 }

@@ -52,7 +52,7 @@ int run_merge(const std::vector<std::string>& args) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}{}", merge_usage, flags_help(merge_flags));
             return 0;
-        } else if (!flag.empty() && flag[0] == '-') {
+        } else if (flag.size() > 1 && flag[0] == '-') {  // '-' alone: standard input
             throw UsageError(
                 fmt::format("unknown option {} (see 'pipesim merge --help')", quote_arg(flag)));
         } else {

@@ -9,8 +9,10 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "fileio/files.hpp"
 #include "sweep/pareto.hpp"
 #include "sweep/pareto_select.hpp"
+#include "viz/image_format.hpp"
 #include "viz/render.hpp"
 #include "viz/scatter_plot.hpp"
 
@@ -27,7 +29,9 @@ the front as a table, in the plot's units. Rows of different problems (engine, m
 cluster, p, m, costs, comm, mem_w_ratio) are not ranked against each other: pick one with
 --where or give each its own front with --group-by.
 
-  -o, --output FILE     picture; the format follows the extension
+  -o, --output FILE     picture; the format follows the extension ('-': standard output,
+                        in the --format given, without the printed front)
+  --format NAME         svg, png, pdf or dot: the format of -o '-' or of a name without one
   --x COLUMN            lower is better: peak_memory (default with a model), peak_activation
   --y COLUMN            samples_per_s_per_gpu (default with a model), throughput,
                         bubble_rate or makespan
@@ -112,16 +116,23 @@ void print_front(const sweep::ParetoSelection& s) {
     fmt::print("Pareto front ({} in {}, {}; {} in {}, {}):\n", sweep::metric_name(s.options.x),
                s.x.unit, arrow(s.options.x), sweep::metric_name(s.options.y), s.y.unit,
                arrow(s.options.y));
+    // The choices that vary besides v (mb, tp, ...), as the plot's labels name them.
+    std::vector<std::string> varying = sweep::varying_choices(s);
+    varying.erase(std::remove(varying.begin(), varying.end(), "v"), varying.end());
     for (const auto& [key, rows] : s.groups) {
         if (!s.group_by.empty()) fmt::print("{}:\n", key);
         const auto [results, front] = front_of(rows, s.options);
         for (std::size_t i : front) {
             const sweep::Result& r = results[i];
             const viz::DataPoint p = at(s, r);
-            fmt::print("  job {:>5}  {:<18} p={:<4} m={:<5} v={:<2}  {} {:.6g} {}  {} {:.6g} {}\n",
-                       r.job.index, r.job.schedule, r.job.p, r.job.m, r.chunks,
-                       sweep::metric_name(s.options.x), p.x, s.x.unit,
-                       sweep::metric_name(s.options.y), p.y, s.y.unit);
+            std::string choices;
+            for (const std::string& c : varying)
+                choices += fmt::format("{}={:<3} ", c, sweep::choice_value(rows[i], c));
+            fmt::print(
+                "  job {:>5}  {:<18} p={:<4} m={:<5} v={:<2}  {}{} {:.6g} {}  {} {:.6g} {}\n",
+                r.job.index, r.job.schedule, r.job.p, r.job.m, r.chunks, choices,
+                sweep::metric_name(s.options.x), p.x, s.x.unit, sweep::metric_name(s.options.y),
+                p.y, s.y.unit);
         }
     }
 }
@@ -129,7 +140,7 @@ void print_front(const sweep::ParetoSelection& s) {
 }  // namespace
 
 int run_pareto(const std::vector<std::string>& args) {
-    std::string input, output, title, x_name, y_name, group_by;
+    std::string input, output, format, title, x_name, y_name, group_by;
     std::vector<std::string> conditions;
     ArgReader reader(args);
     std::string flag;
@@ -137,6 +148,9 @@ int run_pareto(const std::vector<std::string>& args) {
         if (flag == "-o" || flag == "--output") {
             reader.claim_once("--output", flag);
             output = reader.value(flag);
+        } else if (flag == "--format") {
+            reader.claim_once("--format", flag);
+            format = reader.value(flag);
         } else if (flag == "--x") {
             reader.claim_once("--x", flag);
             x_name = reader.value(flag);
@@ -154,7 +168,7 @@ int run_pareto(const std::vector<std::string>& args) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}", pareto_usage);
             return 0;
-        } else if (!flag.empty() && flag[0] == '-') {
+        } else if (flag.size() > 1 && flag[0] == '-') {  // '-' alone: standard input
             throw UsageError(
                 fmt::format("unknown option {} (see 'pipesim pareto --help')", quote_arg(flag)));
         } else if (input.empty()) {
@@ -166,11 +180,13 @@ int run_pareto(const std::vector<std::string>& args) {
     }
     if (input.empty()) throw UsageError("missing RESULTS.csv (see 'pipesim pareto --help')");
     if (output.empty()) throw UsageError("missing -o FILE.svg|.png|.pdf|.dot");
+    (void)viz::image_format_for_path(output, format);  // an unknown format before any work
     const std::vector<sweep::Result> results = sweep::load_results(input).rows;
     const sweep::ParetoSelection s =
         sweep::select_rows(results, conditions, group_by, x_name, y_name);
-    viz::write_picture(output, viz::scatter_plot_dot(make_plot(s, title.empty() ? input : title)));
-    print_front(s);
+    viz::write_picture(output, viz::scatter_plot_dot(make_plot(s, title.empty() ? input : title)),
+                       format);
+    if (!fileio::is_standard_stream(output)) print_front(s);
     return 0;
 }
 

@@ -20,31 +20,43 @@ constexpr const char* render_help =
   FILE                  a saved timeline (.json from 'pipesim analyze --save-timeline'), or a
                         schedule file (pipesim schedule .json or PyTorch pipelining .csv),
                         which is replayed first with --costs and --comm
-  -o, --output OUT      the timeline picture (same as --timeline OUT)
+                        ('-' reads standard input)
+  -o, --output OUT      the timeline picture (same as --timeline OUT; '-' with --format
+                        writes it to standard output)
 schedule files (--mem-w-ratio also for saved timelines without a memory model):
 )";
 
 // The timeline in `path` and its memory model: a saved timeline as is, a schedule replayed.
 viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bool have_costs) {
+    // Standard input is read once, then tried as a timeline and as a schedule.
+    const bool standard_input = fileio::is_standard_stream(path);
+    const std::string text = standard_input
+                                 ? fileio::read_text_file(path, viz::TimelineFileLimits{}.max_bytes)
+                                 : std::string();
     if (fileio::file_extension(path) != ".csv") {
         try {
-            viz::SavedTimeline saved = viz::read_timeline_file(path);
+            viz::SavedTimeline saved = standard_input
+                                           ? viz::parse_timeline_json(text, "standard input")
+                                           : viz::read_timeline_file(path);
             if (have_costs)
                 throw UsageError(
                     fmt::format("{} is a saved timeline: its times are fixed, so "
                                 "--costs and --comm do not apply",
                                 path));
             if (!saved.memory)
-                saved.memory = unit_memory_model(saved.timeline.devices, saved.timeline.chunks,
-                                                 spec.costs.mem_w_ratio);
+                saved.memory = unit_memory_model(
+                    saved.timeline.devices, saved.timeline.chunks, spec.costs.mem_w_ratio,
+                    chunks_per_microbatch(saved.timeline.devices, saved.timeline.chunks,
+                                          saved.timeline.microbatch_stages));
             return saved;
         } catch (const viz::NotATimeline&) {
             // Valid JSON without the timeline tag: read it as a schedule below.
         }
     }
-    spec.given = read_schedule_file(path);
+    spec.given = standard_input ? parse_schedule_file(text, path) : read_schedule_file(path);
     analysis::Analysis result = analysis::run(spec);
-    return viz::SavedTimeline{std::move(result.timeline), std::move(result.memory)};
+    return viz::SavedTimeline{std::move(result.timeline), std::move(result.memory),
+                              result.model.has_value()};
 }
 
 }  // namespace
@@ -66,7 +78,7 @@ int run_render(const std::vector<std::string>& args) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}{}\n{}", render_help, cost_flags_help(), viz_flags_help);
             return 0;
-        } else if (!flag.empty() && flag[0] == '-') {
+        } else if (flag.size() > 1 && flag[0] == '-') {  // '-' alone: standard input
             throw UsageError(
                 fmt::format("unknown option {} (see 'pipesim render --help')", quote_arg(flag)));
         } else if (input.empty()) {
@@ -81,9 +93,11 @@ int run_render(const std::vector<std::string>& args) {
         throw UsageError(
             "nothing to write: give -o OUT.svg|.png|.pdf|.dot (or --dep-graph, "
             "--trace, --gantt, --save-timeline)");
+    check_output_formats(outputs);
     check_viz_flags(outputs, "-o");
     check_output_files(output_files(outputs));
     const viz::SavedTimeline saved = load(input, spec, have_costs);
+    outputs.picture.memory_in_bytes = saved.memory_in_bytes;
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
     return 0;
 }

@@ -6,10 +6,10 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "analysis/device_cap.hpp"
 #include "analysis/run.hpp"
+#include "analysis/search.hpp"
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
@@ -17,7 +17,6 @@
 #include "models/byte_size.hpp"
 #include "pipeline_flags.hpp"
 #include "schedules/schedule_file.hpp"
-#include "schedules/search.hpp"
 
 namespace pipesim::cli {
 
@@ -25,9 +24,11 @@ namespace {
 
 constexpr const char* search_usage = R"(usage: pipesim search -p P -m M --mem-limit X [options]
 
-Builds every registered schedule, V-shape building blocks of offsets 1..6 and the automatic
-scheduler under the cap (v = 1 looped and v = 2 V-shape), replays each with the costs and
-ranks them: those whose peak activation stays within X first, by bubble rate.
+Builds every registered schedule (the V shapes planned with the costs), V-shape building
+blocks of offsets 1..6, V-shape blocks and round-based schedules planned with the costs under
+the cap, and the automatic scheduler under the cap (v = 1, 3 looped, v = 2 V-shape), replays
+each with the costs and ranks them: those whose peak activation stays within X first, by
+bubble rate, then peak (docs/automatic-schedules.md).
 
 --mem-limit X without a unit caps activations, in full-stage microbatches (M_B). With a unit
 (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB) and --model/--gpu/--mb it caps each whole device:
@@ -192,14 +193,7 @@ int run_search(const std::vector<std::string>& args) {
     }
     SearchResult result;
     try {
-        result = search_schedules(c.search, [&](const Schedule& s) {
-            analysis::PipelineSpec spec = c.spec;
-            spec.given = s;
-            const analysis::Analysis a = analysis::run(spec, bare);
-            const Metrics& m = a.metrics;
-            return SearchEvaluation{m.bubble_rate, a.iteration_time,
-                                    cap ? cap->units_of(*a.model) : m.peak_activation_max};
-        });
+        result = analysis::search(c.search, c.spec, cap ? &*cap : nullptr);
     } catch (const std::invalid_argument&) {
         if (!cap) throw;
         throw std::invalid_argument(none_fits(*cap, c.search.devices, c.search.microbatches));

@@ -12,6 +12,7 @@
 #include "bounds.hpp"
 #include "commands.hpp"
 #include "flag_table.hpp"
+#include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
 #include "viz_flags.hpp"
@@ -41,6 +42,7 @@ struct SimulateFlags {
     analysis::SimGridEngine engine;
     std::string cluster_name;
     bool json = false;
+    std::string overlap_flag;  // --overlap-grad-reduce or --no-overlap-grad-reduce, if given
 };
 
 using SimFlag = FlagSpec<SimulateFlags>;
@@ -64,10 +66,17 @@ const std::array cluster_flags = {
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
                 s.engine.grad_bytes = parse_number(f, v, 0.0);
             }},
+    SimFlag{"", "--overlap-grad-reduce", "",
+            "reduce a device's gradients during its last backward (default; needs --dp > 1)",
+            [](SimulateFlags& s, const std::string& f, const std::string&) {
+                s.engine.options.overlap_grad_reduce = true;
+                s.overlap_flag = f;
+            }},
     SimFlag{"", "--no-overlap-grad-reduce", "",
-            "all-reduce gradients only after the whole pipeline",
-            [](SimulateFlags& s, const std::string&, const std::string&) {
+            "reduce gradients only after the whole pipeline (needs --dp > 1)",
+            [](SimulateFlags& s, const std::string& f, const std::string&) {
                 s.engine.options.overlap_grad_reduce = false;
+                s.overlap_flag = f;
             }},
 };
 
@@ -95,6 +104,7 @@ int run_simulate(const std::vector<std::string>& args) {
     PipelineFlags pipeline(/*layout_without_model=*/true);
     SimulateFlags flags;
     viz::VizOutputs viz_outputs;
+    std::string html;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
@@ -104,11 +114,12 @@ int run_simulate(const std::vector<std::string>& args) {
                 "from the cluster (see --lat-scale)");
         } else if (read_flag(cluster_flags, flag, reader, flags) ||
                    read_flag(what_if_flags, flag, reader, flags) || pipeline.read(flag, reader) ||
-                   read_viz_flag(flag, reader, viz_outputs)) {
+                   read_viz_flag(flag, reader, viz_outputs) || read_html_flag(flag, reader, html)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}{}\ncluster and layout:\n{}what-if:\n{}\n{}\n{}", simulate_usage,
+            fmt::print("{}{}\ncluster and layout:\n{}what-if:\n{}\n{}\n{}{}", simulate_usage,
                        schedule_flags_help(/*with_latency=*/false), flags_help(cluster_flags),
-                       flags_help(what_if_flags), model_flags_help(), viz_flags_help);
+                       flags_help(what_if_flags), model_flags_help(), viz_flags_help,
+                       html_flag_help);
             return 0;
         } else {
             throw UsageError(
@@ -120,9 +131,14 @@ int run_simulate(const std::vector<std::string>& args) {
     if (flags.cluster_name.empty())
         throw UsageError("missing --cluster NAME|FILE (see 'pipesim list' for presets)");
     pipeline.finish();
-    check_run_outputs(viz_outputs, json, pipeline.save_file());
+    const bool report = check_run_outputs(viz_outputs, json, pipeline.save_file());
+    check_html_flag(html, viz_outputs, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
+    if (!flags.overlap_flag.empty() && spec.dp < 2)
+        throw UsageError(fmt::format(
+            "{} needs data parallelism (--dp D with D > 1): there is no gradient reduction",
+            flags.overlap_flag));
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
     const Schedule schedule = prepared.schedule;  // saved once everything else has worked
@@ -135,7 +151,7 @@ int run_simulate(const std::vector<std::string>& args) {
         };
     // The report's first line, shown while SimGrid runs; on stdout, so that stderr holds only
     // warnings, errors and the terminal's progress line.
-    if (!json) {
+    if (!json && report) {
         fmt::print("simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
                    prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
                    spec.dp * prepared.schedule.devices * spec.tp, cluster.name);
@@ -144,26 +160,17 @@ int run_simulate(const std::vector<std::string>& args) {
     const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);
     if (show_progress) fmt::print(stderr, "\r\033[K");
     print_warnings(result, "simulate");
+    viz_outputs.picture.memory_in_bytes = result.model.has_value();
     const analysis::ClusterRun& run = *result.cluster;
     const simgrid::Layout& layout = run.layout;
     // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
-    pipeline.save(schedule);
+    if (!html.empty()) write_single_html(html, "simulate", args, spec, run.cluster, result);
+    pipeline.save(schedule, viz_outputs.format_without_extension);
+    if (!report) return 0;  // a file went to standard output
 
     if (json) {
-        nlohmann::ordered_json j = analysis_json(result, spec);
-        j["engine"] = "simgrid";
-        j["cluster"] = run.cluster;
-        j["dp"] = layout.dp;
-        j["tp"] = layout.tp;
-        j["gpus"] = layout.gpus();
-        j["layout_order"] = simgrid::layout_order_string(layout.order);
-        j["iteration_time"] = result.iteration_time;
-        j["grad_reduce_time"] = run.result.grad_reduce_time;
-        j["replica_makespan"] = run.result.replica_makespan;
-        j["transfers"] = run.result.timeline.transfers.size();
-        j["mode"] = to_string(run.result.mode);
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", analysis_json(result, spec).dump(2));
     } else {
         fmt::print("{}", analysis_table(result, spec));
         fmt::print("\n  {:<22}{} ({}), dp={} × pp={} × tp={} = {} GPUs, order {}\n", "cluster",

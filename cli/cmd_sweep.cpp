@@ -1,5 +1,6 @@
 // pipesim sweep: run a grid of configurations into a resumable results CSV.
 #include <array>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -10,6 +11,9 @@
 #include "flag_table.hpp"
 #include "sweep/grid.hpp"
 #include "sweep/runner.hpp"
+#include "sweep/slurm.hpp"
+#include "sweep_html.hpp"
+#include "viz/html_report.hpp"
 
 namespace pipesim::cli {
 
@@ -24,9 +28,17 @@ finished rows are kept and their jobs skipped; error rows are rerun.
 )";
 
 std::pair<int, int> parse_shard(const std::string& flag, const std::string& text) {
+    if (text == "auto") {
+        const auto [shard, shards] = sweep::slurm_array_shard(
+            [](const char* name) -> const char* { return std::getenv(name); });
+        if (shards > bounds::max_shards)
+            throw UsageError(fmt::format("{} auto: the Slurm array has {} tasks, more than {}",
+                                         flag, shards, bounds::max_shards));
+        return {shard, shards};
+    }
     const auto slash = text.find('/');
     if (slash == std::string::npos)
-        throw UsageError(fmt::format("{}: expected I/N, got '{}'", flag, text));
+        throw UsageError(fmt::format("{}: expected I/N or auto, got '{}'", flag, text));
     const int shards = parse_int(flag, text.substr(slash + 1), 1, bounds::max_shards);
     const int shard = parse_int(flag, text.substr(0, slash), 0, shards - 1);
     return {shard, shards};
@@ -45,6 +57,7 @@ struct SweepFlags {
     std::string output;
     sweep::SweepOptions options;
     bool dry_run = false;
+    std::string html;
 };
 
 using SweepFlag = FlagSpec<SweepFlags>;
@@ -56,9 +69,10 @@ const std::array sweep_flags = {
               [](SweepFlags& s, const std::string& f, const std::string& v) {
                   s.options.workers = parse_int(f, v, 1, bounds::max_workers);
               }},
-    SweepFlag{"", "--shard", "I/N",
-              "run only the jobs whose index mod N is I (0 ≤ I < N), e.g. one task\n"
-              "of a Slurm job array; join the shards with 'pipesim merge'",
+    SweepFlag{"", "--shard", "I/N|auto",
+              "run only the jobs whose index mod N is I (0 ≤ I < N); 'auto' takes I and N\n"
+              "from the Slurm job array this task belongs to (SLURM_ARRAY_TASK_ID, _COUNT,\n"
+              "_MIN, _MAX); join the shards with 'pipesim merge'",
               [](SweepFlags& s, const std::string& f, const std::string& v) {
                   std::tie(s.options.shard, s.options.shards) = parse_shard(f, v);
               }},
@@ -69,6 +83,10 @@ const std::array sweep_flags = {
               }},
     SweepFlag{"", "--dry-run", "", "print how many jobs would run, run none",
               [](SweepFlags& s, const std::string&, const std::string&) { s.dry_run = true; }},
+    SweepFlag{"", "--html", "FILE.html",
+              "afterwards, an HTML report: every row, and the timelines of the\n"
+              "3 rows with the highest throughput (run again)",
+              [](SweepFlags& s, const std::string&, const std::string& v) { s.html = v; }},
 };
 
 }  // namespace
@@ -84,7 +102,7 @@ int run_sweep(const std::vector<std::string>& args) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}{}", sweep_usage, flags_help(sweep_flags));
             return 0;
-        } else if (!flag.empty() && flag[0] == '-') {
+        } else if (flag.size() > 1 && flag[0] == '-') {  // '-' alone: standard input
             throw UsageError(
                 fmt::format("unknown option {} (see 'pipesim sweep --help')", quote_arg(flag)));
         } else if (grid_file.empty()) {
@@ -99,6 +117,10 @@ int run_sweep(const std::vector<std::string>& args) {
     const bool dry_run = flags.dry_run;
     if (grid_file.empty()) throw UsageError("missing GRID.json (see 'pipesim sweep --help')");
     if (output.empty() && !dry_run) throw UsageError("missing -o RESULTS.csv");
+    if (!flags.html.empty()) {
+        viz::check_html_report("--html", flags.html);
+        check_output_files({{"-o", output}, {"--html", flags.html}});
+    }
 
     const std::vector<sweep::Job> all = sweep::expand(sweep::load_grid(grid_file));
     const std::vector<sweep::Job> jobs = sweep::shard_jobs(all, options.shard, options.shards);
@@ -114,6 +136,7 @@ int run_sweep(const std::vector<std::string>& args) {
                    "sweep: {} jobs, {} already done, {} ran: {} ok, {} over memory, {} "
                    "infeasible, {} errors → {}\n",
                    s.total, s.skipped, s.ran, s.ok, s.over_memory, s.infeasible, s.errors, output);
+    if (!flags.html.empty()) write_sweep_html(flags.html, args, grid_file, output);
     if (s.errors > 0) {
         fmt::print(stderr,
                    "pipesim sweep: {} job(s) failed (status 'error' in {}); run the same command "

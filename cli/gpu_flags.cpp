@@ -19,8 +19,7 @@ namespace {
 using GpuFlag = FlagSpec<GpuModelFlags>;
 
 const std::array gpu_model_flags = {
-    GpuFlag{"", "--model", "NAME|FILE",
-            "a GPT-style preset (see 'pipesim list') or model JSON file",
+    GpuFlag{"", "--model", "NAME|FILE", "a preset (see 'pipesim list') or model JSON file",
             [](GpuModelFlags& g, const std::string&, const std::string& v) {
                 g.model = v;
                 g.have_model = true;
@@ -33,6 +32,17 @@ const std::array gpu_model_flags = {
     GpuFlag{"", "--seq", "S", "sequence length (default: the model's)",
             [](GpuModelFlags& g, const std::string& f, const std::string& v) {
                 g.workload.seq_len = parse_int(f, v, 1, bounds::max_gpu_seq_len);
+            }},
+    GpuFlag{"", "--attention", "KIND",
+            "fused (flash-style, the default) or unfused (s×s scores in memory)",
+            [](GpuModelFlags& g, const std::string& f, const std::string& v) {
+                if (v == "fused")
+                    g.workload.attention = models::AttentionKernel::fused;
+                else if (v == "unfused")
+                    g.workload.attention = models::AttentionKernel::unfused;
+                else
+                    throw UsageError(
+                        fmt::format("{}: expected fused or unfused, got {}", f, quote_arg(v)));
             }},
     GpuFlag{"", "--device", "N", "CUDA device index (default 0)",
             [](GpuModelFlags& g, const std::string& f, const std::string& v) {
@@ -65,8 +75,7 @@ models::TransformerConfig GpuModelFlags::finish() const {
     if (!have_model) throw UsageError("missing --model NAME (see 'pipesim list')");
     if (!have_mb) throw UsageError("missing --mb B (sequences per microbatch)");
     models::TransformerConfig config = models::resolve_model(model);
-    calibration::check_kernel_support(config);
-    models::check_workload(config, workload);
+    calibration::check_kernel_support(config, workload);
     return config;
 }
 

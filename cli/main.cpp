@@ -29,7 +29,8 @@ commands:
   simulate ... --cluster NAME   the same schedule flags on a SimGrid model of a GPU cluster
           [--dp D] [-t T] [--straggler GPU:K] [--bw-scale X] [--lat-scale X] [--json]
   compare -s A,B,C -p P -m M    several schedules on the same pipeline, one table with the
-          speed-up over the first [--costs ... | --model ...] [--json | --csv]
+          speed-up over the first [--costs ... | --model ...] [--cluster NAME]
+          [--json | --csv] [--html FILE.html]
   block BLOCK.json -m M         schedule from a building block: metrics, lifespan bound
           [--costs F,B,W] [--comm C] [--mem-w-ratio R] [--reorder | --fill] [--json]
   search -p P -m M --mem-limit X  lowest-bubble schedule within X activations per device

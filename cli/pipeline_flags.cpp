@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "bounds.hpp"
+#include "fileio/files.hpp"
 #include "flag_table.hpp"
 #include "schedules/schedule_file.hpp"
 
@@ -56,6 +57,21 @@ const std::array cost_flags = {
     Flag{"", "--comm", "C", "latency of every cross-device dependency (default 0)",
          [](State& s, const std::string& f, const std::string& v) {
              s.spec.comm_latency = parse_number(f, v, 0.0);
+         }},
+    Flag{"", "--a2a", "T",
+         "expert-parallel all-to-all time of a full stage's F and of its\n"
+         "backward, split over chunks like --costs (default 0; docs/dualpipe.md)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.all_to_all = parse_number(f, v, 0.0);
+         }},
+    Flag{"", "--overlap-fb", "X",
+         "share 0..1 of an F&B pair's all-to-all hidden behind the other\n"
+         "op's compute (dualpipe, dualpipe-v; default 0)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.spec.fb_overlap = parse_number(f, v, 0.0);
+             if (s.spec.fb_overlap > 1.0)
+                 throw UsageError(
+                     fmt::format("{}: must be in 0..1, got {:g}", f, s.spec.fb_overlap));
          }},
     Flag{"", "--mem-w-ratio", "R",
          "share of a stage's activations held from B until W, 0..1 (default 1)",
@@ -232,8 +248,12 @@ void PipelineFlags::finish() {
     if (!s.schedule_file.empty()) spec_.given = read_schedule_file(s.schedule_file);
 }
 
-void PipelineFlags::save(const Schedule& schedule) const {
-    if (!state_.save_file.empty()) write_schedule_file(schedule, state_.save_file);
+void PipelineFlags::save(const Schedule& schedule,
+                         const std::string& format_without_extension) const {
+    if (state_.save_file.empty()) return;
+    write_schedule_file(schedule, state_.save_file,
+                        fileio::file_extension(state_.save_file).empty() ? format_without_extension
+                                                                         : std::string());
 }
 
 }  // namespace pipesim::cli

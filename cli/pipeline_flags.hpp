@@ -43,8 +43,9 @@ class PipelineFlags {
     const analysis::PipelineSpec& spec() const { return spec_; }
     /// --save's file; empty if not given.
     const std::string& save_file() const { return state_.save_file; }
-    /// Writes the schedule to --save's file, if given.
-    void save(const Schedule& schedule) const;
+    /// Writes the schedule to --save's file, if given; `format_without_extension` (--format)
+    /// names the format of a file without an extension (`-`: standard output).
+    void save(const Schedule& schedule, const std::string& format_without_extension = {}) const;
 
     /// The state the flag tables write into.
     struct State {

@@ -9,7 +9,10 @@
 #include <fmt/format.h>
 
 #include "bounds.hpp"
+#include "fileio/files.hpp"
 #include "flag_table.hpp"
+#include "schedules/schedule_file.hpp"
+#include "viz/image_format.hpp"
 
 namespace pipesim::cli {
 
@@ -30,9 +33,19 @@ const std::array viz_flags = {
             }},
     VizFlag{"", "--trace", "FILE.json", "Chrome trace for Perfetto or chrome://tracing",
             [](viz::VizOutputs& o, const std::string&, const std::string& v) { o.trace = v; }},
+    VizFlag{"", "--trace-flows", "", "arrows along the dependencies in the --trace file",
+            [](viz::VizOutputs& o, const std::string&, const std::string&) {
+                o.trace_options.flows = true;
+            }},
     VizFlag{
         "", "--save-timeline", "FILE.json", "the timeline, for 'pipesim render' later",
         [](viz::VizOutputs& o, const std::string&, const std::string& v) { o.saved_timeline = v; }},
+    VizFlag{"", "--format", "NAME",
+            "format of an output written to '-' (standard output) or to a name without an\n"
+            "extension: svg, png, pdf or dot for pictures, json or csv for --save",
+            [](viz::VizOutputs& o, const std::string&, const std::string& v) {
+                o.format_without_extension = v;
+            }},
     VizFlag{"", "--gantt", "", "print a text Gantt chart fitted to the terminal",
             [](viz::VizOutputs& o, const std::string&, const std::string&) {
                 o.gantt =
@@ -80,15 +93,60 @@ void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_fl
     if (option && outputs.timeline_picture.empty())
         throw UsageError(
             fmt::format("{} changes the timeline picture: give {} FILE too", option, picture_flag));
+    if (outputs.trace_options.flows && outputs.trace.empty())
+        throw UsageError("--trace-flows adds arrows to the trace: give --trace FILE.json too");
     viz::check_outputs(outputs);
 }
 
-void check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file) {
+bool check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file) {
     if (json && outputs.gantt) throw UsageError("--gantt prints text; it cannot go with --json");
-    check_viz_flags(outputs);
     auto files = output_files(outputs);
     files.emplace_back("--save", save_file);
     check_output_files(files);
+    check_output_formats(outputs, save_file);
+    check_viz_flags(outputs);
+    for (const auto& [flag, file] : files) {
+        if (!fileio::is_standard_stream(file)) continue;
+        if (json)
+            throw UsageError(fmt::format("{} - and --json both print to standard output", flag));
+        if (outputs.gantt)
+            throw UsageError(fmt::format("{} - and --gantt both print to standard output", flag));
+        return false;
+    }
+    return true;
+}
+
+void check_output_formats(const viz::VizOutputs& outputs, const std::string& save_file) {
+    // The outputs whose format follows the extension, and the names --format may give them.
+    struct Typed {
+        std::string_view flag;
+        const std::string& file;
+        bool picture;
+    };
+    const std::array typed = {Typed{"--timeline", outputs.timeline_picture, true},
+                              Typed{"--dep-graph", outputs.dependency_graph, true},
+                              Typed{"--save", save_file, false}};
+    const std::string& format = outputs.format_without_extension;
+    bool used = false;
+    for (const Typed& output : typed) {
+        if (output.file.empty() || !fileio::file_extension(output.file).empty()) continue;
+        const char* expected = output.picture ? "svg, png, pdf or dot" : "json or csv";
+        if (format.empty())
+            throw UsageError(fmt::format(
+                "{} {}: no extension to tell the format by; add --format {}", output.flag,
+                quote_arg(output.file), output.picture ? "svg|png|pdf|dot" : "json|csv"));
+        const bool fits = output.picture ? viz::image_format_named(format).has_value()
+                                         : is_schedule_file_format(format);
+        if (!fits)
+            throw UsageError(fmt::format("--format {}: {} {} takes {}", quote_arg(format),
+                                         output.flag, quote_arg(output.file), expected));
+        used = true;
+    }
+    if (!format.empty() && !used)
+        throw UsageError(fmt::format(
+            "--format {}: no output is written to '-' or to a name without an extension; the "
+            "others take their format from the extension",
+            quote_arg(format)));
 }
 
 std::vector<std::pair<std::string_view, std::string>> output_files(const viz::VizOutputs& outputs) {

@@ -16,8 +16,8 @@ namespace pipesim::cli {
 extern const std::string viz_flags_help;
 
 /// Reads one of --timeline FILE, --dep-graph FILE, --trace FILE, --save-timeline FILE,
-/// --gantt, --transfers, --critical-path, --no-memory into `outputs`; false if `flag` is none
-/// of them.
+/// --format NAME, --gantt, --transfers, --critical-path, --no-memory into `outputs`; false if
+/// `flag` is none of them.
 bool read_viz_flag(const std::string& flag, ArgReader& reader, viz::VizOutputs& outputs);
 
 /// Checks the outputs once every flag is read: options of the timeline picture (--transfers,
@@ -27,9 +27,17 @@ bool read_viz_flag(const std::string& flag, ArgReader& reader, viz::VizOutputs& 
 void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_flag = "--timeline");
 
 /// What analyze and simulate check once their flags are read: --gantt not with --json,
-/// check_viz_flags(), and every file to write (the pictures and `save_file`, --save's)
-/// through check_output_files(). Throws UsageError or std::invalid_argument with one line.
-void check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file);
+/// check_output_formats(), check_viz_flags(), and every file to write (the pictures and
+/// `save_file`, --save's) through check_output_files(); at most one of them `-`, and then
+/// neither --json nor --gantt. Returns whether the command's report may go to standard
+/// output: false when a file is written there. Throws UsageError or std::invalid_argument
+/// with one line.
+bool check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file);
+
+/// --format: every picture (--timeline, --dep-graph) or schedule file (`save_file`) written to
+/// `-` or to a name without an extension needs it, and it must name a format that output can
+/// take; given when no output needs it, it is refused (it would be ignored).
+void check_output_formats(const viz::VizOutputs& outputs, const std::string& save_file = {});
 
 /// The files `outputs` asks for, with the flag that names each (for check_output_files).
 std::vector<std::pair<std::string_view, std::string>> output_files(const viz::VizOutputs& outputs);

@@ -36,14 +36,16 @@ inline std::vector<std::string> lines_of(const std::string& text) {
     return lines;
 }
 
-/// Runs `PIPESIM_BINARY <args>` through the shell (args are shell words; quote as needed).
-inline CommandResult run_pipesim(const std::string& args) {
+/// Runs `PIPESIM_BINARY <args>` through the shell (args are shell words; quote as needed),
+/// with `input_file` as standard input.
+inline CommandResult run_pipesim(const std::string& args,
+                                 const std::string& input_file = "/dev/null") {
     const auto dir = std::filesystem::temp_directory_path();
     const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(std::rand());
     const auto out_path = dir / ("pipesim_test_out_" + tag);
     const auto err_path = dir / ("pipesim_test_err_" + tag);
     const std::string command = std::string(PIPESIM_BINARY) + " " + args + " >" +
-                                out_path.string() + " 2>" + err_path.string() + " </dev/null";
+                                out_path.string() + " 2>" + err_path.string() + " <" + input_file;
     const int status = std::system(command.c_str());
     CommandResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

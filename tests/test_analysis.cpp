@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "analysis/cluster_workload.hpp"
 #include "analysis/model_plan.hpp"
 #include "analysis/run.hpp"
 #include "child_process.hpp"
+#include "models/roofline.hpp"
 #include "schedules/registry.hpp"
 #include "sim/replay.hpp"
 
@@ -159,4 +161,75 @@ TEST_CASE("cost lists are one full stage or one triple per virtual stage", "[ana
     CHECK_THROWS_WITH(run(spec), Catch::StartsWith("every pass takes no time"));
     spec.costs.passes = {PassCosts{1e308, 1e308, 1e308}};
     CHECK_THROWS_WITH(run(spec), Catch::StartsWith("the iteration time is not a finite number"));
+}
+
+TEST_CASE("the cluster workload carries the collectives the analytic pass times include",
+          "[analysis][models]") {
+    ModelSpec m = model_spec("zb-6.2b", 2);
+    m.workload.tp = 4;
+    m.workload.sequence_parallel = false;
+    m.workload.recompute = pipesim::models::Recompute::full;
+    const ModelAnalysis plan = plan_model(m, 4);
+    const Schedule s = generate_schedule("1f1b", GeneratorOptions{4, 4, 1, 0});
+    const simgrid::SimWorkload w = workload_from_plan(plan.plan, s, 4, /*distributed=*/true);
+    // One collective as the analytic engine times it (models/roofline.hpp).
+    const double one = pipesim::models::tp_allreduce_seconds(plan.gpu, plan.plan.tp_comm.bytes, 4);
+    REQUIRE(one > 0);
+    for (std::size_t i = 0; i < plan.plan.stages.size(); ++i) {
+        const auto& stage = plan.plan.stages[i];
+        CAPTURE(i, stage.layers);
+        // 2 per layer in F, 2 in B and 2 again for the recomputed forward; the embedding's in F
+        // on the first stage, the logits' input gradient in B on the last.
+        CHECK(w.tp_allreduces_forward[i] == 2 * stage.layers + (i == 0 ? 1 : 0));
+        CHECK(w.tp_allreduces_backward[i] == 4 * stage.layers + (i == 3 ? 1 : 0));
+        CHECK(w.tp_allreduces_forward[i] * one == Approx(stage.tp_comm_times.forward));
+        CHECK(w.tp_allreduces_backward[i] * one == Approx(stage.tp_comm_times.backward_input));
+        // Megatron's scatter/gather: each of the t GPUs sends s·b·h·2/t bytes.
+        CHECK(w.message_bytes[i] == Approx(2.0 * 1024 * 2 * 4096 / 4));
+    }
+    // The distributed optimizer all-gathers bf16 parameters after reduce-scattering fp32
+    // gradients: half the bytes.
+    REQUIRE(w.param_gather_bytes.size() == 4);
+    for (std::size_t d = 0; d < 4; ++d)
+        CHECK(w.param_gather_bytes[d] == Approx(w.gradient_bytes[d] / 2));
+}
+
+TEST_CASE(
+    "with tensor parallelism each GPU reduces its own shard's gradients, and the rates "
+    "count the reduction",
+    "[analysis][simgrid]") {
+    PipelineSpec spec;
+    spec.schedule = "1f1b";
+    spec.generator = {1, 2, 0, 0};
+    spec.costs.model = model_spec("zb-1.5b", 1);
+    spec.dp = 2;
+    spec.tp = 2;
+    const double nic = 1e10;
+    const std::string result = run_in_child([&] {
+        SimGridEngine engine;
+        engine.cluster = instant_cluster(2);
+        engine.cluster.nodes = {NodeGroup{2, "a100-80gb", 0}};
+        engine.cluster.nic = LinkSpec{nic, 0};
+        engine.cluster.nic_per_gpu = true;
+        engine.options.overlap_grad_reduce = false;
+        const Analysis a = run(spec, engine);
+        return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g}",
+                           a.cluster->result.grad_reduce_time, a.iteration_time, a.metrics.makespan,
+                           a.model->samples_per_second, a.model->optimizer_seconds);
+    });
+    INFO(result);
+    double reduce = 0, iteration = 0, makespan = 0, samples = 0, optimizer = 0;
+    REQUIRE(std::sscanf(result.c_str(), "%lf %lf %lf %lf %lf", &reduce, &iteration, &makespan,
+                        &samples, &optimizer) == 5);
+    // Each GPU holds params/t and all-reduces its fp32 gradients with its peer in the other
+    // node: 2(n−1)/n · 4·params/t bytes through its NIC, n = 2.
+    const ModelAnalysis plan = plan_model(*spec.costs.model, 1);
+    ModelSpec sharded = *spec.costs.model;
+    sharded.workload.tp = 2;
+    const double params = plan_model(sharded, 1).plan.stages[0].params;
+    CHECK(params == Approx(plan.plan.stages[0].params / 2).epsilon(0.01));
+    CHECK(reduce == Approx(4 * params / nic).epsilon(1e-6));
+    CHECK(iteration == Approx(makespan + reduce).epsilon(1e-9));
+    // Samples over the step: the iteration with its reduction, then the optimizer step.
+    CHECK(samples == Approx(2.0 * 2 / (iteration + optimizer)).epsilon(1e-9));
 }

@@ -38,6 +38,15 @@ TEST_CASE("calibrate without a GPU says why and exits with 3", "[calibration][cl
     CHECK_THAT(r.err, Catch::Contains("pipesim calibrate: " + no_gpu_message("calibrate")));
 }
 
+TEST_CASE("calibrate takes the Llama presets with either attention kernel", "[calibration][cli]") {
+    hide_gpus();
+    const std::string attention = GENERATE("fused", "unfused");
+    const auto r = run_pipesim("calibrate --model llama3-8b --mb 1 --seq 2048 --attention " +
+                               attention + " -o /tmp/pipesim_never.json");
+    CHECK(r.exit_code == 3);
+    CHECK_THAT(r.err, Catch::Contains(no_gpu_message("calibrate")));
+}
+
 TEST_CASE("gpu-run without a GPU says why and exits with 3", "[calibration][cli]") {
     hide_gpus();
     const auto r = run_pipesim("gpu-run -s 1f1b -p 4 -m 16 --model zb-1.5b --mb 6");
@@ -51,7 +60,8 @@ TEST_CASE("calibrate and gpu-run reject bad usage before looking for a GPU", "[c
         {"calibrate --model zb-1.5b --mb 6", "missing -o FILE"},
         {"calibrate --mb 6 -o x.json", "missing --model NAME"},
         {"calibrate --model zb-1.5b -o x.json", "missing --mb B"},
-        {"calibrate --model llama2-7b --mb 1 -o x.json", "llama2-7b uses SwiGLU"},
+        {"calibrate --model llama2-7b --mb 1 --attention flash -o x.json",
+         "--attention: expected fused or unfused, got 'flash'"},
         {"calibrate --model zb-1.5b --mb 1 -t 5 -o x.json", "does not divide"},
         {"calibrate --model zb-1.5b --mb 1 --gpu tpu -o x.json", "unknown GPU 'tpu'"},
         {"calibrate --model zb-1.5b --mb 1 --bogus -o x.json", "unknown option '--bogus'"},

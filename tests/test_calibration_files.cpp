@@ -14,11 +14,13 @@ using namespace pipesim::calibration;
 
 namespace {
 
-// A record for zb-1.5b at b = 6, s = 1024, as calibrate would fill it in.
+// A record for zb-1.5b at b = 6, s = 1024 with the unfused attention, as calibrate would
+// fill it in.
 CalibrationRecord sample_record() {
     const models::TransformerConfig& c = models::find_model("zb-1.5b");
     models::Workload w;
     w.microbatch = 6;
+    w.attention = models::AttentionKernel::unfused;
     const LayerShape shape = layer_shape(c, w);
     LayerMeasurement m;
     m.entry = {c.hidden,
@@ -29,7 +31,8 @@ CalibrationRecord sample_record() {
                1024,
                6,
                1,
-               {0.0061, 0.0072, 0.0049}};
+               {0.0061, 0.0072, 0.0049},
+               models::AttentionKernel::unfused};
     m.flops = steps_flops(layer_steps(shape));
     for (const KernelStep& k : layer_steps(shape))
         m.kernels.push_back({std::string(k.name), k.pass, 1e-4, k.flops, k.bytes});
@@ -65,6 +68,44 @@ TEST_CASE("a calibration file round-trips through the models/ reader", "[calibra
     CHECK(e.times.forward == want.times.forward);
     CHECK(e.times.backward_input == want.times.backward_input);
     CHECK(e.times.backward_weight == want.times.backward_weight);
+    CHECK(e.attention == models::AttentionKernel::unfused);
+}
+
+TEST_CASE("the file records which attention ran — files without it match either kernel",
+          "[calibration]") {
+    CalibrationRecord r = sample_record();
+    CHECK(calibration_json(r).at("layers").at(0).at("attention") == "unfused");
+    r.layers[0].entry.attention = models::AttentionKernel::fused;
+    CHECK(calibration_json(r).at("layers").at(0).at("attention") == "fused");
+    // The measured times stand only for the attention kernel they were measured with: a file
+    // with both kernels at the same shape gives each workload its own.
+    CalibrationRecord both = sample_record();  // unfused, F = 6.1 ms
+    both.layers.push_back(both.layers[0]);
+    both.layers[0].entry.attention = models::AttentionKernel::fused;
+    both.layers[0].entry.times.forward = 0.0042;
+    models::Workload fused, unfused;
+    fused.microbatch = unfused.microbatch = 6;
+    unfused.attention = models::AttentionKernel::unfused;
+    const models::TransformerConfig& c = models::find_model("zb-1.5b");
+    const models::CalibratedCostModel measured(
+        models::find_gpu("h200"),
+        models::parse_calibration(calibration_json(both).dump(), "b.json"));
+    CHECK(measured.layer(c, fused).forward == 0.0042);
+    CHECK(measured.layer(c, unfused).forward == 0.0061);
+    // An older file (no "attention") matches both.
+    nlohmann::ordered_json old = calibration_json(both);
+    old["layers"][0].erase("attention");
+    old["layers"][1].erase("attention");
+    const models::Calibration cal = models::parse_calibration(old.dump(), "old.json");
+    CHECK_FALSE(cal.layers[0].attention.has_value());
+    const models::CalibratedCostModel any(models::find_gpu("h200"), cal);
+    CHECK(any.layer(c, fused).forward == 0.0042);  // the first entry of the shape
+    CHECK(any.layer(c, unfused).forward == 0.0042);
+    // Anything else is refused with the file position.
+    old["layers"][0]["attention"] = "flash";
+    CHECK_THROWS_WITH(models::parse_calibration(old.dump(2), "bad.json"),
+                      Catch::Contains("bad.json:") &&
+                          Catch::Contains("'attention' must be fused or unfused, got '\"flash\"'"));
 }
 
 TEST_CASE("the written file carries the kernel breakdown and the device details", "[calibration]") {
@@ -73,7 +114,11 @@ TEST_CASE("the written file carries the kernel breakdown and the device details"
     CHECK(j.at("measured").at("copy").at("bandwidth").get<double>() ==
           Approx(2.0 * 1024 * 6 * 2304 / 1.2e-5));
     const auto& layer = j.at("layers").at(0);
-    CHECK(layer.at("kernels").size() == static_cast<std::size_t>(step_count));
+    models::Workload w;
+    w.microbatch = 6;
+    w.attention = models::AttentionKernel::unfused;
+    CHECK(layer.at("kernels").size() ==
+          layer_steps(layer_shape(models::find_model("zb-1.5b"), w)).size());
     CHECK(layer.at("kernels").at(1).at("name") == "qkv");
     CHECK(layer.at("kernels").at(1).at("pass") == "F");
     CHECK(layer.at("kernels").at(1).contains("tflops"));
@@ -91,6 +136,7 @@ TEST_CASE("a written calibration file gives the measured times to the cost model
     std::filesystem::remove(path);
     models::Workload w;
     w.microbatch = 6;
+    w.attention = models::AttentionKernel::unfused;
     const models::PassTimes t = model.layer(models::find_model("zb-1.5b"), w);
     CHECK(t.forward == 0.0061);
     CHECK(t.backward_input == 0.0072);

@@ -1,6 +1,8 @@
 // On a GPU only (tag [.gpu], hidden; calibration/device_check.sh runs them): every kernel
 // against the CPU reference, a small calibration and a small gpu-run.
 #include <cmath>
+#include <set>
+#include <string>
 
 #include <catch2/catch.hpp>
 
@@ -29,12 +31,40 @@ models::TransformerConfig small_model() {
 
 TEST_CASE("every layer kernel matches the CPU reference within 1e-2", "[.gpu]") {
     const std::vector<KernelCheck> checks = check_kernels(0);
-    REQUIRE(checks.size() == static_cast<std::size_t>(step_count));
+    std::set<std::string> names;
     for (const KernelCheck& k : checks) {
         WARN(k.name << ": relative error " << k.relative_error);
         CHECK(std::isfinite(k.relative_error));
         CHECK(k.passed());
+        names.insert(k.name);
     }
+    // GPT unfused: 35 kernels, fused 29; Llama (no bias kernels, rotary twice): 32 and 26.
+    CHECK(checks.size() == 35u + 29 + 32 + 26);
+    for (const char* name :
+         {"gpt-unfused F bias_gelu", "gpt-fused F flash", "gpt-fused B flash",
+          "llama-unfused B attn_dk", "llama-unfused F rotary", "llama-fused B rotary",
+          "llama-fused F flash", "llama-fused B flash", "llama-fused F swiglu",
+          "llama-fused B swiglu", "llama-fused W rmsnorm1"})
+        CHECK(names.count(name) == 1);
+}
+
+TEST_CASE("a Llama-style layer calibrates with the fused attention", "[.gpu]") {
+    CalibrateOptions o;
+    o.config = small_model();
+    o.config.kv_heads = 2;
+    o.config.ffn_hidden = 1024;
+    o.config.mlp = models::Mlp::swiglu;
+    o.config.norm = models::Norm::rmsnorm;
+    o.config.linear_bias = false;
+    o.config.learned_positions = false;
+    o.workload.microbatch = 2;
+    o.gpu = "h200";
+    o.timing = {2, 5, 2};
+    const CalibrationRecord r = calibrate(o, [](int, int, std::string_view) {});
+    REQUIRE(r.layers.size() == 1);
+    CHECK(r.layers[0].entry.attention == models::AttentionKernel::fused);
+    CHECK(r.layers[0].entry.times.forward > 0);
+    CHECK(r.layers[0].entry.times.backward_input > r.layers[0].entry.times.forward * 0.5);
 }
 
 TEST_CASE("a calibration measures positive times that add up", "[.gpu]") {

@@ -29,7 +29,7 @@ std::filesystem::path scratch_dir(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("analyze --save writes the generated schedule; --schedule-file reads it back",
+TEST_CASE("analyze --save writes the generated schedule — --schedule-file reads it back",
           "[files][cli]") {
     const auto dir = scratch_dir("save");
     for (const char* ext : {".json", ".csv"}) {

@@ -69,7 +69,7 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
             "m.json:1:12: format: expected \"pipesim-schedule\", got '\"pipesim-timeline\"'"},
         row{"m.json", head + R"("devicess":2})",
             "m.json:1:42: unknown key 'devicess' in the document (known: format, version, name, "
-            "devices, microbatches, chunks, placement, microbatch_stages, device_ops)"},
+            "devices, microbatches, chunks, placement, microbatch_stages, device_ops, fb_pairs)"},
         row{"m.json", R"({"format":"pipesim-schedule","version":2})",
             "m.json:1:40: version 2 is not supported: this pipesim reads version 1"},
         row{"m.json", head + R"("devices":0})",

@@ -50,7 +50,7 @@ TEST_CASE("GPipe and 1F1B take (m+p−1)(F+B+W) with zero communication", "[sche
     }
 }
 
-TEST_CASE("1F1B device i holds min(p−i, m) microbatches; GPipe holds all m",
+TEST_CASE("1F1B device i holds min(p−i, m) microbatches — GPipe holds all m",
           "[schedules][generators]") {
     for (int p : {2, 4, 8}) {
         for (int m : {2, 4, 16}) {

@@ -165,7 +165,7 @@ TEST_CASE("tensor parallelism must divide heads, KV heads and the FFN", "[models
                       Catch::Contains("does not divide zb-1.5b's attention heads (24)"));
 }
 
-TEST_CASE("an unknown GPU lists the known ones; every GPU cites its source", "[models]") {
+TEST_CASE("an unknown GPU lists the known ones — every GPU cites its source", "[models]") {
     CHECK_THROWS_WITH(find_gpu("v100"),
                       "unknown GPU 'v100' (known: a100-40gb, a100-80gb, h100-sxm, h200)");
     for (const GpuSpec& g : gpu_specs()) {

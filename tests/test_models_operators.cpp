@@ -74,7 +74,7 @@ TEST_CASE("GEMM shapes and bytes are hand counts, GQA shrinking K and V", "[mode
     CHECK(find_op(ops, "MLP down dX").pass == Pass::backward_input);
 }
 
-TEST_CASE("memory-bound kernels move hand-counted bytes; SP shards the replicated ones",
+TEST_CASE("memory-bound kernels move hand-counted bytes — SP shards the replicated ones",
           "[models]") {
     const TransformerConfig& c = find_model("gpt3-175b");  // h 12288, 96 heads, dropout
     const double s = 2048, b = 1, t = 8, h = 12288, a = 96;
@@ -127,12 +127,31 @@ TEST_CASE("a tiny GEMM is latency-bound", "[models]") {
     op.flops = 2 * 16 * 16 * 16;
     op.bytes = 3 * 2 * 16 * 16;
     const double seconds = operator_seconds(gpu, op);
-    // One padded tile on one SM plus the launch: microseconds, where the FLOPs at peak would
-    // take a few picoseconds.
-    CHECK(seconds > gpu.launch_overhead);
-    CHECK(seconds < 2 * gpu.launch_overhead);
+    // One padded 128×128 tile on one SM, its K loop lengthened by the pipeline fill (K = 16
+    // against 128), plus the launch: microseconds, where the FLOPs at peak would take a few
+    // picoseconds.
+    const double sm_rate = gpu.peak_bf16_flops * gpu.gemm_efficiency / gpu.sm_count;
+    const double fill = (16 + 128) / 16.0 * 2048 / (2048 + 128);
+    CHECK(seconds == Approx(gpu.launch_overhead + 2 * 128 * 128 * 16 / sm_rate * fill));
     CHECK(seconds > 1e4 * op.flops / gpu.peak_bf16_flops);
     CHECK(gemm_efficiency(gpu, op.shape) < 0.01 * gpu.gemm_efficiency);
+}
+
+TEST_CASE("on A100 a GEMM shorter in K than the measured shape pays each tile's pipeline fill",
+          "[models]") {
+    const GpuSpec& a100 = find_gpu("a100-80gb");
+    // cuBLAS's 64-deep k-tiles in a 3-stage pipeline: 128 of K before a tile's first MMA;
+    // the efficiency was measured at K = 2048.
+    CHECK(a100.gemm_k_fill == 128);
+    CHECK(a100.gemm_reference_k == 2048);
+    const auto at = [&](double k) { return gemm_efficiency(a100, {128.0 * 108, 256, k, 1}); };
+    CHECK(at(2048) == Approx(a100.gemm_efficiency));
+    CHECK(at(8192) == Approx(a100.gemm_efficiency));
+    CHECK(at(1024) == Approx(a100.gemm_efficiency * (1024.0 / 1152) / (2048.0 / 2176)));
+    CHECK(at(128) == Approx(a100.gemm_efficiency * 0.5 / (2048.0 / 2176)));
+    // Hopper's persistent kernels prefetch the next tile during the epilogue: no falloff.
+    const GpuSpec& h100 = find_gpu("h100-sxm");
+    CHECK(gemm_efficiency(h100, {128.0 * 132, 256, 128, 1}) == Approx(h100.gemm_efficiency));
 }
 
 TEST_CASE("one wave too many halves a GEMM's efficiency", "[models]") {

@@ -14,7 +14,7 @@ TEST_CASE("simulate --json reports the contract's fields and the iteration time"
           "[simgrid][cli]") {
     const auto r = run_pipesim(
         "simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 --costs 0.01,0.02,0.01 --dp 2 "
-        "--message-bytes 1e6 --grad-bytes 1e8 --json");
+        "--message-bytes 1e6 --grad-bytes 1e8 --no-overlap-grad-reduce --json");
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["engine"] == "simgrid");
@@ -42,6 +42,20 @@ TEST_CASE("simulate measures the speed-up over 1F1B on the same cluster", "[simg
     CHECK(zb["speedup_1f1b"].get<double>() > 1);
     CHECK(zb["efficiency"].get<double>() > one["efficiency"].get<double>());
     CHECK(zb["stage_lifespan_max"].size() == 4);
+}
+
+TEST_CASE("gradient-reduction overlap flags without data parallelism are refused",
+          "[simgrid][cli]") {
+    for (const char* flag : {"--overlap-grad-reduce", "--no-overlap-grad-reduce"}) {
+        const auto r =
+            run_pipesim(std::string("simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 ") + flag);
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::Contains(flag) && Catch::Contains("--dp"));
+    }
+    const auto ok = run_pipesim(
+        "simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 --dp 2 --grad-bytes 1e8 "
+        "--overlap-grad-reduce --json");
+    CHECK(ok.exit_code == 0);
 }
 
 TEST_CASE("simulate reports whether one replica stood for all (symmetric) or all ran (full)",

@@ -90,7 +90,8 @@ TEST_CASE("bad picture requests fail with exit code 2 and leave no file behind",
     using row = std::tuple<std::string, std::string>;
     auto [args, expected] = GENERATE(table<std::string, std::string>({
         row{"analyze -s 1f1b -p 4 -m 8 --timeline OUT/t.jpg", "unknown picture format '.jpg'"},
-        row{"analyze -s 1f1b -p 4 -m 8 --timeline OUT/t", "unknown picture format 'no extension'"},
+        row{"analyze -s 1f1b -p 4 -m 8 --timeline OUT/t",
+            "no extension to tell the format by; add --format"},
         row{"analyze -s 1f1b -p 4 -m 8 --dep-graph OUT/g.txt", "unknown picture format '.txt'"},
         row{"analyze -s 1f1b -p 4 -m 8 --timeline OUT/missing/t.svg",
             "cannot write OUT/missing/t.svg: No such file or directory"},

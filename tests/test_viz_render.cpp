@@ -5,6 +5,7 @@
 #include <expat.h>
 #include <png.h>
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 #include <set>
@@ -99,11 +100,13 @@ TEST_CASE("a rendered PNG has the picture's size and is not blank", "[viz][rende
     const std::string png = viz::render_dot(dot, viz::ImageFormat::png);
     const Image image = decode_png(png);
     const auto [width_pt, height_pt] = picture_points(dot);
-    // 96 pixels per inch, 72 points per inch; Graphviz adds the 0.1 in pad on each side
-    // and, on top, the title line.
-    CHECK(std::abs(image.width - (width_pt + 14.4) * 96 / 72) <= 2.0);
-    CHECK(image.height >= height_pt * 96 / 72);
-    CHECK(image.height <= (height_pt + 14.4 + 30) * 96 / 72);
+    // 192 pixels per inch (twice a screen's, for sharp text in documents), 72 points per
+    // inch; Graphviz adds the 0.1 in pad on each side and, on top, the title line.
+    CHECK(std::abs(image.width - (width_pt + 14.4) * 192 / 72) <= 4.0);
+    CHECK(image.height >= height_pt * 192 / 72);
+    CHECK(image.height <= (height_pt + 14.4 + 30) * 192 / 72);
+    // Readable in a document: wider than a 1280-pixel screen's half at its native size.
+    CHECK(image.width >= 1400);
     // Not blank: a good share of the pixels is not white, and the F boxes' blue is there.
     std::size_t coloured = 0, f_blue = 0;
     for (std::size_t i = 0; i < std::size_t{image.width} * image.height; ++i) {
@@ -138,6 +141,65 @@ TEST_CASE("a rendered SVG is XML with one box and one tooltip per op", "[viz][re
     CHECK(c.tooltips == op_count(timeline));
     CHECK(c.titles.size() == op_count(timeline));  // distinct node names
     CHECK(c.titles.count("d0_0") == 1);
+}
+
+TEST_CASE("a long title over a short run widens the timeline, not only the margins",
+          "[viz][render]") {
+    // DualPipe p=2 m=2 in seconds: a 500 pt axis under a 150-character title (a saved
+    // timeline's schedule name is free text).
+    auto timeline = replayed("dualpipe", 2, 2);
+    timeline.schedule =
+        "dualpipe (two model copies fed from both ends of the pipeline, as measured on the "
+        "test cluster)";
+    for (auto& ops : timeline.device_ops)
+        for (auto& op : ops) {
+            op.start *= 1.234567;
+            op.end *= 1.234567;
+        }
+    timeline.transfers.clear();
+    timeline.time_unit = "s";
+    const Image image = decode_png(
+        viz::render_dot(viz::timeline_dot(timeline, unit_memory(timeline)), viz::ImageFormat::png));
+    // The title's band: the top 0.1 in pad and a 13 pt line, at 192 dpi about 55 pixels.
+    unsigned left = image.width, right = 0;
+    for (unsigned y = 0; y < 55; ++y)
+        for (unsigned x = 0; x < image.width; ++x) {
+            const auto p = image.pixel(std::size_t{y} * image.width + x);
+            if (p[0] < 128 && p[1] < 128 && p[2] < 128) {
+                left = std::min(left, x);
+                right = std::max(right, x);
+            }
+        }
+    REQUIRE(right > left);  // the title is there
+    CHECK(left >= 10);      // and not clipped
+    CHECK(right + 10 <= image.width);
+    // Below the title the time axis (dark grey) spans the picture: the axis is widened to
+    // the title's width instead of the title widening only a blank right margin.
+    unsigned rows_left = image.width, rows_right = 0;
+    for (unsigned y = 60; y < image.height; ++y)
+        for (unsigned x = 0; x < image.width; ++x) {
+            const auto p = image.pixel(std::size_t{y} * image.width + x);
+            if (p[0] < 128 && p[1] < 128 && p[2] < 128) {
+                rows_left = std::min(rows_left, x);
+                rows_right = std::max(rows_right, x);
+            }
+        }
+    CHECK(rows_left < image.width / 10);
+    CHECK(rows_right > image.width * 95 / 100);
+}
+
+TEST_CASE("a rendered SVG shows the legend and the time axis' title as text", "[viz][render]") {
+    const auto timeline = replayed("zb-v", 4, 8);
+    viz::TimelinePictureOptions options;
+    options.critical_path = true;
+    const std::string svg = viz::render_dot(
+        viz::timeline_dot(timeline, unit_memory(timeline), options), viz::ImageFormat::svg);
+    for (const char* text : {">F forward</text>", ">B input gradient</text>",
+                             ">W weight gradient</text>", ">chunk 0</text>", ">chunk 1</text>",
+                             ">critical path</text>", ">time (cost units)</text>"}) {
+        INFO(text);
+        CHECK(svg.find(text) != std::string::npos);
+    }
 }
 
 TEST_CASE("a rendered PDF is a PDF", "[viz][render]") {

@@ -89,14 +89,18 @@ TEST_CASE("a label goes right next to a lone point", "[viz]") {
     CHECK(layout.labels_left_out == 0);
 }
 
-TEST_CASE("points under a later series' markers are counted and named in the legend", "[viz]") {
+TEST_CASE("points under a later series' markers are counted, named in the legend and ringed",
+          "[viz]") {
     viz::ScatterPlot plot;
     plot.series.push_back({"1f1b", {{{1, 1}, "", ""}, {{2, 3}, "", ""}, {{3, 2}, "", ""}}});
     plot.series.push_back({"zb-h1", {{{1, 1}, "", ""}, {{2, 3}, "", ""}}});
     const viz::ScatterLayout layout = viz::scatter_layout(plot);
     CHECK(layout.covered == std::vector<std::size_t>{2, 0});
     const std::string dot = viz::scatter_plot_dot(plot);
-    CHECK_THAT(dot, Catch::Contains("1f1b (2 of 3 under later markers)"));
+    CHECK(layout.stacked == std::vector<std::vector<int>>{{0, 0, 0}, {1, 1}});
+    CHECK_THAT(dot, Catch::Contains("1f1b (2 of 3 around later markers)"));
+    // The covering markers are drawn at 0.6 of the size, so the covered ones ring them.
+    CHECK_THAT(dot, Catch::Contains(fmt::format("width={0:.4f}, height={0:.4f}]", 9 * 0.6 / 72.0)));
     CHECK_THAT(dot, !Catch::Contains("zb-h1 ("));
     // The two series differ in shape too, so a covered marker still shows its outline.
     CHECK_THAT(dot, Catch::Contains("s0_0 [pos=") && Catch::Contains("shape=circle"));

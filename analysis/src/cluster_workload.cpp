@@ -1,5 +1,6 @@
 #include "analysis/cluster_workload.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -11,24 +12,29 @@
 
 namespace pipesim::analysis {
 
-simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan,
-                                        const Schedule& schedule) {
+simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule,
+                                        int tp, bool distributed_optimizer) {
     const std::size_t stages = plan.stages.size();
     if (stages != static_cast<std::size_t>(schedule.stages()))
         throw std::invalid_argument(fmt::format("the model plan has {} stages, the schedule {}",
                                                 stages, schedule.stages()));
     simgrid::SimWorkload w;
     w.costs = stage_costs_from_plan(plan, TpComm::simulated);
-    w.message_bytes.assign(stages, plan.message_bytes);
+    w.message_bytes.assign(stages, plan.message_bytes / std::max(tp, 1));
     w.gradient_bytes.assign(static_cast<std::size_t>(schedule.devices), 0.0);
     for (std::size_t s = 0; s < stages; ++s) {
         const models::StagePlan& stage = plan.stages[s];
-        w.tp_allreduces_forward.push_back(stage.layers * plan.tp_comm.collectives_forward);
-        w.tp_allreduces_backward.push_back(stage.layers * plan.tp_comm.collectives_backward);
+        w.tp_allreduces_forward.push_back(stage.tp_collectives_forward);
+        w.tp_allreduces_backward.push_back(stage.tp_collectives_backward);
         w.tp_allreduce_bytes.push_back(plan.tp_comm.bytes);
         // fp32 gradients of the parameters one GPU holds (StagePlan::params is already the
         // stage's share per tensor-parallel rank), which that GPU all-reduces over its rail.
         w.gradient_bytes[schedule.stage_device[s]] += 4.0 * stage.params;
+    }
+    if (distributed_optimizer) {
+        w.param_gather_bytes = w.gradient_bytes;
+        for (double& bytes : w.param_gather_bytes)
+            bytes /= 2;  // bf16 parameters against fp32 gradients
     }
     return w;
 }

@@ -15,11 +15,12 @@
 
 namespace pipesim::analysis {
 
-StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int devices, int chunks) {
+StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int devices, int chunks,
+                                   int split) {
     const auto stages = static_cast<std::size_t>(devices * chunks);
     if (passes.size() == 1)
         return uniform_stage_costs(devices, chunks, passes[0].forward, passes[0].backward_input,
-                                   passes[0].backward_weight);
+                                   passes[0].backward_weight, split);
     if (passes.size() != stages)
         throw std::invalid_argument(
             fmt::format("costs list {} triples; give one (a full stage) or p·v = {} (one per "
@@ -55,10 +56,13 @@ void derive_costs(Pipeline& pipeline) {
         pipeline.costs = stage_costs_from_plan(pipeline.model->plan);
         pipeline.memory = memory_model_from_plan(pipeline.model->plan);
     } else {
+        // A full stage is the chunks one microbatch passes through on a device: all v, or
+        // one for DualPipe (each chunk a full stage of one of the two model copies).
+        const int split = schedule.microbatch_chunks();
         pipeline.costs =
-            stage_costs_from_passes(spec.costs.passes, schedule.devices, schedule.chunks);
+            stage_costs_from_passes(spec.costs.passes, schedule.devices, schedule.chunks, split);
         pipeline.memory =
-            unit_memory_model(schedule.devices, schedule.chunks, spec.costs.mem_w_ratio);
+            unit_memory_model(schedule.devices, schedule.chunks, spec.costs.mem_w_ratio, split);
     }
 }
 
@@ -135,6 +139,10 @@ void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& e
                   bool validated) {
     sim::ReplayOptions replay_options;
     replay_options.comm_latency = spec.comm_latency;
+    if (spec.all_to_all > 0)
+        replay_options.all_to_all.assign(static_cast<std::size_t>(a.schedule.stages()),
+                                         spec.all_to_all / a.schedule.microbatch_chunks());
+    replay_options.fb_overlap = spec.fb_overlap;
     replay_options.record_transfers = engine.record_transfers;
     replay_options.record_ops = engine.record_ops;
     replay_options.validated = validated;
@@ -148,6 +156,10 @@ void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& e
 }
 
 void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
+    if (spec.all_to_all > 0 || spec.fb_overlap > 0)
+        throw std::invalid_argument(
+            "the all-to-all time and the F&B overlap are options of the analytic replay; the "
+            "cluster simulation runs F&B pairs back to back, hiding nothing");
     ClusterRun run;
     run.cluster = engine.cluster.name;
     run.description = engine.cluster.description;
@@ -156,7 +168,8 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     run.layout.tp = spec.tp;
     run.layout.pp = a.schedule.devices;
     simgrid::SimWorkload workload =
-        a.model ? workload_from_plan(a.model->plan, a.schedule)
+        a.model ? workload_from_plan(a.model->plan, a.schedule, spec.tp,
+                                     spec.costs.model->optimizer.distributed)
                 : simgrid::simple_workload(a.costs, a.schedule.devices, engine.message_bytes,
                                            engine.grad_bytes);
     workload.group_speeds =

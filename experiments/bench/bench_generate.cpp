@@ -4,7 +4,8 @@
 // even and odd p) at p=64 and p=1024 (and p=63, 1023), m=1024. Prints its figures; asserts
 // nothing.
 //   bench_generate [--quick | --large]   (--quick: p=16, m=128 and the small search only;
-//                                          --large: only the list-scheduled generators)
+//                                          --large: only the list-scheduled generators, and
+//                                          the V schedules planned with unequal pass times)
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -45,15 +46,24 @@ void bench_search(int p, int m) {
 
 // Wall and process CPU time of one generate_schedule call (planning with unit costs, then
 // validation); on a shared machine the CPU time is the steadier figure.
-void bench_large(const char* name, int p, int m) {
+// `planned`: with planning times F, B, W = 2, 4, 3 per full stage and latency 0.5 (the V
+// schedules then choose among their cost-aware candidates).
+void bench_large(const char* name, int p, int m, bool planned = false) {
+    pipesim::GeneratorOptions options{p, m, 0, 0};
+    if (planned) {
+        const pipesim::ScheduleGenerator* g = pipesim::find_generator(name);
+        options.planning.times = pipesim::uniform_stage_costs(p, g->default_chunks, 2, 4, 3);
+        options.planning.comm_latency = 0.5;
+    }
     const auto start = Clock::now();
     const std::clock_t cpu_start = std::clock();
-    const pipesim::Schedule s = pipesim::generate_schedule(name, {p, m, 0, 0});
+    const pipesim::Schedule s = pipesim::generate_schedule(name, options);
     const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
     fmt::print(
-        "generate_schedule {:<7} p={:<5} m={:<5} ({} ops, validated): wall {:10.1f} ms, "
+        "generate_schedule {:<7} p={:<5} m={:<5} {:<8} ({} ops, validated): wall {:10.1f} ms, "
         "cpu {:10.1f} ms\n",
-        name, p, m, s.op_count(), 1e3 * seconds_since(start), 1e3 * cpu);
+        name, p, m, planned ? "planned" : "unit", s.op_count(), 1e3 * seconds_since(start),
+        1e3 * cpu);
 }
 
 void bench_large_all() {
@@ -62,6 +72,10 @@ void bench_large_all() {
             bench_large(name, p, 1024);
     for (int p : {64, 63, 1024, 1023})
         bench_large("v-half", p, 1024);
+    for (const char* name : {"v-min", "v-half", "v-zb", "zb-v"})
+        bench_large(name, 64, 1024, true);
+    for (int p : {1024, 1023})
+        bench_large("v-half", p, 1024, true);
 }
 
 }  // namespace

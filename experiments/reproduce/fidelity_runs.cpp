@@ -97,7 +97,7 @@ Prediction predict_analytic(const analysis::PipelineSpec& spec) {
 }
 
 Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string& cluster,
-                           int limit_s) {
+                           int limit_s, bool overlap_grad_reduce) {
     int fds[2];
     if (pipe(fds) != 0) return {false, "no pipe"};
     const double start = now();
@@ -112,6 +112,7 @@ Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string
             analysis::SimGridEngine engine;
             engine.cluster = simgrid::load_cluster(cluster);
             engine.options.record_transfers = false;
+            engine.options.overlap_grad_reduce = overlap_grad_reduce;
             const Prediction p = from(analysis::run(spec, engine));
             out[0] = 1;
             out[1] = p.step_time;

@@ -18,6 +18,10 @@ struct Sc21Row {
     const char* model;  ///< experiments/fidelity/models/<model>.json
     int layers, hidden, tp, pp, mb, batch, nodes, chunks;
     double tflops;  ///< published, per GPU (their eq. 3, recomputation included)
+    /// Megatron-LM's examples/sc21/run_table_1.sh: DDP=torch (PyTorch DDP, whose buckets are
+    /// all-reduced during the last backward) for the rows without pipelining, DDP=local (one
+    /// all-reduce after the whole pipeline) for the others.
+    bool torch_ddp;
 
     int gpus() const { return nodes * 8; }
     int dp() const { return gpus() / (tp * pp); }
@@ -25,16 +29,16 @@ struct Sc21Row {
 };
 
 inline constexpr std::array<Sc21Row, 10> sc21 = {{
-    {"1.7B", "sc21-1.7b", 24, 2304, 1, 1, 16, 512, 4, 1, 137},
-    {"3.6B", "sc21-3.6b", 30, 3072, 2, 1, 16, 512, 8, 1, 138},
-    {"7.5B", "sc21-7.5b", 36, 4096, 4, 1, 16, 512, 16, 1, 142},
-    {"18B", "sc21-18b", 40, 6144, 8, 1, 8, 1024, 32, 1, 135},
-    {"39B", "sc21-39b", 48, 8192, 8, 2, 4, 1536, 64, 1, 138},
-    {"76B", "sc21-76b", 60, 10240, 8, 4, 2, 1792, 128, 3, 140},
-    {"145B", "sc21-145b", 80, 12288, 8, 8, 2, 2304, 192, 2, 148},
-    {"310B", "sc21-310b", 96, 16384, 8, 16, 1, 2160, 240, 2, 155},
-    {"530B", "sc21-530b", 105, 20480, 8, 35, 1, 2520, 315, 3, 163},
-    {"1T", "sc21-1t", 128, 25600, 8, 64, 1, 3072, 384, 1, 163},
+    {"1.7B", "sc21-1.7b", 24, 2304, 1, 1, 16, 512, 4, 1, 137, true},
+    {"3.6B", "sc21-3.6b", 30, 3072, 2, 1, 16, 512, 8, 1, 138, true},
+    {"7.5B", "sc21-7.5b", 36, 4096, 4, 1, 16, 512, 16, 1, 142, true},
+    {"18B", "sc21-18b", 40, 6144, 8, 1, 8, 1024, 32, 1, 135, true},
+    {"39B", "sc21-39b", 48, 8192, 8, 2, 4, 1536, 64, 1, 138, false},
+    {"76B", "sc21-76b", 60, 10240, 8, 4, 2, 1792, 128, 3, 140, false},
+    {"145B", "sc21-145b", 80, 12288, 8, 8, 2, 2304, 192, 2, 148, false},
+    {"310B", "sc21-310b", 96, 16384, 8, 16, 1, 2160, 240, 2, 155, false},
+    {"530B", "sc21-530b", 105, 20480, 8, 35, 1, 2520, 315, 3, 163, false},
+    {"1T", "sc21-1t", 128, 25600, 8, 64, 1, 3072, 384, 1, 163, false},
 }};
 
 /// FLOPs of one iteration as SC'21 counts them (eq. 3, with recomputation):
@@ -61,9 +65,10 @@ struct Prediction {
 Prediction predict_analytic(const analysis::PipelineSpec& spec);
 
 /// The SimGrid model of `spec` on `cluster`, in a child process (SimGrid allows one engine per
-/// process) stopped after `limit_s` seconds.
+/// process) stopped after `limit_s` seconds; the gradient reduction overlapped with the last
+/// backward or after the pipeline.
 Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string& cluster,
-                           int limit_s);
+                           int limit_s, bool overlap_grad_reduce = true);
 
 /// Signed relative errors' summary.
 struct ErrorStats {

@@ -38,8 +38,11 @@ struct FileDescriptor {
 
 }  // namespace
 
-std::string read_text_file(const std::string& path, std::size_t max_bytes) {
-    FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+std::string read_text_file(const std::string& requested, std::size_t max_bytes) {
+    const bool standard_input = is_standard_stream(requested);
+    const std::string path = standard_input ? "standard input" : requested;
+    FileDescriptor file{standard_input ? ::dup(STDIN_FILENO)
+                                       : ::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     if (file.fd < 0) fail_read(path, std::strerror(errno));
     struct stat info {};
     if (::fstat(file.fd, &info) != 0) fail_read(path, std::strerror(errno));
@@ -105,7 +108,30 @@ std::string write_target(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// Writes all of `content` to standard output (`-`): a stream has no atomic replace; a reader
+// at its other end sees everything or a write error ends the command.
+void write_standard_output(std::string_view content) {
+    std::fflush(stdout);
+    std::size_t written = 0;
+    while (written < content.size()) {
+        const ssize_t n =
+            ::write(STDOUT_FILENO, content.data() + written, content.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) fail_write("standard output", std::strerror(errno));
+        written += static_cast<std::size_t>(n);
+    }
+}
+
+}  // namespace
+
+bool is_standard_stream(std::string_view path) {
+    return path == "-";
+}
+
 void write_file_atomically(const std::string& requested, std::string_view content) {
+    if (is_standard_stream(requested)) return write_standard_output(content);
     if (requested.empty() || requested.back() == '/') fail_write(requested, "not a file name");
     const std::string path = write_target(requested);
     // O_EXCL with a random suffix instead of mkstemp: the file gets mode 0666 minus the umask
@@ -163,6 +189,7 @@ std::string file_extension(std::string_view path) {
 }
 
 std::string file_stem(std::string_view path) {
+    if (is_standard_stream(path)) return "stdin";
     const auto slash = path.rfind('/');
     const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
     const auto dot = name.rfind('.');

@@ -76,6 +76,18 @@ CalibrationEntry read_entry(const fileio::JsonDocument& doc, const std::string& 
             throw doc.error_at(mlp, fmt::format("'mlp' must be gelu or swiglu, got {}",
                                                 fileio::quote_excerpt(m.dump())));
     }
+    const std::string attention = fileio::json_pointer_child(at, "attention");
+    if (doc.has(attention)) {
+        const Value& a = doc.at(attention, "fused or unfused");
+        if (a == "fused")
+            c.attention = AttentionKernel::fused;
+        else if (a == "unfused")
+            c.attention = AttentionKernel::unfused;
+        else
+            throw doc.error_at(attention,
+                               fmt::format("'attention' must be fused or unfused, got {}",
+                                           fileio::quote_excerpt(a.dump())));
+    }
     if (c.hidden % c.heads != 0 || c.heads % c.kv_heads != 0)
         throw doc.error_at(at, "heads must divide hidden and kv_heads must divide heads");
     c.times = {entry_seconds(doc, at, "forward"), entry_seconds(doc, at, "backward_input"),
@@ -133,7 +145,8 @@ AnalyticCostModel measured_fallback(GpuSpec gpu, const Calibration& cal) {
 bool same_shape(const CalibrationEntry& e, const TransformerConfig& c, const Workload& w) {
     return e.hidden == c.hidden && e.heads == c.heads && e.kv_heads == c.kv_heads_or_default() &&
            e.ffn_hidden == c.ffn_or_default() && e.mlp == c.mlp && e.seq_len == w.seq(c) &&
-           e.microbatch == w.microbatch && e.tp == w.tp;
+           e.microbatch == w.microbatch && e.tp == w.tp &&
+           (!e.attention || *e.attention == w.attention);
 }
 
 }  // namespace

@@ -31,6 +31,13 @@ constexpr double mib = 1024.0 * 1024.0;
 //   sustained load. H100/H200 (the same GH100 compute at 700 W): the "maximum sustainable"
 //   rate measured on H200 after a thermal soak, 702.9 TFLOP/s (0.710; the burst MAMF of the
 //   same run is 828.0), ML Engineering, compute/accelerator/benchmarks/README.md.
+// - Short-K falloff (A100 only): cuBLAS's Ampere bf16 kernels (ampere_bf16_s16816gemm_..._
+//   stages_64x3) stream K in 64-deep tiles through a 3-stage cp.async pipeline, so a tile's
+//   first MMA waits for 2 × 64 = 128 elements of K to arrive: a fixed cost of 128 K per
+//   tile. The MAMF above was measured at 6912×16384×2048 (mag-/gpu_benchmark, same 267.9
+//   TFLOP/s), so GEMMs with K < 2048 lose (K + 128)/K against (2048 + 128)/2048. Hopper's
+//   persistent warp-specialized kernels prefetch the next tile with TMA during the current
+//   one's epilogue: no falloff is applied there.
 // - Memory efficiency 0.9: STREAM-style copy kernels reach about 90 % of the HBM datasheet
 //   bandwidth on A100 and H100 (BabelStream, Deakin et al.; about 3.0 of 3.35 TB/s on H100).
 // - Fused attention: FlashAttention-2 reaches up to 73 % of the A100 peak forward and about
@@ -44,6 +51,7 @@ constexpr double mib = 1024.0 * 1024.0;
 //   algorithm (NCCL's effective NVLink4 rate, nvidia/nccl-tests issue 212).
 constexpr double a100_sms = 108, hopper_sms = 132;
 constexpr double a100_gemm = 267.9 / 312, hopper_gemm = 702.9 / 989.4;
+constexpr double a100_k_fill = 2 * 64, a100_mamf_k = 2048;
 constexpr double hbm_efficiency = 0.9;
 constexpr double launch = 1e-6;
 
@@ -54,6 +62,8 @@ GpuSpec spec(std::string name, std::string description, double peak, double memo
               default_efficiency, std::move(source)};
     g.sm_count = static_cast<int>(hopper ? hopper_sms : a100_sms);
     g.gemm_efficiency = hopper ? hopper_gemm : a100_gemm;
+    g.gemm_k_fill = hopper ? 0 : a100_k_fill;
+    g.gemm_reference_k = hopper ? 0 : a100_mamf_k;
     g.memory_efficiency = hbm_efficiency;
     g.attention_forward_efficiency = hopper ? 0.75 : 0.73;
     g.attention_backward_efficiency = hopper ? 0.55 : 0.6;

@@ -80,11 +80,14 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
         first_layer += s.layers;
         s.times = {s.layers * layer_time.forward, s.layers * layer_time.backward_input,
                    s.layers * layer_time.backward_weight};
-        s.tp_comm_times = {
-            collective * (s.layers * plan.tp_comm.collectives_forward + (s.has_embedding ? 1 : 0)),
-            collective * (s.layers * (plan.tp_comm.collectives_backward + recomputed) +
-                          (s.has_head ? 1 : 0)),
-            0};
+        if (workload.tp > 1) {
+            s.tp_collectives_forward =
+                s.layers * plan.tp_comm.collectives_forward + (s.has_embedding ? 1 : 0);
+            s.tp_collectives_backward =
+                s.layers * (plan.tp_comm.collectives_backward + recomputed) + (s.has_head ? 1 : 0);
+        }
+        s.tp_comm_times = {collective * s.tp_collectives_forward,
+                           collective * s.tp_collectives_backward, 0};
         s.memory = {s.layers * layer_mem.activation, s.layers * layer_mem.held_for_w};
         if (s.has_embedding) {
             s.times.forward += embedding_time.forward;

@@ -24,13 +24,21 @@ double quantization(const GemmShape& g, const Tile& tile, double sms) {
     return filled * waves / std::ceil(waves);
 }
 
+// The share of a tile's time spent on its K loop, relative to the shape the GPU's GEMM
+// efficiency was measured at: 1 from that K on.
+double short_k(const GpuSpec& gpu, double k) {
+    const double fill = gpu.gemm_k_fill, reference = gpu.gemm_reference_k;
+    if (!(fill > 0 && reference > 0 && k > 0) || k >= reference) return 1;
+    return (k / (k + fill)) / (reference / (reference + fill));
+}
+
 }  // namespace
 
 double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape) {
     double best = 0;
     for (const Tile& tile : tiles)
         best = std::max(best, quantization(shape, tile, gpu.sm_count));
-    return gpu.gemm_efficiency * best;
+    return gpu.gemm_efficiency * best * short_k(gpu, shape.k);
 }
 
 double operator_seconds(const GpuSpec& gpu, const Operator& op) {

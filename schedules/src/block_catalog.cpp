@@ -79,9 +79,6 @@ BuildingBlock interleaved_1f1b_block(int devices, int chunks) {
     return block;
 }
 
-namespace {
-
-// The V-shape layout of vshape_block (see there), before placing.
 BlockLayout vshape_layout(int devices, int offset, const SlotLengths& lengths, std::string name) {
     const int p = devices;
     BlockLayout layout;
@@ -102,8 +99,6 @@ BlockLayout vshape_layout(int devices, int offset, const SlotLengths& lengths, s
         layout.b_gap[s] = (offset - 1) * lengths.b;
     return layout;
 }
-
-}  // namespace
 
 BuildingBlock vshape_block(int devices, int offset, const SlotLengths& lengths, std::string name) {
     return place_block(vshape_layout(devices, offset, lengths, std::move(name)));

@@ -21,14 +21,15 @@ void check_duration(double value, const char* pass, int stage) {
 
 }  // namespace
 
-StageCosts uniform_stage_costs(int devices, int chunks, double f, double b, double w) {
+StageCosts uniform_stage_costs(int devices, int chunks, double f, double b, double w, int split) {
     check_duration(f, "F", -1);
     check_duration(b, "B", -1);
     check_duration(w, "W", -1);
     const auto stages = static_cast<std::size_t>(devices * chunks);
-    return StageCosts{std::vector<double>(stages, f / chunks),
-                      std::vector<double>(stages, b / chunks),
-                      std::vector<double>(stages, w / chunks)};
+    const double share = split > 0 ? split : chunks;
+    return StageCosts{std::vector<double>(stages, f / share),
+                      std::vector<double>(stages, b / share),
+                      std::vector<double>(stages, w / share)};
 }
 
 void check_stage_costs(const StageCosts& costs, int stages) {

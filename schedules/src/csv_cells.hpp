@@ -22,8 +22,9 @@ struct CsvRow {
 /// Python's field size limit (csv.field_size_limit() default).
 inline constexpr std::size_t csv_max_cell_bytes = 131072;
 
-/// Rows as csv.reader yields them (after a UTF-8 byte order mark, which is skipped): ',' separates cells; "\n", "\r\n" and "\r" end rows (a
-/// final line end adds no row; a blank line is a row without cells); a cell starting with
+/// Rows as csv.reader yields them (after a UTF-8 byte order mark, which is skipped): ',' separates
+/// cells; "\n", "\r\n" and "\r" end rows (a final line end adds no row; a blank line is a row
+/// without cells); a cell starting with
 /// '"' is quoted ('""' inside is one quote, line ends are kept, text after the closing quote
 /// is appended); a quote elsewhere is literal. Throws ParseError for a NUL byte, a cell over
 /// csv_max_cell_bytes, an unterminated quoted cell, or more than `max_rows` rows.

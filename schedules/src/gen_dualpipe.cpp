@@ -7,9 +7,10 @@
 //
 // Device i is rank i of DeepSeek's order with half-rank h = min(i, p−1−i) in a pipeline of p/2
 // half-ranks (append_dualpipe_order, shared with dualpipe-v): its "phase 0" is the copy whose
-// first stage is on its own end of the pipeline (copy A for i < p/2, copy B otherwise). An
-// overlapped "F&B" pair runs as its F then its full backward BW back to back, so
-// F&B := F + B + W of a chunk, as dualpipe-v does (DeepSeek overlaps the two).
+// first stage is on its own end of the pipeline (copy A for i < p/2, copy B otherwise). Its
+// overlapped "F&B" pairs are kept as pairs (Schedule::fb_pairs): an F and a full backward BW
+// that start together once both inputs are there and last F + B + W of a chunk, less what
+// the replay's overlap option hides.
 //
 // DeepSeek requires m ≥ 2p; for smaller even m the order is written for 2p microbatches and
 // the surplus ones are dropped (valid, but not DeepSeek's order).
@@ -40,6 +41,7 @@ Schedule generate_dualpipe(const GeneratorOptions& o) {
     s.microbatch_stages.assign(static_cast<std::size_t>(m), StageRange{0, p - 1});
     std::fill(s.microbatch_stages.begin() + half, s.microbatch_stages.end(),
               StageRange{p, 2 * p - 1});
+    s.fb_pairs.resize(static_cast<std::size_t>(p));
     for (int i = 0; i < p; ++i) {
         const bool first_half = i < p / 2;
         const int a = i;              // copy A's stage on device i
@@ -48,6 +50,7 @@ Schedule generate_dualpipe(const GeneratorOptions& o) {
         ops.reserve(static_cast<std::size_t>(3 * m));
         VDeviceOrder d = first_half ? VDeviceOrder(ops, a, b, half, 0, half)
                                     : VDeviceOrder(ops, b, a, half, half, 0);
+        d.record_pairs(s.fb_pairs[static_cast<std::size_t>(i)]);
         append_dualpipe_order(d, p / 2, std::min(i, p - 1 - i), std::max(half, p));
     }
     return s;

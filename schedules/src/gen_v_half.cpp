@@ -14,15 +14,15 @@
 //   4.5; p = 16: 20.5 against 24; p = 64: 92.5 against 102); p = 2: zero bubble for m ≥ 3.
 #include "generators.hpp"
 #include "schedules/block_catalog.hpp"
+#include "v_plan.hpp"
 
 namespace pipesim::detail {
 
 Schedule generate_v_half(const GeneratorOptions& o) {
     const bool even = o.devices % 2 == 0;
-    Schedule s = schedule_from_block(v_half_block(o.devices), o.microbatches,
-                                     BlockScheduleOptions{.reorder = true, .fill_idle = even});
-    s.name = "v-half";
-    return s;
+    Schedule legacy = schedule_from_block(v_half_block(o.devices), o.microbatches,
+                                          BlockScheduleOptions{.reorder = true, .fill_idle = even});
+    return plan_v_schedule(o, {std::move(legacy)}, {2, 1}, "v-half");
 }
 
 }  // namespace pipesim::detail

@@ -4,13 +4,13 @@
 // microbatches (about 1/3 of 1F1B's p); bubble about 2/3 of 1F1B's with F = B = W.
 #include "generators.hpp"
 #include "schedules/block_catalog.hpp"
+#include "v_plan.hpp"
 
 namespace pipesim::detail {
 
 Schedule generate_v_min(const GeneratorOptions& o) {
-    Schedule s = schedule_from_block(vshape_block(o.devices, 1), o.microbatches);
-    s.name = "v-min";
-    return s;
+    return plan_v_schedule(o, {schedule_from_block(vshape_block(o.devices, 1), o.microbatches)},
+                           {1}, "v-min");
 }
 
 }  // namespace pipesim::detail

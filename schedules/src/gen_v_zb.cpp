@@ -13,14 +13,17 @@
 // (makespan 3m + (p−1)/2 stage times, ZB-V's); for p ≤ m < 2p − 1 the bubble is (2p−1−m)/2.
 #include "generators.hpp"
 #include "schedules/block_catalog.hpp"
+#include "v_plan.hpp"
 
 namespace pipesim::detail {
 
+Schedule v_zb_order(const GeneratorOptions& o) {
+    return schedule_from_block(vshape_block(o.devices, 4, {}, "v-zb"), o.microbatches,
+                               BlockScheduleOptions{.reorder = true, .fill_idle = true});
+}
+
 Schedule generate_v_zb(const GeneratorOptions& o) {
-    Schedule s = schedule_from_block(vshape_block(o.devices, 4, {}, "v-zb"), o.microbatches,
-                                     BlockScheduleOptions{.reorder = true, .fill_idle = true});
-    s.name = "v-zb";
-    return s;
+    return plan_v_schedule(o, {v_zb_order(o), zb_v_order(o)}, {4, 3, 2}, "v-zb");
 }
 
 }  // namespace pipesim::detail

@@ -16,21 +16,38 @@
 #include "generators.hpp"
 #include "schedules/placement.hpp"
 #include "v_order.hpp"
+#include "v_plan.hpp"
 
 namespace pipesim::detail {
 
-Schedule generate_zb_v(const GeneratorOptions& o) {
+Schedule zb_v_order(const GeneratorOptions& o, int peak) {
     const int p = o.devices;
     const int m = o.microbatches;
     const int n = std::max(m, 2 * p - 1);  // microbatches of the full pattern
     Schedule s = make_empty_schedule("zb-v", p, m, 2, vshape_placement(p, 2));
+    // Before its first backward device i runs second[i] second-chunk forwards (the last one
+    // in the first F, B, W triple below) and first[i] first-chunk ones: i + 1 and 2p − 1 − i
+    // for ZB-V's peak of 2p chunks. For a lower peak the later devices run fewer second-chunk
+    // forwards, and each device at least one first-chunk forward more than the next (which
+    // waits for them).
+    const int chunks = peak > 0 ? peak : 2 * p;
+    std::vector<int> first(static_cast<std::size_t>(p));
+    std::vector<int> second(first.size());
+    for (int i = p - 1; i >= 0; --i) {
+        second[i] = std::max(1, std::min(i + 1, chunks / 2));
+        first[i] = std::max(second[i], chunks - second[i]);
+        if (i < p - 1 && first[i] <= first[i + 1]) {
+            first[i] = first[i + 1] + 1;
+            second[i] = std::max(1, std::min(second[i], chunks - first[i]));
+        }
+    }
     for (int i = 0; i < p; ++i) {
         auto& ops = s.device_ops[i];
         ops.reserve(static_cast<std::size_t>(6 * m));
         VDeviceOrder d(ops, i, 2 * p - 1 - i, m);
-        for (int k = 0; k < 2 * (p - i) - 1; ++k)
+        for (int k = 0; k < first[i] - (second[i] - 1); ++k)
             d.f(0);
-        for (int k = 0; k < i; ++k) {
+        for (int k = 0; k < second[i] - 1; ++k) {
             d.f(1);
             d.f(0);
         }
@@ -55,6 +72,10 @@ Schedule generate_zb_v(const GeneratorOptions& o) {
                 d.w(chunk);
     }
     return s;
+}
+
+Schedule generate_zb_v(const GeneratorOptions& o) {
+    return plan_v_schedule(o, {zb_v_order(o), v_zb_order(o)}, {4, 3, 2}, "zb-v");
 }
 
 }  // namespace pipesim::detail

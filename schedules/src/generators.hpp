@@ -19,9 +19,15 @@ Schedule generate_v_zb(const GeneratorOptions& options);
 Schedule generate_dualpipe(const GeneratorOptions& options);
 Schedule generate_dualpipe_v(const GeneratorOptions& options);
 
+/// The V-ZB and ZB-V orders laid out for unit pass times (what v-zb and zb-v plan from);
+/// ZB-V's with warm-ups for a peak of `peak` chunk activations per device (0: ZB-V's 2p):
+/// device i runs min(i+1, peak/2) second-chunk forwards before its first backward and the
+/// rest of the peak first-chunk ones.
+Schedule v_zb_order(const GeneratorOptions& options);
+Schedule zb_v_order(const GeneratorOptions& options, int peak = 0);
+
 /// ZB-1P/ZB-2P: the shortest of the Zero Bubble automatic candidates, planned with
 /// options.planning, under a cap of `cap_per_device`·p full-stage microbatches, named `name`.
-Schedule generate_zb_capped(const GeneratorOptions& options, const char* name,
-                            int cap_per_device);
+Schedule generate_zb_capped(const GeneratorOptions& options, const char* name, int cap_per_device);
 
 }  // namespace pipesim::detail

@@ -9,12 +9,12 @@
 
 namespace pipesim {
 
-MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio) {
+MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio, int split) {
     if (!(mem_w_ratio >= 0.0 && mem_w_ratio <= 1.0))
         throw std::invalid_argument(
             fmt::format("the M_W ratio must be between 0 and 1, got {}", mem_w_ratio));
     const auto stages = static_cast<std::size_t>(devices * chunks);
-    const double per_chunk = 1.0 / chunks;
+    const double per_chunk = 1.0 / (split > 0 ? split : chunks);
     return MemoryModel{std::vector<double>(stages, per_chunk),
                        std::vector<double>(stages, per_chunk * mem_w_ratio)};
 }

@@ -42,11 +42,11 @@ constexpr std::array generators{
     ScheduleGenerator{"v-min",
                       "V-Min: V-shape building block, ≈1/3 of 1F1B's activation memory, "
                       "≈2/3 of its bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_min},
+                      2, 2, 2, false, &detail::generate_v_min, true},
     ScheduleGenerator{"v-half",
                       "V-Half: V-shape building block, ≈1/2 of 1F1B's activation memory "
                       "and bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_half},
+                      2, 2, 2, false, &detail::generate_v_half, true},
     ScheduleGenerator{"zb-1p",
                       "ZB-1P: Zero Bubble's automatic schedule under a p·M_B memory cap, "
                       "planned with the given F/B/W/comm times (Qi et al., ICLR 2024)",
@@ -58,18 +58,18 @@ constexpr std::array generators{
     ScheduleGenerator{"zb-v",
                       "ZB-V: V-shape, split backward, 1F1B's peak memory (p·M_B), zero "
                       "bubble with F=B=W (Qi et al., ICLR 2024, Sec. 6)",
-                      2, 2, 2, false, &detail::generate_zb_v},
+                      2, 2, 2, false, &detail::generate_zb_v, true},
     ScheduleGenerator{"v-zb",
                       "V-ZB: V-shape building block with 1F1B's memory and (almost) zero "
                       "bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_zb},
+                      2, 2, 2, false, &detail::generate_v_zb, true},
     ScheduleGenerator{"dualpipe",
                       "DualPipe: DeepSeek's bidirectional pipeline, two model copies "
-                      "fed from both ends (even p and m), F&B pairs run as F then BW",
+                      "fed from both ends (even p and m), overlapped F&B pairs (--overlap-fb)",
                       2, 2, 2, false, &detail::generate_dualpipe, false, 1.5},
     ScheduleGenerator{"dualpipe-v",
                       "DualPipeV: DeepSeek's cut-in-half DualPipe on a V-shape, "
-                      "overlapped F&B pairs run as F then BW",
+                      "overlapped F&B pairs (--overlap-fb)",
                       2, 2, 2, false, &detail::generate_dualpipe_v},
 };
 

@@ -2,6 +2,14 @@
 
 namespace pipesim {
 
+int chunks_per_microbatch(int devices, int chunks, const std::vector<StageRange>& ranges) {
+    if (ranges.empty() || devices <= 0) return chunks;
+    const int length = ranges.front().last - ranges.front().first + 1;
+    for (const StageRange& r : ranges)
+        if (r.last - r.first + 1 != length) return chunks;
+    return length > 0 && length % devices == 0 ? length / devices : chunks;
+}
+
 std::size_t Schedule::op_count() const {
     std::size_t count = 0;
     for (const auto& ops : device_ops)

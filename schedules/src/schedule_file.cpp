@@ -1,6 +1,8 @@
 #include "schedules/schedule_file.hpp"
 
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -15,30 +17,69 @@ namespace {
 
 enum class ScheduleFormat { json, csv };
 
-ScheduleFormat format_of(const std::string& path) {
+// The format `path`'s extension names; nullopt for `-` and names without an extension.
+std::optional<ScheduleFormat> format_of_name(const std::string& path) {
     const std::string ext = fileio::file_extension(path);
     if (ext == ".json") return ScheduleFormat::json;
     if (ext == ".csv") return ScheduleFormat::csv;
+    if (ext.empty()) return std::nullopt;
     throw std::invalid_argument(fmt::format(
         "{}: unknown schedule file type '{}': expected .json (pipesim schedule) or .csv "
         "(PyTorch pipelining)",
         path, ext));
 }
 
-}  // namespace
-
-Schedule read_schedule_file(const std::string& path, const ScheduleFileLimits& limits) {
-    const ScheduleFormat format = format_of(path);
-    const std::string text = fileio::read_text_file(path, limits.max_bytes);
-    if (format == ScheduleFormat::json)
-        return parse_schedule_json(text, path, fileio::file_stem(path), limits);
-    return parse_pytorch_csv(text, path, fileio::file_stem(path), limits).schedule;
+// pipesim's schedule JSON is an object; PyTorch's CSV starts with a cell.
+ScheduleFormat format_of_content(std::string_view text) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    return first != std::string_view::npos && text[first] == '{' ? ScheduleFormat::json
+                                                                 : ScheduleFormat::csv;
 }
 
-void write_schedule_file(const Schedule& schedule, const std::string& path) {
-    const ScheduleFormat format = format_of(path);
+std::optional<ScheduleFormat> parse_format(std::string_view format) {
+    if (format == "json") return ScheduleFormat::json;
+    if (format == "csv") return ScheduleFormat::csv;
+    return std::nullopt;
+}
+
+}  // namespace
+
+bool is_schedule_file_format(std::string_view format) {
+    return parse_format(format).has_value();
+}
+
+Schedule read_schedule_file(const std::string& path, const ScheduleFileLimits& limits) {
+    (void)format_of_name(path);  // an unknown extension is refused before reading
+    return parse_schedule_file(fileio::read_text_file(path, limits.max_bytes), path, limits);
+}
+
+Schedule parse_schedule_file(std::string_view text, const std::string& path,
+                             const ScheduleFileLimits& limits) {
+    const std::optional<ScheduleFormat> named = format_of_name(path);
+    const std::string shown = fileio::is_standard_stream(path) ? "standard input" : path;
+    if (named.value_or(format_of_content(text)) == ScheduleFormat::json)
+        return parse_schedule_json(text, shown, fileio::file_stem(path), limits);
+    return parse_pytorch_csv(text, shown, fileio::file_stem(path), limits).schedule;
+}
+
+void write_schedule_file(const Schedule& schedule, const std::string& path,
+                         std::string_view format_name) {
+    std::optional<ScheduleFormat> format;
+    if (!format_name.empty()) {
+        format = parse_format(format_name);
+        if (!format)
+            throw std::invalid_argument(fmt::format(
+                "{}: unknown schedule file format '{}': expected json or csv", path, format_name));
+    } else {
+        format = format_of_name(path);
+        if (!format)
+            throw std::invalid_argument(fmt::format(
+                "{}: no .json or .csv extension to tell the schedule file format by; name it "
+                "(json or csv)",
+                fileio::is_standard_stream(path) ? "standard output" : path));
+    }
     require_valid(schedule);
-    fileio::write_file_atomically(path, format == ScheduleFormat::json
+    fileio::write_file_atomically(path, *format == ScheduleFormat::json
                                             ? schedule_to_json(schedule)
                                             : schedule_to_pytorch_csv(schedule));
 }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "fileio/json_document.hpp"
 #include "schedule_file_common.hpp"
@@ -99,12 +100,46 @@ std::vector<StageRange> read_microbatch_stages(const fileio::JsonDocument& doc,
 
 }  // namespace
 
+namespace {
+
+// Reads "fb_pairs": per device, the positions of its F&B pairs' F (Schedule::fb_pairs).
+std::vector<std::vector<int>> read_fb_pairs(const fileio::JsonDocument& doc,
+                                            const std::vector<std::vector<Op>>& device_ops) {
+    const std::string pointer = "/fb_pairs";
+    const std::size_t devices = device_ops.size();
+    if (doc.array(pointer, devices).size() != devices)
+        throw doc.error_at(pointer, fmt::format("fb_pairs: expected {} lists of positions, one "
+                                                "per device, got {}",
+                                                devices, doc.root()["fb_pairs"].size()));
+    std::vector<std::vector<int>> pairs(devices);
+    for (std::size_t d = 0; d < devices; ++d) {
+        const std::string at = fileio::json_pointer_child(pointer, d);
+        const std::size_t ops = device_ops[d].size();
+        const std::size_t count = doc.array(at, ops).size();
+        for (std::size_t k = 0; k < count; ++k)
+            pairs[d].push_back(
+                static_cast<int>(doc.integer(fileio::json_pointer_child(at, k), 0,
+                                             static_cast<std::int64_t>(ops > 0 ? ops - 1 : 0))));
+    }
+    return pairs;
+}
+
+// "fb_pairs" as the writer lays it out: one line of positions per device.
+std::string fb_pairs_json(const std::vector<std::vector<int>>& pairs) {
+    std::string out = "  \"fb_pairs\": [";
+    for (std::size_t d = 0; d < pairs.size(); ++d)
+        out += fmt::format("{}\n    [{}]", d ? "," : "", fmt::join(pairs[d], ", "));
+    return out + "\n  ]";
+}
+
+}  // namespace
+
 Schedule parse_schedule_json(std::string_view text, const std::string& file,
                              const std::string& default_name, const ScheduleFileLimits& limits) {
     const fileio::JsonDocument doc =
         detail::open_json_file(text, file, limits.max_bytes, format_tag, format_version);
     doc.object("", {"format", "version", "name", "devices", "microbatches", "chunks", "placement",
-                    "microbatch_stages", "device_ops"});
+                    "microbatch_stages", "device_ops", "fb_pairs"});
     Schedule schedule;
     schedule.name = doc.has("/name") ? doc.string("/name", max_name_bytes) : default_name;
     schedule.devices = static_cast<int>(doc.integer("/devices", 1, limits.max_devices));
@@ -130,6 +165,7 @@ Schedule parse_schedule_json(std::string_view text, const std::string& file,
     for (std::size_t d = 0; d < devices; ++d)
         read_device_ops(doc, fileio::json_pointer_child("/device_ops", d), schedule, total_ops,
                         limits.max_ops, schedule.device_ops[d], positions.offsets[d]);
+    if (doc.has("/fb_pairs")) schedule.fb_pairs = read_fb_pairs(doc, schedule.device_ops);
     detail::check_op_budget(schedule, total_ops, file);
     detail::validate_parsed(schedule, positions, file);
     return schedule;
@@ -182,6 +218,15 @@ std::string schedule_to_json(const Schedule& schedule) {
             if (at != std::string::npos)
                 out.replace(at, multi.size(), fmt::format("[{}, {}]", r.first, r.last));
         }
+    }
+    bool any_pair = false;
+    for (const auto& pairs : schedule.fb_pairs)
+        any_pair = any_pair || !pairs.empty();
+    if (any_pair) {
+        // The pairs close the object, one line of positions per device.
+        const auto close = out.rfind('}');
+        out = out.substr(0, out.rfind(']', close) + 1) + ",\n" + fb_pairs_json(schedule.fb_pairs) +
+              "\n}";
     }
     return out + "\n";
 }

@@ -12,6 +12,7 @@
 #include "schedules/block_catalog.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
+#include "v_plan.hpp"
 
 namespace pipesim {
 
@@ -37,7 +38,8 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
             // Not buildable for this p and m: not a candidate.
         }
     };
-    // Cost-aware generators (zb-1p, zb-2p) and the heuristic plan with the search's times.
+    // Cost-aware generators (zb-1p, zb-2p, the V shapes) and the heuristic plan with the
+    // search's times (per virtual stage of each generator's default chunk count).
     PlanningCosts planning;
     planning.times = uniform_stage_costs(o.devices, 1, o.costs.forward, o.costs.backward_input,
                                          o.costs.backward_weight);
@@ -46,7 +48,12 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
     for (const ScheduleGenerator& g : schedule_generators())
         add(std::string(g.name), "registered", [&] {
             GeneratorOptions options{o.devices, o.microbatches, 0, 0};
-            if (g.plans_with_costs) options.planning = planning;
+            if (g.plans_with_costs) {
+                options.planning = planning;
+                options.planning.times =
+                    uniform_stage_costs(o.devices, g.default_chunks, o.costs.forward,
+                                        o.costs.backward_input, o.costs.backward_weight);
+            }
             Schedule s = generate_schedule(g.name, options);
             // Two model copies (DualPipe): each device holds twice the layers, so a "full
             // stage" of its costs and memory is twice the others' and the figures do not
@@ -64,14 +71,38 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
                                        BlockScheduleOptions{.reorder = true, .fill_idle = true});
         });
     }
-    for (int chunks : {1, 2}) {
+    // V-shape blocks of every offset laid out for these pass times and placed under the cap
+    // itself, and the round-based V list schedule under the cap (v_plan.hpp).
+    add(fmt::format("v-shape planned (cap {:g})", o.memory_limit), "auto", [&] {
+        PlanningCosts v_costs;
+        v_costs.times = uniform_stage_costs(o.devices, 2, o.costs.forward, o.costs.backward_input,
+                                            o.costs.backward_weight);
+        v_costs.comm_latency = o.comm_latency;
+        v_costs.w_memory_share = o.mem_w_ratio;
+        detail::BestPlan best(v_costs, o.memory_limit);
+        detail::offer_v_candidates({o.devices, o.microbatches, {1, 2, 3, 4, 5}, true, true},
+                                   v_costs, o.memory_limit, best);
+        if (best.empty()) throw std::invalid_argument("no V-shape plan fits the cap");
+        Schedule s = best.take();
+        s.name = "v-planned";
+        return s;
+    });
+    // Interleaved 1F1B with v = 2 and 3 chunks and microbatch groups of p and 2p.
+    for (int chunks : {2, 3})
+        for (int group : {o.devices, 2 * o.devices})
+            add(fmt::format("interleaved-1f1b (v={}, group {})", chunks, group), "registered", [&] {
+                return generate_schedule("interleaved-1f1b",
+                                         {o.devices, o.microbatches, chunks, group});
+            });
+    for (int chunks : {1, 2, 3}) {
         add(fmt::format("auto (v={}, cap {:g})", chunks, o.memory_limit), "auto", [&] {
             AutoScheduleOptions a;
             a.name = fmt::format("auto-v{}", chunks);
             a.devices = o.devices;
             a.microbatches = o.microbatches;
             a.chunks = chunks;
-            if (chunks == 2) a.stage_device = vshape_placement(o.devices, 2);
+            a.stage_device =
+                chunks == 2 ? vshape_placement(o.devices, 2) : looped_placement(o.devices, chunks);
             a.costs.times = uniform_stage_costs(o.devices, chunks, o.costs.forward,
                                                 o.costs.backward_input, o.costs.backward_weight);
             a.costs.comm_latency = o.comm_latency;
@@ -111,6 +142,8 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
         if (a.fits != b.fits) return a.fits;
         if (std::abs(a.evaluation.bubble_rate - b.evaluation.bubble_rate) > eps)
             return a.evaluation.bubble_rate < b.evaluation.bubble_rate;
+        if (std::abs(a.evaluation.peak_activation_max - b.evaluation.peak_activation_max) > eps)
+            return a.evaluation.peak_activation_max < b.evaluation.peak_activation_max;
         return a.evaluation.makespan < b.evaluation.makespan;
     });
     if (entries.empty() || !entries.front().first.fits) {

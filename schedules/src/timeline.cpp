@@ -12,6 +12,7 @@ Timeline empty_timeline(const Schedule& schedule, std::string time_unit, bool re
     t.chunks = schedule.chunks;
     t.stage_device = schedule.stage_device;
     t.microbatch_stages = schedule.microbatch_stages;
+    t.fb_pairs = schedule.fb_pairs;
     t.time_unit = std::move(time_unit);
     t.device_ops.resize(static_cast<std::size_t>(schedule.devices));
     for (std::size_t d = 0;

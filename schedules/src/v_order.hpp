@@ -38,6 +38,17 @@ class VDeviceOrder {
         ++count_[static_cast<int>(Pass::W)][chunk];
         emit(Pass::BW, chunk, next(Pass::B, chunk));
     }
+    /// The next F of `chunk_f` and the next fused backward BW of `chunk_b`, run as one
+    /// overlapped F&B op when `overlapped` and both ops are written (recorded in the pair
+    /// list given to record_pairs), else back to back.
+    void fb(int chunk_f, int chunk_b, bool overlapped = true) {
+        const std::size_t at = ops_.size();
+        f(chunk_f);
+        bw(chunk_b);
+        if (overlapped && pairs_ && ops_.size() == at + 2) pairs_->push_back(static_cast<int>(at));
+    }
+    /// Where fb() records the positions of its pairs (none until this is called).
+    void record_pairs(std::vector<int>& pairs) { pairs_ = &pairs; }
     /// The next W of `chunk`, in B order (not through the queue).
     void w(int chunk) { emit(Pass::W, chunk, next(Pass::W, chunk)); }
     /// The next F, B and W of `chunk`, back to back.
@@ -71,6 +82,7 @@ class VDeviceOrder {
     int m_;
     int count_[3][2] = {};
     std::deque<std::pair<int, int>> pending_;
+    std::vector<int>* pairs_ = nullptr;
 };
 
 /// DeepSeek's DualPipe order (github.com/deepseek-ai/DualPipe, dualpipe.py `step`) for rank
@@ -82,10 +94,11 @@ class VDeviceOrder {
 ///   6. r+1 × (B1, B0), fused BW until half-way through (odd r: before B1, even r: before B0),
 ///      split B (W queued) after
 ///   7. P−1−r × (queued W, B0 split)                      8. r+1 × queued W.
-/// The IR has no overlapped op: an "F&B" pair is its F followed by its full backward BW, run
-/// back to back, so F&B := F + B + W of a chunk (DeepSeek overlaps the two; its code also runs
-/// them one after the other when the module has no overlapped_forward_backward). Backwards
-/// outside steps 3, 6 (second half) and 7 are fused, as DeepSeek's `enable_zb=False`.
+/// An "F&B" is an F and a full backward BW written as an overlapped pair (VDeviceOrder::fb):
+/// it starts once both inputs are there, as DeepSeek's `_forward_backward_chunk` waits for both
+/// receives before computing, except the last rank's first pair of step 4, which DeepSeek runs
+/// unpaired ("to further reduce bubble size"). Backwards outside steps 3, 6 (second half) and
+/// 7 are fused, as DeepSeek's `enable_zb=False`.
 /// Precondition: microbatches ≥ 2·ranks − 1 − rank (the caller pads and drops the surplus).
 inline void append_dualpipe_order(VDeviceOrder& d, int ranks, int rank, int microbatches) {
     const int rest = ranks - 1 - rank;
@@ -101,15 +114,12 @@ inline void append_dualpipe_order(VDeviceOrder& d, int ranks, int rank, int micr
         d.f(1);
     }
     for (int k = 0; k < microbatches - 2 * ranks + rank + 1; ++k) {
-        d.f(0);
-        d.bw(1);
-        d.f(1);
-        d.bw(0);
+        d.fb(0, 1, k > 0 || rank < ranks - 1);
+        d.fb(1, 0);
     }
     for (int k = 0; k < rest; ++k) {
         d.bw(1);
-        d.f(1);
-        d.bw(0);
+        d.fb(1, 0);
     }
     bool split = false;
     for (int k = 0; k <= rank; ++k) {

@@ -217,6 +217,39 @@ std::optional<ValidationIssue> check_complete(const Schedule& s,
     return std::nullopt;
 }
 
+// Pairs: one list per device, increasing, disjoint, each an F then a B or BW of another
+// microbatch.
+std::optional<ValidationIssue> check_fb_pairs(const Schedule& s) {
+    if (s.fb_pairs.empty()) return std::nullopt;
+    if (s.fb_pairs.size() != static_cast<std::size_t>(s.devices))
+        return ValidationIssue{
+            -1, -1,
+            fmt::format("fb_pairs lists {} devices, expected {}", s.fb_pairs.size(), s.devices)};
+    for (int d = 0; d < s.devices; ++d) {
+        const auto& ops = s.device_ops[d];
+        int previous = -2;
+        for (const int k : s.fb_pairs[d]) {
+            if (k < previous + 2 || k < 0 || static_cast<std::size_t>(k) + 1 >= ops.size())
+                return ValidationIssue{
+                    d, k,
+                    fmt::format("device {}: F&B pair at position {} is out of order, overlaps "
+                                "the previous pair or lies past the device's {} ops",
+                                d, k, ops.size())};
+            const Op& f = ops[static_cast<std::size_t>(k)];
+            const Op& b = ops[static_cast<std::size_t>(k) + 1];
+            if (f.pass != Pass::F || (b.pass != Pass::B && b.pass != Pass::BW) ||
+                f.microbatch == b.microbatch)
+                return ValidationIssue{
+                    d, k,
+                    fmt::format("device {} position {}: an F&B pair is an F then a B or BW of "
+                                "another microbatch, got {} {}",
+                                d, k, to_string(f), to_string(b))};
+            previous = k;
+        }
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ValidationIssue> validate_structure(const Schedule& schedule) {
@@ -225,7 +258,8 @@ std::optional<ValidationIssue> validate_structure(const Schedule& schedule) {
                                          static_cast<std::size_t>(schedule.stages()),
                                      0);
     if (auto issue = check_ops(schedule, passes)) return issue;
-    return check_complete(schedule, passes);
+    if (auto issue = check_complete(schedule, passes)) return issue;
+    return check_fb_pairs(schedule);
 }
 
 std::optional<ValidationIssue> validate(const Schedule& schedule) {
@@ -238,7 +272,11 @@ std::optional<ValidationIssue> validate(const Schedule& schedule) {
                       [](int, const Op&, const DataflowInput*, int, double, double) {}))
         return std::nullopt;
     DependencyWalker walker(schedule);
-    return walker.run([](int, int, const Op&, const Predecessors&) {});
+    if (auto issue = walker.run([](int, int, const Op&, const Predecessors&) {})) return issue;
+    // Each op can run on its own; only running F&B pairs as one op blocks.
+    return ValidationIssue{-1, -1,
+                           "deadlock: an F&B pair waits for an input that needs its own device "
+                           "to go past the pair (the ops would run unpaired)"};
 }
 
 void require_valid(const Schedule& schedule) {

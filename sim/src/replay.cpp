@@ -26,14 +26,45 @@ void check_replay(const Schedule& schedule, const StageCosts& costs, const Repla
     if (!std::isfinite(options.comm_latency) || options.comm_latency < 0)
         throw std::invalid_argument(fmt::format(
             "communication latency must be a finite number ≥ 0, got {}", options.comm_latency));
+    if (!options.all_to_all.empty() &&
+        options.all_to_all.size() != static_cast<std::size_t>(schedule.stages()))
+        throw std::invalid_argument(
+            fmt::format("all-to-all times are given for {} stages but the schedule has {}",
+                        options.all_to_all.size(), schedule.stages()));
+    for (const double a : options.all_to_all)
+        if (!std::isfinite(a) || a < 0)
+            throw std::invalid_argument(
+                fmt::format("all-to-all time must be a finite number ≥ 0, got {}", a));
+    if (!(options.fb_overlap >= 0 && options.fb_overlap <= 1))
+        throw std::invalid_argument(
+            fmt::format("the F&B overlap factor must be in 0..1, got {}", options.fb_overlap));
 }
+
+// The length of an F&B pair: both ops with their all-to-all, less the hidden share of each
+// one's all-to-all, at most the other's compute (ReplayOptions::fb_overlap).
+struct OverlappedPair {
+    const std::vector<double>& all_to_all;
+    double overlap;
+
+    double operator()(const Op& f, const Op& b, double f_length, double b_length) const {
+        if (all_to_all.empty()) return f_length + b_length;
+        const double a_f = all_to_all[static_cast<std::size_t>(f.stage)];
+        const double a_b = all_to_all[static_cast<std::size_t>(b.stage)];
+        const double hidden =
+            overlap * (std::min(a_f, b_length - a_b) + std::min(a_b, f_length - a_f));
+        return f_length + b_length - hidden;
+    }
+};
 
 // Walks a checked schedule and fills the timeline as `options` asks, calling
 // also(device, op, start, finish) for every op.
 template <class Also>
 Timeline replay_walk(const Schedule& schedule, const StageCosts& costs,
                      const ReplayOptions& options, Also&& also) {
-    const std::vector<double> duration = pass_durations(costs);
+    std::vector<double> duration = pass_durations(costs);
+    for (std::size_t s = 0; s < options.all_to_all.size(); ++s)
+        for (const Pass pass : {Pass::F, Pass::B, Pass::BW})
+            duration[s * pass_count + static_cast<std::size_t>(pass)] += options.all_to_all[s];
     Timeline timeline = empty_timeline(schedule, "unit", options.record_ops);
     // The producer of a backward input is B or BW: known per (microbatch, stage) only when
     // transfers are recorded.
@@ -63,7 +94,8 @@ Timeline replay_walk(const Schedule& schedule, const StageCosts& costs,
                     Transfer{in[k].device, device, Op{pass, op.microbatch, stage}, op,
                              options.message_bytes, in[k].end, in[k].end + latency});
             }
-        });
+        },
+        OverlappedPair{options.all_to_all, options.fb_overlap});
     if (!complete) {
         const auto issue = validate(schedule);
         throw_invalid(schedule, issue ? issue->message : "it cannot run to completion");

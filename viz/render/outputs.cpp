@@ -10,34 +10,40 @@ namespace pipesim::viz {
 
 namespace {
 
-void check_picture(const std::string& path) {
+void check_picture(const std::string& path, const std::string& format_without_extension) {
     if (path.empty()) return;
-    const ImageFormat format = image_format_for_path(path);
+    const ImageFormat format = image_format_for_path(path, format_without_extension);
     if (!graphviz_available()) (void)render_dot("", format);  // throws for all but .dot
 }
 
 }  // namespace
 
 void check_outputs(const VizOutputs& outputs) {
-    check_picture(outputs.timeline_picture);
-    check_picture(outputs.dependency_graph);
+    check_picture(outputs.timeline_picture, outputs.format_without_extension);
+    check_picture(outputs.dependency_graph, outputs.format_without_extension);
 }
 
-void write_picture(const std::string& path, std::string_view dot) {
-    fileio::write_file_atomically(path, render_dot(dot, image_format_for_path(path)));
+void write_picture(const std::string& path, std::string_view dot,
+                   std::string_view format_without_extension) {
+    fileio::write_file_atomically(
+        path, render_dot(dot, image_format_for_path(path, format_without_extension)));
 }
 
 std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
                           const VizOutputs& outputs) {
     check_outputs(outputs);
     if (!outputs.saved_timeline.empty())
-        save_timeline_file(outputs.saved_timeline, timeline, &memory);
+        save_timeline_file(outputs.saved_timeline, timeline, &memory,
+                           outputs.picture.memory_in_bytes);
     if (!outputs.trace.empty())
-        fileio::write_file_atomically(outputs.trace, chrome_trace_json(timeline, &memory));
+        fileio::write_file_atomically(outputs.trace,
+                                      chrome_trace_json(timeline, &memory, outputs.trace_options));
     if (!outputs.timeline_picture.empty())
-        write_picture(outputs.timeline_picture, timeline_dot(timeline, memory, outputs.picture));
+        write_picture(outputs.timeline_picture, timeline_dot(timeline, memory, outputs.picture),
+                      outputs.format_without_extension);
     if (!outputs.dependency_graph.empty())
-        write_picture(outputs.dependency_graph, dependency_graph_dot(timeline));
+        write_picture(outputs.dependency_graph, dependency_graph_dot(timeline),
+                      outputs.format_without_extension);
     return outputs.gantt ? text_gantt(timeline, *outputs.gantt) : std::string();
 }
 

@@ -2,6 +2,8 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -42,6 +44,16 @@ struct GraphDeleter {
         fmt::format("Graphviz could not {}{}{}", what, errors.empty() ? "" : ": ", errors));
 }
 
+// PNGs at twice the 96 dpi of a screen, so that 9 pt labels stay sharp when a picture is
+// scaled down into a document, unless that makes more than 40 million pixels (160 MB to
+// encode): then the resolution that gives 40 million, but never below 96 dpi.
+double png_dpi(const boxf& bb) {
+    constexpr double sharp = 192, screen = 96, most_pixels = 40e6;
+    const double square_inches = (bb.UR.x - bb.LL.x) / 72 * (bb.UR.y - bb.LL.y) / 72;
+    if (!(square_inches > 0)) return sharp;
+    return std::clamp(std::sqrt(most_pixels / square_inches), screen, sharp);
+}
+
 }  // namespace
 
 bool graphviz_available() {
@@ -59,6 +71,7 @@ std::string render_dot(std::string_view dot, ImageFormat format) {
     std::unique_ptr<Agraph_t, GraphDeleter> graph(agmemread(text.c_str()));
     if (!graph) fail("parse the DOT text");
     if (gvLayoutJobs(gvc.get(), graph.get()) != 0) fail("lay out the graph");
+    if (format == ImageFormat::png) GD_drawing(graph.get())->dpi = png_dpi(GD_bb(graph.get()));
     char* data = nullptr;
     unsigned int length = 0;
     const std::string name(image_format_name(format));

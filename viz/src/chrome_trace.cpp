@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "json_text.hpp"
+#include "op_graph.hpp"
 #include "style.hpp"
 
 namespace pipesim::viz {
@@ -50,7 +51,23 @@ std::string known_time_units() {
     return out;
 }
 
-std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory) {
+std::string_view trace_colour(Pass pass) {
+    // Catapult's reserved colour names nearest the picture's pass colours.
+    switch (pass) {
+        case Pass::F:
+            return "thread_state_runnable";  // vista blue
+        case Pass::B:
+            return "thread_state_iowait";  // orange
+        case Pass::W:
+            return "thread_state_running";  // seafoam green
+        case Pass::BW:
+            return "thread_state_uninterruptible";  // light mauve
+    }
+    return "generic_work";
+}
+
+std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory,
+                              const ChromeTraceOptions& options) {
     const double us = microseconds_per_unit(t.time_unit);
     std::string out = "{\"displayTimeUnit\": \"ms\",\n";
     out += fmt::format(
@@ -86,12 +103,12 @@ std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory) {
     for (int d = 0; d < t.devices; ++d) {
         for (const TimedOp& op : t.device_ops[static_cast<std::size_t>(d)]) {
             event(fmt::format(
-                R"("name": "{}", "cat": "{}", "ph": "X", "ts": {}, "dur": {}, "pid": {}, "tid": 0, )"
+                R"("name": "{}", "cat": "{}", "ph": "X", "ts": {}, "dur": {}, "pid": {}, "tid": 0, "cname": "{}", )"
                 R"("args": {{"pass": "{}", "microbatch": {}, "stage": {}, "chunk": {}, "start": {}, "end": {}}})",
                 detail::short_name(op.op), pass_name(op.op.pass), json_number(op.start * us),
-                json_number((op.end - op.start) * us), d, pass_name(op.op.pass), op.op.microbatch,
-                op.op.stage, detail::chunk_of(t, op.op.stage), json_number(op.start),
-                json_number(op.end)));
+                json_number((op.end - op.start) * us), d, trace_colour(op.op.pass),
+                pass_name(op.op.pass), op.op.microbatch, op.op.stage,
+                detail::chunk_of(t, op.op.stage), json_number(op.start), json_number(op.end)));
         }
     }
     for (const Transfer& x : t.transfers) {
@@ -112,6 +129,25 @@ std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory) {
             json_number((x.end - x.start) * us), x.src_device, to_string(x.producer),
             to_string(x.consumer), x.dst_device, json_number(x.bytes), json_number(x.start),
             json_number(x.end)));
+    }
+    if (options.flows) {
+        const detail::OpGraph g = detail::build_op_graph(t);
+        std::size_t id = 0;
+        auto middle = [&](const TimedOp& op) { return json_number((op.start + op.end) / 2 * us); };
+        for (std::size_t i = 0; i < g.size(); ++i)
+            for (const std::int32_t input : g.inputs[i]) {
+                if (input < 0) continue;
+                const auto from = static_cast<std::size_t>(input);
+                const std::string name = fmt::format("{} → {}", detail::short_name(g.op[from]->op),
+                                                     detail::short_name(g.op[i]->op));
+                ++id;
+                event(fmt::format(
+                    R"("name": "{}", "cat": "dependency", "ph": "s", "id": {}, "ts": {}, "pid": {}, "tid": 0)",
+                    name, id, middle(*g.op[from]), g.ref[from].device));
+                event(fmt::format(
+                    R"("name": "{}", "cat": "dependency", "ph": "f", "bp": "e", "id": {}, "ts": {}, "pid": {}, "tid": 0)",
+                    name, id, middle(*g.op[i]), g.ref[i].device));
+            }
     }
     if (memory) {
         for (int d = 0; d < t.devices; ++d)

@@ -1,6 +1,8 @@
 #include "viz/image_format.hpp"
 
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -22,15 +24,30 @@ std::string_view image_format_name(ImageFormat format) {
     return "dot";
 }
 
-ImageFormat image_format_for_path(std::string_view path) {
+std::optional<ImageFormat> image_format_named(std::string_view name) {
+    if (name == "dot" || name == "gv") return ImageFormat::dot;
+    if (name == "svg") return ImageFormat::svg;
+    if (name == "png") return ImageFormat::png;
+    if (name == "pdf") return ImageFormat::pdf;
+    return std::nullopt;
+}
+
+ImageFormat image_format_for_path(std::string_view path, std::string_view format) {
     const std::string extension = fileio::file_extension(path);
-    if (extension == ".dot" || extension == ".gv") return ImageFormat::dot;
-    if (extension == ".svg") return ImageFormat::svg;
-    if (extension == ".png") return ImageFormat::png;
-    if (extension == ".pdf") return ImageFormat::pdf;
+    const std::string shown =
+        fileio::is_standard_stream(path) ? std::string("standard output") : std::string(path);
+    if (extension.empty() && !format.empty()) {
+        if (const auto named = image_format_named(format)) return *named;
+        throw std::invalid_argument(fmt::format(
+            "{}: unknown picture format '{}' (use svg, png, pdf or dot)", shown, format));
+    }
+    if (!extension.empty())
+        if (const auto named = image_format_named(std::string_view(extension).substr(1)))
+            return *named;
     throw std::invalid_argument(
-        fmt::format("{}: unknown picture format '{}' (use .svg, .png, .pdf or .dot)", path,
-                    extension.empty() ? std::string("no extension") : extension));
+        fmt::format("{}: unknown picture format '{}' (use .svg, .png, .pdf or .dot{})", shown,
+                    extension.empty() ? std::string("no extension") : extension,
+                    extension.empty() ? ", or name the format" : ""));
 }
 
 }  // namespace pipesim::viz

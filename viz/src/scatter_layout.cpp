@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -60,8 +61,9 @@ void check_finite(const ScatterPlot& plot) {
 }
 
 // Counts, per series, the points that a later series' marker covers (centres within 2 pt),
-// looking only at neighbouring cells of a 2 pt grid so that large sweeps stay fast.
-std::vector<std::size_t> covered_points(const ScatterPlot& plot, const ScatterLayout& layout) {
+// and per point the earlier series' markers it covers, looking only at neighbouring cells of
+// a 2 pt grid so that large sweeps stay fast.
+void find_covered(const ScatterPlot& plot, ScatterLayout& layout) {
     constexpr double near = 2;
     struct Placed {
         Point at;
@@ -79,20 +81,29 @@ std::vector<std::size_t> covered_points(const ScatterPlot& plot, const ScatterLa
             all.push_back({detail::position(layout, p.at), s});
             cells[cell(all.back().at.x, all.back().at.y)].push_back(all.back());
         }
-    std::vector<std::size_t> covered(plot.series.size(), 0);
-    for (const Placed& p : all) {
-        bool under = false;
-        for (int dx = -1; dx <= 1 && !under; ++dx)
-            for (int dy = -1; dy <= 1 && !under; ++dy) {
-                const auto it = cells.find(cell(p.at.x + dx * near, p.at.y + dy * near));
-                if (it == cells.end()) continue;
-                for (const Placed& q : it->second)
-                    if (q.series > p.series && std::hypot(p.at.x - q.at.x, p.at.y - q.at.y) <= near)
-                        under = true;
-            }
-        covered[p.series] += under ? 1 : 0;
-    }
-    return covered;
+    layout.covered.assign(plot.series.size(), 0);
+    layout.stacked.assign(plot.series.size(), {});
+    std::size_t k = 0;
+    for (std::size_t s = 0; s < plot.series.size(); ++s)
+        for (std::size_t i = 0; i < plot.series[s].points.size(); ++i, ++k) {
+            const Placed& p = all[k];
+            bool under = false;
+            std::set<std::size_t> over;  // the earlier series this marker covers
+            for (int dx = -1; dx <= 1; ++dx)
+                for (int dy = -1; dy <= 1; ++dy) {
+                    const auto it = cells.find(cell(p.at.x + dx * near, p.at.y + dy * near));
+                    if (it == cells.end()) continue;
+                    for (const Placed& q : it->second) {
+                        if (q.series == p.series ||
+                            std::hypot(p.at.x - q.at.x, p.at.y - q.at.y) > near)
+                            continue;
+                        if (q.series > p.series) under = true;
+                        if (q.series < p.series) over.insert(q.series);
+                    }
+                }
+            layout.covered[s] += under ? 1 : 0;
+            layout.stacked[s].push_back(static_cast<int>(over.size()));
+        }
 }
 
 // Greedy placement: each label takes the first candidate inside the plot that overlaps no
@@ -172,7 +183,7 @@ ScatterLayout scatter_layout(const ScatterPlot& plot) {
     layout.y = axis_range(ys);
     layout.plot = {detail::plot_left, detail::plot_bottom, detail::plot_left + detail::plot_width,
                    detail::plot_bottom + detail::plot_height};
-    layout.covered = covered_points(plot, layout);
+    find_covered(plot, layout);
     place_labels(plot, layout);
     return layout;
 }

@@ -134,7 +134,7 @@ double draw_legend(XdotCanvas& c, std::string& nodes, const ScatterPlot& plot,
         std::string text = series.name;
         if (l.covered[s] > 0)
             text +=
-                fmt::format(" ({} of {} under later markers)", l.covered[s], series.points.size());
+                fmt::format(" ({} of {} around later markers)", l.covered[s], series.points.size());
         row(text, 10);
         y -= legend_row;
     }
@@ -185,11 +185,15 @@ std::string scatter_plot_dot(const ScatterPlot& plot) {
         for (std::size_t i = 0; i < plot.series[s].points.size(); ++i) {
             const ScatterPoint& p = plot.series[s].points[i];
             const Point at = detail::position(l, p.at);
+            const int stacked = l.stacked[s][i];
             out += fmt::format(
                 "  s{}_{} [pos=\"{:.2f},{:.2f}\", shape={}, color=\"{}\", fillcolor=\"{}55\", "
-                "tooltip=\"{}\"];\n",
+                "tooltip=\"{}\"{}];\n",
                 s, i, at.x, at.y, shape_of(s), colour_of(s), colour_of(s),
-                detail::dot_escape(p.tooltip.empty() ? plot.series[s].name : p.tooltip));
+                detail::dot_escape(p.tooltip.empty() ? plot.series[s].name : p.tooltip),
+                stacked > 0 ? fmt::format(", width={0:.4f}, height={0:.4f}",
+                                          detail::marker_size * std::pow(0.6, stacked) / 72.0)
+                            : "");
         }
     out += legend_nodes;
     out += "}\n";

@@ -26,6 +26,28 @@ std::string pretty(double value, int digits) {
     return fmt::format("{:.{}g}", value, digits);
 }
 
+std::string ShownUnit::operator()(double value, int digits) const {
+    const std::string number = pretty(value / divide, digits);
+    return unit.empty() ? number : number + " " + unit;
+}
+
+ShownUnit memory_unit(double largest, bool bytes) {
+    if (!bytes) return {};
+    ShownUnit shown{1, "B"};
+    for (const char* unit : {"KiB", "MiB", "GiB", "TiB"}) {
+        if (!(largest >= 1024 * shown.divide)) break;
+        shown.divide *= 1024;
+        shown.unit = unit;
+    }
+    return shown;
+}
+
+ShownUnit time_axis_unit(double span, const std::string& time_unit) {
+    if (time_unit == "s" && span < 1e-3) return {1e-6, "µs"};
+    if (time_unit == "s" && span < 1) return {1e-3, "ms"};
+    return {1, time_unit};
+}
+
 std::string dot_escape(std::string_view text) {
     std::string out;
     out.reserve(text.size());

@@ -25,6 +25,23 @@ std::string short_name(const Op& op);
 /// ordinary magnitudes.
 std::string pretty(double value, int digits = 4);
 
+/// How a picture shows a quantity: values are divided by `divide` and followed by `unit`.
+struct ShownUnit {
+    double divide = 1;
+    std::string unit;  ///< empty for a plain number
+
+    /// "27.7 GiB" (or "4" without a unit), `digits` significant digits.
+    std::string operator()(double value, int digits = 3) const;
+};
+
+/// Memory in the largest binary unit (B, KiB, MiB, GiB, TiB) that keeps `largest` ≥ 1, when
+/// `bytes`; plain numbers (activation units) otherwise.
+ShownUnit memory_unit(double largest, bool bytes);
+
+/// Time for an axis spanning `span` in `time_unit`: seconds become ms or µs when the span is
+/// under 1 s or 1 ms; other units are shown as they are.
+ShownUnit time_axis_unit(double span, const std::string& time_unit);
+
 /// Text escaped for a DOT double-quoted string.
 std::string dot_escape(std::string_view text);
 

@@ -52,9 +52,9 @@ class Reader {
     SavedTimeline read() {
         check_format();
         doc_.require_format(format_tag, format_version);
-        doc_.object(
-            "", {"format", "version", "schedule", "devices", "microbatches", "chunks", "time_unit",
-                 "stage_device", "microbatch_stages", "memory", "device_ops", "transfers"});
+        doc_.object("", {"format", "version", "schedule", "devices", "microbatches", "chunks",
+                         "time_unit", "stage_device", "microbatch_stages", "memory", "device_ops",
+                         "transfers", "fb_pairs"});
         SavedTimeline saved;
         Timeline& t = saved.timeline;
         t.schedule = doc_.string("/schedule", 256);
@@ -79,9 +79,13 @@ class Reader {
             t.stage_device.push_back(static_cast<int>(
                 doc_.integer(fileio::json_pointer_child("/stage_device", s), 0, t.devices - 1)));
         if (doc_.has("/microbatch_stages")) t.microbatch_stages = read_microbatch_stages(t);
-        if (doc_.has("/memory")) saved.memory = read_memory(stages);
+        if (doc_.has("/memory")) {
+            saved.memory = read_memory(stages);
+            saved.memory_in_bytes = read_memory_unit();
+        }
         read_device_ops(t);
         if (doc_.has("/transfers")) read_transfers(t);
+        if (doc_.has("/fb_pairs")) read_fb_pairs(t);
         return saved;
     }
 
@@ -122,8 +126,19 @@ class Reader {
         return result;
     }
 
+    // Whether the memory object's optional "unit" is "bytes" (else activation units).
+    bool read_memory_unit() const {
+        if (!doc_.has("/memory/unit")) return false;
+        const std::string& unit = doc_.string("/memory/unit", 16);
+        if (unit != "bytes" && unit != "units")
+            throw doc_.error_at("/memory/unit",
+                                fmt::format("memory.unit: expected \"bytes\" or \"units\", got {}",
+                                            fileio::quote_excerpt(unit)));
+        return unit == "bytes";
+    }
+
     MemoryModel read_memory(std::size_t stages) const {
-        doc_.object("/memory", {"activation", "held_for_w"});
+        doc_.object("/memory", {"unit", "activation", "held_for_w"});
         MemoryModel memory;
         for (auto [key, out] : {std::pair{"activation", &memory.activation},
                                 std::pair{"held_for_w", &memory.held_for_w}}) {
@@ -194,6 +209,30 @@ class Reader {
         }
         doc_.object(pointer, {"pass", "mb", "stage", "start", "end"});  // a misspelt key?
         return doc_.number(fileio::json_pointer_child(pointer, key), 0, max_time);
+    }
+
+    // Per device, the positions of its F&B pairs' F: each an F followed by a backward.
+    void read_fb_pairs(Timeline& t) const {
+        const Value& lists = doc_.array("/fb_pairs", t.device_ops.size());
+        if (lists.size() != t.device_ops.size())
+            throw doc_.error_at("/fb_pairs", fmt::format("fb_pairs: expected {} lists (one per "
+                                                         "device), got {}",
+                                                         t.device_ops.size(), lists.size()));
+        t.fb_pairs.resize(lists.size());
+        for (std::size_t d = 0; d < lists.size(); ++d) {
+            const std::string at = fileio::json_pointer_child("/fb_pairs", d);
+            const auto& ops = t.device_ops[d];
+            const std::size_t count = doc_.array(at, ops.size()).size();
+            for (std::size_t k = 0; k < count; ++k) {
+                const std::string item = fileio::json_pointer_child(at, k);
+                const auto i = static_cast<std::size_t>(
+                    doc_.integer(item, 0, static_cast<std::int64_t>(ops.size()) - 2));
+                if (ops[i].op.pass != Pass::F || ops[i + 1].op.pass == Pass::F ||
+                    ops[i + 1].op.pass == Pass::W)
+                    throw doc_.error_at(item, "an F&B pair is an F followed by a B or BW");
+                t.fb_pairs[d].push_back(static_cast<int>(i));
+            }
+        }
     }
 
     void read_device_ops(Timeline& t) const {
@@ -276,7 +315,7 @@ class Reader {
 
 }  // namespace
 
-std::string timeline_json(const Timeline& t, const MemoryModel* memory) {
+std::string timeline_json(const Timeline& t, const MemoryModel* memory, bool memory_in_bytes) {
     std::string out;
     out +=
         fmt::format("{{\n  \"format\": \"{}\",\n  \"version\": {},\n", format_tag, format_version);
@@ -293,7 +332,8 @@ std::string timeline_json(const Timeline& t, const MemoryModel* memory) {
         out += "],\n";
     }
     if (memory)
-        out += fmt::format("  \"memory\": {{\"activation\": {}, \"held_for_w\": {}}},\n",
+        out += fmt::format("  \"memory\": {{{}\"activation\": {}, \"held_for_w\": {}}},\n",
+                           memory_in_bytes ? "\"unit\": \"bytes\", " : "",
                            number_array(memory->activation), number_array(memory->held_for_w));
     out += "  \"device_ops\": [";
     for (std::size_t d = 0; d < t.device_ops.size(); ++d) {
@@ -319,8 +359,17 @@ std::string timeline_json(const Timeline& t, const MemoryModel* memory) {
                 : fmt::format(", \"kind\": \"{}\"",
                               transfer_kind_names[static_cast<std::size_t>(x.kind)]));
     }
-    out += t.transfers.empty() ? "]\n}\n" : "\n  ]\n}\n";
-    return out;
+    out += t.transfers.empty() ? "]" : "\n  ]";
+    bool any_pair = false;
+    for (const auto& pairs : t.fb_pairs)
+        any_pair = any_pair || !pairs.empty();
+    if (any_pair) {
+        out += ",\n  \"fb_pairs\": [";
+        for (std::size_t d = 0; d < t.fb_pairs.size(); ++d)
+            out += fmt::format("{}\n    [{}]", d ? "," : "", fmt::join(t.fb_pairs[d], ", "));
+        out += "\n  ]";
+    }
+    return out + "\n}\n";
 }
 
 SavedTimeline parse_timeline_json(std::string text, std::string source,
@@ -334,8 +383,8 @@ SavedTimeline read_timeline_file(const std::string& path, const TimelineFileLimi
 }
 
 void save_timeline_file(const std::string& path, const Timeline& timeline,
-                        const MemoryModel* memory) {
-    fileio::write_file_atomically(path, timeline_json(timeline, memory));
+                        const MemoryModel* memory, bool memory_in_bytes) {
+    fileio::write_file_atomically(path, timeline_json(timeline, memory, memory_in_bytes));
 }
 
 }  // namespace pipesim::viz

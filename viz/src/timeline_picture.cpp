@@ -10,6 +10,7 @@
 #include "lifespan_overlay.hpp"
 #include "op_graph.hpp"
 #include "style.hpp"
+#include "timeline_legend.hpp"
 #include "viz/axis_ticks.hpp"
 #include "xdot.hpp"
 
@@ -27,11 +28,12 @@ constexpr double margin_top = 6;
 constexpr double row_height = 22;
 constexpr double box_height = 16;
 constexpr double axis_gap = 4;
-constexpr double axis_label_height = 22;
-constexpr double memory_title_height = 20;
-constexpr double strip_height = 30;
-constexpr double strip_gap = 6;
-constexpr double label_font = 9;
+constexpr double axis_label_height = 18;
+constexpr double axis_title_height = 16;
+constexpr double legend_gap = 8;
+constexpr double memory_title_height = 22;
+constexpr double title_font = 13;
+constexpr double label_fonts[] = {9, 7.5, 6};  // a box's label: the largest that fits
 constexpr const char* grid_colour = "#e4e4e4";
 constexpr const char* text_colour = "#333333";
 constexpr const char* memory_line = "#2b6cb0";
@@ -62,9 +64,13 @@ TimeRange time_range(const Timeline& t) {
 // Where things go: x from time, y from the top (Graphviz's y grows upwards, so flip).
 struct Layout {
     double t0 = 0;
-    double span = 1;    // time units across the axis
-    double width = 0;   // of the time axis, points
-    double height = 0;  // of the whole picture
+    double span = 1;         // time units across the axis
+    double width = 0;        // of the time axis, points
+    double total_width = 0;  // of the whole picture
+    double height = 0;       // of the whole picture
+    double legend = 0;       // height of the legend
+    double strip_height = 30;
+    double strip_gap = 6;
     int devices = 0;
 
     // Divide before scaling: width / span overflows for spans near the smallest doubles.
@@ -73,27 +79,51 @@ struct Layout {
     double y(double from_top) const { return height - from_top; }
     double row_centre(int device) const { return y(margin_top + row_height * (device + 0.5)); }
     double axis_top() const { return margin_top + row_height * devices + axis_gap; }
+    double axis_title_top() const { return axis_top() + axis_label_height; }
+    double legend_top() const { return axis_title_top() + axis_title_height + legend_gap; }
+    double memory_top() const { return legend_top() + legend; }
     double strip_bottom(int device) const {
-        return axis_top() + axis_label_height + memory_title_height +
-               (strip_height + strip_gap) * device + strip_height;
+        return memory_top() + memory_title_height + (strip_height + strip_gap) * device +
+               strip_height;
     }
 };
 
-Layout make_layout(const Timeline& t, const TimelinePictureOptions& options) {
+// The title's width as drawn (Graphviz's Helvetica is wider than XdotCanvas's estimate for
+// the title's digits and spaces: 0.57 em a character measured on a 150-character title), so
+// the axis can be made as wide: Graphviz would otherwise widen the picture for the title by
+// a blank margin on the right.
+double title_width(const std::string& title) {
+    return 0.6 * title_font * static_cast<double>(title.size());
+}
+
+Layout make_layout(const Timeline& t, const TimelinePictureOptions& options,
+                   const std::string& title, const std::vector<detail::LegendEntry>& legend) {
     const TimeRange range = time_range(t);
     Layout l;
     l.devices = t.devices;
     l.t0 = range.first;
     l.span = range.last - range.first;
-    l.width = options.width > 0 ? options.width
-                                : std::clamp(12.0 * (l.span / range.shortest), 500.0, 3000.0);
-    l.height = l.axis_top() + axis_label_height;
-    if (options.memory) l.height += memory_title_height + (strip_height + strip_gap) * t.devices;
+    const double title_axis = title_width(title) + 16 - margin_left - margin_right;
+    l.width =
+        options.width > 0
+            ? options.width
+            : std::max(std::clamp(12.0 * (l.span / range.shortest), 500.0, 3000.0), title_axis);
+    l.total_width = std::max(margin_left + l.width + margin_right, title_width(title) + 16);
+    l.legend = detail::legend_height(legend, l.width) + legend_gap;
+    // Strips shrink with the device count so that memory never dwarfs the timeline: from
+    // p = 8 on a strip and its gap take no more height than a row of boxes.
+    l.strip_height = std::clamp(144.0 / std::max(1, t.devices), 12.0, 30.0);
+    l.strip_gap = std::max(4.0, l.strip_height / 4);
+    l.height = l.memory_top();
+    if (options.memory)
+        l.height += memory_title_height + (l.strip_height + l.strip_gap) * t.devices;
     l.height += margin_top;
     return l;
 }
 
-void draw_rows_and_axis(detail::XdotCanvas& c, const Layout& l, const TimeRange& range) {
+void draw_rows_and_axis(detail::XdotCanvas& c, const Layout& l, const TimeRange& range,
+                        const std::string& time_unit) {
+    const detail::ShownUnit shown = detail::time_axis_unit(range.last - range.first, time_unit);
     c.font(10);
     for (int d = 0; d < l.devices; ++d) {
         c.pen(text_colour);
@@ -108,14 +138,17 @@ void draw_rows_and_axis(detail::XdotCanvas& c, const Layout& l, const TimeRange&
         c.line({x, axis_y}, {x, top});
         c.pen(text_colour);
         c.line({x, axis_y}, {x, axis_y - 4});
-        c.text({x, axis_y - 14}, 0, pretty(t));
+        c.text({x, axis_y - 14}, 0, pretty(t / shown.divide));
     }
     c.pen(text_colour);
     c.line({l.x(l.t0), axis_y}, {l.x(range.last), axis_y});
+    c.font(10);
+    c.text({margin_left + l.width / 2, l.y(l.axis_title_top() + axis_title_height - 4)}, 0,
+           fmt::format("time ({})", shown.unit == "unit" ? "cost units" : shown.unit));
 }
 
 void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
-                 const MemoryModel& memory, double last_time) {
+                 const MemoryModel& memory, double last_time, bool bytes) {
     std::vector<std::vector<MemoryPoint>> curves;
     double highest = 0;
     for (int d = 0; d < t.devices; ++d) {
@@ -124,18 +157,24 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
             highest = std::max(highest, p.activation);
     }
     if (!(highest > 0)) highest = 1;
+    const detail::ShownUnit shown = detail::memory_unit(highest, bytes);
     c.font(10);
     c.pen(text_colour);
-    c.text({margin_left, l.y(l.axis_top() + axis_label_height + memory_title_height - 6)}, -1,
-           fmt::format("activation memory over time (strip height = {})", pretty(highest, 3)));
+    c.text({margin_left, l.y(l.memory_top() + memory_title_height - 7)}, -1,
+           fmt::format("activation memory per device: each strip from 0 (bottom line) to {} "
+                       "(top line)",
+                       shown(highest)));
+    const double strip = l.strip_height;
     for (int d = 0; d < t.devices; ++d) {
         const double base = l.y(l.strip_bottom(d));
-        auto level = [&](double a) { return base + (strip_height - 4) * a / highest; };
+        auto level = [&](double a) { return base + strip * a / highest; };
         c.pen(text_colour);
-        c.font(10);
-        c.text({margin_left - 6, base + strip_height / 2 - 3.5}, 1, fmt::format("d{}", d));
+        const double font = std::min(10.0, strip * 0.8);
+        c.font(font);
+        c.text({margin_left - 6, base + strip / 2 - 0.35 * font}, 1, fmt::format("d{}", d));
         c.pen(grid_colour);
         c.line({l.x(l.t0), base}, {l.x(last_time), base});
+        c.line({l.x(l.t0), base + strip}, {l.x(last_time), base + strip});
         const auto& curve = curves[static_cast<std::size_t>(d)];
         if (curve.empty()) continue;
         std::vector<Point> outline;
@@ -163,18 +202,43 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
             c.pen(peak_colour);
             c.fill(peak_colour);
             c.dot(peak_at, 2.2);
-            c.font(8);
-            c.text({peak_at.x + 4, peak_at.y - 8}, -1, fmt::format("peak {}", pretty(peak, 3)));
+            c.font(std::min(8.0, strip * 0.6));
+            c.text({peak_at.x + 4, peak_at.y - std::min(8.0, strip * 0.6)}, -1,
+                   fmt::format("peak {}", shown(peak)));
         }
     }
 }
 
-std::string title(const Timeline& t, const MemoryModel& memory) {
+// DualPipe's overlapped F&B pairs as DeepSeek draws them: the F and backward boxes of a pair
+// in one shared black border (a black frame behind the two boxes, showing around them).
+void draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
+    constexpr double frame = 1.2;
+    bool any = false;
+    for (const auto& pairs : t.fb_pairs)
+        any = any || !pairs.empty();
+    if (!any) return;
+    c.pen("#000000");
+    c.fill("#000000");
+    for (std::size_t d = 0; d < t.fb_pairs.size() && d < t.device_ops.size(); ++d) {
+        const auto& ops = t.device_ops[d];
+        for (const int k : t.fb_pairs[d]) {
+            if (k < 0 || static_cast<std::size_t>(k) + 1 >= ops.size()) continue;
+            const double x0 = l.x(ops[static_cast<std::size_t>(k)].start) - frame;
+            const double x1 = l.x(ops[static_cast<std::size_t>(k) + 1].end) + frame;
+            const double y = l.row_centre(static_cast<int>(d));
+            const double h = box_height / 2 + frame;
+            c.polygon({{x0, y - h}, {x1, y - h}, {x1, y + h}, {x0, y + h}});
+        }
+    }
+}
+
+std::string title(const Timeline& t, const MemoryModel& memory, bool bytes) {
     const Metrics m = compute_metrics(t, memory);
     return fmt::format(
         "{}   p={} m={} v={}   makespan {} {}   bubble {:.1f} %   peak activation {}", t.schedule,
         t.devices, t.microbatches, t.chunks, pretty(m.makespan, 6), t.time_unit,
-        100 * m.bubble_rate, pretty(m.peak_activation_max, 4));
+        100 * m.bubble_rate,
+        detail::memory_unit(m.peak_activation_max, bytes)(m.peak_activation_max, 4));
 }
 
 std::vector<bool> on_critical_path(const Timeline& t, std::size_t ops) {
@@ -190,20 +254,37 @@ void write_boxes(std::string& out, const Timeline& t, const Layout& l,
     std::size_t flat = 0;
     for (int d = 0; d < t.devices; ++d) {
         const auto& ops = t.device_ops[static_cast<std::size_t>(d)];
+        const std::vector<int>* pairs =
+            static_cast<std::size_t>(d) < t.fb_pairs.size() ? &t.fb_pairs[d] : nullptr;
         for (std::size_t i = 0; i < ops.size(); ++i, ++flat) {
             const TimedOp& op = ops[i];
+            // In an F&B pair: its F at a listed position, its backward right after.
+            const bool paired =
+                pairs && std::any_of(pairs->begin(), pairs->end(), [&](int k) {
+                    return static_cast<std::size_t>(k) == i || static_cast<std::size_t>(k) + 1 == i;
+                });
             const double w = l.length(op.end - op.start);
             const std::string mb = std::to_string(op.op.microbatch);
-            const bool fits = w >= 0.6 * label_font * static_cast<double>(mb.size()) + 2;
+            const double font = label_font_size(w, mb.size());
             const int chunk = detail::chunk_of(t, op.op.stage);
+            const bool reverse = detail::reverse_direction(t, op.op.microbatch);
+            const bool on_path = !critical.empty() && critical[flat];
+            std::string looks;
+            if (font != label_fonts[0] && font > 0) looks += fmt::format(", fontsize={}", font);
+            if (reverse) looks += ", style=\"filled,dashed\"";
+            if (on_path)
+                looks += ", color=\"#d62728\", penwidth=2";
+            else if (reverse)
+                looks += ", color=\"#222222\", penwidth=1";
             out += fmt::format(
                 "  d{}_{} [pos=\"{:.2f},{:.2f}\", width={:.4f}, fillcolor=\"{}\", label=\"{}\", "
-                "tooltip=\"{} on device {}{}: {} – {} ({} {})\"{}];\n",
+                "tooltip=\"{} on device {}{}{}: {} – {} ({} {}){}\"{}];\n",
                 d, i, l.x(op.start) + w / 2, l.row_centre(d), w / 72.0,
-                detail::pass_colour(op.op.pass, chunk), fits ? mb : "", to_string(op.op), d,
-                t.chunks > 1 ? fmt::format(", chunk {}", chunk) : "", pretty(op.start, 6),
+                detail::pass_colour(op.op.pass, chunk), font > 0 ? mb : "", to_string(op.op), d,
+                t.chunks > 1 ? fmt::format(", chunk {}", chunk) : "",
+                reverse ? fmt::format(", d{} → d0", t.devices - 1) : "", pretty(op.start, 6),
                 pretty(op.end, 6), pretty(op.end - op.start, 6), detail::dot_escape(t.time_unit),
-                critical.empty() || !critical[flat] ? "" : ", color=\"#d62728\", penwidth=2");
+                paired ? ", F&B pair" : "", looks);
         }
     }
 }
@@ -243,6 +324,12 @@ void write_transfers(std::string& out, const Timeline& t, const Layout& l) {
 
 }  // namespace
 
+double label_font_size(double box_width, std::size_t characters) {
+    for (double font : label_fonts)
+        if (box_width >= detail::XdotCanvas::text_width(font, characters) + 2) return font;
+    return 0;
+}
+
 std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
                          const TimelinePictureOptions& options) {
     if (memory.activation.size() != static_cast<std::size_t>(t.stages()))
@@ -259,11 +346,16 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     const std::vector<bool> critical =
         options.critical_path ? on_critical_path(t, ops) : std::vector<bool>{};
     const TimeRange range = time_range(t);
-    const Layout l = make_layout(t, options);
+    const std::string heading = title(t, memory, options.memory_in_bytes);
+    const std::vector<detail::LegendEntry> legend =
+        detail::legend_entries(t, options.critical_path);
+    const Layout l = make_layout(t, options, heading, legend);
 
     detail::XdotCanvas canvas;
-    draw_rows_and_axis(canvas, l, range);
-    if (options.memory) draw_memory(canvas, l, t, memory, range.last);
+    draw_rows_and_axis(canvas, l, range, t.time_unit);
+    detail::draw_legend(canvas, legend, {margin_left, l.y(l.legend_top())}, l.width);
+    if (options.memory) draw_memory(canvas, l, t, memory, range.last, options.memory_in_bytes);
+    draw_fb_pairs(canvas, l, t);
     if (options.lifespan_microbatch >= 0)
         detail::draw_lifespans(canvas, t, options.lifespan_microbatch,
                                {[&](double time) { return l.x(time); },
@@ -274,18 +366,18 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
         "  graph [layout=nop2, splines=line, outputorder=edgesfirst, bgcolor=white, pad=0.1,\n"
         "         fontname=\"{}\", fontsize=13, labelloc=t, label=\"{}\",\n"
         "         _background=\"{}\"];\n",
-        detail::XdotCanvas::font_name, detail::dot_escape(title(t, memory)),
+        detail::XdotCanvas::font_name, detail::dot_escape(heading),
         detail::dot_escape(canvas.ops()));
     out += fmt::format(
         "  node [shape=box, style=filled, fixedsize=true, height={:.4f}, fontname=\"{}\", "
         "fontsize={}, penwidth=0.5, color=\"#444444\"];\n",
-        box_height / 72.0, detail::XdotCanvas::font_name, label_font);
+        box_height / 72.0, detail::XdotCanvas::font_name, label_fonts[0]);
     out += "  edge [arrowsize=0.3, penwidth=0.5, color=\"#55555599\"];\n";
     // Two invisible corners fix the picture's extent (nop2 sizes it to the nodes).
     out += "  corner_0 [pos=\"0,0\", shape=point, width=0.01, style=invis, label=\"\"];\n";
     out += fmt::format(
         "  corner_1 [pos=\"{:.2f},{:.2f}\", shape=point, width=0.01, style=invis, label=\"\"];\n",
-        margin_left + l.width + margin_right, l.height);
+        l.total_width, l.height);
     write_boxes(out, t, l, critical);
     if (options.transfers) write_transfers(out, t, l);
     out += "}\n";

@@ -19,6 +19,8 @@ class XdotCanvas {
   public:
     void pen(std::string_view colour) { field("c", colour); }
     void fill(std::string_view colour) { field("C", colour); }
+    /// Line style for what follows: "solid", "dashed", "setlinewidth(2)".
+    void style(std::string_view style) { field("S", style); }
     void font(double size) {
         ops_ += fmt::format("F {:.1f} {} -{} ", size, font_name.size(), font_name);
         font_size_ = size;
@@ -36,7 +38,10 @@ class XdotCanvas {
     }
     /// The width Graphviz is told a text takes: an average Helvetica glyph per byte.
     static double text_width(double size, std::string_view text) {
-        return 0.55 * size * static_cast<double>(text.size());
+        return text_width(size, text.size());
+    }
+    static double text_width(double size, std::size_t characters) {
+        return 0.55 * size * static_cast<double>(characters);
     }
     const std::string& ops() const { return ops_; }
 

@@ -13,12 +13,17 @@
 
 namespace pipesim::analysis {
 
-/// The workload of a model-based plan on `schedule`: the plan's per-stage times, its s·b·h
-/// messages between stages, layers × the layer's collectives per pass as TP all-reduces, and
-/// each device's parameters as fp32 gradients to all-reduce (4 bytes per parameter, as
-/// Megatron-LM accumulates and reduces gradients in fp32). Throws std::invalid_argument if the
-/// plan and the schedule have different stage counts.
-simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule);
+/// The workload of a model-based plan on `schedule`: the plan's per-stage times; its s·b·h
+/// messages between stages, split over the `tp` GPUs of a device (Megatron-LM's scatter/gather
+/// of the pipeline message: each GPU sends 1/t of it over its own NIC; the all-gather inside
+/// the receiving node is not timed); the stages' TP all-reduces (StagePlan's counts: those
+/// the analytic pass times include, with recomputation's); and each device's parameters as fp32
+/// gradients to reduce (4 bytes per parameter, as Megatron-LM accumulates and reduces gradients in
+/// fp32), with `distributed_optimizer` reduce-scattered and followed by an all-gather of the bf16
+/// parameters (2 bytes each). Throws std::invalid_argument if the plan and the schedule have
+/// different stage counts.
+simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule,
+                                        int tp = 1, bool distributed_optimizer = false);
 
 /// Each node group's compute speed relative to `reference_gpu`, the GPU the costs are for
 /// (empty: the first group's GPU): the group's own `speed` where set, else the ratio of its

@@ -58,13 +58,22 @@ struct PipelineSpec {
     /// Latency of every dependency between devices, in the unit of the costs (seconds with a
     /// model). The analytic engine only: SimGrid takes latencies from the cluster.
     double comm_latency = 0;
+    /// Expert-parallel all-to-all time (dispatch + combine) of one full stage's F and of its
+    /// backward, in the unit of the costs, split over chunks like the costs; the device waits
+    /// for it except inside an F&B pair (`fb_overlap`). The analytic engine only.
+    double all_to_all = 0;
+    /// Share, 0..1, of an F&B pair's all-to-all hidden behind the other op's compute
+    /// (sim::ReplayOptions::fb_overlap). The analytic engine only.
+    double fb_overlap = 0;
     int dp = 1;  ///< data-parallel replicas (each runs the pipeline)
     int tp = 1;  ///< tensor-parallel GPUs per pipeline device, inside a node
 };
 
 /// The per-stage costs a CostSpec's `passes` describe for a p×v pipeline: one triple split
-/// evenly over the chunks, or p·v triples used as given. Throws std::invalid_argument for
-/// another number of triples or a negative or non-finite time.
-StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int devices, int chunks);
+/// evenly over the `split` chunks a microbatch passes through on a device (0: all v; see
+/// Schedule::microbatch_chunks), or p·v triples used as given. Throws
+/// std::invalid_argument for another number of triples or a negative or non-finite time.
+StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int devices, int chunks,
+                                   int split = 0);
 
 }  // namespace pipesim::analysis

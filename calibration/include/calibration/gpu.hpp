@@ -37,8 +37,8 @@ struct TimingOptions {
 using Progress = std::function<void(int done, int total, std::string_view what)>;
 
 struct CalibrateOptions {
-    models::TransformerConfig config;  ///< resolved model (GeLU, multi-head, LayerNorm)
-    models::Workload workload;         ///< microbatch, sequence length, TP degree
+    models::TransformerConfig config;  ///< resolved model (check_kernel_support)
+    models::Workload workload;         ///< microbatch, sequence length, TP degree, attention
     std::string gpu;                   ///< models/ GPU name; empty: from the device name
     int device = 0;                    ///< CUDA device index
     int partitions = 1;  ///< > 1: measure on one green-context SM partition of 1/partitions
@@ -76,13 +76,16 @@ GpuRunResult gpu_run(const GpuRunOptions& options, const Progress& progress);
 
 /// One kernel's result against the CPU reference on small random inputs.
 struct KernelCheck {
-    std::string name;  ///< "F qkv", "B softmax", ...
+    std::string name;  ///< "gpt-unfused F qkv", "llama-fused B flash", ...
     double relative_error = 0;
     bool passed() const { return relative_error < 1e-2; }  ///< false for NaN
 };
 
-/// Runs every kernel of a small layer (b=2, s=32, h=64, 4 heads) once on `device` and
-/// compares each output with the CPU reference (calibration/reference.hpp).
+/// Runs every kernel of four small layers once on `device` and compares each output with the
+/// CPU reference (calibration/reference.hpp): GPT-style (LayerNorm, GeLU, biases) and
+/// Llama-style (RMSNorm, rotary, SwiGLU, 2 key/value heads for 4 query heads, no biases), each
+/// with the unfused and the fused attention (b=2, s=80, h=128, head dimension 32). Names start
+/// with "gpt-unfused", "gpt-fused", "llama-unfused" or "llama-fused".
 std::vector<KernelCheck> check_kernels(int device);
 
 }  // namespace pipesim::calibration

@@ -40,8 +40,8 @@ double median_time(Lanes& lanes, std::size_t lane, cudaStream_t stream, const Ti
 
 }  // namespace
 
-int measure_steps() {
-    return step_count + 3 + 1;
+int measure_steps(const LayerShape& shape) {
+    return static_cast<int>(layer_steps(shape).size()) + 3 + 1;
 }
 
 LayerMeasurement measure_layer(const models::TransformerConfig& config,
@@ -61,7 +61,8 @@ LayerMeasurement measure_layer(const models::TransformerConfig& config,
     LayerMeasurement m;
     m.entry = {config.hidden,           config.heads, config.kv_heads_or_default(),
                config.ffn_or_default(), config.mlp,   shape.seq,
-               shape.microbatch,        shape.tp,     {}};
+               shape.microbatch,        shape.tp,     {},
+               workload.attention};
     m.flops = steps_flops(sets.front()->steps());
     // Whole passes first (in F, B, W order so each finds its inputs written), then kernels.
     double pass_seconds[3] = {};
@@ -114,7 +115,7 @@ namespace pipesim::calibration {
 
 CalibrationRecord calibrate(const CalibrateOptions& options, const Progress& progress) {
     const int gpus = detail::require_devices();
-    check_kernel_support(options.config);
+    check_kernel_support(options.config, options.workload);
     if (options.device >= gpus)
         throw std::invalid_argument(
             fmt::format("--device {}: only {} CUDA device(s)", options.device, gpus));
@@ -135,7 +136,7 @@ CalibrationRecord calibrate(const CalibrateOptions& options, const Progress& pro
         r.device.partition_sms = sms;
     }
     detail::Lanes lanes(mode, options.device, 1, sms);
-    const int total = detail::measure_steps();
+    const int total = detail::measure_steps(layer_shape(options.config, options.workload));
     int done = 0;
     r.layers.push_back(detail::measure_layer(options.config, options.workload, lanes, 0,
                                              options.timing, progress, done, total));

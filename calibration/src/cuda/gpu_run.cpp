@@ -122,7 +122,7 @@ Timeline measured_timeline(const Schedule& s, const StreamPlan& plan, const RunE
 
 GpuRunResult gpu_run(const GpuRunOptions& options, const Progress& progress) {
     const int gpus = detail::require_devices();
-    check_kernel_support(options.config);
+    check_kernel_support(options.config, options.workload);
     const Schedule& s = options.schedule;
     const StreamPlan plan = plan_streams(s, options.stage_layers);
     if (options.first_device >= gpus)
@@ -141,7 +141,8 @@ GpuRunResult gpu_run(const GpuRunOptions& options, const Progress& progress) {
                         result.placement.partition_sms);
 
     // Calibrate on pipeline device 0: the same GPU or partition size the ops run on.
-    const int total = detail::measure_steps() + 2 + options.warmup_runs;
+    const LayerShape shape = layer_shape(options.config, options.workload);
+    const int total = detail::measure_steps(shape) + 2 + options.warmup_runs;
     int done = 0;
     CalibrationRecord& cal = result.calibration;
     cal.device = info;
@@ -156,7 +157,6 @@ GpuRunResult gpu_run(const GpuRunOptions& options, const Progress& progress) {
         cal.copy = detail::measure_copy(lanes, 0, lanes[1].gpu, bytes, options.timing);
 
     progress(done++, total, "buffers");
-    const LayerShape shape = layer_shape(options.config, options.workload);
     std::vector<std::unique_ptr<detail::LayerRunner>> runners;
     std::vector<detail::bf16*> inbox;
     for (std::size_t i = 0; i < lanes.size(); ++i) {

@@ -54,10 +54,12 @@ __global__ void layernorm_forward_kernel(const bf16* x, const bf16* gamma, const
     const int lane = threadIdx.x % 32;
     if (row >= rows) return;
     const bf16* xr = x + row * cols;
+    const bool rms = beta == nullptr;
     float s = 0;
-    for (int j = lane; j < cols; j += 32)
-        s += to_f(xr[j]);
-    const float mu = warp_sum(s) / cols;
+    if (!rms)
+        for (int j = lane; j < cols; j += 32)
+            s += to_f(xr[j]);
+    const float mu = rms ? 0.0f : warp_sum(s) / cols;
     float v = 0;
     for (int j = lane; j < cols; j += 32) {
         const float d = to_f(xr[j]) - mu;
@@ -66,9 +68,9 @@ __global__ void layernorm_forward_kernel(const bf16* x, const bf16* gamma, const
     const float r = rsqrtf(warp_sum(v) / cols + eps);
     bf16* yr = y + row * cols;
     for (int j = lane; j < cols; j += 32)
-        yr[j] = to_b((to_f(xr[j]) - mu) * r * to_f(gamma[j]) + to_f(beta[j]));
+        yr[j] = to_b((to_f(xr[j]) - mu) * r * to_f(gamma[j]) + (rms ? 0.0f : to_f(beta[j])));
     if (lane == 0) {
-        mean[row] = mu;
+        if (mean) mean[row] = mu;
         rstd[row] = r;
     }
 }
@@ -81,14 +83,15 @@ __global__ void layernorm_backward_input_kernel(const bf16* dy, const bf16* x, c
     const int lane = threadIdx.x % 32;
     if (row >= rows) return;
     const long long o = row * cols;
-    const float mu = mean[row], r = rstd[row];
+    const float mu = mean ? mean[row] : 0.0f, r = rstd[row];
     float sg = 0, sgx = 0;
     for (int j = lane; j < cols; j += 32) {
         const float g = to_f(dy[o + j]) * to_f(gamma[j]);
         sg += g;
         sgx += g * (to_f(x[o + j]) - mu) * r;
     }
-    sg = warp_sum(sg) / cols;
+    // RMSNorm (no mean) has no mean-gradient term.
+    sg = mean ? warp_sum(sg) / cols : 0.0f;
     sgx = warp_sum(sgx) / cols;
     for (int j = lane; j < cols; j += 32) {
         const float g = to_f(dy[o + j]) * to_f(gamma[j]);
@@ -112,9 +115,11 @@ __global__ void column_reduce_kernel(const bf16* dy, const bf16* x, const float*
     for (int i = first; i < last; ++i) {
         const float d = to_f(dy[static_cast<long long>(i) * cols + col]);
         sb += d;
-        if (x) sg += d * (to_f(x[static_cast<long long>(i) * cols + col]) - mean[i]) * rstd[i];
+        if (x)
+            sg += d * (to_f(x[static_cast<long long>(i) * cols + col]) - (mean ? mean[i] : 0.0f)) *
+                  rstd[i];
     }
-    atomicAdd(dbeta + col, sb);
+    if (dbeta) atomicAdd(dbeta + col, sb);
     if (x) atomicAdd(dgamma + col, sg);
 }
 
@@ -122,9 +127,73 @@ __global__ void bias_gelu_kernel(bf16* pre, const bf16* bias, bf16* act, long lo
                                  int cols) {
     for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
          i += static_cast<long long>(gridDim.x) * blockDim.x) {
-        const float v = to_f(pre[i]) + to_f(bias[i % cols]);
-        pre[i] = to_b(v);
+        float v = to_f(pre[i]);
+        if (bias) {
+            v += to_f(bias[i % cols]);
+            pre[i] = to_b(v);
+        }
         act[i] = to_b(gelu_f(v));
+    }
+}
+
+__device__ float sigmoid_f(float x) {
+    return 1.0f / (1.0f + __expf(-x));
+}
+
+// pre is rows×2f (gate, then up); act is rows×f.
+__global__ void swiglu_forward_kernel(bf16* pre, const bf16* bias, bf16* act, long long count,
+                                      int f) {
+    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
+         i += static_cast<long long>(gridDim.x) * blockDim.x) {
+        const long long row = i / f;
+        const int j = static_cast<int>(i % f);
+        bf16* g = pre + row * 2 * f + j;
+        float gate = to_f(g[0]), up = to_f(g[f]);
+        if (bias) {
+            gate += to_f(bias[j]);
+            up += to_f(bias[f + j]);
+            g[0] = to_b(gate);
+            g[f] = to_b(up);
+        }
+        act[i] = to_b(gate * sigmoid_f(gate) * up);
+    }
+}
+
+__global__ void swiglu_backward_kernel(const bf16* dact, const bf16* pre, bf16* dpre,
+                                       long long count, int f) {
+    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
+         i += static_cast<long long>(gridDim.x) * blockDim.x) {
+        const long long row = i / f;
+        const int j = static_cast<int>(i % f);
+        const long long at = row * 2 * f + j;
+        const float gate = to_f(pre[at]), up = to_f(pre[at + f]), d = to_f(dact[i]);
+        const float sg = sigmoid_f(gate);
+        dpre[at] = to_b(d * up * sg * (1.0f + gate * (1.0f - sg)));
+        dpre[at + f] = to_b(d * gate * sg);
+    }
+}
+
+// One thread per rotated pair: row r (position r mod seq), pair i of head `head`.
+__global__ void rotary_kernel(bf16* x, long long rows, int seq, int cols, int head_dim, int ld,
+                              float log_base, float sign) {
+    const int half = head_dim / 2;
+    const long long pairs_per_row = cols / 2;
+    const long long count = rows * pairs_per_row;
+    for (long long p = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; p < count;
+         p += static_cast<long long>(gridDim.x) * blockDim.x) {
+        const long long r = p / pairs_per_row;
+        const int k = static_cast<int>(p % pairs_per_row);
+        const int head = k / half, i = k % half;
+        // angle = position · base^(−2i/d), in fp32 with an accurate sincos (positions reach
+        // thousands of radians).
+        const float inv_freq = expf(-2.0f * static_cast<float>(i) / head_dim * log_base);
+        float sn, cs;
+        sincosf(static_cast<float>(r % seq) * inv_freq, &sn, &cs);
+        sn *= sign;
+        bf16* a = x + r * ld + static_cast<long long>(head) * head_dim + i;
+        const float xa = to_f(a[0]), xb = to_f(a[half]);
+        a[0] = to_b(xa * cs - xb * sn);
+        a[half] = to_b(xb * cs + xa * sn);
     }
 }
 
@@ -219,6 +288,25 @@ void bias_gelu_forward(bf16* pre, const bf16* bias, bf16* act, long long rows, i
                        cudaStream_t stream) {
     const long long count = rows * cols;
     bias_gelu_kernel<<<blocks_for(count), threads, 0, stream>>>(pre, bias, act, count, cols);
+}
+
+void swiglu_forward(bf16* pre, const bf16* bias, bf16* act, long long rows, int f,
+                    cudaStream_t stream) {
+    const long long count = rows * f;
+    swiglu_forward_kernel<<<blocks_for(count), threads, 0, stream>>>(pre, bias, act, count, f);
+}
+
+void swiglu_backward(const bf16* dact, const bf16* pre, bf16* dpre, long long rows, int f,
+                     cudaStream_t stream) {
+    const long long count = rows * f;
+    swiglu_backward_kernel<<<blocks_for(count), threads, 0, stream>>>(dact, pre, dpre, count, f);
+}
+
+void rotary(bf16* x, long long rows, int seq, int cols, int head_dim, int ld, float base,
+            bool inverse, cudaStream_t stream) {
+    const long long count = rows * (cols / 2);
+    rotary_kernel<<<blocks_for(count), threads, 0, stream>>>(x, rows, seq, cols, head_dim, ld,
+                                                             logf(base), inverse ? -1.0f : 1.0f);
 }
 
 void gelu_backward(const bf16* dact, const bf16* pre, bf16* dpre, long long count,

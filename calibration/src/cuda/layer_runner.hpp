@@ -12,7 +12,13 @@
 
 namespace pipesim::calibration::detail {
 
-/// Device pointers of one layer's weights, activations and gradients (one allocation).
+/// Rotary embedding base (Su et al., 2021; Llama 2). Llama 3 uses 500 000: the angles differ,
+/// the work does not.
+inline constexpr float rotary_base = 10000.0f;
+
+/// Device pointers of one layer's weights, activations and gradients (one allocation). The
+/// s×s buffers (probs, d_probs) are empty with the fused attention, its statistics (lse,
+/// delta, dq_sum) with the unfused one; pre, d_pre, w_fc1 and their kin are fc1_width() wide.
 struct LayerBuffers {
     // weights (bf16) and their fp32 gradients
     bf16 *w_qkv, *b_qkv, *w_proj, *b_proj, *w_fc1, *b_fc1, *w_fc2, *b_fc2;
@@ -22,6 +28,7 @@ struct LayerBuffers {
     // forward activations
     bf16 *x, *ln1_out, *qkv, *probs, *ctx, *y, *out1, *ln2_out, *pre, *act, *out;
     float *mean1, *rstd1, *mean2, *rstd2;
+    float *lse, *delta, *dq_sum;  // fused attention: row statistics, dQ's fp32 sums
     // backward
     bf16 *d_out, *d_act, *d_pre, *d_ln2, *d_out1, *d_ctx, *d_probs, *d_qkv, *d_ln1, *d_x;
 };
@@ -45,6 +52,8 @@ class LayerRunner {
     void run_pass(Pass pass, cublasHandle_t blas, cudaStream_t stream) const;
     /// The cuBLAS call of a GEMM step (precondition: the step is a GEMM).
     GemmCall gemm_call(Step step) const;
+    /// The fused attention's shape (Q, K, V in the qkv buffer, O in ctx).
+    FlashShape flash_shape() const;
     /// Where a pipeline message leaves this layer: F's output (n×h) or B's input gradient.
     const bf16* message(Pass pass) const { return pass == Pass::F ? buf_.out : buf_.d_x; }
 

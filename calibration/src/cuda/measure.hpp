@@ -3,12 +3,13 @@
 
 #include "calibration/calibration_file.hpp"
 #include "calibration/gpu.hpp"
+#include "calibration/layer_shape.hpp"
 #include "device.hpp"
 
 namespace pipesim::calibration::detail {
 
 /// Steps progress() reports for one measure_layer call (kernels, passes) plus the copy.
-int measure_steps();
+int measure_steps(const LayerShape& shape);
 
 /// Median time of F, B, W and of each kernel of `shape`'s layer on lane `lane`, with
 /// `timing.rotations` buffer sets cycled. `done` counts progress steps already reported.

@@ -11,7 +11,7 @@ namespace pipesim::fileio {
 /// "PATH: file is more than MAX bytes, the limit for this kind of file": for a regular file
 /// from its size, before reading anything; for anything else (a pipe, /dev/zero, a device)
 /// once max_bytes + 1 bytes have been read, never more. A huge or endless input cannot
-/// exhaust memory or time.
+/// exhaust memory or time. `-` reads standard input, with the same cap.
 std::string read_text_file(const std::string& path, std::size_t max_bytes);
 
 /// Writes `content` to `path` atomically: to a temporary file in the same directory, flushed
@@ -20,13 +20,19 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes);
 /// 0666 minus the umask, like a plain open(). A symbolic link at `path` is followed: its
 /// target is replaced. An existing `path` that is not a regular file (a directory, device,
 /// pipe or socket) is refused rather than replaced. Throws std::invalid_argument
-/// "cannot write PATH: REASON".
+/// "cannot write PATH: REASON". `-` writes `content` to standard output instead (a stream:
+/// not atomic).
 void write_file_atomically(const std::string& path, std::string_view content);
+
+/// Whether `path` is `-`: standard input where a file is read, standard output where one is
+/// written.
+bool is_standard_stream(std::string_view path);
 
 /// The extension of `path`'s file name in lower case with its dot (".json"), or "" if none.
 std::string file_extension(std::string_view path);
 
-/// The file name of `path` without directory and extension ("runs/a.b.csv" → "a.b").
+/// The file name of `path` without directory and extension ("runs/a.b.csv" → "a.b"; "stdin"
+/// for `-`).
 std::string file_stem(std::string_view path);
 
 }  // namespace pipesim::fileio

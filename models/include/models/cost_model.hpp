@@ -2,6 +2,7 @@
 // Seconds per pass: FLOPs over an achieved rate (analytic) or measured times (calibrated).
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,8 @@ struct CalibrationEntry {
     int microbatch = 0;
     int tp = 1;
     PassTimes times;  ///< seconds for one layer on one GPU, no recomputation
+    /// The attention kernel the times were measured with; none (files that do not say): any.
+    std::optional<AttentionKernel> attention;
 };
 
 /// A calibration file: measured per-layer times on one GPU model.
@@ -100,10 +103,10 @@ Calibration parse_calibration(std::string_view text, const std::string& source);
 Calibration load_calibration(const std::string& path);
 
 /// Measured times where the file has the exact shape (hidden, heads, kv_heads, ffn, mlp,
-/// seq, microbatch, tp); elsewhere the analytic model with the per-pass efficiency measured
-/// in the file (median over its entries of FLOPs / (time × peak)). Recomputation adds the
-/// measured (or estimated) forward work to B. The head always uses the analytic estimate
-/// at the measured per-pass efficiencies.
+/// seq, microbatch, tp) and, if the entry names one, the workload's attention kernel; elsewhere the
+/// analytic model with the per-pass efficiency measured in the file (median over its entries of
+/// FLOPs / (time × peak)). Recomputation adds the measured (or estimated) forward work to B. The
+/// head always uses the analytic estimate at the measured per-pass efficiencies.
 class CalibratedCostModel : public CostModel {
   public:
     /// Throws std::invalid_argument if the calibration's GPU is not `gpu` or it has no layers.

@@ -20,8 +20,13 @@ struct GpuSpec {
     std::string source;
 
     // The operator-level model's rates (models/roofline.hpp; sources in models/src/gpu.cpp).
-    int sm_count = 0;                          ///< streaming multiprocessors (datasheet)
-    double gemm_efficiency = 0;                ///< best measured bf16 GEMM rate / peak (MAMF)
+    int sm_count = 0;            ///< streaming multiprocessors (datasheet)
+    double gemm_efficiency = 0;  ///< best measured bf16 GEMM rate / peak (MAMF)
+    /// Short-K falloff: each output tile's fixed cost (filling the load pipeline before its
+    /// first MMA) in units of K, and the K of the shape `gemm_efficiency` was measured at
+    /// (shorter K pays (K + fill)/K against that shape). 0: no falloff.
+    double gemm_k_fill = 0;
+    double gemm_reference_k = 0;
     double memory_efficiency = 0;              ///< achievable / datasheet HBM bandwidth
     double attention_forward_efficiency = 0;   ///< fused attention forward, of peak
     double attention_backward_efficiency = 0;  ///< fused attention backward, of peak

@@ -21,6 +21,12 @@ struct StagePlan {
     /// critical path of each pass; the analytic engine adds them to `times`, SimGrid
     /// simulates the collectives instead.
     PassTimes tp_comm_times;
+    /// The tensor-parallel all-reduces (of PipelinePlan::message_bytes each) behind
+    /// `tp_comm_times`: per layer those of layer_tp_comm(), again in B with full recomputation,
+    /// one more in F on the first stage (embedding) and in B on the last (logits' input
+    /// gradient). 0 with t = 1.
+    int tp_collectives_forward = 0;
+    int tp_collectives_backward = 0;
     double optimizer_seconds = 0;  ///< one optimizer step over this stage's parameters
     ActivationBytes memory;        ///< bytes per microbatch
     double params = 0;             ///< parameters held on one GPU

@@ -19,7 +19,9 @@ namespace pipesim::models {
 /// cuBLAS picks among such tiles); partly filled tiles do full work (tile quantization) and
 /// the tiles run in waves of one per SM, the last wave possibly partly empty (wave
 /// quantization). NVIDIA, "Matrix Multiplication Background User's Guide" (Deep Learning
-/// Performance documentation).
+/// Performance documentation). A reduction dimension K shorter than the one the efficiency
+/// was measured at pays each tile's pipeline fill (GpuSpec::gemm_k_fill): (K + fill)/K
+/// against the measured shape's (K_ref + fill)/K_ref.
 double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape);
 
 /// Seconds of one kernel on `gpu`: launch overhead + max(compute, memory) time. GEMMs compute

@@ -52,6 +52,11 @@ BuildingBlock interleaved_1f1b_block(int devices, int chunks);
 BuildingBlock vshape_block(int devices, int offset, const SlotLengths& lengths = {},
                            std::string name = "");
 
+/// vshape_block's layout before placing (its gaps may be changed, e.g. to delay the turn of
+/// the V: b_gap[2p−1], the wait of the last stage's backward after its forward).
+BlockLayout vshape_layout(int devices, int offset, const SlotLengths& lengths = {},
+                          std::string name = "");
+
 /// V-Half's block (Qi et al., NeurIPS 2024): vshape_block offset 2; for even p the backward
 /// of the last stage starts f + b + w slots (half an interval) after it could, which gives
 /// every device the paper's peak ⌊(p+2)/2⌋ full-stage microbatches (offset 2 alone: p/2 + 1.5).

@@ -24,10 +24,13 @@ struct StageCosts {
     bool operator==(const StageCosts&) const = default;
 };
 
-/// One full stage's F, B, W (a device's share of the layers) split evenly over its v chunks:
-/// every virtual stage gets F/v, B/v, W/v. Throws std::invalid_argument for negative or
-/// non-finite costs.
-StageCosts uniform_stage_costs(int devices, int chunks, double f, double b, double w);
+/// One full stage's F, B, W (a device's share of the layers) split evenly over the `split`
+/// chunks a microbatch passes through on a device (0: all v chunks): each of the p·v
+/// virtual stages gets F/split, B/split, W/split. DualPipe's chunks are full stages of one
+/// of two model copies (split 1; Schedule::microbatch_chunks). Throws
+/// std::invalid_argument for negative or non-finite costs.
+StageCosts uniform_stage_costs(int devices, int chunks, double f, double b, double w,
+                               int split = 0);
 
 /// Throws std::invalid_argument unless `costs` has `stages` entries in each vector and every
 /// duration is finite and ≥ 0; the message names the stage and pass.

@@ -19,9 +19,10 @@ struct MemoryModel {
     std::vector<double> held_for_w;  ///< M_W(s) ≤ M_B(s)
 };
 
-/// The unit memory model: M_B = 1/v per chunk (1 per full stage), M_W = ratio · M_B.
-/// Throws std::invalid_argument unless 0 ≤ ratio ≤ 1.
-MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio = 1.0);
+/// The unit memory model: M_B = 1/split per chunk (1 per full stage; `split` as in
+/// uniform_stage_costs, 0: v), M_W = ratio · M_B. Throws std::invalid_argument unless
+/// 0 ≤ ratio ≤ 1.
+MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio = 1.0, int split = 0);
 
 /// Change of held activation memory when an op starts (F allocates) and when it ends (B, W
 /// and BW release), following the accounting of MemoryModel.

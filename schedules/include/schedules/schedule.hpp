@@ -16,6 +16,13 @@ struct StageRange {
     bool operator==(const StageRange&) const = default;
 };
 
+/// How many of a device's virtual stages one microbatch passes through: `chunks` when every
+/// microbatch passes through all stages (`ranges` empty), else the ranges' common length / p
+/// (DualPipe: 1, each chunk a full stage of one model copy). A full stage's pass times and
+/// activations (`--costs`, the unit memory model) are split evenly over that many chunks.
+/// Ranges of unequal lengths, or not a multiple of p, fall back to `chunks`.
+int chunks_per_microbatch(int devices, int chunks, const std::vector<StageRange>& ranges);
+
 /// A pipeline schedule: `devices` pipeline devices, `chunks` virtual stages per device
 /// (p·v virtual stages in all), `microbatches` microbatches, and for each device the ordered
 /// list of ops it runs. Dependencies are implied by the ops (see validate.hpp).
@@ -36,6 +43,11 @@ struct Schedule {
     std::vector<std::vector<Op>> device_ops;
     /// Per microbatch, the stages it passes through; empty: all stages for every microbatch.
     std::vector<StageRange> microbatch_stages;
+    /// Overlapped forward-and-backward pairs (DualPipe, DeepSeek-V3 §3.2.1): per device, the
+    /// increasing positions k at which op k, an F, and op k + 1, a B or BW of another
+    /// microbatch, run as one F&B op. The pair starts when the inputs of both are there and
+    /// both outputs leave when it ends. Empty: no pairs (or one empty list per device).
+    std::vector<std::vector<int>> fb_pairs;
 
     int stages() const { return devices * chunks; }
     /// The stages microbatch `microbatch` passes through.
@@ -44,6 +56,10 @@ struct Schedule {
                                          : microbatch_stages[static_cast<std::size_t>(microbatch)];
     }
     std::size_t op_count() const;
+    /// chunks_per_microbatch() of this schedule's shape.
+    int microbatch_chunks() const {
+        return chunks_per_microbatch(devices, chunks, microbatch_stages);
+    }
 
     bool operator==(const Schedule&) const = default;
 };

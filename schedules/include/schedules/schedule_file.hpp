@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "schedules/schedule.hpp"
 
@@ -24,12 +25,24 @@ struct ScheduleFileLimits {
 /// Throws ParseError (a std::invalid_argument) "path:line:column: what was expected" for
 /// input that does not parse or is invalid (the position is that of the offending op when
 /// validation names one), and std::invalid_argument for an unknown extension or unreadable
-/// file.
+/// file. `-` (standard input) and a name without an extension are read by their content: JSON
+/// starts with '{', anything else is read as CSV.
 Schedule read_schedule_file(const std::string& path, const ScheduleFileLimits& limits = {});
 
-/// Writes `schedule` to `path` in the format its extension names (".json" or ".csv"),
-/// atomically (the old file or the new one, never a part). Throws InvalidSchedule if the
-/// schedule is invalid, std::invalid_argument for an unknown extension or a failed write.
-void write_schedule_file(const Schedule& schedule, const std::string& path);
+/// The schedule in `text`, read from `path` (for messages and the format, as
+/// read_schedule_file; `-` for standard input), e.g. for a caller that has read standard input
+/// once and tries several formats on it. Throws like read_schedule_file.
+Schedule parse_schedule_file(std::string_view text, const std::string& path,
+                             const ScheduleFileLimits& limits = {});
+
+/// Writes `schedule` to `path` in `format` ("json" or "csv") or, when `format` is empty, in
+/// the format its extension names (".json" or ".csv"), atomically (the old file or the new
+/// one, never a part); `-` is standard output. Throws InvalidSchedule if the schedule is
+/// invalid, std::invalid_argument for an unknown format or extension or a failed write.
+void write_schedule_file(const Schedule& schedule, const std::string& path,
+                         std::string_view format = {});
+
+/// Whether `format` names a schedule file format: "json" or "csv".
+bool is_schedule_file_format(std::string_view format);
 
 }  // namespace pipesim

@@ -51,6 +51,8 @@ struct Timeline {
     /// Per microbatch, the inclusive range of virtual stages it passes through (as in
     /// Schedule); empty when every microbatch passes through all stages.
     std::vector<StageRange> microbatch_stages;
+    /// F&B pairs (as in Schedule): positions in device_ops of each pair's F.
+    std::vector<std::vector<int>> fb_pairs;
     /// Per device, its ops in the order it ran them (non-overlapping, increasing start).
     std::vector<std::vector<TimedOp>> device_ops;
     std::vector<Transfer> transfers;

@@ -59,19 +59,28 @@ struct DataflowInput {
     double end;
 };
 
+/// The length of an F&B pair whose F lasts `f` and whose backward lasts `b`: by default
+/// f + b (run back to back, nothing overlapped).
+struct PairBackToBack {
+    double operator()(const Op&, const Op&, double f, double b) const { return f + b; }
+};
+
 /// Runs the devices' op lists as a dataflow with as-soon-as-possible times: the hot loop of
 /// validation and of the analytic replay. Every op starts when its device has finished its
 /// previous op and its inputs are done (plus `latency` for an input from another device) and
-/// lasts duration[stage·pass_count + pass] (pass_durations). Ops are visited in
-/// DependencyWalker's order with asap_walk's arithmetic, so times and visiting order are
-/// identical to asap_walk's; on_op(device, op, inputs, count, start, finish) sees each.
-/// Runs in linear time over contiguous arrays: one end time per output (stage-major, −1
-/// until done) and one parked slot per device. Returns false if the schedule cannot run to
-/// completion (an input later on the same device, or a deadlock): validate() names the
-/// problem. Precondition: validate_structure(s) found nothing; durations ≥ 0.
-template <class OnOp>
+/// lasts duration[stage·pass_count + pass] (pass_durations). An F&B pair (Schedule::fb_pairs)
+/// starts when the inputs of both its ops are done and lasts pair_length(F, backward, F's
+/// duration, backward's duration); its F is reported on the first share of that time in
+/// proportion to its duration, its backward on the rest, and both outputs are done at its
+/// end. Without pairs, ops are visited in DependencyWalker's order with asap_walk's
+/// arithmetic, so times and visiting order are identical to asap_walk's; on_op(device, op, inputs,
+/// count, start, finish) sees each. Runs in linear time over contiguous arrays: one end time per
+/// output (stage-major, −1 until done) and one parked slot per device. Returns false if the
+/// schedule cannot run to completion (an input later on the same device, or a deadlock): validate()
+/// names the problem. Precondition: validate_structure(s) found nothing; durations ≥ 0.
+template <class OnOp, class PairLength = PairBackToBack>
 bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, double latency,
-                   OnOp&& on_op) {
+                   OnOp&& on_op, PairLength pair_length = {}) {
     constexpr std::size_t none = ~std::size_t{0};
     const int stages = s.stages();
     const int devices = s.devices;
@@ -85,6 +94,8 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
     std::vector<std::size_t> parked(static_cast<std::size_t>(devices), none);
     std::vector<std::size_t> cursor(static_cast<std::size_t>(devices), 0);
     std::vector<double> device_free(static_cast<std::size_t>(devices), 0.0);
+    std::vector<std::size_t> pair_cursor(s.fb_pairs.empty() ? 0 : static_cast<std::size_t>(devices),
+                                         0);
     // A device is running, parked or ready, and ready at most once: a stack of p entries.
     std::vector<int> ready_stack(static_cast<std::size_t>(devices));
     int* const ready = ready_stack.data();
@@ -101,18 +112,17 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
         const int d = ready[--ready_count];
         const Op* const ops = s.device_ops[d].data();
         const std::size_t op_count = s.device_ops[d].size();
+        const std::vector<int>* pairs = s.fb_pairs.empty() ? nullptr : &s.fb_pairs[d];
         std::size_t pos = cursor[d];
         double free = device_free[d];
-        for (; pos < op_count; ++pos) {
-            const Op op = ops[pos];
-            const std::size_t base = static_cast<std::size_t>(op.stage) * stage_stride +
-                                     2 * static_cast<std::size_t>(op.microbatch);
+        // Fills `op`'s inputs and raises `start` to their arrival; false: `waiting` is not done.
+        auto gather = [&](const Op& op, DataflowInput* in, int& count, double& start,
+                          DataflowInput*& waiting) {
             const int first = ranges ? ranges[op.microbatch].first : 0;
             const int last = ranges ? ranges[op.microbatch].last : stages - 1;
             // The inputs, by schedules' dependency rule; a backward's slot is the same
             // whether it is B or BW, so the split does not matter here.
-            DataflowInput in[2];
-            int count = 0;
+            count = 0;
             for_each_predecessor(
                 op, StageRange{first, last}, [](int) { return true; },
                 [&](const Op& input) {
@@ -121,35 +131,76 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
                                        (input.pass == Pass::F ? 0 : 1),
                                    stage_device[input.stage], 0};
                 });
-            double start = free;
-            int waiting = -1;
             for (int k = 0; k < count; ++k) {
                 in[k].end = end[in[k].slot];
                 if (in[k].end < 0) {
-                    waiting = k;
-                    break;
+                    waiting = &in[k];
+                    return false;
                 }
                 start = std::max(start, in[k].end + (in[k].device == d ? 0.0 : latency));
             }
-            if (waiting >= 0) {
-                if (in[waiting].device == d) return false;
-                parked[d] = in[waiting].slot;
+            return true;
+        };
+        // Marks `op`'s output done at `finish` and wakes the devices that wait for it.
+        auto complete = [&](const Op& op, double finish) {
+            if (op.pass == Pass::W) return;
+            const int first = ranges ? ranges[op.microbatch].first : 0;
+            const int last = ranges ? ranges[op.microbatch].last : stages - 1;
+            const std::size_t slot = static_cast<std::size_t>(op.stage) * stage_stride +
+                                     2 * static_cast<std::size_t>(op.microbatch) +
+                                     (op.pass == Pass::F ? 0 : 1);
+            end[slot] = finish;
+            for_each_successor(
+                op, StageRange{first, last}, [](int) { return true; },
+                [&](const Op& consumer) {
+                    const int to = stage_device[consumer.stage];
+                    if (to != d) wake(to, slot);
+                });
+        };
+        auto length = [&](const Op& op) {
+            return duration[static_cast<std::size_t>(op.stage) * pass_count +
+                            static_cast<std::size_t>(op.pass)];
+        };
+        for (; pos < op_count; ++pos) {
+            const Op op = ops[pos];
+            DataflowInput in[2];
+            int count = 0;
+            double start = free;
+            DataflowInput* waiting = nullptr;
+            const bool paired = pairs && pair_cursor[d] < pairs->size() &&
+                                static_cast<std::size_t>((*pairs)[pair_cursor[d]]) == pos;
+            if (!paired) {
+                if (!gather(op, in, count, start, waiting)) {
+                    if (waiting->device == d) return false;
+                    parked[d] = waiting->slot;
+                    break;
+                }
+                const double finish = start + length(op);
+                complete(op, finish);
+                free = finish;
+                on_op(d, op, in, count, start, finish);
+                continue;
+            }
+            // An F&B pair: both ops' inputs first, then one block of time for the two.
+            const Op back = ops[pos + 1];
+            DataflowInput back_in[2];
+            int back_count = 0;
+            if (!gather(op, in, count, start, waiting) ||
+                !gather(back, back_in, back_count, start, waiting)) {
+                if (waiting->device == d) return false;
+                parked[d] = waiting->slot;
                 break;
             }
-            const double finish = start + duration[static_cast<std::size_t>(op.stage) * pass_count +
-                                                   static_cast<std::size_t>(op.pass)];
-            if (op.pass != Pass::W) {
-                const std::size_t slot = base + (op.pass == Pass::F ? 0 : 1);
-                end[slot] = finish;
-                for_each_successor(
-                    op, StageRange{first, last}, [](int) { return true; },
-                    [&](const Op& consumer) {
-                        const int to = stage_device[consumer.stage];
-                        if (to != d) wake(to, slot);
-                    });
-            }
+            const double f = length(op), b = length(back);
+            const double finish = start + pair_length(op, back, f, b);
+            const double split = f + b > 0 ? start + (finish - start) * f / (f + b) : start;
+            complete(op, finish);
+            complete(back, finish);
             free = finish;
-            on_op(d, op, in, count, start, finish);
+            ++pair_cursor[d];
+            on_op(d, op, in, count, start, split);
+            on_op(d, back, back_in, back_count, split, finish);
+            ++pos;
         }
         cursor[d] = pos;
         device_free[d] = free;

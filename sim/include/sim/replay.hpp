@@ -1,6 +1,8 @@
 #pragma once
 // The exact analytic engine: replays a schedule with fixed pass durations and latency.
 
+#include <vector>
+
 #include "schedules/costs.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/schedule.hpp"
@@ -13,6 +15,18 @@ struct ReplayOptions {
     /// Latency added to every dependency between ops on different devices (time unit of the
     /// costs); dependencies within a device cost nothing. Must be finite and ≥ 0.
     double comm_latency = 0;
+    /// Expert-parallel all-to-all time (dispatch + combine) of each virtual stage's F and of
+    /// its input-gradient backward (B or BW), one entry per stage, or empty for none. The
+    /// device waits for it: it is added to those ops' durations (and to their busy time),
+    /// except what an F&B pair hides (fb_overlap). Entries finite and ≥ 0.
+    std::vector<double> all_to_all = {};
+    /// Share, 0..1, of an F&B pair's all-to-all time hidden behind the other op's compute
+    /// (DeepSeek-V3 report §3.2.1: the forward's dispatch/combine runs during the backward's
+    /// computation and the reverse). A pair of F (compute f, all-to-all a_f) and backward
+    /// (compute b, all-to-all a_b) lasts f + a_f + b + a_b − fb_overlap·(min(a_f, b) +
+    /// min(a_b, f)): never less than its compute f + b. Pipeline (p2p) latency is a delay on
+    /// the dependency, never device time, so there is none of it to hide.
+    double fb_overlap = 0;
     /// Record one Transfer per cross-device dependency in the Timeline.
     bool record_transfers = true;
     /// Bytes carried by each recorded transfer (0: unknown).
@@ -27,7 +41,9 @@ struct ReplayOptions {
 
 /// Replays `schedule`: every op starts when its device has finished the previous op and all
 /// its inputs have arrived (input end + comm_latency if on another device), and lasts its
-/// stage's pass duration. Runs in time linear in the number of ops with no per-op allocation
+/// stage's pass duration (plus its all-to-all time). An F&B pair (Schedule::fb_pairs) starts
+/// when both its ops could and lasts as ReplayOptions::fb_overlap says; both outputs leave
+/// at its end. Runs in time linear in the number of ops with no per-op allocation
 /// beyond the records asked for (a TimedOp per op, a Transfer per cross-device input).
 ///
 /// Throws InvalidSchedule if the schedule is invalid (with validate()'s message),

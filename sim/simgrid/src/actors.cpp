@@ -18,6 +18,22 @@ std::size_t EngineState::pair_index(int src, int dst) const {
     return static_cast<std::size_t>(it - pairs.begin());
 }
 
+RingCollective EngineState::collective(const std::vector<std::vector<int>>& gpu_rings) const {
+    std::vector<std::vector<sg::Host*>> rings;
+    std::vector<std::vector<double>> scale;
+    for (const auto& ring : gpu_rings) {
+        rings.emplace_back();
+        scale.emplace_back();
+        for (std::size_t k = 0; k < ring.size(); ++k) {
+            const int next = ring[(k + 1) % ring.size()];
+            rings.back().push_back(hosts[static_cast<std::size_t>(ring[k])]);
+            scale.back().push_back(
+                ring[k] / gpus_per_node == next / gpus_per_node ? intra_node_scale : 1.0);
+        }
+    }
+    return RingCollective(std::move(rings), std::move(scale));
+}
+
 void EngineState::op_done() {
     ++ops_done;
     if (!options.progress || ops_done % 256 != 0) return;
@@ -41,12 +57,37 @@ void DeviceActor::run() {
     const auto& ops = s_.schedule.device_ops[device_];
     const std::size_t index = static_cast<std::size_t>(replica_) * s_.layout.pp + device_;
     const double slowdown = s_.slowdown[index];
-    std::vector<sg::Host*> tp_group;
+    std::vector<int> tp_group;
     for (int t = 0; t < s_.layout.tp; ++t)
-        tp_group.push_back(s_.gpu(replica_, device_, t));
-    RingCollective tp_ring({tp_group});
-    for (const Op& op : ops) {
-        wait_for_input(op);
+        tp_group.push_back(gpu_index(s_.layout, replica_, device_, t));
+    RingCollective tp_ring = s_.collective({tp_group});
+    // The last op that produces weight gradients: the gradient reduction may start with it.
+    std::size_t last_gradient = ops.empty() ? 0 : ops.size() - 1;
+    for (std::size_t i = 0; i < ops.size(); ++i)
+        if (ops[i].pass == Pass::W || ops[i].pass == Pass::BW) last_gradient = i;
+    // DualPipe's F&B pairs (Schedule::fb_pairs): both inputs before the F, both outputs after
+    // the backward, as the analytic replay times them (run back to back, nothing hidden).
+    static const std::vector<int> no_pairs;
+    const std::vector<int>& pairs =
+        s_.schedule.fb_pairs.empty() ? no_pairs : s_.schedule.fb_pairs[device_];
+    std::size_t next_pair = 0;
+    bool in_pair = false;
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+        const Op& op = ops[k];
+        const bool pair_start =
+            next_pair < pairs.size() && static_cast<std::size_t>(pairs[next_pair]) == k;
+        if (pair_start) {
+            wait_for_input(op);
+            wait_for_input(ops[k + 1]);
+            ++next_pair;
+        } else if (!in_pair) {
+            wait_for_input(op);
+        }
+        if (k == last_gradient) {
+            const std::unique_lock lock(*s_.mutex);
+            ++s_.last_gradient_started[device_];
+            s_.changed->notify_all();
+        }
         const double start = sg::Engine::get_clock();
         const double compute = s_.duration[static_cast<std::size_t>(op.stage) * pass_count +
                                            static_cast<std::size_t>(op.pass)] *
@@ -60,7 +101,9 @@ void DeviceActor::run() {
         }
         const double end = sg::Engine::get_clock();
         if (replica_ == 0) s_.timeline->device_ops[device_].push_back(TimedOp{op, start, end});
-        send_output(op);
+        if (in_pair) send_output(ops[k - 1]);
+        if (!pair_start) send_output(op);
+        in_pair = pair_start;
         ++s_.progress[index];
         s_.op_done();
     }
@@ -127,18 +170,24 @@ void GradientReducer::operator()() {
         {
             std::unique_lock lock(*s_.mutex);
             const int total = s_.replicas * s_.layout.pp;
-            while (s_.options.overlap_grad_reduce ? s_.devices_done[device_] < s_.replicas
+            while (s_.options.overlap_grad_reduce ? s_.last_gradient_started[device_] < s_.replicas
                                                   : s_.all_done < total)
                 s_.changed->wait(lock);
         }
-        std::vector<std::vector<sg::Host*>> rails(static_cast<std::size_t>(s_.layout.tp));
-        for (int t = 0; t < s_.layout.tp; ++t)
-            for (int r = 0; r < s_.layout.dp; ++r)
-                rails[t].push_back(s_.gpu(r, device_, t));
-        RingCollective reduce(std::move(rails));
+        const std::vector<std::vector<int>> rings =
+            gradient_rings(s_.layout, device_, s_.gpus_per_node);
+        const double channels = static_cast<double>(rings.size()) / s_.layout.tp;
+        RingCollective reduce = s_.collective(rings);
         const double start = sg::Engine::get_clock();
         const double bytes = s_.workload.gradient_bytes[device_];
-        reduce.run(CollectiveKind::all_reduce, bytes, 1, s_.collectives);
+        const double gather =
+            s_.workload.param_gather_bytes.empty() ? 0.0 : s_.workload.param_gather_bytes[device_];
+        if (gather > 0) {
+            reduce.run(CollectiveKind::reduce_scatter, bytes / channels, 1, s_.collectives);
+            reduce.run(CollectiveKind::all_gather, gather / channels, 1, s_.collectives);
+        } else {
+            reduce.run(CollectiveKind::all_reduce, bytes / channels, 1, s_.collectives);
+        }
         const double end = sg::Engine::get_clock();
         s_.reduce_end[device_] = end;
         s_.reduce_time[device_] = end - start;

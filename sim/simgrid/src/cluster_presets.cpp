@@ -24,7 +24,15 @@ struct EightGpuPreset {
     const char* gpu;
     double nvlink_per_direction;
     double nic;
+    /// NCCL all-reduce bus bandwidth measured inside one such node (nccl-tests busbw).
+    double nccl_bus_bandwidth;
 };
+
+// NCCL inside a node: all_reduce_perf reaches about 200 GB/s bus bandwidth on 8 A100 SXM
+// 80GB (nvidia/nccl-tests issue 149) and about 370 GB/s on 8 H100 SXM with the ring algorithm
+// (nvidia/nccl-tests issue 212): 67 % and 82 % of the NVLink port's rate per direction. The
+// same figures are the operator model's TP bus bandwidth (models/src/gpu.cpp).
+constexpr double a100_nccl = 200 * GBps, hopper_nccl = 370 * GBps;
 
 constexpr std::array presets{
     // Zero Bubble paper (Qi et al., ICLR 2024), §5.1: up to 32 A100 SXM 80GB GPUs in 4 nodes
@@ -32,21 +40,21 @@ constexpr std::array presets{
     // per GPU as in a DGX A100. NVLink 3: 600 GB/s per GPU, both directions together.
     EightGpuPreset{"zb-a100-roce", "4×8 A100 80GB over RoCE: the Zero Bubble paper's setup",
                    "{} nodes × 8 A100 SXM 80GB, NVLink 3, RoCE (Zero Bubble paper's setup)", 4,
-                   "a100-80gb", 300 * GBps, 200 * Gbps},
+                   "a100-80gb", 300 * GBps, 200 * Gbps, a100_nccl},
     // NVIDIA DGX A100 datasheet: 8 A100 80GB, NVLink 3 (600 GB/s per GPU), 8 ConnectX-6
     // 200 Gb/s.
     EightGpuPreset{"dgx-a100", "DGX A100 nodes (default 4), NVLink 3, 200 Gb/s NIC per GPU",
                    "{} DGX A100 nodes: 8 A100 80GB, NVLink 3, one 200 Gb/s NIC per GPU", 4,
-                   "a100-80gb", 300 * GBps, 200 * Gbps},
+                   "a100-80gb", 300 * GBps, 200 * Gbps, a100_nccl},
     // NVIDIA DGX H100 datasheet: 8 H100 SXM5, NVLink 4 (900 GB/s per GPU), 8 ConnectX-7
     // 400 Gb/s.
     EightGpuPreset{"dgx-h100", "DGX H100 nodes (default 4), NVLink 4, 400 Gb/s NIC per GPU",
                    "{} DGX H100 nodes: 8 H100 SXM, NVLink 4, one 400 Gb/s NIC per GPU", 4,
-                   "h100-sxm", 450 * GBps, 400 * Gbps},
+                   "h100-sxm", 450 * GBps, 400 * Gbps, hopper_nccl},
     // NVIDIA HGX H200 datasheet: 8 H200 141GB, NVLink 4 (900 GB/s per GPU).
     EightGpuPreset{"h200x8", "one 8×H200 NVLink node (NAME:N for N nodes)",
                    "{} node(s) × 8 H200 141GB, NVLink 4, one 400 Gb/s NIC per GPU", 1, "h200",
-                   450 * GBps, 400 * Gbps},
+                   450 * GBps, 400 * Gbps, hopper_nccl},
 };
 
 template <std::size_t I>
@@ -59,6 +67,7 @@ ClusterSpec make_preset(int nodes) {
     c.gpus_per_node = 8;
     c.nodes = {NodeGroup{count, p.gpu, 0.0}};
     c.intra_node = LinkSpec{p.nvlink_per_direction, 2 * us};
+    c.intra_node_collective_bandwidth = p.nccl_bus_bandwidth;
     c.nic = LinkSpec{p.nic, 5 * us};
     c.nic_per_gpu = true;
     c.topology = InterNodeTopology::star;

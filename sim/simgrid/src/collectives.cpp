@@ -16,8 +16,41 @@ int ring_steps(CollectiveKind kind, int members) {
     return kind == CollectiveKind::all_reduce ? 2 * (members - 1) : members - 1;
 }
 
-RingCollective::RingCollective(std::vector<std::vector<sg::Host*>> rings)
-    : rings_(std::move(rings)) {
+std::vector<std::vector<int>> channel_rings(const std::vector<int>& members, int gpus_per_node) {
+    // Members grouped by node, nodes in the order the ring first reaches them.
+    std::vector<std::vector<int>> nodes;
+    for (const int gpu : members) {
+        const int node = gpu / gpus_per_node;
+        if (nodes.empty() || nodes.back().front() / gpus_per_node != node) nodes.emplace_back();
+        nodes.back().push_back(gpu);
+    }
+    const std::size_t k = nodes.empty() ? 0 : nodes.front().size();
+    const bool even =
+        std::all_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n.size() == k; });
+    if (nodes.size() < 2 || k < 2 || !even || nodes.size() * k != members.size()) return {members};
+    std::vector<std::vector<int>> rings(k);
+    for (std::size_t j = 0; j < k; ++j)
+        for (const auto& node : nodes)
+            for (std::size_t i = 0; i < k; ++i)
+                rings[j].push_back(node[(i + j) % k]);
+    return rings;
+}
+
+std::vector<std::vector<int>> gradient_rings(const Layout& layout, int device, int gpus_per_node) {
+    std::vector<std::vector<int>> rings;
+    for (int t = 0; t < layout.tp; ++t) {
+        std::vector<int> rail;
+        for (int r = 0; r < layout.dp; ++r)
+            rail.push_back(gpu_index(layout, r, device, t));
+        for (auto& ring : channel_rings(rail, gpus_per_node))
+            rings.push_back(std::move(ring));
+    }
+    return rings;
+}
+
+RingCollective::RingCollective(std::vector<std::vector<sg::Host*>> rings,
+                               std::vector<std::vector<double>> hop_scale)
+    : rings_(std::move(rings)), hop_scale_(std::move(hop_scale)) {
     std::vector<sg::Link*> links;
     for (const auto& ring : rings_)
         for (std::size_t k = 0; ring.size() > 1 && k < ring.size(); ++k) {
@@ -36,13 +69,16 @@ void RingCollective::run(CollectiveKind kind, double bytes, int count, Collectiv
     // A flow set moves every step's chunk at once; a step sends one chunk per member.
     const int rounds = model == CollectiveModel::flow_set ? 1 : steps;
     const double per_flow = model == CollectiveModel::flow_set ? chunk * steps : chunk;
-    const auto flow_bytes = static_cast<std::uint64_t>(std::llround(per_flow));
     comms_.reserve(rings_.size() * n);
     for (int round = 0; round < rounds; ++round) {
         comms_.clear();
-        for (const auto& ring : rings_)
-            for (std::size_t k = 0; k < n; ++k)
-                comms_.push_back(sg::Comm::sendto_async(ring[k], ring[(k + 1) % n], flow_bytes));
+        for (std::size_t r = 0; r < rings_.size(); ++r)
+            for (std::size_t k = 0; k < n; ++k) {
+                const double scale = hop_scale_.empty() ? 1.0 : hop_scale_[r][k];
+                const auto flow_bytes = static_cast<std::uint64_t>(std::llround(per_flow * scale));
+                comms_.push_back(
+                    sg::Comm::sendto_async(rings_[r][k], rings_[r][(k + 1) % n], flow_bytes));
+            }
         sg::Comm::wait_all(comms_);
     }
     // The steps' own latencies, which one flow pays only once.

@@ -78,9 +78,12 @@ double expected_time(const Schedule& schedule, const SimWorkload& workload,
     StageCosts costs = workload.costs;
     const int steps = detail::ring_steps(detail::CollectiveKind::all_reduce, layout.tp);
     for (std::size_t s = 0; s < costs.stages() && steps > 0; ++s) {
+        const double bandwidth = cluster.intra_node_collective_bandwidth > 0
+                                     ? cluster.intra_node_collective_bandwidth
+                                     : cluster.intra_node.bandwidth;
         const double one = steps * (cluster.intra_node.latency * options.latency_scale +
                                     workload.tp_allreduce_bytes[s] / layout.tp /
-                                        (cluster.intra_node.bandwidth * options.bandwidth_scale));
+                                        (bandwidth * options.bandwidth_scale));
         costs.forward[s] += workload.tp_allreduces_forward[s] * one;
         costs.backward_input[s] += workload.tp_allreduces_backward[s] * one;
     }
@@ -147,7 +150,7 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
         detail::plan_symmetry(cluster, layout, pairs, slowdown, options);
     const int replicas = symmetry.symmetric ? 1 : layout.dp;
     const std::vector<std::pair<int, int>> routes =
-        detail::communicating_pairs(pairs, layout, replicas);
+        detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node);
     check_run_size(schedule, cluster, layout, replicas, routes.size(), options);
     if (engine_used.exchange(true))
         throw std::logic_error("SimGrid allows one simulation per process; this one has run");
@@ -177,6 +180,10 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
     s.progress.assign(static_cast<std::size_t>(replicas) * p, 0);
     s.finish.assign(static_cast<std::size_t>(replicas) * p, 0.0);
     s.devices_done.assign(static_cast<std::size_t>(p), 0);
+    s.last_gradient_started.assign(static_cast<std::size_t>(p), 0);
+    s.gpus_per_node = cluster.gpus_per_node;
+    if (cluster.intra_node_collective_bandwidth > 0)
+        s.intra_node_scale = cluster.intra_node.bandwidth / cluster.intra_node_collective_bandwidth;
     s.reduce_end.assign(static_cast<std::size_t>(p), 0.0);
     s.reduce_time.assign(static_cast<std::size_t>(p), 0.0);
     s.mutex = sg::Mutex::create();

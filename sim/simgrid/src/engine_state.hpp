@@ -43,15 +43,20 @@ struct EngineState {
     CollectiveModel collectives = CollectiveModel::flow_set;
     std::vector<double> duration;              // pass_durations(workload.costs)
     std::vector<::simgrid::s4u::Host*> hosts;  // by global GPU index
-    std::vector<double> slowdown;              // per (replica, device): time multiplier
-    std::vector<std::uint8_t> split;           // per (microbatch, stage): backward split into B, W
-    std::vector<std::pair<int, int>> pairs;    // (src, dst) devices that exchange data, sorted
+    int gpus_per_node = 1;
+    // Bytes factor of a collective's hop inside a node: the port's bandwidth over NCCL's bus
+    // bandwidth (ClusterSpec::intra_node_collective_bandwidth), 1 without one.
+    double intra_node_scale = 1;
+    std::vector<double> slowdown;            // per (replica, device): time multiplier
+    std::vector<std::uint8_t> split;         // per (microbatch, stage): backward split into B, W
+    std::vector<std::pair<int, int>> pairs;  // (src, dst) devices that exchange data, sorted
     std::vector<::simgrid::s4u::Mailbox*> channels;  // per (replica, pair)
     std::vector<std::vector<Message>> messages;      // per replica, per output slot
     std::vector<std::vector<std::uint8_t>> arrived;  // per replica, per output slot
     std::vector<std::size_t> progress;               // per (replica, device): ops done
     std::vector<double> finish;                      // per (replica, device)
     std::vector<int> devices_done;                   // per device: replicas finished
+    std::vector<int> last_gradient_started;          // per device: replicas in their last W or BW
     int all_done = 0;
     ::simgrid::s4u::MutexPtr mutex;
     ::simgrid::s4u::ConditionVariablePtr changed;
@@ -73,6 +78,8 @@ struct EngineState {
     ::simgrid::s4u::Host* gpu(int replica, int device, int tp_rank) const {
         return hosts[gpu_index(layout, replica, device, tp_rank)];
     }
+    /// Rings of global GPU indices as a collective, each hop inside a node at NCCL's rate.
+    RingCollective collective(const std::vector<std::vector<int>>& gpu_rings) const;
     /// Counts one finished op and calls SimOptions::progress when it is due.
     void op_done();
 };
@@ -96,8 +103,12 @@ class DeviceActor {
     int device_;
 };
 
-/// All-reduces one device's gradients across all D replicas (T rails) once every simulated
-/// replica finished the device (or, without overlap, the whole pipeline).
+/// Reduces one device's gradients across all D replicas (T rails, each over NCCL-style channel
+/// rings): an all-reduce, or with a distributed optimizer a reduce-scatter of the gradients
+/// and an all-gather of the updated 16-bit parameters. With overlap it starts once every
+/// simulated replica of the device started its last weight-gradient op (W or BW: the backward
+/// of its last microbatch, during which Megatron's buckets are reduced); without, after the
+/// whole pipeline.
 class GradientReducer {
   public:
     GradientReducer(EngineState& state, int device) : s_(state), device_(device) {}

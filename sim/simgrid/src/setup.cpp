@@ -1,5 +1,7 @@
 #include "setup.hpp"
 
+#include "collectives.hpp"
+
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -44,6 +46,11 @@ void check_workload(const SimWorkload& w, const Schedule& schedule) {
     check_bytes(w.message_bytes, "message_bytes");
     check_bytes(w.tp_allreduce_bytes, "tp_allreduce_bytes");
     check_bytes(w.gradient_bytes, "gradient_bytes");
+    if (!w.param_gather_bytes.empty()) {
+        check_size(w.param_gather_bytes.size(), static_cast<std::size_t>(schedule.devices),
+                   "param_gather_bytes");
+        check_bytes(w.param_gather_bytes, "param_gather_bytes");
+    }
 }
 
 void check_options(const SimOptions& options, const ClusterSpec& cluster, const Layout& layout) {
@@ -109,7 +116,8 @@ std::vector<std::pair<int, int>> device_pairs(const Schedule& schedule) {
 }
 
 std::vector<std::pair<int, int>> communicating_pairs(
-    const std::vector<std::pair<int, int>>& devices, const Layout& l, int replicas) {
+    const std::vector<std::pair<int, int>>& devices, const Layout& l, int replicas,
+    int gpus_per_node) {
     std::set<std::pair<int, int>> pairs;
     for (int r = 0; r < replicas; ++r) {
         for (const auto& [a, b] : devices)
@@ -120,9 +128,9 @@ std::vector<std::pair<int, int>> communicating_pairs(
     }
     if (l.dp > 1)
         for (int d = 0; d < l.pp; ++d)
-            for (int t = 0; t < l.tp; ++t)
-                for (int r = 0; r < l.dp; ++r)
-                    pairs.emplace(gpu_index(l, r, d, t), gpu_index(l, (r + 1) % l.dp, d, t));
+            for (const auto& ring : gradient_rings(l, d, gpus_per_node))
+                for (std::size_t k = 0; k < ring.size(); ++k)
+                    pairs.emplace(ring[k], ring[(k + 1) % ring.size()]);
     return {pairs.begin(), pairs.end()};
 }
 

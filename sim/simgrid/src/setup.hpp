@@ -31,8 +31,9 @@ std::vector<double> node_speeds(const ClusterSpec& cluster,
 std::vector<std::pair<int, int>> device_pairs(const Schedule& schedule);
 
 /// Every GPU pair that exchanges data: pipeline neighbours and TP rings of the first
-/// `replicas` replicas, DP rings of all.
+/// `replicas` replicas, DP rings of all (gradient_rings()).
 std::vector<std::pair<int, int>> communicating_pairs(
-    const std::vector<std::pair<int, int>>& devices, const Layout& layout, int replicas);
+    const std::vector<std::pair<int, int>>& devices, const Layout& layout, int replicas,
+    int gpus_per_node);
 
 }  // namespace pipesim::simgrid::detail

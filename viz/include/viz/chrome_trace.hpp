@@ -20,13 +20,31 @@ bool known_time_unit(std::string_view time_unit);
 /// The known time units, each quoted, for a message: "unit", "s", "ms" or "us".
 std::string known_time_units();
 
+/// What a trace holds besides the ops, transfers and memory.
+struct ChromeTraceOptions {
+    /// Flow events (arrows in Perfetto and chrome://tracing) from each op to the ops that
+    /// depend on it: its data dependencies, on the same device or across devices. Needs a
+    /// timeline whose op order is a valid schedule.
+    bool flows = false;
+};
+
+/// The Chrome trace's colour name ("cname") of a pass: F blue, B orange, W green, BW mauve,
+/// as in the timeline picture. chrome://tracing draws it; Perfetto ignores cname and colours a
+/// slice by its name without digits, so there too every op of a pass shares one colour.
+std::string_view trace_colour(Pass pass);
+
 /// The trace: one process per device (pid = device, named "device d"), with thread 0
 /// "compute" holding one complete event ("ph": "X") per op, named "F3 s1", category the pass,
 /// thread 1 "sends" one per pipeline transfer the device sends, and thread 2 "collectives"
-/// one per tensor- or data-parallel collective. When
+/// one per tensor- or data-parallel collective, ops coloured by pass (trace_colour). When
 /// `memory` is given, a counter track "activation" per device follows memory_over_time().
 /// Timestamps and durations are in microseconds (see microseconds_per_unit); each event's
-/// args keep the original times. Throws std::invalid_argument for an unknown time unit.
-std::string chrome_trace_json(const Timeline& timeline, const MemoryModel* memory = nullptr);
+/// args keep the original times. With `options.flows`, one flow per dependency: a "ph": "s"
+/// event in the producer's slice and a "ph": "f" event ("bp": "e") in the consumer's, both at
+/// the slice's middle, sharing an "id" (1, 2, ...) and named "F3 s1 → F3 s2". Throws
+/// std::invalid_argument for an unknown time unit or (with flows) an op order that is not a
+/// valid schedule.
+std::string chrome_trace_json(const Timeline& timeline, const MemoryModel* memory = nullptr,
+                              const ChromeTraceOptions& options = {});
 
 }  // namespace pipesim::viz

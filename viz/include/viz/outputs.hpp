@@ -7,6 +7,7 @@
 
 #include "schedules/metrics.hpp"
 #include "schedules/timeline.hpp"
+#include "viz/chrome_trace.hpp"
 #include "viz/gantt.hpp"
 #include "viz/timeline_picture.hpp"
 
@@ -18,7 +19,11 @@ struct VizOutputs {
     std::string dependency_graph;  ///< .svg, .png, .pdf or .dot: the dependency DAG
     std::string trace;             ///< Chrome trace JSON
     std::string saved_timeline;    ///< saved Timeline JSON (docs/timeline-format.md)
+    /// The picture format ("svg", "png", "pdf", "dot") of a picture path without an
+    /// extension, such as `-` (standard output); a path's extension always wins.
+    std::string format_without_extension;
     TimelinePictureOptions picture;
+    ChromeTraceOptions trace_options;
     std::optional<GanttOptions> gantt;  ///< the terminal Gantt chart, returned as text
 
     bool any() const {

@@ -13,7 +13,8 @@ namespace pipesim::viz {
 bool graphviz_available();
 
 /// Lays out `dot` with the engine its graph's `layout` attribute names ("dot" if none) and
-/// renders it: SVG text, PNG (96 dpi) or PDF bytes; ImageFormat::dot returns `dot` as is.
+/// renders it: SVG text, PNG (192 dpi, lower for pictures over 40 million pixels, never
+/// under 96) or PDF bytes; ImageFormat::dot returns `dot` as is.
 /// Throws std::invalid_argument when Graphviz is missing from this build (naming what would
 /// work), std::runtime_error when Graphviz rejects the text or fails (a bug on our side for
 /// pipesim's own DOT).
@@ -23,6 +24,7 @@ std::string render_dot(std::string_view dot, ImageFormat format);
 /// Throws std::invalid_argument for an unknown extension (before any work) and
 /// std::invalid_argument "cannot write PATH: REASON" when the file cannot be written, besides
 /// render_dot's errors.
-void write_picture(const std::string& path, std::string_view dot);
+void write_picture(const std::string& path, std::string_view dot,
+                   std::string_view format_without_extension = {});
 
 }  // namespace pipesim::viz

@@ -105,6 +105,9 @@ struct ScatterLayout {
     /// Per series: how many of its points lie under a marker of a later series (the same
     /// place to within 2 points); the legend says so, since their colour is hidden.
     std::vector<std::size_t> covered;
+    /// Per series and point: how many earlier series' markers lie under it. Such a marker is
+    /// drawn at 0.6^k of the full size, so that the ones under it show as rings around it.
+    std::vector<std::vector<int>> stacked;
 };
 
 /// The layout of `plot`. Throws std::invalid_argument when there is no point or a value is

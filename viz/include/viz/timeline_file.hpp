@@ -17,6 +17,8 @@ namespace pipesim::viz {
 struct SavedTimeline {
     Timeline timeline;
     std::optional<MemoryModel> memory;
+    /// The memory model is in bytes (a model gave it), not activation units.
+    bool memory_in_bytes = false;
 };
 
 /// Thrown for valid JSON that is not a saved timeline (no "format": "pipesim-timeline"),
@@ -36,9 +38,11 @@ struct TimelineFileLimits {
 };
 
 /// The file's text: the timeline (and `memory`, when given) in the saved format, one op per
-/// line. Numbers are written so that reading them back gives the same doubles.
+/// line. Numbers are written so that reading them back gives the same doubles; with
+/// `memory_in_bytes` the memory object says "unit": "bytes".
 /// Throws std::invalid_argument for a non-finite time (a timeline that cannot be saved).
-std::string timeline_json(const Timeline& timeline, const MemoryModel* memory = nullptr);
+std::string timeline_json(const Timeline& timeline, const MemoryModel* memory = nullptr,
+                          bool memory_in_bytes = false);
 
 /// Parses a saved timeline; `source` names the text in messages (usually the file name).
 /// Checks the shape: p, m, v ≥ 1; placement in range; one op list per device; each op's
@@ -57,6 +61,6 @@ SavedTimeline read_timeline_file(const std::string& path, const TimelineFileLimi
 /// Writes timeline_json() to `path` whole or not at all (throws std::invalid_argument
 /// "cannot write PATH: REASON").
 void save_timeline_file(const std::string& path, const Timeline& timeline,
-                        const MemoryModel* memory = nullptr);
+                        const MemoryModel* memory = nullptr, bool memory_in_bytes = false);
 
 }  // namespace pipesim::viz

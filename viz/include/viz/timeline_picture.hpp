@@ -15,6 +15,9 @@ namespace pipesim::viz {
 struct TimelinePictureOptions {
     /// Activation memory of each device as a step curve below the timeline, peak marked.
     bool memory = true;
+    /// Activation memory values are bytes (a model gave them): shown in KiB, MiB or GiB.
+    /// Otherwise they are activation units, shown as plain numbers.
+    bool memory_in_bytes = false;
     /// Transfers between devices as thin arrows from the producer's end to the consumer.
     bool transfers = false;
     /// Outline the ops of the critical path (see critical_path.hpp) in red. Needs a timeline
@@ -32,13 +35,22 @@ struct TimelinePictureOptions {
     std::size_t max_ops = 200'000;
 };
 
+/// The font size (points) of a box's microbatch label of `characters` digits in a box
+/// `box_width` points wide: the largest of 9, 7.5 and 6 at which it fits with 1 pt either
+/// side, or 0 when none does (the label is then left to the box's tooltip).
+double label_font_size(double box_width, std::size_t characters);
+
 /// The picture as DOT text. Boxes are nodes named "d<device>_<position>", labelled with the
-/// microbatch when they are wide enough, coloured by pass and chunk, with a tooltip giving the
-/// op, device, start, end and duration; everything else is drawn in the graph's
-/// `_background`. `memory` must have one entry per virtual stage (it also gives the title's
-/// peak activation). Throws std::invalid_argument for a memory model of the wrong size, more
-/// than max_ops ops, (with critical_path) an op order that is not a valid schedule, or a
-/// lifespan_microbatch the timeline does not have.
+/// microbatch in the largest font that fits (label_font_size), coloured by pass and chunk,
+/// with a dashed outline for microbatches that run from the last device to the first
+/// (DualPipe's second copy), and a tooltip giving the op, device, start, end and duration.
+/// Everything else is drawn in the graph's `_background`: device rows, the time axis with
+/// its title and unit, a legend of the colours, shades and outlines, and the memory strips
+/// (each device's activation memory from 0 to the highest peak of any device). `memory` must have
+/// one entry per virtual stage (it also gives the title's peak activation). Throws
+/// std::invalid_argument for a memory model of the wrong size, more than max_ops ops, (with
+/// critical_path) an op order that is not a valid schedule, or a lifespan_microbatch the
+/// timeline does not have.
 std::string timeline_dot(const Timeline& timeline, const MemoryModel& memory,
                          const TimelinePictureOptions& options = {});
 

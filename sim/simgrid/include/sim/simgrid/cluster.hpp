@@ -41,7 +41,11 @@ struct ClusterSpec {
     int gpus_per_node = 8;
     std::vector<NodeGroup> nodes;
     LinkSpec intra_node;  ///< each GPU's port inside its node
-    LinkSpec nic;         ///< each NIC; latency is the inter-node latency
+    /// What NCCL's ring collectives reach inside a node, as all-reduce bus bandwidth (bytes/s,
+    /// nccl-tests' busbw); every hop of a collective between two GPUs of one node moves at this
+    /// rate instead of the port's. 0: the port's bandwidth (an ideal collective).
+    double intra_node_collective_bandwidth = 0;
+    LinkSpec nic;  ///< each NIC; latency is the inter-node latency
     bool nic_per_gpu = false;
     InterNodeTopology topology = InterNodeTopology::star;
     int nodes_per_leaf = 0;            ///< fat tree only

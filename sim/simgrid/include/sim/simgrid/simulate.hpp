@@ -33,6 +33,10 @@ struct SimWorkload {
     /// Compute speed of each of the cluster's node groups relative to the costs (2: ops take
     /// half as long). Empty: each group's NodeGroup::speed, 1 where that is unset (0).
     std::vector<double> group_speeds = {};
+    /// With a distributed optimizer, per device: the bytes of updated parameters each GPU
+    /// all-gathers after reduce-scattering its `gradient_bytes` (instead of all-reducing
+    /// them). Empty or 0: an all-reduce.
+    std::vector<double> param_gather_bytes = {};
 };
 
 /// A SimWorkload with the given costs, `message_bytes` on every stage boundary, no TP traffic
@@ -60,8 +64,10 @@ struct SimOptions {
     double latency_scale = 1.0;
     /// (global GPU index, factor): that GPU runs its ops `factor` times slower.
     std::vector<std::pair<int, double>> stragglers;
-    /// Start a device's gradient all-reduce as soon as all its replicas finish their last op
-    /// (overlapping the pipeline's cool-down) instead of after the whole pipeline.
+    /// Start a device's gradient reduction when all its replicas start their last
+    /// weight-gradient op (W or BW), overlapping it with that op and the pipeline's cool-down
+    /// (Megatron-LM's --overlap-grad-reduce and PyTorch DDP's buckets), instead of after the
+    /// whole pipeline (Megatron-LM's local DDP before the distributed optimizer).
     bool overlap_grad_reduce = true;
     bool record_transfers = true;
     /// Simulate one replica's pipeline (and every replica's collectives) when the replicas

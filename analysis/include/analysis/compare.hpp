@@ -1,0 +1,61 @@
+#pragma once
+// Several schedules on the same pipeline, side by side (`pipesim compare`, pipesim.compare in
+// Python): the shape each schedule runs with, one row of figures per schedule, the JSON.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/run.hpp"
+#include "schedules/registry.hpp"
+
+namespace pipesim::analysis {
+
+/// One schedule's figures in a comparison.
+struct CompareRow {
+    std::string schedule;
+    int chunks = 0;
+    double makespan = 0;  ///< or the iteration time with a model
+    double bubble_rate = 0;
+    /// Whole-pipeline efficiency: busy time over all devices / (p × makespan).
+    double efficiency = 0;
+    double peak = 0;          ///< activation units, or bytes (weights + activations) with a model
+    double throughput = 0;    ///< microbatches per time unit, or samples/s with a model
+    double speedup = 1;       ///< the first row's makespan / this row's
+    double speedup_1f1b = 0;  ///< over 1F1B with the same inputs (0: not run)
+    double lifespan_max = 0;  ///< longest activation lifespan (F start to W end)
+};
+
+/// The schedules compared, in the order given, with what they share.
+struct Comparison {
+    int devices = 0;
+    int microbatches = 0;
+    std::string time_unit;  ///< "unit", or "s" with a model or cluster
+    bool model = false;     ///< costs and memory came from a model
+    std::vector<CompareRow> rows;
+    std::vector<std::string> warnings;  ///< every schedule's, in order
+};
+
+/// The shape schedule `name` runs with in a comparison: `shape`'s chunks and group size where
+/// the schedule takes them, else its own defaults (0).
+GeneratorOptions comparison_shape(const std::string& name, GeneratorOptions shape);
+
+/// The row of `result` shown as `name`, its speed-up 1 (set by a comparison).
+CompareRow compare_row(const std::string& name, const Analysis& result);
+
+/// Appends `result` (schedule `name`) as a row of `comparison`; the first row added sets the
+/// shared fields and is the reference of every speed-up.
+void add_to_comparison(Comparison& comparison, const std::string& name, const Analysis& result);
+
+/// Runs each of `names` on `spec`'s pipeline (its schedule replaced, its shape adapted with
+/// comparison_shape()) with the analytic replay, in order. Throws std::invalid_argument
+/// "NAME: what was wrong" for the first schedule that cannot run.
+Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names);
+
+/// The `pipesim compare --json` object: devices, microbatches, time_unit and one entry per
+/// schedule (makespan or iteration_time, bubble_rate, efficiency, peak_activation_max or
+/// peak_memory_bytes, throughput or samples_per_second, speedup, speedup_1f1b, lifespan_max).
+nlohmann::ordered_json comparison_json(const Comparison& comparison);
+
+}  // namespace pipesim::analysis

@@ -1,0 +1,23 @@
+#pragma once
+// An Analysis as the JSON object of the command-line contract (`pipesim analyze --json`,
+// `pipesim simulate --json`), shared by every front end that reports one (CLI, Python).
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/run.hpp"
+
+namespace pipesim::analysis {
+
+/// The `--json` object: schedule, stages, microbatches, chunks, makespan, bubble_rate,
+/// peak_activation (per device), peak_activation_max, throughput, per-device details, the
+/// model's figures when a model gave the costs, and the cluster's (engine, cluster, dp, tp,
+/// gpus, layout_order, iteration_time, grad_reduce_time, ...) after a SimGrid run.
+nlohmann::ordered_json analysis_json(const Analysis& result, const PipelineSpec& spec);
+
+/// One line per device whose weights, optimizer state and peak activations exceed its GPU.
+std::vector<std::string> memory_warnings(const ModelAnalysis& model);
+
+}  // namespace pipesim::analysis

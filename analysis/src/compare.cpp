@@ -1,0 +1,93 @@
+#include "analysis/compare.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "schedules/schedule_file.hpp"
+
+namespace pipesim::analysis {
+
+GeneratorOptions comparison_shape(const std::string& name, GeneratorOptions shape) {
+    const ScheduleGenerator* g = find_generator(name);
+    if (!g) return shape;  // generate_schedule names the problem
+    // Schedules that take any chunk count go up to what a schedule file may hold (as -v).
+    const int most = g->max_chunks == 0 ? ScheduleFileLimits{}.max_chunks : g->max_chunks;
+    if (shape.chunks != 0 && (shape.chunks < g->min_chunks || shape.chunks > most))
+        shape.chunks = 0;
+    if (!g->takes_group_size) shape.group_size = 0;
+    return shape;
+}
+
+CompareRow compare_row(const std::string& name, const Analysis& a) {
+    CompareRow r;
+    r.schedule = name;
+    r.chunks = a.schedule.chunks;
+    r.makespan = a.iteration_time;
+    r.bubble_rate = a.metrics.bubble_rate;
+    r.efficiency = a.metrics.efficiency;
+    r.speedup_1f1b = a.speedup_1f1b;
+    r.lifespan_max = a.metrics.lifespan_max;
+    if (a.model) {
+        r.peak = *std::max_element(a.model->total_bytes.begin(), a.model->total_bytes.end());
+        r.throughput = a.model->samples_per_second;
+    } else {
+        r.peak = a.metrics.peak_activation_max;
+        r.throughput = a.metrics.throughput;
+    }
+    return r;
+}
+
+void add_to_comparison(Comparison& comparison, const std::string& name, const Analysis& a) {
+    CompareRow r = compare_row(name, a);
+    if (comparison.rows.empty()) {
+        comparison.devices = a.schedule.devices;
+        comparison.microbatches = a.schedule.microbatches;
+        comparison.time_unit = a.timeline.time_unit;
+        comparison.model = a.model.has_value();
+    }
+    r.speedup =
+        (comparison.rows.empty() ? r.makespan : comparison.rows.front().makespan) / r.makespan;
+    comparison.rows.push_back(std::move(r));
+    comparison.warnings.insert(comparison.warnings.end(), a.warnings.begin(), a.warnings.end());
+}
+
+Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names) {
+    Comparison comparison;
+    PipelineSpec one = spec;
+    for (const std::string& name : names) {
+        one.schedule = name;
+        one.generator = comparison_shape(name, spec.generator);
+        try {
+            add_to_comparison(comparison, name,
+                              run_with_baseline(one, AnalyticEngine{.record_transfers = false,
+                                                                    .record_ops = false}));
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
+        }
+    }
+    return comparison;
+}
+
+nlohmann::ordered_json comparison_json(const Comparison& c) {
+    nlohmann::ordered_json j;
+    j["devices"] = c.devices;
+    j["microbatches"] = c.microbatches;
+    j["time_unit"] = c.time_unit;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const CompareRow& r : c.rows)
+        list.push_back({{"schedule", r.schedule},
+                        {"chunks", r.chunks},
+                        {c.model ? "iteration_time" : "makespan", r.makespan},
+                        {"bubble_rate", r.bubble_rate},
+                        {"efficiency", r.efficiency},
+                        {c.model ? "peak_memory_bytes" : "peak_activation_max", r.peak},
+                        {c.model ? "samples_per_second" : "throughput", r.throughput},
+                        {"speedup", r.speedup},
+                        {"speedup_1f1b", r.speedup_1f1b},
+                        {"lifespan_max", r.lifespan_max}});
+    j["schedules"] = list;
+    return j;
+}
+
+}  // namespace pipesim::analysis

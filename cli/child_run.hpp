@@ -1,0 +1,16 @@
+#pragma once
+// Work that must run in its own process: SimGrid allows one engine per process, so a command
+// that simulates several pipelines (compare --cluster, sweep --html) runs each in a child.
+
+#include <functional>
+#include <string>
+
+namespace pipesim::cli {
+
+/// Runs `work` in a forked child and returns the text it returned. What the child throws is
+/// thrown here with its message: std::invalid_argument as std::invalid_argument (bad input),
+/// anything else as std::runtime_error; a child that dies without an answer gives a
+/// std::runtime_error naming its signal or exit status.
+std::string run_in_child(const std::function<std::string()>& work);
+
+}  // namespace pipesim::cli

@@ -1,0 +1,243 @@
+#include "html_output.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <variant>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "child_run.hpp"
+#include "viz/timeline_file.hpp"
+#include "viz_flags.hpp"
+
+namespace pipesim::cli {
+
+namespace {
+
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
+// An argument as a POSIX shell reads it back.
+std::string shell_quote(const std::string& arg) {
+    const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) ||
+               std::string_view("-_.,:=/+@%").find(c) != std::string_view::npos;
+    });
+    if (plain) return arg;
+    std::string out = "'";
+    for (char c : arg)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string costs_text(const analysis::PipelineSpec& spec) {
+    const std::vector<PassCosts>& passes = spec.costs.passes;
+    if (passes.size() != 1) return fmt::format("{} triples, one per virtual stage", passes.size());
+    return fmt::format("F,B,W = {:g},{:g},{:g} per full stage; M_W = {:g} M_B", passes[0].forward,
+                       passes[0].backward_input, passes[0].backward_weight, spec.costs.mem_w_ratio);
+}
+
+ReportRun report_run(const std::string& name, const analysis::Analysis& a, bool picture) {
+    ReportRun r;
+    r.row = summary_row(name, a);
+    r.model = a.model.has_value();
+    r.unit = a.timeline.time_unit;
+    r.warnings = a.warnings;
+    if (picture) r.picture = html_schedule(name, a);
+    return r;
+}
+
+// A ReportRun across the pipe from the child that ran it.
+std::string report_run_json(const ReportRun& r) {
+    nlohmann::json j = {{"chunks", r.row.chunks},
+                        {"makespan", r.row.makespan},
+                        {"bubble_rate", r.row.bubble_rate},
+                        {"efficiency", r.row.efficiency},
+                        {"peak", r.row.peak},
+                        {"throughput", r.row.throughput},
+                        {"speedup_1f1b", r.row.speedup_1f1b},
+                        {"lifespan_max", r.row.lifespan_max},
+                        {"model", r.model},
+                        {"unit", r.unit},
+                        {"warnings", r.warnings}};
+    if (r.picture) j["timeline"] = viz::timeline_json(r.picture->timeline, &r.picture->memory);
+    return j.dump();
+}
+
+ReportRun parse_report_run(const std::string& name, const std::string& text) {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    ReportRun r;
+    r.row.schedule = name;
+    r.row.chunks = j.at("chunks").get<int>();
+    r.row.makespan = j.at("makespan").get<double>();
+    r.row.bubble_rate = j.at("bubble_rate").get<double>();
+    r.row.efficiency = j.at("efficiency").get<double>();
+    r.row.peak = j.at("peak").get<double>();
+    r.row.throughput = j.at("throughput").get<double>();
+    r.row.speedup_1f1b = j.at("speedup_1f1b").get<double>();
+    r.row.lifespan_max = j.at("lifespan_max").get<double>();
+    r.model = j.at("model").get<bool>();
+    r.unit = j.at("unit").get<std::string>();
+    r.warnings = j.at("warnings").get<std::vector<std::string>>();
+    if (j.contains("timeline")) {
+        viz::SavedTimeline saved =
+            viz::parse_timeline_json(j.at("timeline").get<std::string>(), name);
+        viz::HtmlSchedule picture;
+        picture.name = name;
+        picture.timeline = std::move(saved.timeline);
+        picture.memory = std::move(saved.memory.value());
+        if (r.model) {
+            picture.memory_scale = gib;
+            picture.memory_unit = "GiB";
+        }
+        r.picture = std::move(picture);
+    }
+    return r;
+}
+
+}  // namespace
+
+analysis::SimGridEngine simgrid_engine(const simgrid::ClusterSpec& cluster) {
+    analysis::SimGridEngine engine;
+    engine.cluster = cluster;
+    engine.options.record_transfers = false;
+    return engine;
+}
+
+ReportRun run_for_report(const std::string& name, const analysis::PipelineSpec& spec,
+                         const analysis::Engine& engine, bool picture) {
+    if (const auto* analytic = std::get_if<analysis::AnalyticEngine>(&engine)) {
+        analysis::AnalyticEngine replay = *analytic;
+        replay.record_transfers = false;
+        replay.record_ops = picture;
+        return report_run(name, analysis::run_with_baseline(spec, replay), picture);
+    }
+    const std::string text = run_in_child([&] {
+        return report_run_json(
+            report_run(name, analysis::run_with_baseline(spec, engine), picture));
+    });
+    return parse_report_run(name, text);
+}
+
+const std::string html_flag_help =
+    "  --html FILE.html      a self-contained HTML report: table, timelines, memory, inputs\n";
+
+bool read_html_flag(const std::string& flag, ArgReader& reader, std::string& path) {
+    if (flag != "--html") return false;
+    reader.claim_once("--html", flag);
+    path = reader.value(flag);
+    return true;
+}
+
+SummaryRow summary_row(const std::string& name, const analysis::Analysis& a) {
+    return analysis::compare_row(name, a);
+}
+
+viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
+                             const std::string& unit, bool speedup) {
+    viz::HtmlTable t;
+    t.columns = {"schedule",
+                 "v",
+                 model ? "iteration (s)" : fmt::format("makespan ({})", unit),
+                 "bubble",
+                 "efficiency",
+                 model ? "peak memory (GiB)" : "peak activation (M_B)",
+                 model ? "samples/s" : fmt::format("microbatches / {}", unit)};
+    if (speedup) t.columns.push_back("speed-up");
+    for (const SummaryRow& r : rows) {
+        std::vector<std::string> cells = {r.schedule,
+                                          std::to_string(r.chunks),
+                                          fmt::format("{:.6g}", r.makespan),
+                                          fmt::format("{:.2f} %", 100 * r.bubble_rate),
+                                          fmt::format("{:.2f} %", 100 * r.efficiency),
+                                          fmt::format("{:.4g}", model ? r.peak / gib : r.peak),
+                                          fmt::format("{:.6g}", r.throughput)};
+        if (speedup) cells.push_back(fmt::format("{:.3f}x", r.speedup));
+        t.rows.push_back(std::move(cells));
+    }
+    return t;
+}
+
+std::string command_line(std::string_view command, const std::vector<std::string>& args) {
+    std::string out = fmt::format("pipesim {}", command);
+    for (const std::string& a : args)
+        out += " " + shell_quote(a);
+    return out;
+}
+
+viz::HtmlReport html_report_for(std::string_view command, const std::vector<std::string>& args,
+                                const analysis::PipelineSpec& spec, const std::string& cluster) {
+    viz::HtmlReport report;
+    report.title = fmt::format("pipesim {}", command);
+    report.command_line = command_line(command, args);
+    auto input = [&](std::string label, std::string value) {
+        report.inputs.emplace_back(std::move(label), std::move(value));
+    };
+    if (spec.given) {
+        input("schedule", fmt::format("{} (from a file)", spec.given->name));
+        input("p, m, v", fmt::format("{}, {}, {}", spec.given->devices, spec.given->microbatches,
+                                     spec.given->chunks));
+    } else {
+        input("p (stages)", std::to_string(spec.generator.devices));
+        input("m (microbatches)", std::to_string(spec.generator.microbatches));
+        if (spec.generator.chunks != 0) input("v (chunks)", std::to_string(spec.generator.chunks));
+        if (spec.generator.group_size != 0)
+            input("group size", std::to_string(spec.generator.group_size));
+    }
+    if (spec.costs.model) {
+        const analysis::ModelSpec& m = *spec.costs.model;
+        input("model", fmt::format("{} on {}, {} sequence(s) per microbatch{}", m.model, m.gpu,
+                                   m.workload.microbatch,
+                                   m.calibration_file.empty()
+                                       ? std::string()
+                                       : fmt::format(", calibration {}", m.calibration_file)));
+    } else {
+        input("costs", costs_text(spec));
+    }
+    if (cluster.empty()) {
+        input("engine", "analytic replay");
+        input("comm latency", fmt::format("{:g}", spec.comm_latency));
+    } else {
+        input("engine", "SimGrid");
+        input("cluster", cluster);
+    }
+    if (spec.dp != 1 || spec.tp != 1) input("dp, tp", fmt::format("{}, {}", spec.dp, spec.tp));
+    return report;
+}
+
+viz::HtmlSchedule html_schedule(std::string name, const analysis::Analysis& a) {
+    viz::HtmlSchedule s;
+    s.name = std::move(name);
+    s.timeline = a.timeline;
+    s.memory = a.memory;
+    if (a.model) {
+        s.memory_scale = gib;
+        s.memory_unit = "GiB";
+    }
+    return s;
+}
+
+void check_html_flag(const std::string& path, const viz::VizOutputs& outputs,
+                     const std::string& save_file) {
+    if (path.empty()) return;
+    viz::check_html_report("--html", path);
+    auto files = output_files(outputs);
+    files.emplace_back("--save", save_file);
+    files.emplace_back("--html", path);
+    check_output_files(files);
+}
+
+void write_single_html(const std::string& path, std::string_view command,
+                       const std::vector<std::string>& args, const analysis::PipelineSpec& spec,
+                       const std::string& cluster, const analysis::Analysis& a) {
+    viz::HtmlReport report = html_report_for(command, args, spec, cluster);
+    report.title = fmt::format("pipesim {}: {}, p={} m={} v={}", command, a.schedule.name,
+                               a.schedule.devices, a.schedule.microbatches, a.schedule.chunks);
+    report.table = summary_table({summary_row(a.schedule.name, a)}, a.model.has_value(),
+                                 a.timeline.time_unit, /*speedup=*/false);
+    if (!spec.given) report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
+    report.schedules.push_back(html_schedule(a.schedule.name, a));
+    viz::write_html_report(path, report);
+}
+
+}  // namespace pipesim::cli

@@ -1,0 +1,77 @@
+#pragma once
+// `--html FILE` of analyze, simulate, compare and sweep: the flag, the summary row every
+// command's table shares, and the report's inputs, turned into a viz::HtmlReport.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/compare.hpp"
+#include "analysis/run.hpp"
+#include "args.hpp"
+#include "viz/html_report.hpp"
+#include "viz/outputs.hpp"
+
+namespace pipesim::cli {
+
+/// Help line of --html.
+extern const std::string html_flag_help;
+
+/// Reads --html FILE into `path`; false if `flag` is another flag.
+bool read_html_flag(const std::string& flag, ArgReader& reader, std::string& path);
+
+/// One schedule's headline figures.
+using SummaryRow = analysis::CompareRow;
+
+/// The row of an analysis shown as `name`.
+SummaryRow summary_row(const std::string& name, const analysis::Analysis& a);
+
+/// The rows as the report's table: schedule, v, makespan (iteration time with a model),
+/// bubble, efficiency, peak, throughput and, with `speedup`, the speed-up column.
+viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
+                             const std::string& unit, bool speedup);
+
+/// "pipesim COMMAND ARGS..." with each argument quoted as a POSIX shell reads it back.
+std::string command_line(std::string_view command, const std::vector<std::string>& args);
+
+/// A report titled "pipesim COMMAND" with the command line and the spec's inputs (shape,
+/// costs or model, latency or cluster, layout); `cluster` is empty for the analytic replay.
+viz::HtmlReport html_report_for(std::string_view command, const std::vector<std::string>& args,
+                                const analysis::PipelineSpec& spec, const std::string& cluster);
+
+/// The report's picture of an analysis whose timeline recorded every op: memory in GiB with a
+/// model, in M_B without.
+viz::HtmlSchedule html_schedule(std::string name, const analysis::Analysis& a);
+
+/// What a report shows of one run: its summary row, warnings and, when asked, its picture.
+struct ReportRun {
+    SummaryRow row;
+    bool model = false;  ///< costs from a model (times in seconds, memory in bytes)
+    std::string unit;    ///< of the timeline's times
+    std::vector<std::string> warnings;
+    std::optional<viz::HtmlSchedule> picture;
+};
+
+/// The SimGrid engine on `cluster` as compare and sweep run it (no transfers recorded).
+analysis::SimGridEngine simgrid_engine(const simgrid::ClusterSpec& cluster);
+
+/// Runs `spec` on `engine` as `name`; with `picture`, every op is recorded for the picture.
+/// The analytic replay runs in this process, SimGrid in a child (it runs once per process).
+/// Throws like analysis::run.
+ReportRun run_for_report(const std::string& name, const analysis::PipelineSpec& spec,
+                         const analysis::Engine& engine, bool picture);
+
+/// analyze's and simulate's checks of --html before any work: the report can be written
+/// (viz::check_html_report) and names no file another output (`outputs`, --save's
+/// `save_file`) names. Does nothing when `path` is empty.
+void check_html_flag(const std::string& path, const viz::VizOutputs& outputs,
+                     const std::string& save_file);
+
+/// analyze's and simulate's report of one analysis: its summary row, its timeline and memory,
+/// the inputs. `cluster` is empty for the analytic replay.
+void write_single_html(const std::string& path, std::string_view command,
+                       const std::vector<std::string>& args, const analysis::PipelineSpec& spec,
+                       const std::string& cluster, const analysis::Analysis& a);
+
+}  // namespace pipesim::cli

@@ -1,0 +1,102 @@
+#include "sweep_html.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "analysis/cluster_workload.hpp"
+#include "html_output.hpp"
+#include "sweep/job.hpp"
+#include "sweep/results.hpp"
+
+namespace pipesim::cli {
+
+namespace {
+
+constexpr std::size_t max_table_rows = 2000;
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
+std::string costs_or_model(const sweep::Job& j) {
+    if (!j.model.empty()) return fmt::format("{} on {}, mb {}", j.model, j.gpu, j.mb);
+    return fmt::format("{:g},{:g},{:g}", j.costs[0], j.costs[1], j.costs[2]);
+}
+
+std::string describe(const sweep::Job& j) {
+    return fmt::format(
+        "job {}: {} p={} m={}, {}{}", j.index, j.schedule, j.p, j.m, costs_or_model(j),
+        j.engine == sweep::Engine::simgrid ? ", SimGrid on " + j.cluster : std::string());
+}
+
+viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
+    viz::HtmlTable t;
+    t.columns = {"job",    "schedule", "engine", "p",      "m",    "v",          "costs / model",
+                 "dp, tp", "status",   "time",   "bubble", "peak", "throughput", "reason"};
+    for (const sweep::Result& r : rows) {
+        const sweep::Job& j = r.job;
+        const bool model = !j.model.empty();
+        const bool seconds = model || j.engine == sweep::Engine::simgrid;
+        const bool ran = r.status == sweep::Status::ok || r.status == sweep::Status::over_memory;
+        auto number = [&](std::string text) { return ran ? text : std::string(); };
+        t.rows.push_back(
+            {std::to_string(j.index), j.schedule, sweep::engine_name(j.engine), std::to_string(j.p),
+             std::to_string(j.m), std::to_string(r.chunks), costs_or_model(j),
+             fmt::format("{}, {}", j.dp, j.tp), sweep::status_name(r.status),
+             number(fmt::format("{:.6g}{}", r.iteration_time, seconds ? " s" : "")),
+             number(fmt::format("{:.2f} %", 100 * r.bubble_rate)),
+             number(model ? fmt::format("{:.4g} GiB", r.peak_memory / gib)
+                          : fmt::format("{:.4g} M_B", r.peak_activation)),
+             number(model ? fmt::format("{:.6g} samples/s", r.samples_per_second)
+                          : fmt::format("{:.6g} mb/{}", r.throughput, seconds ? "s" : "unit")),
+             r.reason});
+    }
+    return t;
+}
+
+}  // namespace
+
+void write_sweep_html(const std::string& path, const std::vector<std::string>& args,
+                      const std::string& grid_file, const std::string& results) {
+    std::vector<sweep::Result> rows = sweep::load_results(results).rows;
+    std::stable_sort(rows.begin(), rows.end(), [](const sweep::Result& a, const sweep::Result& b) {
+        return a.job.index < b.job.index;
+    });
+    std::vector<const sweep::Result*> ok;
+    for (const sweep::Result& r : rows)
+        if (r.status == sweep::Status::ok) ok.push_back(&r);
+    const bool all_model = std::all_of(
+        ok.begin(), ok.end(), [](const sweep::Result* r) { return !r->job.model.empty(); });
+    auto rate = [&](const sweep::Result* r) {
+        return all_model ? r->samples_per_second : r->throughput;
+    };
+    std::stable_sort(ok.begin(), ok.end(), [&](const sweep::Result* a, const sweep::Result* b) {
+        return rate(a) > rate(b);
+    });
+    if (ok.size() > sweep_html_timelines) ok.resize(sweep_html_timelines);
+
+    viz::HtmlReport report;
+    report.title = fmt::format("pipesim sweep: {} ({} rows)", grid_file, rows.size());
+    report.command_line = command_line("sweep", args);
+    report.inputs = {
+        {"grid", grid_file},
+        {"results", results},
+        {"rows", rows.size() > max_table_rows
+                     ? fmt::format("{} (the first {} shown)", rows.size(), max_table_rows)
+                     : std::to_string(rows.size())},
+        {"timelines", fmt::format("the {} ok rows with the highest {}", ok.size(),
+                                  all_model ? "samples/s" : "microbatches per unit")}};
+    report.table = results_table(std::vector<sweep::Result>(
+        rows.begin(),
+        rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), max_table_rows))));
+    for (const sweep::Result* r : ok) {
+        const analysis::Engine engine =
+            r->job.engine == sweep::Engine::analytic
+                ? analysis::Engine(analysis::AnalyticEngine{})
+                : analysis::Engine(simgrid_engine(analysis::load_checked_cluster(r->job.cluster)));
+        ReportRun run = run_for_report(describe(r->job), sweep::pipeline_spec(r->job), engine,
+                                       /*picture=*/true);
+        report.schedules.push_back(std::move(*run.picture));
+    }
+    viz::write_html_report(path, report);
+}
+
+}  // namespace pipesim::cli

@@ -1,0 +1,142 @@
+"""pipesim: pipeline-parallel training schedules, simulated.
+
+    >>> import pipesim
+    >>> r = pipesim.analyze(schedule="zb-h1", p=8, m=32, costs=(1, 2, 1), comm=0.05)
+    >>> r.bubble_rate, r.peak_activation_max
+
+analyze() replays a schedule exactly (no network contention), simulate() runs it on the
+SimGrid model of a GPU cluster, compare() runs several schedules on one pipeline, search()
+finds the lowest-bubble schedule under an activation-memory cap. Results carry the fields of
+the command line's --json output. Bad input raises ValueError with the command line's
+message (the parameter named as in Python). See docs/python.md.
+"""
+
+import json as _json
+import warnings as _warnings
+
+from . import _pipesim
+from ._results import (PASSES, TRANSFER_KINDS, Comparison, Op, Result, SearchResult)
+from . import _spec
+
+__all__ = ["analyze", "simulate", "compare", "search", "schedules", "Schedule", "Result",
+           "Comparison", "SearchResult", "Op", "PASSES", "TRANSFER_KINDS", "PipesimWarning"]
+
+__version__ = _pipesim.__version__
+
+#: A schedule: per device, the ordered ops it runs. Schedule.load(path) reads pipesim schedule
+#: JSON (.json) or PyTorch pipelining CSV (.csv); schedule.save(path) writes either.
+Schedule = _pipesim.Schedule
+
+
+class PipesimWarning(UserWarning):
+    """A choice that runs but that deserves a look (the command line's "warning:" lines)."""
+
+
+_PIPELINE_KEYS = ("v", "group_size", "costs", "comm", "mem_w_ratio", "dp", "tp") + \
+    _spec.MODEL_KEYS
+_ENGINE_DEFAULTS = {"cluster": None, "layout_order": None, "message_bytes": 0.0,
+                    "grad_bytes": 0.0, "overlap_grad_reduce": True, "bw_scale": 1.0,
+                    "lat_scale": 1.0, "stragglers": None}
+
+
+def _pipeline(function, schedule, p, m, options, layout_without_model=False):
+    unknown = sorted(set(options) - set(_PIPELINE_KEYS))
+    if unknown:
+        raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")
+    o = {"v": None, "group_size": None, "costs": None, "comm": 0.0, "mem_w_ratio": None,
+         "dp": 1, "tp": 1}
+    o.update({k: v for k, v in options.items() if k in o})
+    model_args = dict(_spec.MODEL_DEFAULTS)
+    model_args.update({k: v for k, v in options.items() if k in model_args})
+    return _spec.pipeline_dict(schedule, p, m, o["v"], o["group_size"], o["costs"], o["comm"],
+                               o["mem_w_ratio"], o["dp"], o["tp"], model_args,
+                               layout_without_model)
+
+
+def _warn(messages):
+    for message in messages:
+        _warnings.warn(message, PipesimWarning, stacklevel=3)
+
+
+def analyze(schedule=None, p=None, m=None, **options):
+    """Runs `schedule` (a registered name such as "zb-h1", or a Schedule) on p devices with m
+    microbatches through the exact analytic replay and returns a Result.
+
+    Options (as the command line's flags): v, group_size, costs=(F, B, W) of a full stage (or
+    one triple per virtual stage), comm (latency between devices), mem_w_ratio; or a model:
+    model, gpu, mb, seq, sequence_parallel, recompute, efficiency, calibration, dist_opt,
+    first_stage_layers, last_stage_layers, with dp and tp.
+    """
+    spec = _pipeline("analyze", schedule, p, m, options)
+    result = Result(_pipesim.analyze(spec))
+    _warn(result.warnings)
+    return result
+
+
+def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
+             message_bytes=0.0, grad_bytes=0.0, overlap_grad_reduce=True, bw_scale=1.0,
+             lat_scale=1.0, stragglers=None, **options):
+    """Runs `schedule` on the SimGrid model of a GPU cluster (`cluster`: a preset such as
+    "dgx-h100", "dgx-h100:4" for 4 nodes, or a cluster JSON file) and returns a Result whose
+    fields are those of `pipesim simulate --json`. Times are seconds: give costs in seconds or
+    a model. dp and tp lay the pipeline out on the cluster; layout_order, message_bytes,
+    grad_bytes, overlap_grad_reduce, bw_scale, lat_scale and stragglers ({gpu: factor}) as
+    the command line's flags. Each simulation runs in a child process (SimGrid runs one
+    simulation per process).
+    """
+    if "comm" in options:
+        raise ValueError("comm is the analytic replay's latency; simulate takes latencies "
+                         "from the cluster (see lat_scale)")
+    spec = _pipeline("simulate", schedule, p, m, options, layout_without_model=True)
+    engine = _spec.engine_dict(cluster, layout_order, message_bytes, grad_bytes,
+                               overlap_grad_reduce, bw_scale, lat_scale, stragglers)
+    result = Result(_pipesim.simulate(spec, engine))
+    _warn(result.warnings)
+    return result
+
+
+def compare(schedules, p=None, m=None, **options):
+    """Runs each of `schedules` (registered names) on the same pipeline with the analytic
+    replay and returns a Comparison: one row per schedule with makespan (iteration_time with
+    a model), bubble_rate, efficiency, peak activation (peak_memory_bytes with a model),
+    throughput (samples_per_second) and the speed-up over the first. Options as analyze's;
+    v and group_size apply to the schedules that take them."""
+    if isinstance(schedules, str):
+        schedules = schedules.split(",")
+    names = [_spec.text("schedules", s) for s in schedules]
+    if not names:
+        raise ValueError("schedules: give at least one schedule name")
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ValueError(f"schedules: '{name}' is listed twice")
+    spec = _pipeline("compare", names[0], p, m, options)
+    fields, messages = _pipesim.compare(spec, names)
+    _warn(messages)
+    return Comparison(_json.loads(fields), messages)
+
+
+def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_ratio=1.0):
+    """The lowest-bubble schedule whose peak activation stays within `mem_limit` (full-stage
+    microbatches per device; 1F1B needs p) among the registered schedules, V-shape building
+    blocks and the automatic scheduler, each replayed with costs=(F, B, W), comm and
+    mem_w_ratio. Returns a SearchResult (fields of `pipesim search --json`, best_schedule)."""
+    if p is None:
+        raise ValueError("missing p=P (number of pipeline devices)")
+    if m is None:
+        raise ValueError("missing m=M (number of microbatches)")
+    if mem_limit is None:
+        raise ValueError("missing mem_limit=X (activations per device)")
+    triples = _spec.cost_triples(costs)
+    if len(triples) != 1:
+        raise ValueError("costs: search takes one triple (F, B, W)")
+    fields, best = _pipesim.search(
+        _spec.integer("p", p, 1, _spec.MAX_DEVICES),
+        _spec.integer("m", m, 1, _spec.MAX_MICROBATCHES),
+        _spec.number("mem_limit", mem_limit, 0.0, low_open=True), triples[0],
+        _spec.number("comm", comm), _spec.number("mem_w_ratio", mem_w_ratio, 0.0, 1.0))
+    return SearchResult(_json.loads(fields), best)
+
+
+def schedules():
+    """The registered schedules: {name: description}."""
+    return {name: description for name, description, *_ in _pipesim.schedule_names()}

@@ -1,0 +1,197 @@
+"""Result objects: the fields of the command line's --json object as attributes, the
+timeline as ops or NumPy arrays, and notebook views (_repr_svg_, _repr_html_)."""
+
+import collections
+import copy
+import html
+import json
+
+from ._spec import number
+
+#: Pass names by the codes of Result.arrays()["pass"].
+PASSES = ("F", "B", "W", "BW")
+#: Transfer kinds by the codes of Result.transfers()["kind"].
+TRANSFER_KINDS = ("pipeline", "tensor_parallel", "data_parallel")
+
+#: One op as it ran: its device, pass ("F", "B", "W" or "BW"), microbatch, virtual stage,
+#: start and end (in the result's time_unit).
+Op = collections.namedtuple("Op", "device kind microbatch stage start end")
+
+# The most ops drawn in a notebook (a larger picture is slow to lay out and unreadable).
+NOTEBOOK_MAX_OPS = 20000
+
+
+def _figure(value):
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _table(header, rows):
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_figure(c))}</td>" for c in row) +
+                   "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+class _Fields:
+    """Attribute access to the keys of a JSON object (`to_dict()`)."""
+
+    def __init__(self, fields):
+        self._fields = fields
+
+    def to_dict(self):
+        """The command line's --json object, as a dict (a copy)."""
+        return copy.deepcopy(self._fields)
+
+    def __getattr__(self, name):
+        fields = self.__dict__.get("_fields")
+        if fields is not None and name in fields:
+            return fields[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self.__dict__.get("_fields", {})))
+
+
+class Result(_Fields):
+    """One run of a pipeline (pipesim.analyze, pipesim.simulate): every field of
+    `pipesim analyze --json` (or `simulate --json`) as an attribute — bubble_rate,
+    makespan, peak_activation, ... — plus the timeline."""
+
+    def __init__(self, run):
+        super().__init__(json.loads(run.json))
+        self._run = run
+
+    def to_schedule(self):
+        """The Schedule that ran (e.g. to save it, or to run it again elsewhere)."""
+        return self._run.schedule
+
+    def arrays(self):
+        """Every op as NumPy columns, device by device in run order: device, pass (codes into
+        pipesim.PASSES), microbatch, stage, start, end."""
+        return self._run.op_arrays()
+
+    def timeline(self):
+        """Every op as a list of Op(device, kind, microbatch, stage, start, end), device by
+        device in run order (`ops`, as in --json, is their count)."""
+        return [Op(*t) for t in self._run.op_tuples()]
+
+    def transfers(self):
+        """Messages between devices as NumPy columns: src_device, dst_device, kind (codes into
+        pipesim.TRANSFER_KINDS), bytes, start, end."""
+        return self._run.transfer_arrays()
+
+    def memory_curve(self, device):
+        """Activation memory of `device` over time as (time, activation) arrays: a step curve
+        with one point per change, in the unit of peak_activation."""
+        return self._run.memory_curve(device)
+
+    def svg(self, memory=True, transfers=False, critical_path=False, width=0.0):
+        """The timeline picture (Graphviz SVG, as `--timeline FILE.svg`): one row per device,
+        memory below; `width` is the time axis' length in points (0: chosen from the ops).
+        Raises ValueError without Graphviz in this build or for a timeline too large to draw."""
+        return self._run.svg(bool(memory), bool(transfers), bool(critical_path),
+                             number("width", width))
+
+    def _repr_svg_(self):
+        if int(self._fields["ops"]) > NOTEBOOK_MAX_OPS:
+            return None
+        try:
+            return self.svg()
+        except (ValueError, RuntimeError):
+            return None
+
+    def _summary_rows(self):
+        f = self._fields
+        unit = f["time_unit"]
+        rows = [("schedule", f'{f["schedule"]} (p={f["devices"]} m={f["microbatches"]} '
+                             f'v={f["chunks"]})')]
+        if "model" in f:
+            m = f["model"]
+            rows.append(("model", f'{m["name"]} on {m["gpus"]} × {m["gpu"]}, '
+                                  f'b={m["microbatch_size"]} s={m["seq_len"]} t={m["tp"]}'))
+        if "cluster" in f:
+            rows.append(("cluster", f'{f["cluster"]}, dp={f["dp"]} tp={f["tp"]}, '
+                                    f'{f["gpus"]} GPUs'))
+        if "iteration_time" in f:
+            rows.append(("iteration time", f'{f["iteration_time"]:.6g} s'))
+        rows.append(("makespan", f'{f["makespan"]:.6g} {unit}'))
+        rows.append(("bubble rate", f'{100 * f["bubble_rate"]:.2f} % (device '
+                                    f'{f["bubble_device"]})'))
+        rows.append(("peak activation", f'{f["peak_activation_max"]:.4g}'))
+        if "samples_per_second" in f:
+            rows.append(("throughput", f'{f["samples_per_second"]:.6g} samples/s'))
+            rows.append(("MFU", f'{100 * f["mfu"]:.1f} %'))
+        else:
+            rows.append(("throughput", f'{f["throughput"]:.6g} microbatches / {unit}'))
+        return rows
+
+    def _repr_html_(self):
+        f = self._fields
+        devices = [(d, f["busy"][d], f["idle"][d], f'{100 * f["device_bubble_rate"][d]:.2f} %',
+                    f["peak_activation"][d]) for d in range(len(f["busy"]))]
+        warnings = "".join(f"<p>warning: {html.escape(w)}</p>" for w in f["warnings"])
+        return (_table(("", ""), self._summary_rows()) +
+                _table(("device", "busy", "idle", "bubble", "peak activation"), devices) +
+                warnings)
+
+    def __repr__(self):
+        f = self._fields
+        return (f'<pipesim.Result {f["schedule"]} p={f["devices"]} m={f["microbatches"]} '
+                f'v={f["chunks"]}: makespan {f["makespan"]:.6g} {f["time_unit"]}, bubble '
+                f'{100 * f["bubble_rate"]:.2f} %, peak activation '
+                f'{f["peak_activation_max"]:.4g}>')
+
+
+class Comparison(_Fields):
+    """Several schedules on one pipeline (pipesim.compare): the fields of
+    `pipesim compare --json` (devices, microbatches, time_unit, schedules: one dict per
+    schedule), iterable over those rows."""
+
+    def __init__(self, fields, warnings):
+        super().__init__(fields)
+        self.warnings = list(warnings)
+
+    def __iter__(self):
+        return iter(self._fields["schedules"])
+
+    def __len__(self):
+        return len(self._fields["schedules"])
+
+    def column(self, name):
+        """One field of every row as a NumPy array (numbers) or list (names)."""
+        import numpy as np  # only here: results need NumPy for their arrays alone
+
+        values = [row[name] for row in self._fields["schedules"]]
+        return values if name == "schedule" else np.asarray(values)
+
+    def _repr_html_(self):
+        rows = self._fields["schedules"]
+        header = list(rows[0].keys()) if rows else []
+        return _table(header, [list(r.values()) for r in rows])
+
+    def __repr__(self):
+        names = ", ".join(r["schedule"] for r in self._fields["schedules"])
+        return (f'<pipesim.Comparison p={self._fields["devices"]} '
+                f'm={self._fields["microbatches"]}: {names}>')
+
+
+class SearchResult(_Fields):
+    """The memory-capped search (pipesim.search): the fields of `pipesim search --json`
+    (best, ranking, ...) and the best schedule."""
+
+    def __init__(self, fields, best):
+        super().__init__(fields)
+        self.best_schedule = best
+
+    def _repr_html_(self):
+        rows = [(e["label"], e["kind"], f'{100 * e["bubble_rate"]:.2f} %', e["makespan"],
+                 e["peak_activation_max"], "yes" if e["fits"] else "no")
+                for e in self._fields["ranking"]]
+        return _table(("candidate", "kind", "bubble", "makespan", "peak", "fits"), rows)
+
+    def __repr__(self):
+        b = self._fields["best"]
+        return (f'<pipesim.SearchResult best within {self._fields["memory_limit"]:g}: '
+                f'{b["label"]}, bubble {100 * b["bubble_rate"]:.2f} %>')

@@ -1,0 +1,160 @@
+"""Checks the keyword arguments of the public functions and turns them into the plain dicts
+the compiled core reads (python/src/spec_dict.hpp). Messages follow the command line's, with
+the Python parameter in place of the flag: "p: must be in 1..4096, got 0"."""
+
+import math
+import numbers
+import os
+
+from . import _pipesim
+
+# The command line's bounds (cli/bounds.hpp), so that both front ends accept the same shapes.
+MAX_DEVICES = 4096
+MAX_MICROBATCHES = 1 << 20
+MAX_CHUNKS = 64
+MAX_MICROBATCH_SIZE = 1 << 20
+MAX_SEQ_LEN = 1 << 24
+MAX_TP = 1024
+MAX_DP = 1 << 16
+MAX_LAYERS = 1 << 20
+MAX_GPU_INDEX = 1 << 24
+
+
+def integer(name, value, low, high):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer, got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name}: must be in {low}..{high}, got {value}")
+    return int(value)
+
+
+def number(name, value, low=0.0, high=1e30, low_open=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: must be a finite number, got {value}")
+    if low_open and value <= low:
+        raise ValueError(f"{name}: must be > {low:g}, got {value:g}")
+    if value < low:
+        raise ValueError(f"{name}: must be ≥ {low:g}, got {value:g}")
+    if value > high:
+        raise ValueError(f"{name}: must be ≤ {high:g}, got {value:g}")
+    return value
+
+
+def text(name, value):
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def cost_triples(value):
+    """(F, B, W), or a list of such triples, one per virtual stage."""
+    if isinstance(value, str):
+        raise TypeError(f"costs: expected (F, B, W) or a list of triples, got {value!r}")
+    items = list(value)
+    triples = items if items and not isinstance(items[0], numbers.Real) else [items]
+    out = []
+    for triple in triples:
+        triple = list(triple)
+        if len(triple) != 3:
+            raise ValueError(f"costs: expected three numbers F, B, W, got {tuple(triple)!r}")
+        out.append([number("costs", t) for t in triple])
+    return out
+
+
+def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, efficiency, calibration,
+               dist_opt, first_stage_layers, last_stage_layers):
+    if model is None or gpu is None or mb is None:
+        raise ValueError("model-based costs need all of model=NAME, gpu=NAME and mb=B")
+    return {
+        "model": text("model", model),
+        "gpu": text("gpu", gpu),
+        "mb": integer("mb", mb, 1, MAX_MICROBATCH_SIZE),
+        "seq": 0 if seq is None else integer("seq", seq, 1, MAX_SEQ_LEN),
+        "sequence_parallel": bool(sequence_parallel),
+        "recompute": text("recompute", recompute),
+        "efficiency": 0.0 if efficiency is None else number("efficiency", efficiency, 0.0, 1.0,
+                                                            low_open=True),
+        "calibration": "" if calibration is None else text("calibration", calibration),
+        "dist_opt": bool(dist_opt),
+        "first_stage_layers": -1 if first_stage_layers is None else integer(
+            "first_stage_layers", first_stage_layers, 1, MAX_LAYERS),
+        "last_stage_layers": -1 if last_stage_layers is None else integer(
+            "last_stage_layers", last_stage_layers, 1, MAX_LAYERS),
+    }
+
+
+MODEL_KEYS = ("model", "gpu", "mb", "seq", "sequence_parallel", "recompute", "efficiency",
+              "calibration", "dist_opt", "first_stage_layers", "last_stage_layers")
+MODEL_DEFAULTS = {"model": None, "gpu": None, "mb": None, "seq": None,
+                  "sequence_parallel": True, "recompute": "none", "efficiency": None,
+                  "calibration": None, "dist_opt": False, "first_stage_layers": None,
+                  "last_stage_layers": None}
+
+
+def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, tp, model_args,
+                  layout_without_model):
+    """The pipeline of analyze/simulate/compare. `schedule` is a registered name or a
+    Schedule; `model_args` the model keywords (MODEL_KEYS)."""
+    d = {"schedule": "", "given": None, "p": 0, "m": 0, "v": 0, "group_size": 0}
+    if isinstance(schedule, _pipesim.Schedule):
+        if p is not None or m is not None or v is not None or group_size is not None:
+            raise ValueError("a Schedule gives the shape: drop p, m, v and group_size")
+        d["given"] = schedule
+    else:
+        if schedule is None:
+            raise ValueError("missing schedule=NAME (see pipesim.schedules())")
+        d["schedule"] = text("schedule", schedule)
+        if p is None:
+            raise ValueError("missing p=P (number of pipeline devices)")
+        if m is None:
+            raise ValueError("missing m=M (number of microbatches)")
+        d["p"] = integer("p", p, 1, MAX_DEVICES)
+        d["m"] = integer("m", m, 1, MAX_MICROBATCHES)
+        d["v"] = 0 if v is None else integer("v", v, 1, MAX_CHUNKS)
+        d["group_size"] = 0 if group_size is None else integer("group_size", group_size, 1,
+                                                               MAX_MICROBATCHES)
+    have_model = any(model_args[k] != MODEL_DEFAULTS[k] for k in MODEL_KEYS)
+    if have_model:
+        if costs is not None or mem_w_ratio is not None:
+            raise ValueError("costs and mem_w_ratio cannot be combined with model (the model "
+                             "gives the costs and memory)")
+        d["model"] = model_dict(**model_args)
+    else:
+        d["model"] = None
+        if not layout_without_model and (dp != 1 or tp != 1):
+            raise ValueError("dp and tp set the model's layout: give model=NAME, gpu=NAME and "
+                             "mb=B (or run pipesim.simulate for a cluster)")
+    d["costs"] = cost_triples((1, 1, 1) if costs is None else costs)
+    d["mem_w_ratio"] = 1.0 if mem_w_ratio is None else number("mem_w_ratio", mem_w_ratio, 0.0,
+                                                              1.0)
+    d["comm"] = number("comm", comm)
+    d["dp"] = integer("dp", dp, 1, MAX_DP)
+    d["tp"] = integer("tp", tp, 1, MAX_TP)
+    return d
+
+
+def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_reduce,
+                bw_scale, lat_scale, stragglers):
+    if cluster is None:
+        raise ValueError("missing cluster=NAME|FILE ('pipesim list' shows the presets)")
+    pairs = []
+    items = stragglers.items() if isinstance(stragglers, dict) else (stragglers or [])
+    for item in items:
+        gpu, factor = item
+        pairs.append([integer("stragglers", gpu, 0, MAX_GPU_INDEX),
+                      number("stragglers", factor, 0.0, low_open=True)])
+    return {
+        "cluster": text("cluster", cluster),
+        "layout_order": None if layout_order is None else text("layout_order", layout_order),
+        "message_bytes": number("message_bytes", message_bytes),
+        "grad_bytes": number("grad_bytes", grad_bytes),
+        "overlap_grad_reduce": bool(overlap_grad_reduce),
+        "bw_scale": number("bw_scale", bw_scale, 0.0, low_open=True),
+        "lat_scale": number("lat_scale", lat_scale),
+        "stragglers": pairs,
+    }

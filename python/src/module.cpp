@@ -1,0 +1,238 @@
+// _pipesim: the compiled half of the `pipesim` Python package, a thin layer over the
+// analysis library (analysis/run.hpp). The Python half (pipesim/) checks the arguments and
+// builds the result objects; errors arrive as ValueError (std::invalid_argument, the
+// command line's message) or RuntimeError.
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+#include <pybind11/operators.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "analysis/compare.hpp"
+#include "analysis/search.hpp"
+#include "run_data.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/schedule_file.hpp"
+#include "schedules/schedule_json.hpp"
+#include "spec_dict.hpp"
+#include "viz/render.hpp"
+#include "viz/timeline_picture.hpp"
+
+namespace py = pybind11;
+
+namespace pipesim::python {
+
+namespace {
+
+template <typename T>
+py::array_t<T> to_array(const std::vector<T>& values) {
+    return py::array_t<T>(static_cast<py::ssize_t>(values.size()), values.data());
+}
+
+// Every op of the timeline as columns, device by device in run order.
+py::dict op_arrays(const Timeline& timeline) {
+    std::vector<std::int32_t> device, microbatch, stage;
+    std::vector<std::uint8_t> pass;
+    std::vector<double> start, end;
+    for (std::size_t d = 0; d < timeline.device_ops.size(); ++d)
+        for (const TimedOp& t : timeline.device_ops[d]) {
+            device.push_back(static_cast<std::int32_t>(d));
+            pass.push_back(static_cast<std::uint8_t>(t.op.pass));
+            microbatch.push_back(t.op.microbatch);
+            stage.push_back(t.op.stage);
+            start.push_back(t.start);
+            end.push_back(t.end);
+        }
+    py::dict out;
+    out["device"] = to_array(device);
+    out["pass"] = to_array(pass);
+    out["microbatch"] = to_array(microbatch);
+    out["stage"] = to_array(stage);
+    out["start"] = to_array(start);
+    out["end"] = to_array(end);
+    return out;
+}
+
+// Every op as (device, pass name, microbatch, stage, start, end), as op_arrays orders them.
+py::list op_tuples(const Timeline& timeline) {
+    py::list out;
+    for (std::size_t d = 0; d < timeline.device_ops.size(); ++d)
+        for (const TimedOp& t : timeline.device_ops[d])
+            out.append(py::make_tuple(d, std::string(pass_name(t.op.pass)), t.op.microbatch,
+                                      t.op.stage, t.start, t.end));
+    return out;
+}
+
+py::dict transfer_arrays(const Timeline& timeline) {
+    std::vector<std::int32_t> src, dst;
+    std::vector<std::uint8_t> kind;
+    std::vector<double> bytes, start, end;
+    for (const Transfer& t : timeline.transfers) {
+        src.push_back(t.src_device);
+        dst.push_back(t.dst_device);
+        kind.push_back(static_cast<std::uint8_t>(t.kind));
+        bytes.push_back(t.bytes);
+        start.push_back(t.start);
+        end.push_back(t.end);
+    }
+    py::dict out;
+    out["src_device"] = to_array(src);
+    out["dst_device"] = to_array(dst);
+    out["kind"] = to_array(kind);
+    out["bytes"] = to_array(bytes);
+    out["start"] = to_array(start);
+    out["end"] = to_array(end);
+    return out;
+}
+
+py::tuple memory_curve(const RunData& run, int device) {
+    if (device < 0 || device >= run.timeline.devices)
+        throw std::invalid_argument(
+            fmt::format("device: must be in 0..{}, got {}", run.timeline.devices - 1, device));
+    std::vector<double> time, activation;
+    for (const MemoryPoint& p : memory_over_time(run.timeline, run.memory, device)) {
+        time.push_back(p.time);
+        activation.push_back(p.activation);
+    }
+    return py::make_tuple(to_array(time), to_array(activation));
+}
+
+std::string timeline_svg(const RunData& run, bool memory, bool transfers, bool critical_path,
+                         double width) {
+    viz::TimelinePictureOptions options;
+    options.memory = memory;
+    options.transfers = transfers;
+    options.critical_path = critical_path;
+    options.width = width;
+    const std::string dot = viz::timeline_dot(run.timeline, run.memory, options);
+    py::gil_scoped_release release;
+    return viz::render_dot(dot, viz::ImageFormat::svg);
+}
+
+py::list device_ops(const Schedule& s) {
+    py::list devices;
+    for (const std::vector<Op>& ops : s.device_ops) {
+        py::list list;
+        for (const Op& op : ops)
+            list.append(py::make_tuple(std::string(pass_name(op.pass)), op.microbatch, op.stage));
+        devices.append(list);
+    }
+    return devices;
+}
+
+RunData analyze(const py::dict& d) {
+    const analysis::PipelineSpec spec = spec_from_dict(d);
+    py::gil_scoped_release release;
+    return run_data(analysis::run(spec), spec);
+}
+
+bool python_interrupted() {
+    py::gil_scoped_acquire acquire;
+    return PyErr_CheckSignals() != 0;
+}
+
+RunData simulate(const py::dict& d, const py::dict& engine_dict) {
+    const analysis::PipelineSpec spec = spec_from_dict(d);
+    const analysis::SimGridEngine engine = engine_from_dict(engine_dict);
+    analysis::Pipeline pipeline = analysis::prepare(spec, engine);
+    try {
+        py::gil_scoped_release release;
+        return simulate_in_child(std::move(pipeline), engine, python_interrupted);
+    } catch (const std::runtime_error& e) {
+        // A KeyboardInterrupt seen while waiting is the error Python reports.
+        if (PyErr_Occurred()) throw py::error_already_set();
+        throw;
+    }
+}
+
+py::tuple compare(const py::dict& d, const std::vector<std::string>& names) {
+    const analysis::PipelineSpec spec = spec_from_dict(d);
+    analysis::Comparison comparison;
+    {
+        py::gil_scoped_release release;
+        comparison = analysis::compare(spec, names);
+    }
+    return py::make_tuple(analysis::comparison_json(comparison).dump(), comparison.warnings);
+}
+
+py::tuple search(int devices, int microbatches, double memory_limit,
+                 const std::array<double, 3>& costs, double comm, double mem_w_ratio) {
+    SearchOptions options;
+    options.devices = devices;
+    options.microbatches = microbatches;
+    options.memory_limit = memory_limit;
+    options.costs = PassCosts{costs[0], costs[1], costs[2]};
+    options.comm_latency = comm;
+    options.mem_w_ratio = mem_w_ratio;
+    SearchResult result;
+    {
+        py::gil_scoped_release release;
+        result = analysis::search(options);
+    }
+    return py::make_tuple(analysis::search_json(result, options).dump(), result.best);
+}
+
+py::list schedule_names() {
+    py::list names;
+    for (const ScheduleGenerator& g : schedule_generators())
+        names.append(py::make_tuple(std::string(g.name), std::string(g.description),
+                                    g.default_chunks, g.min_chunks, g.max_chunks));
+    return names;
+}
+
+}  // namespace
+
+}  // namespace pipesim::python
+
+PYBIND11_MODULE(_pipesim, m) {
+    using namespace pipesim;
+    using namespace pipesim::python;
+    m.doc() = "pipesim's compiled core; use the `pipesim` package.";
+    m.attr("__version__") = PIPESIM_VERSION;
+
+    py::class_<Schedule>(m, "Schedule")
+        .def_readonly("name", &Schedule::name)
+        .def_readonly("devices", &Schedule::devices)
+        .def_readonly("microbatches", &Schedule::microbatches)
+        .def_readonly("chunks", &Schedule::chunks)
+        .def_readonly("stage_device", &Schedule::stage_device)
+        .def_property_readonly("device_ops", &device_ops)
+        .def_property_readonly("op_count", &Schedule::op_count)
+        .def("to_json", &schedule_to_json)
+        .def_static(
+            "from_json",
+            [](const std::string& text, const std::string& source) {
+                return parse_schedule_json(text, source);
+            },
+            py::arg("text"), py::arg("source") = "<string>")
+        .def_static("load", [](const std::string& path) { return read_schedule_file(path); })
+        .def("save",
+             [](const Schedule& s, const std::string& path) { write_schedule_file(s, path); })
+        .def(py::self == py::self)
+        .def("__repr__",
+             [](const Schedule& s) {
+                 return fmt::format("<pipesim.Schedule {} p={} m={} v={}: {} ops>", s.name,
+                                    s.devices, s.microbatches, s.chunks, s.op_count());
+             })
+        .def(py::pickle(
+            [](const Schedule& s) { return schedule_to_json(s); },
+            [](const std::string& text) { return parse_schedule_json(text, "pickle"); }));
+
+    py::class_<RunData>(m, "Run")
+        .def_readonly("json", &RunData::json)
+        .def_readonly("schedule", &RunData::schedule)
+        .def_property_readonly("time_unit", [](const RunData& r) { return r.timeline.time_unit; })
+        .def("op_arrays", [](const RunData& r) { return op_arrays(r.timeline); })
+        .def("op_tuples", [](const RunData& r) { return op_tuples(r.timeline); })
+        .def("transfer_arrays", [](const RunData& r) { return transfer_arrays(r.timeline); })
+        .def("memory_curve", &memory_curve, py::arg("device"))
+        .def("svg", &timeline_svg, py::arg("memory") = true, py::arg("transfers") = false,
+             py::arg("critical_path") = false, py::arg("width") = 0.0);
+
+    m.def("analyze", &analyze);
+    m.def("simulate", &simulate);
+    m.def("compare", &compare);
+    m.def("search", &search);
+    m.def("schedule_names", &schedule_names);
+    m.def("graphviz_available", &viz::graphviz_available);
+}

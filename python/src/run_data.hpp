@@ -1,0 +1,29 @@
+#pragma once
+// What a Python result holds of one run: the `--json` object and the timeline with its
+// memory model (for the picture and the op arrays), plus the schedule that ran.
+
+#include <string>
+
+#include "analysis/run.hpp"
+
+namespace pipesim::python {
+
+struct RunData {
+    std::string json;  ///< analysis_json(), dumped
+    Schedule schedule;
+    Timeline timeline;
+    MemoryModel memory;
+};
+
+/// The data of `result`, run from `spec`.
+RunData run_data(const analysis::Analysis& result, const analysis::PipelineSpec& spec);
+
+/// Runs a prepared pipeline on the SimGrid engine in a child process (SimGrid allows one
+/// engine per process, a notebook runs many) and returns its data. Throws
+/// std::invalid_argument or std::runtime_error with the child's message, std::runtime_error
+/// when the child dies or cannot be started. `interrupted` is polled while waiting; when it
+/// returns true the child is killed and std::runtime_error("interrupted") thrown.
+RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEngine& engine,
+                          bool (*interrupted)());
+
+}  // namespace pipesim::python

@@ -1,0 +1,110 @@
+"""pipesim.analyze: the figures of the analytic replay, checked against closed forms and
+against the command line's --json output."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pipesim
+
+
+def test_1f1b_matches_the_command_line(cli):
+    r = pipesim.analyze(schedule="1f1b", p=4, m=8)
+    expected = cli("analyze", "-s", "1f1b", "-p", 4, "-m", 8, "--json")
+    assert r.to_dict() == expected
+    assert r.bubble_rate == expected["bubble_rate"]
+
+
+def test_1f1b_bubble_and_makespan_follow_the_closed_form():
+    # Unit F, B, W (BW = 2), no latency: makespan (m + p − 1)(F + B + W), bubble
+    # (p − 1)/(m + p − 1), device i holds p − i microbatches at its peak.
+    p, m = 4, 8
+    r = pipesim.analyze(schedule="1f1b", p=p, m=m)
+    assert r.makespan == pytest.approx((m + p - 1) * 3)
+    assert r.bubble_rate == pytest.approx((p - 1) / (m + p - 1))
+    assert r.peak_activation == [4, 3, 2, 1]
+    assert r.peak_activation_max == 4
+
+
+def test_zb_h1_with_costs_and_latency_matches_the_command_line(cli):
+    r = pipesim.analyze(schedule="zb-h1", p=8, m=32, costs=(1, 2, 1), comm=0.05)
+    expected = cli("analyze", "-s", "zb-h1", "-p", 8, "-m", 32, "--costs", "1,2,1",
+                   "--comm", 0.05, "--json")
+    assert r.to_dict() == expected
+    assert r.comm_latency == 0.05
+
+
+def test_per_stage_costs_and_chunks():
+    r = pipesim.analyze(schedule="interleaved-1f1b", p=2, m=4, v=2,
+                        costs=[(1, 1, 1), (2, 2, 2), (1, 1, 1), (2, 2, 2)], mem_w_ratio=0.5)
+    assert r.chunks == 2 and r.virtual_stages == 4
+    # Busy time of each device: m microbatches × the F, B, W of its two chunks.
+    assert r.busy == pytest.approx([4 * (3 + 3), 4 * (6 + 6)])
+
+
+def test_model_based_run_matches_the_command_line(cli):
+    r = pipesim.analyze(schedule="zb-h1", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1, tp=2,
+                        dp=2, recompute="selective")
+    expected = cli("analyze", "-s", "zb-h1", "-p", 4, "-m", 8, "--model", "llama2-7b", "--gpu",
+                   "h100-sxm", "--mb", 1, "-t", 2, "--dp", 2, "--recompute", "selective", "--json")
+    assert r.to_dict() == expected
+    assert r.time_unit == "s" and r.model["gpus"] == 16 and 0 < r.mfu < 1
+
+
+def test_ops_and_arrays_describe_the_same_timeline():
+    r = pipesim.analyze(schedule="zb-h1", p=4, m=8, costs=(1, 2, 1))
+    ops = r.timeline()
+    a = r.arrays()
+    assert len(ops) == r.ops == 4 * 8 * 3  # F, B, W of each microbatch on each device
+    assert len(a["start"]) == len(ops)
+    assert [pipesim.PASSES[c] for c in a["pass"]] == [o.kind for o in ops]
+    assert a["device"].dtype == np.int32 and a["start"].dtype == np.float64
+    # Durations are the costs; each device runs one op at a time.
+    durations = {"F": 1, "B": 2, "W": 1}
+    for o in ops:
+        assert o.end - o.start == pytest.approx(durations[o.kind])
+    for d in range(4):
+        mine = a["device"] == d
+        assert np.all(a["start"][mine][1:] >= a["end"][mine][:-1])
+        assert a["end"][mine].sum() - a["start"][mine].sum() == pytest.approx(r.busy[d])
+    assert a["end"].max() - a["start"].min() == pytest.approx(r.makespan)
+
+
+def test_memory_curve_peaks_at_peak_activation():
+    r = pipesim.analyze(schedule="1f1b", p=4, m=8)
+    for d in range(4):
+        time, held = r.memory_curve(d)
+        assert held.max() == pytest.approx(r.peak_activation[d])
+        assert np.all(np.diff(time) >= 0)
+    with pytest.raises(ValueError, match="device: must be in 0..3, got 4"):
+        r.memory_curve(4)
+
+
+def test_transfers_connect_devices():
+    r = pipesim.analyze(schedule="1f1b", p=4, m=8, comm=0.5)
+    t = r.transfers()
+    # Each microbatch crosses p − 1 boundaries forward and back.
+    assert len(t["src_device"]) == 8 * 3 * 2
+    assert np.all(t["end"] - t["start"] == pytest.approx(0.5))
+    assert set(np.abs(t["src_device"] - t["dst_device"]).tolist()) == {1}
+
+
+def test_given_schedule_runs_like_the_generated_one():
+    generated = pipesim.analyze(schedule="zb-v", p=4, m=8)
+    again = pipesim.analyze(generated.to_schedule())
+    assert again.makespan == generated.makespan
+    assert again.peak_activation == generated.peak_activation
+
+
+def test_import_and_runs_need_no_numpy():
+    # Only the array functions import NumPy: an interpreter without it still runs pipelines.
+    code = ("import sys; sys.modules['numpy'] = None; import pipesim; "
+            "r = pipesim.analyze(schedule='1f1b', p=4, m=8); "
+            "print(r.bubble_rate, len(r.timeline()), pipesim.compare(['1f1b'], p=4, m=8)"
+            ".schedules[0]['bubble_rate'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [repr(3 / 11), "64", repr(3 / 11)]

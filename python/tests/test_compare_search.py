@@ -1,0 +1,55 @@
+"""pipesim.compare and pipesim.search against the command line."""
+
+import pytest
+
+import pipesim
+
+
+def test_compare_matches_the_command_line(cli):
+    names = ["1f1b", "zb-h1", "zb-2p", "zb-v", "v-half"]
+    c = pipesim.compare(names, p=8, m=32, costs=(1, 2, 1))
+    expected = cli("compare", "-s", ",".join(names), "-p", 8, "-m", 32, "--costs", "1,2,1",
+                   "--json")
+    assert c.to_dict() == expected
+    assert [row["schedule"] for row in c] == names and len(c) == 5
+    assert c.column("speedup")[0] == 1
+    # Speed-up is the first makespan over each; efficiency = 1 − bubble for uniform devices
+    # of 1F1B (every device is busy m(F+B+W) in the same makespan).
+    assert c.column("speedup") == pytest.approx(c.column("makespan")[0] / c.column("makespan"))
+    first = c.schedules[0]
+    assert first["efficiency"] == pytest.approx(1 - first["bubble_rate"])
+
+
+def test_compare_with_a_model_reports_seconds_and_bytes():
+    c = pipesim.compare("1f1b,zb-h1", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1)
+    assert c.time_unit == "s"
+    assert {"iteration_time", "peak_memory_bytes", "samples_per_second"} <= set(c.schedules[0])
+
+
+def test_compare_errors(cli):
+    message = cli("compare", "-s", "1f1b,nope", "-p", 4, "-m", 8, expect_error=True)
+    with pytest.raises(ValueError) as e:
+        pipesim.compare(["1f1b", "nope"], p=4, m=8)
+    assert "pipesim compare: " + str(e.value) + "\n" == message
+    with pytest.raises(ValueError, match="listed twice"):
+        pipesim.compare(["1f1b", "1f1b"], p=4, m=8)
+
+
+def test_search_matches_the_command_line(cli):
+    s = pipesim.search(p=4, m=8, mem_limit=3, costs=(1, 2, 1))
+    expected = cli("search", "-p", 4, "-m", 8, "--mem-limit", 3, "--costs", "1,2,1", "--json")
+    assert s.to_dict() == expected
+    assert s.best["fits"] and s.best["peak_activation_max"] <= 3
+    # The best schedule, replayed on its own, gives the figures the search ranked it by.
+    again = pipesim.analyze(s.best_schedule, costs=(1, 2, 1))
+    assert again.bubble_rate == pytest.approx(s.best["bubble_rate"])
+    assert again.peak_activation_max == pytest.approx(s.best["peak_activation_max"])
+
+
+def test_search_errors_are_the_command_lines(cli):
+    message = cli("search", "-p", 4, "-m", 8, "--mem-limit", 0.5, expect_error=True)
+    with pytest.raises(ValueError) as e:
+        pipesim.search(p=4, m=8, mem_limit=0.5)
+    assert "pipesim search: " + str(e.value) + "\n" == message
+    with pytest.raises(ValueError, match="mem_limit: must be > 0"):
+        pipesim.search(p=4, m=8, mem_limit=0)

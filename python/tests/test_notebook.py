@@ -1,0 +1,55 @@
+"""What a notebook shows: the timeline picture (_repr_svg_) and summary tables
+(_repr_html_)."""
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import pipesim
+from pipesim import _pipesim
+
+
+@pytest.mark.skipif(not _pipesim.graphviz_available(), reason="built without Graphviz")
+def test_result_shows_its_timeline_as_svg():
+    r = pipesim.analyze(schedule="1f1b", p=2, m=3)
+    svg = r._repr_svg_()
+    root = ET.fromstring(svg)  # well-formed SVG
+    assert root.tag.endswith("svg")
+    # One box per op, each with a tooltip naming it.
+    titles = re.findall(r'<a xlink:title="([^"]*)"', svg)
+    ops = [t for t in titles if re.match(r"(F|BW)\(mb \d", t)]
+    assert len(ops) == r.ops == 12
+    assert r.svg(memory=False) != svg
+    with pytest.raises(ValueError, match="width: must be ≥ 0"):
+        r.svg(width=-1)
+
+
+def test_svg_is_skipped_for_pictures_too_large_for_a_notebook():
+    r = pipesim.analyze(schedule="1f1b", p=8, m=2000)
+    assert r.ops > 20000
+    assert r._repr_svg_() is None
+
+
+def test_result_summary_table():
+    r = pipesim.analyze(schedule="zb-h1", p=4, m=8)
+    page = r._repr_html_()
+    assert page.count("<table>") == 2
+    assert f"{100 * r.bubble_rate:.2f} %" in page
+    assert page.count("<tr>") == len(r._summary_rows()) + 1 + 4 + 1  # two headers
+    assert "zb-h1" in repr(r)
+
+
+def test_model_result_table_names_the_model():
+    r = pipesim.analyze(schedule="1f1b", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1)
+    page = r._repr_html_()
+    assert "llama2-7b" in page and "MFU" in page
+
+
+def test_comparison_and_search_tables():
+    c = pipesim.compare(["1f1b", "zb-h1"], p=4, m=8)
+    page = c._repr_html_()
+    assert page.count("<tr>") == 3 and "zb-h1" in page and "speedup" in page
+    s = pipesim.search(p=4, m=8, mem_limit=4)
+    assert s._repr_html_().count("<tr>") == len(s.ranking) + 1
+    assert "best within 4" in repr(s)

@@ -1,0 +1,49 @@
+"""Schedule.load/save: pipesim schedule JSON and PyTorch pipelining CSV round trips."""
+
+import pickle
+
+import pytest
+
+import pipesim
+
+
+@pytest.mark.parametrize("name", ["1f1b", "zb-h1", "interleaved-1f1b", "zb-v", "dualpipe"])
+def test_json_round_trip_gives_an_equal_schedule(tmp_path, name):
+    s = pipesim.analyze(schedule=name, p=4, m=8).to_schedule()
+    path = tmp_path / "s.json"
+    s.save(str(path))
+    back = pipesim.Schedule.load(str(path))
+    assert back == s
+    assert back.device_ops == s.device_ops and back.stage_device == s.stage_device
+
+
+@pytest.mark.parametrize("name", ["1f1b", "zb-h1", "interleaved-1f1b", "zb-v"])
+def test_csv_round_trip_keeps_every_devices_op_order(tmp_path, name):
+    s = pipesim.analyze(schedule=name, p=4, m=8).to_schedule()
+    path = tmp_path / "s.csv"
+    s.save(str(path))
+    back = pipesim.Schedule.load(str(path))
+    assert (back.devices, back.microbatches, back.chunks) == (s.devices, s.microbatches, s.chunks)
+    assert back.device_ops == s.device_ops
+    # The same schedule: the same replay.
+    assert pipesim.analyze(back).makespan == pipesim.analyze(s).makespan
+
+
+def test_schedule_fields_pickling_and_json_text():
+    s = pipesim.analyze(schedule="1f1b", p=2, m=2).to_schedule()
+    assert (s.name, s.devices, s.microbatches, s.chunks, s.op_count) == ("1f1b", 2, 2, 1, 8)
+    assert s.device_ops[0][0] == ("F", 0, 0)
+    assert pickle.loads(pickle.dumps(s)) == s
+    assert pipesim.Schedule.from_json(s.to_json()) == s
+    assert repr(s) == "<pipesim.Schedule 1f1b p=2 m=2 v=1: 8 ops>"
+
+
+def test_bad_schedule_files_raise_value_error_naming_the_file(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "pipesim-schedule", "version": 1, "devices": 0}')
+    with pytest.raises(ValueError, match="bad.json:1:"):
+        pipesim.Schedule.load(str(bad))
+    with pytest.raises(ValueError):
+        pipesim.Schedule.load(str(tmp_path / "missing.json"))
+    with pytest.raises(ValueError, match="extension|\\.txt"):
+        pipesim.analyze(schedule="1f1b", p=2, m=2).to_schedule().save(str(tmp_path / "s.txt"))

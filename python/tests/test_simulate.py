@@ -1,0 +1,48 @@
+"""pipesim.simulate: the SimGrid engine, each run in its own process."""
+
+import pytest
+
+import pipesim
+
+COSTS = (0.001, 0.002, 0.001)  # seconds
+
+
+def test_simulate_matches_the_command_line(cli):
+    r = pipesim.simulate(schedule="1f1b", p=4, m=8, costs=COSTS, cluster="dgx-h100:1")
+    expected = cli("simulate", "-s", "1f1b", "-p", 4, "-m", 8, "--costs", "0.001,0.002,0.001",
+                   "--cluster", "dgx-h100:1", "--json")
+    assert r.to_dict() == expected
+    assert r.engine == "simgrid" and r.time_unit == "s"
+
+
+def test_several_simulations_in_one_process_with_data_parallel_replicas():
+    one = pipesim.simulate(schedule="zb-h1", p=4, m=8, costs=COSTS, cluster="dgx-h100:1",
+                           lat_scale=0)
+    two = pipesim.simulate(schedule="zb-h1", p=4, m=8, costs=COSTS, cluster="dgx-h100:4", dp=2,
+                           grad_bytes=1e9)
+    assert two.dp == 2 and two.gpus == 8
+    # The pipeline alone is the same; the gradient all-reduce only adds to the iteration.
+    assert two.iteration_time >= one.iteration_time
+    assert two.grad_reduce_time > 0
+    # No latency (lat_scale=0) and no message sizes: SimGrid's makespan is the replay's.
+    replay = pipesim.analyze(schedule="zb-h1", p=4, m=8, costs=COSTS)
+    assert one.makespan == pytest.approx(replay.makespan, rel=1e-6)
+    assert len(one.timeline()) == one.ops
+
+
+def test_model_based_simulation():
+    r = pipesim.simulate(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1,
+                         cluster="dgx-h100:1", tp=2)
+    assert r.model["name"] == "llama2-7b" and r.tp == 2 and r.samples_per_second > 0
+
+
+def test_simulate_errors_are_the_command_lines(cli):
+    message = cli("simulate", "-s", "1f1b", "-p", 4, "-m", 4, "--cluster", "nope",
+                  expect_error=True)
+    with pytest.raises(ValueError) as e:
+        pipesim.simulate(schedule="1f1b", p=4, m=4, cluster="nope")
+    assert "pipesim simulate: " + str(e.value) + "\n" == message
+    with pytest.raises(ValueError, match="latencies from the cluster"):
+        pipesim.simulate(schedule="1f1b", p=4, m=4, cluster="dgx-h100", comm=0.1)
+    with pytest.raises(ValueError, match="missing cluster"):
+        pipesim.simulate(schedule="1f1b", p=4, m=4)

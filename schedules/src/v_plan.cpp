@@ -1,0 +1,276 @@
+// Cost-aware V-shape candidates: building blocks laid out for the real pass lengths, placed
+// under a memory cap, timed with the planning costs.
+#include "v_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "block_timing.hpp"
+#include "generators.hpp"
+#include "schedules/block_catalog.hpp"
+#include "schedules/placement.hpp"
+#include "v_compact.hpp"
+#include "v_rounds.hpp"
+
+namespace pipesim::detail {
+
+namespace {
+
+constexpr double eps = 1e-9;
+// Problems with at most this many ops get every turn delay; larger ones only the undelayed
+// block (the candidates' work grows with p·m and generation must stay fast at p=64, m=1024).
+constexpr double many_delays_ops = 5e3;
+// Problems with at most this many ops also get blocks laid out with unit slots placed with
+// the real pass lengths, and the greedy list schedule.
+constexpr double all_placements_ops = 1.5e5;
+// Problems above this many ops keep the unit-slot order (one candidate costs about as much as
+// generating it; v-half at p = m = 1024 must stay within 2 s).
+constexpr double huge_ops = 1e6;
+// The longest slot a pass gets when the block is laid out in the ratio of the pass times.
+constexpr int max_slot_length = 8;
+
+bool shorter(const PlannedLength& a, const PlannedLength& b) {
+    const double tolerance = eps * std::max(1.0, std::abs(b.longest_span));
+    return a.longest_span < b.longest_span - tolerance;
+}
+
+bool same_length(const PlannedLength& a, const PlannedLength& b) {
+    return !shorter(a, b) && !shorter(b, a);
+}
+
+double mean(const std::vector<double>& x) {
+    return std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
+}
+
+// Slot lengths in the ratio of the mean F, B and W times (the shortest pass one slot, none
+// longer than max_slot_length); nothing when that is unit slots.
+std::optional<SlotLengths> cost_slots(const PlanningCosts& costs) {
+    const double f = mean(costs.times.forward);
+    const double b = mean(costs.times.backward_input);
+    const double w = mean(costs.times.backward_weight);
+    const double shortest = std::min({f, b, w});
+    const double longest = std::max({f, b, w});
+    const double unit = std::max(shortest, longest / max_slot_length);
+    auto slots = [&](double x) { return std::max(1, static_cast<int>(std::lround(x / unit))); };
+    const SlotLengths lengths{slots(f), slots(b), slots(w)};
+    if (lengths == SlotLengths{}) return std::nullopt;
+    return lengths;
+}
+
+// The turn delays tried with slot lengths `l`: none; for small problems also one and two of
+// each pass length and half an interval (the authors' V-Min waits two unit slots at the turn
+// for p divisible by 3, their V-Half three for even p).
+std::vector<int> turn_delays(const SlotLengths& l, bool many) {
+    std::vector<int> delays{0};
+    if (!many) return delays;
+    for (int d : {1, 2, l.f, l.b, l.w, 2 * l.w, l.b + l.w, l.f + l.b + l.w})
+        if (std::find(delays.begin(), delays.end(), d) == delays.end()) delays.push_back(d);
+    return delays;
+}
+
+}  // namespace
+
+VPlanFigures plan_figures(const Schedule& schedule, const PlanningCosts& costs) {
+    VPlanFigures figures;
+    figures.length = planned_length(schedule, costs);
+    const MemoryModel memory =
+        unit_memory_model(schedule.devices, schedule.chunks, costs.w_memory_share);
+    for (const auto& ops : schedule.device_ops)
+        figures.peak = std::max(figures.peak, order_peak(ops, memory));
+    return figures;
+}
+
+bool BestPlan::offer(Schedule candidate) {
+    // Every op once (the structure); the timing walk finds an op before its input or a
+    // deadlock, which leaves the candidate out too.
+    if (validate_structure(candidate)) return false;
+    VPlanFigures f;
+    try {
+        f = plan_figures(candidate, costs_);
+    } catch (const InvalidSchedule&) {
+        return false;
+    }
+    if (f.peak > cap_ + eps) return false;
+    if (best_) {
+        const bool better =
+            shorter(f.length, figures_.length) ||
+            (same_length(f.length, figures_.length) &&
+             (f.peak < figures_.peak - eps ||
+              (std::abs(f.peak - figures_.peak) <= eps && f.length < figures_.length)));
+        if (!better) return false;
+    }
+    best_ = std::move(candidate);
+    figures_ = f;
+    return true;
+}
+
+namespace {
+
+// Lays out and places the candidates of one problem.
+class Candidates {
+  public:
+    Candidates(int devices, int microbatches, const PlanningCosts& costs, double cap,
+               BestPlan& best)
+        : p_(devices),
+          m_(microbatches),
+          ops_(6.0 * devices * microbatches),
+          cap_(cap),
+          duration_(pass_durations(costs.times)),
+          memory_(unit_memory_model(devices, 2, costs.w_memory_share)),
+          unit_memory_(unit_memory_model(devices, 2)),
+          best_(best) {}
+
+    double ops() const { return ops_; }
+
+    // A valid order as it is, filled under the cap and reordered, timed with the real lengths.
+    void place_order(Schedule order) {
+        const std::vector<double> uniform(static_cast<std::size_t>(p_), cap_);
+        if (auto filled = fill_idle(order, duration_, uniform, memory_))
+            best_.offer(*std::move(filled));
+        AsapTiming timing;
+        if (!asap_timing(order, duration_, timing))
+            best_.offer(reorder_timed(order, duration_, std::move(timing), memory_));
+        best_.offer(std::move(order));
+    }
+
+    // The block of `layout`, repeated and placed every way (see offer_v_candidates).
+    void place(const BlockLayout& layout, bool every_way) {
+        BuildingBlock block;
+        Schedule order;
+        try {
+            block = place_block(layout);
+            order = schedule_from_block(block, m_, {.reorder = false, .fill_idle = false});
+        } catch (const std::invalid_argument&) {
+            return;  // no free slots for some pass, or the repetition collides
+        }
+        const Lifespan life = block_lifespan(block, unit_memory_);
+        if (life.max_bound > 2 * cap_ + 1) return;  // far above the cap: no use
+        std::vector<double> bound = life.device_bound;
+        for (double& b : bound)
+            b = std::min(b, cap_);
+        // Placed with the real pass lengths: idle slots filled under each device's bound or
+        // under the cap on every device, and warm-up and cool-down reordered.
+        const std::vector<double> uniform(bound.size(), cap_);
+        if (ops_ <= all_placements_ops)
+            if (auto filled = fill_idle(order, duration_, bound, memory_))
+                best_.offer(*std::move(filled));
+        if (bound != uniform || ops_ > all_placements_ops)
+            if (auto filled = fill_idle(order, duration_, uniform, memory_))
+                best_.offer(*std::move(filled));
+        if (ops_ <= many_delays_ops) offer_compacted(block, m_, memory_, cap_, best_);
+        if (!every_way || ops_ > all_placements_ops) return;
+        AsapTiming timing;
+        if (!asap_timing(order, duration_, timing))
+            best_.offer(reorder_timed(order, duration_, std::move(timing), memory_));
+        // Placed with the block's own slots.
+        const std::vector<double> slots = slot_durations(2 * p_, block.lengths);
+        if (auto filled = fill_idle(order, slots, bound, memory_)) best_.offer(*std::move(filled));
+        AsapTiming slot_timing;
+        if (!asap_timing(order, slots, slot_timing))
+            best_.offer(reorder_timed(order, slots, std::move(slot_timing), memory_));
+        best_.offer(std::move(order));
+    }
+
+  private:
+    int p_;
+    int m_;
+    double ops_;
+    double cap_;
+    std::vector<double> duration_;
+    MemoryModel memory_;
+    MemoryModel unit_memory_;
+    BestPlan& best_;
+};
+
+}  // namespace
+
+void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, double cap,
+                        BestPlan& best) {
+    const int p = r.devices;
+    const int m = r.microbatches;
+    Candidates candidates(p, m, costs, cap, best);
+    const double ops = candidates.ops();
+    if (ops > huge_ops) return;
+    const bool many = ops <= many_delays_ops;
+    const bool large = ops > all_placements_ops;
+
+    std::vector<SlotLengths> slot_choices;
+    const std::optional<SlotLengths> scaled = cost_slots(costs);
+    if (scaled) slot_choices.push_back(*scaled);
+    if (!scaled || ops <= all_placements_ops) slot_choices.push_back(SlotLengths{});
+
+    for (const SlotLengths& lengths : slot_choices) {
+        for (std::size_t k = 0; k < (large ? 1 : r.offsets.size()); ++k)
+            for (int delay : turn_delays(lengths, many))
+                for (int far_delay : many ? std::vector<int>{0, 1} : std::vector<int>{0}) {
+                    BlockLayout layout = vshape_layout(p, r.offsets[k], lengths);
+                    layout.b_gap[static_cast<std::size_t>(2 * p - 1)] += delay;
+                    // The first chunk's backwards may start later than the second chunk's end.
+                    layout.b_gap[static_cast<std::size_t>(p - 1)] += far_delay;
+                    candidates.place(layout, true);
+                }
+        if (!r.sections || !many) continue;
+        // Two sections: the first `split` devices' chains advance by one offset, the others'
+        // by a smaller one (memory between the two offsets' blocks).
+        for (int high : r.offsets)
+            for (int low : r.offsets) {
+                if (low >= high) continue;
+                for (int split = 1; split < p - 1; ++split) {
+                    BlockLayout layout = vshape_layout(p, high, lengths);
+                    for (int i = split; i < p - 1; ++i) {
+                        layout.f_gap[static_cast<std::size_t>(i + 1)] = (low - 1) * lengths.f;
+                        layout.b_gap[static_cast<std::size_t>(2 * p - 2 - i)] =
+                            (low - 1) * lengths.b;
+                    }
+                    candidates.place(layout, false);
+                }
+            }
+    }
+    // ZB-V's order with warm-ups for the cap (and, for small problems, lower peaks).
+    const int chunk_cap = std::min(2 * p, static_cast<int>(std::floor(2 * cap + eps)));
+    for (int peak = chunk_cap; peak >= 2 && !large; --peak) {
+        Schedule order = zb_v_order(GeneratorOptions{p, m, 2, 0, {}}, peak);
+        if (validate(order)) continue;
+        candidates.place_order(std::move(order));
+        if (!many) break;
+    }
+    offer_v_rounds(p, m, costs, cap, large ? 0 : 8, !large, best);
+    if (r.greedy && ops <= all_placements_ops) {
+        AutoScheduleOptions a;
+        a.name = "v-greedy";
+        a.devices = p;
+        a.microbatches = m;
+        a.chunks = 2;
+        a.stage_device = vshape_placement(p, 2);
+        a.costs = costs;
+        a.memory_limit = cap;
+        try {
+            best.offer(auto_schedule(a));
+        } catch (const std::invalid_argument&) {
+            // The cap is too small for the greedy order.
+        }
+    }
+}
+
+Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_orders,
+                         std::vector<int> offsets, const char* name) {
+    Schedule& first = unit_orders.front();
+    first.name = name;
+    if (o.planning.empty() || 6.0 * o.devices * o.microbatches > huge_ops) return std::move(first);
+    const MemoryModel unit_memory = unit_memory_model(first.devices, first.chunks);
+    double cap = 0;
+    for (const auto& ops : first.device_ops)
+        cap = std::max(cap, order_peak(ops, unit_memory));
+    BestPlan best(o.planning, cap);
+    for (Schedule& s : unit_orders)
+        best.offer(std::move(s));
+    offer_v_candidates(VPlanRequest{o.devices, o.microbatches, std::move(offsets), true, false},
+                       o.planning, cap, best);
+    Schedule chosen = best.take();
+    chosen.name = name;
+    return chosen;
+}
+
+}  // namespace pipesim::detail

@@ -1,0 +1,79 @@
+#pragma once
+// Cost-aware planning of the V-shape schedules (v-min, v-half, v-zb, zb-v) and of the search's
+// V-shape candidates: building blocks laid out for the real pass lengths, placed by a list
+// schedule under a memory cap, each timed with the planning costs; the shortest is kept.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedules/auto_schedule.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/schedule.hpp"
+
+namespace pipesim::detail {
+
+/// A candidate's figures under the planning costs: its length (longest device span, then
+/// makespan: planned_length) and its peak activation in full-stage microbatches with the
+/// costs' W memory share.
+struct VPlanFigures {
+    PlannedLength length;
+    double peak = 0;
+};
+
+/// Keeps the best of the schedules offered whose peak stays within a cap: the shortest
+/// longest span, then the lowest peak, then the shortest makespan (the first of equals).
+class BestPlan {
+  public:
+    BestPlan(const PlanningCosts& costs, double cap) : costs_(costs), cap_(cap) {}
+
+    /// Times `candidate` with the costs; keeps it if it fits the cap and beats the best so far.
+    /// Returns whether it was kept.
+    bool offer(Schedule candidate);
+    bool empty() const { return !best_; }
+    const VPlanFigures& figures() const { return figures_; }
+    /// The best offered. Precondition: !empty().
+    Schedule take() { return std::move(*best_); }
+
+  private:
+    const PlanningCosts& costs_;
+    double cap_;
+    std::optional<Schedule> best_;
+    VPlanFigures figures_;
+};
+
+/// The figures of `schedule` under `costs` (valid schedule; costs empty: unit times).
+VPlanFigures plan_figures(const Schedule& schedule, const PlanningCosts& costs);
+
+/// What the V-shape candidates are built from.
+struct VPlanRequest {
+    int devices = 0;
+    int microbatches = 0;
+    /// Offsets of the V-shape block (vshape_block) to lay out; each with the turn of the V
+    /// delayed by a few slot lengths as well.
+    std::vector<int> offsets;
+    /// Also place by the memory-capped greedy list scheduler (auto_schedule on the V).
+    bool greedy = true;
+    /// Also lay out blocks whose chains advance by one offset on the first devices and by a
+    /// smaller one on the others (small problems only).
+    bool sections = false;
+};
+
+/// Offers `best` the V-shape candidates of `request`, planned with `costs` (non-empty): every
+/// block of the offsets, laid out with unit slots and with slots in the ratio of the pass
+/// times, repeated and placed three ways (the repeated order squeezed; warm-up and cool-down
+/// reordered; idle slots filled under the cap, timed with the real pass lengths), and the
+/// greedy list schedule under the cap. Candidates that cannot be built are skipped. Small
+/// problems try more turn delays than large ones (the work grows with p·m per candidate).
+void offer_v_candidates(const VPlanRequest& request, const PlanningCosts& costs, double cap,
+                        BestPlan& best);
+
+/// A registered V-shape generator's schedule: `unit_orders[0]` (its order planned for unit
+/// slots) when `options.planning` is empty or the problem has more than 10⁶ ops; otherwise the best of `unit_orders` and the
+/// candidates of `offsets`, under a cap of unit_orders[0]'s peak with the unit memory model
+/// (the schedule's published peak), timed with options.planning. Named `name`.
+/// Precondition: unit_orders is not empty.
+Schedule plan_v_schedule(const GeneratorOptions& options, std::vector<Schedule> unit_orders,
+                         std::vector<int> offsets, const char* name);
+
+}  // namespace pipesim::detail

@@ -1,0 +1,136 @@
+// '-' for standard input and output, and --format for outputs named without an extension.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using pipesim::test::read_file;
+using pipesim::test::run_pipesim;
+
+namespace {
+
+// A fresh directory for one test's files.
+std::filesystem::path scratch_dir(const std::string& name) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_streams_" + name + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+}  // namespace
+
+TEST_CASE("analyze --save - writes the schedule to standard output and nothing else",
+          "[files][cli][streams]") {
+    const auto dir = scratch_dir("save");
+    const auto json = run_pipesim("analyze -s zb-h1 -p 4 -m 8 --save - --format json");
+    REQUIRE(json.exit_code == 0);
+    // The whole of standard output is the schedule file: it parses, and is the same schedule
+    // as the one written to a named file.
+    const auto parsed = nlohmann::json::parse(json.out);
+    CHECK(parsed["format"] == "pipesim-schedule");
+    REQUIRE(
+        run_pipesim("analyze -s zb-h1 -p 4 -m 8 --save " + (dir / "zb.json").string()).exit_code ==
+        0);
+    CHECK(nlohmann::json::parse(read_file(dir / "zb.json")) == parsed);
+
+    const auto csv = run_pipesim("analyze -s 1f1b -p 2 -m 2 --save - --format csv");
+    REQUIRE(csv.exit_code == 0);
+    // PyTorch's CSV: one row per device, its first op first.
+    CHECK(csv.out.rfind("0F0,", 0) == 0);
+    CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 2);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a schedule read from standard input gives the same analysis as from its file",
+          "[files][cli][streams]") {
+    const auto dir = scratch_dir("stdin");
+    for (const char* ext : {".json", ".csv"}) {
+        CAPTURE(ext);
+        const auto file = dir / (std::string("zb") + ext);
+        REQUIRE(run_pipesim("analyze -s zb-h1 -p 4 -m 8 --save " + file.string()).exit_code == 0);
+        const auto from_file =
+            run_pipesim("analyze --schedule-file " + file.string() + " --costs 1,2,1 --json");
+        const auto from_stdin =
+            run_pipesim("analyze --schedule-file - --costs 1,2,1 --json", file.string());
+        REQUIRE(from_stdin.exit_code == 0);
+        const auto a = nlohmann::json::parse(from_file.out),
+                   b = nlohmann::json::parse(from_stdin.out);
+        CHECK(a["makespan"] == b["makespan"]);
+        CHECK(a["bubble_rate"] == b["bubble_rate"]);
+        CHECK(a["peak_activation"] == b["peak_activation"]);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("convert reads '-' by its content and writes '-' in the named format",
+          "[files][cli][streams]") {
+    const auto dir = scratch_dir("convert");
+    const auto json_file = dir / "v.json";
+    REQUIRE(run_pipesim("analyze -s v-half -p 4 -m 8 --save " + json_file.string()).exit_code == 0);
+    const auto csv = run_pipesim("convert - -o - --format csv", json_file.string());
+    REQUIRE(csv.exit_code == 0);
+    write_text(dir / "from_stdin.csv", csv.out);
+    // Back to JSON through standard input again: the same ops as the original file.
+    const auto back =
+        run_pipesim("convert - -o - --format json", (dir / "from_stdin.csv").string());
+    REQUIRE(back.exit_code == 0);
+    const auto original = nlohmann::json::parse(read_file(json_file));
+    const auto round_trip = nlohmann::json::parse(back.out);
+    CHECK(round_trip["devices"] == original["devices"]);
+    CHECK(round_trip["device_ops"] == original["device_ops"]);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a timeline picture to standard output is the picture", "[files][cli][streams][viz]") {
+    const auto dot = run_pipesim("analyze -s 1f1b -p 4 -m 8 --timeline - --format dot");
+    REQUIRE(dot.exit_code == 0);
+    CHECK(dot.out.rfind("digraph", 0) == 0);
+    // The DOT text and nothing after it: no report table mixed in.
+    CHECK(dot.out.size() > 2);
+    CHECK(dot.out.substr(dot.out.size() - 2) == "}\n");
+}
+
+TEST_CASE("outputs without a format, or two on standard output, are refused before any work",
+          "[files][cli][streams]") {
+    const auto dir = scratch_dir("refuse");
+    const std::string unnamed = (dir / "schedule").string();
+    struct Case {
+        std::string args, message;
+    };
+    const Case cases[] = {
+        {"analyze -s 1f1b -p 4 -m 8 --save -",
+         "--save '-': no extension to tell the format by; add --format json|csv"},
+        {"analyze -s 1f1b -p 4 -m 8 --save " + unnamed, "no extension to tell the format by"},
+        {"analyze -s 1f1b -p 4 -m 8 --save - --format png",
+         "--format 'png': --save '-' takes json or csv"},
+        {"analyze -s 1f1b -p 4 -m 8 --timeline - --format csv",
+         "--format 'csv': --timeline '-' takes svg, png, pdf or dot"},
+        {"analyze -s 1f1b -p 4 -m 8 --timeline - --save - --format json",
+         "--timeline and --save both write to standard output"},
+        {"analyze -s 1f1b -p 4 -m 8 --save - --format json --json",
+         "--save - and --json both print to standard output"},
+        {"analyze -s 1f1b -p 4 -m 8 --format svg", "no output is written to '-'"},
+        {"convert - -o -", "-o '-': no extension to tell the format by; add --format json|csv"},
+        {"convert - -o out.json --format csv", "takes its format from its extension"},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.args);
+        const auto r = run_pipesim(c.args);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK_THAT(r.err, Catch::Contains(c.message));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+    CHECK_FALSE(std::filesystem::exists(unnamed));
+    std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,140 @@
+// The SimGrid engine's data- and tensor-parallel collectives against closed forms: NCCL-style
+// channel rings across nodes, NCCL's bus bandwidth inside a node, the gradient reduction
+// overlapped with the last backward, and the distributed optimizer's reduce-scatter and
+// all-gather. Each simulation runs in a child process (one SimGrid engine per process).
+#include <sstream>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "child_process.hpp"
+#include "schedules/costs.hpp"
+#include "schedules/registry.hpp"
+#include "sim/simgrid/simulate.hpp"
+
+using namespace pipesim;
+using namespace pipesim::simgrid;
+using pipesim::test::run_in_child;
+
+namespace {
+
+// `nodes` nodes of `per_node` GPUs, one NIC per GPU at `nic` bytes/s; every route has
+// latency `latency`; GPU ports inside a node at `port` bytes/s.
+ClusterSpec cluster(int nodes, int per_node, double nic, double port, double latency) {
+    ClusterSpec c;
+    c.name = "test";
+    c.gpus_per_node = per_node;
+    c.nodes = {NodeGroup{nodes, "a100-80gb", 1.0}};
+    c.intra_node = LinkSpec{port, latency};
+    c.nic = LinkSpec{nic, latency};
+    c.nic_per_gpu = true;
+    return c;
+}
+
+// One device, one microbatch: F = 1, B = 1, W = 1 (1F1B runs F then BW = 2).
+SimResult one_device(const ClusterSpec& c, const Layout& layout, double gradient_bytes,
+                     const SimOptions& options = {}, double gather_bytes = 0) {
+    const Schedule s = generate_schedule("1f1b", GeneratorOptions{1, 1, 1, 0});
+    SimWorkload w = simple_workload(uniform_stage_costs(1, 1, 1, 1, 1), 1, 0, gradient_bytes);
+    if (gather_bytes > 0) w.param_gather_bytes = {gather_bytes};
+    return simulate(s, w, c, layout, options);
+}
+
+std::pair<double, double> two_numbers(const std::string& text) {
+    INFO(text);
+    std::istringstream in(text);
+    double a = 0, b = 0;
+    in >> a >> b;
+    REQUIRE(!in.fail());
+    return {a, b};
+}
+
+}  // namespace
+
+TEST_CASE("a gradient all-reduce over nodes of k replicas each runs k rings through k NICs",
+          "[simgrid]") {
+    // 2 nodes × 4 GPUs, all 8 GPUs replicas: NCCL's 4 channels each cross between the nodes
+    // through other GPUs' NICs and carry S/4, so each NIC moves 2(n−1)/n · S/4.
+    const double bytes = 1e9, nic = 1e10, latency = 1e-5;
+    const int n = 8;
+    const auto [reduce, iteration] = two_numbers(run_in_child([&] {
+        SimOptions options;
+        options.overlap_grad_reduce = false;
+        const SimResult r =
+            one_device(cluster(2, 4, nic, 1e15, latency), Layout{n, 1, 1}, bytes, options);
+        return fmt::format("{:.17g} {:.17g}", r.grad_reduce_time, r.iteration_time);
+    }));
+    const double expected = 2.0 * (n - 1) * (latency + bytes / 4 / n / nic);
+    CHECK(reduce == Approx(expected).epsilon(1e-6));
+    CHECK(iteration == Approx(3 + expected).epsilon(1e-6));
+    // One ring through one NIC per node would take 2(n−1)(L + S/(n·B)): four times the bytes.
+    CHECK(reduce < 2.0 * (n - 1) * (latency + bytes / n / nic) / 3);
+}
+
+TEST_CASE("collectives inside a node move at NCCL's bus bandwidth, not the port's", "[simgrid]") {
+    const double bytes = 4e6, port = 3e11, bus = 2e11, latency = 1e-6;
+    const int t = 4;
+    const std::string result = run_in_child([&] {
+        ClusterSpec c = cluster(1, t, 1e10, port, latency);
+        c.intra_node_collective_bandwidth = bus;
+        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
+        SimWorkload w = simple_workload(uniform_stage_costs(1, 1, 1, 1, 1), 1, 0, 0);
+        w.tp_allreduces_forward = {2};
+        w.tp_allreduces_backward = {0};
+        w.tp_allreduce_bytes = {bytes};
+        const SimResult r = simulate(s, w, c, Layout{1, 1, t});
+        const TimedOp& f = r.timeline.device_ops[0].front();
+        return fmt::format("{:.17g}", f.end - f.start);
+    });
+    INFO(result);
+    // Each all-reduce: 2(t−1) steps of S/t at the bus bandwidth (nccl-tests' busbw definition).
+    const double one = 2.0 * (t - 1) * (latency + bytes / t / bus);
+    CHECK(std::stod(result) == Approx(1 + 2 * one).epsilon(1e-9));
+}
+
+TEST_CASE(
+    "an overlapped gradient reduction starts with the last backward and never ends "
+    "before the compute",
+    "[simgrid]") {
+    const double nic = 1e10, latency = 0;
+    // R = 2(n−1)/n · S / B with n = 2: S / B.
+    for (const double reduce : {0.5, 3.0}) {
+        CAPTURE(reduce);
+        const double bytes = reduce * nic;
+        auto iteration = [&](bool overlap) {
+            return std::stod(run_in_child([&] {
+                SimOptions options;
+                options.overlap_grad_reduce = overlap;
+                const SimResult r =
+                    one_device(cluster(2, 1, nic, 1e15, latency), Layout{2, 1, 1}, bytes, options);
+                return fmt::format("{:.17g}", r.iteration_time);
+            }));
+        };
+        const double overlapped = iteration(true), plain = iteration(false);
+        // F ends at 1, BW (the last weight-gradient op) runs from 1 to 3.
+        CHECK(overlapped == Approx(std::max(3.0, 1 + reduce)).epsilon(1e-9));
+        CHECK(plain == Approx(3 + reduce).epsilon(1e-9));
+        CHECK(overlapped <= plain);
+        CHECK(overlapped >= 3.0);
+    }
+}
+
+TEST_CASE("the distributed optimizer reduce-scatters gradients and all-gathers parameters",
+          "[simgrid]") {
+    const double grads = 4e9, params = 2e9, nic = 1e10, latency = 1e-5;
+    const int n = 4;
+    const auto [reduce, iteration] = two_numbers(run_in_child([&] {
+        SimOptions options;
+        options.overlap_grad_reduce = false;
+        const SimResult r =
+            one_device(cluster(n, 1, nic, 1e15, latency), Layout{n, 1, 1}, grads, options, params);
+        return fmt::format("{:.17g} {:.17g}", r.grad_reduce_time, r.iteration_time);
+    }));
+    // (n−1) steps of each: S/n of fp32 gradients, then P/n of 16-bit parameters.
+    const double expected =
+        (n - 1) * (latency + grads / n / nic) + (n - 1) * (latency + params / n / nic);
+    CHECK(reduce == Approx(expected).epsilon(1e-6));
+    CHECK(iteration == Approx(3 + expected).epsilon(1e-6));
+    // An all-reduce of the gradients moves 2(n−1)/n · S: more than S(n−1)/n + P(n−1)/n.
+    CHECK(expected < 2.0 * (n - 1) * (latency + grads / n / nic));
+}

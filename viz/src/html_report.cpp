@@ -1,0 +1,314 @@
+#include "viz/html_report.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "html_page.hpp"
+#include "style.hpp"
+#include "viz/axis_ticks.hpp"
+
+namespace pipesim::viz {
+
+using detail::pretty;
+
+namespace {
+
+// The memory charts, in points, laid out like the timeline picture (Graphviz's 0.1 inch pad
+// plus the picture's left margin) so that both start their time axis near the same column.
+constexpr double chart_left = 51.56;
+constexpr double chart_right = 31.56;
+constexpr double chart_top = 10;
+constexpr double chart_plot = 64;
+constexpr double chart_axis = 28;
+
+// Device curves: ten distinct colours, repeated for more devices.
+constexpr std::array<const char*, 10> device_colours = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                                        "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                                        "#bcbd22", "#17becf"};
+
+struct Span {
+    double first = 0;
+    double last = 1;
+    double shortest = 1;  // shortest op with a positive duration
+};
+
+Span span_of(const Timeline& t) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    Span s{inf, -inf, inf};
+    for (const auto& ops : t.device_ops)
+        for (const TimedOp& op : ops) {
+            s.first = std::min(s.first, op.start);
+            s.last = std::max(s.last, op.end);
+            if (op.end > op.start) s.shortest = std::min(s.shortest, op.end - op.start);
+        }
+    if (!std::isfinite(s.first)) return {0, 1, 1};
+    if (!(s.last > s.first)) s.last = s.first + 1;
+    if (!std::isfinite(s.shortest)) s.shortest = s.last - s.first;
+    return s;
+}
+
+// Points per time unit shared by the schedules whose timelines use `unit`: the longest is
+// drawn as wide as timeline_dot would draw it alone (its shortest op about 12 pt).
+double points_per_unit(const HtmlReport& report, const std::string& unit) {
+    double longest = 0, shortest = std::numeric_limits<double>::infinity();
+    for (const HtmlSchedule& s : report.schedules) {
+        if (s.timeline.time_unit != unit) continue;
+        const Span span = span_of(s.timeline);
+        longest = std::max(longest, span.last - span.first);
+        shortest = std::min(shortest, span.shortest);
+    }
+    if (report.picture.width > 0) return report.picture.width / longest;
+    return std::clamp(12.0 * (longest / shortest), 500.0, 3000.0) / longest;
+}
+
+// The Graphviz SVG made fit to share a page: no prolog, DOCTYPE or comments; ids prefixed.
+std::string embed_svg(const std::string& svg, std::size_t index) {
+    const auto start = svg.find("<svg");
+    if (start == std::string::npos)
+        throw std::invalid_argument(fmt::format("timeline picture {} is not SVG", index));
+    std::string body = svg.substr(start);
+    for (auto open = body.find("<!--"); open != std::string::npos; open = body.find("<!--")) {
+        const auto close = body.find("-->", open);
+        body.erase(open, close == std::string::npos ? std::string::npos : close + 3 - open);
+    }
+    const std::string prefix = fmt::format("s{}-", index);
+    std::string out;
+    out.reserve(body.size() + body.size() / 16);
+    for (std::size_t i = 0; i < body.size();) {
+        bool replaced = false;
+        for (std::string_view key : {" id=\"", "url(#", "href=\"#"}) {
+            if (body.compare(i, key.size(), key) != 0) continue;
+            out += key;
+            out += prefix;
+            i += key.size();
+            replaced = true;
+            break;
+        }
+        if (!replaced) out += body[i++];
+    }
+    return out;
+}
+
+// Highest scaled activation of any device of `s`.
+double highest_memory(const HtmlSchedule& s) {
+    double highest = 0;
+    for (int d = 0; d < s.timeline.devices; ++d)
+        for (const MemoryPoint& p : memory_over_time(s.timeline, s.memory, d))
+            highest = std::max(highest, p.activation / s.memory_scale);
+    return highest;
+}
+
+// One schedule's activation memory over time: a step curve per device (tooltip: device and
+// peak), the peaks marked, a time axis below and a memory axis on the left. `top` is the
+// memory axis's end, shared by the schedules with the same unit.
+std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double top,
+                         std::size_t index) {
+    const Timeline& t = s.timeline;
+    const Span span = span_of(t);
+    const double plot_width = (span.last - span.first) * points_per_unit;
+    const double width = chart_left + plot_width + chart_right;
+    const double height = chart_top + chart_plot + chart_axis;
+    const double bottom = chart_top + chart_plot;
+    auto x = [&](double time) { return chart_left + (time - span.first) * points_per_unit; };
+    auto y = [&](double value) { return bottom - chart_plot * value / top; };
+
+    std::string out = fmt::format(
+        "<svg class=\"memory\" id=\"memory-{}\" width=\"{:.1f}pt\" height=\"{:.1f}pt\" "
+        "viewBox=\"0 0 {:.1f} {:.1f}\" role=\"img\" aria-label=\"activation memory of {}\">\n",
+        index, width, height, width, height, detail::html_escape(s.name));
+    for (double v : axis_ticks(0, top, 4)) {
+        out += fmt::format(
+            "<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.2f}\" y2=\"{2:.2f}\"/>"
+            "<text class=\"tick\" x=\"{3:.1f}\" y=\"{4:.2f}\" text-anchor=\"end\">{5}</text>\n",
+            chart_left, chart_left + plot_width, y(v), chart_left - 4, y(v) + 3, pretty(v, 4));
+    }
+    for (double v : axis_ticks(span.first, span.last, 10))
+        out += fmt::format(
+            "<line class=\"axis\" x1=\"{0:.2f}\" x2=\"{0:.2f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>"
+            "<text class=\"tick\" x=\"{0:.2f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
+            x(v), bottom, bottom + 4, bottom + 14, pretty(v, 6));
+    out += fmt::format(
+        "<line class=\"axis\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\"/>\n"
+        "<text class=\"title\" x=\"{3:.1f}\" y=\"{4:.1f}\">time ({5})</text>\n"
+        "<text class=\"title\" x=\"{6:.1f}\" y=\"{7:.1f}\" transform=\"rotate(-90 {6:.1f} "
+        "{7:.1f})\" text-anchor=\"middle\">{8}</text>\n",
+        chart_left, chart_left + plot_width, bottom, chart_left, bottom + 26,
+        detail::html_escape(t.time_unit), 12.0, chart_top + chart_plot / 2,
+        detail::html_escape(s.memory_unit));
+    for (int d = 0; d < t.devices; ++d) {
+        const std::vector<MemoryPoint> curve = memory_over_time(t, s.memory, d);
+        if (curve.empty()) continue;
+        std::string points;
+        double held = 0, peak = 0, peak_time = curve.front().time;
+        for (const MemoryPoint& p : curve) {
+            const double value = p.activation / s.memory_scale;
+            points += fmt::format("{:.2f},{:.2f} {:.2f},{:.2f} ", x(p.time), y(held), x(p.time),
+                                  y(value));
+            held = value;
+            if (held > peak) {
+                peak = held;
+                peak_time = p.time;
+            }
+        }
+        points += fmt::format("{:.2f},{:.2f}", x(span.last), y(held));
+        const char* colour = device_colours[static_cast<std::size_t>(d) % device_colours.size()];
+        const std::string tip = fmt::format("device {}: peak {} {} at {} {}", d, pretty(peak, 4),
+                                            detail::html_escape(s.memory_unit),
+                                            pretty(peak_time, 6), detail::html_escape(t.time_unit));
+        out += fmt::format(
+            "<g class=\"device\" data-tip=\"{0}\"><polyline points=\"{1}\" stroke=\"{2}\"/>"
+            "<circle cx=\"{3:.2f}\" cy=\"{4:.2f}\" r=\"2.5\" fill=\"{2}\"/></g>\n",
+            tip, points, colour, x(peak_time), y(peak));
+    }
+    out += "</svg>\n";
+    return out;
+}
+
+std::string device_key(int devices) {
+    std::string out = "<p class=\"devices\">";
+    for (int d = 0; d < devices; ++d)
+        out += fmt::format("<span><i style=\"background:{}\"></i>d{}</span>",
+                           device_colours[static_cast<std::size_t>(d) % device_colours.size()], d);
+    return out + "</p>\n";
+}
+
+std::string inputs_section(const HtmlReport& r) {
+    std::string out = "<section id=\"inputs\"><h2>Inputs</h2>\n<dl>\n";
+    if (!r.command_line.empty())
+        out += fmt::format("<dt>command</dt><dd><code>{}</code></dd>\n",
+                           detail::html_escape(r.command_line));
+    for (const auto& [label, value] : r.inputs)
+        out += fmt::format("<dt>{}</dt><dd>{}</dd>\n", detail::html_escape(label),
+                           detail::html_escape(value));
+    return out + "</dl></section>\n";
+}
+
+// Whether a cell is a number, alone or followed by a unit, " %" or "x" (a speed-up): such
+// cells align right. "1f1b" and "1,1,1" are text.
+bool numeric(const std::string& cell) {
+    if (cell.empty() || std::isspace(static_cast<unsigned char>(cell[0])) != 0) return false;
+    char* end = nullptr;
+    (void)std::strtod(cell.c_str(), &end);
+    if (end == cell.c_str()) return false;
+    return *end == '\0' || *end == ' ' || *end == '%' || (*end == 'x' && end[1] == '\0');
+}
+
+std::string table_section(const HtmlTable& table) {
+    std::string out =
+        "<section id=\"figures\"><h2>Figures</h2>\n<p class=\"hint\">Click a column's heading "
+        "to sort by it.</p>\n<table id=\"figures-table\">\n<thead><tr>";
+    for (const std::string& c : table.columns)
+        out += fmt::format("<th>{}</th>", detail::html_escape(c));
+    out += "</tr></thead>\n<tbody>\n";
+    for (const auto& row : table.rows) {
+        out += "<tr>";
+        for (const std::string& cell : row)
+            out += fmt::format("<td{}>{}</td>", numeric(cell) ? " class=\"num\"" : "",
+                               detail::html_escape(cell));
+        out += "</tr>\n";
+    }
+    return out + "</tbody></table></section>\n";
+}
+
+std::string legend_section(const HtmlReport& r) {
+    std::array<bool, pass_count> used{};
+    int chunks = 1;
+    for (const HtmlSchedule& s : r.schedules) {
+        chunks = std::max(chunks, std::min(s.timeline.chunks, 4));
+        for (const auto& ops : s.timeline.device_ops)
+            for (const TimedOp& op : ops)
+                used[static_cast<std::size_t>(op.op.pass)] = true;
+    }
+    static constexpr std::array<const char*, pass_count> meaning = {
+        "forward", "backward (input gradient)", "backward (weight gradient)", "full backward"};
+    std::string out = "<div id=\"legend\" class=\"legend\">";
+    for (int p = 0; p < pass_count; ++p) {
+        if (!used[static_cast<std::size_t>(p)]) continue;
+        const Pass pass = static_cast<Pass>(p);
+        out += "<span class=\"entry\">";
+        for (int c = 0; c < chunks; ++c)
+            out += fmt::format("<i style=\"background:{}\" title=\"chunk {}\"></i>",
+                               detail::pass_colour(pass, c), c);
+        out += fmt::format("<b>{}</b> {}</span>", pass_name(pass),
+                           meaning[static_cast<std::size_t>(p)]);
+    }
+    if (chunks > 1)
+        out += fmt::format("<span class=\"entry\">shades: chunk 0{}</span>",
+                           chunks > 2 ? fmt::format(" … {}", chunks - 1) : std::string(", 1"));
+    out += "<span class=\"entry\">number in a box: microbatch</span>";
+    if (r.picture.critical_path)
+        out += "<span class=\"entry\"><i class=\"critical\"></i>critical path</span>";
+    if (r.picture.transfers)
+        out += "<span class=\"entry\"><i class=\"transfer\"></i>transfer</span>";
+    out +=
+        "<span class=\"entry\"><i class=\"curve\"></i>a device's activation memory</span>"
+        "<span class=\"entry\"><i class=\"peak\"></i>its peak</span>";
+    out += "</div>\n";
+    return out;
+}
+
+}  // namespace
+
+TimelinePictureOptions html_picture_options(const HtmlReport& report, std::size_t index) {
+    TimelinePictureOptions options = report.picture;
+    options.memory = false;
+    const Timeline& t = report.schedules.at(index).timeline;
+    const Span span = span_of(t);
+    options.width = std::max(1.0, (span.last - span.first) * points_per_unit(report, t.time_unit));
+    return options;
+}
+
+std::string html_document(const HtmlReport& report, const std::vector<std::string>& svgs) {
+    if (svgs.size() != report.schedules.size())
+        throw std::invalid_argument(fmt::format("{} timeline pictures for {} schedules",
+                                                svgs.size(), report.schedules.size()));
+    std::map<std::string, double> memory_top;  // by memory unit
+    for (const HtmlSchedule& s : report.schedules) {
+        if (s.memory.activation.size() != static_cast<std::size_t>(s.timeline.stages()))
+            throw std::invalid_argument(
+                fmt::format("{}: memory model has {} stages, timeline has {}", s.name,
+                            s.memory.activation.size(), s.timeline.stages()));
+        if (!(s.memory_scale > 0))
+            throw std::invalid_argument(fmt::format("{}: memory scale must be > 0", s.name));
+        double& top = memory_top[s.memory_unit];
+        top = std::max(top, highest_memory(s));
+    }
+
+    std::string out = detail::html_head(report.title);
+    out += fmt::format("<header><h1>{}</h1></header>\n<main>\n", detail::html_escape(report.title));
+    out += table_section(report.table);
+    out += "<section id=\"timelines\"><h2>Timelines</h2>\n<div class=\"toolbar\">";
+    out += legend_section(report);
+    out += detail::zoom_controls();
+    out += "</div>\n";
+    for (std::size_t i = 0; i < report.schedules.size(); ++i) {
+        const HtmlSchedule& s = report.schedules[i];
+        const double top = memory_top[s.memory_unit] > 0 ? memory_top[s.memory_unit] : 1;
+        const TimelinePictureOptions options = html_picture_options(report, i);
+        const Span span = span_of(s.timeline);
+        out += fmt::format(
+            "<article class=\"schedule\" id=\"schedule-{}\" data-schedule=\"{}\">\n<h3>{}</h3>\n"
+            "<div class=\"viewport timeline\">{}</div>\n"
+            "<h4>activation memory over time ({})</h4>\n<div class=\"viewport\">{}</div>\n{}"
+            "</article>\n",
+            i, detail::html_escape(s.name), detail::html_escape(s.name), embed_svg(svgs[i], i),
+            detail::html_escape(s.memory_unit),
+            memory_chart(s, options.width / (span.last - span.first), top, i),
+            device_key(s.timeline.devices));
+    }
+    out += "</section>\n";
+    out += inputs_section(report);
+    out += "</main>\n";
+    out += detail::html_tail();
+    return out;
+}
+
+}  // namespace pipesim::viz
