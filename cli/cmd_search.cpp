@@ -135,25 +135,6 @@ constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
 using analysis::DeviceCap;
 
-std::string none_fits(const DeviceCap& cap, int p, int m) {
-    return fmt::format(
-        "no schedule fits {:.4g} GiB per device for p={} m={}: weights and optimizer state "
-        "take {:.4g} GiB, one full-stage microbatch's activations {:.4g} GiB ({:.3g} fit)",
-        cap.bytes / gib, p, m, cap.static_bytes / gib, cap.stage_bytes / gib, cap.units);
-}
-
-void add_cap_json(nlohmann::ordered_json& j, const DeviceCap& cap, const analysis::Analysis& a) {
-    const analysis::ModelAnalysis& model = *a.model;
-    j["memory_limit_bytes"] = cap.bytes;
-    j["static_bytes_max"] = cap.static_bytes;
-    j["stage_activation_bytes"] = cap.stage_bytes;
-    j["iteration_time"] = a.iteration_time;
-    j["step_time"] = model.step_time;
-    j["samples_per_second"] = model.samples_per_second;
-    j["tokens_per_second"] = model.tokens_per_second;
-    j["memory_bytes"] = model.total_bytes;
-}
-
 std::string cap_summary(const DeviceCap& cap, const std::string& label,
                         const analysis::Analysis& a) {
     const analysis::ModelAnalysis& model = *a.model;
@@ -177,80 +158,25 @@ int run_search(const std::vector<std::string>& args) {
                    flags_help(output_flags), model_flags_help(/*with_dp=*/false));
         return 0;
     }
-    constexpr analysis::AnalyticEngine bare{.record_transfers = false, .record_ops = false};
-    // 1F1B with the same inputs: the speed-up's reference and, with a model, the memory of
-    // one full stage to convert a cap in bytes into the search's unit.
-    analysis::PipelineSpec baseline_spec = c.spec;
-    baseline_spec.schedule = "1f1b";
-    baseline_spec.generator = GeneratorOptions{c.search.devices, c.search.microbatches};
-    const analysis::Analysis baseline = analysis::run(baseline_spec, bare);
-    std::optional<DeviceCap> cap;
-    if (c.spec.costs.model) {
-        cap = analysis::device_cap(baseline, c.cap_bytes);
-        c.search.memory_limit = cap->units;
-        c.search.costs = analysis::mean_stage_costs(baseline.costs);
-        c.search.mem_w_ratio = analysis::largest_w_share(baseline.memory);
-    }
-    SearchResult result;
-    try {
-        result = analysis::search(c.search, c.spec, cap ? &*cap : nullptr);
-    } catch (const std::invalid_argument&) {
-        if (!cap) throw;
-        throw std::invalid_argument(none_fits(*cap, c.search.devices, c.search.microbatches));
-    }
+    const analysis::SearchReport report = analysis::search_report(c.search, c.spec, c.cap_bytes);
+    const SearchResult& result = report.result;
+    const std::optional<DeviceCap>& cap = report.cap;
+    const analysis::Analysis& best = report.best;
+    const analysis::Analysis& baseline = report.baseline;
     if (!c.save.empty()) write_schedule_file(result.best, c.save);
-    // The best one again, with its 1F1B baseline, for the figures the ranking lacks.
-    analysis::PipelineSpec best_spec = c.spec;
-    best_spec.given = result.best;
-    analysis::Analysis best = analysis::run(best_spec, bare);
-    best.baseline_1f1b_time = baseline.iteration_time;
-    best.speedup_1f1b = baseline.iteration_time / best.iteration_time;
-    // Every candidate does the same work (each layer once per microbatch), so its efficiency
-    // is that work over p × its makespan.
-    double work = 0;
-    for (const DeviceMetrics& d : best.metrics.devices)
-        work += d.busy;
-    const double p = c.search.devices;
-    auto efficiency = [&](const SearchEntry& e) { return work / (p * e.evaluation.makespan); };
-    auto speedup = [&](const SearchEntry& e) {
-        return baseline.iteration_time / e.evaluation.makespan;
-    };
-    auto peak = [&](const SearchEntry& e) {
-        return cap ? cap->bytes_of(e.evaluation.peak_activation_max)
-                   : e.evaluation.peak_activation_max;
-    };
-    const char* peak_name = cap ? "peak_memory_bytes" : "peak_activation_max";
     if (c.json) {
-        nlohmann::ordered_json ranking = nlohmann::ordered_json::array();
-        for (const SearchEntry& e : result.ranking)
-            ranking.push_back({{"label", e.label},
-                               {"kind", e.kind},
-                               {"bubble_rate", e.evaluation.bubble_rate},
-                               {cap ? "iteration_time" : "makespan", e.evaluation.makespan},
-                               {"efficiency", efficiency(e)},
-                               {"speedup_1f1b", speedup(e)},
-                               {peak_name, peak(e)},
-                               {"fits", e.fits}});
-        nlohmann::ordered_json j = {{"stages", c.search.devices},
-                                    {"devices", c.search.devices},
-                                    {"microbatches", c.search.microbatches},
-                                    {"memory_limit", c.search.memory_limit},
-                                    {"best", ranking.front()},
-                                    {"chunks", result.best.chunks},
-                                    {"lifespan_max", best.metrics.lifespan_max},
-                                    {"lifespan_mean", best.metrics.lifespan_mean},
-                                    {"baseline_1f1b_time", baseline.iteration_time}};
-        if (cap) add_cap_json(j, *cap, best);
-        j["ranking"] = ranking;
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", analysis::search_json(report).dump(2));
         return 0;
     }
+    auto efficiency = [&](const SearchEntry& e) { return report.efficiency(e); };
+    auto speedup = [&](const SearchEntry& e) { return report.speedup_1f1b(e); };
+    auto peak = [&](const SearchEntry& e) { return report.peak(e); };
     const SearchEntry& top = result.ranking.front();
     if (cap)
         fmt::print("{}", cap_summary(*cap, top.label, best));
     else
         fmt::print("best within {:g}: {} — bubble {:.2f} %, makespan {:g}, peak {:g}\n",
-                   c.search.memory_limit, top.label, 100 * top.evaluation.bubble_rate,
+                   report.options.memory_limit, top.label, 100 * top.evaluation.bubble_rate,
                    top.evaluation.makespan, top.evaluation.peak_activation_max);
     fmt::print(
         "  efficiency {:.2f} %, {:.3f}× 1F1B's speed ({:.6g} {}), lifespan max {:.6g} {}\n\n",

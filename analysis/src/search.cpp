@@ -1,5 +1,9 @@
 #include "analysis/search.hpp"
 
+#include <stdexcept>
+
+#include <fmt/format.h>
+
 #include "analysis/run.hpp"
 
 namespace pipesim::analysis {
@@ -24,22 +28,92 @@ SearchResult search(const SearchOptions& options, const PipelineSpec& spec, cons
     });
 }
 
-nlohmann::ordered_json search_json(const SearchResult& result, const SearchOptions& options) {
+double SearchReport::efficiency(const SearchEntry& e) const {
+    return work / (static_cast<double>(options.devices) * e.evaluation.makespan);
+}
+
+double SearchReport::speedup_1f1b(const SearchEntry& e) const {
+    return baseline.iteration_time / e.evaluation.makespan;
+}
+
+double SearchReport::peak(const SearchEntry& e) const {
+    return cap ? cap->bytes_of(e.evaluation.peak_activation_max) : e.evaluation.peak_activation_max;
+}
+
+SearchReport search_report(SearchOptions options, const PipelineSpec& spec, double cap_bytes) {
+    constexpr AnalyticEngine bare{.record_transfers = false, .record_ops = false};
+    SearchReport report;
+    // 1F1B with the same inputs: the speed-up's reference and, with a model, the memory of
+    // one full stage to convert a cap in bytes into the search's unit.
+    PipelineSpec one = spec;
+    one.given.reset();
+    one.schedule = "1f1b";
+    one.generator = GeneratorOptions{options.devices, options.microbatches};
+    report.baseline = run(one, bare);
+    if (cap_bytes > 0) {
+        report.cap = device_cap(report.baseline, cap_bytes);
+        options.memory_limit = report.cap->units;
+        options.costs = mean_stage_costs(report.baseline.costs);
+        options.mem_w_ratio = largest_w_share(report.baseline.memory);
+    }
+    report.options = options;
+    try {
+        report.result = search(options, spec, report.cap ? &*report.cap : nullptr);
+    } catch (const std::invalid_argument&) {
+        if (!report.cap) throw;
+        constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+        const DeviceCap& cap = *report.cap;
+        throw std::invalid_argument(fmt::format(
+            "no schedule fits {:.4g} GiB per device for p={} m={}: weights and optimizer state "
+            "take {:.4g} GiB, one full-stage microbatch's activations {:.4g} GiB ({:.3g} fit)",
+            cap.bytes / gib, options.devices, options.microbatches, cap.static_bytes / gib,
+            cap.stage_bytes / gib, cap.units));
+    }
+    PipelineSpec best = spec;
+    best.given = report.result.best;
+    report.best = run(best, bare);
+    report.best.baseline_1f1b_time = report.baseline.iteration_time;
+    report.best.speedup_1f1b = report.baseline.iteration_time / report.best.iteration_time;
+    // Every candidate does the same work (each layer once per microbatch).
+    for (const DeviceMetrics& d : report.best.metrics.devices)
+        report.work += d.busy;
+    return report;
+}
+
+nlohmann::ordered_json search_json(const SearchReport& r) {
+    const bool bytes = r.cap.has_value();
     nlohmann::ordered_json ranking = nlohmann::ordered_json::array();
-    for (const SearchEntry& e : result.ranking)
+    for (const SearchEntry& e : r.result.ranking)
         ranking.push_back({{"label", e.label},
                            {"kind", e.kind},
                            {"bubble_rate", e.evaluation.bubble_rate},
-                           {"makespan", e.evaluation.makespan},
-                           {"peak_activation_max", e.evaluation.peak_activation_max},
+                           {bytes ? "iteration_time" : "makespan", e.evaluation.makespan},
+                           {"efficiency", r.efficiency(e)},
+                           {"speedup_1f1b", r.speedup_1f1b(e)},
+                           {bytes ? "peak_memory_bytes" : "peak_activation_max", r.peak(e)},
                            {"fits", e.fits}});
-    return {{"stages", options.devices},
-            {"devices", options.devices},
-            {"microbatches", options.microbatches},
-            {"memory_limit", options.memory_limit},
-            {"best", ranking.front()},
-            {"chunks", result.best.chunks},
-            {"ranking", ranking}};
+    nlohmann::ordered_json j = {{"stages", r.options.devices},
+                                {"devices", r.options.devices},
+                                {"microbatches", r.options.microbatches},
+                                {"memory_limit", r.options.memory_limit},
+                                {"best", ranking.front()},
+                                {"chunks", r.result.best.chunks},
+                                {"lifespan_max", r.best.metrics.lifespan_max},
+                                {"lifespan_mean", r.best.metrics.lifespan_mean},
+                                {"baseline_1f1b_time", r.baseline.iteration_time}};
+    if (bytes) {
+        const ModelAnalysis& model = *r.best.model;
+        j["memory_limit_bytes"] = r.cap->bytes;
+        j["static_bytes_max"] = r.cap->static_bytes;
+        j["stage_activation_bytes"] = r.cap->stage_bytes;
+        j["iteration_time"] = r.best.iteration_time;
+        j["step_time"] = model.step_time;
+        j["samples_per_second"] = model.samples_per_second;
+        j["tokens_per_second"] = model.tokens_per_second;
+        j["memory_bytes"] = model.total_bytes;
+    }
+    j["ranking"] = ranking;
+    return j;
 }
 
 }  // namespace pipesim::analysis

@@ -123,7 +123,7 @@ py::list device_ops(const Schedule& s) {
 RunData analyze(const py::dict& d) {
     const analysis::PipelineSpec spec = spec_from_dict(d);
     py::gil_scoped_release release;
-    return run_data(analysis::run(spec), spec);
+    return run_data(analysis::run_with_baseline(spec), spec);
 }
 
 bool python_interrupted() {
@@ -164,12 +164,16 @@ py::tuple search(int devices, int microbatches, double memory_limit,
     options.costs = PassCosts{costs[0], costs[1], costs[2]};
     options.comm_latency = comm;
     options.mem_w_ratio = mem_w_ratio;
-    SearchResult result;
+    analysis::PipelineSpec spec;
+    spec.costs.passes = {options.costs};
+    spec.costs.mem_w_ratio = options.mem_w_ratio;
+    spec.comm_latency = options.comm_latency;
+    analysis::SearchReport report;
     {
         py::gil_scoped_release release;
-        result = analysis::search(options);
+        report = analysis::search_report(options, spec);
     }
-    return py::make_tuple(analysis::search_json(result, options).dump(), result.best);
+    return py::make_tuple(analysis::search_json(report).dump(), report.result.best);
 }
 
 py::list schedule_names() {

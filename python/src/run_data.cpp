@@ -53,7 +53,8 @@ bool write_all(int fd, std::string_view text) {
     std::string out;
     try {
         const analysis::PipelineSpec spec = pipeline.spec;
-        const RunData data = run_data(analysis::run(std::move(pipeline), engine), spec);
+        const RunData data =
+            run_data(analysis::run_with_baseline(std::move(pipeline), engine), spec);
         out = "O";
         append_section(out, data.json);
         append_section(out, schedule_to_json(data.schedule));
