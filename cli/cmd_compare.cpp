@@ -179,9 +179,11 @@ int run_compare(const std::vector<std::string>& args) {
         comparison.time_unit = unit;
         comparison.model = model;
         comparison.rows = rows;
-        nlohmann::ordered_json j = analysis::comparison_json(comparison);
-        j["engine"] = on_cluster ? "simgrid" : "analytic";
-        if (on_cluster) j["cluster"] = cluster.name;
+        if (on_cluster) {
+            comparison.engine = "simgrid";
+            comparison.cluster = cluster.name;
+        }
+        const nlohmann::ordered_json j = analysis::comparison_json(comparison);
         fmt::print("{}\n", j.dump(2));
     } else if (csv) {
         fmt::print(

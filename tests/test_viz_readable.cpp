@@ -93,6 +93,11 @@ TEST_CASE("the legend names each pass the timeline has, the chunk shades and the
     CHECK(has(dot, "-chunk 1"));
     CHECK_FALSE(has(dot, "-chunk 2"));
     CHECK(has(dot, "-critical path"));
+    CHECK_FALSE(has(dot, "-F&B pair"));
+
+    // DualPipe's overlapped F&B pairs are drawn in one border, which the legend explains.
+    const auto dualpipe = replayed("dualpipe", 4, 8, 2);
+    CHECK(has(viz::timeline_dot(dualpipe, unit_memory(dualpipe)), "-F&B pair (one border)"));
 }
 
 TEST_CASE("the time axis has a title with its unit, and seconds become ms or µs on short runs",

@@ -74,6 +74,8 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
     j["devices"] = c.devices;
     j["microbatches"] = c.microbatches;
     j["time_unit"] = c.time_unit;
+    j["engine"] = c.engine;
+    if (!c.cluster.empty()) j["cluster"] = c.cluster;
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const CompareRow& r : c.rows)
         list.push_back({{"schedule", r.schedule},

@@ -31,8 +31,10 @@ struct CompareRow {
 struct Comparison {
     int devices = 0;
     int microbatches = 0;
-    std::string time_unit;  ///< "unit", or "s" with a model or cluster
-    bool model = false;     ///< costs and memory came from a model
+    std::string time_unit;            ///< "unit", or "s" with a model or cluster
+    bool model = false;               ///< costs and memory came from a model
+    std::string engine = "analytic";  ///< "analytic" or "simgrid"
+    std::string cluster;              ///< with SimGrid, the cluster's name
     std::vector<CompareRow> rows;
     std::vector<std::string> warnings;  ///< every schedule's, in order
 };
@@ -53,7 +55,8 @@ void add_to_comparison(Comparison& comparison, const std::string& name, const An
 /// "NAME: what was wrong" for the first schedule that cannot run.
 Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names);
 
-/// The `pipesim compare --json` object: devices, microbatches, time_unit and one entry per
+/// The `pipesim compare --json` object: devices, microbatches, time_unit, engine (and cluster
+/// with SimGrid) and one entry per
 /// schedule (makespan or iteration_time, bubble_rate, efficiency, peak_activation_max or
 /// peak_memory_bytes, throughput or samples_per_second, speedup, speedup_1f1b, lifespan_max).
 nlohmann::ordered_json comparison_json(const Comparison& comparison);
