@@ -62,7 +62,8 @@ int run_analyze(const std::vector<std::string>& args) {
     check_html_flag(html, viz_outputs, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
-    const analysis::Analysis result = analysis::run_with_baseline(spec, engine_for(viz_outputs, !html.empty()));
+    const analysis::Analysis result =
+        analysis::run_with_baseline(spec, engine_for(viz_outputs, !html.empty()));
     print_warnings(result, "analyze");
     viz_outputs.picture.memory_in_bytes = result.model.has_value();
     // The pictures first: they may still refuse (a dependency graph too large to draw).
