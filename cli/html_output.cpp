@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "child_run.hpp"
+#include "analysis/child_run.hpp"
 #include "viz/timeline_file.hpp"
 #include "viz_flags.hpp"
 
@@ -112,7 +112,7 @@ ReportRun run_for_report(const std::string& name, const analysis::PipelineSpec& 
         replay.record_ops = picture;
         return report_run(name, analysis::run_with_baseline(spec, replay), picture);
     }
-    const std::string text = run_in_child([&] {
+    const std::string text = analysis::run_in_child([&] {
         return report_run_json(
             report_run(name, analysis::run_with_baseline(spec, engine), picture));
     });

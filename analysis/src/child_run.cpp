@@ -1,4 +1,6 @@
-#include "child_run.hpp"
+#include "analysis/child_run.hpp"
+
+#include <poll.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,7 +13,7 @@
 
 #include <fmt/format.h>
 
-namespace pipesim::cli {
+namespace pipesim::analysis {
 
 namespace {
 
@@ -44,7 +46,8 @@ bool write_all(int fd, const std::string& text) {
 
 }  // namespace
 
-std::string run_in_child(const std::function<std::string()>& work) {
+std::string run_in_child(const std::function<std::string()>& work,
+                         const std::function<bool()>& interrupted) {
     int fds[2];
     if (::pipe(fds) != 0)
         throw std::runtime_error(fmt::format("pipe failed: {}", std::strerror(errno)));
@@ -57,12 +60,26 @@ std::string run_in_child(const std::function<std::string()>& work) {
     }
     if (pid == 0) {
         ::close(fds[0]);
+        std::signal(SIGINT, SIG_DFL);  // the parent decides what an interrupt means
         child(fds[1], work);
     }
     ::close(fds[1]);
     std::string answer;
     char buffer[1 << 16];
     while (true) {
+        if (interrupted) {
+            pollfd readable{fds[0], POLLIN, 0};
+            const int ready = ::poll(&readable, 1, 200);
+            if (ready == 0 || (ready < 0 && errno == EINTR)) {
+                if (!interrupted()) continue;
+                ::kill(pid, SIGKILL);
+                ::close(fds[0]);
+                int status = 0;
+                while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+                }
+                throw std::runtime_error("interrupted");
+            }
+        }
         const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
@@ -85,4 +102,4 @@ std::string run_in_child(const std::function<std::string()>& work) {
     throw std::runtime_error(text);
 }
 
-}  // namespace pipesim::cli
+}  // namespace pipesim::analysis
