@@ -13,10 +13,12 @@
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
+#include "fileio/files.hpp"
 #include "flag_table.hpp"
 #include "models/byte_size.hpp"
 #include "pipeline_flags.hpp"
 #include "schedules/schedule_file.hpp"
+#include "viz_flags.hpp"
 
 namespace pipesim::cli {
 
@@ -40,6 +42,7 @@ struct SearchCommand {
     SearchOptions search;
     analysis::PipelineSpec spec;
     std::string save;
+    std::string save_format;  ///< --format: for a --save file without an extension, or '-'
     bool json = false;
     bool have_p = false, have_m = false, have_cap = false;
     double cap_bytes = 0;  ///< --mem-limit with a unit: the whole device's memory
@@ -81,8 +84,12 @@ const std::array search_flags = {
 const std::array output_flags = {
     SearchFlag{"", "--save", "FILE",
                "write the best schedule to FILE (.json or .csv), e.g. for analyze\n"
-               "--schedule-file FILE --timeline OUT.svg",
+               "--schedule-file FILE --timeline OUT.svg; '-' with --format: standard output",
                [](SearchCommand& c, const std::string&, const std::string& v) { c.save = v; }},
+    SearchFlag{
+        "", "--format", "NAME",
+        "json or csv: the format of --save's file when it is '-' or has no extension",
+        [](SearchCommand& c, const std::string&, const std::string& v) { c.save_format = v; }},
     SearchFlag{"", "--json", "", "print one JSON object instead of the table",
                [](SearchCommand& c, const std::string&, const std::string&) { c.json = true; }},
 };
@@ -125,6 +132,16 @@ SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help
             "device");
     if (c.model_flags.have_layout && !c.spec.costs.model)
         throw UsageError("-t sets the model's layout: give --model NAME, --gpu NAME and --mb B");
+    if (!c.save.empty()) {
+        viz::VizOutputs save_only;  // --save is the only file search writes
+        save_only.format_without_extension = c.save_format;
+        check_output_formats(save_only, c.save);
+        check_output_files({{"--save", c.save}});
+        if (fileio::is_standard_stream(c.save) && c.json)
+            throw UsageError("--save - and --json both print to standard output");
+    } else if (!c.save_format.empty()) {
+        throw UsageError("--format names the format of --save's file: give --save too");
+    }
     c.search.costs = c.spec.costs.passes.front();
     c.search.comm_latency = c.spec.comm_latency;
     c.search.mem_w_ratio = c.spec.costs.mem_w_ratio;
@@ -163,7 +180,11 @@ int run_search(const std::vector<std::string>& args) {
     const std::optional<DeviceCap>& cap = report.cap;
     const analysis::Analysis& best = report.best;
     const analysis::Analysis& baseline = report.baseline;
-    if (!c.save.empty()) write_schedule_file(result.best, c.save);
+    if (!c.save.empty()) {
+        write_schedule_file(result.best, c.save,
+                            fileio::file_extension(c.save).empty() ? c.save_format : "");
+        if (fileio::is_standard_stream(c.save)) return 0;  // the schedule is the output
+    }
     if (c.json) {
         fmt::print("{}\n", analysis::search_json(report).dump(2));
         return 0;

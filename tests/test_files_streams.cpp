@@ -51,6 +51,18 @@ TEST_CASE("analyze --save - writes the schedule to standard output and nothing e
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("search --save - writes its best schedule to standard output", "[files][cli][streams]") {
+    const auto best = run_pipesim("search -p 4 -m 8 --mem-limit 4 --save - --format json");
+    REQUIRE(best.exit_code == 0);
+    const auto schedule = nlohmann::json::parse(best.out);  // the whole output is the file
+    CHECK(schedule["format"] == "pipesim-schedule");
+    CHECK(schedule["devices"] == 4);
+    CHECK(schedule["microbatches"] == 8);
+    const auto refused = run_pipesim("search -p 4 -m 8 --mem-limit 4 --save -");
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.err, Catch::Contains("add --format json|csv"));
+}
+
 TEST_CASE("a schedule read from standard input gives the same analysis as from its file",
           "[files][cli][streams]") {
     const auto dir = scratch_dir("stdin");
