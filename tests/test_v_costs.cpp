@@ -134,6 +134,25 @@ TEST_CASE(
     CHECK(a.metrics.peak_activation_max <= 8 + 1e-9);
 }
 
+TEST_CASE("V-Half idles no more than the authors' V-Half on p=9 and p=10", "[vcosts]") {
+    // The authors' zbv_greedy.py half-memory schedule, replayed by pipesim (bubble rate, peak
+    // in full-stage microbatches): p=9, m=18, F = B = W: 17.557 % at 5; chunk times 4, 5, 5:
+    // 17.647 % at 5; p=10, m=26, chunk times 3, 5, 4: 15.447 % at 6. pipesim's v-half idled
+    // 18.18 %, 18.84 % and 16.58 % there before it reordered the block as they do.
+    struct Row {
+        int p, m;
+        PassCosts full;
+        double theirs;
+    };
+    for (const Row& r : {Row{9, 18, {2, 2, 2}, 0.17558}, Row{9, 18, {8, 10, 10}, 0.17648},
+                         Row{10, 26, {6, 10, 8}, 0.15448}}) {
+        CAPTURE(r.p, r.m, r.full.forward, r.full.backward_input, r.full.backward_weight);
+        const analysis::Analysis a = analyze("v-half", r.p, r.m, r.full, 1);
+        CHECK(a.metrics.bubble_rate <= r.theirs);
+        CHECK(a.metrics.peak_activation_max <= published_peak("v-half", r.p) + 1e-9);
+    }
+}
+
 TEST_CASE("the capped search matches the authors' adaptive V scheduler on p=6, m=18", "[vcosts]") {
     // v_auto_schedule.py with a cap of 7 chunk activations (3.5 full stages), chunk times
     // 2, 1, 2: bubble 12.62 % at peak 3.5. Before, the search's best idled 22.08 %.
@@ -145,10 +164,11 @@ TEST_CASE("the capped search matches the authors' adaptive V scheduler on p=6, m
 
 TEST_CASE("the capped search with unequal passes improves on its former best", "[vcosts]") {
     // p=8, m=24, full-stage times 6, 10, 8, cap 7.5: the search's best idled 9.72 % before
-    // it planned V-shapes with these times (the authors' v_auto_schedule.py: 4.64 %).
+    // it planned V-shapes with these times, 6.19 % before it reordered blocks greedily in two
+    // rounds (the authors' v_auto_schedule.py: 4.64 %).
     const SearchResult r = search(8, 24, 7.5, PassCosts{6, 10, 8});
     CHECK(r.ranking.front().fits);
-    CHECK(r.ranking.front().evaluation.bubble_rate < 0.0972);
+    CHECK(r.ranking.front().evaluation.bubble_rate < 0.0619);
 }
 
 TEST_CASE("the capped search beats every registered schedule that fits, on random costs",

@@ -5,10 +5,13 @@
 #include "v_compact.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <tuple>
+#include <utility>
 
 #include "block_timing.hpp"
+#include "schedules/placement.hpp"
 
 namespace pipesim::detail {
 
@@ -180,6 +183,257 @@ class SlotGrid {
     std::vector<int> last_start_;             ///< per stage and pass, the last placed start
 };
 
+// The greedy reordering of the controllable-memory paper's V schedules (Qi et al., NeurIPS 2024,
+// Appendix A: each pass moved to the earliest free slot that keeps the peak, then the order
+// executed as soon as possible on unit slots, "squeezed") as two rounds: first with the W's
+// on the grid, warm-up and cool-down reordered; then without them (a free slot runs one
+// pending W), only the cool-down reordered. The W's go back into the free slots, those of the
+// second chunk first. Memory is counted in chunk activations with M_W = M_B.
+class TwoRoundGreedy {
+  public:
+    // Kinds in the order a microbatch meets them on a device: first-chunk F, second-chunk F,
+    // second-chunk B, first-chunk B, and the W's (anonymous: the j-th W follows the j-th B).
+    static constexpr int kinds = 5;
+    static constexpr int w_kind = 4;
+
+    TwoRoundGreedy(int devices, int microbatches) : p_(devices), m_(microbatches) {
+        slot_.assign(static_cast<std::size_t>(p_), std::vector<std::vector<int>>(kinds));
+    }
+
+    // Takes the F's and B's of the laid-out block (W's are put anew).
+    void set(int device, const Op& op, int slot) {
+        if (op.pass == Pass::W) return;
+        auto& v = slot_[device][kind(op)];
+        if (v.size() <= static_cast<std::size_t>(op.microbatch))
+            v.resize(static_cast<std::size_t>(m_), -1);
+        v[op.microbatch] = slot;
+    }
+
+    bool complete() const {
+        for (const auto& dev : slot_)
+            for (int k = 0; k < w_kind; ++k)
+                if (dev[k].size() != static_cast<std::size_t>(m_) ||
+                    std::find(dev[k].begin(), dev[k].end(), -1) != dev[k].end())
+                    return false;
+        return true;
+    }
+
+    // `limit`: the most chunk activations a device may hold while ops move; below the laid-out
+    // peak, that peak.
+    void run(int limit) {
+        put_w(true, false);
+        reorder(true, limit);
+        squeeze();
+        drop_w();
+        reorder(false, limit);
+        put_w(true, false);
+        squeeze();
+        drop_w();
+    }
+
+    // The order with the W's put back, those of `first_chunk` (0 or 1) first at a free slot.
+    Schedule schedule(const Schedule& shape, int first_chunk) {
+        std::vector<std::vector<std::vector<int>>> saved = slot_;
+        put_w(false, first_chunk == 1);
+        Schedule out = shape;
+        for (int d = 0; d < p_; ++d) {
+            std::vector<std::pair<int, Op>> ops;
+            for (int k = 0; k < kinds; ++k)
+                for (std::size_t j = 0; j < slot_[d][k].size(); ++j)
+                    ops.emplace_back(slot_[d][k][j], op_of(d, k, static_cast<int>(j)));
+            for (std::size_t j = 0; j < w_split_[d].size(); ++j)
+                ops.push_back(w_split_[d][j]);
+            std::sort(ops.begin(), ops.end(),
+                      [](const auto& a, const auto& b) { return a.first < b.first; });
+            out.device_ops[d].clear();
+            for (const auto& [slot, op] : ops)
+                out.device_ops[d].push_back(op);
+        }
+        slot_ = std::move(saved);
+        return out;
+    }
+
+  private:
+    int kind(const Op& op) const {
+        const bool first = op.stage < p_;
+        if (op.pass == Pass::F) return first ? 0 : 1;
+        return first ? 3 : 2;
+    }
+    int stage(int d, int k) const { return k == 0 || k == 3 ? d : 2 * p_ - 1 - d; }
+    Op op_of(int d, int k, int mb) const { return Op{k < 2 ? Pass::F : Pass::B, mb, stage(d, k)}; }
+    int last_slot(int d) const {
+        int last = -1;
+        for (const auto& v : slot_[d])
+            for (int s : v)
+                last = std::max(last, s);
+        return last;
+    }
+    void drop_w() {
+        for (auto& dev : slot_)
+            dev[w_kind].clear();
+    }
+
+    // Into each free slot of a device one pending W (pending from the end of its B). With
+    // `anonymous` the W's are counted only; otherwise they are named, by chunk, into w_split_.
+    void put_w(bool anonymous, bool first_chunk_first) {
+        w_split_.assign(static_cast<std::size_t>(p_), {});
+        for (int d = 0; d < p_; ++d) {
+            const int last = last_slot(d);
+            std::vector<int> at(static_cast<std::size_t>(last + 1), -1);
+            for (int k = 0; k < w_kind; ++k)
+                for (int s : slot_[d][k])
+                    at[s] = k;
+            int pending[2] = {0, 0};  // by chunk
+            int named[2] = {0, 0};
+            auto place = [&](int chunk, int t) {
+                if (anonymous)
+                    slot_[d][w_kind].push_back(t);
+                else
+                    w_split_[d].emplace_back(
+                        t, Op{Pass::W, named[chunk]++, chunk == 0 ? d : 2 * p_ - 1 - d});
+                --pending[chunk];
+            };
+            for (int t = 0; t <= last; ++t) {
+                if (at[t] >= 2) {
+                    ++pending[at[t] == 3 ? 0 : 1];
+                } else if (at[t] < 0) {
+                    const int first = first_chunk_first ? 0 : 1;
+                    if (pending[first] > 0)
+                        place(first, t);
+                    else if (pending[1 - first] > 0)
+                        place(1 - first, t);
+                }
+            }
+            int t = last;
+            for (int chunk : {first_chunk_first ? 0 : 1, first_chunk_first ? 1 : 0})
+                while (pending[chunk] > 0)
+                    place(chunk, ++t);
+        }
+    }
+
+    // Peak chunk activations of device d: F +1, W −1; without W's on the grid each free slot
+    // (up to the last op) runs one pending W.
+    int peak(int d) const {
+        const bool with_w = !slot_[d][w_kind].empty();
+        const int last = last_slot(d);
+        std::vector<int> at(static_cast<std::size_t>(last + 1), -1);
+        for (int k = 0; k < kinds; ++k)
+            for (int s : slot_[d][k])
+                at[s] = k;
+        int held = 0, most = 0, pending = 0;
+        for (int t = 0; t <= last; ++t) {
+            const int k = at[t];
+            if (k == 0 || k == 1)
+                ++held;
+            else if (k == w_kind)
+                --held;
+            else if (k >= 2)
+                ++pending;
+            else if (!with_w && pending > 0) {
+                --held;
+                --pending;
+            }
+            most = std::max(most, held);
+        }
+        return most;
+    }
+
+    // The slot after which op (d, k, mb) may run: after its inputs and the same kind's
+    // previous microbatch on d.
+    int after(int d, int k, int mb) const {
+        int r = -1;
+        auto need = [&](int dev, int kk) { r = std::max(r, slot_[dev][kk][mb]); };
+        if (k == w_kind) {
+            std::vector<int> bs = slot_[d][2];
+            bs.insert(bs.end(), slot_[d][3].begin(), slot_[d][3].end());
+            std::sort(bs.begin(), bs.end());
+            r = bs[mb];
+        } else {
+            if (k == 0 && d > 0) need(d - 1, 0);
+            if (k == 1 && d < p_ - 1) need(d + 1, 1);
+            if (k == 2 && d > 0) need(d - 1, 2);
+            if (k == 3 && d < p_ - 1) need(d + 1, 3);
+            if (k > 0) need(d, k - 1);
+        }
+        if (mb > 0) r = std::max(r, slot_[d][k][mb - 1]);
+        return r;
+    }
+
+    struct Event {
+        int slot, device, kind, mb;
+    };
+    std::vector<Event> events() const {
+        std::vector<Event> e;
+        for (int d = 0; d < p_; ++d)
+            for (int k = 0; k < kinds; ++k)
+                for (std::size_t j = 0; j < slot_[d][k].size(); ++j)
+                    e.push_back(Event{slot_[d][k][j], d, k, static_cast<int>(j)});
+        std::sort(e.begin(), e.end(), [](const Event& a, const Event& b) {
+            return std::tie(a.slot, a.device, a.kind) < std::tie(b.slot, b.device, b.kind);
+        });
+        return e;
+    }
+
+    // Each op, in slot order, to the earliest free slot after what it waits for at which its
+    // device's peak stays within the largest peak before; the steady phase (from device 0's
+    // first first-chunk B to its last first-chunk F) stays, and so does the warm-up when the
+    // W's are not on the grid.
+    void reorder(bool with_w, int limit) {
+        for (int d = 0; d < p_; ++d)
+            limit = std::max(limit, peak(d));
+        std::vector<std::vector<char>> taken(static_cast<std::size_t>(p_));
+        for (int d = 0; d < p_; ++d)
+            taken[d].assign(static_cast<std::size_t>(last_slot(d) + 1), 0);
+        int phase = 0;
+        for (const Event& e : events()) {
+            int& s = slot_[e.device][e.kind][e.mb];
+            if (phase == 0 && e.kind == 3 && e.device == 0) phase = 1;
+            const bool keep = phase == 1 || (phase == 0 && !with_w);
+            if (phase == 1 && e.kind == 0 && e.mb == m_ - 1) phase = 2;
+            if (!keep) {
+                const int original = s;
+                bool moved = false;
+                for (int t = after(e.device, e.kind, e.mb) + 1; t < original && !moved; ++t) {
+                    if (taken[e.device][t]) continue;
+                    s = t;
+                    moved = peak(e.device) <= limit;
+                }
+                if (!moved) s = original;
+            }
+            taken[e.device][s] = 1;
+        }
+    }
+
+    // Every op as soon as its inputs and its device allow, in each device's slot order, one
+    // slot long.
+    void squeeze() {
+        std::vector<int> free_at(static_cast<std::size_t>(p_), 0);
+        for (const Event& e : events()) {
+            int start = free_at[e.device];
+            if (e.kind != w_kind) start = std::max(start, after_squeezed(e) + 1);
+            slot_[e.device][e.kind][e.mb] = start;
+            free_at[e.device] = start + 1;
+        }
+    }
+    // Like after() for F's and B's, read while squeezing (inputs already squeezed).
+    int after_squeezed(const Event& e) const {
+        int r = -1;
+        auto need = [&](int dev, int kk) { r = std::max(r, slot_[dev][kk][e.mb]); };
+        const int d = e.device;
+        if (e.kind == 0 && d > 0) need(d - 1, 0);
+        if (e.kind == 1 && d < p_ - 1) need(d + 1, 1);
+        if (e.kind == 2 && d > 0) need(d - 1, 2);
+        if (e.kind == 3 && d < p_ - 1) need(d + 1, 3);
+        if (e.kind > 0) need(d, e.kind - 1);
+        return r;
+    }
+
+    int p_;
+    int m_;
+    std::vector<std::vector<std::vector<int>>> slot_;  ///< device, kind, microbatch → slot
+    std::vector<std::vector<std::pair<int, Op>>> w_split_;
+};
+
 }  // namespace
 
 void offer_compacted(const BuildingBlock& block, int microbatches, const MemoryModel& memory,
@@ -223,6 +477,23 @@ void offer_compacted(const BuildingBlock& block, int microbatches, const MemoryM
             again.put_w(second_first);
             best.offer(again.schedule(shape));
         }
+    }
+    // The greedy two-round reordering of the same layout, for a V placement of F's and B's.
+    if (block.chunks != 2 || block.stage_device != vshape_placement(p, 2)) return;
+    TwoRoundGreedy greedy(p, microbatches);
+    for (const Slotted& s : laid_out) {
+        if (s.op.pass == Pass::BW) return;
+        greedy.set(s.device, s.op, s.slot);
+    }
+    if (!greedy.complete()) return;
+    // Within the laid-out peak, and within the cap (chunk activations, M_W = M_B: never less
+    // than the cap's with a smaller M_W).
+    const int cap_chunks = static_cast<int>(std::floor(2 * cap + eps));
+    for (int limit : {0, cap_chunks}) {
+        TwoRoundGreedy g = greedy;
+        g.run(limit);
+        for (int first_chunk : {1, 0})
+            best.offer(g.schedule(shape, first_chunk));
     }
 }
 

@@ -11,7 +11,10 @@ namespace pipesim::detail {
 /// stage and pass of the previous microbatch) at which its device's memory under `memory`
 /// stays within `cap`: with the steady phase kept as laid out or compacted too, and with the
 /// W's kept or taken out and put back, oldest first, into the first free slots after their
-/// B's. Only for blocks of unit slots and one microbatch; others offer nothing.
+/// B's. For a V placement also the layout reordered greedily in two rounds with a squeeze
+/// after each (warm-up and cool-down with the W's on the grid, then the cool-down without
+/// them), within the laid-out peak and within the cap. Only for blocks of unit slots and one
+/// microbatch; others offer nothing.
 void offer_compacted(const BuildingBlock& block, int microbatches, const MemoryModel& memory,
                      double cap, BestPlan& best);
 
