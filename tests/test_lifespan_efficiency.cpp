@@ -208,6 +208,8 @@ TEST_CASE("the lifespan flag outlines one microbatch in the timeline picture", "
     };
     CHECK(count(with, "#d6272866") == 8);
     CHECK(count(without, "#d6272866") == 0);
+    CHECK(count(with, "lifespan of microbatch 3") == 1);  // the legend names the bars
+    CHECK(count(without, "lifespan of microbatch") == 0);
     const auto bad =
         run_pipesim("analyze -s v-half -p 4 -m 8 --timeline " + dot.string() + " --lifespan 8");
     CHECK(bad.exit_code == 2);

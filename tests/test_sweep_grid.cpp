@@ -11,8 +11,7 @@
 
 #include <fmt/format.h>
 
-// The runner's write helper is internal to the sweep library.
-#include "../sweep/src/write_all.hpp"
+#include "fileio/files.hpp"
 #include "fileio/parse_error.hpp"
 #include "sweep/grid.hpp"
 #include "sweep/job.hpp"
@@ -275,11 +274,11 @@ TEST_CASE("a bad results field is located at its byte, and nan or inf are refuse
 TEST_CASE("write_all reports a failed write instead of dropping the text", "[sweep]") {
     const int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
     REQUIRE(fd >= 0);
-    CHECK(detail::write_all(fd, "a row\n") == ENOSPC);
+    CHECK(fileio::write_all(fd, "a row\n") == ENOSPC);
     ::close(fd);
     int fds[2];
     REQUIRE(::pipe(fds) == 0);
-    CHECK(detail::write_all(fds[1], "a row\n") == 0);
+    CHECK(fileio::write_all(fds[1], "a row\n") == 0);
     char buffer[16] = {};
     CHECK(::read(fds[0], buffer, sizeof buffer) == 6);
     ::close(fds[0]);

@@ -1,12 +1,12 @@
 // The 1F1B baseline a run's speed-up is measured against: the same inputs, 1F1B's order.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <exception>
+#include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "analysis/child_run.hpp"
 #include "analysis/run.hpp"
 
 namespace pipesim::analysis {
@@ -38,52 +38,21 @@ std::vector<PassCosts> device_work(const Schedule& schedule, const StageCosts& c
 constexpr AnalyticEngine bare_replay{.record_transfers = false, .record_ops = false};
 
 // The iteration time of `spec` on `engine`, 0 when it fails. SimGrid runs once per process, so
-// a SimGrid run goes to a child process that writes its figure into a pipe.
+// a SimGrid run goes to a child process.
 double iteration_time_of(const PipelineSpec& spec, const Engine& engine) {
-    if (std::holds_alternative<AnalyticEngine>(engine)) {
-        try {
+    try {
+        if (std::holds_alternative<AnalyticEngine>(engine))
             return run(spec, bare_replay).iteration_time;
-        } catch (const std::exception&) {
-            return 0;
-        }
-    }
-    int fds[2];
-    if (pipe(fds) != 0) return 0;
-    const pid_t child = fork();
-    if (child < 0) {
-        close(fds[0]);
-        close(fds[1]);
+        const std::string time = run_in_child([&] {
+            SimGridEngine quiet = std::get<SimGridEngine>(engine);
+            quiet.options.progress = nullptr;  // the parent's run shows its progress
+            return fmt::format("{:.17g}", run(spec, quiet).iteration_time);
+        });
+        const double value = std::stod(time);
+        return std::isfinite(value) ? value : 0;
+    } catch (const std::exception&) {
         return 0;
     }
-    if (child == 0) {
-        close(fds[0]);
-        SimGridEngine quiet = std::get<SimGridEngine>(engine);
-        quiet.options.progress = nullptr;  // the parent's run shows its progress
-        double time = 0;
-        try {
-            time = run(spec, quiet).iteration_time;
-        } catch (...) {
-            time = 0;
-        }
-        const ssize_t written = write(fds[1], &time, sizeof time);
-        _exit(written == static_cast<ssize_t>(sizeof time) ? 0 : 1);
-    }
-    close(fds[1]);
-    double time = 0;
-    std::size_t got = 0;
-    auto* bytes = reinterpret_cast<char*>(&time);
-    while (got < sizeof time) {
-        const ssize_t n = read(fds[0], bytes + got, sizeof time - got);
-        if (n > 0)
-            got += static_cast<std::size_t>(n);
-        else if (n == 0 || errno != EINTR)
-            break;
-    }
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    return got == sizeof time && std::isfinite(time) ? time : 0;
 }
 
 }  // namespace
@@ -105,8 +74,11 @@ Analysis run_with_baseline(const PipelineSpec& spec, const Engine& engine) {
 }
 
 Analysis run_with_baseline(Pipeline pipeline, const Engine& engine) {
-    const double baseline = iteration_time_of(one_f_one_b_spec(pipeline), engine);
+    // A generated 1F1B is its own baseline: one_f_one_b_spec() would give the same run.
+    const bool own_baseline = !pipeline.spec.given && pipeline.spec.schedule == "1f1b";
+    const double other = own_baseline ? 0 : iteration_time_of(one_f_one_b_spec(pipeline), engine);
     Analysis a = run(std::move(pipeline), engine);
+    const double baseline = own_baseline ? a.iteration_time : other;
     a.baseline_1f1b_time = baseline;
     a.speedup_1f1b = baseline > 0 && a.iteration_time > 0 ? baseline / a.iteration_time : 0;
     return a;

@@ -114,17 +114,22 @@ namespace {
 // at its other end sees everything or a write error ends the command.
 void write_standard_output(std::string_view content) {
     std::fflush(stdout);
-    std::size_t written = 0;
-    while (written < content.size()) {
-        const ssize_t n =
-            ::write(STDOUT_FILENO, content.data() + written, content.size() - written);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) fail_write("standard output", std::strerror(errno));
-        written += static_cast<std::size_t>(n);
-    }
+    if (const int error = write_all(STDOUT_FILENO, content); error != 0)
+        fail_write("standard output", std::strerror(error));
 }
 
 }  // namespace
+
+int write_all(int fd, std::string_view text) {
+    while (!text.empty()) {
+        const ssize_t n = ::write(fd, text.data(), text.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return errno;
+        if (n == 0) return EIO;
+        text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return 0;
+}
 
 bool is_standard_stream(std::string_view path) {
     return path == "-";
@@ -145,20 +150,14 @@ void write_file_atomically(const std::string& requested, std::string_view conten
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) fail_write(path, std::strerror(errno));
-    auto give_up = [&](const char* what) {
-        const std::string reason = fmt::format("{}: {}", what, std::strerror(errno));
+    auto give_up = [&](const char* what, int error) {
+        const std::string reason = fmt::format("{}: {}", what, std::strerror(error));
         ::close(fd);
         ::unlink(temp.c_str());
         fail_write(path, reason);
     };
-    std::size_t written = 0;
-    while (written < content.size()) {
-        const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) give_up("write");
-        written += static_cast<std::size_t>(n);
-    }
-    if (::fsync(fd) != 0) give_up("fsync");
+    if (const int error = write_all(fd, content); error != 0) give_up("write", error);
+    if (::fsync(fd) != 0) give_up("fsync", errno);
     if (::close(fd) != 0) {
         const std::string reason = std::strerror(errno);
         ::unlink(temp.c_str());

@@ -23,7 +23,9 @@ Schedule v_zb_order(const GeneratorOptions& o) {
 }
 
 Schedule generate_v_zb(const GeneratorOptions& o) {
-    return plan_v_schedule(o, {v_zb_order(o), zb_v_order(o)}, {4, 3, 2}, "v-zb");
+    std::vector<Schedule> unit_orders{v_zb_order(o)};
+    if (plans_with_costs(o)) unit_orders.push_back(zb_v_order(o));  // a candidate when planning
+    return plan_v_schedule(o, std::move(unit_orders), {4, 3, 2}, "v-zb");
 }
 
 }  // namespace pipesim::detail

@@ -75,7 +75,9 @@ Schedule zb_v_order(const GeneratorOptions& o, int peak) {
 }
 
 Schedule generate_zb_v(const GeneratorOptions& o) {
-    return plan_v_schedule(o, {zb_v_order(o), v_zb_order(o)}, {4, 3, 2}, "zb-v");
+    std::vector<Schedule> unit_orders{zb_v_order(o)};
+    if (plans_with_costs(o)) unit_orders.push_back(v_zb_order(o));  // a candidate when planning
+    return plan_v_schedule(o, std::move(unit_orders), {4, 3, 2}, "zb-v");
 }
 
 }  // namespace pipesim::detail

@@ -254,11 +254,15 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     }
 }
 
+bool plans_with_costs(const GeneratorOptions& o) {
+    return !o.planning.empty() && 6.0 * o.devices * o.microbatches <= huge_ops;
+}
+
 Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_orders,
                          std::vector<int> offsets, const char* name) {
     Schedule& first = unit_orders.front();
     first.name = name;
-    if (o.planning.empty() || 6.0 * o.devices * o.microbatches > huge_ops) return std::move(first);
+    if (!plans_with_costs(o)) return std::move(first);
     const MemoryModel unit_memory = unit_memory_model(first.devices, first.chunks);
     double cap = 0;
     for (const auto& ops : first.device_ops)

@@ -15,28 +15,12 @@
 
 #include <fmt/format.h>
 
+#include "analysis/child_run.hpp"
 #include "fileio/files.hpp"
 #include "progress.hpp"
 #include "sweep/job.hpp"
-#include "write_all.hpp"
 
 namespace pipesim::sweep {
-
-namespace detail {
-
-int write_all(int fd, std::string_view text) {
-    std::size_t written = 0;
-    while (written < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return errno;
-        if (n == 0) return EIO;
-        written += static_cast<std::size_t>(n);
-    }
-    return 0;
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -49,43 +33,29 @@ struct Worker {
 
 // Forks a worker that runs one job and writes its CSV row to a pipe.
 Worker start_worker(const std::vector<Job>& jobs, std::size_t index) {
-    int fds[2];
-    if (::pipe(fds) != 0)
-        throw std::runtime_error(fmt::format("pipe failed: {}", std::strerror(errno)));
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        ::close(fds[0]);
-        ::close(fds[1]);
-        throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
-    }
-    if (pid == 0) {
-        // The child must never return into the parent's stack: every way out is _exit.
-        ::close(fds[0]);
+    const analysis::ChildProcess child = analysis::start_child([&](int fd) {
         std::signal(SIGPIPE, SIG_DFL);
         try {
             const std::string row = csv_row(run_job(jobs[index]));
-            if (const int error = detail::write_all(fds[1], row); error != 0) {
+            if (const int error = fileio::write_all(fd, row); error != 0) {
                 std::fprintf(stderr, "pipesim: worker for job %d: cannot write its result: %s\n",
                              jobs[index].index, std::strerror(error));
-                ::_exit(1);
+                return 1;
             }
         } catch (const std::exception& e) {
             std::fprintf(stderr, "pipesim: worker for job %d failed: %s\n", jobs[index].index,
                          e.what());
-            ::_exit(1);
+            return 1;
         } catch (...) {
             std::fprintf(stderr, "pipesim: worker for job %d failed with an unknown exception\n",
                          jobs[index].index);
-            ::_exit(1);
+            return 1;
         }
-        ::close(fds[1]);
-        ::_exit(0);
-    }
-    ::close(fds[1]);
+        return 0;
+    });
     Worker w;
-    w.pid = pid;
-    w.fd = fds[0];
+    w.pid = child.pid;
+    w.fd = child.output;
     w.job = index;
     return w;
 }
@@ -234,7 +204,7 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
             Result r = finished_job;
             r.grid = options.grid;
             // One write per row: a kill never splits one.
-            if (const int error = detail::write_all(fd, csv_row(r) + "\n"); error != 0)
+            if (const int error = fileio::write_all(fd, csv_row(r) + "\n"); error != 0)
                 throw std::runtime_error(
                     fmt::format("cannot write {}: {}", output, std::strerror(error)));
             ++summary.ran;

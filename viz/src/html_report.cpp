@@ -14,6 +14,7 @@
 #include "html_page.hpp"
 #include "style.hpp"
 #include "viz/axis_ticks.hpp"
+#include "viz/timeline_picture.hpp"
 
 namespace pipesim::viz {
 
@@ -21,10 +22,10 @@ using detail::pretty;
 
 namespace {
 
-// The memory charts, in points, laid out like the timeline picture (Graphviz's 0.1 inch pad
-// plus the picture's left margin) so that both start their time axis near the same column.
-constexpr double chart_left = 51.56;
-constexpr double chart_right = 31.56;
+// The memory charts, in points, laid out like the timeline picture (Graphviz's offset plus the
+// picture's margins) so that both start their time axis at the same column.
+constexpr double chart_left = timeline_svg_offset + timeline_axis_left;
+constexpr double chart_right = timeline_svg_offset + timeline_axis_right;
 constexpr double chart_top = 10;
 constexpr double chart_plot = 64;
 constexpr double chart_axis = 28;

@@ -65,7 +65,8 @@ bool reverse_direction(const Timeline& t, int microbatch) {
     return device(r.first) > device(r.last);
 }
 
-std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path) {
+std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path,
+                                        int lifespan_microbatch) {
     bool has[pass_count] = {};
     bool reverse = false, forward = false;
     for (const auto& ops : t.device_ops)
@@ -94,6 +95,12 @@ std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path) {
                                    [](const std::vector<int>& device) { return !device.empty(); });
     if (pairs) out.push_back({{"#ffffff"}, "F&B pair (one border)", "#000000", 2});
     if (critical_path) out.push_back({{"#ffffff"}, "critical path", "#d62728", 2});
+    if (lifespan_microbatch >= 0)
+        out.push_back(
+            {{"#f2a7a8"},
+             fmt::format("lifespan of microbatch {} (F start to W end)", lifespan_microbatch),
+             "#d62728",
+             1});
     return out;
 }
 

@@ -26,7 +26,9 @@ bool reverse_direction(const Timeline& timeline, int microbatch);
 
 /// The entries for `timeline`: each pass it has, the chunk shades (v > 1), the two directions
 /// (when some microbatches run backwards through the devices) and the critical path outline.
-std::vector<LegendEntry> legend_entries(const Timeline& timeline, bool critical_path);
+/// `lifespan_microbatch` ≥ 0: the --lifespan overlay's bars, for that microbatch.
+std::vector<LegendEntry> legend_entries(const Timeline& timeline, bool critical_path,
+                                        int lifespan_microbatch = -1);
 
 /// Height in points the entries take when wrapped at `width`.
 double legend_height(const std::vector<LegendEntry>& entries, double width);

@@ -22,8 +22,8 @@ using detail::pretty;
 namespace {
 
 // Geometry, in points.
-constexpr double margin_left = 44;
-constexpr double margin_right = 24;
+constexpr double margin_left = timeline_axis_left;
+constexpr double margin_right = timeline_axis_right;
 constexpr double margin_top = 6;
 constexpr double row_height = 22;
 constexpr double box_height = 16;
@@ -348,7 +348,7 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     const TimeRange range = time_range(t);
     const std::string heading = title(t, memory, options.memory_in_bytes);
     const std::vector<detail::LegendEntry> legend =
-        detail::legend_entries(t, options.critical_path);
+        detail::legend_entries(t, options.critical_path, options.lifespan_microbatch);
     const Layout l = make_layout(t, options, heading, legend);
 
     detail::XdotCanvas canvas;

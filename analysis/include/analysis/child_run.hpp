@@ -3,10 +3,24 @@
 // that simulates several pipelines (compare --cluster, sweep --html, Python's simulate) runs
 // each in a child.
 
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 
 namespace pipesim::analysis {
+
+/// A forked child and the read end of the pipe it writes to.
+struct ChildProcess {
+    pid_t pid = -1;
+    int output = -1;
+};
+
+/// Forks a child that runs `work` with the pipe's write end and exits with what `work`
+/// returns (1 if it throws); the parent gets the child and the read end, to read until end of
+/// file and then reap with waitpid. Standard streams are flushed first. Throws std::runtime_error
+/// when the pipe or fork fails.
+ChildProcess start_child(const std::function<int(int fd)>& work);
 
 /// Runs `work` in a forked child and returns the text it returned. What the child throws is
 /// thrown here with its message: std::invalid_argument as std::invalid_argument (bad input),

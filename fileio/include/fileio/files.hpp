@@ -24,6 +24,10 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes);
 /// not atomic).
 void write_file_atomically(const std::string& path, std::string_view content);
 
+/// Writes all of `text` to `fd`, retrying short writes and EINTR. Returns 0, or the errno of
+/// the write that failed (ENOSPC, EIO, EPIPE, ...); a write of 0 bytes counts as EIO.
+int write_all(int fd, std::string_view text);
+
 /// Whether `path` is `-`: standard input where a file is read, standard output where one is
 /// written.
 bool is_standard_stream(std::string_view path);

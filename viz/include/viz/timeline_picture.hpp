@@ -11,6 +11,14 @@
 
 namespace pipesim::viz {
 
+/// Where the timeline picture's time axis sits, in points: its margins left and right of
+/// the axis, and the offset Graphviz 2.43 draws the whole picture at for the graph's
+/// pad=0.1 inch (the SVG's translate(7.56 …)). Pages that draw other charts beside the picture
+/// on the same time scale (the HTML report) line up with these.
+inline constexpr double timeline_axis_left = 44;
+inline constexpr double timeline_axis_right = 24;
+inline constexpr double timeline_svg_offset = 7.56;
+
 /// What the picture shows. Sizes are in points (1/72 inch; a PNG has 96 pixels per inch).
 struct TimelinePictureOptions {
     /// Activation memory of each device as a step curve below the timeline, peak marked.
