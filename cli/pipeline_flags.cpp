@@ -134,17 +134,29 @@ const std::array model_flags = {
          }},
     Flag{"", "--calibration", "FILE", "measured layer times (docs/calibration-format.md)",
          [](State& s, const std::string&, const std::string& v) { s.model.calibration_file = v; }},
-    Flag{"", "--dist-opt", "", "shard optimizer state over the D data-parallel ranks",
+    Flag{"", "--dist-opt", "", "shard optimizer state over the D data-parallel ranks (ZeRO-1)",
          [](State& s, const std::string&, const std::string&) {
              s.model.optimizer.distributed = true;
          }},
-    Flag{"", "--first-stage-layers", "N", "fix the first stage's layer count",
+    Flag{"", "--zero", "N",
+         "ZeRO stage over the D data-parallel ranks: 1 optimizer state,\n"
+         "2 also gradients, 3 also weights (FSDP); needs --dp D > 1",
          [](State& s, const std::string& f, const std::string& v) {
-             s.model.partition.first_stage_layers = parse_int(f, v, 1, bounds::max_layers);
+             s.model.optimizer.zero_stage = parse_int(f, v, 1, 3);
          }},
-    Flag{"", "--last-stage-layers", "N", "fix the last stage's layer count",
+    Flag{"", "--tp-comm-overlap", "",
+         "overlap tensor-parallel collectives with the GEMMs (needs -t T > 1)",
+         [](State& s, const std::string&, const std::string&) {
+             s.model.workload.tp_comm_overlap = true;
+         }},
+    Flag{"", "--first-stage-layers", "N",
+         "fix the first stage's layer count (0: only the embedding)",
          [](State& s, const std::string& f, const std::string& v) {
-             s.model.partition.last_stage_layers = parse_int(f, v, 1, bounds::max_layers);
+             s.model.partition.first_stage_layers = parse_int(f, v, 0, bounds::max_layers);
+         }},
+    Flag{"", "--last-stage-layers", "N", "fix the last stage's layer count (0: only the head)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.model.partition.last_stage_layers = parse_int(f, v, 0, bounds::max_layers);
          }},
 };
 
@@ -160,6 +172,24 @@ const std::array layout_flags = {
              s.have_layout = true;
          }},
 };
+
+// --zero and --tp-comm-overlap need the parallelism they act on; --dist-opt is ZeRO-1.
+void check_sharding_flags(const analysis::ModelSpec& model, const analysis::PipelineSpec& spec) {
+    const int zero = model.optimizer.zero_stage;
+    if (zero > 0 && spec.dp < 2)
+        throw UsageError(
+            fmt::format("--zero {} shards over data-parallel ranks: give --dp D with D > 1", zero));
+    if (model.optimizer.distributed && spec.dp < 2)
+        throw UsageError(
+            "--dist-opt shards over data-parallel ranks: give --dp D with D > 1 (with one rank "
+            "nothing is sharded)");
+    if (zero > 1 && model.optimizer.distributed)
+        throw UsageError(fmt::format(
+            "--dist-opt is ZeRO-1 (the optimizer state sharded): drop it or --zero {}", zero));
+    if (model.workload.tp_comm_overlap && spec.tp < 2)
+        throw UsageError(
+            "--tp-comm-overlap overlaps tensor-parallel collectives: give -t T with T > 1");
+}
 
 }  // namespace
 
@@ -229,6 +259,7 @@ void PipelineFlags::finish() {
             throw UsageError(
                 "--costs and --mem-w-ratio cannot be combined with --model (the model gives the "
                 "costs and memory)");
+        check_sharding_flags(*model, s.spec);
         s.spec.costs.model = model;
     } else if (s.have_layout && !layout_without_model_) {
         throw UsageError(

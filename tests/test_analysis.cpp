@@ -171,7 +171,7 @@ TEST_CASE("the cluster workload carries the collectives the analytic pass times 
     m.workload.recompute = pipesim::models::Recompute::full;
     const ModelAnalysis plan = plan_model(m, 4);
     const Schedule s = generate_schedule("1f1b", GeneratorOptions{4, 4, 1, 0});
-    const simgrid::SimWorkload w = workload_from_plan(plan.plan, s, 4, /*distributed=*/true);
+    const simgrid::SimWorkload w = workload_from_plan(plan.plan, s, 4, /*zero_stage=*/1);
     // One collective as the analytic engine times it (models/roofline.hpp).
     const double one = pipesim::models::tp_allreduce_seconds(plan.gpu, plan.plan.tp_comm.bytes, 4);
     REQUIRE(one > 0);

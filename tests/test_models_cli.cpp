@@ -109,6 +109,15 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
         {"--model llama2-7b --gpu a100-80gb --mb 1 --calibration " +
              std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h100.json",
          "the calibration file was measured on 'h100-sxm', not on the chosen GPU 'a100-80gb'"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --dp 2 --zero 4", "--zero: must be in 1..3"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --zero 2",
+         "--zero 2 shards over data-parallel ranks: give --dp D with D > 1"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --dist-opt",
+         "--dist-opt shards over data-parallel ranks: give --dp D with D > 1"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --dp 2 --dist-opt --zero 3",
+         "--dist-opt is ZeRO-1 (the optimizer state sharded): drop it or --zero 3"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --tp-comm-overlap",
+         "--tp-comm-overlap overlaps tensor-parallel collectives: give -t T with T > 1"},
     }));
     INFO(args);
     const auto r = run_pipesim("analyze -s 1f1b -p 4 -m 8 " + args);

@@ -12,8 +12,9 @@ using namespace pipesim::models;
 
 namespace {
 
-// Smallest bottleneck over every split of n layers into k non-empty contiguous groups that
-// satisfies the fixed counts (infinity if none does).
+// Smallest bottleneck over every split of n layers into k contiguous groups that satisfies
+// the fixed counts (infinity if none does); a group is non-empty unless it is an end whose
+// count is fixed to 0.
 double brute_force(const std::vector<double>& costs, int k, double first, double last,
                    const PartitionOptions& options) {
     const int n = static_cast<int>(costs.size());
@@ -21,7 +22,7 @@ double brute_force(const std::vector<double>& costs, int k, double first, double
     std::vector<int> counts;
     std::function<void(int)> place = [&](int left) {
         if (static_cast<int>(counts.size()) == k - 1) {
-            if (left < 1) return;
+            if (left < (options.last_stage_layers == 0 ? 0 : 1)) return;
             counts.push_back(left);
             const bool ok =
                 (options.first_stage_layers < 0 || counts.front() == options.first_stage_layers) &&
@@ -30,7 +31,8 @@ double brute_force(const std::vector<double>& costs, int k, double first, double
             counts.pop_back();
             return;
         }
-        for (int c = 1; c <= left - 1; ++c) {
+        const int least = counts.empty() && options.first_stage_layers == 0 ? 0 : 1;
+        for (int c = least; c <= left; ++c) {
             counts.push_back(c);
             place(left - c);
             counts.pop_back();
@@ -62,8 +64,8 @@ TEST_CASE("the partitioner finds the brute-force optimum on random small cases",
                 const double first = coin(rng) == 0 ? 0.0 : cost(rng);
                 const double last = coin(rng) == 0 ? 0.0 : 2 * cost(rng);
                 PartitionOptions options;
-                if (coin(rng) == 0) options.first_stage_layers = 1;
-                if (coin(rng) == 0 && k > 1) options.last_stage_layers = 1;
+                if (coin(rng) == 0) options.first_stage_layers = trial % 2;
+                if (coin(rng) == 0 && k > 1) options.last_stage_layers = (trial / 2) % 2;
                 const double expected = brute_force(costs, k, first, last, options);
                 INFO("n=" << n << " k=" << k << " trial " << trial);
                 if (expected == std::numeric_limits<double>::infinity()) {
@@ -73,7 +75,11 @@ TEST_CASE("the partitioner finds the brute-force optimum on random small cases",
                 }
                 const std::vector<int> counts = partition_layers(costs, k, first, last, options);
                 REQUIRE(static_cast<int>(counts.size()) == k);
-                CHECK(std::all_of(counts.begin(), counts.end(), [](int c) { return c >= 1; }));
+                for (int j = 0; j < k; ++j) {
+                    const bool may_be_empty = (j == 0 && options.first_stage_layers == 0) ||
+                                              (j == k - 1 && options.last_stage_layers == 0);
+                    CHECK(counts[j] >= (may_be_empty ? 0 : 1));
+                }
                 int sum = 0;
                 for (int c : counts)
                     sum += c;
@@ -108,6 +114,27 @@ TEST_CASE("fixed first and last stage layer counts are respected", "[models]") {
     CHECK(counts.front() == 2);
     CHECK(counts.back() == 3);
     CHECK(counts[1] + counts[2] == 9);
+}
+
+TEST_CASE("ends fixed to 0 layers hold only the embedding and the head", "[models]") {
+    // Megatron-LM's padded split (Zero Bubble repository, --allow-padding-num-layers): 22
+    // layers over 8 devices × 3 chunks of one layer, the first and last chunk empty.
+    PartitionOptions options;
+    options.first_stage_layers = 0;
+    options.last_stage_layers = 0;
+    std::vector<int> expected(24, 1);
+    expected.front() = expected.back() = 0;
+    CHECK(partition_layers(std::vector<double>(22, 1.0), 24, 0.4, 0.9, options) == expected);
+    // Only the first end empty: the rest balanced over the other stages.
+    options.last_stage_layers = -1;
+    CHECK(partition_layers(std::vector<double>(6, 1.0), 4, 0, 0, options) ==
+          std::vector<int>{0, 2, 2, 2});
+    CHECK_THROWS_WITH(partition_layers(std::vector<double>(3, 1.0), 1, 0, 0, options),
+                      "a single stage cannot have 0 layers");
+    options.last_stage_layers = 0;
+    CHECK_THROWS_WITH(partition_layers(std::vector<double>(3, 1.0), 6, 0, 0, options),
+                      "cannot split 3 layers into 6 stages: every stage needs at least one "
+                      "layer (but the ends fixed to 0)");
 }
 
 TEST_CASE("impossible splits are refused with one clear line", "[models]") {

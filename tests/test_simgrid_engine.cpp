@@ -1,5 +1,7 @@
 // The SimGrid engine against the analytic replay and closed-form network timings. Each
 // simulation runs in a child process (SimGrid allows one engine per process).
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <random>
@@ -67,6 +69,30 @@ double number(const std::string& text) {
     in >> value;
     REQUIRE(!in.fail());
     return value;
+}
+
+// F, B and W durations of one ZB-H1 microbatch on one device: compute `compute` each, the
+// workload's other fields set by `setup`, on `cluster` with `layout`.
+template <class Setup>
+std::array<double, 3> pass_lengths(double compute, Setup setup, const ClusterSpec& cluster,
+                                   const Layout& layout) {
+    const std::string result = run_in_child([&] {
+        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
+        SimWorkload w =
+            simple_workload(uniform_stage_costs(1, 1, compute, compute, compute), 1, 0, 0);
+        setup(w);
+        const SimResult sim = simulate(s, w, cluster, layout);
+        std::string out;
+        for (const TimedOp& t : sim.timeline.device_ops[0])
+            out += fmt::format("{:.17g} ", t.end - t.start);
+        return out;
+    });
+    INFO(result);
+    std::istringstream in(result);
+    std::array<double, 3> fbw{};
+    in >> fbw[0] >> fbw[1] >> fbw[2];
+    REQUIRE(!in.fail());
+    return fbw;
 }
 
 }  // namespace
@@ -258,27 +284,52 @@ TEST_CASE("GPUs of another type run at their peak relative to the reference GPU"
 
 TEST_CASE("tensor-parallel all-reduces lengthen F and B but not W", "[simgrid]") {
     const double bytes = 4e6, bandwidth = 1e11, latency = 1e-6;
-    const std::string result = run_in_child([&] {
-        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
-        SimWorkload w = simple_workload(uniform_stage_costs(1, 1, 1, 1, 1), 1, 0, 0);
-        w.tp_allreduces_forward = {2};
-        w.tp_allreduces_backward = {3};
-        w.tp_allreduce_bytes = {bytes};
-        const SimResult sim =
-            simulate(s, w, test_cluster(1, 4, bandwidth, latency, 1e-5), Layout{1, 1, 4});
-        std::string out;
-        for (const TimedOp& t : sim.timeline.device_ops[0])
-            out += fmt::format("{:.17g} ", t.end - t.start);
-        return out;
-    });
-    std::istringstream in(result);
-    double f = 0, b = 0, w = 0;
-    in >> f >> b >> w;
-    INFO(result);
+    const auto tp = [&](double overlap) {
+        return [=](SimWorkload& w) {
+            w.tp_allreduces_forward = {2};
+            w.tp_allreduces_backward = {3};
+            w.tp_allreduce_bytes = {bytes};
+            w.tp_overlap = overlap;
+        };
+    };
+    const ClusterSpec node = test_cluster(1, 4, bandwidth, latency, 1e-5);
+    const auto [f, b, w] = pass_lengths(1, tp(0), node, Layout{1, 1, 4});
     const double one = 2.0 * 3 * (latency + bytes / 4 / bandwidth);  // ring of T = 4
     CHECK(f == Approx(1 + 2 * one).epsilon(1e-9));
     CHECK(b == Approx(1 + 3 * one).epsilon(1e-9));
     CHECK(w == Approx(1).epsilon(1e-12));
+
+    // Overlapped: compute + comm − 0.96 · min(compute, comm), between the longer of the two
+    // and their sum, whichever is longer.
+    for (const double compute : {1.0, 1e-4}) {
+        INFO("compute " << compute);
+        const auto [fo, bo, wo] = pass_lengths(compute, tp(0.96), node, Layout{1, 1, 4});
+        CHECK(fo == Approx(compute + 2 * one - 0.96 * std::min(compute, 2 * one)).epsilon(1e-9));
+        CHECK(bo == Approx(compute + 3 * one - 0.96 * std::min(compute, 3 * one)).epsilon(1e-9));
+        CHECK(fo >= compute);
+        CHECK(fo <= compute + 2 * one * (1 + 1e-9));
+        CHECK(wo == Approx(compute).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("ZeRO-3 all-gathers the parameters before F and B, hidden behind longer compute",
+          "[simgrid]") {
+    // Two replicas, one GPU per node: the all-gather of P bytes over two GPUs is one ring
+    // step of P/2 per member, L + P/(2·bandwidth).
+    const double bytes = 2e8, bandwidth = 1e11, latency = 1e-5;
+    const double gather = latency + bytes / 2 / bandwidth;
+    const auto zero3 = [&](SimWorkload& w) {
+        w.param_fetch_bytes = {bytes};
+        w.param_gather_bytes = {0.0};
+    };
+    for (const double compute : {0.01, 1e-4}) {
+        INFO("compute " << compute);
+        const auto [f, b, w] = pass_lengths(
+            compute, zero3, test_cluster(2, 1, bandwidth, 1e-6, latency), Layout{2, 1, 1});
+        CHECK(f == Approx(std::max(compute, gather)).epsilon(1e-6));
+        CHECK(b == Approx(std::max(compute, gather)).epsilon(1e-6));
+        CHECK(w == Approx(compute).epsilon(1e-12));  // W needs no weights
+    }
 }
 
 TEST_CASE("simulate refuses a second engine in one process and layouts that do not fit",

@@ -13,7 +13,7 @@
 namespace pipesim::analysis {
 
 simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule,
-                                        int tp, bool distributed_optimizer) {
+                                        int tp, int zero_stage) {
     const std::size_t stages = plan.stages.size();
     if (stages != static_cast<std::size_t>(schedule.stages()))
         throw std::invalid_argument(fmt::format("the model plan has {} stages, the schedule {}",
@@ -31,11 +31,15 @@ simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const 
         // stage's share per tensor-parallel rank), which that GPU all-reduces over its rail.
         w.gradient_bytes[schedule.stage_device[s]] += 4.0 * stage.params;
     }
-    if (distributed_optimizer) {
+    if (zero_stage >= 1) {
         w.param_gather_bytes = w.gradient_bytes;
         for (double& bytes : w.param_gather_bytes)
-            bytes /= 2;  // bf16 parameters against fp32 gradients
+            bytes = zero_stage >= 3 ? 0.0 : bytes / 2;  // bf16 parameters, fp32 gradients
     }
+    if (zero_stage >= 3)
+        for (const models::StagePlan& stage : plan.stages)
+            w.param_fetch_bytes.push_back(2.0 * stage.params);
+    w.tp_overlap = plan.tp_overlap;
     return w;
 }
 

@@ -169,7 +169,7 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     run.layout.pp = a.schedule.devices;
     simgrid::SimWorkload workload =
         a.model ? workload_from_plan(a.model->plan, a.schedule, spec.tp,
-                                     spec.costs.model->optimizer.distributed)
+                                     spec.costs.model->optimizer.sharding())
                 : simgrid::simple_workload(a.costs, a.schedule.devices, engine.message_bytes,
                                            engine.grad_bytes);
     workload.group_speeds =

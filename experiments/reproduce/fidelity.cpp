@@ -116,6 +116,20 @@ struct ZbResults {
     double memory_mean = 0, memory_max = 0;
 };
 
+// The layer split of the paper's runs (its repository's --allow-padding-num-layers): the
+// layers padded to (layers + 2) = k·p, one layer off the first and last stage; interleaved
+// 1F1B with one layer per chunk, k chunks per device, so that the first chunk holds only the
+// embedding and the last only the head.
+void paper_layer_split(analysis::PipelineSpec& spec, const zb_paper::Setup& setup) {
+    const int k = zb_paper::paper_chunks(setup);
+    if (spec.schedule == "interleaved-1f1b") {
+        spec.generator.chunks = k;
+        spec.costs.model->partition = {0, 0};
+    } else {
+        spec.costs.model->partition = {k - 1, k - 1};
+    }
+}
+
 ZbResults zb_rows() {
     ZbResults r;
     Table t({"model", "m", "schedule", "published samples/s/GPU", "analyze", "error",
@@ -129,11 +143,11 @@ ZbResults zb_rows() {
                                    [&](const auto& x) { return x.setup == row.setup; });
         for (std::size_t k = 0; k < zb_paper::throughput_schedules.size(); ++k) {
             const std::string schedule = zb_paper::throughput_schedules[k];
-            if (schedule == "interleaved-1f1b" && zb_paper::model_chunks(setup) < 2) continue;
             const sweep::Job job =
                 zb_paper::model_job(setup, row.m, schedule, sweep::Engine::analytic);
             analysis::PipelineSpec spec = sweep::pipeline_spec(job);
             spec.costs.model->workload.attention = models::AttentionKernel::unfused;
+            paper_layer_split(spec, setup);
             analysis::PipelineSpec old_spec = spec;
             old_spec.costs.model->efficiency = old_efficiency;
             const Prediction a = fidelity::predict_analytic(spec);
@@ -315,7 +329,10 @@ distributed optimizer and no TP communication overlap (neither existed in 2021).
 
 The paper's models and microbatch sizes (`zb_paper.hpp`), one pipeline of p GPUs, no
 recomputation, unfused attention (Megatron-LM's default without FlashAttention; the paper
-does not say otherwise), interleaved 1F1B with v = layers/p; `simulate` on the paper's
+does not say otherwise), the layers split as the paper's repository splits them
+(`--allow-padding-num-layers`: (layers + 2)/p per stage, one fewer on the first and last;
+interleaved 1F1B with one layer per chunk, (layers + 2)/p chunks per device, the first chunk
+only the embedding and the last only the head); `simulate` on the paper's
 4 × 8 A100 nodes over RoCE (`zb-a100-roce`), with pipeline transfers on its links and no
 data parallelism. Samples per second per GPU.
 
@@ -336,10 +353,7 @@ layers) against those the paper profiled in its ZB-2p runs (Table 9), in ms per 
     out += R"(
 Peak memory per GPU against Table 4 (weights, fp32 gradients and Adam state, and the
 replay's peak activations; the paper's "GB" read as GiB as PyTorch reports it; transient
-buffers inside a pass are not counted). The 1F1B-I rows are not like for like: pipesim
-interleaves v = layers/p chunks (2, 3, 2), some of two layers, the paper (layers + 2)/p
-chunks of one layer; which device holds the two-layer chunks (the partitioner balances
-stage times, so any change of the kernels' times may move them) decides its peak:
+buffers inside a pass are not counted), with the paper's layer split:
 
 )";
     out += zb.memory;

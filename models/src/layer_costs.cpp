@@ -1,5 +1,6 @@
 #include "models/layer_costs.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -193,8 +194,17 @@ double bytes_per_param(const OptimizerConfig& o) {
             fmt::format("data-parallel size must be ≥ 1, got {}", o.data_parallel));
     if (o.weight_bytes < 0 || o.grad_bytes < 0 || o.optimizer_bytes < 0)
         throw std::invalid_argument("bytes per parameter must be ≥ 0");
-    const double shards = o.distributed ? o.data_parallel : 1;
-    return o.weight_bytes + o.grad_bytes + o.optimizer_bytes / shards;
+    if (o.zero_stage < 0 || o.zero_stage > 3)
+        throw std::invalid_argument(
+            fmt::format("ZeRO stage must be 0, 1, 2 or 3, got {}", o.zero_stage));
+    const int stage = o.sharding();
+    const double d = o.data_parallel;
+    return o.weight_bytes / (stage >= 3 ? d : 1) + o.grad_bytes / (stage >= 2 ? d : 1) +
+           o.optimizer_bytes / (stage >= 1 ? d : 1);
+}
+
+double overlapped_seconds(double compute, double comm, double efficiency) {
+    return compute + comm - efficiency * std::min(compute, comm);
 }
 
 }  // namespace pipesim::models

@@ -33,15 +33,15 @@ class Splitter {
                (part == k_ - 1 ? last_extra_ : 0.0);
     }
 
+    // A part holds at least one layer, except the first or last part when its count is fixed
+    // to 0 (a stage of only the embedding or only the head).
     bool allowed(int part, int begin, int end) const {
         const int count = end - begin;
-        if (count < 1) return false;
-        if (part == 0 && options_.first_stage_layers >= 0 && count != options_.first_stage_layers)
-            return false;
-        if (part == k_ - 1 && options_.last_stage_layers >= 0 &&
-            count != options_.last_stage_layers)
-            return false;
-        return true;
+        const int first = part == 0 ? options_.first_stage_layers : -1;
+        const int last = part == k_ - 1 ? options_.last_stage_layers : -1;
+        if (first >= 0 && count != first) return false;
+        if (last >= 0 && count != last) return false;
+        return count >= 1 || (count == 0 && (first == 0 || last == 0));
     }
 
     // Smallest possible bottleneck (infinity if no split satisfies the constraints).
@@ -50,8 +50,8 @@ class Splitter {
         prev[0] = 0;
         for (int j = 0; j < k_; ++j) {
             std::fill(next.begin(), next.end(), infinity);
-            for (int end = 1; end <= n_; ++end)
-                for (int begin = 0; begin < end; ++begin)
+            for (int end = 0; end <= n_; ++end)
+                for (int begin = 0; begin <= end; ++begin)
                     if (prev[begin] < infinity && allowed(j, begin, end))
                         next[end] = std::min(next[end], std::max(prev[begin], cost(j, begin, end)));
             std::swap(prev, next);
@@ -66,8 +66,8 @@ class Splitter {
         std::vector<int> from((k_ + 1) * width, -1);
         best[0] = 0;
         for (int j = 0; j < k_; ++j)
-            for (int end = 1; end <= n_; ++end)
-                for (int begin = 0; begin < end; ++begin) {
+            for (int end = 0; end <= n_; ++end)
+                for (int begin = 0; begin <= end; ++begin) {
                     const double before = best[j * width + begin];
                     if (before == infinity || !allowed(j, begin, end)) continue;
                     const double c = cost(j, begin, end);
@@ -101,20 +101,24 @@ std::vector<int> partition_layers(std::span<const double> layer_costs, int parts
                                   const PartitionOptions& options) {
     const int n = static_cast<int>(layer_costs.size());
     if (parts < 1) throw std::invalid_argument(fmt::format("cannot split into {} stages", parts));
-    if (parts > n)
-        throw std::invalid_argument(
-            fmt::format("cannot split {} layers into {} stages: every stage needs at least one "
-                        "layer",
-                        n, parts));
+    // Only the ends may be empty, and only when their count is fixed to 0.
+    const int empty_ends =
+        (options.first_stage_layers == 0 ? 1 : 0) + (options.last_stage_layers == 0 ? 1 : 0);
+    if (parts == 1 && empty_ends > 0)
+        throw std::invalid_argument("a single stage cannot have 0 layers");
+    if (parts - empty_ends > n)
+        throw std::invalid_argument(fmt::format(
+            "cannot split {} layers into {} stages: every stage needs at least one layer{}", n,
+            parts, empty_ends > 0 ? " (but the ends fixed to 0)" : ""));
     for (double c : layer_costs)
         if (!(c >= 0) || !std::isfinite(c))
             throw std::invalid_argument("layer costs must be finite and ≥ 0");
     if (!(first_extra >= 0) || !(last_extra >= 0))
         throw std::invalid_argument("first/last stage extra costs must be ≥ 0");
     for (int fixed : {options.first_stage_layers, options.last_stage_layers})
-        if (fixed == 0 || fixed < -1)
+        if (fixed < -1)
             throw std::invalid_argument(
-                fmt::format("a fixed first/last stage layer count must be ≥ 1, got {}", fixed));
+                fmt::format("a fixed first/last stage layer count must be ≥ 0, got {}", fixed));
 
     const Splitter splitter(layer_costs, parts, first_extra, last_extra, options);
     const double bottleneck = splitter.min_bottleneck();

@@ -37,11 +37,14 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
     check_config(config);
     check_workload(config, workload);
     const double per_param = bytes_per_param(optimizer);
-    if (stages > config.layers)
+    const int empty_ends =
+        (partition.first_stage_layers == 0 ? 1 : 0) + (partition.last_stage_layers == 0 ? 1 : 0);
+    if (stages - empty_ends > config.layers)
         throw std::invalid_argument(fmt::format(
             "cannot split {}'s {} layers into {} pipeline stages: every stage needs at least one "
-            "layer",
-            config.name, config.layers, stages));
+            "layer{}",
+            config.name, config.layers, stages,
+            empty_ends > 0 ? " (but those fixed to 0 on the ends)" : ""));
 
     const PassTimes layer_time = cost_model.layer(config, workload);
     const PassTimes head_time = cost_model.head(config, workload);
@@ -58,6 +61,7 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
     PipelinePlan plan;
     plan.message_bytes = pipeline_message_bytes(config, workload);
     plan.tp_comm = layer_tp_comm(config, workload);
+    plan.tp_overlap = workload.tp_comm_overlap && workload.tp > 1 ? tp_overlap_efficiency : 0.0;
     // One collective's time; full recomputation repeats the forward's in B. The embedding
     // (vocabulary-parallel lookup) and the head (input gradient of the column-parallel
     // logits) add one each.
@@ -86,8 +90,6 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
             s.tp_collectives_backward =
                 s.layers * (plan.tp_comm.collectives_backward + recomputed) + (s.has_head ? 1 : 0);
         }
-        s.tp_comm_times = {collective * s.tp_collectives_forward,
-                           collective * s.tp_collectives_backward, 0};
         s.memory = {s.layers * layer_mem.activation, s.layers * layer_mem.held_for_w};
         if (s.has_embedding) {
             s.times.forward += embedding_time.forward;
@@ -103,6 +105,15 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
             s.memory.activation += head_mem.activation;
             s.memory.held_for_w += head_mem.held_for_w;
         }
+        // The collectives' time left exposed: all of it, or what the overlap with the pass's
+        // kernels leaves.
+        const auto exposed = [&](double compute, int count) {
+            const double comm = collective * count;
+            if (plan.tp_overlap == 0) return comm;
+            return overlapped_seconds(compute, comm, plan.tp_overlap) - compute;
+        };
+        s.tp_comm_times = {exposed(s.times.forward, s.tp_collectives_forward),
+                           exposed(s.times.backward_input, s.tp_collectives_backward), 0};
         s.params = stage_params(config, s, workload.tp, stages);
         s.static_bytes = s.params * per_param;
         s.optimizer_seconds = optimizer_step_seconds(cost_model.gpu(), s.params, optimizer);

@@ -88,7 +88,7 @@ double tp_allreduce_seconds(const GpuSpec& gpu, double bytes, int tp) {
 }
 
 double optimizer_step_seconds(const GpuSpec& gpu, double params, const OptimizerConfig& o) {
-    const double shards = o.distributed ? o.data_parallel : 1;
+    const double shards = o.sharding() >= 1 ? o.data_parallel : 1;
     const double bytes = o.grad_bytes + 2 * o.optimizer_bytes + o.weight_bytes;
     return params / shards * bytes / (gpu.hbm_bandwidth * gpu.memory_efficiency);
 }

@@ -19,11 +19,13 @@ namespace pipesim::analysis {
 /// the receiving node is not timed); the stages' TP all-reduces (StagePlan's counts: those
 /// the analytic pass times include, with recomputation's); and each device's parameters as fp32
 /// gradients to reduce (4 bytes per parameter, as Megatron-LM accumulates and reduces gradients in
-/// fp32), with `distributed_optimizer` reduce-scattered and followed by an all-gather of the bf16
-/// parameters (2 bytes each). Throws std::invalid_argument if the plan and the schedule have
-/// different stage counts.
+/// fp32), with ZeRO stage `zero_stage` 1 or 2 (1: the distributed optimizer) reduce-scattered and
+/// followed by an all-gather of the bf16 parameters (2 bytes each), with stage 3 only
+/// reduce-scattered and the bf16 parameters all-gathered before every F and backward instead
+/// (ZeRO, Rajbhandari et al., 2020, §7.2); the plan's TP overlap. Throws std::invalid_argument if
+/// the plan and the schedule have different stage counts.
 simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule,
-                                        int tp = 1, bool distributed_optimizer = false);
+                                        int tp = 1, int zero_stage = 0);
 
 /// Each node group's compute speed relative to `reference_gpu`, the GPU the costs are for
 /// (empty: the first group's GPU): the group's own `speed` where set, else the ratio of its

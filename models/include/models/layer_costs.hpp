@@ -33,6 +33,9 @@ struct Workload {
     bool sequence_parallel = true;  ///< with t > 1, shard norms/dropout over the sequence
     Recompute recompute = Recompute::none;
     AttentionKernel attention = AttentionKernel::fused;  ///< times and the stored s×s terms
+    /// With t > 1, overlap the tensor-parallel collectives with the GEMMs (Megatron-LM's
+    /// --tp-comm-overlap, Transformer Engine's userbuffers) at tp_overlap_efficiency.
+    bool tp_comm_overlap = false;
 
     int seq(const TransformerConfig& config) const {
         return seq_len > 0 ? seq_len : config.seq_len;
@@ -101,6 +104,17 @@ TensorParallelComm layer_tp_comm(const TransformerConfig& config, const Workload
 /// Bytes sent between adjacent pipeline stages per microbatch: s·b·h 16-bit values.
 double pipeline_message_bytes(const TransformerConfig& config, const Workload& workload);
 
+/// The share of a tensor-parallel collective hidden behind the GEMMs with tp_comm_overlap:
+/// 0.96, the most FLUX (Chang et al., 2024, "FLUX: Fast Software-based Communication Overlap
+/// on GPUs Through Kernel Fusion") overlaps with its fused GEMM-collective kernels — an upper
+/// bound; Transformer Engine's decomposed userbuffers overlap hides less.
+inline constexpr double tp_overlap_efficiency = 0.96;
+
+/// A pass of `compute` seconds with `comm` seconds of collectives overlapped at `efficiency`
+/// (0..1): compute + comm − efficiency · min(compute, comm). Never longer than compute + comm
+/// (no overlap), never shorter than max(compute, comm).
+double overlapped_seconds(double compute, double comm, double efficiency);
+
 /// Bytes per parameter for mixed-precision Adam, on one GPU.
 struct OptimizerConfig {
     double weight_bytes = 2;      ///< bf16 weights
@@ -108,11 +122,20 @@ struct OptimizerConfig {
     double optimizer_bytes = 12;  ///< fp32 master copy and two Adam moments
     int data_parallel = 1;        ///< d, size of the data-parallel group
     bool distributed = false;     ///< shard the optimizer state over the d ranks (ZeRO-1)
+    /// ZeRO stage (Rajbhandari et al., 2020, §5): 1 shards the optimizer state over the d
+    /// ranks (as `distributed`, Megatron-LM's distributed optimizer), 2 also the gradients,
+    /// 3 also the weights (FSDP); 0: none.
+    int zero_stage = 0;
+
+    /// The ZeRO stage in effect: zero_stage, or 1 with `distributed`.
+    int sharding() const { return zero_stage > 0 ? zero_stage : (distributed ? 1 : 0); }
 };
 
-/// weight + grad + optimizer / (d if distributed): 18 bytes, or 6 + 12/d distributed
-/// (Megatron-LM docs/distrib_optimizer.md, "bf16 param, fp32 grads"; ZeRO, Rajbhandari et
-/// al., 2020, §3.1 counts 2 + 2 + 12 = 16 with bf16 gradients).
+/// weight/(d if stage 3) + grad/(d if stage ≥ 2) + optimizer/(d if stage ≥ 1): 18 bytes,
+/// 6 + 12/d with the distributed optimizer or ZeRO-1 (Megatron-LM docs/distrib_optimizer.md,
+/// "bf16 param, fp32 grads"), 2 + 16/d with ZeRO-2, 18/d with ZeRO-3 (ZeRO, Rajbhandari et
+/// al., 2020, §5.3 counts 2 + 2 + 12 = 16 with bf16 gradients). Throws std::invalid_argument
+/// for d < 1, negative bytes or a stage outside 0..3.
 double bytes_per_param(const OptimizerConfig& optimizer);
 
 }  // namespace pipesim::models

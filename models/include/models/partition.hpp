@@ -6,20 +6,22 @@
 
 namespace pipesim::models {
 
-/// Constraints on a split. A fixed count of -1 leaves that stage free.
+/// Constraints on a split. A fixed count of -1 leaves that stage free; 0 makes the first
+/// (last) stage hold only the embedding (the head), as Megatron-LM's padded layer split and
+/// Llama 3's pipeline place them.
 struct PartitionOptions {
     int first_stage_layers = -1;  ///< layers on the first stage (e.g. fewer: it has the embedding)
     int last_stage_layers = -1;   ///< layers on the last stage (e.g. fewer: it has the LM head)
 };
 
 /// Splits layers with costs `layer_costs` (in model order) into `parts` contiguous groups of
-/// at least one layer, where group 0 also pays `first_extra` and the last group `last_extra`,
-/// minimizing the largest group cost (exact, dynamic programming, O(parts·n²)). Among the
-/// optimal splits it returns the one with the smallest sum of squared group costs (the most
-/// even one). Returns the layer count of each group.
+/// at least one layer (the first or last none when its count is fixed to 0), where group 0 also
+/// pays `first_extra` and the last group `last_extra`, minimizing the largest group cost (exact,
+/// dynamic programming, O(parts·n²)). Among the optimal splits it returns the one with the smallest
+/// sum of squared group costs (the most even one). Returns the layer count of each group.
 ///
-/// Throws std::invalid_argument when it cannot be done: parts < 1, more parts than layers,
-/// fixed counts that do not fit, or negative costs.
+/// Throws std::invalid_argument when it cannot be done: parts < 1, more non-empty parts than
+/// layers, a single part fixed to 0, fixed counts that do not fit, or negative costs.
 std::vector<int> partition_layers(std::span<const double> layer_costs, int parts,
                                   double first_extra, double last_extra,
                                   const PartitionOptions& options = {});

@@ -17,9 +17,10 @@ struct StagePlan {
     bool has_embedding = false;  ///< stage 0
     bool has_head = false;       ///< last stage: final norm, LM head, loss
     PassTimes times;             ///< seconds per microbatch, computation only
-    /// Seconds per microbatch of its tensor-parallel collectives (0 with t = 1), on the
-    /// critical path of each pass; the analytic engine adds them to `times`, SimGrid
-    /// simulates the collectives instead.
+    /// Seconds per microbatch of its tensor-parallel collectives (0 with t = 1) left on the
+    /// critical path of each pass: all of them, or with Workload::tp_comm_overlap what
+    /// overlapped_seconds() leaves exposed; the analytic engine adds them to `times`, SimGrid
+    /// simulates the collectives instead (with PipelinePlan::tp_overlap).
     PassTimes tp_comm_times;
     /// The tensor-parallel all-reduces (of PipelinePlan::message_bytes each) behind
     /// `tp_comm_times`: per layer those of layer_tp_comm(), again in B with full recomputation,
@@ -38,6 +39,9 @@ struct PipelinePlan {
     std::vector<StagePlan> stages;
     double message_bytes = 0;    ///< between adjacent stages, per microbatch
     TensorParallelComm tp_comm;  ///< per layer per microbatch
+    /// Share of the TP collectives hidden behind the GEMMs: tp_overlap_efficiency with
+    /// Workload::tp_comm_overlap, else 0.
+    double tp_overlap = 0;
     /// Model FLOPs (F+B+W, no recomputation) of one microbatch through the whole model,
     /// summed over the TP group: the numerator of MFU.
     double model_flops_per_microbatch = 0;

@@ -61,6 +61,14 @@ void DeviceActor::run() {
     for (int t = 0; t < s_.layout.tp; ++t)
         tp_group.push_back(gpu_index(s_.layout, replica_, device_, t));
     RingCollective tp_ring = s_.collective({tp_group});
+    // ZeRO-3: this device's parameters, all-gathered over its data-parallel rails before each
+    // F and backward; every simulated replica moves its share of the rails' traffic.
+    const bool fetch = !s_.workload.param_fetch_bytes.empty() && s_.layout.dp > 1;
+    const std::vector<std::vector<int>> dp_rings =
+        fetch ? gradient_rings(s_.layout, device_, s_.gpus_per_node)
+              : std::vector<std::vector<int>>{};
+    const double dp_channels = static_cast<double>(dp_rings.size()) / s_.layout.tp;
+    RingCollective dp_ring = s_.collective(dp_rings);
     // The last op that produces weight gradients: the gradient reduction may start with it.
     std::size_t last_gradient = ops.empty() ? 0 : ops.size() - 1;
     for (std::size_t i = 0; i < ops.size(); ++i)
@@ -89,16 +97,30 @@ void DeviceActor::run() {
             s_.changed->notify_all();
         }
         const double start = sg::Engine::get_clock();
-        const double compute = s_.duration[static_cast<std::size_t>(op.stage) * pass_count +
-                                           static_cast<std::size_t>(op.pass)] *
-                               slowdown;
-        if (compute > 0) sg::this_actor::sleep_for(compute);
+        double compute = s_.duration[static_cast<std::size_t>(op.stage) * pass_count +
+                                     static_cast<std::size_t>(op.pass)] *
+                         slowdown;
+        // Collectives overlapped with the compute run first and shorten the compute's wait:
+        // the all-gather fully (prefetched), the TP ones by tp_overlap of the shorter.
+        if (fetch && op.pass != Pass::W) {
+            dp_ring.run(CollectiveKind::all_gather,
+                        s_.workload.param_fetch_bytes[op.stage] / dp_channels / s_.replicas, 1,
+                        s_.collectives);
+            compute = std::max(0.0, compute - (sg::Engine::get_clock() - start));
+        }
+        const bool tp_overlap = s_.workload.tp_overlap > 0;
+        if (!tp_overlap && compute > 0) sg::this_actor::sleep_for(compute);
         if (s_.layout.tp > 1 && op.pass != Pass::W) {
             const int count = op.pass == Pass::F ? s_.workload.tp_allreduces_forward[op.stage]
                                                  : s_.workload.tp_allreduces_backward[op.stage];
+            const double before = sg::Engine::get_clock();
             tp_ring.run(CollectiveKind::all_reduce, s_.workload.tp_allreduce_bytes[op.stage], count,
                         s_.collectives);
+            if (tp_overlap)
+                compute -=
+                    s_.workload.tp_overlap * std::min(compute, sg::Engine::get_clock() - before);
         }
+        if (tp_overlap && compute > 0) sg::this_actor::sleep_for(compute);
         const double end = sg::Engine::get_clock();
         if (replica_ == 0) s_.timeline->device_ops[device_].push_back(TimedOp{op, start, end});
         if (in_pair) send_output(ops[k - 1]);
@@ -182,7 +204,7 @@ void GradientReducer::operator()() {
         const double bytes = s_.workload.gradient_bytes[device_];
         const double gather =
             s_.workload.param_gather_bytes.empty() ? 0.0 : s_.workload.param_gather_bytes[device_];
-        if (gather > 0) {
+        if (!s_.workload.param_gather_bytes.empty()) {  // sharded: ZeRO-3 gathers no update
             reduce.run(CollectiveKind::reduce_scatter, bytes / channels, 1, s_.collectives);
             reduce.run(CollectiveKind::all_gather, gather / channels, 1, s_.collectives);
         } else {

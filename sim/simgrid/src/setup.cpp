@@ -51,6 +51,14 @@ void check_workload(const SimWorkload& w, const Schedule& schedule) {
                    "param_gather_bytes");
         check_bytes(w.param_gather_bytes, "param_gather_bytes");
     }
+    if (!w.param_fetch_bytes.empty()) {
+        check_size(w.param_fetch_bytes.size(), static_cast<std::size_t>(stages),
+                   "param_fetch_bytes");
+        check_bytes(w.param_fetch_bytes, "param_fetch_bytes");
+    }
+    if (!(w.tp_overlap >= 0 && w.tp_overlap <= 1))
+        throw std::invalid_argument(
+            fmt::format("workload tp_overlap = {} is not in 0..1", w.tp_overlap));
 }
 
 void check_options(const SimOptions& options, const ClusterSpec& cluster, const Layout& layout) {

@@ -37,6 +37,13 @@ struct SimWorkload {
     /// all-gathers after reduce-scattering its `gradient_bytes` (instead of all-reducing
     /// them). Empty or 0: an all-reduce.
     std::vector<double> param_gather_bytes = {};
+    /// ZeRO-3, per stage: the bytes of parameters each GPU all-gathers over the replicas
+    /// before each F, B and BW (they are sharded at rest), prefetched so that the op takes the
+    /// longer of its compute and the all-gather. Empty: none.
+    std::vector<double> param_fetch_bytes = {};
+    /// Share 0..1 of each F's and B's tensor-parallel collectives hidden behind its compute:
+    /// the op takes compute + comm − tp_overlap · min(compute, comm). 0: none.
+    double tp_overlap = 0;
 };
 
 /// A SimWorkload with the given costs, `message_bytes` on every stage boundary, no TP traffic
