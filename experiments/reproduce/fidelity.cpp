@@ -259,6 +259,15 @@ and the roofline's max(compute, memory) are both upper bounds for elementwise Py
 kernels and for GEMMs near the ridge point (QKᵀ with K = head size); no published A100
 micro-benchmark of those kernels was found to replace them with, and none was fitted.
 
+The Zero Bubble paper's interleaved rows (1F1B-I) run one layer per chunk, as its
+repository splits them; they come out 22–42 % fast, against 10–33 % for the other schedules,
+because every chunk boundary puts a pipeline transfer on the critical path: the paper
+profiled 0.38–0.76 ms per transfer (Table 9, T_comm, about 30 GB/s for its 10–19 MB
+messages), where `zb-a100-roce` moves them between GPUs of a node over NVLink at 300 GB/s
+and `analyze` not at all. Peak memory is within 10 % on every row with this split; the
+earlier split (v = layers/p chunks balanced by time) put two-layer chunks where the kernels'
+times moved them and was 15 % over on two rows.
+
 The single-efficiency model has a smaller mean error on these A100 rows because its 0.55
 was chosen with Megatron-LM's end-to-end 44–52 % in view, but it orders the SC'21 rows
 wrongly (Spearman near 0, error strongly anti-correlated with size) and, by the same token,
