@@ -144,6 +144,12 @@ const std::array model_flags = {
          [](State& s, const std::string& f, const std::string& v) {
              s.model.optimizer.zero_stage = parse_int(f, v, 1, 3);
          }},
+    Flag{"", "--cp", "C",
+         "context parallelism: ring attention over C GPUs, each holding\n"
+         "s/C of every sequence (analyze only; C must divide s)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.model.workload.cp = parse_int(f, v, 1, bounds::max_tp);
+         }},
     Flag{"", "--tp-comm-overlap", "",
          "overlap tensor-parallel collectives with the GEMMs (needs -t T > 1)",
          [](State& s, const std::string&, const std::string&) {

@@ -116,6 +116,8 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "--dist-opt shards over data-parallel ranks: give --dp D with D > 1"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --dp 2 --dist-opt --zero 3",
          "--dist-opt is ZeRO-1 (the optimizer state sharded): drop it or --zero 3"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --cp 3",
+         "context-parallel degree 3 does not divide the sequence length 4096"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --tp-comm-overlap",
          "--tp-comm-overlap overlaps tensor-parallel collectives: give -t T with T > 1"},
     }));
@@ -125,6 +127,16 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
     CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: " + message));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK(r.out.empty());
+}
+
+TEST_CASE("simulate refuses context parallelism with one line", "[models]") {
+    const auto r = run_pipesim(
+        "simulate -s 1f1b -p 2 -m 2 --model llama2-7b --gpu h100-sxm --mb 1 --cp 2 "
+        "--cluster dgx-h100:1");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err ==
+          "pipesim simulate: context parallelism (--cp) is modeled by the analytic replay only: "
+          "the cluster layout has no context-parallel dimension\n");
 }
 
 TEST_CASE("hostile model and calibration files get one short line and exit code 2", "[models]") {

@@ -10,6 +10,7 @@
 #include "model_workload.hpp"
 #include "models/cost_model.hpp"
 #include "models/gpu.hpp"
+#include "models/operators.hpp"
 #include "models/pipeline.hpp"
 #include "models/presets.hpp"
 #include "models/roofline.hpp"
@@ -99,6 +100,64 @@ TEST_CASE("a stage of 0 layers holds only the embedding or only the head", "[mod
     CHECK(last.times.forward == Approx(model.head(c, w).forward).epsilon(1e-12));
     CHECK(first.memory.activation == Approx(embedding_activation_bytes(c, w).activation));
     CHECK(last.memory.activation == Approx(head_activation_bytes(c, w).activation));
+}
+
+TEST_CASE("context parallelism splits a GPU's FLOPs, activations and messages by c", "[models]") {
+    const TransformerConfig& c = find_model("llama3-8b");
+    const auto flops = [&](const Workload& w) {
+        double sum = 0;
+        for (const Operator& op : layer_operators(c, w))
+            sum += op.flops;
+        return sum;
+    };
+    for (const auto kernel : {AttentionKernel::fused, AttentionKernel::unfused}) {
+        Workload one = work(1, 16384, 2, true, Recompute::none, kernel);
+        Workload four = one;
+        four.cp = 4;
+        // Every token-wise kernel runs on s/4 tokens; the attention core on s/4 queries
+        // against all s keys: a quarter of the scores.
+        CHECK(flops(four) == Approx(flops(one) / 4).epsilon(1e-12));
+        const ActivationBytes a1 = layer_activation_bytes(c, one),
+                              a4 = layer_activation_bytes(c, four);
+        CHECK(a4.activation == Approx(a1.activation / 4).epsilon(1e-12));
+        CHECK(a4.held_for_w == Approx(a1.held_for_w / 4).epsilon(1e-12));
+        CHECK(head_activation_bytes(c, four).activation ==
+              Approx(head_activation_bytes(c, one).activation / 4).epsilon(1e-12));
+        CHECK(pipeline_message_bytes(c, four) == pipeline_message_bytes(c, one) / 4);
+        CHECK(layer_tp_comm(c, four).bytes == layer_tp_comm(c, one).bytes / 4);
+        // Model FLOPs (the numerator of MFU) are the whole sequence's, whatever c is.
+        CHECK(layer_flops(c, four).total() == layer_flops(c, one).total());
+    }
+}
+
+TEST_CASE("ring attention's transfers cost only what the attention core does not hide",
+          "[models]") {
+    const GpuSpec& gpu = find_gpu("h100-sxm");
+    const TransformerConfig& c = find_model("llama3-8b");              // kv = 1024, h = 4096
+    CHECK(cp_exposed_seconds(gpu, c, work(1, 8192, 8)).forward == 0);  // c = 1: no ring
+    // t = 8, c = 4: across nodes, over the 400 Gb/s NIC. A block is K and V of s/c tokens:
+    // 4 · 2048 · 1024/8 bytes; c − 1 of them in F, twice that in B.
+    Workload w = work(1, 8192, 8);
+    w.cp = 4;
+    const double block = 4.0 * 2048 * 1024 / 8, nic = 400e9 / 8;
+    const double attention = 4.0 * 2048 * 8192 * 4096 / 8 / 2 / gpu.peak_bf16_flops;
+    const PassTimes ring = cp_exposed_seconds(gpu, c, w);
+    CHECK(ring.forward == Approx(std::max(0.0, 3 * block / nic - attention / 0.75)).margin(1e-15));
+    CHECK(ring.backward_input ==
+          Approx(std::max(0.0, 6 * block / nic - 2.5 * attention / 0.55)).margin(1e-15));
+    // A long sequence: the attention (∝ s²/c) outgrows the transfers (∝ s): all hidden.
+    w.seq_len = 131072;
+    CHECK(cp_exposed_seconds(gpu, c, w).forward == 0);
+    CHECK(cp_exposed_seconds(gpu, c, w).backward_input == 0);
+    // A short one: exposed, and the plan's pass times carry it.
+    w.seq_len = 1024;
+    const PassTimes short_ring = cp_exposed_seconds(gpu, c, w);
+    REQUIRE(short_ring.forward > 0);
+    const OperatorCostModel model(gpu);
+    const PipelinePlan plan = plan_pipeline(c, w, OptimizerConfig{}, model, 3);  // [1]: layers only
+    const PassTimes layer = model.layer(c, w);
+    CHECK(plan.stages[1].times.forward ==
+          Approx(plan.stages[1].layers * (layer.forward + short_ring.forward)).epsilon(1e-12));
 }
 
 TEST_CASE("Llama 3 405B on 80 GB H100s: activations as Korthikanti et al. count them", "[models]") {

@@ -108,7 +108,7 @@ void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metri
         if (model.total_bytes[d] > model.gpu.memory_bytes)
             model.over_capacity.push_back(static_cast<int>(d));
     }
-    model.gpus = dp * schedule.devices * model.workload.tp;
+    model.gpus = dp * schedule.devices * model.workload.tp * model.workload.cp;
     std::vector<double> optimizer(devices, 0.0);
     for (std::size_t s = 0; s < model.plan.stages.size(); ++s)
         optimizer[static_cast<std::size_t>(schedule.stage_device[s])] +=

@@ -160,6 +160,7 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
         throw std::invalid_argument(
             "the all-to-all time and the F&B overlap are options of the analytic replay; the "
             "cluster simulation runs F&B pairs back to back, hiding nothing");
+
     ClusterRun run;
     run.cluster = engine.cluster.name;
     run.description = engine.cluster.description;
@@ -218,6 +219,11 @@ void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
 
 Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
     check_spec(spec);
+    if (std::holds_alternative<SimGridEngine>(engine) && spec.costs.model &&
+        spec.costs.model->workload.cp > 1)
+        throw std::invalid_argument(
+            "context parallelism (--cp) is modeled by the analytic replay only: the cluster "
+            "layout has no context-parallel dimension");
     check_run_memory(spec, engine);
     Pipeline pipeline;
     pipeline.spec = spec;

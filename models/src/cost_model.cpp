@@ -37,7 +37,7 @@ double AnalyticCostModel::seconds(double flops, int pass) const {
 PassTimes AnalyticCostModel::layer(const TransformerConfig& config,
                                    const Workload& workload) const {
     const PassFlops f = layer_flops(config, workload);
-    const double t = workload.tp;
+    const double t = static_cast<double>(workload.tp) * workload.cp;  // a GPU's share
     // Recomputation re-runs forward work, at the forward rate.
     return {
         seconds(f.forward / t, 0),
@@ -47,7 +47,7 @@ PassTimes AnalyticCostModel::layer(const TransformerConfig& config,
 
 PassTimes AnalyticCostModel::head(const TransformerConfig& config, const Workload& workload) const {
     const PassFlops f = head_flops(config, workload);
-    const double t = workload.tp;
+    const double t = static_cast<double>(workload.tp) * workload.cp;
     return {seconds(f.forward / t, 0), seconds(f.backward_input / t, 1),
             seconds(f.backward_weight / t, 2)};
 }

@@ -49,6 +49,8 @@ constexpr double mib = 1024.0 * 1024.0;
 // - TP bus bandwidth: NCCL all-reduce busbw inside an 8-GPU NVLink node, about 200 GB/s on
 //   A100 SXM 80 GB (nvidia/nccl-tests issue 149) and 370 GB/s on H100 with the ring
 //   algorithm (NCCL's effective NVLink4 rate, nvidia/nccl-tests issue 212).
+// - NIC bandwidth: one adapter per GPU in NVIDIA's reference nodes, 200 Gb/s ConnectX-6 in
+//   DGX A100 and 400 Gb/s ConnectX-7 in DGX H100 and HGX H200 (the DGX datasheets).
 constexpr double a100_sms = 108, hopper_sms = 132;
 constexpr double a100_gemm = 267.9 / 312, hopper_gemm = 702.9 / 989.4;
 constexpr double a100_k_fill = 2 * 64, a100_mamf_k = 2048;
@@ -69,6 +71,7 @@ GpuSpec spec(std::string name, std::string description, double peak, double memo
     g.attention_backward_efficiency = hopper ? 0.55 : 0.6;
     g.launch_overhead = launch;
     g.tp_bus_bandwidth = tp_bus_bandwidth;
+    g.nic_bandwidth = (hopper ? 400 : 200) * giga / 8;
     return g;
 }
 

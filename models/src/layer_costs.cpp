@@ -33,13 +33,15 @@ namespace {
 // Sizes as doubles: s·b·h·h overflows 32-bit integers for large models.
 struct Dims {
     double s, b, h, a, kv, f, v, t;
+    double c;  // context-parallel degree: a GPU holds s/c of each sequence
 };
 
 Dims dims(const TransformerConfig& c, const Workload& w) {
     return {static_cast<double>(w.seq(c)),   static_cast<double>(w.microbatch),
             static_cast<double>(c.hidden),   static_cast<double>(c.heads),
             static_cast<double>(c.kv_dim()), static_cast<double>(c.ffn_or_default()),
-            static_cast<double>(c.vocab),    static_cast<double>(w.tp)};
+            static_cast<double>(c.vocab),    static_cast<double>(w.tp),
+            static_cast<double>(w.cp)};
 }
 
 // Forward FLOPs of the attention core (QKᵀ and AV), counting the full s×s score matrix as
@@ -75,6 +77,12 @@ void check_workload(const TransformerConfig& c, const Workload& w) {
     divides("attention heads", c.heads);
     divides("key/value heads", c.kv_heads_or_default());
     divides("ffn_hidden", c.ffn_or_default());
+    if (w.cp < 1)
+        throw std::invalid_argument(
+            fmt::format("context-parallel degree must be ≥ 1, got {}", w.cp));
+    if (w.seq(c) % w.cp != 0)
+        throw std::invalid_argument(fmt::format(
+            "context-parallel degree {} does not divide the sequence length {}", w.cp, w.seq(c)));
 }
 
 PassFlops layer_flops(const TransformerConfig& c, const Workload& w) {
@@ -107,7 +115,7 @@ PassFlops head_flops(const TransformerConfig& c, const Workload& w) {
 
 ActivationBytes layer_activation_bytes(const TransformerConfig& c, const Workload& w) {
     const Dims d = dims(c, w);
-    const double sb = d.s * d.b;
+    const double sb = d.s * d.b / d.c;  // this GPU's tokens
     const double drop = c.dropout ? 1 : 0;
     // Split over the TP ranks only with sequence parallelism: norm inputs, the QKV and MLP
     // inputs and the dropout masks (Korthikanti et al., 2022, §4.2.2).
@@ -126,9 +134,9 @@ ActivationBytes layer_activation_bytes(const TransformerConfig& c, const Workloa
     // (2as²b): 5as²b; without dropout AV reads the softmax output. A fused (FlashAttention)
     // kernel materializes no s×s matrix: it keeps the fp32 log-sum-exp of each row (4asb)
     // and recomputes the rest in its backward pass (Dao et al., 2022, §3.1).
-    const double core = w.attention == AttentionKernel::fused
-                            ? 4 * d.a * d.s * d.b
-                            : d.a * d.s * d.s * d.b * (2 + 3 * drop);
+    // With context parallelism a GPU's s/c queries attend all s keys.
+    const double core =
+        w.attention == AttentionKernel::fused ? 4 * d.a * sb : d.a * sb * d.s * (2 + 3 * drop);
 
     // W needs the inputs of the linear layers and the gradients of their outputs (Zero Bubble
     // paper, Table 1: 32sbh for GPT). Replicated: QKV and MLP inputs, the gradients of the
@@ -160,12 +168,12 @@ ActivationBytes layer_activation_bytes(const TransformerConfig& c, const Workloa
 ActivationBytes embedding_activation_bytes(const TransformerConfig& c, const Workload& w) {
     const Dims d = dims(c, w);
     const double shard = w.sequence_parallel ? d.t : 1;
-    return {c.dropout ? d.s * d.b * d.h / shard : 0.0, 0.0};
+    return {c.dropout ? d.s * d.b / d.c * d.h / shard : 0.0, 0.0};
 }
 
 ActivationBytes head_activation_bytes(const TransformerConfig& c, const Workload& w) {
     const Dims d = dims(c, w);
-    const double sb = d.s * d.b;
+    const double sb = d.s * d.b / d.c;
     const double shard = w.sequence_parallel ? d.t : 1;
     // Final-norm input and head input (2sbh each) and the fp32 logits for the cross-entropy
     // (4sbV/t, vocabulary-parallel); Korthikanti et al., 2022, §4.3 counts 4sbh/t·(1 + V/h).
@@ -180,12 +188,12 @@ TensorParallelComm layer_tp_comm(const TransformerConfig& c, const Workload& w) 
     const Dims d = dims(c, w);
     // Megatron-LM tensor parallelism: one all-reduce after attention and one after the MLP
     // in F, and their conjugates in B (Shoeybi et al., 2019, Fig. 4).
-    return {2 * d.s * d.b * d.h, 2, 2};
+    return {2 * d.s * d.b / d.c * d.h, 2, 2};
 }
 
 double pipeline_message_bytes(const TransformerConfig& c, const Workload& w) {
     const Dims d = dims(c, w);
-    return 2 * d.s * d.b * d.h;
+    return 2 * d.s * d.b / d.c * d.h;
 }
 
 double bytes_per_param(const OptimizerConfig& o) {

@@ -14,15 +14,18 @@ constexpr double layernorm_flops = 8, rmsnorm_flops = 5, gelu_flops = 8, swiglu_
 
 // Sizes as doubles (s·b·h·h overflows 32-bit integers) for one GPU of the TP group.
 struct Shape {
-    double tokens;      // s·b
-    double row_tokens;  // tokens of the replicated kernels: s·b, or s·b/t with SP
-    double s, b, h, kv, f, v, t, heads, head_dim;
+    double tokens;      // s·b on this GPU (s·b/c with context parallelism)
+    double row_tokens;  // tokens of the replicated kernels: tokens, or tokens/t with SP
+    double s;           // this GPU's queries per sequence: s, or s/c
+    double s_kv;        // keys each query may attend: the whole sequence
+    double b, h, kv, f, v, t, heads, head_dim;
     double mask;  // 1 with dropout (a 1-byte mask per element), else 0
 };
 
 Shape shape_of(const TransformerConfig& c, const Workload& w) {
     Shape d{};
-    d.s = w.seq(c);
+    d.s_kv = w.seq(c);
+    d.s = d.s_kv / w.cp;
     d.b = w.microbatch;
     d.t = w.tp;
     d.tokens = d.s * d.b;
@@ -94,35 +97,36 @@ double norm_flops(const TransformerConfig& c) {
 // kernel and a dropout kernel on the s×s probabilities.
 void attention_core(Builder& o, const Shape& d, bool fused, Pass pass) {
     const double batch = d.b * d.heads / d.t;  // (sequence, head) pairs on this rank
-    const double scores = batch * d.s * d.s;
+    const double scores = batch * d.s * d.s_kv;
     o.pass = pass;
     if (fused) {
         // FlashAttention: the unmasked half of QKᵀ and AV; it reads Q, K, V and writes O
         // (and the fp32 log-sum-exp per row); B reads them and dO, writes dQ, dK, dV.
-        const double forward_flops = 4 * d.b * d.s * d.s * d.h / d.t / 2;
-        const double qkvo = 2 * d.tokens * (2 * d.h + 2 * d.kv) / d.t;
+        // With context parallelism K and V of the whole sequence pass through, block by block.
+        const double forward_flops = 4 * d.b * d.s * d.s_kv * d.h / d.t / 2;
+        const double qkvo = 2 * (d.tokens * 2 * d.h + d.b * d.s_kv * 2 * d.kv) / d.t;
         const double lse = 4 * d.tokens * d.heads / d.t;
         if (pass == Pass::forward)
             o.attention("flash attention", forward_flops, qkvo + lse);
         else
             o.attention("flash attention backward", 2.5 * forward_flops,
-                        qkvo + lse + 2 * d.tokens * (d.h + d.h + 2 * d.kv) / d.t);
+                        qkvo + lse + 2 * (d.tokens * 2 * d.h + d.b * d.s_kv * 2 * d.kv) / d.t);
         return;
     }
     if (pass == Pass::forward) {
-        o.gemm("QKᵀ", d.s, d.s, d.head_dim, batch).attention_core = true;
+        o.gemm("QKᵀ", d.s, d.s_kv, d.head_dim, batch).attention_core = true;
         o.memory("scale-mask-softmax", scores, 4, softmax_flops).attention_core = true;
         if (d.mask > 0)
             o.memory("attention dropout", scores, 5, dropout_flops).attention_core = true;
-        o.gemm("AV", d.s, d.head_dim, d.s, batch).attention_core = true;
+        o.gemm("AV", d.s, d.head_dim, d.s_kv, batch).attention_core = true;
         return;
     }
-    o.gemm("dP = dO·Vᵀ", d.s, d.s, d.head_dim, batch);
-    o.gemm("dV = Pᵀ·dO", d.s, d.head_dim, d.s, batch);
+    o.gemm("dP = dO·Vᵀ", d.s, d.s_kv, d.head_dim, batch);
+    o.gemm("dV = Pᵀ·dO", d.s_kv, d.head_dim, d.s, batch);
     if (d.mask > 0) o.memory("attention dropout backward", scores, 5, dropout_flops);
     o.memory("softmax backward", scores, 6, softmax_flops);
-    o.gemm("dQ = dS·K", d.s, d.head_dim, d.s, batch);
-    o.gemm("dK = dSᵀ·Q", d.s, d.head_dim, d.s, batch);
+    o.gemm("dQ = dS·K", d.s, d.head_dim, d.s_kv, batch);
+    o.gemm("dK = dSᵀ·Q", d.s_kv, d.head_dim, d.s, batch);
 }
 
 }  // namespace

@@ -46,7 +46,12 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
             config.name, config.layers, stages,
             empty_ends > 0 ? " (but those fixed to 0 on the ends)" : ""));
 
-    const PassTimes layer_time = cost_model.layer(config, workload);
+    // Ring attention's transfers, where the attention core does not hide them, lengthen the
+    // layer's F and B.
+    PassTimes layer_time = cost_model.layer(config, workload);
+    const PassTimes ring = cp_exposed_seconds(cost_model.gpu(), config, workload);
+    layer_time.forward += ring.forward;
+    layer_time.backward_input += ring.backward_input;
     const PassTimes head_time = cost_model.head(config, workload);
     const PassTimes embedding_time = cost_model.embedding(config, workload);
     const std::vector<double> layer_costs(static_cast<std::size_t>(config.layers),

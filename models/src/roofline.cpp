@@ -87,6 +87,22 @@ double tp_allreduce_seconds(const GpuSpec& gpu, double bytes, int tp) {
     return gpu.launch_overhead + 2.0 * (tp - 1) / tp * bytes / gpu.tp_bus_bandwidth;
 }
 
+PassTimes cp_exposed_seconds(const GpuSpec& gpu, const TransformerConfig& config,
+                             const Workload& w) {
+    if (w.cp < 2) return {};
+    const double c = w.cp, t = w.tp, b = w.microbatch, s = w.seq(config);
+    const double block = 4 * (s / c) * b * config.kv_dim() / t;  // K and V, bf16
+    const bool in_node = w.tp * w.cp <= 8;
+    const double bandwidth = in_node ? gpu.tp_bus_bandwidth : gpu.nic_bandwidth;
+    if (!(bandwidth > 0)) return {};
+    const double forward = (c - 1) * block / bandwidth;
+    // The causal half of this GPU's queries against all keys (load-balanced chunks).
+    const double attention = 4 * b * (s / c) * s * config.hidden / t / 2 / gpu.peak_bf16_flops;
+    const double fwd_window = attention / gpu.attention_forward_efficiency;
+    const double bwd_window = 2.5 * attention / gpu.attention_backward_efficiency;
+    return {std::max(0.0, forward - fwd_window), std::max(0.0, 2 * forward - bwd_window), 0};
+}
+
 double optimizer_step_seconds(const GpuSpec& gpu, double params, const OptimizerConfig& o) {
     const double shards = o.sharding() >= 1 ? o.data_parallel : 1;
     const double bytes = o.grad_bytes + 2 * o.optimizer_bytes + o.weight_bytes;

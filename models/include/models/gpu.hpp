@@ -32,6 +32,7 @@ struct GpuSpec {
     double attention_backward_efficiency = 0;  ///< fused attention backward, of peak
     double launch_overhead = 0;                ///< seconds added to every kernel
     double tp_bus_bandwidth = 0;               ///< NCCL all-reduce bus bandwidth in a node, bytes/s
+    double nic_bandwidth = 0;  ///< one GPU's network adapter in its reference node, bytes/s
 };
 
 /// All known GPUs, in the order `pipesim list` shows them.

@@ -33,6 +33,9 @@ struct Workload {
     bool sequence_parallel = true;  ///< with t > 1, shard norms/dropout over the sequence
     Recompute recompute = Recompute::none;
     AttentionKernel attention = AttentionKernel::fused;  ///< times and the stored s×s terms
+    /// c, context-parallel degree (ring attention): each GPU holds s/c of every sequence,
+    /// passes its K/V block around the c ranks and attends its queries to all s keys.
+    int cp = 1;
     /// With t > 1, overlap the tensor-parallel collectives with the GEMMs (Megatron-LM's
     /// --tp-comm-overlap, Transformer Engine's userbuffers) at tp_overlap_efficiency.
     bool tp_comm_overlap = false;
@@ -42,8 +45,8 @@ struct Workload {
     }
 };
 
-/// Throws std::invalid_argument unless b, s, t ≥ 1 and t divides heads, kv_heads and
-/// ffn_hidden (one line naming the model and the numbers).
+/// Throws std::invalid_argument unless b, s, t, c ≥ 1, t divides heads, kv_heads and
+/// ffn_hidden and c divides s (one line naming the model and the numbers).
 void check_workload(const TransformerConfig& config, const Workload& workload);
 
 /// Floating-point operations of the three passes (multiply-add = 2 FLOPs).
@@ -67,7 +70,7 @@ double layer_recompute_flops(const TransformerConfig& config, const Workload& wo
 /// the embedding lookup are memory-bound and counted as 0 FLOPs.
 PassFlops head_flops(const TransformerConfig& config, const Workload& workload);
 
-/// Activation bytes one microbatch holds on one GPU (after the TP/SP split):
+/// Activation bytes one microbatch holds on one GPU (after the TP/SP/CP split):
 /// `activation` from F to B (M_B), of which `held_for_w` is still needed from B to W (M_W).
 struct ActivationBytes {
     double activation = 0;

@@ -39,6 +39,15 @@ PassTimes pass_seconds(const GpuSpec& gpu, std::span<const Operator> ops, Recomp
 /// sequence parallelism the all-gather and reduce-scatter that replace it take the same.
 double tp_allreduce_seconds(const GpuSpec& gpu, double bytes, int tp);
 
+/// Seconds of one layer's ring-attention transfers left exposed in F and in B (W: 0) on `gpu`,
+/// with c = Workload::cp > 1: each of the c − 1 steps passes a K/V block of
+/// 4·(s/c)·b·kv/t bytes (twice in B: K/V and their gradients) to the next rank, over NVLink
+/// (the TP bus bandwidth) while t·c GPUs fit in a node of 8, else over the GPU's NIC, hidden
+/// behind the attention core it feeds (its FLOPs at the fused kernel's measured rate):
+/// max(0, transfers − attention). All 0 with c = 1.
+PassTimes cp_exposed_seconds(const GpuSpec& gpu, const TransformerConfig& config,
+                             const Workload& workload);
+
 /// Seconds of one optimizer step over `params` parameters held on one GPU: memory-bound Adam
 /// reading the gradients and the fp32 state, writing the state and the 16-bit weights
 /// (grad + 2·optimizer + weight bytes per parameter, 30 by default), over d shards with the
