@@ -1,0 +1,173 @@
+// simulate() in programs: finds the engine plugin, loads it once, and calls it through its
+// table (engine_api.hpp), turning the errors it returns back into exceptions.
+#include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine_api.hpp"
+#include "schedules/validate.hpp"
+#include "sim/simgrid/simulate.hpp"
+
+namespace pipesim::simgrid {
+
+namespace {
+
+using detail::EngineApi;
+using detail::EngineError;
+
+constexpr const char* plugin_file = PIPESIM_ENGINE_FILE;
+constexpr const char* path_variable = "PIPESIM_SIMGRID_ENGINE";
+
+struct LoadedEngine {
+    const EngineApi* api = nullptr;
+    std::string path;
+};
+
+std::string directory_of(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+std::string executable_directory() {
+    std::array<char, 4096> self{};
+    const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+    return n > 0 ? directory_of(std::string(self.data(), static_cast<std::size_t>(n)))
+                 : std::string();
+}
+
+// The directory of the shared object this code is linked into (the Python module), or "" when
+// it is the executable (whose link map has no name).
+std::string library_directory() {
+    Dl_info info{};
+    link_map* object = nullptr;
+    if (::dladdr1(reinterpret_cast<void*>(&executable_directory), &info,
+                  reinterpret_cast<void**>(&object), RTLD_DL_LINKMAP) == 0 ||
+        !object || !object->l_name || object->l_name[0] != '/')
+        return {};
+    return directory_of(object->l_name);
+}
+
+// Where an installed or built plugin is looked for, in order, without duplicates.
+std::vector<std::string> search_directories() {
+    std::vector<std::string> dirs;
+    const auto add = [&](const std::string& dir) {
+        if (dir.empty()) return;
+        for (const std::string& known : dirs)
+            if (known == dir) return;
+        dirs.push_back(dir);
+    };
+    const std::string executable = executable_directory();
+    add(executable);
+    add(library_directory());
+    if (!executable.empty())
+        add(std::filesystem::path(fmt::format("{}/../{}", executable, PIPESIM_ENGINE_LIBDIR))
+                .lexically_normal()
+                .string());
+    add(PIPESIM_ENGINE_FULL_LIBDIR);
+    return dirs;
+}
+
+// Opens `file` (a path, or a bare name looked up on the library path) and checks its table.
+// Returns no table and the loader's reason in `error` when it cannot be opened.
+LoadedEngine open_engine(const std::string& file, std::string& error) {
+    void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char* reason = ::dlerror();
+        error = reason ? reason : "unknown error";
+        return {};
+    }
+    LoadedEngine engine;
+    engine.path = file;
+    const link_map* map = nullptr;
+    if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0])
+        engine.path = map->l_name;
+    const auto entry =
+        reinterpret_cast<detail::EngineEntryPoint>(::dlsym(handle, detail::engine_entry_point));
+    if (!entry)
+        throw EngineUnavailable(fmt::format(
+            "the SimGrid engine is not available: {} is not a pipesim engine plugin (no {})",
+            engine.path, detail::engine_entry_point));
+    engine.api = entry();
+    if (!engine.api || engine.api->version != detail::engine_api_version ||
+        engine.api->type_sizes != detail::crossing_type_sizes() || !engine.api->simulate)
+        throw EngineUnavailable(
+            fmt::format("the SimGrid engine is not available: {} was built from another version of "
+                        "pipesim; rebuild or reinstall it with this one",
+                        engine.path));
+    return engine;
+}
+
+LoadedEngine find_engine() {
+    std::string error;
+    const auto open_or_throw = [&](const std::string& path) {
+        LoadedEngine engine = open_engine(path, error);
+        if (!engine.api)
+            throw EngineUnavailable(fmt::format(
+                "the SimGrid engine is not available: cannot load {}: {}", path, error));
+        return engine;
+    };
+    if (const char* given = std::getenv(path_variable); given && *given)
+        return open_or_throw(given);
+    const std::vector<std::string> dirs = search_directories();
+    for (const std::string& dir : dirs) {
+        const std::string path = fmt::format("{}/{}", dir, plugin_file);
+        if (::access(path.c_str(), F_OK) == 0) return open_or_throw(path);
+    }
+    LoadedEngine engine = open_engine(plugin_file, error);
+    if (engine.api) return engine;
+    // Found on the library path but not loadable (a library it needs is missing, say).
+    if (error.rfind(fmt::format("{}: cannot open shared object file", plugin_file), 0) != 0)
+        throw EngineUnavailable(fmt::format(
+            "the SimGrid engine is not available: cannot load {}: {}", plugin_file, error));
+    std::string looked;
+    for (std::size_t i = 0; i < dirs.size(); ++i)
+        looked += fmt::format("{}{}", i == 0 ? "" : i + 1 == dirs.size() ? " or " : ", ", dirs[i]);
+    throw EngineUnavailable(
+        fmt::format("the SimGrid engine is not available: no {} in {}, nor on the library path; "
+                    "set {} to its path",
+                    plugin_file, looked, path_variable));
+}
+
+const LoadedEngine& engine() {
+    static const LoadedEngine loaded = find_engine();  // a failure is retried on the next call
+    return loaded;
+}
+
+}  // namespace
+
+std::string load_engine() {
+    return engine().path;
+}
+
+SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
+                   const ClusterSpec& cluster, const Layout& layout, const SimOptions& options) {
+    SimResult result;
+    std::string error;
+    switch (engine().api->simulate(schedule, workload, cluster, layout, options, result, error)) {
+        case EngineError::none:
+            return result;
+        case EngineError::invalid_schedule:
+            throw InvalidSchedule(error);
+        case EngineError::invalid_argument:
+            throw std::invalid_argument(error);
+        case EngineError::logic_error:
+            throw std::logic_error(error);
+        case EngineError::out_of_memory:
+            throw std::bad_alloc();
+        case EngineError::runtime_error:
+            break;
+    }
+    throw std::runtime_error(error);
+}
+
+}  // namespace pipesim::simgrid
