@@ -10,7 +10,6 @@
 #include <new>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -38,43 +37,19 @@ std::string directory_of(const std::string& path) {
     return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
-std::string executable_directory() {
+// The directory of the program or shared object (the Python module) this code is linked into.
+std::string home_directory() {
+    Dl_info info{};
+    link_map* object = nullptr;
+    if (::dladdr1(reinterpret_cast<void*>(&home_directory), &info,
+                  reinterpret_cast<void**>(&object), RTLD_DL_LINKMAP) != 0 &&
+        object && object->l_name && object->l_name[0] == '/')
+        return directory_of(object->l_name);
+    // The executable's link map has no name.
     std::array<char, 4096> self{};
     const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
     return n > 0 ? directory_of(std::string(self.data(), static_cast<std::size_t>(n)))
                  : std::string();
-}
-
-// The directory of the shared object this code is linked into (the Python module), or "" when
-// it is the executable (whose link map has no name).
-std::string library_directory() {
-    Dl_info info{};
-    link_map* object = nullptr;
-    if (::dladdr1(reinterpret_cast<void*>(&executable_directory), &info,
-                  reinterpret_cast<void**>(&object), RTLD_DL_LINKMAP) == 0 ||
-        !object || !object->l_name || object->l_name[0] != '/')
-        return {};
-    return directory_of(object->l_name);
-}
-
-// Where an installed or built plugin is looked for, in order, without duplicates.
-std::vector<std::string> search_directories() {
-    std::vector<std::string> dirs;
-    const auto add = [&](const std::string& dir) {
-        if (dir.empty()) return;
-        for (const std::string& known : dirs)
-            if (known == dir) return;
-        dirs.push_back(dir);
-    };
-    const std::string executable = executable_directory();
-    add(executable);
-    add(library_directory());
-    if (!executable.empty())
-        add(std::filesystem::path(fmt::format("{}/../{}", executable, PIPESIM_ENGINE_LIBDIR))
-                .lexically_normal()
-                .string());
-    add(PIPESIM_ENGINE_FULL_LIBDIR);
-    return dirs;
 }
 
 // Opens `file` (a path, or a bare name looked up on the library path) and checks its table.
@@ -107,6 +82,9 @@ LoadedEngine open_engine(const std::string& file, std::string& error) {
     return engine;
 }
 
+// Looks next to the program (or module), in ../LIBDIR/pipesim from there (an installation),
+// on the library path (build trees' run paths, LD_LIBRARY_PATH), then in the configured
+// LIBDIR/pipesim: what the program was built or installed with comes before another copy.
 LoadedEngine find_engine() {
     std::string error;
     const auto open_or_throw = [&](const std::string& path) {
@@ -118,24 +96,29 @@ LoadedEngine find_engine() {
     };
     if (const char* given = std::getenv(path_variable); given && *given)
         return open_or_throw(given);
-    const std::vector<std::string> dirs = search_directories();
-    for (const std::string& dir : dirs) {
-        const std::string path = fmt::format("{}/{}", dir, plugin_file);
-        if (::access(path.c_str(), F_OK) == 0) return open_or_throw(path);
-    }
+    const auto found = [](const std::string& dir) {
+        return ::access(fmt::format("{}/{}", dir, plugin_file).c_str(), F_OK) == 0;
+    };
+    const std::string home = home_directory();
+    const std::string home_libdir =
+        std::filesystem::path(fmt::format("{}/../{}", home, PIPESIM_ENGINE_LIBDIR))
+            .lexically_normal()
+            .string();
+    for (const std::string& dir : {home, home_libdir})
+        if (!home.empty() && found(dir))
+            return open_or_throw(fmt::format("{}/{}", dir, plugin_file));
     LoadedEngine engine = open_engine(plugin_file, error);
     if (engine.api) return engine;
     // Found on the library path but not loadable (a library it needs is missing, say).
     if (error.rfind(fmt::format("{}: cannot open shared object file", plugin_file), 0) != 0)
         throw EngineUnavailable(fmt::format(
             "the SimGrid engine is not available: cannot load {}: {}", plugin_file, error));
-    std::string looked;
-    for (std::size_t i = 0; i < dirs.size(); ++i)
-        looked += fmt::format("{}{}", i == 0 ? "" : i + 1 == dirs.size() ? " or " : ", ", dirs[i]);
-    throw EngineUnavailable(
-        fmt::format("the SimGrid engine is not available: no {} in {}, nor on the library path; "
-                    "set {} to its path",
-                    plugin_file, looked, path_variable));
+    const std::string installed = PIPESIM_ENGINE_FULL_LIBDIR;
+    if (found(installed)) return open_or_throw(fmt::format("{}/{}", installed, plugin_file));
+    throw EngineUnavailable(fmt::format(
+        "the SimGrid engine is not available: no {} in {}, {}, on the library path or in {}; set "
+        "{} to its path",
+        plugin_file, home, home_libdir, installed, path_variable));
 }
 
 const LoadedEngine& engine() {

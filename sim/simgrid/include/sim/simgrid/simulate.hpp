@@ -112,13 +112,12 @@ class EngineUnavailable : public std::runtime_error {
 };
 
 /// Loads the engine plugin unless it is loaded, and returns its path. Looks for
-/// pipesim-simgrid.so: at $PIPESIM_SIMGRID_ENGINE (a path; then only there) if set; else in
-/// the executable's directory, in the directory of the shared object that holds this code (the
-/// Python module), in ../LIBDIR/pipesim next to the executable and in the configured
-/// LIBDIR/pipesim (an installation), and last on the library path (the run path, which build
-/// trees point at the built plugin, and LD_LIBRARY_PATH). Throws EngineUnavailable.
-/// Programs that fork simulations call it before forking, so that the children share the
-/// loaded engine instead of loading it each.
+/// pipesim-simgrid.so at $PIPESIM_SIMGRID_ENGINE (a path; then only there) if set; else next
+/// to the program, or to the shared object that holds this code (the Python module), then in
+/// ../LIBDIR/pipesim from there (an installation), on the library path (the run path of build
+/// trees' programs, LD_LIBRARY_PATH), and last in the configured LIBDIR/pipesim. Throws
+/// EngineUnavailable. Programs that fork simulations call it before forking, so that the
+/// children share the loaded engine instead of loading it each.
 std::string load_engine();
 
 /// Runs the simulation in the engine plugin (loading it first). Throws EngineUnavailable when
