@@ -68,17 +68,21 @@ LoadedEngine open_engine(const std::string& file, std::string& error) {
         engine.path = map->l_name;
     const auto entry =
         reinterpret_cast<detail::EngineEntryPoint>(::dlsym(handle, detail::engine_entry_point));
-    if (!entry)
+    if (!entry) {
+        ::dlclose(handle);
         throw EngineUnavailable(fmt::format(
             "the SimGrid engine is not available: {} is not a pipesim engine plugin (no {})",
             engine.path, detail::engine_entry_point));
+    }
     engine.api = entry();
     if (!engine.api || engine.api->version != detail::engine_api_version ||
-        engine.api->type_sizes != detail::crossing_type_sizes() || !engine.api->simulate)
+        engine.api->type_sizes != detail::crossing_type_sizes() || !engine.api->simulate) {
+        ::dlclose(handle);
         throw EngineUnavailable(
             fmt::format("the SimGrid engine is not available: {} was built from another version of "
                         "pipesim; rebuild or reinstall it with this one",
                         engine.path));
+    }
     return engine;
 }
 
