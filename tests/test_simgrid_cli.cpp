@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -247,18 +248,16 @@ TEST_CASE("the engine plugin is found next to pipesim or where PIPESIM_SIMGRID_E
 
 TEST_CASE("a shared object without the engine's entry point or of another version is refused",
           "[simgrid][cli]") {
-    const std::string run =
-        " " + std::string(PIPESIM_BINARY) + " simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 --json";
-    const auto none =
-        pipesim::test::run_program("PIPESIM_SIMGRID_ENGINE=" PIPESIM_FAKE_ENGINE_NONE, run);
-    CHECK(none.exit_code == 3);
-    CHECK(pipesim::test::lines_of(none.err).size() == 1);
-    CHECK_THAT(none.err, Catch::Contains(PIPESIM_FAKE_ENGINE_NONE) &&
-                             Catch::Contains("is not a pipesim engine plugin"));
-    const auto old =
-        pipesim::test::run_program("PIPESIM_SIMGRID_ENGINE=" PIPESIM_FAKE_ENGINE_OLD, run);
-    CHECK(old.exit_code == 3);
-    CHECK(pipesim::test::lines_of(old.err).size() == 1);
-    CHECK_THAT(old.err, Catch::Contains(PIPESIM_FAKE_ENGINE_OLD) &&
-                            Catch::Contains("built from another version of pipesim"));
+    const std::pair<const char*, const char*> refused[] = {
+        {PIPESIM_FAKE_ENGINE_NONE, "is not a pipesim engine plugin"},
+        {PIPESIM_FAKE_ENGINE_OLD, "built from another version of pipesim"}};
+    for (const auto& [file, reason] : refused) {
+        CAPTURE(file);
+        const auto r = pipesim::test::run_program(
+            std::string("PIPESIM_SIMGRID_ENGINE=") + file + " " + PIPESIM_BINARY,
+            "simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 --json");
+        CHECK(r.exit_code == 3);
+        CHECK(pipesim::test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::Contains(file) && Catch::Contains(reason));
+    }
 }
