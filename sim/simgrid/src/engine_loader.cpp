@@ -10,6 +10,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -43,8 +44,12 @@ std::string home_directory() {
     link_map* object = nullptr;
     if (::dladdr1(reinterpret_cast<void*>(&home_directory), &info,
                   reinterpret_cast<void**>(&object), RTLD_DL_LINKMAP) != 0 &&
-        object && object->l_name && object->l_name[0] == '/')
-        return directory_of(object->l_name);
+        object && object->l_name && object->l_name[0] != '\0') {
+        // A module loaded through a relative path (PYTHONPATH=.) names it relative to the
+        // working directory.
+        std::error_code ignored;
+        return directory_of(std::filesystem::absolute(object->l_name, ignored).string());
+    }
     // The executable's link map has no name.
     std::array<char, 4096> self{};
     const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
