@@ -42,13 +42,17 @@ class CMakeBuild(build_ext):
                 "-DPIPESIM_BUILD_TESTS=OFF", "-DPIPESIM_CUDA=OFF"])
         env = dict(os.environ)
         env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", "2")
-        subprocess.check_call(["cmake", "--build", build_dir, "--target", "_pipesim"], env=env)
+        subprocess.check_call(["cmake", "--build", build_dir, "--target", "_pipesim",
+                               "pipesim-simgrid"], env=env)
         built = glob.glob(os.path.join(build_dir, "python", "pipesim", "_pipesim*.so"))
         if len(built) != 1:
             raise RuntimeError(f"expected one _pipesim module in {build_dir}, found {built}")
         target = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(built[0], target)
+        # The SimGrid engine plugin, which the module loads from its own directory.
+        plugin = os.path.join(build_dir, "cli", "pipesim-simgrid.so")
+        shutil.copyfile(plugin, os.path.join(os.path.dirname(target), "pipesim-simgrid.so"))
 
 
 setup(

@@ -141,6 +141,7 @@ int run_simulate(const std::vector<std::string>& args) {
             flags.overlap_flag));
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
+    simgrid::load_engine();  // before the report starts: one that cannot load is exit code 3
     const Schedule schedule = prepared.schedule;  // saved once everything else has worked
     const simgrid::ClusterSpec& cluster = engine.cluster;
     const bool show_progress = !json && ::isatty(STDERR_FILENO);

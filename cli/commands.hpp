@@ -1,7 +1,7 @@
 #pragma once
 // The subcommands. Each takes its arguments (after the subcommand name) and returns the
-// process exit code; errors are thrown (std::invalid_argument → 2, others → 1, by
-// run_command()).
+// process exit code; errors are thrown (std::invalid_argument → 2, a SimGrid engine that
+// cannot be loaded → 3, others → 1, by run_command()).
 
 #include <cstdio>
 #include <exception>
@@ -11,6 +11,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "sim/simgrid/simulate.hpp"
 
 namespace pipesim::cli {
 
@@ -34,7 +36,8 @@ using Command = int (*)(const std::vector<std::string>& args);
 /// Runs `run(args)` for the subcommand called `name` and returns its exit code; what it
 /// throws becomes one line "pipesim NAME: ..." on stderr and exit code 2
 /// (std::invalid_argument: bad usage or input; std::bad_alloc: a run too large for the
-/// memory) or 1 (anything else: an internal failure).
+/// memory), 3 (simgrid::EngineUnavailable: a part this installation lacks) or 1 (anything
+/// else: an internal failure).
 inline int run_command(const std::string& name, Command run, const std::vector<std::string>& args) {
     try {
         return run(args);
@@ -48,6 +51,9 @@ inline int run_command(const std::string& name, Command run, const std::vector<s
                    "(ulimit -v) or the machine has; try fewer stages or microbatches\n",
                    name);
         return 2;
+    } catch (const simgrid::EngineUnavailable& e) {
+        fmt::print(stderr, "pipesim {}: {}\n", name, e.what());
+        return 3;
     } catch (const std::exception& e) {
         fmt::print(stderr, "pipesim {}: internal error: {}\n", name, e.what());
         return 1;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/child_run.hpp"
+#include "sim/simgrid/simulate.hpp"
 #include "viz/timeline_file.hpp"
 #include "viz_flags.hpp"
 
@@ -112,6 +113,7 @@ ReportRun run_for_report(const std::string& name, const analysis::PipelineSpec& 
         replay.record_ops = picture;
         return report_run(name, analysis::run_with_baseline(spec, replay), picture);
     }
+    simgrid::load_engine();  // here: the children share it, and a missing one is exit code 3
     const std::string text = analysis::run_in_child([&] {
         return report_run_json(
             report_run(name, analysis::run_with_baseline(spec, engine), picture));

@@ -1,6 +1,7 @@
 // pipesim: pipeline-parallel schedule analysis. Dispatches to one subcommand and maps
-// errors to exit codes: 2 for bad usage or input, 1 for internal failures (3, no CUDA
-// device or not a CUDA build, comes from calibrate and gpu-run themselves). calibrate and
+// errors to exit codes: 2 for bad usage or input, 1 for internal failures, 3 for a part this
+// build lacks (a SimGrid engine plugin that cannot be loaded; no CUDA device or not a CUDA
+// build, which calibrate and gpu-run report themselves). calibrate and
 // gpu-run are handed to `pipesim-gpu` (cli/gpu_main.cpp), so this program needs no CUDA.
 #include <unistd.h>
 
@@ -47,7 +48,8 @@ commands:
 Run 'pipesim COMMAND --help' for a command's options, 'pipesim --version' for the version.
 
 exit codes: 0 ok, 1 internal failure, 2 bad usage or input,
-            3 no CUDA device or not a CUDA build (calibrate, gpu-run)
+            3 no CUDA device or not a CUDA build (calibrate, gpu-run), or the
+              SimGrid engine plugin cannot be loaded (simulate, --cluster)
 )";
 
 // The program that runs calibrate and gpu-run in CUDA builds: `pipesim-gpu` in the directory

@@ -1,7 +1,7 @@
 # Installation: `cmake --install BUILD --prefix PREFIX` puts the programs in PREFIX/bin, the
-# libraries and their headers in PREFIX/lib and PREFIX/include/pipesim, the bash completion in
-# PREFIX/share/bash-completion/completions, and a CMake package so that another project finds
-# the libraries with
+# libraries and their headers in PREFIX/lib and PREFIX/include/pipesim, the SimGrid engine
+# plugin in PREFIX/lib/pipesim, the bash completion in PREFIX/share/bash-completion/completions,
+# and a CMake package so that another project finds the libraries with
 #
 #   find_package(pipesim REQUIRED)
 #   target_link_libraries(app PRIVATE pipesim::analysis)
@@ -17,7 +17,7 @@ set(PIPESIM_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/pipesim")
 # as PREFIX/include/pipesim/NAME/ so that `#include "analysis/run.hpp"` reads the same in the
 # source tree and against an installed one.
 set(pipesim_exported_libraries
-    fileio schedules models sim sim_simgrid viz viz_render analysis sweep calibration_host)
+    fileio schedules models sim sim_simgrid_spec sim_simgrid viz viz_render analysis sweep calibration_host)
 foreach(library IN LISTS pipesim_exported_libraries)
   get_target_property(build_dirs ${library} INTERFACE_INCLUDE_DIRECTORIES)
   if(NOT build_dirs)  # a library without headers of its own (viz_render)
@@ -44,6 +44,8 @@ install(TARGETS ${pipesim_exported_libraries} pipesim_warnings
 install(EXPORT pipesimTargets NAMESPACE pipesim:: DESTINATION "${PIPESIM_INSTALL_CMAKEDIR}")
 
 install(TARGETS pipesim RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+# The SimGrid engine plugin that simulate() loads (sim/simgrid/CMakeLists.txt).
+install(TARGETS pipesim-simgrid LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/pipesim")
 if(TARGET pipesim-gpu)
   install(TARGETS pipesim-gpu RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 endif()

@@ -1,5 +1,5 @@
-# Whether to build the Python module (python/), decided before the libraries are added: its
-# libraries are then compiled position-independent, to be linked into a shared module.
+# Whether to build the Python module (python/). The libraries it links are position-independent
+# (CMakeLists.txt), as the SimGrid engine plugin needs them too.
 #
 # The module is built for Debian's own interpreter, /usr/bin/python3, the one that
 # python3-pybind11 and python3-numpy install into, even when another python3 comes first on
@@ -17,11 +17,6 @@ if(NOT PIPESIM_PYTHON STREQUAL "OFF")
   endif()
   if(Python3_FOUND AND pybind11_FOUND)
     set(PIPESIM_HAVE_PYTHON ON)
-    set(CMAKE_POSITION_INDEPENDENT_CODE ON)
-    # -fPIC without its cost: calls inside the libraries may still be inlined and bound locally.
-    if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-      add_compile_options(-fno-semantic-interposition)
-    endif()
     message(STATUS "pipesim: Python module for ${Python3_EXECUTABLE} (Python ${Python3_VERSION}, "
                    "pybind11 ${pybind11_VERSION})")
   elseif(PIPESIM_PYTHON STREQUAL "ON")

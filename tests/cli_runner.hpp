@@ -36,16 +36,16 @@ inline std::vector<std::string> lines_of(const std::string& text) {
     return lines;
 }
 
-/// Runs `PIPESIM_BINARY <args>` through the shell (args are shell words; quote as needed),
-/// with `input_file` as standard input.
-inline CommandResult run_pipesim(const std::string& args,
+/// Runs `program <args>` through the shell (args are shell words; quote as needed), with
+/// `input_file` as standard input.
+inline CommandResult run_program(const std::string& program, const std::string& args,
                                  const std::string& input_file = "/dev/null") {
     const auto dir = std::filesystem::temp_directory_path();
     const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(std::rand());
     const auto out_path = dir / ("pipesim_test_out_" + tag);
     const auto err_path = dir / ("pipesim_test_err_" + tag);
-    const std::string command = std::string(PIPESIM_BINARY) + " " + args + " >" +
-                                out_path.string() + " 2>" + err_path.string() + " <" + input_file;
+    const std::string command = program + " " + args + " >" + out_path.string() + " 2>" +
+                                err_path.string() + " <" + input_file;
     const int status = std::system(command.c_str());
     CommandResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -54,6 +54,12 @@ inline CommandResult run_pipesim(const std::string& args,
     std::filesystem::remove(out_path);
     std::filesystem::remove(err_path);
     return result;
+}
+
+/// Runs `PIPESIM_BINARY <args>` (see run_program).
+inline CommandResult run_pipesim(const std::string& args,
+                                 const std::string& input_file = "/dev/null") {
+    return run_program(PIPESIM_BINARY, args, input_file);
 }
 
 }  // namespace pipesim::test

@@ -70,7 +70,7 @@ Limited run_limited(long kilobytes, const std::string& args) {
 
 TEST_CASE("under ulimit -v a run too large is refused up front with its estimate",
           "[cli][memory]") {
-    const long limit = 150'000;  // KB: pipesim itself starts in about 50 MB
+    const long limit = 120'000;  // KB: pipesim itself starts in about 10 MB
     SECTION("too many ops for the limit") {
         const auto r = run_limited(limit, "analyze -s zb-v -p 64 -m 65536");
         CHECK(r.exit_code == 2);

@@ -1,7 +1,12 @@
-// pipesim simulate: output and bad input.
+// pipesim simulate: output and bad input, and where pipesim finds the SimGrid engine plugin.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -169,4 +174,90 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
     const auto r = run_pipesim(args);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains(expected));
+}
+
+namespace {
+
+// A directory holding a copy of pipesim, and of the SimGrid engine plugin if asked; removed
+// at the end of the test.
+struct CopiedPipesim {
+    std::filesystem::path dir;
+    std::string binary;
+
+    explicit CopiedPipesim(bool with_plugin) {
+        dir = std::filesystem::temp_directory_path() /
+              ("pipesim_copy_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
+        std::filesystem::create_directories(dir);
+        const std::filesystem::path built(PIPESIM_BINARY);
+        std::filesystem::copy_file(built, dir / "pipesim");
+        if (with_plugin)
+            std::filesystem::copy_file(built.parent_path() / "pipesim-simgrid.so",
+                                       dir / "pipesim-simgrid.so");
+        binary = (dir / "pipesim").string();
+    }
+    ~CopiedPipesim() { std::filesystem::remove_all(dir); }
+};
+
+}  // namespace
+
+TEST_CASE("without the engine plugin, simulate and compare --cluster exit 3 naming the file",
+          "[simgrid][cli]") {
+    const CopiedPipesim copy(false);
+    for (const char* command : {"simulate -s 1f1b", "compare -s 1f1b,zb-h1"}) {
+        CAPTURE(command);
+        const auto r = pipesim::test::run_program(
+            copy.binary, std::string(command) + " -p 4 -m 8 --cluster dgx-h100 --json");
+        CHECK(r.exit_code == 3);
+        CHECK(r.out.empty());
+        CHECK(pipesim::test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::Contains("SimGrid engine is not available") &&
+                              Catch::Contains("pipesim-simgrid.so") &&
+                              Catch::Contains(copy.dir.string()) &&
+                              Catch::Contains("PIPESIM_SIMGRID_ENGINE"));
+    }
+    // What needs no SimGrid runs as before.
+    CHECK(pipesim::test::run_program(copy.binary, "list").exit_code == 0);
+    CHECK(pipesim::test::run_program(copy.binary, "analyze -s 1f1b -p 4 -m 8").exit_code == 0);
+}
+
+TEST_CASE("the engine plugin is found next to pipesim or where PIPESIM_SIMGRID_ENGINE says",
+          "[simgrid][cli]") {
+    const std::string run = "simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 --json";
+    const CopiedPipesim with(true);
+    const auto next_to = pipesim::test::run_program(with.binary, run);
+    CHECK(next_to.exit_code == 0);
+    // (m + p − 1)(F + B + W) = 33 unit costs, plus the transfers' microseconds.
+    CHECK(nlohmann::json::parse(next_to.out)["makespan"].get<double>() == Approx(33).epsilon(1e-4));
+
+    const CopiedPipesim without(false);
+    const auto given = pipesim::test::run_program(
+        "PIPESIM_SIMGRID_ENGINE=" + (with.dir / "pipesim-simgrid.so").string() + " " +
+            without.binary,
+        run);
+    CHECK(given.exit_code == 0);
+    CHECK(given.out == next_to.out);
+
+    // A file that is not a loadable plugin: the loader's reason, and the file.
+    const std::filesystem::path junk = without.dir / "junk.so";
+    std::ofstream(junk) << "not a shared object\n";
+    const auto bad = pipesim::test::run_program(
+        "PIPESIM_SIMGRID_ENGINE=" + junk.string() + " " + PIPESIM_BINARY, run);
+    CHECK(bad.exit_code == 3);
+    CHECK_THAT(bad.err, Catch::Contains("cannot load " + junk.string()));
+}
+
+TEST_CASE("a shared object without the engine's entry point or of another version is refused",
+          "[simgrid][cli]") {
+    const std::pair<const char*, const char*> refused[] = {
+        {PIPESIM_FAKE_ENGINE_NONE, "is not a pipesim engine plugin"},
+        {PIPESIM_FAKE_ENGINE_OLD, "built from another version of pipesim"}};
+    for (const auto& [file, reason] : refused) {
+        CAPTURE(file);
+        const auto r = pipesim::test::run_program(
+            std::string("PIPESIM_SIMGRID_ENGINE=") + file + " " + PIPESIM_BINARY,
+            "simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 --json");
+        CHECK(r.exit_code == 3);
+        CHECK(pipesim::test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::Contains(file) && Catch::Contains(reason));
+    }
 }

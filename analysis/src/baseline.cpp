@@ -8,6 +8,7 @@
 
 #include "analysis/child_run.hpp"
 #include "analysis/run.hpp"
+#include "sim/simgrid/simulate.hpp"
 
 namespace pipesim::analysis {
 
@@ -43,6 +44,7 @@ double iteration_time_of(const PipelineSpec& spec, const Engine& engine) {
     try {
         if (std::holds_alternative<AnalyticEngine>(engine))
             return run(spec, bare_replay).iteration_time;
+        simgrid::load_engine();  // once, here, rather than in the child and again for the run
         const std::string time = run_in_child([&] {
             SimGridEngine quiet = std::get<SimGridEngine>(engine);
             quiet.options.progress = nullptr;  // the parent's run shows its progress

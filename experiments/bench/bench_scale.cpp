@@ -18,6 +18,7 @@
 
 #include "analysis/run.hpp"
 #include "bench_timing.hpp"
+#include "sim/simgrid/simulate.hpp"
 
 namespace {
 
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
         else
             only = argv[i];
     }
+    simgrid::load_engine();  // before the children fork, as pipesim does
     fmt::print(
         "| job | GPUs | layout | mode | wall s | CPU s | peak RSS MiB | ops simulated | "
         "iteration s | load |\n|---|--:|---|---|--:|--:|--:|--:|--:|--:|\n");

@@ -66,6 +66,9 @@ int run_case(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Loaded once, before the children fork, as pipesim does: the figures are the engine's,
+    // not those of loading SimGrid's libraries.
+    pipesim::simgrid::load_engine();
     if (argc > 1) return run_case(argv[1]);
     int status = 0;
     for (const char* name : {"single", "replicas"}) {

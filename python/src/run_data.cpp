@@ -9,6 +9,7 @@
 #include "analysis/child_run.hpp"
 #include "analysis/result_json.hpp"
 #include "schedules/schedule_json.hpp"
+#include "sim/simgrid/simulate.hpp"
 #include "viz/timeline_file.hpp"
 
 namespace pipesim::python {
@@ -40,6 +41,7 @@ RunData run_data(const analysis::Analysis& result, const analysis::PipelineSpec&
 
 RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEngine& engine,
                           bool (*interrupted)()) {
+    simgrid::load_engine();  // in this process: later runs' children share it
     // The child's answer: the JSON, the schedule JSON and the saved timeline, in sections.
     const std::string answer = analysis::run_in_child(
         [&] {

@@ -18,6 +18,7 @@
 #include "analysis/child_run.hpp"
 #include "fileio/files.hpp"
 #include "progress.hpp"
+#include "sim/simgrid/simulate.hpp"
 #include "sweep/job.hpp"
 
 namespace pipesim::sweep {
@@ -138,6 +139,15 @@ void stop_workers(std::vector<Worker>& running) {
 void run_pool(const std::vector<Job>& jobs, int workers,
               const std::function<void(std::size_t, const Result&)>& done) {
     if (workers < 1) throw std::invalid_argument("at least one worker is needed");
+    // The workers share an engine loaded here; one that cannot be loaded fails their jobs.
+    for (const Job& job : jobs)
+        if (job.engine == Engine::simgrid) {
+            try {
+                simgrid::load_engine();
+            } catch (const simgrid::EngineUnavailable&) {
+            }
+            break;
+        }
     std::vector<Worker> running;
     try {
         pool_loop(jobs, workers, done, running);

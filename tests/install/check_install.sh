@@ -9,12 +9,15 @@ mkdir -p "$work_dir"
 prefix="$work_dir/prefix"
 
 cmake --install "$build_dir" --prefix "$prefix" > "$work_dir/install.log"
-for installed in bin/pipesim share/bash-completion/completions/pipesim \
+for installed in bin/pipesim lib/pipesim/pipesim-simgrid.so share/bash-completion/completions/pipesim \
                  lib/cmake/pipesim/pipesimConfig.cmake include/pipesim/analysis/run.hpp; do
     [[ -e "$prefix/$installed" ]] || { echo "not installed: $installed"; exit 1; }
 done
 version=$("$prefix/bin/pipesim" --version)
 [[ "$version" == "pipesim "[0-9]* ]] || { echo "installed pipesim --version printed '$version'"; exit 1; }
+# The installed pipesim loads the installed SimGrid engine plugin (PREFIX/lib/pipesim).
+"$prefix/bin/pipesim" simulate -s 1f1b -p 2 -m 2 --cluster h200x8 --json > "$work_dir/simulate.json" ||
+    { echo "installed pipesim simulate failed"; exit 1; }
 
 cmake -S "$source_dir/tests/install/consumer" -B "$work_dir/consumer" \
       -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release > "$work_dir/configure.log" ||

@@ -1,4 +1,5 @@
-// The SimGrid engine: checks, the platform, the actors (actors.cpp) and the result.
+// The SimGrid engine: checks, the platform, the actors (actors.cpp) and the result. Built into
+// the engine plugin (plugin.cpp), which simulate() loads.
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include <xbt/log.h>
 #include <simgrid/s4u.hpp>
 
+#include "engine.hpp"
 #include "engine_state.hpp"
 #include "memory.hpp"
 #include "platform.hpp"
@@ -116,23 +118,9 @@ std::string waiting_devices(const EngineState& s) {
 
 }  // namespace
 
-const char* to_string(SimMode mode) {
-    return mode == SimMode::symmetric ? "symmetric" : "full";
-}
-
-SimWorkload simple_workload(const StageCosts& costs, int devices, double message_bytes,
-                            double gradient_bytes) {
-    const std::size_t stages = costs.stages();
-    return SimWorkload{costs,
-                       std::vector<double>(stages, message_bytes),
-                       std::vector<int>(stages, 0),
-                       std::vector<int>(stages, 0),
-                       std::vector<double>(stages, 0.0),
-                       std::vector<double>(static_cast<std::size_t>(devices), gradient_bytes)};
-}
-
-SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
-                   const ClusterSpec& cluster, const Layout& layout, const SimOptions& options) {
+SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& workload,
+                             const ClusterSpec& cluster, const Layout& layout,
+                             const SimOptions& options) {
     require_valid(schedule);
     detail::check_workload(workload, schedule);
     check_cluster(cluster);

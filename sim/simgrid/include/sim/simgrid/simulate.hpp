@@ -1,9 +1,12 @@
 #pragma once
 // The SimGrid engine: runs a schedule on a discrete-event model of a GPU cluster.
 // SimGrid allows one engine per process: call simulate() at most once per process.
+// The engine is a plugin, pipesim-simgrid.so, loaded on first use (load_engine()), so that
+// programs and runs that never simulate never load SimGrid.
 
 #include <cstddef>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,7 +111,24 @@ struct SimResult {
     std::string full_reason;  ///< why not symmetric (full mode only)
 };
 
-/// Runs the simulation. Throws InvalidSchedule for an invalid schedule, std::invalid_argument
+/// The engine plugin could not be found or loaded; what() is one line naming the file (or
+/// where it was looked for) and the loader's reason.
+class EngineUnavailable : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Loads the engine plugin unless it is loaded, and returns its path. Looks for
+/// pipesim-simgrid.so at $PIPESIM_SIMGRID_ENGINE (a path; then only there) if set; else next
+/// to the program, or to the shared object that holds this code (the Python module), then in
+/// ../LIBDIR/pipesim from there (an installation), on the library path (the run path of build
+/// trees' programs, LD_LIBRARY_PATH), and last in the configured LIBDIR/pipesim. Throws
+/// EngineUnavailable. Programs that fork simulations call it before forking, so that the
+/// children share the loaded engine instead of loading it each.
+std::string load_engine();
+
+/// Runs the simulation in the engine plugin (loading it first). Throws EngineUnavailable when
+/// the plugin cannot be loaded, InvalidSchedule for an invalid schedule, std::invalid_argument
 /// for a workload, cluster, layout or options that do not fit, or a run whose estimated
 /// memory exceeds the address-space limit or the physical memory (one line with the
 /// estimate), std::logic_error if called twice in one process, std::runtime_error naming the
