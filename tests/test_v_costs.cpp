@@ -165,10 +165,12 @@ TEST_CASE("the capped search matches the authors' adaptive V scheduler on p=6, m
 TEST_CASE("the capped search with unequal passes improves on its former best", "[vcosts]") {
     // p=8, m=24, full-stage times 6, 10, 8, cap 7.5: the search's best idled 9.72 % before
     // it planned V-shapes with these times, 6.19 % before it reordered blocks greedily in two
-    // rounds (the authors' v_auto_schedule.py: 4.64 %).
+    // rounds, 5.11 % before it tried every six-slot starting pattern (the authors'
+    // v_auto_schedule.py: 4.6358 % at peak 7.5).
     const SearchResult r = search(8, 24, 7.5, PassCosts{6, 10, 8});
     CHECK(r.ranking.front().fits);
-    CHECK(r.ranking.front().evaluation.bubble_rate < 0.0619);
+    CHECK(r.ranking.front().evaluation.bubble_rate <= 0.046358);
+    CHECK(r.ranking.front().evaluation.peak_activation_max <= 7.5 + 1e-9);
 }
 
 TEST_CASE("the capped search beats every registered schedule that fits, on random costs",
