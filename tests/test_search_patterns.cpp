@@ -6,10 +6,9 @@
 #include <random>
 #include <string>
 
-#include "schedules/metrics.hpp"
 #include "schedules/search.hpp"
 #include "schedules/validate.hpp"
-#include "sim/replay.hpp"
+#include "search_replay.hpp"
 
 using namespace pipesim;
 
@@ -28,16 +27,6 @@ SearchOptions options(int p, int m, double cap, PassCosts full, double c = 0) {
     return o;
 }
 
-SearchEvaluation evaluate(const Schedule& s, const SearchOptions& o) {
-    const Timeline t =
-        sim::replay(s,
-                    uniform_stage_costs(s.devices, s.chunks, o.costs.forward,
-                                        o.costs.backward_input, o.costs.backward_weight),
-                    {o.comm_latency});
-    const Metrics m = compute_metrics(t, unit_memory_model(s.devices, s.chunks, o.mem_w_ratio));
-    return SearchEvaluation{m.bubble_rate, m.makespan, m.peak_activation_max};
-}
-
 // The search, with every candidate of the pattern family checked for validity on the way.
 struct Searched {
     SearchResult result;
@@ -52,7 +41,7 @@ Searched search(const SearchOptions& o) {
             ++out.pattern_schedules;
             if (validate(s)) out.all_valid = false;
         }
-        return evaluate(s, o);
+        return test::replay_evaluation(s, o);
     });
     return out;
 }

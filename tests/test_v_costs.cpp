@@ -14,9 +14,11 @@
 #include "schedules/metrics.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/search.hpp"
+#include "search_replay.hpp"
 #include "sim/replay.hpp"
 
 using namespace pipesim;
+using pipesim::test::replay_evaluation;
 
 namespace {
 
@@ -70,16 +72,6 @@ analysis::Analysis analyze(const char* schedule, int p, int m, PassCosts full, d
     return analysis::run(o);
 }
 
-SearchEvaluation evaluate(const Schedule& s, const SearchOptions& o) {
-    const Timeline t =
-        sim::replay(s,
-                    uniform_stage_costs(s.devices, s.chunks, o.costs.forward,
-                                        o.costs.backward_input, o.costs.backward_weight),
-                    {o.comm_latency});
-    const Metrics m = compute_metrics(t, unit_memory_model(s.devices, s.chunks, o.mem_w_ratio));
-    return SearchEvaluation{m.bubble_rate, m.makespan, m.peak_activation_max};
-}
-
 SearchResult search(int p, int m, double cap, PassCosts full, double c = 0) {
     SearchOptions o;
     o.devices = p;
@@ -87,7 +79,7 @@ SearchResult search(int p, int m, double cap, PassCosts full, double c = 0) {
     o.memory_limit = cap;
     o.costs = full;
     o.comm_latency = c;
-    return search_schedules(o, [&](const Schedule& s) { return evaluate(s, o); });
+    return search_schedules(o, [&](const Schedule& s) { return replay_evaluation(s, o); });
 }
 
 }  // namespace
@@ -202,7 +194,7 @@ TEST_CASE("the capped search beats every registered schedule that fits, on rando
             SearchOptions o;
             o.costs = full;
             o.comm_latency = k.c;
-            const SearchEvaluation e = evaluate(s, o);
+            const SearchEvaluation e = replay_evaluation(s, o);
             if (e.peak_activation_max > cap + 1e-9) continue;
             CAPTURE(name);
             CHECK(best.evaluation.bubble_rate <= e.bubble_rate + 1e-9);
