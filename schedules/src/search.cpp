@@ -23,9 +23,9 @@ constexpr double eps = 1e-9;
 // V-shape block offsets tried: 1 V-Min, 2 V-Half, 4 V-ZB and those between and after.
 constexpr int max_vshape_offset = 6;
 // The most grid cells the six-slot pattern candidates lay out: every block up to p=12,
-// m=60 (7.2·10⁶ cells at a cap of p), the first few hundred at p=32, m=256 (1.5·10⁸ for all;
+// m=60 (7.2·10⁶ cells at a cap of p), about a hundred at p=32, m=256 (1.5·10⁸ for all;
 // the whole search there must stay within about a second).
-constexpr double max_pattern_cells = 1e7;
+constexpr double max_pattern_cells = 8e6;
 
 struct Candidate {
     std::string label;
