@@ -102,8 +102,9 @@ void place_weights(Pattern& pattern) {
         }
 }
 
-// The block of p devices: each device's F and B one `step` after its predecessor's (`step0`
-// on the first `first_devices` + 1 devices, `step1` on the rest), f and b one slot before.
+// The block of p devices: device d's F and B `step` slots after device d−1's (`step0` for
+// d = 1..first_devices, `step1` after), its f and b one slot before (all modulo the period);
+// nothing when two passes of a device would share a slot.
 std::optional<std::vector<Pattern>> make_block(const Pattern& first, int step0, int step1,
                                                int first_devices, int p) {
     std::vector<Pattern> block{first};
