@@ -1,5 +1,5 @@
-// Memory-capped search over the registered schedules, V-shape blocks and the automatic
-// scheduler.
+// Memory-capped search over the registered schedules, V-shape blocks (of the catalogue's
+// offsets and of every six-slot starting pattern) and the automatic scheduler.
 #include "schedules/search.hpp"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "schedules/block_catalog.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
+#include "v_patterns.hpp"
 #include "v_plan.hpp"
 
 namespace pipesim {
@@ -21,6 +22,10 @@ namespace {
 constexpr double eps = 1e-9;
 // V-shape block offsets tried: 1 V-Min, 2 V-Half, 4 V-ZB and those between and after.
 constexpr int max_vshape_offset = 6;
+// The most grid cells the six-slot pattern candidates lay out: every block up to p=12,
+// m=60 (7.2·10⁶ cells at a cap of p), about a hundred at p=32, m=256 (1.5·10⁸ for all;
+// the whole search there must stay within about a second).
+constexpr double max_pattern_cells = 8e6;
 
 struct Candidate {
     std::string label;
@@ -73,19 +78,33 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
     }
     // V-shape blocks of every offset laid out for these pass times and placed under the cap
     // itself, and the round-based V list schedule under the cap (v_plan.hpp).
-    add(fmt::format("v-shape planned (cap {:g})", o.memory_limit), "auto", [&] {
-        PlanningCosts v_costs;
-        v_costs.times = uniform_stage_costs(o.devices, 2, o.costs.forward, o.costs.backward_input,
-                                            o.costs.backward_weight);
-        v_costs.comm_latency = o.comm_latency;
-        v_costs.w_memory_share = o.mem_w_ratio;
+    // The V placement's times per chunk; each family keeps its best under the cap.
+    PlanningCosts v_costs;
+    v_costs.times = uniform_stage_costs(o.devices, 2, o.costs.forward, o.costs.backward_input,
+                                        o.costs.backward_weight);
+    v_costs.comm_latency = o.comm_latency;
+    v_costs.w_memory_share = o.mem_w_ratio;
+    auto best_v = [&](const char* name, auto&& offer) {
         detail::BestPlan best(v_costs, o.memory_limit);
-        detail::offer_v_candidates({o.devices, o.microbatches, {1, 2, 3, 4, 5}, true, true},
-                                   v_costs, o.memory_limit, best);
-        if (best.empty()) throw std::invalid_argument("no V-shape plan fits the cap");
+        offer(best);
+        if (best.empty()) throw std::invalid_argument("no V-shape candidate fits the cap");
         Schedule s = best.take();
-        s.name = "v-planned";
+        s.name = name;
         return s;
+    };
+    add(fmt::format("v-shape planned (cap {:g})", o.memory_limit), "auto", [&] {
+        return best_v("v-planned", [&](detail::BestPlan& best) {
+            detail::offer_v_candidates({o.devices, o.microbatches, {1, 2, 3, 4, 5}, true, true},
+                                       v_costs, o.memory_limit, best);
+        });
+    });
+    // V-shape blocks of every six-slot starting pattern and pair of offsets, warm-up and
+    // cool-down rebuilt under the cap (v_patterns.hpp).
+    add(fmt::format("v-shape patterns (cap {:g})", o.memory_limit), "auto", [&] {
+        return best_v("v-patterns", [&](detail::BestPlan& best) {
+            detail::offer_v_patterns(o.devices, o.microbatches, o.memory_limit, max_pattern_cells,
+                                     best);
+        });
     });
     // Interleaved 1F1B with v = 2 and 3 chunks and microbatch groups of p and 2p.
     for (int chunks : {2, 3})

@@ -2,7 +2,8 @@
 // Memory-capped search: the lowest-bubble schedule whose peak activation stays within a cap,
 // among the registered schedules (except those with two model copies, DualPipe, whose unit
 // costs and memory stand for twice the layers per device), V-shape building blocks of several
-// offsets and the automatic scheduler run under the cap itself.
+// offsets and of every six-slot starting pattern with one or two offsets (their warm-up and
+// cool-down rebuilt under the cap) and the automatic scheduler run under the cap itself.
 
 #include <functional>
 #include <string>
