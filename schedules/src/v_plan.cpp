@@ -70,29 +70,38 @@ std::vector<int> turn_delays(const SlotLengths& l, bool many) {
     return delays;
 }
 
+// The peak of `schedule` in full-stage microbatches with the costs' W memory share.
+double plan_peak(const Schedule& schedule, const PlanningCosts& costs) {
+    const MemoryModel memory =
+        unit_memory_model(schedule.devices, schedule.chunks, costs.w_memory_share);
+    double peak = 0;
+    for (const auto& ops : schedule.device_ops)
+        peak = std::max(peak, order_peak(ops, memory));
+    return peak;
+}
+
 }  // namespace
 
 VPlanFigures plan_figures(const Schedule& schedule, const PlanningCosts& costs) {
     VPlanFigures figures;
     figures.length = planned_length(schedule, costs);
-    const MemoryModel memory =
-        unit_memory_model(schedule.devices, schedule.chunks, costs.w_memory_share);
-    for (const auto& ops : schedule.device_ops)
-        figures.peak = std::max(figures.peak, order_peak(ops, memory));
+    figures.peak = plan_peak(schedule, costs);
     return figures;
 }
 
 bool BestPlan::offer(Schedule candidate) {
     // Every op once (the structure); the timing walk finds an op before its input or a
-    // deadlock, which leaves the candidate out too.
+    // deadlock, which leaves the candidate out too. The peak first: a candidate above the cap
+    // is left out whatever its timing.
     if (validate_structure(candidate)) return false;
     VPlanFigures f;
+    f.peak = plan_peak(candidate, costs_);
+    if (f.peak > cap_ + eps) return false;
     try {
-        f = plan_figures(candidate, costs_);
+        f.length = planned_length(candidate, costs_);
     } catch (const InvalidSchedule&) {
         return false;
     }
-    if (f.peak > cap_ + eps) return false;
     if (best_) {
         const bool better =
             shorter(f.length, figures_.length) ||
