@@ -7,6 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "block_timing.hpp"
 #include "generators.hpp"
 #include "schedules/block_catalog.hpp"
@@ -271,7 +273,10 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_o
                          std::vector<int> offsets, const char* name) {
     Schedule& first = unit_orders.front();
     first.name = name;
-    if (!plans_with_costs(o)) return std::move(first);
+    if (!plans_with_costs(o)) {
+        require_generated_valid(first, name, o);
+        return std::move(first);
+    }
     const MemoryModel unit_memory = unit_memory_model(first.devices, first.chunks);
     double cap = 0;
     for (const auto& ops : first.device_ops)
@@ -281,6 +286,11 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_o
         best.offer(std::move(s));
     offer_v_candidates(VPlanRequest{o.devices, o.microbatches, std::move(offsets), true, false},
                        o.planning, cap, best);
+    // BestPlan took only candidates that validate() accepts (the structure, then the timing
+    // walk: an op before its input or a deadlock leaves a candidate out).
+    if (best.empty())
+        throw std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: no valid order",
+                                                name, o.devices, o.microbatches, o.chunks));
     Schedule chosen = best.take();
     chosen.name = name;
     return chosen;
