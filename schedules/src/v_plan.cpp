@@ -94,7 +94,12 @@ VPlanFigures plan_figures(const Schedule& schedule, const PlanningCosts& costs) 
 bool BestPlan::offer(Schedule candidate) {
     // Every op once (the structure); the timing walk finds an op before its input or a
     // deadlock, which leaves the candidate out too. The peak first: a candidate above the cap
-    // is left out whatever its timing.
+    // is left out whatever its timing. The same order as the best has its figures: no better.
+    if (best_ && candidate.device_ops == best_->device_ops &&
+        candidate.stage_device == best_->stage_device &&
+        candidate.microbatch_stages == best_->microbatch_stages &&
+        candidate.fb_pairs == best_->fb_pairs)
+        return false;
     if (validate_structure(candidate)) return false;
     VPlanFigures f;
     f.peak = plan_peak(candidate, costs_);
