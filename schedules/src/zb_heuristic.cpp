@@ -291,8 +291,9 @@ namespace {
 // Builds the heuristic's schedule under each choice and passes every one that keeps the cap
 // to `on_candidate(choice, candidate)`, in the order of the choices. A run whose choices differ
 // from an earlier run's only in ones that decided nothing there takes every decision alike:
-// instead of building that schedule again, `on_duplicate(choice, earlier choice)` is called
-// (when the earlier one kept the cap; nothing otherwise).
+// instead of building that schedule again, `on_duplicate(choice, earlier choice, its length)`
+// is called (when the earlier one kept the cap; nothing otherwise), and the schedule is built
+// and passed to `on_candidate` only if that returns true.
 template <class OnCandidate, class OnDuplicate>
 void build_candidates(const std::string& name, int devices, int microbatches,
                       const PlanningCosts& costs, double memory_limit, OnCandidate&& on_candidate,
@@ -303,21 +304,25 @@ void build_candidates(const std::string& name, int devices, int microbatches,
         int choice;
         int mattered;
         bool kept;
+        PlannedLength length;
     };
     std::vector<Run> runs;
     for (int choice = 0; choice < 8; ++choice) {
         const auto same = std::find_if(runs.begin(), runs.end(), [&](const Run& r) {
             return ((choice ^ r.choice) & r.mattered) == 0;
         });
-        if (same != runs.end()) {
-            if (same->kept) on_duplicate(choice, same->choice);
-            runs.push_back(Run{choice, same->mattered, same->kept});
-            continue;
+        const bool duplicate = same != runs.end();
+        if (duplicate) {
+            const Run run = *same;
+            runs.push_back(Run{choice, run.mattered, run.kept, run.length});
+            if (!run.kept || !on_duplicate(choice, run.choice, run.length)) continue;
         }
         const HeuristicChoices choices{(choice & 1) != 0, (choice & 2) != 0, (choice & 4) != 0};
         RoundScheduler scheduler(name, devices, microbatches, costs, memory_limit, choices);
         auto schedule = scheduler.run();
-        runs.push_back(Run{choice, scheduler.mattered(), schedule.has_value()});
+        if (!duplicate)
+            runs.push_back(
+                Run{choice, scheduler.mattered(), schedule.has_value(), scheduler.length()});
         if (schedule)
             on_candidate(choice, PlannedSchedule{std::move(*schedule), scheduler.length()});
     }
@@ -336,10 +341,11 @@ std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int 
             candidate_of[static_cast<std::size_t>(choice)] = static_cast<int>(candidates.size());
             candidates.push_back(std::move(c));
         },
-        [&](int choice, int earlier) {
+        [&](int choice, int earlier, const PlannedLength&) {
             const int k = candidate_of[static_cast<std::size_t>(earlier)];
             candidate_of[static_cast<std::size_t>(choice)] = static_cast<int>(candidates.size());
             candidates.push_back(candidates[static_cast<std::size_t>(k)]);
+            return false;
         });
     return candidates;
 }
@@ -347,10 +353,13 @@ std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int 
 void offer_zero_bubble_candidates(const std::string& name, int devices, int microbatches,
                                   const PlanningCosts& costs, double memory_limit,
                                   ShortestSchedule& shortest) {
-    // A schedule built before has the same length: it would not replace the shortest.
+    // A schedule built before has the same length: it is built again only if that length would
+    // replace the shortest (candidates may improve on a shortest that the earlier one did not,
+    // since lengths within the tolerance compare by makespan).
     build_candidates(
         name, devices, microbatches, costs, memory_limit,
-        [&](int, PlannedSchedule c) { shortest.offer(std::move(c)); }, [](int, int) {});
+        [&](int, PlannedSchedule c) { shortest.offer(std::move(c)); },
+        [&](int, int, const PlannedLength& length) { return shortest.takes(length); });
 }
 
 void ShortestSchedule::offer(PlannedSchedule candidate) {
