@@ -128,7 +128,12 @@ int main(int argc, char** argv) {
         if (argc >= 8) c.costs = {std::atof(argv[5]), std::atof(argv[6]), std::atof(argv[7])};
         if (argc >= 9) c.comm = std::atof(argv[8]);
         const char* repeat = std::getenv("BENCH_REPEAT");
-        bench_analyze(c, repeat ? std::max(1, std::atoi(repeat)) : 1);
+        try {
+            bench_analyze(c, repeat ? std::max(1, std::atoi(repeat)) : 1);
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "bench_generate --analyze: {}\n", e.what());
+            return 2;
+        }
         return 0;
     }
     const int p = quick ? 16 : 64;
