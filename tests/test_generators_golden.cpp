@@ -20,58 +20,21 @@
 
 #include <fmt/format.h>
 
+#include "schedule_digest.hpp"
 #include "schedules/auto_schedule.hpp"
 #include "schedules/block_catalog.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
 
 using namespace pipesim;
+using pipesim::test::digest;
+using pipesim::test::Fnv;
+using pipesim::test::patterned_costs;
 
 namespace {
 
 const std::string digest_file =
     std::string(PIPESIM_SOURCE_DIR) + "/tests/golden/generator_digests.txt";
-
-// FNV-1a, 64 bits.
-struct Fnv {
-    std::uint64_t h = 1469598103934665603ull;
-    void mix(std::int64_t x) {
-        for (int k = 0; k < 8; ++k) {
-            h ^= static_cast<std::uint64_t>(x >> (8 * k)) & 0xff;
-            h *= 1099511628211ull;
-        }
-    }
-};
-
-// Every device's ops in order: equal digests mean equal schedules (barring a 64-bit
-// collision).
-std::string digest(const Schedule& s) {
-    Fnv fnv;
-    auto mix = [&](std::int64_t x) { fnv.mix(x); };
-    for (const auto& ops : s.device_ops) {
-        mix(-1);
-        for (const Op& op : ops) {
-            mix(static_cast<int>(op.pass));
-            mix(op.microbatch);
-            mix(op.stage);
-        }
-    }
-    return fmt::format("{:016x} ops {}", fnv.h, s.op_count());
-}
-
-// Uneven per-stage times with a pattern (no random numbers: the file must not depend on a
-// library's distributions).
-PlanningCosts patterned_costs(int stages, double latency, double w_share) {
-    PlanningCosts c;
-    for (int s = 0; s < stages; ++s) {
-        c.times.forward.push_back(1.0 + 0.25 * ((s * 7) % 5));
-        c.times.backward_input.push_back(1.5 + 0.125 * ((s * 3) % 7));
-        c.times.backward_weight.push_back(0.5 + 0.2 * ((s * 5) % 4));
-    }
-    c.comm_latency = latency;
-    c.w_memory_share = w_share;
-    return c;
-}
 
 std::vector<int> microbatch_counts(int p) {
     std::vector<int> out;
@@ -140,22 +103,11 @@ std::map<std::string, std::string> current_digests() {
     return out;
 }
 
-std::map<std::string, std::string> recorded_digests() {
-    std::ifstream in(digest_file);
-    std::map<std::string, std::string> out;
-    std::string line;
-    while (std::getline(in, line)) {
-        const std::size_t bar = line.find(" | ");
-        if (bar != std::string::npos) out[line.substr(0, bar)] = line.substr(bar + 3);
-    }
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("the list schedulers and the idle fill build the recorded schedules up to p = 32",
           "[schedules][auto][golden]") {
-    const std::map<std::string, std::string> recorded = recorded_digests();
+    const std::map<std::string, std::string> recorded = test::read_digests(digest_file);
     const std::map<std::string, std::string> current = current_digests();
     REQUIRE(recorded.size() == current.size());
     for (const auto& [key, value] : current) {
@@ -167,8 +119,5 @@ TEST_CASE("the list schedulers and the idle fill build the recorded schedules up
 }
 
 TEST_CASE("write the recorded schedule digests", "[.write-golden]") {
-    std::ofstream out(digest_file);
-    for (const auto& [key, value] : current_digests())
-        out << key << " | " << value << '\n';
-    REQUIRE(out.good());
+    REQUIRE(test::write_digests(digest_file, current_digests()));
 }

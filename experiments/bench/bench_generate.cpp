@@ -1,17 +1,27 @@
-// Generation time of every registered schedule at p=64, m=1024 (generation includes
-// validation), the replay of each, and the memory-capped search at p=16, m=64 and p=32,
-// m=256; then the generators built by list scheduling and filling (zb-1p, zb-2p, v-half with
-// even and odd p) at p=64 and p=1024 (and p=63, 1023), m=1024. Prints its figures; asserts
+// Generation time of every registered schedule at p=64, m=1024 without planning costs
+// (generation includes validation), the replay of each, and the memory-capped search at
+// p=16, m=64 and p=32, m=256; then the generation `pipesim analyze` runs (planned with costs
+// where it plans) for the list-scheduled and filled generators (zb-1p, zb-2p, v-half with
+// even and odd p) at p=64 and p=1024 (and p=63, 1023), m=1024, and for the V schedules at
+// p=64, m=1024 with the default and with unequal pass times. Prints its figures; asserts
 // nothing.
 //   bench_generate [--quick | --large]   (--quick: p=16, m=128 and the small search only;
-//                                          --large: only the list-scheduled generators, and
-//                                          the V schedules planned with unequal pass times)
+//                                          --large: only the generation as analyze runs it)
+//   bench_generate --analyze NAME P M [F B W [COMM]]   (one such row; BENCH_REPEAT=N runs
+//                                          it N times and prints the fastest)
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "analysis/run.hpp"
 
 #include "schedules/metrics.hpp"
 #include "schedules/registry.hpp"
@@ -44,38 +54,65 @@ void bench_search(int p, int m) {
                1e3 * seconds_since(start), r.ranking.size(), r.ranking.front().label);
 }
 
-// Wall and process CPU time of one generate_schedule call (planning with unit costs, then
-// validation); on a shared machine the CPU time is the steadier figure.
-// `planned`: with planning times F, B, W = 2, 4, 3 per full stage and latency 0.5 (the V
-// schedules then choose among their cost-aware candidates).
-void bench_large(const char* name, int p, int m, bool planned = false) {
-    pipesim::GeneratorOptions options{p, m, 0, 0};
-    if (planned) {
-        const pipesim::ScheduleGenerator* g = pipesim::find_generator(name);
-        options.planning.times = pipesim::uniform_stage_costs(p, g->default_chunks, 2, 4, 3);
-        options.planning.comm_latency = 0.5;
+// One schedule as `pipesim analyze` generates it: analysis::prepare(), which plans a
+// generator that plans with pass times (zb-1p, zb-2p, the V schedules) with the given costs or
+// analyze's default F = B = W = 1 per full stage, generates once and validates. `costs`
+// empty: analyze's default; otherwise F, B, W per full stage as `--costs` takes them.
+struct AnalyzeCase {
+    const char* name;
+    int p;
+    int m;
+    std::vector<double> costs = {};
+    double comm = 0;
+};
+
+std::string analyze_command(const AnalyzeCase& c) {
+    std::string line = fmt::format("analyze -s {} -p {} -m {}", c.name, c.p, c.m);
+    if (!c.costs.empty()) line += fmt::format(" --costs {}", fmt::join(c.costs, ","));
+    if (c.comm != 0) line += fmt::format(" --comm {}", c.comm);
+    return line;
+}
+
+// Wall and process CPU time of the generation `pipesim analyze` runs for `c` (planning with
+// costs where it does, then validation); on a shared machine the CPU time is the steadier
+// figure. `repeat` runs it that many times and prints the fastest.
+void bench_analyze(const AnalyzeCase& c, int repeat = 1) {
+    pipesim::analysis::PipelineSpec spec;
+    spec.schedule = c.name;
+    spec.generator = {c.p, c.m, 0, 0};
+    if (!c.costs.empty()) spec.costs.passes = {{c.costs.at(0), c.costs.at(1), c.costs.at(2)}};
+    spec.comm_latency = c.comm;
+    double wall = 1e300, cpu = 1e300;
+    std::size_t ops = 0;
+    for (int k = 0; k < repeat; ++k) {
+        const auto start = Clock::now();
+        const std::clock_t cpu_start = std::clock();
+        const pipesim::analysis::Pipeline pipeline = pipesim::analysis::prepare(spec);
+        cpu = std::min(cpu, static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC);
+        wall = std::min(wall, seconds_since(start));
+        ops = pipeline.schedule.op_count();
     }
-    const auto start = Clock::now();
-    const std::clock_t cpu_start = std::clock();
-    const pipesim::Schedule s = pipesim::generate_schedule(name, options);
-    const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-    fmt::print(
-        "generate_schedule {:<7} p={:<5} m={:<5} {:<8} ({} ops, validated): wall {:10.1f} ms, "
-        "cpu {:10.1f} ms\n",
-        name, p, m, planned ? "planned" : "unit", s.op_count(), 1e3 * seconds_since(start),
-        1e3 * cpu);
+    fmt::print("{:<58} {:>8} ops: wall {:8.1f} ms, cpu {:8.1f} ms\n", analyze_command(c), ops,
+               1e3 * wall, 1e3 * cpu);
 }
 
 void bench_large_all() {
+    fmt::print(
+        "generation as pipesim analyze runs it (analysis::prepare: planned with the costs where "
+        "the schedule plans with them, F,B,W = 1,1,1 without --costs; validated; the V "
+        "schedules keep their unit order above 10^6 ops)\n");
+    const std::vector<double> costs{2, 4, 3};
     for (int p : {64, 1024})
         for (const char* name : {"zb-1p", "zb-2p"})
-            bench_large(name, p, 1024);
+            bench_analyze({name, p, 1024});
     for (int p : {64, 63, 1024, 1023})
-        bench_large("v-half", p, 1024);
+        bench_analyze({"v-half", p, 1024});
+    for (const char* name : {"v-min", "v-zb", "zb-v"})
+        bench_analyze({name, 64, 1024});
     for (const char* name : {"v-min", "v-half", "v-zb", "zb-v"})
-        bench_large(name, 64, 1024, true);
+        bench_analyze({name, 64, 1024, costs, 0.5});
     for (int p : {1024, 1023})
-        bench_large("v-half", p, 1024, true);
+        bench_analyze({"v-half", p, 1024, costs, 0.5});
 }
 
 }  // namespace
@@ -86,10 +123,23 @@ int main(int argc, char** argv) {
         bench_large_all();
         return 0;
     }
+    if (argc >= 5 && std::strcmp(argv[1], "--analyze") == 0) {
+        AnalyzeCase c{argv[2], std::atoi(argv[3]), std::atoi(argv[4])};
+        if (argc >= 8) c.costs = {std::atof(argv[5]), std::atof(argv[6]), std::atof(argv[7])};
+        if (argc >= 9) c.comm = std::atof(argv[8]);
+        const char* repeat = std::getenv("BENCH_REPEAT");
+        try {
+            bench_analyze(c, repeat ? std::max(1, std::atoi(repeat)) : 1);
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "bench_generate --analyze: {}\n", e.what());
+            return 2;
+        }
+        return 0;
+    }
     const int p = quick ? 16 : 64;
     const int m = quick ? 128 : 1024;
-    fmt::print("p={} m={}\n{:<18} {:>4} {:>10} {:>12} {:>12}\n", p, m, "schedule", "v", "ops",
-               "generate ms", "replay ms");
+    fmt::print("p={} m={}, no planning costs\n{:<18} {:>4} {:>10} {:>12} {:>12}\n", p, m,
+               "schedule", "v", "ops", "generate ms", "replay ms");
     for (const pipesim::ScheduleGenerator& g : pipesim::schedule_generators()) {
         try {
             auto start = Clock::now();

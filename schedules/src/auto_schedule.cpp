@@ -2,6 +2,7 @@
 #include "schedules/auto_schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <functional>
 #include <limits>
@@ -102,8 +103,18 @@ class AutoScheduler {
             queue_.emplace(free_at_[other], other);
         }
         parked_.clear();
-        events_.push(free_at_[d] + o_.costs.comm_latency);
-        events_.push(free_at_[d]);
+        add_event(free_at_[d] + o_.costs.comm_latency);
+        add_event(free_at_[d]);
+    }
+
+    // A time pushed before is in events_ still, or was dropped by a wait no later than every
+    // wait to come (waits come in time order), which drops it again: pushing it once more
+    // changes no wait. Consecutive ops often end at the same time (equal pass times).
+    void add_event(double time) {
+        if (time == last_event_[0] || time == last_event_[1]) return;
+        last_event_[1] = last_event_[0];
+        last_event_[0] = time;
+        events_.push(time);
     }
 
     // Runs one op on device d at its free time if one can run; false if it must wait.
@@ -177,6 +188,7 @@ class AutoScheduler {
     /// When an output is done or arrives on another device: the times a waiting device looks
     /// again; earliest first.
     std::priority_queue<double, std::vector<double>, std::greater<>> events_;
+    std::array<double, 2> last_event_{never, never};  ///< the two times pushed last
     double activation_ = 1;
     std::vector<double> duration_;  ///< planning_durations, by stage·pass_count + pass
 };

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <queue>
 #include <utility>
 
 #include "block_timing.hpp"
@@ -68,7 +67,50 @@ class ClimbTree {
     std::vector<Node> node_;
 };
 
-using MinHeap = std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>>;
+// A binary min-heap (by <) that can also replace its top in one pass down. Which of equal
+// elements is on top does not matter here: equal elements are equal values.
+template <class T>
+class MinHeap {
+  public:
+    bool empty() const { return v_.empty(); }
+    const T& top() const { return v_.front(); }
+    void push(T x) {
+        std::size_t k = v_.size();
+        v_.push_back(x);
+        while (k > 0) {
+            const std::size_t parent = (k - 1) / 2;
+            if (!(x < v_[parent])) break;
+            v_[k] = v_[parent];
+            k = parent;
+        }
+        v_[k] = x;
+    }
+    void pop() {
+        const T last = v_.back();
+        v_.pop_back();
+        if (!v_.empty()) sift_down(last);
+    }
+    // pop() then push(x).
+    void replace_top(T x) { sift_down(x); }
+
+  private:
+    // Puts x at the root's place and moves it down.
+    void sift_down(T x) {
+        const std::size_t n = v_.size();
+        std::size_t k = 0;
+        for (;;) {
+            std::size_t child = 2 * k + 1;
+            if (child >= n) break;
+            if (child + 1 < n && v_[child + 1] < v_[child]) ++child;
+            if (!(v_[child] < x)) break;
+            v_[k] = v_[child];
+            k = child;
+        }
+        v_[k] = x;
+    }
+
+    std::vector<T> v_;
+};
 using ReadyAt = std::pair<double, std::size_t>;  // when an op's inputs are done, its position
 
 // One device during the fill: its original order, which ops were pulled ahead, what it holds,
@@ -84,8 +126,8 @@ struct FillingDevice {
     std::size_t lookahead = 0;
     int forwards_left = 0;
     std::vector<Op> out;
-    std::vector<ReadyAt> waiting;  ///< few: one per input running elsewhere, mostly
-    std::vector<MinHeap> ready;    ///< by local chunk · pass_count + pass
+    std::vector<ReadyAt> waiting;             ///< few: one per input running elsewhere, mostly
+    std::vector<MinHeap<std::size_t>> ready;  ///< by local chunk · pass_count + pass
     ClimbTree climb;
     std::vector<std::size_t> candidates;  ///< choose()'s scratch
 };
@@ -193,7 +235,7 @@ class Filler {
             if (k >= 0 && inputs >= 0) {
                 const int d = schedule_.stage_device[next.stage];
                 devices_[d].waiting.emplace_back(inputs, static_cast<std::size_t>(k));
-                if (parked_[d]) wake_.emplace(inputs, d);
+                if (parked_[d]) wake_.push({inputs, d});
             }
         }
         return finish;
@@ -207,7 +249,7 @@ class Filler {
         parked_since_ = t;
         const FillingDevice& dev = devices_[d];
         if (!dev.waiting.empty())
-            wake_.emplace(std::min_element(dev.waiting.begin(), dev.waiting.end())->first, d);
+            wake_.push({std::min_element(dev.waiting.begin(), dev.waiting.end())->first, d});
     }
     int parked_count() const { return parked_count_; }
     double parked_since() const { return parked_since_; }
@@ -241,7 +283,7 @@ class Filler {
 
     // The first position of group g whose op is ready and not taken (the order's size if none).
     static std::size_t first_ready(FillingDevice& dev, std::size_t g) {
-        MinHeap& heap = dev.ready[g];
+        MinHeap<std::size_t>& heap = dev.ready[g];
         while (!heap.empty() && dev.taken[heap.top()])
             heap.pop();
         return heap.empty() ? dev.order->size() : heap.top();
@@ -256,8 +298,7 @@ class Filler {
     std::vector<int> chunk_;              ///< per stage: its index among its device's stages
     std::vector<FillingDevice> devices_;
     /// When a device may have something new to run (an op's inputs done), by time.
-    std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
-        wake_;
+    MinHeap<std::pair<double, int>> wake_;
     std::vector<int> woken_;  ///< wake_up()'s result
     std::vector<char> parked_;
     int parked_count_ = 0;
@@ -289,29 +330,29 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
             order.size() / static_cast<std::size_t>(std::max(1, schedule.microbatches)) + 1;
         dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);
     }
-    // Devices by the time they are free (ties: the device queued first); a device that finds
+    // Devices by the time they are free (ties: the lower index); a device that finds
     // nothing to run waits, parked, until the next op ends anywhere. Only an op whose inputs
     // become done can give a parked device something to run (its order, memory and ready ops
     // are as they were), so it is woken only at the first such time and skips the others.
     using Entry = std::pair<double, int>;
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> free_at;
+    MinHeap<Entry> free_at;
     for (int d = 0; d < devices; ++d)
-        if (!schedule.device_ops[d].empty()) free_at.emplace(0.0, d);
+        if (!schedule.device_ops[d].empty()) free_at.push({0.0, d});
     while (!free_at.empty()) {
         const auto [t, d] = free_at.top();
         if (filler.parked_count() > 0 && t > filler.parked_since() + tolerance) {
             for (int e : filler.wake_up(t))
-                free_at.emplace(t, e);
+                free_at.push({t, e});
             continue;
         }
-        free_at.pop();
         FillingDevice& dev = filler.device(d);
         const std::size_t position = filler.choose(dev, t);
         if (position == dev.order->size()) {
+            free_at.pop();
             if (dev.head < dev.order->size()) filler.park(d, t);
             continue;
         }
-        free_at.emplace(filler.run(dev, position, t), d);
+        free_at.replace_top({filler.run(dev, position, t), d});
     }
     if (filler.parked_count() > 0) return std::nullopt;
     Schedule filled = schedule;

@@ -183,20 +183,18 @@ Timeline squeeze(const Timeline& timeline) {
 
 Schedule schedule_from_block(const BuildingBlock& block, int microbatches,
                              const BlockScheduleOptions& options) {
-    // repeat_block checked the block's dependencies in slot time and that no two passes
-    // collide, so the repeated order holds every op once and runs: the timing walk below
-    // re-checks it (validate()'s order and deadlock checks) at no extra cost.
+    // repeat_block checked the block's dependencies in slot time (they never cross
+    // microbatches, so every repetition keeps them) and that no two passes collide, and lists
+    // each device's passes in start order: the repeated order holds every op once and runs,
+    // its slot times being a timing of it. The timing walk below is needed only to reorder.
     Schedule schedule = make_empty_schedule(block.name, block.devices, microbatches, block.chunks,
                                             block.stage_device);
     repeat_in_order(
         block, microbatches,
         [&](int d, std::size_t count) { schedule.device_ops[d].reserve(count); },
         [&](int d, const Placed& p) { schedule.device_ops[d].push_back(p.op); });
+    if (!options.fill_idle && !options.reorder) return schedule;
     const std::vector<double> duration = detail::slot_durations(block.stages(), block.lengths);
-    detail::AsapTiming squeezed;
-    if (auto issue = detail::asap_timing(schedule, duration, squeezed))
-        throw InvalidBlock(fmt::format("block '{}' repeated {} times is not a valid schedule: {}",
-                                       block.name, microbatches, issue->message));
     const MemoryModel memory = unit_memory_model(block.devices, block.chunks);
     if (options.fill_idle) {
         const Lifespan life = block_lifespan(block, memory);
@@ -204,6 +202,10 @@ Schedule schedule_from_block(const BuildingBlock& block, int microbatches,
             return *std::move(filled);
     }
     if (!options.reorder) return schedule;
+    detail::AsapTiming squeezed;
+    if (auto issue = detail::asap_timing(schedule, duration, squeezed))
+        throw InvalidBlock(fmt::format("block '{}' repeated {} times is not a valid schedule: {}",
+                                       block.name, microbatches, issue->message));
     return detail::reorder_timed(schedule, duration, std::move(squeezed), memory);
 }
 

@@ -42,11 +42,11 @@ constexpr std::array generators{
     ScheduleGenerator{"v-min",
                       "V-Min: V-shape building block, ≈1/3 of 1F1B's activation memory, "
                       "≈2/3 of its bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_min, true},
+                      2, 2, 2, false, &detail::generate_v_min, true, 3, true},
     ScheduleGenerator{"v-half",
                       "V-Half: V-shape building block, ≈1/2 of 1F1B's activation memory "
                       "and bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_half, true},
+                      2, 2, 2, false, &detail::generate_v_half, true, 3, true},
     ScheduleGenerator{"zb-1p",
                       "ZB-1P: Zero Bubble's automatic schedule under a p·M_B memory cap, "
                       "planned with the given F/B/W/comm times (Qi et al., ICLR 2024)",
@@ -58,11 +58,11 @@ constexpr std::array generators{
     ScheduleGenerator{"zb-v",
                       "ZB-V: V-shape, split backward, 1F1B's peak memory (p·M_B), zero "
                       "bubble with F=B=W (Qi et al., ICLR 2024, Sec. 6)",
-                      2, 2, 2, false, &detail::generate_zb_v, true},
+                      2, 2, 2, false, &detail::generate_zb_v, true, 3, true},
     ScheduleGenerator{"v-zb",
                       "V-ZB: V-shape building block with 1F1B's memory and (almost) zero "
                       "bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_zb, true},
+                      2, 2, 2, false, &detail::generate_v_zb, true, 3, true},
     ScheduleGenerator{"dualpipe",
                       "DualPipe: DeepSeek's bidirectional pipeline, two model copies "
                       "fed from both ends (even p and m), overlapped F&B pairs (--overlap-fb)",
@@ -118,6 +118,18 @@ void check_planning_costs(std::string_view name, const GeneratorOptions& options
 
 }  // namespace
 
+namespace detail {
+
+void require_generated_valid(const Schedule& schedule, std::string_view name,
+                             const GeneratorOptions& o) {
+    if (auto issue = validate(schedule))
+        throw std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: {}", name,
+                                                o.devices, o.microbatches, o.chunks,
+                                                issue->message));
+}
+
+}  // namespace detail
+
 std::span<const ScheduleGenerator> schedule_generators() {
     return generators;
 }
@@ -166,10 +178,7 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
     check_planning_costs(name, resolved);
 
     Schedule schedule = generator->generate(resolved);
-    if (auto issue = validate(schedule))
-        throw std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: {}", name,
-                                                resolved.devices, resolved.microbatches,
-                                                resolved.chunks, issue->message));
+    if (!generator->validates_itself) detail::require_generated_valid(schedule, name, resolved);
     return schedule;
 }
 

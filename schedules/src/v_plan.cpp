@@ -7,6 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "block_timing.hpp"
 #include "generators.hpp"
 #include "schedules/block_catalog.hpp"
@@ -70,29 +72,43 @@ std::vector<int> turn_delays(const SlotLengths& l, bool many) {
     return delays;
 }
 
+// The peak of `schedule` in full-stage microbatches with the costs' W memory share.
+double plan_peak(const Schedule& schedule, const PlanningCosts& costs) {
+    const MemoryModel memory =
+        unit_memory_model(schedule.devices, schedule.chunks, costs.w_memory_share);
+    double peak = 0;
+    for (const auto& ops : schedule.device_ops)
+        peak = std::max(peak, order_peak(ops, memory));
+    return peak;
+}
+
 }  // namespace
 
 VPlanFigures plan_figures(const Schedule& schedule, const PlanningCosts& costs) {
     VPlanFigures figures;
     figures.length = planned_length(schedule, costs);
-    const MemoryModel memory =
-        unit_memory_model(schedule.devices, schedule.chunks, costs.w_memory_share);
-    for (const auto& ops : schedule.device_ops)
-        figures.peak = std::max(figures.peak, order_peak(ops, memory));
+    figures.peak = plan_peak(schedule, costs);
     return figures;
 }
 
 bool BestPlan::offer(Schedule candidate) {
     // Every op once (the structure); the timing walk finds an op before its input or a
-    // deadlock, which leaves the candidate out too.
+    // deadlock, which leaves the candidate out too. The peak first: a candidate above the cap
+    // is left out whatever its timing. The same order as the best has its figures: no better.
+    if (best_ && candidate.device_ops == best_->device_ops &&
+        candidate.stage_device == best_->stage_device &&
+        candidate.microbatch_stages == best_->microbatch_stages &&
+        candidate.fb_pairs == best_->fb_pairs)
+        return false;
     if (validate_structure(candidate)) return false;
     VPlanFigures f;
+    f.peak = plan_peak(candidate, costs_);
+    if (f.peak > cap_ + eps) return false;
     try {
-        f = plan_figures(candidate, costs_);
+        f.length = planned_length(candidate, costs_);
     } catch (const InvalidSchedule&) {
         return false;
     }
-    if (f.peak > cap_ + eps) return false;
     if (best_) {
         const bool better =
             shorter(f.length, figures_.length) ||
@@ -262,7 +278,10 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_o
                          std::vector<int> offsets, const char* name) {
     Schedule& first = unit_orders.front();
     first.name = name;
-    if (!plans_with_costs(o)) return std::move(first);
+    if (!plans_with_costs(o)) {
+        require_generated_valid(first, name, o);
+        return std::move(first);
+    }
     const MemoryModel unit_memory = unit_memory_model(first.devices, first.chunks);
     double cap = 0;
     for (const auto& ops : first.device_ops)
@@ -272,6 +291,11 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_o
         best.offer(std::move(s));
     offer_v_candidates(VPlanRequest{o.devices, o.microbatches, std::move(offsets), true, false},
                        o.planning, cap, best);
+    // BestPlan took only candidates that validate() accepts (the structure, then the timing
+    // walk: an op before its input or a deadlock leaves a candidate out).
+    if (best.empty())
+        throw std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: no valid order",
+                                                name, o.devices, o.microbatches, o.chunks));
     Schedule chosen = best.take();
     chosen.name = name;
     return chosen;

@@ -68,15 +68,16 @@ struct VPlanRequest {
 void offer_v_candidates(const VPlanRequest& request, const PlanningCosts& costs, double cap,
                         BestPlan& best);
 
-/// A registered V-shape generator's schedule: `unit_orders[0]` (its order planned for unit
-/// slots) when `options.planning` is empty or the problem has more than 10⁶ ops; otherwise the best
-/// of `unit_orders` and the candidates of `offsets`, under a cap of unit_orders[0]'s peak with the
-/// unit memory model (the schedule's published peak), timed with options.planning. Named `name`.
-/// Precondition: unit_orders is not empty.
 /// Whether plan_v_schedule() plans with `options`' costs: they are given and the problem is
 /// not too large (otherwise it returns its first unit order, and building others is waste).
 bool plans_with_costs(const GeneratorOptions& options);
 
+/// A registered V-shape generator's schedule: `unit_orders[0]` (its order planned for unit
+/// slots) when `options.planning` is empty or the problem has more than 10⁶ ops; otherwise the best
+/// of `unit_orders` and the candidates of `offsets`, under a cap of unit_orders[0]'s peak with the
+/// unit memory model (the schedule's published peak), timed with options.planning. Named `name`.
+/// Valid: throws generate_schedule's std::invalid_argument otherwise (the V generators validate
+/// themselves, ScheduleGenerator::validates_itself). Precondition: unit_orders is not empty.
 Schedule plan_v_schedule(const GeneratorOptions& options, std::vector<Schedule> unit_orders,
                          std::vector<int> offsets, const char* name);
 

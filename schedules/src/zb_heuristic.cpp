@@ -74,6 +74,12 @@ class RoundScheduler {
         return std::move(schedule_);
     }
 
+    /// Which of the three choices (bits 1, 2, 4 as in build_candidates) decided something in
+    /// run(): a decision the other value of that choice would have taken differently. A run
+    /// with a choice that decided nothing flipped takes every decision alike: the same
+    /// schedule.
+    int mattered() const { return mattered_; }
+
     /// planned_length of the schedule run() built, from the times it placed the ops at.
     PlannedLength length() const {
         PlannedLength length;
@@ -88,6 +94,9 @@ class RoundScheduler {
 
   private:
     enum Kind { forward = 0, backward = 1, weight = 2 };
+    static constexpr int leave_gap_bit = 1;
+    static constexpr int skip_forward_bit = 2;
+    static constexpr int fill_small_waits_bit = 4;
 
     static int kind(Pass pass) {
         return pass == Pass::F ? forward : pass == Pass::B ? backward : weight;
@@ -158,6 +167,7 @@ class RoundScheduler {
             put(s, Pass::W);
         if (!w_pending(s) || free_at(s) >= ready - eps) return;
         const bool raises_largest = ready - free_at(s) > largest_idle() - idle(s) + eps;
+        if (!raises_largest) mattered_ |= fill_small_waits_bit;
         if (raises_largest || choices_.fill_small_waits) put(s, Pass::W);
     }
 
@@ -178,9 +188,10 @@ class RoundScheduler {
             int& n = extra[static_cast<std::size_t>(s)];
             while (1 + n < m_ && memory + 1 <= cap_ + eps) {
                 const double f = cost(s, Pass::F);
-                if (choices_.leave_gap_before_first_b ? busy_until + f > arrival + eps
-                                                      : busy_until >= arrival - eps)
-                    break;
+                const bool leave_gap = busy_until + f > arrival + eps;
+                const bool fill_gap = busy_until >= arrival - eps;
+                if (leave_gap != fill_gap) mattered_ |= leave_gap_bit;
+                if (choices_.leave_gap_before_first_b ? leave_gap : fill_gap) break;
                 busy_until += f;
                 memory += 1;
                 ++n;
@@ -226,9 +237,11 @@ class RoundScheduler {
         std::vector<char> forward_now(static_cast<std::size_t>(p_), 0);
         for (int s = 0; s < p_; ++s) {
             bool wants = count(s, Pass::F) < m_;
-            if (wants && choices_.skip_forward_when_ahead && s + 1 < p_ &&
-                count(s, Pass::F) >= count(s + 1, Pass::F) + 2)
-                wants = !skip_forward(s);
+            if (wants && s + 1 < p_ && count(s, Pass::F) >= count(s + 1, Pass::F) + 2 &&
+                skip_forward(s)) {
+                mattered_ |= skip_forward_bit;
+                wants = !choices_.skip_forward_when_ahead;
+            }
             forward_now[static_cast<std::size_t>(s)] = wants;
         }
         // A stage runs a forward only if every later stage does: the gaps between neighbours'
@@ -263,6 +276,7 @@ class RoundScheduler {
     std::vector<double> free_at_;
     std::vector<double> idle_;
     double largest_idle_ = 0;
+    int mattered_ = 0;
     std::vector<double> first_start_;
     std::vector<double> held_;
     std::vector<std::array<int, 3>> placed_;
@@ -275,17 +289,42 @@ class RoundScheduler {
 namespace {
 
 // Builds the heuristic's schedule under each choice and passes every one that keeps the cap
-// to `on_candidate`.
-template <class OnCandidate>
+// to `on_candidate(choice, candidate)`, in the order of the choices. A run whose choices differ
+// from an earlier run's only in ones that decided nothing there takes every decision alike:
+// instead of building that schedule again, `on_duplicate(choice, earlier choice, its length)`
+// is called (when the earlier one kept the cap; nothing otherwise), and the schedule is built
+// and passed to `on_candidate` only if that returns true.
+template <class OnCandidate, class OnDuplicate>
 void build_candidates(const std::string& name, int devices, int microbatches,
-                      const PlanningCosts& costs, double memory_limit, OnCandidate&& on_candidate) {
+                      const PlanningCosts& costs, double memory_limit, OnCandidate&& on_candidate,
+                      OnDuplicate&& on_duplicate) {
     if (devices < 1 || microbatches < 1)
         throw std::invalid_argument(fmt::format("{}: p and m must be ≥ 1", name));
+    struct Run {
+        int choice;
+        int mattered;
+        bool kept;
+        PlannedLength length;
+    };
+    std::vector<Run> runs;
     for (int choice = 0; choice < 8; ++choice) {
+        const auto same = std::find_if(runs.begin(), runs.end(), [&](const Run& r) {
+            return ((choice ^ r.choice) & r.mattered) == 0;
+        });
+        const bool duplicate = same != runs.end();
+        if (duplicate) {
+            const Run run = *same;
+            runs.push_back(Run{choice, run.mattered, run.kept, run.length});
+            if (!run.kept || !on_duplicate(choice, run.choice, run.length)) continue;
+        }
         const HeuristicChoices choices{(choice & 1) != 0, (choice & 2) != 0, (choice & 4) != 0};
         RoundScheduler scheduler(name, devices, microbatches, costs, memory_limit, choices);
-        if (auto schedule = scheduler.run())
-            on_candidate(PlannedSchedule{std::move(*schedule), scheduler.length()});
+        auto schedule = scheduler.run();
+        if (!duplicate)
+            runs.push_back(
+                Run{choice, scheduler.mattered(), schedule.has_value(), scheduler.length()});
+        if (schedule)
+            on_candidate(choice, PlannedSchedule{std::move(*schedule), scheduler.length()});
     }
 }
 
@@ -295,16 +334,32 @@ std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int 
                                                    int microbatches, const PlanningCosts& costs,
                                                    double memory_limit) {
     std::vector<PlannedSchedule> candidates;
-    build_candidates(name, devices, microbatches, costs, memory_limit,
-                     [&](PlannedSchedule c) { candidates.push_back(std::move(c)); });
+    std::vector<int> candidate_of(8, -1);  // per choice, its candidate
+    build_candidates(
+        name, devices, microbatches, costs, memory_limit,
+        [&](int choice, PlannedSchedule c) {
+            candidate_of[static_cast<std::size_t>(choice)] = static_cast<int>(candidates.size());
+            candidates.push_back(std::move(c));
+        },
+        [&](int choice, int earlier, const PlannedLength&) {
+            const int k = candidate_of[static_cast<std::size_t>(earlier)];
+            candidate_of[static_cast<std::size_t>(choice)] = static_cast<int>(candidates.size());
+            candidates.push_back(candidates[static_cast<std::size_t>(k)]);
+            return false;
+        });
     return candidates;
 }
 
 void offer_zero_bubble_candidates(const std::string& name, int devices, int microbatches,
                                   const PlanningCosts& costs, double memory_limit,
                                   ShortestSchedule& shortest) {
-    build_candidates(name, devices, microbatches, costs, memory_limit,
-                     [&](PlannedSchedule c) { shortest.offer(std::move(c)); });
+    // A schedule built before has the same length: it is built again only if that length would
+    // replace the shortest (candidates may improve on a shortest that the earlier one did not,
+    // since lengths within the tolerance compare by makespan).
+    build_candidates(
+        name, devices, microbatches, costs, memory_limit,
+        [&](int, PlannedSchedule c) { shortest.offer(std::move(c)); },
+        [&](int, int, const PlannedLength& length) { return shortest.takes(length); });
 }
 
 void ShortestSchedule::offer(PlannedSchedule candidate) {

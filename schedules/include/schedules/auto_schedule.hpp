@@ -67,6 +67,8 @@ class ShortestSchedule {
   public:
     /// Keeps `candidate` if it is shorter than every one offered before.
     void offer(PlannedSchedule candidate);
+    /// Whether offer() would keep a candidate of this length.
+    bool takes(const PlannedLength& length) const { return !held_ || length < best_.length; }
     /// Whether nothing was offered.
     bool empty() const { return !held_; }
     /// The shortest offered. Precondition: !empty().
