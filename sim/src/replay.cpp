@@ -72,7 +72,7 @@ Timeline replay_walk(const Schedule& schedule, const StageCosts& costs,
         options.record_transfers ? split_backward_flags(schedule) : std::vector<std::uint8_t>();
     if (options.record_transfers) timeline.transfers.reserve(schedule.op_count());
     const double latency = options.comm_latency;
-    const auto microbatches = static_cast<std::size_t>(schedule.microbatches);
+    const auto stages = static_cast<std::size_t>(schedule.stages());
     const bool complete = asap_dataflow(
         schedule, duration, latency,
         [&](int device, const Op& op, const DataflowInput* in, int count, double start,
@@ -84,10 +84,8 @@ Timeline replay_walk(const Schedule& schedule, const StageCosts& costs,
             for (int k = 0; k < count; ++k) {
                 if (in[k].device == device) continue;
                 // The input is the previous stage's F or the next stage's backward.
-                const int stage = static_cast<int>(in[k].slot / 2 / microbatches);
-                const std::size_t pair = static_cast<std::size_t>(op.microbatch) *
-                                             static_cast<std::size_t>(schedule.stages()) +
-                                         static_cast<std::size_t>(stage);
+                const std::size_t pair = in[k].slot / 2;  // output_slot()
+                const int stage = static_cast<int>(pair % stages);
                 const bool forward = in[k].slot % 2 == 0;
                 const Pass pass = forward ? Pass::F : split[pair] ? Pass::B : Pass::BW;
                 timeline.transfers.push_back(

@@ -104,6 +104,7 @@ class MetricsBuilder {
 
   private:
     const MemoryModel& memory_;
+    int stages_;
     int microbatches_;
     struct Lifespans {
         double max = 0;
@@ -112,7 +113,9 @@ class MetricsBuilder {
         int alive = 0;
         int max_alive = 0;
     };
-    /// Per (stage, microbatch): the start of its F (NaN until it ran).
+    /// Per (microbatch, stage), as output_slot() / 2: the start of its F (NaN until it ran).
+    /// Engines visit a microbatch's stages close together, so this order keeps them close in
+    /// memory.
     std::vector<double> forward_start_;
     std::vector<Lifespans> lifespans_;
     struct Device {
@@ -135,8 +138,8 @@ inline void MetricsBuilder::add(int device, const Op& op, double start, double e
     dev.metrics.peak_activation = std::max(dev.metrics.peak_activation, dev.held);
     dev.held += delta.at_end;
     const std::size_t pair =
-        static_cast<std::size_t>(op.stage) * static_cast<std::size_t>(microbatches_) +
-        static_cast<std::size_t>(op.microbatch);
+        static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages_) +
+        static_cast<std::size_t>(op.stage);
     Lifespans& l = lifespans_[static_cast<std::size_t>(op.stage)];
     if (op.pass == Pass::F) {
         forward_start_[pair] = start;

@@ -2,10 +2,16 @@
 // Schedule validation: shape, every op exactly once, dependency order, no deadlock.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "schedules/op_dependencies.hpp"
@@ -51,8 +57,9 @@ std::optional<ValidationIssue> validate_structure(const Schedule& schedule);
 /// validate(), throwing InvalidSchedule with the issue's message if there is one.
 void require_valid(const Schedule& schedule);
 
-/// An op's input in asap_dataflow(): the output slot it waits for, the device that produces
-/// it, and that output's end time (set once the input is done).
+/// An op's input in asap_dataflow(): the output slot it waits for (output_slot() of
+/// dependency_order.hpp: 2·(microbatch·stages + stage), +1 for a backward), the device that
+/// produces it, and that output's end time (set once the input is done).
 struct DataflowInput {
     std::size_t slot;  // no initializers: the walk fills what it reads, once per op
     int device;
@@ -65,6 +72,33 @@ struct PairBackToBack {
     double operator()(const Op&, const Op&, double f, double b) const { return f + b; }
 };
 
+namespace detail {
+
+struct FreeMemory {
+    void operator()(void* p) const noexcept { std::free(p); }
+};
+
+/// `count` zero bytes-filled entries from calloc: a large block comes zeroed from the kernel, so
+/// unlike a vector's, no pass writes it before its user does.
+template <class T>
+std::unique_ptr<T[], FreeMemory> calloc_array(std::size_t count) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    void* block = std::calloc(count > 0 ? count : 1, sizeof(T));
+    if (!block) throw std::bad_alloc();
+    return std::unique_ptr<T[], FreeMemory>(static_cast<T*>(block));
+}
+
+/// Asks the cache for the line at `address` ahead of its use (a hint; no effect elsewhere).
+inline void prefetch(const void* address) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(address);
+#else
+    (void)address;
+#endif
+}
+
+}  // namespace detail
+
 /// Runs the devices' op lists as a dataflow with as-soon-as-possible times: the hot loop of
 /// validation and of the analytic replay. Every op starts when its device has finished its
 /// previous op and its inputs are done (plus `latency` for an input from another device) and
@@ -73,24 +107,27 @@ struct PairBackToBack {
 /// duration, backward's duration); its F is reported on the first share of that time in
 /// proportion to its duration, its backward on the rest, and both outputs are done at its
 /// end. Without pairs, ops are visited in DependencyWalker's order with asap_walk's
-/// arithmetic, so times and visiting order are identical to asap_walk's; on_op(device, op, inputs,
-/// count, start, finish) sees each. Runs in linear time over contiguous arrays: one end time per
-/// output (stage-major, −1 until done) and one parked slot per device. Returns false if the
-/// schedule cannot run to completion (an input later on the same device, or a deadlock): validate()
-/// names the problem. Precondition: validate_structure(s) found nothing; durations ≥ 0.
+/// arithmetic, so times and visiting order are identical to asap_walk's; on_op(device, op,
+/// inputs, count, start, finish) sees each. Runs in linear time over contiguous arrays: one end
+/// time per output slot and one parked slot per device. Returns false if the schedule cannot
+/// run to completion (an input later on the same device, or a deadlock): validate() names the
+/// problem. Precondition: validate_structure(s) found nothing; durations ≥ 0.
 template <class OnOp, class PairLength = PairBackToBack>
 bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, double latency,
                    OnOp&& on_op, PairLength pair_length = {}) {
+    static_assert(std::numeric_limits<double>::is_iec559, "an all-zero double is +0");
     constexpr std::size_t none = ~std::size_t{0};
     const int stages = s.stages();
     const int devices = s.devices;
-    const auto microbatches = static_cast<std::size_t>(s.microbatches);
     const int* stage_device = s.stage_device.data();
+    const double* lengths = duration.data();
     const StageRange* ranges = s.microbatch_stages.empty() ? nullptr : s.microbatch_stages.data();
-    // Slot of (stage, microbatch): 2·(stage·m + microbatch), +1 for the backward (B or BW).
-    const std::size_t stage_stride = 2 * microbatches;
-    std::vector<double> end_times(stage_stride * static_cast<std::size_t>(stages), -1.0);
-    double* const end = end_times.data();
+    // Per output slot (output_slot()), the output's end negated: −end ≤ −0 once done, and the
+    // +0 calloc gives before. Ends are ≥ 0, so the sign bit alone says "done". The slots of an
+    // op's inputs and of its own output are neighbours (a microbatch's stages are adjacent),
+    // which keeps the walk's working set to the microbatches in flight.
+    const auto end_store = detail::calloc_array<double>(output_slot_count(s.microbatches, stages));
+    double* const end = end_store.get();
     std::vector<std::size_t> parked(static_cast<std::size_t>(devices), none);
     std::vector<std::size_t> cursor(static_cast<std::size_t>(devices), 0);
     std::vector<double> device_free(static_cast<std::size_t>(devices), 0.0);
@@ -102,12 +139,6 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
     std::size_t ready_count = 0;
     for (int d = devices - 1; d >= 0; --d)
         ready[ready_count++] = d;
-    auto wake = [&](int device, std::size_t slot) {
-        if (parked[device] == slot) {
-            parked[device] = none;
-            ready[ready_count++] = device;
-        }
-    };
     while (ready_count > 0) {
         const int d = ready[--ready_count];
         const Op* const ops = s.device_ops[d].data();
@@ -115,92 +146,113 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
         const std::vector<int>* pairs = s.fb_pairs.empty() ? nullptr : &s.fb_pairs[d];
         std::size_t pos = cursor[d];
         double free = device_free[d];
-        // Fills `op`'s inputs and raises `start` to their arrival; false: `waiting` is not done.
-        auto gather = [&](const Op& op, DataflowInput* in, int& count, double& start,
-                          DataflowInput*& waiting) {
-            const int first = ranges ? ranges[op.microbatch].first : 0;
-            const int last = ranges ? ranges[op.microbatch].last : stages - 1;
+        // Fills in[] with `op`'s inputs and returns how many are done and the start they
+        // allow (from `start` on); fewer than all: in[count] is the first not done yet.
+        struct Gathered {
+            double start;
+            int count;
+            bool done;
+        };
+        auto gather = [&](const Op& op, DataflowInput* in, double start) {
+            const StageRange route = ranges ? ranges[op.microbatch] : StageRange{0, stages - 1};
             // The inputs, by schedules' dependency rule; a backward's slot is the same
             // whether it is B or BW, so the split does not matter here.
-            count = 0;
+            Gathered g{start, 0, true};
             for_each_predecessor(
-                op, StageRange{first, last}, [](int) { return true; },
+                op, route, [](int) { return true; },
                 [&](const Op& input) {
-                    in[count++] = {static_cast<std::size_t>(input.stage) * stage_stride +
-                                       2 * static_cast<std::size_t>(input.microbatch) +
-                                       (input.pass == Pass::F ? 0 : 1),
-                                   stage_device[input.stage], 0};
+                    if (!g.done) return;
+                    DataflowInput& i = in[g.count];
+                    i.slot = output_slot(input, stages);
+                    i.device = stage_device[input.stage];
+                    const double negated = end[i.slot];
+                    g.done = std::signbit(negated);
+                    if (!g.done) return;
+                    i.end = -negated;
+                    g.start = std::max(g.start, i.end + (i.device == d ? 0.0 : latency));
+                    ++g.count;
                 });
-            for (int k = 0; k < count; ++k) {
-                in[k].end = end[in[k].slot];
-                if (in[k].end < 0) {
-                    waiting = &in[k];
-                    return false;
-                }
-                start = std::max(start, in[k].end + (in[k].device == d ? 0.0 : latency));
-            }
-            return true;
+            return g;
         };
-        // Marks `op`'s output done at `finish` and wakes the devices that wait for it.
+        // Marks `op`'s output done at `finish` and wakes the device that waits for it.
         auto complete = [&](const Op& op, double finish) {
             if (op.pass == Pass::W) return;
-            const int first = ranges ? ranges[op.microbatch].first : 0;
-            const int last = ranges ? ranges[op.microbatch].last : stages - 1;
-            const std::size_t slot = static_cast<std::size_t>(op.stage) * stage_stride +
-                                     2 * static_cast<std::size_t>(op.microbatch) +
-                                     (op.pass == Pass::F ? 0 : 1);
-            end[slot] = finish;
+            const StageRange route = ranges ? ranges[op.microbatch] : StageRange{0, stages - 1};
+            const std::size_t slot = output_slot(op, stages);
+            end[slot] = -finish;
             for_each_successor(
-                op, StageRange{first, last}, [](int) { return true; },
+                op, route, [](int) { return true; },
                 [&](const Op& consumer) {
                     const int to = stage_device[consumer.stage];
-                    if (to != d) wake(to, slot);
+                    if (to != d && parked[to] == slot) {
+                        parked[to] = none;
+                        ready[ready_count++] = to;
+                    }
                 });
         };
         auto length = [&](const Op& op) {
-            return duration[static_cast<std::size_t>(op.stage) * pass_count +
-                            static_cast<std::size_t>(op.pass)];
+            return lengths[static_cast<std::size_t>(op.stage) * pass_count +
+                           static_cast<std::size_t>(op.pass)];
         };
+        // The backward of an F&B pair, timed with its F and reported right after it.
+        bool pair_back = false;
+        DataflowInput back_in[2];
+        int back_count = 0;
+        double back_start = 0;
         for (; pos < op_count; ++pos) {
+            // Devices take turns every few ops, each reading its own list: fetch this one's
+            // next ops while it runs, so they are cached when its turn comes again.
+            detail::prefetch(ops + std::min(pos + 16, op_count - 1));
             const Op op = ops[pos];
             DataflowInput in[2];
             int count = 0;
             double start = free;
-            DataflowInput* waiting = nullptr;
-            const bool paired = pairs && pair_cursor[d] < pairs->size() &&
-                                static_cast<std::size_t>((*pairs)[pair_cursor[d]]) == pos;
-            if (!paired) {
-                if (!gather(op, in, count, start, waiting)) {
-                    if (waiting->device == d) return false;
-                    parked[d] = waiting->slot;
+            double finish = 0;
+            if (pair_back) {
+                pair_back = false;
+                std::copy(back_in, back_in + back_count, in);
+                count = back_count;
+                start = back_start;
+                finish = free;
+            } else if (!pairs || pair_cursor[d] >= pairs->size() ||
+                       static_cast<std::size_t>((*pairs)[pair_cursor[d]]) != pos) {
+                const Gathered g = gather(op, in, start);
+                if (!g.done) {
+                    if (in[g.count].device == d) return false;
+                    parked[d] = in[g.count].slot;
                     break;
                 }
-                const double finish = start + length(op);
+                count = g.count;
+                start = g.start;
+                finish = start + length(op);
                 complete(op, finish);
                 free = finish;
-                on_op(d, op, in, count, start, finish);
-                continue;
+            } else {
+                // An F&B pair: both ops' inputs first, then one block of time for the two.
+                const Op back = ops[pos + 1];
+                const Gathered front = gather(op, in, start);
+                const Gathered rear =
+                    front.done ? gather(back, back_in, front.start) : Gathered{start, 0, false};
+                if (!rear.done) {
+                    const DataflowInput& waiting =
+                        front.done ? back_in[rear.count] : in[front.count];
+                    if (waiting.device == d) return false;
+                    parked[d] = waiting.slot;
+                    break;
+                }
+                count = front.count;
+                back_count = rear.count;
+                start = rear.start;
+                const double f = length(op), b = length(back);
+                free = start + pair_length(op, back, f, b);
+                finish = f + b > 0 ? start + (free - start) * f / (f + b) : start;
+                complete(op, free);
+                complete(back, free);
+                ++pair_cursor[d];
+                pair_back = true;
+                back_start = finish;
             }
-            // An F&B pair: both ops' inputs first, then one block of time for the two.
-            const Op back = ops[pos + 1];
-            DataflowInput back_in[2];
-            int back_count = 0;
-            if (!gather(op, in, count, start, waiting) ||
-                !gather(back, back_in, back_count, start, waiting)) {
-                if (waiting->device == d) return false;
-                parked[d] = waiting->slot;
-                break;
-            }
-            const double f = length(op), b = length(back);
-            const double finish = start + pair_length(op, back, f, b);
-            const double split = f + b > 0 ? start + (finish - start) * f / (f + b) : start;
-            complete(op, finish);
-            complete(back, finish);
-            free = finish;
-            ++pair_cursor[d];
-            on_op(d, op, in, count, start, split);
-            on_op(d, back, back_in, back_count, split, finish);
-            ++pos;
+            on_op(d, op, in, count, start, finish);
         }
         cursor[d] = pos;
         device_free[d] = free;
