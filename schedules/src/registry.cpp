@@ -128,7 +128,8 @@ const ScheduleGenerator* find_generator(std::string_view name) {
     return nullptr;
 }
 
-Schedule generate_schedule(std::string_view name, const GeneratorOptions& options) {
+Schedule generate_schedule(std::string_view name, const GeneratorOptions& options,
+                           GeneratedCheck check) {
     const ScheduleGenerator* generator = find_generator(name);
     if (!generator)
         throw std::invalid_argument(
@@ -166,11 +167,20 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
     check_planning_costs(name, resolved);
 
     Schedule schedule = generator->generate(resolved);
-    if (auto issue = validate(schedule))
-        throw std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: {}", name,
-                                                resolved.devices, resolved.microbatches,
-                                                resolved.chunks, issue->message));
+    const auto issue =
+        check == GeneratedCheck::all ? validate(schedule) : validate_structure(schedule);
+    if (issue) throw unrunnable_schedule(name, resolved, issue->message);
     return schedule;
+}
+
+std::invalid_argument unrunnable_schedule(std::string_view name, const GeneratorOptions& options,
+                                          const std::string& problem) {
+    const ScheduleGenerator* generator = find_generator(name);
+    const int chunks =
+        options.chunks == 0 && generator ? generator->default_chunks : options.chunks;
+    return std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: {}", name,
+                                             options.devices, options.microbatches, chunks,
+                                             problem));
 }
 
 }  // namespace pipesim

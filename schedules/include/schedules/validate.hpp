@@ -119,13 +119,30 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
     constexpr std::size_t none = ~std::size_t{0};
     const int stages = s.stages();
     const int devices = s.devices;
-    const int* stage_device = s.stage_device.data();
-    const double* lengths = duration.data();
     const StageRange* ranges = s.microbatch_stages.empty() ? nullptr : s.microbatch_stages.data();
+    // Per stage: its pass durations, and the device of each neighbouring stage with the latency
+    // of an input from it (0 on the same device).
+    struct StageLinks {
+        double length[pass_count];
+        double from_previous, from_next;
+        int previous_device, next_device;
+    };
+    std::vector<StageLinks> link_list(static_cast<std::size_t>(stages));
+    for (int stage = 0; stage < stages; ++stage) {
+        StageLinks& l = link_list[static_cast<std::size_t>(stage)];
+        for (int pass = 0; pass < pass_count; ++pass)
+            l.length[pass] = duration[static_cast<std::size_t>(stage * pass_count + pass)];
+        const int here = s.stage_device[stage];
+        l.previous_device = stage > 0 ? s.stage_device[stage - 1] : here;
+        l.next_device = stage + 1 < stages ? s.stage_device[stage + 1] : here;
+        l.from_previous = l.previous_device == here ? 0.0 : latency;
+        l.from_next = l.next_device == here ? 0.0 : latency;
+    }
+    const StageLinks* const links = link_list.data();
     // Per output slot (output_slot()), the output's end negated: −end ≤ −0 once done, and the
     // +0 calloc gives before. Ends are ≥ 0, so the sign bit alone says "done". The slots of an
-    // op's inputs and of its own output are neighbours (a microbatch's stages are adjacent),
-    // which keeps the walk's working set to the microbatches in flight.
+    // op's inputs are its own slot's neighbours (output_slot() puts a microbatch's stages side by
+    // side), which keeps the walk's working set to the microbatches in flight.
     const auto end_store = detail::calloc_array<double>(output_slot_count(s.microbatches, stages));
     double* const end = end_store.get();
     std::vector<std::size_t> parked(static_cast<std::size_t>(devices), none);
@@ -139,6 +156,68 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
     std::size_t ready_count = 0;
     for (int d = devices - 1; d >= 0; --d)
         ready[ready_count++] = d;
+    // Fills in[] with the inputs of `op` (on device d) by the dependency rule of
+    // op_dependencies.hpp, here in slot form: F(s) waits for F(s−1), its slot − 2; a backward for
+    // F(s), slot − 1, and the backward of s+1, slot + 2; W for B(s), slot + 0 (B and BW share a
+    // slot). Returns how many are done and the start they allow from `start` on, and if one is
+    // not done, which.
+    struct Gathered {
+        double start;
+        int count;
+        bool done;
+        std::size_t waiting_slot;
+        int waiting_device;
+    };
+    auto gather = [end, links, ranges, stages](int d, const Op& op, DataflowInput* in,
+                                               double start) {
+        const StageLinks& l = links[op.stage];
+        const std::size_t slot = output_slot(op, stages);
+        const int first = ranges ? ranges[op.microbatch].first : 0;
+        const int last = ranges ? ranges[op.microbatch].last : stages - 1;
+        Gathered g{start, 0, true, 0, 0};
+        auto input = [&](std::size_t from, int device, double delay) {
+            const double negated = end[from];
+            if (!std::signbit(negated)) {
+                g.done = false;
+                g.waiting_slot = from;
+                g.waiting_device = device;
+                return false;
+            }
+            in[g.count++] = DataflowInput{from, device, -negated};
+            g.start = std::max(g.start, -negated + delay);
+            return true;
+        };
+        switch (op.pass) {
+            case Pass::F:
+                if (op.stage > first) input(slot - 2, l.previous_device, l.from_previous);
+                break;
+            case Pass::B:
+            case Pass::BW:
+                if (input(slot - 1, d, 0.0) && op.stage < last)
+                    input(slot + 2, l.next_device, l.from_next);
+                break;
+            case Pass::W:
+                input(slot, d, 0.0);
+                break;
+        }
+        return g;
+    };
+    // Marks `op`'s output (on device d) done at `finish` and wakes the device that waits for it:
+    // the consumer on another device of F(s) is F(s+1), of a backward the backward of s−1.
+    auto complete = [&](int d, const Op& op, double finish) {
+        if (op.pass == Pass::W) return;
+        const StageLinks& l = links[op.stage];
+        const std::size_t slot = output_slot(op, stages);
+        end[slot] = -finish;
+        const bool forward = op.pass == Pass::F;
+        const int edge = forward ? (ranges ? ranges[op.microbatch].last : stages - 1)
+                                 : (ranges ? ranges[op.microbatch].first : 0);
+        const int to = forward ? l.next_device : l.previous_device;
+        if (op.stage != edge && to != d && parked[to] == slot) {
+            parked[to] = none;
+            ready[ready_count++] = to;
+        }
+    };
     while (ready_count > 0) {
         const int d = ready[--ready_count];
         const Op* const ops = s.device_ops[d].data();
@@ -146,54 +225,6 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
         const std::vector<int>* pairs = s.fb_pairs.empty() ? nullptr : &s.fb_pairs[d];
         std::size_t pos = cursor[d];
         double free = device_free[d];
-        // Fills in[] with `op`'s inputs and returns how many are done and the start they
-        // allow (from `start` on); fewer than all: in[count] is the first not done yet.
-        struct Gathered {
-            double start;
-            int count;
-            bool done;
-        };
-        auto gather = [&](const Op& op, DataflowInput* in, double start) {
-            const StageRange route = ranges ? ranges[op.microbatch] : StageRange{0, stages - 1};
-            // The inputs, by schedules' dependency rule; a backward's slot is the same
-            // whether it is B or BW, so the split does not matter here.
-            Gathered g{start, 0, true};
-            for_each_predecessor(
-                op, route, [](int) { return true; },
-                [&](const Op& input) {
-                    if (!g.done) return;
-                    DataflowInput& i = in[g.count];
-                    i.slot = output_slot(input, stages);
-                    i.device = stage_device[input.stage];
-                    const double negated = end[i.slot];
-                    g.done = std::signbit(negated);
-                    if (!g.done) return;
-                    i.end = -negated;
-                    g.start = std::max(g.start, i.end + (i.device == d ? 0.0 : latency));
-                    ++g.count;
-                });
-            return g;
-        };
-        // Marks `op`'s output done at `finish` and wakes the device that waits for it.
-        auto complete = [&](const Op& op, double finish) {
-            if (op.pass == Pass::W) return;
-            const StageRange route = ranges ? ranges[op.microbatch] : StageRange{0, stages - 1};
-            const std::size_t slot = output_slot(op, stages);
-            end[slot] = -finish;
-            for_each_successor(
-                op, route, [](int) { return true; },
-                [&](const Op& consumer) {
-                    const int to = stage_device[consumer.stage];
-                    if (to != d && parked[to] == slot) {
-                        parked[to] = none;
-                        ready[ready_count++] = to;
-                    }
-                });
-        };
-        auto length = [&](const Op& op) {
-            return lengths[static_cast<std::size_t>(op.stage) * pass_count +
-                           static_cast<std::size_t>(op.pass)];
-        };
         // The backward of an F&B pair, timed with its F and reported right after it.
         bool pair_back = false;
         DataflowInput back_in[2];
@@ -216,38 +247,36 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
                 finish = free;
             } else if (!pairs || pair_cursor[d] >= pairs->size() ||
                        static_cast<std::size_t>((*pairs)[pair_cursor[d]]) != pos) {
-                const Gathered g = gather(op, in, start);
+                const Gathered g = gather(d, op, in, start);
                 if (!g.done) {
-                    if (in[g.count].device == d) return false;
-                    parked[d] = in[g.count].slot;
+                    if (g.waiting_device == d) return false;
+                    parked[d] = g.waiting_slot;
                     break;
                 }
                 count = g.count;
                 start = g.start;
-                finish = start + length(op);
-                complete(op, finish);
+                finish = start + links[op.stage].length[static_cast<int>(op.pass)];
+                complete(d, op, finish);
                 free = finish;
             } else {
                 // An F&B pair: both ops' inputs first, then one block of time for the two.
                 const Op back = ops[pos + 1];
-                const Gathered front = gather(op, in, start);
-                const Gathered rear =
-                    front.done ? gather(back, back_in, front.start) : Gathered{start, 0, false};
+                const Gathered front = gather(d, op, in, start);
+                const Gathered rear = front.done ? gather(d, back, back_in, front.start) : front;
                 if (!rear.done) {
-                    const DataflowInput& waiting =
-                        front.done ? back_in[rear.count] : in[front.count];
-                    if (waiting.device == d) return false;
-                    parked[d] = waiting.slot;
+                    if (rear.waiting_device == d) return false;
+                    parked[d] = rear.waiting_slot;
                     break;
                 }
                 count = front.count;
                 back_count = rear.count;
                 start = rear.start;
-                const double f = length(op), b = length(back);
+                const double f = links[op.stage].length[static_cast<int>(op.pass)];
+                const double b = links[back.stage].length[static_cast<int>(back.pass)];
                 free = start + pair_length(op, back, f, b);
                 finish = f + b > 0 ? start + (free - start) * f / (f + b) : start;
-                complete(op, free);
-                complete(back, free);
+                complete(d, op, free);
+                complete(d, back, free);
                 ++pair_cursor[d];
                 pair_back = true;
                 back_start = finish;
