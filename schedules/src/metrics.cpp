@@ -23,8 +23,7 @@ MetricsBuilder::MetricsBuilder(int devices, int stages, int microbatches, const 
     : memory_(memory),
       stages_(stages),
       microbatches_(microbatches),
-      forward_start_(static_cast<std::size_t>(stages) * static_cast<std::size_t>(microbatches),
-                     std::numeric_limits<double>::quiet_NaN()),
+      forward_start_(static_cast<std::size_t>(stages) * static_cast<std::size_t>(microbatches)),
       lifespans_(static_cast<std::size_t>(stages)),
       devices_(static_cast<std::size_t>(devices)) {
     if (memory.activation.size() != static_cast<std::size_t>(stages) ||

@@ -4,18 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstdlib>
 #include <limits>
-#include <memory>
-#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "schedules/op_dependencies.hpp"
 #include "schedules/schedule.hpp"
+#include "schedules/zeroed_array.hpp"
 
 namespace pipesim {
 
@@ -74,20 +71,6 @@ struct PairBackToBack {
 
 namespace detail {
 
-struct FreeMemory {
-    void operator()(void* p) const noexcept { std::free(p); }
-};
-
-/// `count` zero bytes-filled entries from calloc: a large block comes zeroed from the kernel, so
-/// unlike a vector's, no pass writes it before its user does.
-template <class T>
-std::unique_ptr<T[], FreeMemory> calloc_array(std::size_t count) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    void* block = std::calloc(count > 0 ? count : 1, sizeof(T));
-    if (!block) throw std::bad_alloc();
-    return std::unique_ptr<T[], FreeMemory>(static_cast<T*>(block));
-}
-
 /// Asks the cache for the line at `address` ahead of its use (a hint; no effect elsewhere).
 inline void prefetch(const void* address) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -140,11 +123,11 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
     }
     const StageLinks* const links = link_list.data();
     // Per output slot (output_slot()), the output's end negated: −end ≤ −0 once done, and the
-    // +0 calloc gives before. Ends are ≥ 0, so the sign bit alone says "done". The slots of an
+    // +0 the array starts with. Ends are ≥ 0, so the sign bit alone says "done". The slots of an
     // op's inputs are its own slot's neighbours (output_slot() puts a microbatch's stages side by
     // side), which keeps the walk's working set to the microbatches in flight.
-    const auto end_store = detail::calloc_array<double>(output_slot_count(s.microbatches, stages));
-    double* const end = end_store.get();
+    const ZeroedArray<double> end_store(output_slot_count(s.microbatches, stages));
+    double* const end = end_store.data();
     std::vector<std::size_t> parked(static_cast<std::size_t>(devices), none);
     std::vector<std::size_t> cursor(static_cast<std::size_t>(devices), 0);
     std::vector<double> device_free(static_cast<std::size_t>(devices), 0.0);
