@@ -1,8 +1,13 @@
 // Metrics over hand-built timelines, computed by hand.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstddef>
+#include <utility>
+
 #include "schedules/metrics.hpp"
 #include "schedules/placement.hpp"
+#include "schedules/zeroed_array.hpp"
 
 using namespace pipesim;
 
@@ -71,4 +76,41 @@ TEST_CASE("chunks hold 1/v of a full stage's activations", "[schedules][metrics]
 TEST_CASE("memory model and timeline must agree on the number of stages", "[schedules][metrics]") {
     CHECK_THROWS_WITH(compute_metrics(two_device_timeline(), unit_memory_model(4, 1)),
                       "memory model has 4 stages, timeline has 2");
+}
+
+TEST_CASE("lifespans count the microbatches whose F is in the timeline, from any start",
+          "[schedules][metrics]") {
+    Timeline t = two_device_timeline();
+    // Device 0's F starts before 0 (a measured timeline's clock), device 1's F is missing (a
+    // timeline cut at its start): only stage 0 has a lifespan, W end − F start = 7 − (−2).
+    t.device_ops[0][0] = {{Pass::F, 0, 0}, -2, 1};
+    t.device_ops[1].erase(t.device_ops[1].begin());
+    const Metrics m = compute_metrics(t, unit_memory_model(2, 1));
+    REQUIRE(m.stage_lifespan.size() == 2);
+    CHECK(m.stage_lifespan[0].microbatches == 1);
+    CHECK(m.stage_lifespan[0].max == 9.0);
+    CHECK(m.stage_lifespan[1].microbatches == 0);
+    CHECK(m.stage_lifespan[1].max == 0.0);
+    CHECK(m.lifespan_mean == 9.0);
+}
+
+TEST_CASE("a ZeroedArray starts all zero, small or large, and moves its block",
+          "[schedules][metrics]") {
+    // 1 Ki entries come from the heap, 8 Mi (64 MiB) from the kernel in huge pages.
+    for (const std::size_t size : {std::size_t{1} << 10, std::size_t{1} << 23}) {
+        CAPTURE(size);
+        ZeroedArray<double> a(size);
+        REQUIRE(a.size() == size);
+        bool zero = true;
+        for (std::size_t i = 0; i < size; i += 511)
+            zero = zero && a[i] == 0.0 && !std::signbit(a[i]);
+        CHECK(zero);
+        CHECK(a[size - 1] == 0.0);
+        a[size - 1] = 3.5;
+        ZeroedArray<double> b(std::move(a));
+        CHECK(a.data() == nullptr);
+        CHECK(b[size - 1] == 3.5);
+        a = std::move(b);
+        CHECK(a[size - 1] == 3.5);
+    }
 }

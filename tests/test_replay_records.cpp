@@ -111,6 +111,26 @@ TEST_CASE("a replay refuses an invalid order with validate()'s message", "[sim][
     CHECK_THROWS_WITH(replay_with_metrics(s, costs, unit_memory_model(3, 1), bare), expected);
 }
 
+TEST_CASE("a generated schedule that cannot run is refused as generate_schedule refuses it",
+          "[analysis][replay]") {
+    // The analytic engine leaves the order and deadlock checks to the replay's walk.
+    analysis::PipelineSpec spec;
+    spec.schedule = "interleaved-1f1b";
+    spec.generator = GeneratorOptions{8, 12, 2, 0};
+    std::string expected;
+    try {
+        generate_schedule(spec.schedule, spec.generator);
+    } catch (const std::invalid_argument& e) {
+        expected = e.what();
+    }
+    REQUIRE_THAT(expected, Catch::StartsWith("interleaved-1f1b cannot run with p=8 m=12 v=2: "
+                                             "deadlock"));
+    CHECK_THROWS_WITH(analysis::run(spec), expected);
+    CHECK_THROWS_WITH(analysis::run_with_baseline(spec), expected);
+    spec.generator.chunks = 0;  // the generator's default v, named in the message
+    CHECK_THROWS_WITH(analysis::run(spec), expected);
+}
+
 TEST_CASE("the analytic engine records ops and transfers only when asked", "[analysis][replay]") {
     analysis::PipelineSpec spec;
     spec.schedule = "zb-h1";

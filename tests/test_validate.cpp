@@ -40,6 +40,28 @@ TEST_CASE("a missing op is named with the device it belongs on", "[schedules][va
     CHECK(issue_of(s) == "F(mb 1, stage 1) is missing (it belongs on device 1)");
 }
 
+TEST_CASE("of several missing ops, the first microbatch's is named", "[schedules][validate]") {
+    Schedule s = two_device_schedule();
+    s.device_ops[0].pop_back();                          // BW(mb 1, stage 0)
+    s.device_ops[1].erase(s.device_ops[1].begin() + 1);  // BW(mb 0, stage 1)
+    CHECK(issue_of(s) == "BW(mb 0, stage 1) is missing (it belongs on device 1)");
+    s.device_ops[1].push_back({Pass::BW, 0, 1});
+    CHECK(issue_of(s) == "BW(mb 1, stage 0) is missing (it belongs on device 0)");
+}
+
+TEST_CASE("of an op's several faults, the first checked is named", "[schedules][validate]") {
+    Schedule s = two_device_schedule();
+    s.device_ops[0][1] = {Pass::F, 1, 1};  // on the wrong device, and F(mb 1, stage 1) twice
+    CHECK(issue_of(s) ==
+          "device 0 position 1: F(mb 1, stage 1) belongs on device 1, which holds stage 1");
+    s.device_ops[0][1] = {Pass::F, 7, 9};  // microbatch and stage out of range
+    CHECK(issue_of(s) == "device 0 position 1: F(mb 7, stage 9) has microbatch outside 0..1");
+    s.device_ops[0][1] = {Pass::F, -1, 0};
+    CHECK(issue_of(s) == "device 0 position 1: F(mb -1, stage 0) has microbatch outside 0..1");
+    s.device_ops[0][1] = {Pass::F, 1, -1};
+    CHECK(issue_of(s) == "device 0 position 1: F(mb 1, stage -1) has stage outside 0..1");
+}
+
 TEST_CASE("a duplicated op is rejected with both positions", "[schedules][validate]") {
     Schedule s = two_device_schedule();
     s.device_ops[0].push_back({Pass::F, 0, 0});

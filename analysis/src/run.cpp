@@ -10,6 +10,7 @@
 
 #include "analysis/cluster_workload.hpp"
 #include "analysis/device_cap.hpp"
+#include "schedules/validate.hpp"
 #include "sim/memory_budget.hpp"
 #include "sim/replay.hpp"
 
@@ -69,7 +70,8 @@ void derive_costs(Pipeline& pipeline) {
 // Generates a schedule whose order depends on the pass times: its shape is known before it
 // is generated (p·v stages, every microbatch through all of them: the registry's contract
 // for such generators), so the costs are derived first and it is generated once.
-Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& generator) {
+Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& generator,
+                             GeneratedCheck check) {
     const PipelineSpec& spec = pipeline.spec;
     const int p = spec.generator.devices;
     const int v = spec.generator.chunks > 0 ? spec.generator.chunks : generator.default_chunks;
@@ -84,7 +86,7 @@ Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& genera
     }
     GeneratorOptions planned = spec.generator;
     planned.planning = PlanningCosts{std::move(costs), spec.comm_latency, w_share};
-    Schedule schedule = generate_schedule(spec.schedule, planned);
+    Schedule schedule = generate_schedule(spec.schedule, planned, check);
     if (schedule.stages() != p * v || !schedule.microbatch_stages.empty())
         throw std::logic_error(fmt::format(
             "{} plans with pass times but its schedule is not p·v stages for every microbatch",
@@ -136,7 +138,7 @@ void finish(Analysis& a, double iteration_time) {
 }
 
 void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine,
-                  bool validated) {
+                  const Pipeline& pipeline) {
     sim::ReplayOptions replay_options;
     replay_options.comm_latency = spec.comm_latency;
     if (spec.all_to_all > 0)
@@ -145,10 +147,18 @@ void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& e
     replay_options.fb_overlap = spec.fb_overlap;
     replay_options.record_transfers = engine.record_transfers;
     replay_options.record_ops = engine.record_ops;
-    replay_options.validated = validated;
+    replay_options.validated = pipeline.validated;
     if (a.model) replay_options.message_bytes = a.model->plan.message_bytes;
-    sim::ReplayResult replayed =
-        sim::replay_with_metrics(a.schedule, a.costs, a.memory, replay_options);
+    sim::ReplayResult replayed;
+    try {
+        replayed = sim::replay_with_metrics(a.schedule, a.costs, a.memory, replay_options);
+    } catch (const InvalidSchedule&) {
+        if (!pipeline.validated || pipeline.order_checked) throw;
+        // The generator's schedule cannot run: say so as generate_schedule() does.
+        const auto issue = validate(a.schedule);
+        throw unrunnable_schedule(spec.schedule, spec.generator,
+                                  issue ? issue->message : "it cannot run to completion");
+    }
     a.timeline = std::move(replayed.timeline);
     a.metrics = std::move(replayed.metrics);
     if (a.model) a.timeline.time_unit = "s";
@@ -231,11 +241,16 @@ Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
         pipeline.schedule = *spec.given;  // validated by the engine
     } else {
         const ScheduleGenerator* generator = find_generator(spec.schedule);
+        // The analytic replay's own walk makes validate()'s order and deadlock checks.
+        const GeneratedCheck check = std::holds_alternative<AnalyticEngine>(engine)
+                                         ? GeneratedCheck::structure
+                                         : GeneratedCheck::all;
         pipeline.schedule =
             generator && generator->plans_with_costs && spec.generator.planning.empty()
-                ? generate_with_costs(pipeline, *generator)
-                : generate_schedule(spec.schedule, spec.generator);
-        pipeline.validated = true;  // generate_schedule validates
+                ? generate_with_costs(pipeline, *generator, check)
+                : generate_schedule(spec.schedule, spec.generator, check);
+        pipeline.validated = true;
+        pipeline.order_checked = check == GeneratedCheck::all;
     }
     pipeline.spec.given.reset();  // the schedule is pipeline.schedule now
     pipeline.warnings = shape_warnings(spec);
@@ -253,7 +268,7 @@ Analysis run(Pipeline pipeline, const Engine& engine) {
     a.dp = pipeline.spec.dp;
     const bool generated = pipeline.validated;
     if (const auto* analytic = std::get_if<AnalyticEngine>(&engine))
-        run_analytic(a, pipeline.spec, *analytic, pipeline.validated);
+        run_analytic(a, pipeline.spec, *analytic, pipeline);
     else
         run_simgrid(a, pipeline.spec, std::get<SimGridEngine>(engine));
     if (generated)

@@ -1,8 +1,11 @@
 // How close `pipesim analyze` comes to the bound of its work: a plain ASAP loop (each op starts
 // at the max of its device's previous end and its inputs' ends) over the op list pipesim
-// generates, against the whole `pipesim analyze` process (start, generate, validate, replay,
-// metrics, report), and what that process holds per op at its peak. Also the start-up of
-// small commands. Prints its figures; asserts nothing.
+// generates, in a dependency order computed beforehand, against the whole `pipesim analyze -s S
+// -p P -m M` process as a user runs it, with nothing but the table asked for: start-up,
+// generation, validation, the timed replay with every metric and the lifespans, the 1F1B
+// baseline of the speed-up (for a schedule other than 1F1B a second generation and replay), the
+// table. Also what that process holds per op at its peak, and the start-up of small commands.
+// Prints its figures; asserts nothing.
 //   bench_asap [PIPESIM_BINARY]
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -167,9 +170,14 @@ int main(int argc, char** argv) {
             analyze.peak_rss_bytes / (1 << 20), analyze.peak_rss_bytes / n);
     }
     fmt::print(
-        "ratio: analyze end to end (whole process, wall clock, median of 5) / plain loop, in "
-        "ops/s; cpu: the same with analyze's user+system time (what a loaded machine does not "
-        "distort); bytes/op: analyze's peak RSS / ops.\n");
+        "ops: the schedule's ops; plain loop/s: ops per second of the ASAP loop alone (ops and "
+        "their inputs listed in dependency order beforehand; mean of ≥ 5 runs and ≥ 1 s); "
+        "analyze/s: ops per second "
+        "of the whole `pipesim analyze -s S -p P -m M` process (start-up, generation, "
+        "validation, replay, metrics, lifespans, the 1F1B baseline's own generation and replay "
+        "for zb-v, the table; wall clock, median of 5); ratio: analyze/s over plain loop/s; "
+        "cpu: the same with analyze's user+system time (what a loaded machine distorts less); "
+        "bytes/op: analyze's peak RSS / ops.\n");
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"list"},
           std::vector<std::string>{"analyze", "-s", "1f1b", "-p", "4", "-m", "8"}}) {

@@ -21,9 +21,9 @@ MemoryModel unit_memory_model(int devices, int chunks, double mem_w_ratio, int s
 
 MetricsBuilder::MetricsBuilder(int devices, int stages, int microbatches, const MemoryModel& memory)
     : memory_(memory),
+      stages_(stages),
       microbatches_(microbatches),
-      forward_start_(static_cast<std::size_t>(stages) * static_cast<std::size_t>(microbatches),
-                     std::numeric_limits<double>::quiet_NaN()),
+      forward_start_(static_cast<std::size_t>(stages) * static_cast<std::size_t>(microbatches)),
       lifespans_(static_cast<std::size_t>(stages)),
       devices_(static_cast<std::size_t>(devices)) {
     if (memory.activation.size() != static_cast<std::size_t>(stages) ||

@@ -122,10 +122,7 @@ namespace detail {
 
 void require_generated_valid(const Schedule& schedule, std::string_view name,
                              const GeneratorOptions& o) {
-    if (auto issue = validate(schedule))
-        throw std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: {}", name,
-                                                o.devices, o.microbatches, o.chunks,
-                                                issue->message));
+    if (auto issue = validate(schedule)) throw unrunnable_schedule(name, o, issue->message);
 }
 
 }  // namespace detail
@@ -140,7 +137,8 @@ const ScheduleGenerator* find_generator(std::string_view name) {
     return nullptr;
 }
 
-Schedule generate_schedule(std::string_view name, const GeneratorOptions& options) {
+Schedule generate_schedule(std::string_view name, const GeneratorOptions& options,
+                           GeneratedCheck check) {
     const ScheduleGenerator* generator = find_generator(name);
     if (!generator)
         throw std::invalid_argument(
@@ -178,8 +176,22 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
     check_planning_costs(name, resolved);
 
     Schedule schedule = generator->generate(resolved);
-    if (!generator->validates_itself) detail::require_generated_valid(schedule, name, resolved);
+    if (!generator->validates_itself) {
+        const auto issue =
+            check == GeneratedCheck::all ? validate(schedule) : validate_structure(schedule);
+        if (issue) throw unrunnable_schedule(name, resolved, issue->message);
+    }
     return schedule;
+}
+
+std::invalid_argument unrunnable_schedule(std::string_view name, const GeneratorOptions& options,
+                                          const std::string& problem) {
+    const ScheduleGenerator* generator = find_generator(name);
+    const int chunks =
+        options.chunks == 0 && generator ? generator->default_chunks : options.chunks;
+    return std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: {}", name,
+                                             options.devices, options.microbatches, chunks,
+                                             problem));
 }
 
 }  // namespace pipesim

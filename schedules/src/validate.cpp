@@ -132,66 +132,103 @@ int position_of(const Schedule& s, int device, const Op& op) {
     return -1;
 }
 
+// Index of (microbatch, stage) in the masks of scheduled passes: stage-major, so that a
+// device's ops, which run through its stages' microbatches in order, touch few cache lines.
+std::size_t mask_index(const Schedule& s, int microbatch, int stage) {
+    return static_cast<std::size_t>(stage) * static_cast<std::size_t>(s.microbatches) +
+           static_cast<std::size_t>(microbatch);
+}
+
+// The problem with device d's op at `pos`, one of: out of range, outside its microbatch's
+// stages, on the wrong device, repeated (the error path of check_ops).
+ValidationIssue op_issue(const Schedule& s, int d, std::size_t pos) {
+    const Op& op = s.device_ops[d][pos];
+    const int position = static_cast<int>(pos);
+    const int stages = s.stages();
+    if (op.microbatch < 0 || op.microbatch >= s.microbatches)
+        return ValidationIssue{d, position,
+                               fmt::format("device {} position {}: {} has microbatch "
+                                           "outside 0..{}",
+                                           d, position, to_string(op), s.microbatches - 1)};
+    if (op.stage < 0 || op.stage >= stages)
+        return ValidationIssue{d, position,
+                               fmt::format("device {} position {}: {} has stage outside 0..{}", d,
+                                           position, to_string(op), stages - 1)};
+    if (static_cast<int>(op.pass) >= pass_count)
+        return ValidationIssue{d, position,
+                               fmt::format("device {} position {}: unknown pass", d, position)};
+    if (const StageRange r = s.stages_of(op.microbatch); op.stage < r.first || op.stage > r.last)
+        return ValidationIssue{
+            d, position,
+            fmt::format("device {} position {}: {} is outside microbatch {}'s "
+                        "stages {}..{}",
+                        d, position, to_string(op), op.microbatch, r.first, r.last)};
+    if (s.stage_device[op.stage] != d)
+        return ValidationIssue{
+            d, position,
+            fmt::format("device {} position {}: {} belongs on device {}, which holds stage {}", d,
+                        position, to_string(op), s.stage_device[op.stage], op.stage)};
+    return ValidationIssue{d, position,
+                           fmt::format("device {} position {}: {} appears twice (first at "
+                                       "position {})",
+                                       d, position, to_string(op), position_of(s, d, op))};
+}
+
 // Every op in range, on its stage's device, and not repeated. Fills `passes`: per
-// (microbatch, stage), a mask of the passes scheduled.
+// (microbatch, stage) (mask_index), a mask of the passes scheduled.
 std::optional<ValidationIssue> check_ops(const Schedule& s, std::vector<std::uint8_t>& passes) {
     const int stages = s.stages();
+    const StageRange* ranges = s.microbatch_stages.empty() ? nullptr : s.microbatch_stages.data();
+    const int* stage_device = s.stage_device.data();
+    std::uint8_t* mask = passes.data();
     for (int d = 0; d < s.devices; ++d) {
         const auto& ops = s.device_ops[d];
         for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-            const Op& op = ops[pos];
-            const int position = static_cast<int>(pos);
-            if (op.microbatch < 0 || op.microbatch >= s.microbatches)
-                return ValidationIssue{d, position,
-                                       fmt::format("device {} position {}: {} has microbatch "
-                                                   "outside 0..{}",
-                                                   d, position, to_string(op), s.microbatches - 1)};
-            if (op.stage < 0 || op.stage >= stages)
-                return ValidationIssue{
-                    d, position,
-                    fmt::format("device {} position {}: {} has stage outside 0..{}", d, position,
-                                to_string(op), stages - 1)};
-            if (static_cast<int>(op.pass) >= pass_count)
-                return ValidationIssue{
-                    d, position, fmt::format("device {} position {}: unknown pass", d, position)};
-            if (const StageRange r = s.stages_of(op.microbatch);
-                op.stage < r.first || op.stage > r.last)
-                return ValidationIssue{
-                    d, position,
-                    fmt::format("device {} position {}: {} is outside microbatch {}'s stages "
-                                "{}..{}",
-                                d, position, to_string(op), op.microbatch, r.first, r.last)};
-            if (s.stage_device[op.stage] != d)
-                return ValidationIssue{
-                    d, position,
-                    fmt::format("device {} position {}: {} belongs on device {}, which holds "
-                                "stage {}",
-                                d, position, to_string(op), s.stage_device[op.stage], op.stage)};
-            std::uint8_t& mask =
-                passes[static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages) +
-                       static_cast<std::size_t>(op.stage)];
-            if (mask & pass_bit(op.pass))
-                return ValidationIssue{
-                    d, position,
-                    fmt::format("device {} position {}: {} appears twice (first "
-                                "at position {})",
-                                d, position, to_string(op), position_of(s, d, op))};
-            mask |= pass_bit(op.pass);
+            const Op op = ops[pos];
+            // Unsigned compares: a negative microbatch or stage is out of range too.
+            bool fine =
+                static_cast<unsigned>(op.microbatch) < static_cast<unsigned>(s.microbatches) &&
+                static_cast<unsigned>(op.stage) < static_cast<unsigned>(stages) &&
+                static_cast<int>(op.pass) < pass_count;
+            if (fine && ranges)
+                fine = op.stage >= ranges[op.microbatch].first &&
+                       op.stage <= ranges[op.microbatch].last;
+            fine = fine && stage_device[op.stage] == d;
+            std::uint8_t* m = fine ? &mask[mask_index(s, op.microbatch, op.stage)] : nullptr;
+            if (!fine || (*m & pass_bit(op.pass))) return op_issue(s, d, pos);
+            *m |= pass_bit(op.pass);
         }
     }
     return std::nullopt;
 }
 
+// Whether `mask` is a complete (microbatch, stage): one F and either one BW or B and W.
+bool complete_mask(std::uint8_t mask) {
+    const std::uint8_t f = pass_bit(Pass::F);
+    return mask == (f | pass_bit(Pass::BW)) || mask == (f | pass_bit(Pass::B) | pass_bit(Pass::W));
+}
+
 // Each (microbatch, stage) has one F and either one BW or both B and W.
 std::optional<ValidationIssue> check_complete(const Schedule& s,
                                               const std::vector<std::uint8_t>& passes) {
-    const int stages = s.stages();
+    // The common case first: every mask in the microbatches' ranges complete.
+    bool all_complete = true;
+    if (s.microbatch_stages.empty()) {
+        for (const std::uint8_t mask : passes)
+            all_complete = all_complete && complete_mask(mask);
+    } else {
+        for (int mb = 0; mb < s.microbatches && all_complete; ++mb) {
+            const StageRange range = s.stages_of(mb);
+            for (int stage = range.first; stage <= range.last; ++stage)
+                all_complete = all_complete && complete_mask(passes[mask_index(s, mb, stage)]);
+        }
+    }
+    if (all_complete) return std::nullopt;
+    // The first incomplete one, microbatch by microbatch.
     for (int mb = 0; mb < s.microbatches; ++mb) {
         const StageRange range = s.stages_of(mb);
         for (int stage = range.first; stage <= range.last; ++stage) {
-            const std::uint8_t mask =
-                passes[static_cast<std::size_t>(mb) * static_cast<std::size_t>(stages) +
-                       static_cast<std::size_t>(stage)];
+            const std::uint8_t mask = passes[mask_index(s, mb, stage)];
             auto has = [&](Pass pass) { return (mask & pass_bit(pass)) != 0; };
             const int d = s.stage_device[stage];
             auto missing = [&](Pass pass) {

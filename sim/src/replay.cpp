@@ -58,41 +58,40 @@ struct OverlappedPair {
 
 // Walks a checked schedule and fills the timeline as `options` asks, calling
 // also(device, op, start, finish) for every op.
-template <class Also>
-Timeline replay_walk(const Schedule& schedule, const StageCosts& costs,
-                     const ReplayOptions& options, Also&& also) {
+template <bool record_ops, bool record_transfers, class Also>
+Timeline replay_walk_recording(const Schedule& schedule, const StageCosts& costs,
+                               const ReplayOptions& options, Also&& also) {
     std::vector<double> duration = pass_durations(costs);
     for (std::size_t s = 0; s < options.all_to_all.size(); ++s)
         for (const Pass pass : {Pass::F, Pass::B, Pass::BW})
             duration[s * pass_count + static_cast<std::size_t>(pass)] += options.all_to_all[s];
-    Timeline timeline = empty_timeline(schedule, "unit", options.record_ops);
+    Timeline timeline = empty_timeline(schedule, "unit", record_ops);
     // The producer of a backward input is B or BW: known per (microbatch, stage) only when
     // transfers are recorded.
     const std::vector<std::uint8_t> split =
-        options.record_transfers ? split_backward_flags(schedule) : std::vector<std::uint8_t>();
-    if (options.record_transfers) timeline.transfers.reserve(schedule.op_count());
+        record_transfers ? split_backward_flags(schedule) : std::vector<std::uint8_t>();
+    if (record_transfers) timeline.transfers.reserve(schedule.op_count());
     const double latency = options.comm_latency;
-    const auto microbatches = static_cast<std::size_t>(schedule.microbatches);
+    const auto stages = static_cast<std::size_t>(schedule.stages());
     const bool complete = asap_dataflow(
         schedule, duration, latency,
         [&](int device, const Op& op, const DataflowInput* in, int count, double start,
             double finish) {
             also(device, op, start, finish);
-            if (options.record_ops)
+            if constexpr (record_ops)
                 timeline.device_ops[device].push_back(TimedOp{op, start, finish});
-            if (!options.record_transfers) return;
-            for (int k = 0; k < count; ++k) {
-                if (in[k].device == device) continue;
-                // The input is the previous stage's F or the next stage's backward.
-                const int stage = static_cast<int>(in[k].slot / 2 / microbatches);
-                const std::size_t pair = static_cast<std::size_t>(op.microbatch) *
-                                             static_cast<std::size_t>(schedule.stages()) +
-                                         static_cast<std::size_t>(stage);
-                const bool forward = in[k].slot % 2 == 0;
-                const Pass pass = forward ? Pass::F : split[pair] ? Pass::B : Pass::BW;
-                timeline.transfers.push_back(
-                    Transfer{in[k].device, device, Op{pass, op.microbatch, stage}, op,
-                             options.message_bytes, in[k].end, in[k].end + latency});
+            if constexpr (record_transfers) {
+                for (int k = 0; k < count; ++k) {
+                    if (in[k].device == device) continue;
+                    // The input is the previous stage's F or the next stage's backward.
+                    const std::size_t pair = in[k].slot / 2;  // output_slot()
+                    const int stage = static_cast<int>(pair % stages);
+                    const bool forward = in[k].slot % 2 == 0;
+                    const Pass pass = forward ? Pass::F : split[pair] ? Pass::B : Pass::BW;
+                    timeline.transfers.push_back(
+                        Transfer{in[k].device, device, Op{pass, op.microbatch, stage}, op,
+                                 options.message_bytes, in[k].end, in[k].end + latency});
+                }
             }
         },
         OverlappedPair{options.all_to_all, options.fb_overlap});
@@ -101,6 +100,20 @@ Timeline replay_walk(const Schedule& schedule, const StageCosts& costs,
         throw_invalid(schedule, issue ? issue->message : "it cannot run to completion");
     }
     return timeline;
+}
+
+// replay_walk_recording() for the records `options` asks: as template arguments, so that the
+// walk without records holds no code for them in its loop.
+template <class Also>
+Timeline replay_walk(const Schedule& schedule, const StageCosts& costs,
+                     const ReplayOptions& options, Also&& also) {
+    if (options.record_ops)
+        return options.record_transfers
+                   ? replay_walk_recording<true, true>(schedule, costs, options, also)
+                   : replay_walk_recording<true, false>(schedule, costs, options, also);
+    return options.record_transfers
+               ? replay_walk_recording<false, true>(schedule, costs, options, also)
+               : replay_walk_recording<false, false>(schedule, costs, options, also);
 }
 
 }  // namespace

@@ -53,7 +53,10 @@ struct Pipeline {
     MemoryModel memory;                  ///< the model's bytes or the unit model's M_B
     std::optional<ModelAnalysis> model;  ///< planned once (figures filled by run())
     std::vector<std::string> warnings;   ///< one line each: legal but questionable choices
-    bool validated = false;              ///< `schedule` passed validate() (generated ones)
+    /// `schedule` is generated and passed validate(), or for the analytic engine only
+    /// validate_structure(): the replay's walk makes the order and deadlock checks.
+    bool validated = false;
+    bool order_checked = false;  ///< with `validated`: validate()'s order and deadlock checks too
 };
 
 /// What the SimGrid engine adds to an Analysis.

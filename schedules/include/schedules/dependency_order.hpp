@@ -14,20 +14,6 @@
 
 namespace pipesim {
 
-/// Index of an op's output among the outputs other ops wait for: F and the backward (B or
-/// BW) of each (microbatch, stage). W outputs nothing another op needs, so it has no slot.
-/// Engines keep per-output state (e.g. end times) in arrays of output_slot_count() entries.
-inline std::size_t output_slot(const Op& op, int stages) {
-    return (static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages) +
-            static_cast<std::size_t>(op.stage)) *
-               2 +
-           (op.pass == Pass::F ? 0 : 1);
-}
-
-inline std::size_t output_slot_count(int microbatches, int stages) {
-    return static_cast<std::size_t>(microbatches) * static_cast<std::size_t>(stages) * 2;
-}
-
 /// Per (microbatch, stage), 1 if the schedule splits that backward into B and W, 0 if it
 /// runs a fused BW: which op a stage's backward input is.
 std::vector<std::uint8_t> split_backward_flags(const Schedule& schedule);

@@ -2,11 +2,14 @@
 // Metrics over a Timeline, defined once for every engine (see docs/metrics.md).
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "schedules/timeline.hpp"
+#include "schedules/zeroed_array.hpp"
 
 namespace pipesim {
 
@@ -104,6 +107,7 @@ class MetricsBuilder {
 
   private:
     const MemoryModel& memory_;
+    int stages_;
     int microbatches_;
     struct Lifespans {
         double max = 0;
@@ -112,8 +116,18 @@ class MetricsBuilder {
         int alive = 0;
         int max_alive = 0;
     };
-    /// Per (stage, microbatch): the start of its F (NaN until it ran).
-    std::vector<double> forward_start_;
+    /// Per (microbatch, stage), as output_slot() / 2: the start of its F, its bits XOR those of
+    /// a NaN (forward_bits), so that the array, zero to start with, reads NaN until the F ran.
+    /// Engines visit a microbatch's stages close together, so this order keeps them close in
+    /// memory.
+    ZeroedArray<std::uint64_t> forward_start_;
+    static constexpr std::uint64_t not_run = 0x7ff8000000000000;  ///< a quiet NaN's bits
+    static std::uint64_t forward_bits(double start) {
+        return std::bit_cast<std::uint64_t>(start) ^ not_run;
+    }
+    static double forward_start(std::uint64_t bits) {
+        return std::bit_cast<double>(bits ^ not_run);
+    }
     std::vector<Lifespans> lifespans_;
     struct Device {
         DeviceMetrics metrics;
@@ -135,15 +149,16 @@ inline void MetricsBuilder::add(int device, const Op& op, double start, double e
     dev.metrics.peak_activation = std::max(dev.metrics.peak_activation, dev.held);
     dev.held += delta.at_end;
     const std::size_t pair =
-        static_cast<std::size_t>(op.stage) * static_cast<std::size_t>(microbatches_) +
-        static_cast<std::size_t>(op.microbatch);
+        static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages_) +
+        static_cast<std::size_t>(op.stage);
     Lifespans& l = lifespans_[static_cast<std::size_t>(op.stage)];
     if (op.pass == Pass::F) {
-        forward_start_[pair] = start;
+        forward_start_[pair] = forward_bits(start);
         l.max_alive = std::max(l.max_alive, ++l.alive);
-    } else if ((op.pass == Pass::W || op.pass == Pass::BW) && !std::isnan(forward_start_[pair])) {
+    } else if ((op.pass == Pass::W || op.pass == Pass::BW) &&
+               !std::isnan(forward_start(forward_start_[pair]))) {
         --l.alive;
-        const double lifespan = end - forward_start_[pair];
+        const double lifespan = end - forward_start(forward_start_[pair]);
         l.max = std::max(l.max, lifespan);
         l.sum += lifespan;
         ++l.count;

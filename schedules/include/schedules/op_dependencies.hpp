@@ -7,7 +7,8 @@
 //   W(mb, s)       after B(mb, s)
 //
 // within the stages the microbatch passes through (StageRange). Header only and free of
-// allocation: it sits in the inner loops of the schedulers and engines.
+// allocation: it sits in the inner loops of the schedulers and engines, always inlined there
+// (left to itself the compiler calls it out of a loop as long as the replay's walk).
 
 #include <array>
 
@@ -15,6 +16,20 @@
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
+
+/// Index of an op's output among the outputs other ops wait for: F and the backward (B or
+/// BW) of each (microbatch, stage). W outputs nothing another op needs, so it has no slot.
+/// Engines keep per-output state (e.g. end times) in arrays of output_slot_count() entries.
+inline std::size_t output_slot(const Op& op, int stages) {
+    return (static_cast<std::size_t>(op.microbatch) * static_cast<std::size_t>(stages) +
+            static_cast<std::size_t>(op.stage)) *
+               2 +
+           (op.pass == Pass::F ? 0 : 1);
+}
+
+inline std::size_t output_slot_count(int microbatches, int stages) {
+    return static_cast<std::size_t>(microbatches) * static_cast<std::size_t>(stages) * 2;
+}
 
 /// At most two ops: an op's predecessors or successors, in the rule's order.
 struct OpLinks {
@@ -32,7 +47,8 @@ struct OpLinks {
 /// backward is B and W (true) or a fused BW (false); it is asked only about stage s+1 of a
 /// backward. Precondition: op.stage within route.
 template <class SplitAt, class Visit>
-void for_each_predecessor(const Op& op, StageRange route, SplitAt&& split, Visit&& visit) {
+[[gnu::always_inline]] inline void for_each_predecessor(const Op& op, StageRange route,
+                                                        SplitAt&& split, Visit&& visit) {
     switch (op.pass) {
         case Pass::F:
             if (op.stage > route.first) visit(Op{Pass::F, op.microbatch, op.stage - 1});
@@ -67,7 +83,8 @@ inline OpLinks predecessors(const Op& op, StageRange route, bool split) {
 /// for W. Arguments as for_each_predecessor(); `split` is asked about stage s for F and s−1
 /// for a backward.
 template <class SplitAt, class Visit>
-void for_each_successor(const Op& op, StageRange route, SplitAt&& split, Visit&& visit) {
+[[gnu::always_inline]] inline void for_each_successor(const Op& op, StageRange route,
+                                                      SplitAt&& split, Visit&& visit) {
     switch (op.pass) {
         case Pass::F:
             if (op.stage < route.last) visit(Op{Pass::F, op.microbatch, op.stage + 1});

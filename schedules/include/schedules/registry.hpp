@@ -2,6 +2,7 @@
 // Schedule generators, registered by name in one table.
 
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,10 +71,25 @@ inline double max_op_count(const ScheduleGenerator& generator, int devices, int 
     return generator.ops_per_microbatch_stage * devices * chunks * microbatches;
 }
 
+/// How much of validate() generate_schedule() makes on the schedule it built.
+enum class GeneratedCheck {
+    all,  ///< validate(): structure, then the order and deadlock checks of a dependency walk
+    /// validate_structure() only: for a caller whose own walk over the schedule (the analytic
+    /// replay's) makes the order and deadlock checks; it reports a schedule that cannot run
+    /// with unrunnable_schedule(), as generate_schedule() would have.
+    structure,
+};
+
 /// Checks the options, generates and validates. Throws std::invalid_argument with one clear
 /// line for an unknown name (listing the known ones), bad p/m/v/group size, more than 2·10⁸
 /// ops (max_op_count), or a combination the schedule cannot run (e.g. a deadlock for that
 /// m), naming the schedule and the problem.
-Schedule generate_schedule(std::string_view name, const GeneratorOptions& options);
+Schedule generate_schedule(std::string_view name, const GeneratorOptions& options,
+                           GeneratedCheck check = GeneratedCheck::all);
+
+/// The error generate_schedule(name, options) throws for a schedule that cannot run:
+/// `problem` is validate()'s message. Precondition: `name` is a registered generator.
+std::invalid_argument unrunnable_schedule(std::string_view name, const GeneratorOptions& options,
+                                          const std::string& problem);
 
 }  // namespace pipesim

@@ -2,7 +2,9 @@
 // Schedule validation: shape, every op exactly once, dependency order, no deadlock.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "schedules/op_dependencies.hpp"
 #include "schedules/schedule.hpp"
+#include "schedules/zeroed_array.hpp"
 
 namespace pipesim {
 
@@ -51,8 +54,9 @@ std::optional<ValidationIssue> validate_structure(const Schedule& schedule);
 /// validate(), throwing InvalidSchedule with the issue's message if there is one.
 void require_valid(const Schedule& schedule);
 
-/// An op's input in asap_dataflow(): the output slot it waits for, the device that produces
-/// it, and that output's end time (set once the input is done).
+/// An op's input in asap_dataflow(): the output slot it waits for (output_slot() of
+/// dependency_order.hpp: 2·(microbatch·stages + stage), +1 for a backward), the device that
+/// produces it, and that output's end time (set once the input is done).
 struct DataflowInput {
     std::size_t slot;  // no initializers: the walk fills what it reads, once per op
     int device;
@@ -65,6 +69,19 @@ struct PairBackToBack {
     double operator()(const Op&, const Op&, double f, double b) const { return f + b; }
 };
 
+namespace detail {
+
+/// Asks the cache for the line at `address` ahead of its use (a hint; no effect elsewhere).
+inline void prefetch(const void* address) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(address);
+#else
+    (void)address;
+#endif
+}
+
+}  // namespace detail
+
 /// Runs the devices' op lists as a dataflow with as-soon-as-possible times: the hot loop of
 /// validation and of the analytic replay. Every op starts when its device has finished its
 /// previous op and its inputs are done (plus `latency` for an input from another device) and
@@ -73,24 +90,44 @@ struct PairBackToBack {
 /// duration, backward's duration); its F is reported on the first share of that time in
 /// proportion to its duration, its backward on the rest, and both outputs are done at its
 /// end. Without pairs, ops are visited in DependencyWalker's order with asap_walk's
-/// arithmetic, so times and visiting order are identical to asap_walk's; on_op(device, op, inputs,
-/// count, start, finish) sees each. Runs in linear time over contiguous arrays: one end time per
-/// output (stage-major, −1 until done) and one parked slot per device. Returns false if the
-/// schedule cannot run to completion (an input later on the same device, or a deadlock): validate()
-/// names the problem. Precondition: validate_structure(s) found nothing; durations ≥ 0.
+/// arithmetic, so times and visiting order are identical to asap_walk's; on_op(device, op,
+/// inputs, count, start, finish) sees each. Runs in linear time over contiguous arrays: one end
+/// time per output slot and one parked slot per device. Returns false if the schedule cannot
+/// run to completion (an input later on the same device, or a deadlock): validate() names the
+/// problem. Precondition: validate_structure(s) found nothing; durations ≥ 0.
 template <class OnOp, class PairLength = PairBackToBack>
 bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, double latency,
                    OnOp&& on_op, PairLength pair_length = {}) {
+    static_assert(std::numeric_limits<double>::is_iec559, "an all-zero double is +0");
     constexpr std::size_t none = ~std::size_t{0};
     const int stages = s.stages();
     const int devices = s.devices;
-    const auto microbatches = static_cast<std::size_t>(s.microbatches);
-    const int* stage_device = s.stage_device.data();
     const StageRange* ranges = s.microbatch_stages.empty() ? nullptr : s.microbatch_stages.data();
-    // Slot of (stage, microbatch): 2·(stage·m + microbatch), +1 for the backward (B or BW).
-    const std::size_t stage_stride = 2 * microbatches;
-    std::vector<double> end_times(stage_stride * static_cast<std::size_t>(stages), -1.0);
-    double* const end = end_times.data();
+    // Per stage: its pass durations, and the device of each neighbouring stage with the latency
+    // of an input from it (0 on the same device).
+    struct StageLinks {
+        double length[pass_count];
+        double from_previous, from_next;
+        int previous_device, next_device;
+    };
+    std::vector<StageLinks> link_list(static_cast<std::size_t>(stages));
+    for (int stage = 0; stage < stages; ++stage) {
+        StageLinks& l = link_list[static_cast<std::size_t>(stage)];
+        for (int pass = 0; pass < pass_count; ++pass)
+            l.length[pass] = duration[static_cast<std::size_t>(stage * pass_count + pass)];
+        const int here = s.stage_device[stage];
+        l.previous_device = stage > 0 ? s.stage_device[stage - 1] : here;
+        l.next_device = stage + 1 < stages ? s.stage_device[stage + 1] : here;
+        l.from_previous = l.previous_device == here ? 0.0 : latency;
+        l.from_next = l.next_device == here ? 0.0 : latency;
+    }
+    const StageLinks* const links = link_list.data();
+    // Per output slot (output_slot()), the output's end negated: −end ≤ −0 once done, and the
+    // +0 the array starts with. Ends are ≥ 0, so the sign bit alone says "done". The slots of an
+    // op's inputs are its own slot's neighbours (output_slot() puts a microbatch's stages side by
+    // side), which keeps the walk's working set to the microbatches in flight.
+    const ZeroedArray<double> end_store(output_slot_count(s.microbatches, stages));
+    double* const end = end_store.data();
     std::vector<std::size_t> parked(static_cast<std::size_t>(devices), none);
     std::vector<std::size_t> cursor(static_cast<std::size_t>(devices), 0);
     std::vector<double> device_free(static_cast<std::size_t>(devices), 0.0);
@@ -102,10 +139,66 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
     std::size_t ready_count = 0;
     for (int d = devices - 1; d >= 0; --d)
         ready[ready_count++] = d;
-    auto wake = [&](int device, std::size_t slot) {
-        if (parked[device] == slot) {
-            parked[device] = none;
-            ready[ready_count++] = device;
+    // Fills in[] with the inputs of `op` (on device d) by the dependency rule of
+    // op_dependencies.hpp, here in slot form: F(s) waits for F(s−1), its slot − 2; a backward for
+    // F(s), slot − 1, and the backward of s+1, slot + 2; W for B(s), slot + 0 (B and BW share a
+    // slot). Returns how many are done and the start they allow from `start` on, and if one is
+    // not done, which.
+    struct Gathered {
+        double start;
+        int count;
+        bool done;
+        std::size_t waiting_slot;
+        int waiting_device;
+    };
+    auto gather = [end, links, ranges, stages](int d, const Op& op, DataflowInput* in,
+                                               double start) {
+        const StageLinks& l = links[op.stage];
+        const std::size_t slot = output_slot(op, stages);
+        const int first = ranges ? ranges[op.microbatch].first : 0;
+        const int last = ranges ? ranges[op.microbatch].last : stages - 1;
+        Gathered g{start, 0, true, 0, 0};
+        auto input = [&](std::size_t from, int device, double delay) {
+            const double negated = end[from];
+            if (!std::signbit(negated)) {
+                g.done = false;
+                g.waiting_slot = from;
+                g.waiting_device = device;
+                return false;
+            }
+            in[g.count++] = DataflowInput{from, device, -negated};
+            g.start = std::max(g.start, -negated + delay);
+            return true;
+        };
+        switch (op.pass) {
+            case Pass::F:
+                if (op.stage > first) input(slot - 2, l.previous_device, l.from_previous);
+                break;
+            case Pass::B:
+            case Pass::BW:
+                if (input(slot - 1, d, 0.0) && op.stage < last)
+                    input(slot + 2, l.next_device, l.from_next);
+                break;
+            case Pass::W:
+                input(slot, d, 0.0);
+                break;
+        }
+        return g;
+    };
+    // Marks `op`'s output (on device d) done at `finish` and wakes the device that waits for it:
+    // the consumer on another device of F(s) is F(s+1), of a backward the backward of s−1.
+    auto complete = [&](int d, const Op& op, double finish) {
+        if (op.pass == Pass::W) return;
+        const StageLinks& l = links[op.stage];
+        const std::size_t slot = output_slot(op, stages);
+        end[slot] = -finish;
+        const bool forward = op.pass == Pass::F;
+        const int edge = forward ? (ranges ? ranges[op.microbatch].last : stages - 1)
+                                 : (ranges ? ranges[op.microbatch].first : 0);
+        const int to = forward ? l.next_device : l.previous_device;
+        if (op.stage != edge && to != d && parked[to] == slot) {
+            parked[to] = none;
+            ready[ready_count++] = to;
         }
     };
     while (ready_count > 0) {
@@ -115,92 +208,63 @@ bool asap_dataflow(const Schedule& s, const std::vector<double>& duration, doubl
         const std::vector<int>* pairs = s.fb_pairs.empty() ? nullptr : &s.fb_pairs[d];
         std::size_t pos = cursor[d];
         double free = device_free[d];
-        // Fills `op`'s inputs and raises `start` to their arrival; false: `waiting` is not done.
-        auto gather = [&](const Op& op, DataflowInput* in, int& count, double& start,
-                          DataflowInput*& waiting) {
-            const int first = ranges ? ranges[op.microbatch].first : 0;
-            const int last = ranges ? ranges[op.microbatch].last : stages - 1;
-            // The inputs, by schedules' dependency rule; a backward's slot is the same
-            // whether it is B or BW, so the split does not matter here.
-            count = 0;
-            for_each_predecessor(
-                op, StageRange{first, last}, [](int) { return true; },
-                [&](const Op& input) {
-                    in[count++] = {static_cast<std::size_t>(input.stage) * stage_stride +
-                                       2 * static_cast<std::size_t>(input.microbatch) +
-                                       (input.pass == Pass::F ? 0 : 1),
-                                   stage_device[input.stage], 0};
-                });
-            for (int k = 0; k < count; ++k) {
-                in[k].end = end[in[k].slot];
-                if (in[k].end < 0) {
-                    waiting = &in[k];
-                    return false;
-                }
-                start = std::max(start, in[k].end + (in[k].device == d ? 0.0 : latency));
-            }
-            return true;
-        };
-        // Marks `op`'s output done at `finish` and wakes the devices that wait for it.
-        auto complete = [&](const Op& op, double finish) {
-            if (op.pass == Pass::W) return;
-            const int first = ranges ? ranges[op.microbatch].first : 0;
-            const int last = ranges ? ranges[op.microbatch].last : stages - 1;
-            const std::size_t slot = static_cast<std::size_t>(op.stage) * stage_stride +
-                                     2 * static_cast<std::size_t>(op.microbatch) +
-                                     (op.pass == Pass::F ? 0 : 1);
-            end[slot] = finish;
-            for_each_successor(
-                op, StageRange{first, last}, [](int) { return true; },
-                [&](const Op& consumer) {
-                    const int to = stage_device[consumer.stage];
-                    if (to != d) wake(to, slot);
-                });
-        };
-        auto length = [&](const Op& op) {
-            return duration[static_cast<std::size_t>(op.stage) * pass_count +
-                            static_cast<std::size_t>(op.pass)];
-        };
+        // The backward of an F&B pair, timed with its F and reported right after it.
+        bool pair_back = false;
+        DataflowInput back_in[2];
+        int back_count = 0;
+        double back_start = 0;
         for (; pos < op_count; ++pos) {
+            // Devices take turns every few ops, each reading its own list: fetch this one's
+            // next ops while it runs, so they are cached when its turn comes again.
+            detail::prefetch(ops + std::min(pos + 16, op_count - 1));
             const Op op = ops[pos];
             DataflowInput in[2];
             int count = 0;
             double start = free;
-            DataflowInput* waiting = nullptr;
-            const bool paired = pairs && pair_cursor[d] < pairs->size() &&
-                                static_cast<std::size_t>((*pairs)[pair_cursor[d]]) == pos;
-            if (!paired) {
-                if (!gather(op, in, count, start, waiting)) {
-                    if (waiting->device == d) return false;
-                    parked[d] = waiting->slot;
+            double finish = 0;
+            if (pair_back) {
+                pair_back = false;
+                std::copy(back_in, back_in + back_count, in);
+                count = back_count;
+                start = back_start;
+                finish = free;
+            } else if (!pairs || pair_cursor[d] >= pairs->size() ||
+                       static_cast<std::size_t>((*pairs)[pair_cursor[d]]) != pos) {
+                const Gathered g = gather(d, op, in, start);
+                if (!g.done) {
+                    if (g.waiting_device == d) return false;
+                    parked[d] = g.waiting_slot;
                     break;
                 }
-                const double finish = start + length(op);
-                complete(op, finish);
+                count = g.count;
+                start = g.start;
+                finish = start + links[op.stage].length[static_cast<int>(op.pass)];
+                complete(d, op, finish);
                 free = finish;
-                on_op(d, op, in, count, start, finish);
-                continue;
+            } else {
+                // An F&B pair: both ops' inputs first, then one block of time for the two.
+                const Op back = ops[pos + 1];
+                const Gathered front = gather(d, op, in, start);
+                const Gathered rear = front.done ? gather(d, back, back_in, front.start) : front;
+                if (!rear.done) {
+                    if (rear.waiting_device == d) return false;
+                    parked[d] = rear.waiting_slot;
+                    break;
+                }
+                count = front.count;
+                back_count = rear.count;
+                start = rear.start;
+                const double f = links[op.stage].length[static_cast<int>(op.pass)];
+                const double b = links[back.stage].length[static_cast<int>(back.pass)];
+                free = start + pair_length(op, back, f, b);
+                finish = f + b > 0 ? start + (free - start) * f / (f + b) : start;
+                complete(d, op, free);
+                complete(d, back, free);
+                ++pair_cursor[d];
+                pair_back = true;
+                back_start = finish;
             }
-            // An F&B pair: both ops' inputs first, then one block of time for the two.
-            const Op back = ops[pos + 1];
-            DataflowInput back_in[2];
-            int back_count = 0;
-            if (!gather(op, in, count, start, waiting) ||
-                !gather(back, back_in, back_count, start, waiting)) {
-                if (waiting->device == d) return false;
-                parked[d] = waiting->slot;
-                break;
-            }
-            const double f = length(op), b = length(back);
-            const double finish = start + pair_length(op, back, f, b);
-            const double split = f + b > 0 ? start + (finish - start) * f / (f + b) : start;
-            complete(op, finish);
-            complete(back, finish);
-            free = finish;
-            ++pair_cursor[d];
-            on_op(d, op, in, count, start, split);
-            on_op(d, back, back_in, back_count, split, finish);
-            ++pos;
+            on_op(d, op, in, count, start, finish);
         }
         cursor[d] = pos;
         device_free[d] = free;
