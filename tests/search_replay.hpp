@@ -8,6 +8,17 @@
 
 namespace pipesim::test {
 
+// Search options for p devices, m microbatches, a cap in M_B, full-stage costs and a latency.
+inline SearchOptions search_options(int p, int m, double cap, PassCosts full, double c = 0) {
+    SearchOptions o;
+    o.devices = p;
+    o.microbatches = m;
+    o.memory_limit = cap;
+    o.costs = full;
+    o.comm_latency = c;
+    return o;
+}
+
 inline SearchEvaluation replay_evaluation(const Schedule& s, const SearchOptions& o) {
     const Timeline t =
         sim::replay(s,

@@ -17,16 +17,6 @@ namespace {
 constexpr double tol = 1e-9;
 constexpr const char* patterns_prefix = "v-shape patterns";
 
-SearchOptions options(int p, int m, double cap, PassCosts full, double c = 0) {
-    SearchOptions o;
-    o.devices = p;
-    o.microbatches = m;
-    o.memory_limit = cap;
-    o.costs = full;
-    o.comm_latency = c;
-    return o;
-}
-
 // The search, with every candidate of the pattern family checked for validity on the way.
 struct Searched {
     SearchResult result;
@@ -65,7 +55,7 @@ TEST_CASE("six-slot pattern schedules are valid and keep the cap, on random inpu
         const PassCosts full{2.0 * pick(1, 5), 2.0 * pick(1, 5), 2.0 * pick(1, 5)};
         const double c = pick(0, 1);
         CAPTURE(p, m, cap, full.forward, full.backward_input, full.backward_weight, c);
-        const Searched s = search(options(p, m, cap, full, c));
+        const Searched s = search(test::search_options(p, m, cap, full, c));
         CHECK(s.all_valid);
         const SearchEntry* e = patterns_entry(s.result);
         if (!e) continue;  // no block fits this cap
@@ -84,7 +74,7 @@ TEST_CASE("with F = B = W and 1F1B's memory the six-slot patterns idle nowhere",
     // runs without a gap once it has started, within p full-stage microbatches.
     for (int p : {3, 4, 6}) {
         CAPTURE(p);
-        const Searched s = search(options(p, 3 * p, p, PassCosts{1, 1, 1}));
+        const Searched s = search(test::search_options(p, 3 * p, p, PassCosts{1, 1, 1}));
         const SearchEntry* e = patterns_entry(s.result);
         REQUIRE(e);
         CHECK(e->evaluation.bubble_rate == Approx(0).margin(tol));
@@ -98,7 +88,7 @@ TEST_CASE("a larger cap never makes the six-slot patterns worse", "[search][patt
     double previous = 1;
     for (double cap : {2.5, 3.5, 5.0}) {
         CAPTURE(cap);
-        const Searched s = search(options(5, 12, cap, full, 1));
+        const Searched s = search(test::search_options(5, 12, cap, full, 1));
         const SearchEntry* e = patterns_entry(s.result);
         if (!e) continue;
         CHECK(e->evaluation.bubble_rate <= previous + tol);
@@ -127,7 +117,7 @@ TEST_CASE("the capped search is at least as good as the authors' adaptive V sche
          }) {
         CAPTURE(r.p, r.m, r.full.forward, r.full.backward_input, r.full.backward_weight, r.c,
                 r.cap);
-        const Searched s = search(options(r.p, r.m, r.cap, r.full, r.c));
+        const Searched s = search(test::search_options(r.p, r.m, r.cap, r.full, r.c));
         const SearchEntry& best = s.result.ranking.front();
         CHECK(best.fits);
         CHECK(best.evaluation.bubble_rate <= r.bubble);

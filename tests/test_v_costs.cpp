@@ -73,12 +73,7 @@ analysis::Analysis analyze(const char* schedule, int p, int m, PassCosts full, d
 }
 
 SearchResult search(int p, int m, double cap, PassCosts full, double c = 0) {
-    SearchOptions o;
-    o.devices = p;
-    o.microbatches = m;
-    o.memory_limit = cap;
-    o.costs = full;
-    o.comm_latency = c;
+    const SearchOptions o = test::search_options(p, m, cap, full, c);
     return search_schedules(o, [&](const Schedule& s) { return replay_evaluation(s, o); });
 }
 

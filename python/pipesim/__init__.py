@@ -65,7 +65,8 @@ def analyze(schedule=None, p=None, m=None, **options):
     Options (as the command line's flags): v, group_size, costs=(F, B, W) of a full stage (or
     one triple per virtual stage), comm (latency between devices), mem_w_ratio; or a model:
     model, gpu, mb, seq, sequence_parallel, recompute, efficiency, calibration, dist_opt,
-    first_stage_layers, last_stage_layers, with dp and tp.
+    first_stage_layers, last_stage_layers, zero (ZeRO stage 1-3), cp (context-parallel
+    degree), tp_comm_overlap, with dp and tp.
     """
     spec = _pipeline("analyze", schedule, p, m, options)
     result = Result(_pipesim.analyze(spec))

@@ -67,7 +67,7 @@ def cost_triples(value):
 
 
 def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, efficiency, calibration,
-               dist_opt, first_stage_layers, last_stage_layers):
+               dist_opt, first_stage_layers, last_stage_layers, zero, cp, tp_comm_overlap):
     if model is None or gpu is None or mb is None:
         raise ValueError("model-based costs need all of model=NAME, gpu=NAME and mb=B")
     return {
@@ -82,18 +82,22 @@ def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, efficiency, ca
         "calibration": "" if calibration is None else text("calibration", calibration),
         "dist_opt": bool(dist_opt),
         "first_stage_layers": -1 if first_stage_layers is None else integer(
-            "first_stage_layers", first_stage_layers, 1, MAX_LAYERS),
+            "first_stage_layers", first_stage_layers, 0, MAX_LAYERS),
         "last_stage_layers": -1 if last_stage_layers is None else integer(
-            "last_stage_layers", last_stage_layers, 1, MAX_LAYERS),
+            "last_stage_layers", last_stage_layers, 0, MAX_LAYERS),
+        "zero": 0 if zero is None else integer("zero", zero, 1, 3),
+        "cp": 1 if cp is None else integer("cp", cp, 1, MAX_TP),
+        "tp_comm_overlap": bool(tp_comm_overlap),
     }
 
 
 MODEL_KEYS = ("model", "gpu", "mb", "seq", "sequence_parallel", "recompute", "efficiency",
-              "calibration", "dist_opt", "first_stage_layers", "last_stage_layers")
+              "calibration", "dist_opt", "first_stage_layers", "last_stage_layers", "zero", "cp",
+              "tp_comm_overlap")
 MODEL_DEFAULTS = {"model": None, "gpu": None, "mb": None, "seq": None,
                   "sequence_parallel": True, "recompute": "none", "efficiency": None,
                   "calibration": None, "dist_opt": False, "first_stage_layers": None,
-                  "last_stage_layers": None}
+                  "last_stage_layers": None, "zero": None, "cp": None, "tp_comm_overlap": False}
 
 
 def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, tp, model_args,
@@ -135,7 +139,26 @@ def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, t
     d["comm"] = number("comm", comm)
     d["dp"] = integer("dp", dp, 1, MAX_DP)
     d["tp"] = integer("tp", tp, 1, MAX_TP)
+    if d["model"] is not None:
+        check_sharding(d["model"], d["dp"], d["tp"])
     return d
+
+
+def check_sharding(model, dp, tp):
+    """zero, dist_opt and tp_comm_overlap need the parallelism they act on (as the command
+    line's --zero, --dist-opt and --tp-comm-overlap)."""
+    zero = model["zero"]
+    if zero > 0 and dp < 2:
+        raise ValueError(f"zero={zero} shards over data-parallel ranks: give dp=D with D > 1")
+    if model["dist_opt"] and dp < 2:
+        raise ValueError("dist_opt shards over data-parallel ranks: give dp=D with D > 1 (with "
+                         "one rank nothing is sharded)")
+    if zero > 1 and model["dist_opt"]:
+        raise ValueError(f"dist_opt is ZeRO-1 (the optimizer state sharded): drop it or "
+                         f"zero={zero}")
+    if model["tp_comm_overlap"] and tp < 2:
+        raise ValueError("tp_comm_overlap overlaps tensor-parallel collectives: give tp=T with "
+                         "T > 1")
 
 
 def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_reduce,

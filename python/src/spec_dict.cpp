@@ -33,6 +33,9 @@ analysis::ModelSpec model_from_dict(const py::dict& d) {
     m.optimizer.distributed = get<bool>(d, "dist_opt");
     m.partition.first_stage_layers = get<int>(d, "first_stage_layers");
     m.partition.last_stage_layers = get<int>(d, "last_stage_layers");
+    m.optimizer.zero_stage = get<int>(d, "zero");
+    m.workload.cp = get<int>(d, "cp");
+    m.workload.tp_comm_overlap = get<bool>(d, "tp_comm_overlap");
     return m;
 }
 

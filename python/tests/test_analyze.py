@@ -53,6 +53,31 @@ def test_model_based_run_matches_the_command_line(cli):
     assert r.time_unit == "s" and r.model["gpus"] == 16 and 0 < r.mfu < 1
 
 
+def test_sharding_overlap_and_context_parallelism_match_the_command_line(cli):
+    r = pipesim.analyze(schedule="1f1b", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1,
+                        tp=4, dp=8, zero=3, cp=2, tp_comm_overlap=True, last_stage_layers=0)
+    expected = cli("analyze", "-s", "1f1b", "-p", 4, "-m", 8, "--model", "llama2-7b", "--gpu",
+                   "h100-sxm", "--mb", 1, "-t", 4, "--dp", 8, "--zero", 3, "--cp", 2,
+                   "--tp-comm-overlap", "--last-stage-layers", 0, "--json")
+    assert r.to_dict() == expected
+    assert r.model["gpus"] == 4 * 4 * 8 * 2
+
+
+def test_zero_stages_shrink_the_weights_and_optimizer_state():
+    # Per parameter: 18 bytes unsharded (16-bit weights and gradients, fp32 master weights
+    # and two Adam moments); ZeRO-3 over d ranks shards all of them: 18/d.
+    def static_bytes(**kwargs):
+        r = pipesim.analyze(schedule="1f1b", p=2, m=4, model="llama2-7b", gpu="h100-sxm", mb=1,
+                            dp=4, **kwargs)
+        params = [stage["params"] for stage in r.model["virtual_stages"]]
+        return r.model["static_bytes"], params
+    unsharded, params = static_bytes()
+    assert unsharded == pytest.approx([18 * n for n in params], rel=1e-6)
+    for zero, per_param in ((1, 6 + 12 / 4), (2, 2 + 16 / 4), (3, 18 / 4)):
+        sharded, _ = static_bytes(zero=zero)
+        assert sharded == pytest.approx([per_param * n for n in params], rel=1e-6)
+
+
 def test_ops_and_arrays_describe_the_same_timeline():
     r = pipesim.analyze(schedule="zb-h1", p=4, m=8, costs=(1, 2, 1))
     ops = r.timeline()

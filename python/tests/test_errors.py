@@ -14,6 +14,8 @@ import pipesim
      dict(schedule="1f1b", p=4, m=4, model="nope", gpu="h100-sxm", mb=1)),
     (["-s", "1f1b", "-p", 4, "-m", 4, "--model", "llama2-7b", "--gpu", "nope", "--mb", 1],
      dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="nope", mb=1)),
+    (["-s", "1f1b", "-p", 4, "-m", 4, "--model", "llama2-7b", "--gpu", "h100-sxm", "--mb", 1,
+      "--cp", 3], dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, cp=3)),
     (["-s", "1f1b", "-p", 4, "-m", 4, "--costs", "1,1,1:2,2,2"],
      dict(schedule="1f1b", p=4, m=4, costs=[(1, 1, 1), (2, 2, 2)])),
 ])
@@ -41,6 +43,14 @@ def test_library_errors_carry_the_command_lines_message(cli, args, kwargs):
      "recompute"),
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, tp=3),
      "divide|divides"),
+    (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, zero=4),
+     "zero: must be in 1..3, got 4"),
+    (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, zero=2),
+     "zero=2 shards over data-parallel ranks"),
+    (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, dp=2, zero=2,
+          dist_opt=True), "dist_opt is ZeRO-1"),
+    (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1,
+          tp_comm_overlap=True), "tp_comm_overlap overlaps tensor-parallel collectives"),
 ])
 def test_bad_arguments_raise_value_error(kwargs, message):
     with pytest.raises(ValueError, match=message):
