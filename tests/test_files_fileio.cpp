@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 #include "fileio/files.hpp"
@@ -65,6 +66,29 @@ TEST_CASE("files are read whole up to a cap, and written atomically", "[fileio]"
     CHECK(file_extension("a/b.c/Run.CSV") == ".csv");
     CHECK(file_extension("a.d/file") == "");
     CHECK(file_stem("runs/a.b.csv") == "a.b");
+}
+
+TEST_CASE("a file written in pieces is whole or absent", "[fileio]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_fileio_pieces_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "out.txt").string();
+    write_file_atomically(path, [](const TextSink& sink) {
+        for (const char* piece : {"one ", "two ", "three"})
+            sink(piece);
+    });
+    CHECK(read_text_file(path, 100) == "one two three");
+    // A producer failing midway leaves the earlier file and no temporary behind.
+    CHECK_THROWS_WITH(write_file_atomically(path,
+                                            [](const TextSink& sink) {
+                                                sink("partial ");
+                                                throw std::runtime_error("producer failed");
+                                            }),
+                      "producer failed");
+    CHECK(read_text_file(path, 100) == "one two three");
+    CHECK(std::distance(std::filesystem::directory_iterator(dir),
+                        std::filesystem::directory_iterator{}) == 1);
+    std::filesystem::remove_all(dir);
 }
 
 namespace {

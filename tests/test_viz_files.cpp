@@ -1,6 +1,7 @@
 // The saved Timeline JSON format: round trips and located errors for bad files.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -21,6 +22,21 @@ TEST_CASE("a saved timeline reads back equal, transfers and memory model include
     REQUIRE(saved.memory.has_value());
     CHECK(saved.memory->activation == memory.activation);
     CHECK(saved.memory->held_for_w == memory.held_for_w);
+}
+
+TEST_CASE("a saved timeline's text is handed on in pieces of about a megabyte", "[viz]") {
+    // 1F1B with p = 8, m = 2048: 32,768 ops and 28,672 transfers, several megabytes of text.
+    const auto timeline = replayed("1f1b", 8, 2048, 0, 0.1);
+    std::string joined;
+    std::size_t pieces = 0, largest = 0;
+    viz::write_timeline_json(timeline, nullptr, false, [&](std::string_view piece) {
+        ++pieces;
+        largest = std::max(largest, piece.size());
+        joined += piece;
+    });
+    CHECK(joined == viz::timeline_json(timeline));
+    CHECK(pieces >= joined.size() >> 20);
+    CHECK(largest < (std::size_t{1} << 20) + 1024);  // a megabyte and at most one entry
 }
 
 TEST_CASE("times that are not short decimals survive the round trip exactly", "[viz]") {

@@ -136,7 +136,12 @@ bool is_standard_stream(std::string_view path) {
 }
 
 void write_file_atomically(const std::string& requested, std::string_view content) {
-    if (is_standard_stream(requested)) return write_standard_output(content);
+    write_file_atomically(requested, [&](const TextSink& sink) { sink(content); });
+}
+
+void write_file_atomically(const std::string& requested,
+                           const std::function<void(const TextSink&)>& produce) {
+    if (is_standard_stream(requested)) return produce(write_standard_output);
     if (requested.empty() || requested.back() == '/') fail_write(requested, "not a file name");
     const std::string path = write_target(requested);
     // O_EXCL with a random suffix instead of mkstemp: the file gets mode 0666 minus the umask
@@ -153,10 +158,21 @@ void write_file_atomically(const std::string& requested, std::string_view conten
     auto give_up = [&](const char* what, int error) {
         const std::string reason = fmt::format("{}: {}", what, std::strerror(error));
         ::close(fd);
+        fd = -1;
         ::unlink(temp.c_str());
         fail_write(path, reason);
     };
-    if (const int error = write_all(fd, content); error != 0) give_up("write", error);
+    try {
+        produce([&](std::string_view piece) {
+            if (const int error = write_all(fd, piece); error != 0) give_up("write", error);
+        });
+    } catch (...) {
+        if (fd >= 0) {  // give_up closed it already
+            ::close(fd);
+            ::unlink(temp.c_str());
+        }
+        throw;
+    }
     if (::fsync(fd) != 0) give_up("fsync", errno);
     if (::close(fd) != 0) {
         const std::string reason = std::strerror(errno);

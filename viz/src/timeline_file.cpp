@@ -315,8 +315,18 @@ class Reader {
 
 }  // namespace
 
-std::string timeline_json(const Timeline& t, const MemoryModel* memory, bool memory_in_bytes) {
+void write_timeline_json(const Timeline& t, const MemoryModel* memory, bool memory_in_bytes,
+                         const fileio::TextSink& sink) {
+    // Handed on in pieces of about a megabyte: a saved timeline of millions of ops is never
+    // held in memory as one string.
+    constexpr std::size_t piece = 1 << 20;
     std::string out;
+    out.reserve(piece + 4096);
+    auto flush_full = [&] {
+        if (out.size() < piece) return;
+        sink(out);
+        out.clear();
+    };
     out +=
         fmt::format("{{\n  \"format\": \"{}\",\n  \"version\": {},\n", format_tag, format_version);
     out += fmt::format("  \"schedule\": {},\n", json_string(t.schedule));
@@ -339,10 +349,12 @@ std::string timeline_json(const Timeline& t, const MemoryModel* memory, bool mem
     for (std::size_t d = 0; d < t.device_ops.size(); ++d) {
         out += d ? ",\n    [" : "\n    [";
         const auto& ops = t.device_ops[d];
-        for (std::size_t i = 0; i < ops.size(); ++i)
+        for (std::size_t i = 0; i < ops.size(); ++i) {
             out += fmt::format("{}\n      {{{}, \"start\": {}, \"end\": {}}}", i ? "," : "",
                                op_fields(ops[i].op), json_number(ops[i].start),
                                json_number(ops[i].end));
+            flush_full();
+        }
         out += ops.empty() ? "]" : "\n    ]";
     }
     out += t.device_ops.empty() ? "],\n" : "\n  ],\n";
@@ -358,6 +370,7 @@ std::string timeline_json(const Timeline& t, const MemoryModel* memory, bool mem
                 ? std::string()
                 : fmt::format(", \"kind\": \"{}\"",
                               transfer_kind_names[static_cast<std::size_t>(x.kind)]));
+        flush_full();
     }
     out += t.transfers.empty() ? "]" : "\n  ]";
     bool any_pair = false;
@@ -369,7 +382,14 @@ std::string timeline_json(const Timeline& t, const MemoryModel* memory, bool mem
             out += fmt::format("{}\n    [{}]", d ? "," : "", fmt::join(t.fb_pairs[d], ", "));
         out += "\n  ]";
     }
-    return out + "\n}\n";
+    out += "\n}\n";
+    sink(out);
+}
+
+std::string timeline_json(const Timeline& t, const MemoryModel* memory, bool memory_in_bytes) {
+    std::string text;
+    write_timeline_json(t, memory, memory_in_bytes, [&](std::string_view piece) { text += piece; });
+    return text;
 }
 
 SavedTimeline parse_timeline_json(std::string text, std::string source,
@@ -384,7 +404,9 @@ SavedTimeline read_timeline_file(const std::string& path, const TimelineFileLimi
 
 void save_timeline_file(const std::string& path, const Timeline& timeline,
                         const MemoryModel* memory, bool memory_in_bytes) {
-    fileio::write_file_atomically(path, timeline_json(timeline, memory, memory_in_bytes));
+    fileio::write_file_atomically(path, [&](const fileio::TextSink& sink) {
+        write_timeline_json(timeline, memory, memory_in_bytes, sink);
+    });
 }
 
 }  // namespace pipesim::viz

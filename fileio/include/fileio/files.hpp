@@ -2,6 +2,7 @@
 // Reading input files with a size cap, and writing output files whole or not at all.
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,15 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes);
 /// "cannot write PATH: REASON". `-` writes `content` to standard output instead (a stream:
 /// not atomic).
 void write_file_atomically(const std::string& path, std::string_view content);
+
+/// Receives the successive pieces of a file's text.
+using TextSink = std::function<void(std::string_view)>;
+
+/// The same, for a text too large to hold in memory at once: `produce` is called once and
+/// hands the text to its sink piece by piece. An exception from `produce` removes the
+/// temporary and propagates: `path` is untouched.
+void write_file_atomically(const std::string& path,
+                           const std::function<void(const TextSink&)>& produce);
 
 /// Writes all of `text` to `fd`, retrying short writes and EINTR. Returns 0, or the errno of
 /// the write that failed (ENOSPC, EIO, EPIPE, ...); a write of 0 bytes counts as EIO.

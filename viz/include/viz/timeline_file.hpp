@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "fileio/files.hpp"
 #include "fileio/parse_error.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/timeline.hpp"
@@ -43,6 +44,11 @@ struct TimelineFileLimits {
 /// Throws std::invalid_argument for a non-finite time (a timeline that cannot be saved).
 std::string timeline_json(const Timeline& timeline, const MemoryModel* memory = nullptr,
                           bool memory_in_bytes = false);
+
+/// The same text handed to `sink` in pieces of about a megabyte (what save_timeline_file
+/// writes, so that a large timeline's text is never held whole).
+void write_timeline_json(const Timeline& timeline, const MemoryModel* memory, bool memory_in_bytes,
+                         const fileio::TextSink& sink);
 
 /// Parses a saved timeline; `source` names the text in messages (usually the file name).
 /// Checks the shape: p, m, v ≥ 1; placement in range; one op list per device; each op's
