@@ -52,7 +52,9 @@ const std::array cluster_flags = {
             "a preset (see 'pipesim list'; :N resizes it to N nodes) or a\n"
             "cluster JSON file (docs/cluster-format.md)",
             [](SimulateFlags& s, const std::string&, const std::string& v) { s.cluster_name = v; }},
-    SimFlag{"", "--layout-order", "O", "rank order, fastest-varying first (default tp,dp,pp)",
+    SimFlag{"", "--layout-order", "O",
+            "rank order, fastest-varying first (default tp,cp,dp,pp;\n"
+            "without cp, cp goes right after tp)",
             [](SimulateFlags& s, const std::string&, const std::string& v) {
                 s.engine.layout.order = simgrid::parse_layout_order(v);
             }},
@@ -174,9 +176,10 @@ int run_simulate(const std::vector<std::string>& args) {
         fmt::print("{}\n", analysis_json(result, spec).dump(2));
     } else {
         fmt::print("{}", analysis_table(result, spec));
-        fmt::print("\n  {:<22}{} ({}), dp={} × pp={} × tp={} = {} GPUs, order {}\n", "cluster",
-                   run.cluster, run.description, layout.dp, layout.pp, layout.tp, layout.gpus(),
-                   simgrid::layout_order_string(layout.order));
+        fmt::print("\n  {:<22}{} ({}), dp={} × pp={} × tp={}{} = {} GPUs, order {}\n", "cluster",
+                   run.cluster, run.description, layout.dp, layout.pp, layout.tp,
+                   layout.cp > 1 ? fmt::format(" × cp={}", layout.cp) : std::string(),
+                   layout.gpus(), simgrid::layout_order_string(layout.order));
         fmt::print(
             "  {:<22}{:.6g} s (replica 0's pipeline: {:.6g} s; gradient all-reduce "
             "{:.6g} s)\n",

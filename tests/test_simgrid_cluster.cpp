@@ -79,10 +79,42 @@ TEST_CASE("layouts map (replica, device, tensor rank) to GPUs in the given order
     l.order = parse_layout_order("tp,pp,dp");
     CHECK(gpu_index(l, 0, 1, 0) == 2);
     CHECK(gpu_index(l, 1, 0, 0) == 8);
-    CHECK(layout_order_string(l.order) == "tp,pp,dp");
+    CHECK(layout_order_string(l.order) == "tp,cp,pp,dp");  // without cp: right after tp
+    CHECK(layout_order_string(parse_layout_order("pp,dp,tp")) == "pp,dp,tp,cp");
     CHECK_THROWS_WITH(parse_layout_order("tp,pp"),
-                      "layout order 'tp,pp': name each of tp, dp, pp exactly once");
+                      "layout order 'tp,pp': name each of tp, dp, pp exactly once (and cp at "
+                      "most once)");
+    CHECK_THROWS_WITH(parse_layout_order("tp,cp,pp,cp"),
+                      "layout order 'tp,cp,pp,cp': name each of tp, dp, pp exactly once (and cp "
+                      "at most once)");
     CHECK_THROWS_WITH(
         parse_layout_order("tp,pp,xx"),
-        "layout order 'tp,pp,xx': expected tp, dp and pp separated by commas, got 'xx'");
+        "layout order 'tp,pp,xx': expected tp, dp, pp (and cp) separated by commas, got 'xx'");
+}
+
+TEST_CASE("a context-parallel dimension multiplies the GPUs and sits in the given order",
+          "[simgrid][cluster]") {
+    Layout l{2, 3, 2};
+    l.cp = 4;
+    CHECK(l.gpus() == 48);
+    // Default tp,cp,dp,pp: strides 1, 2 (T), 8 (T·C), 16 (T·C·D).
+    CHECK(layout_order_string(l.order) == "tp,cp,dp,pp");
+    CHECK(gpu_index(l, 0, 0, 1, 0) == 1);
+    CHECK(gpu_index(l, 0, 0, 0, 1) == 2);
+    CHECK(gpu_index(l, 1, 0, 0, 0) == 8);
+    CHECK(gpu_index(l, 1, 2, 1, 3) == 1 + 3 * 2 + 8 + 2 * 16);
+    // cp slowest: strides tp 1, dp 2, pp 4, cp 12.
+    l.order = parse_layout_order("tp,dp,pp,cp");
+    CHECK(gpu_index(l, 1, 2, 1, 3) == 1 + 2 + 2 * 4 + 3 * 12);
+    // A CP ring may span nodes (on 8-GPU nodes, tp,cp,… with T·C = 8 fills one node; the
+    // TP groups stay inside nodes either way); a TP group may not.
+    const ClusterSpec c = load_cluster("h200x8:6");
+    CHECK_NOTHROW(check_layout(l, c));
+    l.order = parse_layout_order("cp,dp,pp,tp");  // TP stride C·D·P = 24: across nodes
+    CHECK_THROWS_WITH(check_layout(l, c), Catch::Contains("tensor parallelism must stay inside"));
+    l.order = parse_layout_order("tp,cp,dp,pp");
+    l.dp = 4;  // 96 GPUs
+    CHECK_THROWS_WITH(check_layout(l, c),
+                      "layout dp=4 × pp=3 × tp=2 × cp=4 needs 96 GPUs; cluster 'h200x8' has 48 "
+                      "(6 nodes × 8)");
 }

@@ -247,6 +247,37 @@ TEST_CASE("ring all-reduce of S bytes over n GPUs takes 2(n−1)(L + S/(n·B))",
     }
 }
 
+TEST_CASE("context-parallel ranks all-reduce their gradients with the replicas: D·C members",
+          "[simgrid]") {
+    // (D, C) = (1, 2), (2, 2), (1, 4): one ring of n = D·C GPUs, each on its own node.
+    for (const auto [d, c] : {std::pair{1, 2}, std::pair{2, 2}, std::pair{1, 4}}) {
+        CAPTURE(d, c);
+        const int n = d * c;
+        const double bytes = 1e8, bandwidth = 1e10, latency = 2e-5;
+        const std::string result = run_in_child([&, d = d, c = c] {
+            const Schedule s = generate_schedule("1f1b", GeneratorOptions{1, 1, 1, 0});
+            SimOptions after_pipeline;
+            after_pipeline.overlap_grad_reduce = false;
+            Layout layout{d, 1, 1};
+            layout.cp = c;
+            const SimResult sim =
+                simulate(s, simple_workload(uniform_stage_costs(1, 1, 1, 1, 1), 1, 0, bytes),
+                         test_cluster(n, 1, bandwidth, 1e-6, latency), layout, after_pipeline);
+            return fmt::format("{:.17g} {:.17g} {}", sim.grad_reduce_time, sim.iteration_time,
+                               sim.gpus_used);
+        });
+        std::istringstream in(result);
+        double reduce = 0, iteration = 0;
+        int gpus = 0;
+        in >> reduce >> iteration >> gpus;
+        INFO(result);
+        const double expected = 2.0 * (n - 1) * (latency + bytes / n / bandwidth);
+        CHECK(gpus == n);
+        CHECK(reduce == Approx(expected).epsilon(1e-9));
+        CHECK(iteration == Approx(3.0 + expected).epsilon(1e-9));
+    }
+}
+
 TEST_CASE("a straggler at factor k on one stage acts as that stage's costs × k", "[simgrid]") {
     const double k = 1.7;
     const Schedule s = generate_schedule("1f1b", GeneratorOptions{4, 8, 1, 0});

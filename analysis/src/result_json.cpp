@@ -57,6 +57,7 @@ void add_cluster_json(nlohmann::ordered_json& j, const Analysis& a, const Cluste
     j["cluster"] = run.cluster;
     j["dp"] = layout.dp;
     j["tp"] = layout.tp;
+    j["cp"] = layout.cp;
     j["gpus"] = layout.gpus();
     j["layout_order"] = simgrid::layout_order_string(layout.order);
     j["iteration_time"] = a.iteration_time;

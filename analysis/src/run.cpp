@@ -178,6 +178,7 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     run.layout.dp = spec.dp;
     run.layout.tp = spec.tp;
     run.layout.pp = a.schedule.devices;
+    run.layout.cp = a.model ? a.model->workload.cp : 1;
     simgrid::SimWorkload workload =
         a.model ? workload_from_plan(a.model->plan, a.schedule, spec.tp,
                                      spec.costs.model->optimizer.sharding())
@@ -229,11 +230,6 @@ void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
 
 Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
     check_spec(spec);
-    if (std::holds_alternative<SimGridEngine>(engine) && spec.costs.model &&
-        spec.costs.model->workload.cp > 1)
-        throw std::invalid_argument(
-            "context parallelism (--cp) is modeled by the analytic replay only: the cluster "
-            "layout has no context-parallel dimension");
     check_run_memory(spec, engine);
     Pipeline pipeline;
     pipeline.spec = spec;

@@ -39,9 +39,12 @@ std::vector<std::vector<int>> channel_rings(const std::vector<int>& members, int
 std::vector<std::vector<int>> gradient_rings(const Layout& layout, int device, int gpus_per_node) {
     std::vector<std::vector<int>> rings;
     for (int t = 0; t < layout.tp; ++t) {
+        // Context-parallel ranks hold the same weights: they reduce with the replicas.
         std::vector<int> rail;
         for (int r = 0; r < layout.dp; ++r)
-            rail.push_back(gpu_index(layout, r, device, t));
+            for (int c = 0; c < layout.cp; ++c)
+                rail.push_back(gpu_index(layout, r, device, t, c));
+        std::sort(rail.begin(), rail.end());
         for (auto& ring : channel_rings(rail, gpus_per_node))
             rings.push_back(std::move(ring));
     }

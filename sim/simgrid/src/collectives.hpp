@@ -26,8 +26,9 @@ int ring_steps(CollectiveKind kind, int members);
 /// 1/k of the data; otherwise the one ring `members`.
 std::vector<std::vector<int>> channel_rings(const std::vector<int>& members, int gpus_per_node);
 
-/// The rings that reduce pipeline device `device`'s gradients over the data-parallel replicas:
-/// one rail per TP rank (its GPUs in replica order), each as channel_rings(). Every rail has
+/// The rings that reduce pipeline device `device`'s gradients over the data-parallel replicas
+/// and the context-parallel ranks (D·C GPUs holding the same weights): one rail per TP rank
+/// (its GPUs in index order), each as channel_rings(). Every rail has
 /// the same layout, so all rings have one size and there are `tp` × channels of them.
 std::vector<std::vector<int>> gradient_rings(const Layout& layout, int device, int gpus_per_node);
 

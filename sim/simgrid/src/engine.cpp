@@ -29,8 +29,8 @@ namespace {
 
 std::atomic<bool> engine_used{false};
 
-// Per (replica, device): the time multiplier of the device's TP group, which runs at its
-// slowest GPU's pace.
+// Per (replica, device): the time multiplier of the device's TP and CP group, which runs at
+// its slowest GPU's pace.
 std::vector<double> device_slowdowns(const ClusterSpec& cluster, const Layout& layout,
                                      const std::vector<double>& speeds, const SimOptions& options) {
     std::vector<double> gpu_slowdown(static_cast<std::size_t>(layout.gpus()), 1.0);
@@ -43,7 +43,8 @@ std::vector<double> device_slowdowns(const ClusterSpec& cluster, const Layout& l
         for (int d = 0; d < layout.pp; ++d) {
             double slowest = 0;
             for (int t = 0; t < layout.tp; ++t)
-                slowest = std::max(slowest, gpu_slowdown[gpu_index(layout, r, d, t)]);
+                for (int c = 0; c < layout.cp; ++c)
+                    slowest = std::max(slowest, gpu_slowdown[gpu_index(layout, r, d, t, c)]);
             slowdown[static_cast<std::size_t>(r) * layout.pp + d] = slowest;
         }
     return slowdown;
@@ -54,7 +55,7 @@ void check_run_size(const Schedule& schedule, const ClusterSpec& cluster, const 
                     int replicas, std::size_t routes, const SimOptions& options) {
     const std::size_t p = static_cast<std::size_t>(layout.pp);
     detail::RunSize size;
-    size.actors = static_cast<std::size_t>(replicas) * p + (layout.dp > 1 ? p : 0);
+    size.actors = static_cast<std::size_t>(replicas) * p + (layout.dp * layout.cp > 1 ? p : 0);
     size.gpus = static_cast<std::size_t>(layout.gpus());
     size.routes = routes;
     // platform.cpp: zones of a few nodes, each a full zone of their GPUs; a fat tree's zones
@@ -205,7 +206,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
             mailbox->set_receiver(actors[static_cast<std::size_t>(r) * p + dst]);
             s.channels.push_back(mailbox);
         }
-    if (layout.dp > 1)
+    if (layout.dp * layout.cp > 1)  // CP ranks hold the same weights: they reduce too
         for (int d = 0; d < p; ++d)
             if (workload.gradient_bytes[d] > 0)
                 sg::Actor::create(fmt::format("reduce{}", d), s.gpu(0, d, 0),

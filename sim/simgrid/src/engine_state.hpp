@@ -103,7 +103,8 @@ class DeviceActor {
     int device_;
 };
 
-/// Reduces one device's gradients across all D replicas (T rails, each over NCCL-style channel
+/// Reduces one device's gradients across all D replicas and their C context-parallel ranks,
+/// which hold the same weights (T rails, each over NCCL-style channel
 /// rings): an all-reduce, or with a distributed optimizer a reduce-scatter of the gradients
 /// and an all-gather of the updated 16-bit parameters. With overlap it starts once every
 /// simulated replica of the device started its last weight-gradient op (W or BW: the backward

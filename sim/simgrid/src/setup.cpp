@@ -134,7 +134,7 @@ std::vector<std::pair<int, int>> communicating_pairs(
             for (int t = 0; t < l.tp && l.tp > 1; ++t)
                 pairs.emplace(gpu_index(l, r, d, t), gpu_index(l, r, d, (t + 1) % l.tp));
     }
-    if (l.dp > 1)
+    if (l.dp * l.cp > 1)
         for (int d = 0; d < l.pp; ++d)
             for (const auto& ring : gradient_rings(l, d, gpus_per_node))
                 for (std::size_t k = 0; k < ring.size(); ++k)
