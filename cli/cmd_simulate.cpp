@@ -69,13 +69,15 @@ const std::array cluster_flags = {
                 s.engine.grad_bytes = parse_number(f, v, 0.0);
             }},
     SimFlag{"", "--overlap-grad-reduce", "",
-            "reduce a device's gradients during its last backward (default; needs --dp > 1)",
+            "reduce a device's gradients during its last backward (default; needs\n"
+            "--dp > 1 or --cp > 1)",
             [](SimulateFlags& s, const std::string& f, const std::string&) {
                 s.engine.options.overlap_grad_reduce = true;
                 s.overlap_flag = f;
             }},
     SimFlag{"", "--no-overlap-grad-reduce", "",
-            "reduce gradients only after the whole pipeline (needs --dp > 1)",
+            "reduce gradients only after the whole pipeline (needs --dp > 1 or\n"
+            "--cp > 1)",
             [](SimulateFlags& s, const std::string& f, const std::string&) {
                 s.engine.options.overlap_grad_reduce = false;
                 s.overlap_flag = f;
@@ -137,9 +139,12 @@ int run_simulate(const std::vector<std::string>& args) {
     check_html_flag(html, viz_outputs, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
-    if (!flags.overlap_flag.empty() && spec.dp < 2)
+    // Context-parallel ranks hold the same weights: they reduce gradients like replicas.
+    const int cp = spec.costs.model ? spec.costs.model->workload.cp : 1;
+    if (!flags.overlap_flag.empty() && spec.dp * cp < 2)
         throw UsageError(fmt::format(
-            "{} needs data parallelism (--dp D with D > 1): there is no gradient reduction",
+            "{} needs data or context parallelism (--dp D or --cp C above 1): there is no "
+            "gradient reduction",
             flags.overlap_flag));
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
@@ -157,7 +162,7 @@ int run_simulate(const std::vector<std::string>& args) {
     if (!json && report) {
         fmt::print("simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
                    prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
-                   spec.dp * prepared.schedule.devices * spec.tp, cluster.name);
+                   spec.dp * prepared.schedule.devices * spec.tp * cp, cluster.name);
         std::fflush(stdout);
     }
     const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);

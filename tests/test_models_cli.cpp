@@ -182,6 +182,26 @@ TEST_CASE("simulate --cp lays out D·P·T·C GPUs as analyze counts them, close 
     CHECK(ts - ta > 0);  // the messages cost something
 }
 
+TEST_CASE("simulate --cp without replicas still reduces gradients over the CP ranks",
+          "[models][simgrid]") {
+    // One replica, c = 2: the two GPUs of each stage hold the same weights; reduced after the
+    // pipeline, the all-reduce adds its whole length to the replica's makespan.
+    const auto r = run_pipesim(
+        "simulate -s 1f1b -p 2 -m 4 --model llama2-7b --gpu h100-sxm --mb 1 --seq 8192 --cp 2 "
+        "--cluster dgx-h100:1 --no-overlap-grad-reduce --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["gpus"] == 4);
+    const double reduce = j["grad_reduce_time"], makespan = j["replica_makespan"][0];
+    CHECK(reduce > 0);
+    CHECK(j["iteration_time"].get<double>() == Approx(makespan + reduce).epsilon(1e-9));
+    const auto no_cp = run_pipesim(
+        "simulate -s 1f1b -p 2 -m 4 --model llama2-7b --gpu h100-sxm --mb 1 --seq 8192 "
+        "--cluster dgx-h100:1 --no-overlap-grad-reduce");
+    CHECK(no_cp.exit_code == 2);
+    CHECK_THAT(no_cp.err, Catch::Contains("needs data or context parallelism"));
+}
+
 TEST_CASE("hostile model and calibration files get one short line and exit code 2", "[models]") {
     const auto dir = std::filesystem::temp_directory_path();
     const auto deep = dir / "pipesim_models_deep.json";
