@@ -112,6 +112,11 @@ TEST_CASE("a context-parallel dimension multiplies the GPUs and sits in the give
     CHECK_NOTHROW(check_layout(l, c));
     l.order = parse_layout_order("cp,dp,pp,tp");  // TP stride C·D·P = 24: across nodes
     CHECK_THROWS_WITH(check_layout(l, c), Catch::Contains("tensor parallelism must stay inside"));
+    // T·C = 16 > 8 GPUs per node: the CP ring spans two nodes, each TP group stays in one.
+    Layout wide{1, 1, 4};
+    wide.cp = 4;
+    CHECK_NOTHROW(check_layout(wide, load_cluster("h200x8:2")));
+    CHECK(gpu_index(wide, 0, 0, 0, 2) / 8 == 1);
     l.order = parse_layout_order("tp,cp,dp,pp");
     l.dp = 4;  // 96 GPUs
     CHECK_THROWS_WITH(check_layout(l, c),
