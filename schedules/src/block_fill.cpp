@@ -139,6 +139,7 @@ class Filler {
           stages_(schedule.stages()),
           duration_(duration),
           memory_(memory),
+          microbatches_(static_cast<std::size_t>(schedule.microbatches)),
           end_(output_slot_count(schedule.microbatches, schedule.stages()), -1.0),
           position_(dense_op_count(schedule.microbatches, schedule.stages()), -1),
           chunk_(static_cast<std::size_t>(stages_), 0),
@@ -156,9 +157,9 @@ class Filler {
             dev.ready.resize(static_cast<std::size_t>(chunks[d]) * pass_count);
             std::vector<double> change(order.size());
             for (std::size_t k = 0; k < order.size(); ++k) {
-                position_[dense_op_index(order[k], stages_)] = static_cast<std::int32_t>(k);
+                position_[op_index(order[k])] = static_cast<std::int32_t>(k);
                 change[k] = memory_change(order[k], memory_);
-                if (inputs_end(order[k], stages_, end_) == 0) dev.waiting.emplace_back(0.0, k);
+                if (inputs_end(order[k]) == 0) dev.waiting.emplace_back(0.0, k);
             }
             dev.climb = ClimbTree(change);
         }
@@ -224,14 +225,14 @@ class Filler {
         const double finish = t + duration_[static_cast<std::size_t>(op.stage) * pass_count +
                                             static_cast<std::size_t>(op.pass)];
         if (op.pass == Pass::W) return finish;
-        end_[output_slot(op, stages_)] = finish;
+        end_[slot(op)] = finish;
         // The ops waiting for this one whose inputs are now all done.
         auto split = [&](int stage) {
-            return position_[dense_op_index(Op{Pass::B, op.microbatch, stage}, stages_)] >= 0;
+            return position_[op_index(Op{Pass::B, op.microbatch, stage})] >= 0;
         };
         for (const Op& next : successors(op, StageRange{0, stages_ - 1}, split)) {
-            const std::int32_t k = position_[dense_op_index(next, stages_)];
-            const double inputs = inputs_end(next, stages_, end_);
+            const std::int32_t k = position_[op_index(next)];
+            const double inputs = inputs_end(next);
             if (k >= 0 && inputs >= 0) {
                 const int d = schedule_.stage_device[next.stage];
                 devices_[d].waiting.emplace_back(inputs, static_cast<std::size_t>(k));
@@ -271,8 +272,35 @@ class Filler {
     }
 
   private:
+    // Per-op state is kept stage by stage (then microbatch): a device runs its stages'
+    // microbatches in about increasing order, so it reads and writes them in sequence.
+    std::size_t stage_major(const Op& op) const {
+        return static_cast<std::size_t>(op.stage) * microbatches_ +
+               static_cast<std::size_t>(op.microbatch);
+    }
+    // The op's output slot in end_ (B and BW share one).
+    std::size_t slot(const Op& op) const {
+        return stage_major(op) * 2 + (op.pass == Pass::F ? 0 : 1);
+    }
+    std::size_t op_index(const Op& op) const {
+        return stage_major(op) * pass_count + static_cast<std::size_t>(op.pass);
+    }
+    // inputs_end() (block_timing.hpp) over this layout of end_.
+    double inputs_end(const Op& op) const {
+        double latest = 0;
+        bool done = true;
+        for_each_predecessor(
+            op, StageRange{0, stages_ - 1}, [](int) { return true; },
+            [&](const Op& input) {
+                const double e = end_[slot(input)];
+                done = done && e >= 0;
+                latest = std::max(latest, e);
+            });
+        return done ? latest : -1;
+    }
+
     bool ready(const Op& op, double t) const {
-        const double inputs = inputs_end(op, stages_, end_);
+        const double inputs = inputs_end(op);
         return inputs >= 0 && inputs <= t + tolerance;
     }
 
@@ -293,8 +321,9 @@ class Filler {
     int stages_;
     const std::vector<double>& duration_;
     const MemoryModel& memory_;
-    std::vector<double> end_;
-    std::vector<std::int32_t> position_;  ///< per dense_op_index: place in its device's order
+    std::size_t microbatches_;
+    std::vector<double> end_;             ///< per slot(): when the op's output is done, or −1
+    std::vector<std::int32_t> position_;  ///< per op_index(): place in its device's order
     std::vector<int> chunk_;              ///< per stage: its index among its device's stages
     std::vector<FillingDevice> devices_;
     /// When a device may have something new to run (an op's inputs done), by time.
