@@ -129,6 +129,9 @@ struct FillingDevice {
     std::vector<ReadyAt> waiting;             ///< few: one per input running elsewhere, mostly
     std::vector<MinHeap<std::size_t>> ready;  ///< by local chunk · pass_count + pass
     ClimbTree climb;
+    /// Ops pulled ahead whose leaves `climb` has not cleared yet: climbs are measured from the
+    /// head on, so those the head has passed by the next measure never need clearing.
+    std::vector<std::uint32_t> unclear;
     std::vector<std::size_t> candidates;  ///< choose()'s scratch
 };
 
@@ -206,6 +209,12 @@ class Filler {
             if (k < last) candidates.push_back(k);
         }
         std::sort(candidates.begin(), candidates.end());
+        if (!candidates.empty()) {
+            // A climb from the head reads only nodes whose leaves are all at or after it.
+            for (const std::uint32_t k : dev.unclear)
+                if (k >= dev.head) dev.climb.clear(k);
+            dev.unclear.clear();
+        }
         for (const std::size_t k : candidates) {
             const double rise = std::max(0.0, dev.climb.highest_prefix(dev.head, k));
             if (dev.held + memory_change(order[k], memory_) + rise <= dev.cap + tolerance) return k;
@@ -218,7 +227,7 @@ class Filler {
         const Op& op = (*dev.order)[position];
         dev.taken[position] = 1;
         // Climbs are measured from the head on: only an op pulled ahead needs clearing.
-        if (position != dev.head) dev.climb.clear(position);
+        if (position != dev.head) dev.unclear.push_back(static_cast<std::uint32_t>(position));
         dev.out.push_back(op);
         dev.held += memory_change(op, memory_);
         if (op.pass == Pass::F) --dev.forwards_left;
