@@ -126,8 +126,8 @@ struct FillingDevice {
     std::size_t lookahead = 0;
     int forwards_left = 0;
     std::vector<Op> out;
-    std::vector<ReadyAt> waiting;             ///< few: one per input running elsewhere, mostly
-    std::vector<MinHeap<std::size_t>> ready;  ///< by local chunk · pass_count + pass
+    std::vector<ReadyAt> waiting;               ///< few: one per input running elsewhere, mostly
+    std::vector<MinHeap<std::uint32_t>> ready;  ///< by local chunk · pass_count + pass
     ClimbTree climb;
     /// Ops pulled ahead whose leaves `climb` has not cleared yet: climbs are measured from the
     /// head on, so those the head has passed by the next measure never need clearing.
@@ -188,7 +188,7 @@ class Filler {
             if (w.first > t + tolerance)
                 dev.waiting[kept++] = w;
             else if (w.second != dev.head)  // the head is looked at directly
-                dev.ready[group(order[w.second])].push(w.second);
+                dev.ready[group(order[w.second])].push(static_cast<std::uint32_t>(w.second));
         }
         dev.waiting.resize(kept);
         if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W) {
@@ -320,7 +320,7 @@ class Filler {
 
     // The first position of group g whose op is ready and not taken (the order's size if none).
     static std::size_t first_ready(FillingDevice& dev, std::size_t g) {
-        MinHeap<std::size_t>& heap = dev.ready[g];
+        MinHeap<std::uint32_t>& heap = dev.ready[g];
         while (!heap.empty() && dev.taken[heap.top()])
             heap.pop();
         return heap.empty() ? dev.order->size() : heap.top();
