@@ -34,16 +34,21 @@ class ClimbTree {
             node_[k] = combine(node_[2 * k], node_[2 * k + 1]);
     }
 
+    // Ranges asked for are at most `longest` ops long from now on. A range reads only nodes
+    // whose ops all lie in it, so clear() need not update the nodes over more ops.
+    void limit(std::size_t longest) { longest_ = longest; }
+
     // The op at `position` is taken: its change counts 0 from now on.
     void clear(std::size_t position) {
         std::size_t k = n_ + position;
         node_[k] = Node{0, 0};
-        for (k /= 2; k > 0; k /= 2)
+        // The node k/2^h holds 2^h ops.
+        for (std::size_t held = 2; (k /= 2) > 0 && held <= longest_; held *= 2)
             node_[k] = combine(node_[2 * k], node_[2 * k + 1]);
     }
 
     // The highest sum of the changes at first..j over j in first..last−1. Precondition:
-    // first < last ≤ the order's size.
+    // first < last ≤ the order's size, last − first ≤ the limit.
     double highest_prefix(std::size_t first, std::size_t last) const {
         Node left{0, -std::numeric_limits<double>::infinity()};
         Node right = left;
@@ -64,6 +69,7 @@ class ClimbTree {
     }
 
     std::size_t n_ = 0;
+    std::size_t longest_ = std::numeric_limits<std::size_t>::max();
     std::vector<Node> node_;
 };
 
@@ -367,6 +373,7 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
         const std::size_t ops_per_microbatch =
             order.size() / static_cast<std::size_t>(std::max(1, schedule.microbatches)) + 1;
         dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);
+        dev.climb.limit(dev.lookahead);  // climbs from the head to a candidate within it
     }
     // Devices by the time they are free (ties: the lower index); a device that finds
     // nothing to run waits, parked, until the next op ends anywhere. Only an op whose inputs
