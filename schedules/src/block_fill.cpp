@@ -34,16 +34,21 @@ class ClimbTree {
             node_[k] = combine(node_[2 * k], node_[2 * k + 1]);
     }
 
+    // Ranges asked for are at most `longest` ops long from now on. A range reads only nodes
+    // whose ops all lie in it, so clear() need not update the nodes over more ops.
+    void limit(std::size_t longest) { longest_ = longest; }
+
     // The op at `position` is taken: its change counts 0 from now on.
     void clear(std::size_t position) {
         std::size_t k = n_ + position;
         node_[k] = Node{0, 0};
-        for (k /= 2; k > 0; k /= 2)
+        // The node k/2^h holds 2^h ops.
+        for (std::size_t held = 2; (k /= 2) > 0 && held <= longest_; held *= 2)
             node_[k] = combine(node_[2 * k], node_[2 * k + 1]);
     }
 
     // The highest sum of the changes at first..j over j in first..last−1. Precondition:
-    // first < last ≤ the order's size.
+    // first < last ≤ the order's size, last − first ≤ the limit.
     double highest_prefix(std::size_t first, std::size_t last) const {
         Node left{0, -std::numeric_limits<double>::infinity()};
         Node right = left;
@@ -64,6 +69,7 @@ class ClimbTree {
     }
 
     std::size_t n_ = 0;
+    std::size_t longest_ = std::numeric_limits<std::size_t>::max();
     std::vector<Node> node_;
 };
 
@@ -126,9 +132,12 @@ struct FillingDevice {
     std::size_t lookahead = 0;
     int forwards_left = 0;
     std::vector<Op> out;
-    std::vector<ReadyAt> waiting;             ///< few: one per input running elsewhere, mostly
-    std::vector<MinHeap<std::size_t>> ready;  ///< by local chunk · pass_count + pass
+    std::vector<ReadyAt> waiting;               ///< few: one per input running elsewhere, mostly
+    std::vector<MinHeap<std::uint32_t>> ready;  ///< by local chunk · pass_count + pass
     ClimbTree climb;
+    /// Ops pulled ahead whose leaves `climb` has not cleared yet: climbs are measured from the
+    /// head on, so those the head has passed by the next measure never need clearing.
+    std::vector<std::uint32_t> unclear;
     std::vector<std::size_t> candidates;  ///< choose()'s scratch
 };
 
@@ -139,6 +148,7 @@ class Filler {
           stages_(schedule.stages()),
           duration_(duration),
           memory_(memory),
+          microbatches_(static_cast<std::size_t>(schedule.microbatches)),
           end_(output_slot_count(schedule.microbatches, schedule.stages()), -1.0),
           position_(dense_op_count(schedule.microbatches, schedule.stages()), -1),
           chunk_(static_cast<std::size_t>(stages_), 0),
@@ -156,9 +166,9 @@ class Filler {
             dev.ready.resize(static_cast<std::size_t>(chunks[d]) * pass_count);
             std::vector<double> change(order.size());
             for (std::size_t k = 0; k < order.size(); ++k) {
-                position_[dense_op_index(order[k], stages_)] = static_cast<std::int32_t>(k);
+                position_[op_index(order[k])] = static_cast<std::int32_t>(k);
                 change[k] = memory_change(order[k], memory_);
-                if (inputs_end(order[k], stages_, end_) == 0) dev.waiting.emplace_back(0.0, k);
+                if (inputs_end(order[k]) == 0) dev.waiting.emplace_back(0.0, k);
             }
             dev.climb = ClimbTree(change);
         }
@@ -184,7 +194,7 @@ class Filler {
             if (w.first > t + tolerance)
                 dev.waiting[kept++] = w;
             else if (w.second != dev.head)  // the head is looked at directly
-                dev.ready[group(order[w.second])].push(w.second);
+                dev.ready[group(order[w.second])].push(static_cast<std::uint32_t>(w.second));
         }
         dev.waiting.resize(kept);
         if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W) {
@@ -205,6 +215,12 @@ class Filler {
             if (k < last) candidates.push_back(k);
         }
         std::sort(candidates.begin(), candidates.end());
+        if (!candidates.empty()) {
+            // A climb from the head reads only nodes whose leaves are all at or after it.
+            for (const std::uint32_t k : dev.unclear)
+                if (k >= dev.head) dev.climb.clear(k);
+            dev.unclear.clear();
+        }
         for (const std::size_t k : candidates) {
             const double rise = std::max(0.0, dev.climb.highest_prefix(dev.head, k));
             if (dev.held + memory_change(order[k], memory_) + rise <= dev.cap + tolerance) return k;
@@ -217,21 +233,21 @@ class Filler {
         const Op& op = (*dev.order)[position];
         dev.taken[position] = 1;
         // Climbs are measured from the head on: only an op pulled ahead needs clearing.
-        if (position != dev.head) dev.climb.clear(position);
+        if (position != dev.head) dev.unclear.push_back(static_cast<std::uint32_t>(position));
         dev.out.push_back(op);
         dev.held += memory_change(op, memory_);
         if (op.pass == Pass::F) --dev.forwards_left;
         const double finish = t + duration_[static_cast<std::size_t>(op.stage) * pass_count +
                                             static_cast<std::size_t>(op.pass)];
         if (op.pass == Pass::W) return finish;
-        end_[output_slot(op, stages_)] = finish;
+        end_[slot(op)] = finish;
         // The ops waiting for this one whose inputs are now all done.
         auto split = [&](int stage) {
-            return position_[dense_op_index(Op{Pass::B, op.microbatch, stage}, stages_)] >= 0;
+            return position_[op_index(Op{Pass::B, op.microbatch, stage})] >= 0;
         };
         for (const Op& next : successors(op, StageRange{0, stages_ - 1}, split)) {
-            const std::int32_t k = position_[dense_op_index(next, stages_)];
-            const double inputs = inputs_end(next, stages_, end_);
+            const std::int32_t k = position_[op_index(next)];
+            const double inputs = inputs_end(next);
             if (k >= 0 && inputs >= 0) {
                 const int d = schedule_.stage_device[next.stage];
                 devices_[d].waiting.emplace_back(inputs, static_cast<std::size_t>(k));
@@ -271,8 +287,35 @@ class Filler {
     }
 
   private:
+    // Per-op state is kept stage by stage (then microbatch): a device runs its stages'
+    // microbatches in about increasing order, so it reads and writes them in sequence.
+    std::size_t stage_major(const Op& op) const {
+        return static_cast<std::size_t>(op.stage) * microbatches_ +
+               static_cast<std::size_t>(op.microbatch);
+    }
+    // The op's output slot in end_ (B and BW share one).
+    std::size_t slot(const Op& op) const {
+        return stage_major(op) * 2 + (op.pass == Pass::F ? 0 : 1);
+    }
+    std::size_t op_index(const Op& op) const {
+        return stage_major(op) * pass_count + static_cast<std::size_t>(op.pass);
+    }
+    // inputs_end() (block_timing.hpp) over this layout of end_.
+    double inputs_end(const Op& op) const {
+        double latest = 0;
+        bool done = true;
+        for_each_predecessor(
+            op, StageRange{0, stages_ - 1}, [](int) { return true; },
+            [&](const Op& input) {
+                const double e = end_[slot(input)];
+                done = done && e >= 0;
+                latest = std::max(latest, e);
+            });
+        return done ? latest : -1;
+    }
+
     bool ready(const Op& op, double t) const {
-        const double inputs = inputs_end(op, stages_, end_);
+        const double inputs = inputs_end(op);
         return inputs >= 0 && inputs <= t + tolerance;
     }
 
@@ -283,7 +326,7 @@ class Filler {
 
     // The first position of group g whose op is ready and not taken (the order's size if none).
     static std::size_t first_ready(FillingDevice& dev, std::size_t g) {
-        MinHeap<std::size_t>& heap = dev.ready[g];
+        MinHeap<std::uint32_t>& heap = dev.ready[g];
         while (!heap.empty() && dev.taken[heap.top()])
             heap.pop();
         return heap.empty() ? dev.order->size() : heap.top();
@@ -293,8 +336,9 @@ class Filler {
     int stages_;
     const std::vector<double>& duration_;
     const MemoryModel& memory_;
-    std::vector<double> end_;
-    std::vector<std::int32_t> position_;  ///< per dense_op_index: place in its device's order
+    std::size_t microbatches_;
+    std::vector<double> end_;             ///< per slot(): when the op's output is done, or −1
+    std::vector<std::int32_t> position_;  ///< per op_index(): place in its device's order
     std::vector<int> chunk_;              ///< per stage: its index among its device's stages
     std::vector<FillingDevice> devices_;
     /// When a device may have something new to run (an op's inputs done), by time.
@@ -329,6 +373,7 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
         const std::size_t ops_per_microbatch =
             order.size() / static_cast<std::size_t>(std::max(1, schedule.microbatches)) + 1;
         dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);
+        dev.climb.limit(dev.lookahead);  // climbs from the head to a candidate within it
     }
     // Devices by the time they are free (ties: the lower index); a device that finds
     // nothing to run waits, parked, until the next op ends anywhere. Only an op whose inputs
