@@ -146,7 +146,7 @@ const std::array model_flags = {
          }},
     Flag{"", "--cp", "C",
          "context parallelism: ring attention over C GPUs, each holding\n"
-         "s/C of every sequence (analyze only; C must divide s)",
+         "s/C of every sequence (C must divide s)",
          [](State& s, const std::string& f, const std::string& v) {
              s.model.workload.cp = parse_int(f, v, 1, bounds::max_tp);
          }},
