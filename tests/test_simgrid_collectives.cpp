@@ -11,6 +11,7 @@
 #include "schedules/costs.hpp"
 #include "schedules/registry.hpp"
 #include "sim/simgrid/simulate.hpp"
+#include "simgrid_fixtures.hpp"
 
 using namespace pipesim;
 using namespace pipesim::simgrid;
@@ -21,14 +22,8 @@ namespace {
 // `nodes` nodes of `per_node` GPUs, one NIC per GPU at `nic` bytes/s; every route has
 // latency `latency`; GPU ports inside a node at `port` bytes/s.
 ClusterSpec cluster(int nodes, int per_node, double nic, double port, double latency) {
-    ClusterSpec c;
-    c.name = "test";
-    c.gpus_per_node = per_node;
-    c.nodes = {NodeGroup{nodes, "a100-80gb", 1.0}};
-    c.intra_node = LinkSpec{port, latency};
-    c.nic = LinkSpec{nic, latency};
-    c.nic_per_gpu = true;
-    return c;
+    return test::small_cluster(nodes, per_node, "a100-80gb", LinkSpec{port, latency},
+                               LinkSpec{nic, latency});
 }
 
 // One device, one microbatch: F = 1, B = 1, W = 1 (1F1B runs F then BW = 2).

@@ -17,6 +17,7 @@
 #include "schedules/registry.hpp"
 #include "sim/replay.hpp"
 #include "sim/simgrid/simulate.hpp"
+#include "simgrid_fixtures.hpp"
 
 using namespace pipesim;
 using namespace pipesim::simgrid;
@@ -29,14 +30,8 @@ namespace {
 // routes have the given latencies.
 ClusterSpec test_cluster(int nodes, int per_node, double bandwidth, double intra_latency,
                          double inter_latency, bool nic_per_gpu = true) {
-    ClusterSpec c;
-    c.name = "test";
-    c.gpus_per_node = per_node;
-    c.nodes = {NodeGroup{nodes, "h100-sxm", 1.0}};
-    c.intra_node = LinkSpec{bandwidth, intra_latency};
-    c.nic = LinkSpec{bandwidth, inter_latency};
-    c.nic_per_gpu = nic_per_gpu;
-    return c;
+    return test::small_cluster(nodes, per_node, "h100-sxm", LinkSpec{bandwidth, intra_latency},
+                               LinkSpec{bandwidth, inter_latency}, nic_per_gpu);
 }
 
 StageCosts random_costs(int stages, unsigned seed) {

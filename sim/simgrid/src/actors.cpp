@@ -69,6 +69,7 @@ void DeviceActor::run() {
               : std::vector<std::vector<int>>{};
     const double dp_channels = static_cast<double>(dp_rings.size()) / s_.layout.tp;
     RingCollective dp_ring = s_.collective(dp_rings);
+    const bool tp_overlap = s_.workload.tp_overlap > 0;
     // The last op that produces weight gradients: the gradient reduction may start with it.
     std::size_t last_gradient = ops.empty() ? 0 : ops.size() - 1;
     for (std::size_t i = 0; i < ops.size(); ++i)
@@ -108,7 +109,6 @@ void DeviceActor::run() {
                         s_.collectives);
             compute = std::max(0.0, compute - (sg::Engine::get_clock() - start));
         }
-        const bool tp_overlap = s_.workload.tp_overlap > 0;
         if (!tp_overlap && compute > 0) sg::this_actor::sleep_for(compute);
         if (s_.layout.tp > 1 && op.pass != Pass::W) {
             const int count = op.pass == Pass::F ? s_.workload.tp_allreduces_forward[op.stage]
