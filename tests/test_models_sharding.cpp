@@ -141,23 +141,35 @@ TEST_CASE("ring attention's transfers cost only what the attention core does not
     w.cp = 4;
     const double block = 4.0 * 2048 * 1024 / 8, nic = 400e9 / 8;
     const double attention = 4.0 * 2048 * 8192 * 4096 / 8 / 2 / gpu.peak_bf16_flops;
+    // The attention core runs as c = 4 blocks, block i while block i + 1 moves: each of the
+    // 3 steps takes the longer of a transfer and a quarter of the attention.
     const PassTimes ring = cp_exposed_seconds(gpu, c, w);
-    CHECK(ring.forward == Approx(std::max(0.0, 3 * block / nic - attention / 0.75)).margin(1e-15));
+    CHECK(ring.forward ==
+          Approx(3 * std::max(0.0, block / nic - attention / 0.75 / 4)).margin(1e-15));
     CHECK(ring.backward_input ==
-          Approx(std::max(0.0, 6 * block / nic - 2.5 * attention / 0.55)).margin(1e-15));
+          Approx(3 * std::max(0.0, 2 * block / nic - 2.5 * attention / 0.55 / 4)).margin(1e-15));
+    REQUIRE(ring.forward > 0);  // this case is exposed in both passes
+    REQUIRE(ring.backward_input > 0);
     // A long sequence: the attention (∝ s²/c) outgrows the transfers (∝ s): all hidden.
     w.seq_len = 131072;
     CHECK(cp_exposed_seconds(gpu, c, w).forward == 0);
     CHECK(cp_exposed_seconds(gpu, c, w).backward_input == 0);
-    // A short one: exposed, and the plan's pass times carry it.
+    // A short one: exposed, and the plan carries it beside the pass times (the analytic
+    // engine adds it, SimGrid moves the blocks instead).
     w.seq_len = 1024;
     const PassTimes short_ring = cp_exposed_seconds(gpu, c, w);
     REQUIRE(short_ring.forward > 0);
     const OperatorCostModel model(gpu);
     const PipelinePlan plan = plan_pipeline(c, w, OptimizerConfig{}, model, 3);  // [1]: layers only
     const PassTimes layer = model.layer(c, w);
-    CHECK(plan.stages[1].times.forward ==
-          Approx(plan.stages[1].layers * (layer.forward + short_ring.forward)).epsilon(1e-12));
+    const StagePlan& middle = plan.stages[1];
+    CHECK(middle.times.forward == Approx(middle.layers * layer.forward).epsilon(1e-12));
+    CHECK(middle.cp_ring_times.forward ==
+          Approx(middle.layers * short_ring.forward).epsilon(1e-12));
+    CHECK(middle.cp_ring_times.backward_input ==
+          Approx(middle.layers * short_ring.backward_input).epsilon(1e-12));
+    CHECK(plan.cp == 4);
+    CHECK(plan.cp_block_bytes == 4.0 * 256 * 1024 / 8);  // s/c = 256 tokens
 }
 
 TEST_CASE("Llama 3 405B on 80 GB H100s: activations as Korthikanti et al. count them", "[models]") {
@@ -205,4 +217,42 @@ TEST_CASE("Llama 3 405B on 80 GB H100s: activations as Korthikanti et al. count 
     CHECK(a.model->static_bytes[1] == Approx(zero1).epsilon(1e-12));
     CHECK(zero1 + a.model->activation_bytes[1] > capacity);
     CHECK(zero2 + a.model->activation_bytes[1] < capacity - 8 * gib);
+}
+
+TEST_CASE("with context parallelism the optimizer state is sharded over dp·C GPUs", "[models]") {
+    // Megatron-LM's distributed optimizer shards over the data-parallel and context-parallel
+    // ranks, which hold the same weights: per parameter 2 + 4 + 12/(d·c) bytes, and ZeRO-3
+    // 18/(d·c).
+    const auto static_bytes = [](int dp, int cp, bool distributed, int zero_stage) {
+        analysis::PipelineSpec spec;
+        spec.schedule = "1f1b";
+        spec.generator = {2, 4, 0, 0};
+        spec.dp = dp;
+        analysis::ModelSpec model;
+        model.model = "llama3-8b";
+        model.gpu = "h100-sxm";
+        model.workload.microbatch = 1;
+        model.workload.seq_len = 4096;
+        model.workload.cp = cp;
+        model.optimizer.distributed = distributed;
+        model.optimizer.zero_stage = zero_stage;
+        spec.costs.model = model;
+        const analysis::Analysis a = analysis::run(spec);
+        double params = 0;  // device 0's stage
+        for (std::size_t s = 0; s < a.model->plan.stages.size(); ++s)
+            if (a.schedule.stage_device[s] == 0) params += a.model->plan.stages[s].params;
+        return std::pair{a.model->static_bytes[0], params};
+    };
+    for (const auto [dp, cp] : {std::pair{2, 2}, std::pair{1, 4}, std::pair{4, 2}}) {
+        CAPTURE(dp, cp);
+        const double n = dp * cp;
+        const auto [dist, params] = static_bytes(dp, cp, true, 0);
+        CHECK(dist == Approx(params * (2 + 4 + 12 / n)).epsilon(1e-12));
+        CHECK(static_bytes(dp, cp, false, 2).first == Approx(params * (2 + 16 / n)).epsilon(1e-12));
+        CHECK(static_bytes(dp, cp, false, 3).first == Approx(params * 18 / n).epsilon(1e-12));
+        // Context parallelism splits the tokens, not the weights: without sharding each GPU
+        // holds all 18 bytes of its stage's parameters, as with c = 1.
+        CHECK(static_bytes(dp, cp, false, 0).first == Approx(params * 18).epsilon(1e-12));
+        CHECK(static_bytes(dp, 1, false, 0).second == params);
+    }
 }

@@ -40,6 +40,13 @@ simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const 
         for (const models::StagePlan& stage : plan.stages)
             w.param_fetch_bytes.push_back(2.0 * stage.params);
     w.tp_overlap = plan.tp_overlap;
+    if (plan.cp > 1) {  // ring attention: the engine moves the K/V blocks
+        for (const models::StagePlan& stage : plan.stages)
+            w.cp_ring.layers.push_back(stage.layers);
+        w.cp_ring.block_bytes = plan.cp_block_bytes;
+        w.cp_ring.attention_forward = plan.cp_attention.forward;
+        w.cp_ring.attention_backward = plan.cp_attention.backward_input;
+    }
     return w;
 }
 

@@ -74,9 +74,11 @@ StageCosts stage_costs_from_plan(const models::PipelinePlan& plan, TpComm tp_com
     const double with_comm = tp_comm == TpComm::in_passes ? 1 : 0;
     StageCosts costs;
     for (const models::StagePlan& s : plan.stages) {
-        costs.forward.push_back(s.times.forward + with_comm * s.tp_comm_times.forward);
-        costs.backward_input.push_back(s.times.backward_input +
-                                       with_comm * s.tp_comm_times.backward_input);
+        costs.forward.push_back(s.times.forward +
+                                with_comm * (s.tp_comm_times.forward + s.cp_ring_times.forward));
+        costs.backward_input.push_back(
+            s.times.backward_input +
+            with_comm * (s.tp_comm_times.backward_input + s.cp_ring_times.backward_input));
         costs.backward_weight.push_back(s.times.backward_weight +
                                         with_comm * s.tp_comm_times.backward_weight);
     }

@@ -38,7 +38,7 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
     m["tp_collectives_per_layer"] =
         model.plan.tp_comm.collectives_forward + model.plan.tp_comm.collectives_backward;
     nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-    for (const models::StagePlan& s : model.plan.stages)
+    for (const models::StagePlan& s : model.plan.stages) {
         stages.push_back({{"layers", s.layers},
                           {"forward", s.times.forward},
                           {"backward_input", s.times.backward_input},
@@ -46,6 +46,12 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
                           {"activation_bytes", s.memory.activation},
                           {"held_for_w_bytes", s.memory.held_for_w},
                           {"params", s.params}});
+        if (model.plan.cp > 1) {  // ring attention's exposed transfers, analytic
+            stages.back()["cp_ring_forward"] = s.cp_ring_times.forward;
+            stages.back()["cp_ring_backward"] = s.cp_ring_times.backward_input;
+        }
+    }
+    if (model.plan.cp > 1) m["cp_block_bytes"] = model.plan.cp_block_bytes;
     m["virtual_stages"] = stages;
     m["static_bytes"] = model.static_bytes;
     m["peak_activation_bytes"] = model.activation_bytes;

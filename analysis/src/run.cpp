@@ -39,11 +39,13 @@ StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int dev
 
 namespace {
 
-// The model spec as run: its TP and DP degrees are the spec's.
+// The model spec as run: its TP and DP degrees are the spec's; the optimizer is sharded over
+// the dp·C GPUs that hold the same weights (Megatron-LM's distributed optimizer spans the
+// context-parallel ranks too).
 ModelSpec model_as_run(const PipelineSpec& spec) {
     ModelSpec model = *spec.costs.model;
     model.workload.tp = spec.tp;
-    model.optimizer.data_parallel = spec.dp;
+    model.optimizer.data_parallel = spec.dp * std::max(model.workload.cp, 1);
     return model;
 }
 

@@ -47,15 +47,13 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
             empty_ends > 0 ? " (but those fixed to 0 on the ends)" : ""));
 
     // Ring attention's transfers, where the attention core does not hide them, lengthen the
-    // layer's F and B.
-    PassTimes layer_time = cost_model.layer(config, workload);
+    // layer's F and B: the partition balances the passes with them.
+    const PassTimes layer_time = cost_model.layer(config, workload);
     const PassTimes ring = cp_exposed_seconds(cost_model.gpu(), config, workload);
-    layer_time.forward += ring.forward;
-    layer_time.backward_input += ring.backward_input;
     const PassTimes head_time = cost_model.head(config, workload);
     const PassTimes embedding_time = cost_model.embedding(config, workload);
     const std::vector<double> layer_costs(static_cast<std::size_t>(config.layers),
-                                          layer_time.total());
+                                          layer_time.total() + ring.total());
     const std::vector<int> counts =
         partition_layers(layer_costs, stages, embedding_time.total(), head_time.total(), partition);
 
@@ -75,6 +73,12 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
     const int recomputed =
         workload.recompute == Recompute::full ? plan.tp_comm.collectives_forward : 0;
     plan.samples_per_microbatch = workload.microbatch;
+    if (workload.cp > 1) {
+        const CpRingLayer ring_layer = cp_ring_layer(cost_model.gpu(), config, workload);
+        plan.cp = workload.cp;
+        plan.cp_block_bytes = ring_layer.block_bytes;
+        plan.cp_attention = ring_layer.attention;
+    }
     plan.tokens_per_microbatch = static_cast<double>(workload.microbatch) * workload.seq(config);
     plan.model_flops_per_microbatch = config.layers * layer_flops(config, workload).total() +
                                       head_flops(config, workload).total();
@@ -89,6 +93,7 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
         first_layer += s.layers;
         s.times = {s.layers * layer_time.forward, s.layers * layer_time.backward_input,
                    s.layers * layer_time.backward_weight};
+        s.cp_ring_times = {s.layers * ring.forward, s.layers * ring.backward_input, 0};
         if (workload.tp > 1) {
             s.tp_collectives_forward =
                 s.layers * plan.tp_comm.collectives_forward + (s.has_embedding ? 1 : 0);

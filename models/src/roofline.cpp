@@ -87,20 +87,31 @@ double tp_allreduce_seconds(const GpuSpec& gpu, double bytes, int tp) {
     return gpu.launch_overhead + 2.0 * (tp - 1) / tp * bytes / gpu.tp_bus_bandwidth;
 }
 
-PassTimes cp_exposed_seconds(const GpuSpec& gpu, const TransformerConfig& config,
-                             const Workload& w) {
+CpRingLayer cp_ring_layer(const GpuSpec& gpu, const TransformerConfig& config, const Workload& w) {
     if (w.cp < 2) return {};
     const double c = w.cp, t = w.tp, b = w.microbatch, s = w.seq(config);
-    const double block = 4 * (s / c) * b * config.kv_dim() / t;  // K and V, bf16
-    const bool in_node = w.tp * w.cp <= 8;
-    const double bandwidth = in_node ? gpu.tp_bus_bandwidth : gpu.nic_bandwidth;
-    if (!(bandwidth > 0)) return {};
-    const double forward = (c - 1) * block / bandwidth;
+    CpRingLayer ring;
+    ring.block_bytes = 4 * (s / c) * b * config.kv_dim() / t;  // K and V, bf16
+    ring.bandwidth = w.tp * w.cp <= 8 ? gpu.tp_bus_bandwidth : gpu.nic_bandwidth;
     // The causal half of this GPU's queries against all keys (load-balanced chunks).
     const double attention = 4 * b * (s / c) * s * config.hidden / t / 2 / gpu.peak_bf16_flops;
-    const double fwd_window = attention / gpu.attention_forward_efficiency;
-    const double bwd_window = 2.5 * attention / gpu.attention_backward_efficiency;
-    return {std::max(0.0, forward - fwd_window), std::max(0.0, 2 * forward - bwd_window), 0};
+    ring.attention = {attention / gpu.attention_forward_efficiency,
+                      2.5 * attention / gpu.attention_backward_efficiency, 0};
+    return ring;
+}
+
+double ring_exposed_seconds(int c, double transfer, double attention) {
+    if (c < 2) return 0;
+    return (c - 1) * std::max(0.0, transfer - attention / c);
+}
+
+PassTimes cp_exposed_seconds(const GpuSpec& gpu, const TransformerConfig& config,
+                             const Workload& w) {
+    const CpRingLayer ring = cp_ring_layer(gpu, config, w);
+    if (w.cp < 2 || !(ring.bandwidth > 0)) return {};
+    const double step = ring.block_bytes / ring.bandwidth;
+    return {ring_exposed_seconds(w.cp, step, ring.attention.forward),
+            ring_exposed_seconds(w.cp, 2 * step, ring.attention.backward_input), 0};
 }
 
 double optimizer_step_seconds(const GpuSpec& gpu, double params, const OptimizerConfig& o) {

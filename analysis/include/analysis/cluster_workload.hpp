@@ -22,7 +22,9 @@ namespace pipesim::analysis {
 /// fp32), with ZeRO stage `zero_stage` 1 or 2 (1: the distributed optimizer) reduce-scattered and
 /// followed by an all-gather of the bf16 parameters (2 bytes each), with stage 3 only
 /// reduce-scattered and the bf16 parameters all-gathered before every F and backward instead
-/// (ZeRO, Rajbhandari et al., 2020, §7.2); the plan's TP overlap. Throws std::invalid_argument if
+/// (ZeRO, Rajbhandari et al., 2020, §7.2); the plan's TP overlap; with context parallelism the
+/// ring attention's K/V blocks, whose exposed time the pass times then leave out (the engine
+/// moves them). Throws std::invalid_argument if
 /// the plan and the schedule have different stage counts.
 simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule,
                                         int tp = 1, int zero_stage = 0);

@@ -55,12 +55,13 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages);
 /// whole copies (different lengths, or a stage at two different offsets).
 ModelAnalysis plan_model(const ModelSpec& options, const Schedule& schedule);
 
-/// Whether a stage's tensor-parallel collectives are part of its pass times (the analytic
-/// engine, which has no network) or left to an engine that simulates them (SimGrid).
+/// Whether a stage's tensor-parallel collectives and ring attention's exposed K/V transfers
+/// (context parallelism) are part of its pass times (the analytic engine, which has no
+/// network) or left to an engine that simulates them (SimGrid).
 enum class TpComm { in_passes, simulated };
 
 /// The plan's per-stage seconds as StageCosts (virtual stage s = plan stage s), with or
-/// without the tensor-parallel collectives' time.
+/// without the tensor-parallel collectives' and the ring transfers' time.
 StageCosts stage_costs_from_plan(const models::PipelinePlan& plan,
                                  TpComm tp_comm = TpComm::in_passes);
 

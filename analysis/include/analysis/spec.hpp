@@ -23,7 +23,7 @@ struct ModelSpec {
     /// PipelineSpec::tp (set by run()), whatever it holds here.
     models::Workload workload;
     /// Bytes per parameter and optimizer sharding. Its `data_parallel` is PipelineSpec::dp
-    /// (set by run()), whatever it holds here.
+    /// times the workload's context-parallel degree (set by run()), whatever it holds here.
     models::OptimizerConfig optimizer;
     models::PartitionOptions partition;  ///< fixed first/last stage layer counts
     std::string calibration_file;        ///< measured layer times; empty: analytic model

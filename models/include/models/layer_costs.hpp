@@ -123,8 +123,11 @@ struct OptimizerConfig {
     double weight_bytes = 2;      ///< bf16 weights
     double grad_bytes = 4;        ///< fp32 gradient accumulation (2 for bf16 gradients)
     double optimizer_bytes = 12;  ///< fp32 master copy and two Adam moments
-    int data_parallel = 1;        ///< d, size of the data-parallel group
-    bool distributed = false;     ///< shard the optimizer state over the d ranks (ZeRO-1)
+    /// d, the GPUs that hold the same weights and share the sharded state: the data-parallel
+    /// replicas times the context-parallel ranks (Megatron-LM's distributed optimizer spans
+    /// both).
+    int data_parallel = 1;
+    bool distributed = false;  ///< shard the optimizer state over the d ranks (ZeRO-1)
     /// ZeRO stage (Rajbhandari et al., 2020, §5): 1 shards the optimizer state over the d
     /// ranks (as `distributed`, Megatron-LM's distributed optimizer), 2 also the gradients,
     /// 3 also the weights (FSDP); 0: none.

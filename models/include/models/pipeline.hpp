@@ -17,6 +17,10 @@ struct StagePlan {
     bool has_embedding = false;  ///< stage 0
     bool has_head = false;       ///< last stage: final norm, LM head, loss
     PassTimes times;             ///< seconds per microbatch, computation only
+    /// Seconds per microbatch of ring attention's K/V transfers (context parallelism) left
+    /// exposed in F and B: `layers` × cp_exposed_seconds(). The analytic engine adds them to
+    /// `times`; SimGrid simulates the transfers instead (PipelinePlan::cp_block_bytes).
+    PassTimes cp_ring_times;
     /// Seconds per microbatch of its tensor-parallel collectives (0 with t = 1) left on the
     /// critical path of each pass: all of them, or with Workload::tp_comm_overlap what
     /// overlapped_seconds() leaves exposed; the analytic engine adds them to `times`, SimGrid
@@ -45,7 +49,13 @@ struct PipelinePlan {
     /// Model FLOPs (F+B+W, no recomputation) of one microbatch through the whole model,
     /// summed over the TP group: the numerator of MFU.
     double model_flops_per_microbatch = 0;
-    int samples_per_microbatch = 0;    ///< b
+    int samples_per_microbatch = 0;  ///< b
+    /// Context parallelism: the ring's ranks (Workload::cp), and per layer the K/V block each
+    /// GPU passes on per step and the attention core's seconds in F and B that hide the
+    /// transfers (cp_ring_layer()); 0 with cp = 1.
+    int cp = 1;
+    double cp_block_bytes = 0;
+    PassTimes cp_attention;
     double tokens_per_microbatch = 0;  ///< b·s
 };
 

@@ -39,12 +39,29 @@ PassTimes pass_seconds(const GpuSpec& gpu, std::span<const Operator> ops, Recomp
 /// sequence parallelism the all-gather and reduce-scatter that replace it take the same.
 double tp_allreduce_seconds(const GpuSpec& gpu, double bytes, int tp);
 
-/// Seconds of one layer's ring-attention transfers left exposed in F and in B (W: 0) on `gpu`,
-/// with c = Workload::cp > 1: each of the c − 1 steps passes a K/V block of
-/// 4·(s/c)·b·kv/t bytes (twice in B: K/V and their gradients) to the next rank, over NVLink
-/// (the TP bus bandwidth) while t·c GPUs fit in a node of 8, else over the GPU's NIC, hidden
-/// behind the attention core it feeds (its FLOPs at the fused kernel's measured rate):
-/// max(0, transfers − attention). All 0 with c = 1.
+/// One layer's ring attention with context parallelism (c = Workload::cp > 1) on one GPU:
+/// the K/V block it passes to the next of the c ranks per step, 4·(s/c)·b·kv/t bytes (bf16 K
+/// and V of its s/c tokens, its TP rank's heads); the rate it moves at, NVLink (the TP bus
+/// bandwidth) while t·c GPUs fit in a node of 8, else the GPU's NIC; and the attention core's
+/// seconds in F and B (W: 0), its FLOPs (this GPU's s/c queries against the causal half of
+/// all s keys) at the fused kernel's measured rates. All 0 with c = 1.
+struct CpRingLayer {
+    double block_bytes = 0;
+    double bandwidth = 0;  ///< bytes/s
+    PassTimes attention;
+};
+CpRingLayer cp_ring_layer(const GpuSpec& gpu, const TransformerConfig& config,
+                          const Workload& workload);
+
+/// Seconds of one ring pass over `c` ranks left exposed: the attention core of `attention`
+/// seconds runs as c equal blocks, block i while block i + 1 moves (`transfer` seconds a
+/// step), so each of the c − 1 steps takes max(transfer, attention/c) and the pass
+/// (c − 1)·max(0, transfer − attention/c) more than the attention alone. 0 for c < 2.
+double ring_exposed_seconds(int c, double transfer, double attention);
+
+/// Seconds of one layer's ring-attention transfers left exposed in F and in B (W: 0) on `gpu`
+/// (cp_ring_layer()): ring_exposed_seconds() of the c − 1 blocks in F, and in B of twice
+/// the bytes per step (K/V and their gradients) behind B's attention core. All 0 with c = 1.
 PassTimes cp_exposed_seconds(const GpuSpec& gpu, const TransformerConfig& config,
                              const Workload& workload);
 

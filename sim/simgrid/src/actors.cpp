@@ -44,6 +44,35 @@ void EngineState::op_done() {
     options.progress(SimProgress{sg::Engine::get_clock(), expected_time, ops_done, ops_total});
 }
 
+CpRing::CpRing(const EngineState& state, int replica, int device)
+    : work_(state.workload.cp_ring), cp_(state.layout.cp), collectives_(state.collectives) {
+    if (cp_ < 2 || work_.layers.empty() || !(work_.block_bytes > 0)) return;
+    std::vector<std::vector<int>> rings;
+    for (int t = 0; t < state.layout.tp; ++t) {
+        rings.emplace_back();
+        for (int c = 0; c < cp_; ++c)
+            rings.back().push_back(gpu_index(state.layout, replica, device, t, c));
+    }
+    rings_ = state.collective(rings);
+}
+
+double CpRing::run(Pass pass, int stage, double compute, double slowdown) {
+    if (!rings_ || pass == Pass::W) return 0;
+    const int layers = work_.layers[static_cast<std::size_t>(stage)];
+    const bool forward = pass == Pass::F;
+    // Every layer's C − 1 steps in one flow set: each step moves a block (F) or a block and
+    // its gradient (B), as one all-gather step of C such buffers moves one per member.
+    const double step_bytes = work_.block_bytes * (forward ? 1 : 2);
+    const double attention =
+        (forward ? work_.attention_forward : work_.attention_backward) * slowdown;
+    const double hidden = std::min(compute, layers * (cp_ - 1) * attention / cp_);
+    const double start = sg::Engine::get_clock();
+    rings_->run(CollectiveKind::all_gather, cp_ * step_bytes, layers, collectives_);
+    const double moved = sg::Engine::get_clock() - start;
+    if (hidden > moved) sg::this_actor::sleep_for(hidden - moved);
+    return hidden;
+}
+
 void DeviceActor::operator()() {
     try {
         run();
@@ -70,6 +99,7 @@ void DeviceActor::run() {
     const double dp_channels = static_cast<double>(dp_rings.size()) / s_.layout.tp;
     RingCollective dp_ring = s_.collective(dp_rings);
     const bool tp_overlap = s_.workload.tp_overlap > 0;
+    CpRing cp_ring(s_, replica_, device_);
     // The last op that produces weight gradients: the gradient reduction may start with it.
     std::size_t last_gradient = ops.empty() ? 0 : ops.size() - 1;
     for (std::size_t i = 0; i < ops.size(); ++i)
@@ -109,6 +139,7 @@ void DeviceActor::run() {
                         s_.collectives);
             compute = std::max(0.0, compute - (sg::Engine::get_clock() - start));
         }
+        compute -= cp_ring.run(op.pass, op.stage, compute, slowdown);
         if (!tp_overlap && compute > 0) sg::this_actor::sleep_for(compute);
         if (s_.layout.tp > 1 && op.pass != Pass::W) {
             const int count = op.pass == Pass::F ? s_.workload.tp_allreduces_forward[op.stage]

@@ -136,7 +136,8 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     const std::vector<double> slowdown = device_slowdowns(cluster, layout, speeds, options);
     const std::vector<std::pair<int, int>> pairs = detail::device_pairs(schedule);
     const detail::SymmetryPlan symmetry =
-        detail::plan_symmetry(cluster, layout, pairs, slowdown, options);
+        detail::plan_symmetry(cluster, layout, pairs, slowdown, options,
+                              layout.cp > 1 && !workload.cp_ring.layers.empty());
     const int replicas = symmetry.symmetric ? 1 : layout.dp;
     const std::vector<std::pair<int, int>> routes =
         detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node);

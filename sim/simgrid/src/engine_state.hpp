@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,29 @@ struct EngineState {
     RingCollective collective(const std::vector<std::vector<int>>& gpu_rings) const;
     /// Counts one finished op and calls SimOptions::progress when it is due.
     void op_done();
+};
+
+/// Ring attention's K/V transfers of one device of one replica (context parallelism): one
+/// ring per TP rank over its C context-parallel GPUs, each hop inside a node at the
+/// collectives' rate. A pass's ring runs as one flow set carrying all its layers' steps
+/// (each GPU sends its successor layers·(C − 1) blocks, two per step in a backward; the steps'
+/// latencies are added once it ends), beside the attention compute of all blocks but the last
+/// of each layer, which they overlap: the ring's part of the pass takes the longer of the two.
+/// With equal steps that is, per layer, C − 1 steps of max(transfer, attention/C) each, the
+/// ring-attention pipeline's own time (docs/cluster-format.md, "Context parallelism").
+class CpRing {
+  public:
+    CpRing(const EngineState& state, int replica, int device);
+    /// Moves the blocks of `pass` on `stage` (W: none) beside the compute they overlap, and
+    /// returns that compute's seconds (≤ `compute`, the pass's compute at this device's
+    /// `slowdown`), which the caller no longer waits for. 0 without a ring.
+    double run(Pass pass, int stage, double compute, double slowdown);
+
+  private:
+    const CpRingWork& work_;
+    int cp_;
+    CollectiveModel collectives_;
+    std::optional<RingCollective> rings_;
 };
 
 /// Runs one pipeline device of one replica: its ops in order, each after its input arrived,

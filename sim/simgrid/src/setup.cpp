@@ -56,6 +56,18 @@ void check_workload(const SimWorkload& w, const Schedule& schedule) {
                    "param_fetch_bytes");
         check_bytes(w.param_fetch_bytes, "param_fetch_bytes");
     }
+    if (!w.cp_ring.layers.empty()) {
+        check_size(w.cp_ring.layers.size(), static_cast<std::size_t>(stages), "cp_ring.layers");
+        for (std::size_t s = 0; s < w.cp_ring.layers.size(); ++s)
+            if (w.cp_ring.layers[s] < 0)
+                throw std::invalid_argument(fmt::format(
+                    "workload cp_ring.layers[{}] = {} is negative", s, w.cp_ring.layers[s]));
+        check_bytes({w.cp_ring.block_bytes}, "cp_ring.block_bytes");
+        for (const double t : {w.cp_ring.attention_forward, w.cp_ring.attention_backward})
+            if (!(std::isfinite(t) && t >= 0))
+                throw std::invalid_argument(fmt::format(
+                    "workload cp_ring attention time {} is not a finite number ≥ 0", t));
+    }
     if (!(w.tp_overlap >= 0 && w.tp_overlap <= 1))
         throw std::invalid_argument(
             fmt::format("workload tp_overlap = {} is not in 0..1", w.tp_overlap));
@@ -133,6 +145,10 @@ std::vector<std::pair<int, int>> communicating_pairs(
         for (int d = 0; d < l.pp; ++d)
             for (int t = 0; t < l.tp && l.tp > 1; ++t)
                 pairs.emplace(gpu_index(l, r, d, t), gpu_index(l, r, d, (t + 1) % l.tp));
+        for (int d = 0; d < l.pp; ++d)
+            for (int t = 0; t < l.tp; ++t)
+                for (int c = 0; c < l.cp && l.cp > 1; ++c)
+                    pairs.emplace(gpu_index(l, r, d, t, c), gpu_index(l, r, d, t, (c + 1) % l.cp));
     }
     if (l.dp * l.cp > 1)
         for (int d = 0; d < l.pp; ++d)

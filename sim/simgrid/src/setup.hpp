@@ -30,7 +30,7 @@ std::vector<double> node_speeds(const ClusterSpec& cluster,
 /// devices of adjacent stages (a microbatch's stages are a contiguous range).
 std::vector<std::pair<int, int>> device_pairs(const Schedule& schedule);
 
-/// Every GPU pair that exchanges data: pipeline neighbours and TP rings of the first
+/// Every GPU pair that exchanges data: pipeline neighbours, TP rings and CP rings of the first
 /// `replicas` replicas, DP rings of all (gradient_rings()).
 std::vector<std::pair<int, int>> communicating_pairs(
     const std::vector<std::pair<int, int>>& devices, const Layout& layout, int replicas,

@@ -8,7 +8,8 @@ namespace pipesim::simgrid::detail {
 
 SymmetryPlan plan_symmetry(const ClusterSpec& cluster, const Layout& layout,
                            const std::vector<std::pair<int, int>>& pairs,
-                           const std::vector<double>& slowdown, const SimOptions& options) {
+                           const std::vector<double>& slowdown, const SimOptions& options,
+                           bool cp_rings) {
     SymmetryPlan plan;
     auto full = [&](const char* reason) {
         plan.reason = reason;
@@ -23,6 +24,20 @@ SymmetryPlan plan_symmetry(const ClusterSpec& cluster, const Layout& layout,
         for (int d = 0; d < p; ++d)
             if (slowdown[static_cast<std::size_t>(r) * p + d] != slowdown[d])
                 return full("replicas run at different speeds");
+    // Replica 0's ring attention alone on a link that other replicas' rings cross too would
+    // not see them.
+    if (cp_rings) {
+        std::unordered_map<std::int64_t, int> ring_replica;
+        for (int r = 0; r < layout.dp; ++r)
+            for (int d = 0; d < p; ++d)
+                for (int t = 0; t < layout.tp; ++t)
+                    for (int c = 0; c < layout.cp; ++c)
+                        for (const LinkUse& use :
+                             route_links(cluster, gpu_index(layout, r, d, t, c),
+                                         gpu_index(layout, r, d, t, (c + 1) % layout.cp)))
+                            if (ring_replica.emplace(use.key(), r).first->second != r)
+                                return full("replicas' context-parallel rings share links");
+    }
     // Per link direction: each replica's device pairs crossing it, in pair order.
     std::unordered_map<std::int64_t, std::map<int, std::vector<int>>> crossings;
     for (int r = 0; r < layout.dp; ++r)

@@ -19,6 +19,21 @@
 
 namespace pipesim::simgrid {
 
+/// Ring attention with context parallelism (Layout::cp = C > 1): each GPU of a device's CP
+/// ring (the C GPUs of one TP rank) passes K/V blocks to its successor during every F and
+/// backward (docs/cluster-format.md, "Context parallelism").
+struct CpRingWork {
+    /// Per stage: the layers, each one ring pass per F (C − 1 steps of one block) and per B
+    /// or BW (C − 1 steps of two blocks: K/V and their gradients). Empty: no ring.
+    std::vector<int> layers;
+    /// Bytes of one layer's K/V block that a GPU sends per step.
+    double block_bytes = 0;
+    /// Seconds (speed 1) of one layer's attention core in F and in B, part of the pass times
+    /// in SimWorkload::costs: C equal blocks, block i computing while block i + 1 moves.
+    double attention_forward = 0;
+    double attention_backward = 0;
+};
+
 /// What the pipeline computes and sends, per virtual stage unless said otherwise.
 struct SimWorkload {
     /// Pass times in seconds on a GPU of speed 1 (tensor parallelism already applied).
@@ -47,6 +62,8 @@ struct SimWorkload {
     /// Share 0..1 of each F's and B's tensor-parallel collectives hidden behind its compute:
     /// the op takes compute + comm − tp_overlap · min(compute, comm). 0: none.
     double tp_overlap = 0;
+    /// Ring attention's transfers (with C > 1); the pass times in `costs` leave them out.
+    CpRingWork cp_ring = {};
 };
 
 /// A SimWorkload with the given costs, `message_bytes` on every stage boundary, no TP traffic
