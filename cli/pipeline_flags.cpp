@@ -134,13 +134,15 @@ const std::array model_flags = {
          }},
     Flag{"", "--calibration", "FILE", "measured layer times (docs/calibration-format.md)",
          [](State& s, const std::string&, const std::string& v) { s.model.calibration_file = v; }},
-    Flag{"", "--dist-opt", "", "shard optimizer state over the D data-parallel ranks (ZeRO-1)",
+    Flag{"", "--dist-opt", "",
+         "shard optimizer state over the D·C data- and context-parallel\n"
+         "ranks (ZeRO-1)",
          [](State& s, const std::string&, const std::string&) {
              s.model.optimizer.distributed = true;
          }},
     Flag{"", "--zero", "N",
-         "ZeRO stage over the D data-parallel ranks: 1 optimizer state,\n"
-         "2 also gradients, 3 also weights (FSDP); needs --dp D > 1",
+         "ZeRO stage over the D·C data- and context-parallel ranks: 1\n"
+         "optimizer state, 2 also gradients, 3 also weights (FSDP); needs D·C > 1",
          [](State& s, const std::string& f, const std::string& v) {
              s.model.optimizer.zero_stage = parse_int(f, v, 1, 3);
          }},
@@ -179,16 +181,19 @@ const std::array layout_flags = {
          }},
 };
 
-// --zero and --tp-comm-overlap need the parallelism they act on; --dist-opt is ZeRO-1.
+// --zero and --tp-comm-overlap need the parallelism they act on (sharding: the dp·C GPUs that
+// hold the same weights); --dist-opt is ZeRO-1.
 void check_sharding_flags(const analysis::ModelSpec& model, const analysis::PipelineSpec& spec) {
     const int zero = model.optimizer.zero_stage;
-    if (zero > 0 && spec.dp < 2)
+    const bool one_rank = spec.dp * model.workload.cp < 2;
+    if (zero > 0 && one_rank)
+        throw UsageError(fmt::format(
+            "--zero {} shards over data- and context-parallel ranks: give --dp D or --cp C above 1",
+            zero));
+    if (model.optimizer.distributed && one_rank)
         throw UsageError(
-            fmt::format("--zero {} shards over data-parallel ranks: give --dp D with D > 1", zero));
-    if (model.optimizer.distributed && spec.dp < 2)
-        throw UsageError(
-            "--dist-opt shards over data-parallel ranks: give --dp D with D > 1 (with one rank "
-            "nothing is sharded)");
+            "--dist-opt shards over data- and context-parallel ranks: give --dp D or --cp C above "
+            "1 (with one rank nothing is sharded)");
     if (zero > 1 && model.optimizer.distributed)
         throw UsageError(fmt::format(
             "--dist-opt is ZeRO-1 (the optimizer state sharded): drop it or --zero {}", zero));

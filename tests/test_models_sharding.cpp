@@ -243,7 +243,7 @@ TEST_CASE("with context parallelism the optimizer state is sharded over dp·C GP
             if (a.schedule.stage_device[s] == 0) params += a.model->plan.stages[s].params;
         return std::pair{a.model->static_bytes[0], params};
     };
-    for (const auto [dp, cp] : {std::pair{2, 2}, std::pair{1, 4}, std::pair{4, 2}}) {
+    for (const auto& [dp, cp] : {std::pair{2, 2}, std::pair{1, 4}, std::pair{4, 2}}) {
         CAPTURE(dp, cp);
         const double n = dp * cp;
         const auto [dist, params] = static_bytes(dp, cp, true, 0);

@@ -148,11 +148,13 @@ def check_sharding(model, dp, tp):
     """zero, dist_opt and tp_comm_overlap need the parallelism they act on (as the command
     line's --zero, --dist-opt and --tp-comm-overlap)."""
     zero = model["zero"]
-    if zero > 0 and dp < 2:
-        raise ValueError(f"zero={zero} shards over data-parallel ranks: give dp=D with D > 1")
-    if model["dist_opt"] and dp < 2:
-        raise ValueError("dist_opt shards over data-parallel ranks: give dp=D with D > 1 (with "
-                         "one rank nothing is sharded)")
+    one_rank = dp * model["cp"] < 2  # the dp·cp ranks that hold the same weights
+    if zero > 0 and one_rank:
+        raise ValueError(f"zero={zero} shards over data- and context-parallel ranks: give dp=D "
+                         f"or cp=C above 1")
+    if model["dist_opt"] and one_rank:
+        raise ValueError("dist_opt shards over data- and context-parallel ranks: give dp=D or "
+                         "cp=C above 1 (with one rank nothing is sharded)")
     if zero > 1 and model["dist_opt"]:
         raise ValueError(f"dist_opt is ZeRO-1 (the optimizer state sharded): drop it or "
                          f"zero={zero}")

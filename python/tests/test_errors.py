@@ -46,7 +46,7 @@ def test_library_errors_carry_the_command_lines_message(cli, args, kwargs):
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, zero=4),
      "zero: must be in 1..3, got 4"),
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, zero=2),
-     "zero=2 shards over data-parallel ranks"),
+     "zero=2 shards over data- and context-parallel ranks"),
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, dp=2, zero=2,
           dist_opt=True), "dist_opt is ZeRO-1"),
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1,
