@@ -155,6 +155,27 @@ TEST_CASE("replicas whose rings share a NIC each get half of it", "[simgrid][cp]
         Approx(f_time + layers * exposed(2, latency + 2 * block / nic, attention_f)).epsilon(1e-9));
 }
 
+TEST_CASE("replicas with rings of their own: one replica stands for all", "[simgrid][cp]") {
+    // Two replicas, c = 2, default order tp,cp,dp,pp on four one-GPU nodes: rings {0, 1} and
+    // {2, 3} share no link, so symmetric mode runs replica 0 and its steps see a whole NIC.
+    const double nic = 1e9, latency = 1e-5;
+    const std::string out = run_in_child([&] {
+        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
+        Layout layout{2, 1, 1};
+        layout.cp = 2;
+        const SimResult sim = simulate(s, ring_workload(), one_gpu_nodes(4, nic, latency), layout);
+        const TimedOp& f = sim.timeline.device_ops[0].front();
+        return fmt::format("{} {:.17g}", to_string(sim.mode), f.end - f.start);
+    });
+    INFO(out);
+    char mode[16] = {};
+    double forward = 0;
+    REQUIRE(std::sscanf(out.c_str(), "%15s %lf", mode, &forward) == 2);
+    CHECK(std::string(mode) == "symmetric");
+    CHECK(forward ==
+          Approx(f_time + layers * exposed(2, latency + block / nic, attention_f)).epsilon(1e-9));
+}
+
 TEST_CASE("without context parallelism the ring is not simulated", "[simgrid][cp]") {
     // C = 1 with ring figures given, and C = 2 on slow links without them: the compute only.
     const Passes one = simulate_passes(ring_workload(), one_gpu_nodes(1, 1e9, 1e-5), 1);
