@@ -184,7 +184,7 @@ double idle_transfer_time(const ClusterSpec& cluster, double bandwidth_scale,
 }
 
 AllReduceTimes nccl_all_reduce_times(int ranks, int nodes, int channels, double bytes,
-                                     double ring_transfer, double tree_transfer) {
+                                     double bus_bandwidth) {
     const double us = 1e-6;
     const int inter_steps = nodes > 1 ? 2 * (nodes - 1) : 0;
     double ring = nccl_base_latency_us +
@@ -198,8 +198,9 @@ AllReduceTimes nccl_all_reduce_times(int ranks, int nodes, int channels, double 
     const double correction = log_size < static_cast<int>(nccl_tree_correction.size())
                                   ? nccl_tree_correction[static_cast<std::size_t>(log_size)]
                                   : 1.0;
-    return {ring * us + ring_transfer,
-            tree * us + tree_transfer / (nccl_tree_efficiency * correction)};
+    // Bus bandwidth to algorithm bandwidth: n / (2(n−1)) for the ring, 1/2 for the tree.
+    return {ring * us + 2.0 * (ranks - 1) / ranks * bytes / bus_bandwidth,
+            tree * us + 2 * bytes / (nccl_tree_efficiency * correction * bus_bandwidth)};
 }
 
 std::vector<NcclAlgo> gradient_algorithms(const ClusterSpec& cluster, const Layout& layout,
@@ -212,25 +213,22 @@ std::vector<NcclAlgo> gradient_algorithms(const ClusterSpec& cluster, const Layo
             algorithms.push_back(workload.param_gather_bytes.empty() ? asked : NcclAlgo::ring);
             continue;
         }
-        // One rail alone, as NCCL sees its communicator; every rail has the same shape.
+        // One rail alone, as NCCL sees its communicator; every rail has the same shape. Its
+        // bus bandwidth is what a ring reaches: 2(n−1)/n bytes per byte reduced, over the time
+        // the ring's flows for one byte take alone on the cluster.
         const std::vector<int> rail = gradient_rails(layout, d).front();
         const std::vector<std::vector<int>> rings = channel_rings(rail, cluster.gpus_per_node);
-        const std::vector<TreeChannel> trees = channel_trees(rail, cluster.gpus_per_node);
-        const double bytes = workload.gradient_bytes[d];
-        const double per_channel = bytes / static_cast<double>(rings.size());
         const int n = static_cast<int>(rail.size());
-        std::vector<std::pair<std::pair<int, int>, double>> ring_flows, tree_bytes;
+        const double per_byte = 2.0 * (n - 1) / n;
+        std::vector<std::pair<std::pair<int, int>, double>> flows;
         for (const auto& ring : rings)
             for (std::size_t k = 0; k < ring.size(); ++k)
-                ring_flows.push_back({{ring[k], ring[(k + 1) % ring.size()]},
-                                      per_channel * ring_steps(CollectiveKind::all_reduce, n) / n});
-        for (const auto& channel : trees)
-            for (const auto& ends : tree_flows(channel))
-                tree_bytes.push_back({ends, per_channel / 2});
+                flows.push_back({{ring[k], ring[(k + 1) % ring.size()]},
+                                 per_byte / static_cast<double>(rings.size())});
         const AllReduceTimes t = nccl_all_reduce_times(
-            n, static_cast<int>(trees.front().chains.size()), static_cast<int>(rings.size()), bytes,
-            idle_transfer_time(cluster, options.bandwidth_scale, ring_flows),
-            idle_transfer_time(cluster, options.bandwidth_scale, tree_bytes));
+            n, static_cast<int>(members_by_node(rail, cluster.gpus_per_node).size()),
+            static_cast<int>(rings.size()), workload.gradient_bytes[d],
+            per_byte / idle_transfer_time(cluster, options.bandwidth_scale, flows));
         algorithms.push_back(t.tree < t.ring ? NcclAlgo::tree : NcclAlgo::ring);
     }
     return algorithms;

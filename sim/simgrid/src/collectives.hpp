@@ -83,19 +83,21 @@ struct AllReduceTimes {
 };
 
 /// NCCL's tuning model of an all-reduce of `bytes` per GPU over `ranks` GPUs on `nodes`
-/// nodes, the same number on each (NCCL 2.30, src/graph/tuning.cc, the Simple protocol, whose
-/// bandwidth the engine's flows reach): a base latency plus per-step hardware latencies —
-/// ring: 8.4 µs + (2(n−1) − 2(N−1))·3.4 µs over NVLink + 2(N−1)·14 µs over the network, × 1.4
-/// between nodes (its "plateau"); tree: 8.4 µs + 2((n/N − 1)·4.0 µs + ⌊log2 N⌋·14 µs) — plus
-/// the bytes' time: `ring_transfer` and `tree_transfer` are each algorithm's transfers alone
-/// on the cluster (idle_transfer_time()), the tree's divided by NCCL's tree efficiency 0.92
-/// and its size correction (0.5..0.9 below 512 MiB).
+/// nodes, the same number on each, with `channels` rings (NCCL 2.30, src/graph/tuning.cc, the
+/// Simple protocol, whose bandwidth the engine's flows reach): a latency from NCCL's base and
+/// per-step hardware latencies — ring: 8.4 µs + (2(n−1) − 2(N−1))·3.4 µs over NVLink +
+/// 2(N−1)·14 µs over the network, × 1.4 between nodes (its "plateau"); tree: 8.4 µs +
+/// 2((n/N − 1)·4.0 µs + ⌊log2 N⌋·14 µs) — plus the bytes over the algorithm bandwidth that
+/// NCCL derives from one bus bandwidth B (bytes/s): 2(n−1)/n·S/B for the ring, 2S/(0.92·c·B)
+/// for the tree (0.92: NCCL's tree efficiency; c: its size correction, 0.5..0.9 below
+/// 512 MiB).
 AllReduceTimes nccl_all_reduce_times(int ranks, int nodes, int channels, double bytes,
-                                     double ring_transfer, double tree_transfer);
+                                     double bus_bandwidth);
 
 /// How long `flows` (src GPU, dst GPU, bytes) take alone on the cluster, latencies aside: the
 /// most loaded link direction's bytes over its bandwidth (max-min sharing of equal flows
 /// reaches it exactly), a hop inside a node at NCCL's bus bandwidth when the cluster gives one.
+/// gradient_algorithms() reads a ring's bus bandwidth from it.
 double idle_transfer_time(const ClusterSpec& cluster, double bandwidth_scale,
                           const std::vector<std::pair<std::pair<int, int>, double>>& flows);
 
