@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-
 #include <unordered_map>
 
 #include <simgrid/s4u/Actor.hpp>
@@ -58,8 +57,9 @@ int tree_parent(int x, int nodes) {
     return up < nodes ? up : x - b;
 }
 
-// NCCL 2.30's tuning constants for the Simple protocol (src/graph/tuning.cc,
-// ncclTunerConstantsDefaults and ncclTopoGetAlgoTime), in microseconds.
+// NCCL's tuning constants for the Simple protocol (NCCL 2.30.7, src/graph/tuning.cc:
+// ncclTunerConstantsDefaults' base and hardware latencies, ncclTopoTuneModel's tree factor,
+// ncclTopoGetAlgoTime's ring plateau and tree correction); latencies in microseconds.
 constexpr double nccl_base_latency_us = 8.4;         // ring and tree alike
 constexpr double nccl_ring_nvlink_latency_us = 3.4;  // per ring step inside a node
 constexpr double nccl_tree_nvlink_latency_us = 4.0;  // per chain step inside a node
