@@ -85,8 +85,8 @@ const std::array cluster_flags = {
             }},
     SimFlag{"", "--nccl-algo", "A",
             "the gradient all-reduce as NCCL_ALGO runs it: ring, tree (a chain\n"
-            "in each node, a double binary tree across nodes) or auto (default:\n"
-            "the cluster's, else per collective the faster by NCCL's tuning model)",
+            "in each node, a double binary tree across nodes) or auto (per device\n"
+            "the faster by NCCL's tuning model); default: the cluster's, else auto",
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
                 try {
                     s.engine.options.nccl_algo = simgrid::parse_nccl_algo(v);
