@@ -166,7 +166,8 @@ TEST_CASE("auto picks what NCCL's tuning model predicts faster", "[simgrid]") {
     CHECK(rings >= 2);
 }
 
-TEST_CASE("--nccl-algo sets the gradient all-reduce and the report names it", "[simgrid][cli]") {
+TEST_CASE("simulate --nccl-algo sets the gradient all-reduce and the report names it",
+          "[simgrid][cli]") {
     const std::string run =
         "simulate -s 1f1b -p 2 -m 4 --costs 1e-3,1e-3,1e-3 --cluster dgx-h100:8 --dp 16 -t 2 "
         "--no-overlap-grad-reduce --grad-bytes ";
