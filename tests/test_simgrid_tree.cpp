@@ -184,6 +184,10 @@ TEST_CASE("simulate --nccl-algo sets the gradient all-reduce and the report name
     CHECK_THAT(tiny.out, Catch::Contains("gradient all-reduce") && Catch::Contains(", tree)"));
     const auto huge = nlohmann::json::parse(run_pipesim(run + "1e9 --json").out);
     CHECK(huge["grad_reduce_algorithm"] == "ring");
+    // Where auto picks the ring, the figures are the ring's.
+    const auto ring = nlohmann::json::parse(run_pipesim(run + "1e9 --json --nccl-algo ring").out);
+    CHECK(huge["iteration_time"] == ring["iteration_time"]);
+    CHECK(huge["grad_reduce_time"] == ring["grad_reduce_time"]);
     // Without replicas there is nothing to reduce.
     const auto alone = nlohmann::json::parse(
         run_pipesim("simulate -s 1f1b -p 2 -m 4 --costs 1e-3,1e-3,1e-3 --cluster dgx-h100 --json")
