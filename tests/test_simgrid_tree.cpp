@@ -124,6 +124,17 @@ TEST_CASE("a tree's channels chain a node's GPUs and leave through as many NICs"
     }
 }
 
+TEST_CASE("one node's tree is a chain whose links move at NCCL's bus bandwidth", "[simgrid]") {
+    // 1 node × 4 GPUs: one chain, no tree edges. Per tree a middle GPU sends a reduction up
+    // and a broadcast down (S/2 each), both trees: 2S through its port each way, at the bus
+    // bandwidth; 3 hops up and 3 down.
+    const double bytes = 1e8, port = 3e11, bus = 2e11, latency = 1e-6;
+    ClusterSpec c = cluster(1, 4, 1e10, port, latency);
+    c.intra_node_collective_bandwidth = bus;
+    const Reduction tree = reduce(c, bytes, NcclAlgo::tree);
+    CHECK(tree.time == Approx(6 * latency + 2 * bytes / bus).epsilon(0.005));
+}
+
 TEST_CASE("a ring forced by nccl_algo keeps the ring's 2(n−1)(L + S/(n·B))", "[simgrid]") {
     const double bytes = 1e8, nic = 1e10, latency = 1e-5;
     const int n = 4;
