@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/cluster_workload.hpp"
+#include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "bounds.hpp"
@@ -81,6 +82,17 @@ const std::array cluster_flags = {
             [](SimulateFlags& s, const std::string& f, const std::string&) {
                 s.engine.options.overlap_grad_reduce = false;
                 s.overlap_flag = f;
+            }},
+    SimFlag{"", "--nccl-algo", "A",
+            "the gradient all-reduce as NCCL_ALGO runs it: ring, tree (a chain\n"
+            "in each node, a double binary tree across nodes) or auto (per device\n"
+            "the faster by NCCL's tuning model); default: the cluster's, else auto",
+            [](SimulateFlags& s, const std::string& f, const std::string& v) {
+                try {
+                    s.engine.options.nccl_algo = simgrid::parse_nccl_algo(v);
+                } catch (const std::invalid_argument& e) {
+                    throw UsageError(fmt::format("{}: {}", f, e.what()));
+                }
             }},
 };
 
@@ -187,9 +199,12 @@ int run_simulate(const std::vector<std::string>& args) {
                    layout.gpus(), simgrid::layout_order_string(layout.order));
         fmt::print(
             "  {:<22}{:.6g} s (replica 0's pipeline: {:.6g} s; gradient all-reduce "
-            "{:.6g} s)\n",
+            "{:.6g} s{})\n",
             "iteration time", result.iteration_time, run.result.replica_makespan.front(),
-            run.result.grad_reduce_time);
+            run.result.grad_reduce_time,
+            run.result.grad_reduce_algorithms.empty()
+                ? std::string()
+                : ", " + analysis::grad_reduce_algorithm(run.result));
         fmt::print(
             "  {:<22}{}{}\n", "mode", to_string(run.result.mode),
             run.result.mode == simgrid::SimMode::full ? " (" + run.result.full_reason + ")" : "");

@@ -1,5 +1,7 @@
 #include "analysis/result_json.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "analysis/published.hpp"
@@ -68,12 +70,41 @@ void add_cluster_json(nlohmann::ordered_json& j, const Analysis& a, const Cluste
     j["layout_order"] = simgrid::layout_order_string(layout.order);
     j["iteration_time"] = a.iteration_time;
     j["grad_reduce_time"] = run.result.grad_reduce_time;
+    // "ring", "tree", or "mixed" (see grad_reduce_algorithms); null without a reduction.
+    const auto& algorithms = run.result.grad_reduce_algorithms;
+    const bool one = std::all_of(algorithms.begin(), algorithms.end(),
+                                 [&](simgrid::NcclAlgo x) { return x == algorithms.front(); });
+    j["grad_reduce_algorithm"] = algorithms.empty() ? nlohmann::ordered_json()
+                                 : one              ? to_string(algorithms.front())
+                                                    : "mixed";
+    nlohmann::ordered_json per_device = nlohmann::ordered_json::array();
+    for (const simgrid::NcclAlgo algo : algorithms)
+        per_device.push_back(to_string(algo));
+    j["grad_reduce_algorithms"] = per_device;
     j["replica_makespan"] = run.result.replica_makespan;
     j["transfers"] = run.result.timeline.transfers.size();
     j["mode"] = to_string(run.result.mode);
 }
 
 }  // namespace
+
+std::string grad_reduce_algorithm(const simgrid::SimResult& result) {
+    const auto& algorithms = result.grad_reduce_algorithms;
+    std::string text;
+    for (const simgrid::NcclAlgo algo : {simgrid::NcclAlgo::tree, simgrid::NcclAlgo::ring}) {
+        std::string devices;
+        for (std::size_t d = 0; d < algorithms.size(); ++d)
+            if (algorithms[d] == algo)
+                devices += fmt::format("{}{}", devices.empty() ? "" : ", ", d);
+        if (devices.empty()) continue;
+        if (std::count(algorithms.begin(), algorithms.end(), algo) ==
+            static_cast<std::ptrdiff_t>(algorithms.size()))
+            return to_string(algo);
+        text +=
+            fmt::format("{}{} on devices {}", text.empty() ? "" : "; ", to_string(algo), devices);
+    }
+    return text;
+}
 
 std::vector<std::string> memory_warnings(const ModelAnalysis& model) {
     std::vector<std::string> warnings;

@@ -56,6 +56,9 @@ _pipesim() {
         --recompute)
             COMPREPLY=($(compgen -W "none selective full" -- "${cur}"))
             return 0 ;;
+        --nccl-algo)
+            COMPREPLY=($(compgen -W "auto ring tree" -- "${cur}"))
+            return 0 ;;
     esac
 
     if [[ "${cur}" == -* ]]; then

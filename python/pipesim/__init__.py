@@ -36,7 +36,7 @@ _PIPELINE_KEYS = ("v", "group_size", "costs", "comm", "mem_w_ratio", "dp", "tp")
     _spec.MODEL_KEYS
 _ENGINE_DEFAULTS = {"cluster": None, "layout_order": None, "message_bytes": 0.0,
                     "grad_bytes": 0.0, "overlap_grad_reduce": True, "bw_scale": 1.0,
-                    "lat_scale": 1.0, "stragglers": None}
+                    "lat_scale": 1.0, "stragglers": None, "nccl_algo": None}
 
 
 def _pipeline(function, schedule, p, m, options, layout_without_model=False):
@@ -76,13 +76,13 @@ def analyze(schedule=None, p=None, m=None, **options):
 
 def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
              message_bytes=0.0, grad_bytes=0.0, overlap_grad_reduce=True, bw_scale=1.0,
-             lat_scale=1.0, stragglers=None, **options):
+             lat_scale=1.0, stragglers=None, nccl_algo=None, **options):
     """Runs `schedule` on the SimGrid model of a GPU cluster (`cluster`: a preset such as
     "dgx-h100", "dgx-h100:4" for 4 nodes, or a cluster JSON file) and returns a Result whose
     fields are those of `pipesim simulate --json`. Times are seconds: give costs in seconds or
     a model. dp and tp lay the pipeline out on the cluster; layout_order, message_bytes,
-    grad_bytes, overlap_grad_reduce, bw_scale, lat_scale and stragglers ({gpu: factor}) as
-    the command line's flags. Each simulation runs in a child process (SimGrid runs one
+    grad_bytes, overlap_grad_reduce, bw_scale, lat_scale, stragglers ({gpu: factor}) and
+    nccl_algo ("ring", "tree" or "auto"; None: the cluster's) as the command line's flags. Each simulation runs in a child process (SimGrid runs one
     simulation per process).
     """
     if "comm" in options:
@@ -90,7 +90,7 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
                          "from the cluster (see lat_scale)")
     spec = _pipeline("simulate", schedule, p, m, options, layout_without_model=True)
     engine = _spec.engine_dict(cluster, layout_order, message_bytes, grad_bytes,
-                               overlap_grad_reduce, bw_scale, lat_scale, stragglers)
+                               overlap_grad_reduce, bw_scale, lat_scale, stragglers, nccl_algo)
     result = Result(_pipesim.simulate(spec, engine))
     _warn(result.warnings)
     return result

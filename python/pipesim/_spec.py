@@ -164,7 +164,7 @@ def check_sharding(model, dp, tp):
 
 
 def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_reduce,
-                bw_scale, lat_scale, stragglers):
+                bw_scale, lat_scale, stragglers, nccl_algo=None):
     if cluster is None:
         raise ValueError("missing cluster=NAME|FILE ('pipesim list' shows the presets)")
     pairs = []
@@ -182,4 +182,5 @@ def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_r
         "bw_scale": number("bw_scale", bw_scale, 0.0, low_open=True),
         "lat_scale": number("lat_scale", lat_scale),
         "stragglers": pairs,
+        "nccl_algo": None if nccl_algo is None else text("nccl_algo", nccl_algo),
     }

@@ -74,6 +74,13 @@ analysis::SimGridEngine engine_from_dict(const py::dict& d) {
     engine.options.latency_scale = get<double>(d, "lat_scale");
     for (const auto& [gpu, factor] : get<std::vector<std::pair<int, double>>>(d, "stragglers"))
         engine.options.stragglers.emplace_back(gpu, factor);
+    if (!d["nccl_algo"].is_none()) {
+        try {
+            engine.options.nccl_algo = simgrid::parse_nccl_algo(get<std::string>(d, "nccl_algo"));
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(fmt::format("nccl_algo: {}", e.what()));
+        }
+    }
     engine.cluster = analysis::load_checked_cluster(get<std::string>(d, "cluster"));
     return engine;
 }

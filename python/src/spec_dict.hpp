@@ -16,8 +16,9 @@ namespace pipesim::python {
 analysis::PipelineSpec spec_from_dict(const pybind11::dict& d);
 
 /// Keys: cluster (name or file), layout_order (str or None), message_bytes, grad_bytes,
-/// overlap_grad_reduce, bw_scale, lat_scale, stragglers (list of [gpu, factor]). Loads the
-/// cluster (throws std::invalid_argument as load_checked_cluster does).
+/// overlap_grad_reduce, bw_scale, lat_scale, stragglers (list of [gpu, factor]), nccl_algo
+/// (None or "ring", "tree", "auto"; std::invalid_argument otherwise). Loads the cluster
+/// (throws std::invalid_argument as load_checked_cluster does).
 analysis::SimGridEngine engine_from_dict(const pybind11::dict& d);
 
 }  // namespace pipesim::python

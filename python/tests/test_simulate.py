@@ -46,3 +46,17 @@ def test_simulate_errors_are_the_command_lines(cli):
         pipesim.simulate(schedule="1f1b", p=4, m=4, cluster="dgx-h100", comm=0.1)
     with pytest.raises(ValueError, match="missing cluster"):
         pipesim.simulate(schedule="1f1b", p=4, m=4)
+
+
+def test_nccl_algo_is_the_command_lines(cli):
+    shape = dict(schedule="1f1b", p=2, m=4, costs=COSTS, cluster="dgx-h100:8", dp=16, tp=2,
+                 grad_bytes=1e8, overlap_grad_reduce=False)
+    for algo in ("ring", "tree"):
+        r = pipesim.simulate(nccl_algo=algo, **shape)
+        expected = cli("simulate", "-s", "1f1b", "-p", 2, "-m", 4, "--costs", "0.001,0.002,0.001",
+                       "--cluster", "dgx-h100:8", "--dp", 16, "-t", 2, "--grad-bytes", "1e8",
+                       "--no-overlap-grad-reduce", "--nccl-algo", algo, "--json")
+        assert r.to_dict() == expected
+        assert r.grad_reduce_algorithm == algo
+    with pytest.raises(ValueError, match="nccl_algo: expected ring, tree or auto, got 'bogus'"):
+        pipesim.simulate(nccl_algo="bogus", **shape)

@@ -17,6 +17,11 @@ namespace pipesim::analysis {
 /// gpus, layout_order, iteration_time, grad_reduce_time, ...) after a SimGrid run.
 nlohmann::ordered_json analysis_json(const Analysis& result, const PipelineSpec& spec);
 
+/// The gradient all-reduce's algorithm after a SimGrid run: "ring" or "tree" when every
+/// device used it, else each with its devices ("tree on devices 0, 1; ring on 2, 3"); "" when
+/// there was no gradient reduction.
+std::string grad_reduce_algorithm(const simgrid::SimResult& result);
+
 /// One line per device whose weights, optimizer state and peak activations exceed its GPU.
 std::vector<std::string> memory_warnings(const ModelAnalysis& model);
 

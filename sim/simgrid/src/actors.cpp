@@ -238,6 +238,10 @@ void GradientReducer::operator()() {
         if (!s_.workload.param_gather_bytes.empty()) {  // sharded: ZeRO-3 gathers no update
             reduce.run(CollectiveKind::reduce_scatter, bytes / channels, 1, s_.collectives);
             reduce.run(CollectiveKind::all_gather, gather / channels, 1, s_.collectives);
+        } else if (s_.reduce_algorithm[device_] == NcclAlgo::tree) {
+            TreeCollective(gradient_trees(s_.layout, device_, s_.gpus_per_node), s_.hosts,
+                           s_.gpus_per_node, s_.intra_node_scale)
+                .run(bytes / channels);
         } else {
             reduce.run(CollectiveKind::all_reduce, bytes / channels, 1, s_.collectives);
         }

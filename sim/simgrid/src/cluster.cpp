@@ -8,6 +8,7 @@
 
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
+#include "fileio/parse_error.hpp"
 
 namespace pipesim::simgrid {
 
@@ -23,6 +24,25 @@ bool positive_finite(double x) {
 }
 
 }  // namespace
+
+const char* to_string(NcclAlgo algo) {
+    switch (algo) {
+        case NcclAlgo::ring:
+            return "ring";
+        case NcclAlgo::tree:
+            return "tree";
+        case NcclAlgo::auto_select:
+            break;
+    }
+    return "auto";
+}
+
+NcclAlgo parse_nccl_algo(std::string_view text) {
+    for (const NcclAlgo algo : {NcclAlgo::auto_select, NcclAlgo::ring, NcclAlgo::tree})
+        if (text == to_string(algo)) return algo;
+    throw std::invalid_argument(
+        fmt::format("expected ring, tree or auto, got {}", fileio::quote_excerpt(text)));
+}
 
 int ClusterSpec::node_count() const {
     int total = 0;
@@ -77,7 +97,7 @@ void check_cluster(const ClusterSpec& c) {
 ClusterSpec parse_cluster_json(const std::string& file, const std::string& text) {
     const fileio::JsonDocument doc(file, text);
     doc.object("", {"name", "description", "gpus_per_node", "nodes", "intra_node", "nic",
-                    "nic_per_gpu", "topology", "nodes_per_leaf", "leaf_uplink_gb_s"});
+                    "nic_per_gpu", "topology", "nodes_per_leaf", "leaf_uplink_gb_s", "nccl_algo"});
     ClusterSpec c;
     c.name = doc.has("/name") ? doc.string("/name", 200) : fileio::file_stem(file);
     if (doc.has("/description")) c.description = doc.string("/description", 2000);
@@ -126,6 +146,14 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
         } else {
             throw doc.error_at("/topology",
                                "expected \"star\" or \"fat-tree\", got \"" + topology + "\"");
+        }
+    }
+    if (doc.has("/nccl_algo")) {
+        const std::string& algo = doc.string("/nccl_algo", 20);
+        try {
+            c.nccl_algo = parse_nccl_algo(algo);
+        } catch (const std::invalid_argument& e) {
+            throw doc.error_at("/nccl_algo", std::string("nccl_algo: ") + e.what());
         }
     }
     check_cluster(c);

@@ -1,14 +1,19 @@
 #pragma once
-// Collectives over rings of GPUs, run from inside a SimGrid actor: the data-parallel gradient
-// all-reduce, the tensor-parallel all-reduces, and (later) a distributed optimizer's
-// reduce-scatter and all-gather. Needs a live, sealed SimGrid platform.
+// Collectives over rings and trees of GPUs, run from inside a SimGrid actor: the data-parallel
+// gradient all-reduce (a ring or NCCL's tree), the tensor-parallel all-reduces, and a
+// distributed optimizer's reduce-scatter and all-gather (rings). Needs a live, sealed SimGrid
+// platform, except for the plain tables and NCCL's tuning model below.
 
+#include <array>
+#include <utility>
 #include <vector>
 
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
 
+#include "sim/simgrid/cluster.hpp"
 #include "sim/simgrid/layout.hpp"
+#include "sim/simgrid/simulate.hpp"
 
 namespace pipesim::simgrid::detail {
 
@@ -31,6 +36,70 @@ std::vector<std::vector<int>> channel_rings(const std::vector<int>& members, int
 /// (its GPUs in index order), each as channel_rings(). Every rail has
 /// the same layout, so all rings have one size and there are `tp` × channels of them.
 std::vector<std::vector<int>> gradient_rings(const Layout& layout, int device, int gpus_per_node);
+
+/// One channel of NCCL's tree all-reduce over a rail (Sanders, Speck & Träff 2009; NCCL 2.4):
+/// inside each node a chain of its members, head first, and between the nodes' heads two
+/// complementary binary trees (double_binary_tree()), each reducing and broadcasting half of
+/// the channel's bytes, pipelined.
+struct TreeChannel {
+    std::vector<std::vector<int>> chains;    ///< per node, in rail order: GPUs, head first
+    std::array<std::vector<int>, 2> parent;  ///< per tree, per node: parent node, −1: root
+};
+
+/// NCCL's double binary tree over `nodes` nodes (src/graph/trees.cc). Tree 0: node x > 0 with
+/// lowest set bit b hangs below x + b when x has bit 2b clear and x + b < nodes, else below
+/// x − b, so that the odd nodes are its leaves and node 0, the root, has one child. Tree 1
+/// is tree 0 mirrored (x → nodes − 1 − x) for an even count, shifted by one for an odd one,
+/// so that most of tree 0's leaves are inner nodes of tree 1. Per tree, per node: the parent,
+/// −1 at the root.
+std::array<std::vector<int>, 2> double_binary_tree(int nodes);
+
+/// The channels of a tree all-reduce over `members` (global GPU indices, in rail order), as
+/// channel_rings() splits a ring: when every node holds the same number k > 1 of members and
+/// there are several nodes, k channels, channel j's chain starting at each node's j-th member
+/// so that the channels leave the nodes through k different NICs; otherwise one.
+std::vector<TreeChannel> channel_trees(const std::vector<int>& members, int gpus_per_node);
+
+/// gradient_rings()' rails as trees: one per TP rank, each as channel_trees().
+std::vector<TreeChannel> gradient_trees(const Layout& layout, int device, int gpus_per_node);
+
+/// The transfers (src, dst GPU) of one tree all-reduce on `channel`, each carrying half of the
+/// channel's bytes: per tree, every edge between two nodes' heads and every link of every
+/// node's chain once upwards (the reduction) and once downwards (the broadcast).
+std::vector<std::pair<int, int>> tree_flows(const TreeChannel& channel);
+
+/// The gradient all-reduce's algorithm of each pipeline device (SimResult::
+/// grad_reduce_algorithms): the one `options` or else `cluster` asks for, or with auto the
+/// one NCCL's tuning model predicts faster for the device's bytes over one rail
+/// (nccl_all_reduce_times()); rings where a distributed optimizer reduce-scatters. Empty
+/// when there are fewer than two GPUs to reduce over.
+std::vector<NcclAlgo> gradient_algorithms(const ClusterSpec& cluster, const Layout& layout,
+                                          const SimWorkload& workload, const SimOptions& options);
+
+/// NCCL's predicted times (seconds) of an all-reduce, ring and tree.
+struct AllReduceTimes {
+    double ring = 0;
+    double tree = 0;
+};
+
+/// NCCL's tuning model of an all-reduce of `bytes` per GPU over `ranks` GPUs on `nodes`
+/// nodes, the same number on each, with `channels` rings (NCCL 2.30, src/graph/tuning.cc, the
+/// Simple protocol, whose bandwidth the engine's flows reach): a latency from NCCL's base and
+/// per-step hardware latencies — ring: 8.4 µs + (2(n−1) − 2(N−1))·3.4 µs over NVLink +
+/// 2(N−1)·14 µs over the network, × 1.4 between nodes (its "plateau"); tree: 8.4 µs +
+/// 2((n/N − 1)·4.0 µs + ⌊log2 N⌋·14 µs) — plus the bytes over the algorithm bandwidth that
+/// NCCL derives from one bus bandwidth B (bytes/s): 2(n−1)/n·S/B for the ring, 2S/(0.92·c·B)
+/// for the tree (0.92: NCCL's tree efficiency; c: its size correction, 0.5..0.9 below
+/// 512 MiB).
+AllReduceTimes nccl_all_reduce_times(int ranks, int nodes, int channels, double bytes,
+                                     double bus_bandwidth);
+
+/// How long `flows` (src GPU, dst GPU, bytes) take alone on the cluster, latencies aside: the
+/// most loaded link direction's bytes over its bandwidth (max-min sharing of equal flows
+/// reaches it exactly), a hop inside a node at NCCL's bus bandwidth when the cluster gives one.
+/// gradient_algorithms() reads a ring's bus bandwidth from it.
+double idle_transfer_time(const ClusterSpec& cluster, double bandwidth_scale,
+                          const std::vector<std::pair<std::pair<int, int>, double>>& flows);
 
 /// How a collective is simulated.
 enum class CollectiveModel {
@@ -65,6 +134,36 @@ class RingCollective {
     std::vector<std::vector<::simgrid::s4u::Host*>> rings_;
     std::vector<std::vector<double>> hop_scale_;  // empty, or one factor per hop of each ring
     double latency_ = 0;  // the largest latency from a member to its successor
+    std::vector<::simgrid::s4u::CommPtr> comms_;
+};
+
+/// NCCL's tree all-reduce over tree channels (all of one shape, such as the T rails of a
+/// gradient reduction), as one set of concurrent flows: every transfer of tree_flows() at once,
+/// each carrying all its bytes, then the latencies of the pipeline's depth that the flows pay
+/// only once: 2·(chain + tree path) route latencies, up and down. Alone on the network it
+/// takes 2((k−1)·L_node + h·L_net) + max over link directions of bytes / bandwidth (h: the
+/// trees' height).
+class TreeCollective {
+  public:
+    /// `hosts`: every GPU's host by global index; routes between the flows' ends must exist.
+    /// A hop inside a node moves `intra_node_scale` times its bytes (EngineState's).
+    TreeCollective(const std::vector<TreeChannel>& channels,
+                   const std::vector<::simgrid::s4u::Host*>& hosts, int gpus_per_node,
+                   double intra_node_scale);
+
+    /// One all-reduce of `bytes` per channel; returns when the last channel is done. Blocks
+    /// the calling actor. The tree has no step-by-step form: both models run the flow set.
+    void run(double bytes);
+
+  private:
+    struct Flow {
+        ::simgrid::s4u::Host* src;
+        ::simgrid::s4u::Host* dst;
+        double scale;  // bytes factor: half the channel's, times the intra-node scale
+    };
+    std::vector<Flow> flows_;
+    double depth_latency_ = 0;  // the pipeline's depth, up and down, in route latencies
+    double flow_latency_ = 0;   // the largest latency one flow pays
     std::vector<::simgrid::s4u::CommPtr> comms_;
 };
 

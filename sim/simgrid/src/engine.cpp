@@ -139,8 +139,10 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
         detail::plan_symmetry(cluster, layout, pairs, slowdown, options,
                               layout.cp > 1 && !workload.cp_ring.layers.empty());
     const int replicas = symmetry.symmetric ? 1 : layout.dp;
+    const std::vector<NcclAlgo> algorithms =
+        detail::gradient_algorithms(cluster, layout, workload, options);
     const std::vector<std::pair<int, int>> routes =
-        detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node);
+        detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node, algorithms);
     check_run_size(schedule, cluster, layout, replicas, routes.size(), options);
     if (engine_used.exchange(true))
         throw std::logic_error("SimGrid allows one simulation per process; this one has run");
@@ -176,6 +178,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
         s.intra_node_scale = cluster.intra_node.bandwidth / cluster.intra_node_collective_bandwidth;
     s.reduce_end.assign(static_cast<std::size_t>(p), 0.0);
     s.reduce_time.assign(static_cast<std::size_t>(p), 0.0);
+    s.reduce_algorithm = algorithms;
     s.mutex = sg::Mutex::create();
     s.changed = sg::ConditionVariable::create();
     s.ops_total = schedule.op_count() * static_cast<std::size_t>(replicas);
@@ -238,6 +241,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     result.iteration_time =
         *std::max_element(result.replica_makespan.begin(), result.replica_makespan.end());
     result.grad_reduce_time = *std::max_element(s.reduce_time.begin(), s.reduce_time.end());
+    result.grad_reduce_algorithms = algorithms;
     for (double end : s.reduce_end)
         result.iteration_time = std::max(result.iteration_time, end);
     return result;

@@ -48,6 +48,8 @@ struct EngineState {
     // Bytes factor of a collective's hop inside a node: the port's bandwidth over NCCL's bus
     // bandwidth (ClusterSpec::intra_node_collective_bandwidth), 1 without one.
     double intra_node_scale = 1;
+    // Per device: its gradient all-reduce's algorithm (gradient_algorithms()).
+    std::vector<NcclAlgo> reduce_algorithm;
     std::vector<double> slowdown;            // per (replica, device): time multiplier
     std::vector<std::uint8_t> split;         // per (microbatch, stage): backward split into B, W
     std::vector<std::pair<int, int>> pairs;  // (src, dst) devices that exchange data, sorted

@@ -137,7 +137,7 @@ std::vector<std::pair<int, int>> device_pairs(const Schedule& schedule) {
 
 std::vector<std::pair<int, int>> communicating_pairs(
     const std::vector<std::pair<int, int>>& devices, const Layout& l, int replicas,
-    int gpus_per_node) {
+    int gpus_per_node, const std::vector<NcclAlgo>& gradient_algorithms) {
     std::set<std::pair<int, int>> pairs;
     for (int r = 0; r < replicas; ++r) {
         for (const auto& [a, b] : devices)
@@ -155,6 +155,11 @@ std::vector<std::pair<int, int>> communicating_pairs(
             for (const auto& ring : gradient_rings(l, d, gpus_per_node))
                 for (std::size_t k = 0; k < ring.size(); ++k)
                     pairs.emplace(ring[k], ring[(k + 1) % ring.size()]);
+    for (std::size_t d = 0; d < gradient_algorithms.size(); ++d)
+        if (gradient_algorithms[d] == NcclAlgo::tree)
+            for (const TreeChannel& channel : gradient_trees(l, static_cast<int>(d), gpus_per_node))
+                for (const auto& flow : tree_flows(channel))
+                    pairs.insert(flow);
     return {pairs.begin(), pairs.end()};
 }
 

@@ -30,6 +30,15 @@ struct NodeGroup {
 
 enum class InterNodeTopology { star, fat_tree };
 
+/// How the data-parallel gradient all-reduce runs, as NCCL_ALGO chooses it: a ring, a tree (a
+/// chain inside each node and a double binary tree between nodes), or per collective the one
+/// NCCL's tuning model predicts faster (docs/cluster-format.md, "Collectives").
+enum class NcclAlgo { auto_select, ring, tree };
+/// "auto", "ring" or "tree".
+const char* to_string(NcclAlgo algo);
+/// Parses "auto", "ring" or "tree"; throws std::invalid_argument naming the three otherwise.
+NcclAlgo parse_nccl_algo(std::string_view text);
+
 /// A GPU cluster. Inside a node every GPU has its own port (NVLink-class or PCIe) to a
 /// non-blocking node switch. Between nodes, traffic leaves through a NIC (one per node, or one
 /// per GPU) into a non-blocking star, or a two-level fat tree whose leaf switches each have an
@@ -50,6 +59,8 @@ struct ClusterSpec {
     InterNodeTopology topology = InterNodeTopology::star;
     int nodes_per_leaf = 0;            ///< fat tree only
     double leaf_uplink_bandwidth = 0;  ///< fat tree only, bytes per second each direction
+    /// The gradient all-reduce's algorithm on this cluster (SimOptions::nccl_algo overrides).
+    NcclAlgo nccl_algo = NcclAlgo::auto_select;
 
     int node_count() const;
     int gpu_count() const { return node_count() * gpus_per_node; }

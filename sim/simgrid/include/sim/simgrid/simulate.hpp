@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -103,6 +104,9 @@ struct SimOptions {
     /// Simulate every ring step of every collective as point-to-point transfers instead of
     /// one set of concurrent flows per collective (slow; for validation).
     bool exact_collectives = false;
+    /// The gradient all-reduce's algorithm (ring, tree or auto); unset: the cluster's
+    /// ClusterSpec::nccl_algo. Reduce-scatters and all-gathers are rings (as in NCCL).
+    std::optional<NcclAlgo> nccl_algo;
     /// Called during the run (from one second of wall time on, at most twice a second).
     std::function<void(const SimProgress&)> progress;
 };
@@ -121,7 +125,11 @@ struct SimResult {
     Timeline timeline;
     double iteration_time = 0;  ///< until the last op or all-reduce of any replica ends
     std::vector<double> replica_makespan;
-    double grad_reduce_time = 0;    ///< longest gradient all-reduce
+    double grad_reduce_time = 0;  ///< longest gradient all-reduce
+    /// Per pipeline device, the algorithm of its gradient all-reduce (ring or tree; a
+    /// distributed optimizer's reduce-scatter and all-gather are rings); empty when there are
+    /// no replicas to reduce over.
+    std::vector<NcclAlgo> grad_reduce_algorithms;
     std::size_t ops_simulated = 0;  ///< ops of the simulated replicas
     int gpus_used = 0;
     SimMode mode = SimMode::full;
