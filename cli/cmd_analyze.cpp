@@ -36,6 +36,7 @@ analysis::AnalyticEngine engine_for(const viz::VizOutputs& outputs, bool html) {
 int run_analyze(const std::vector<std::string>& args) {
     PipelineFlags pipeline(/*layout_without_model=*/false);
     bool json = false;
+    GradReduceFlags grad_reduce;
     viz::VizOutputs viz_outputs;
     std::string html;
     ArgReader reader(args);
@@ -43,14 +44,15 @@ int run_analyze(const std::vector<std::string>& args) {
     while (reader.next(flag)) {
         if (flag == "--json") {
             json = true;
-        } else if (pipeline.read(flag, reader)) {
+        } else if (pipeline.read(flag, reader) ||
+                   read_grad_reduce_flag(flag, reader, grad_reduce)) {
         } else if (read_viz_flag(flag, reader, viz_outputs) || read_html_flag(flag, reader, html)) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print(
                 "{}{}  --json                print one JSON object instead of the "
-                "table\n\n{}\n{}{}",
-                analyze_usage, schedule_flags_help(), model_flags_help(), viz_flags_help,
-                html_flag_help);
+                "table\n\n{}{}\n{}{}",
+                analyze_usage, schedule_flags_help(), model_flags_help(), grad_reduce_flags_help(),
+                viz_flags_help, html_flag_help);
             return 0;
         } else {
             throw UsageError(
@@ -62,8 +64,10 @@ int run_analyze(const std::vector<std::string>& args) {
     check_html_flag(html, viz_outputs, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
-    const analysis::Analysis result =
-        analysis::run_with_baseline(spec, engine_for(viz_outputs, !html.empty()));
+    check_grad_reduce_flag(grad_reduce, spec);
+    analysis::AnalyticEngine engine = engine_for(viz_outputs, !html.empty());
+    engine.overlap_grad_reduce = grad_reduce.overlap;
+    const analysis::Analysis result = analysis::run_with_baseline(spec, engine);
     print_warnings(result, "analyze");
     viz_outputs.picture.memory_in_bytes = result.model.has_value();
     // The pictures first: they may still refuse (a dependency graph too large to draw).

@@ -43,7 +43,6 @@ struct SimulateFlags {
     analysis::SimGridEngine engine;
     std::string cluster_name;
     bool json = false;
-    std::string overlap_flag;  // --overlap-grad-reduce or --no-overlap-grad-reduce, if given
 };
 
 using SimFlag = FlagSpec<SimulateFlags>;
@@ -68,20 +67,6 @@ const std::array cluster_flags = {
             "gradient bytes per GPU to all-reduce without a model (default 0)",
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
                 s.engine.grad_bytes = parse_number(f, v, 0.0);
-            }},
-    SimFlag{"", "--overlap-grad-reduce", "",
-            "reduce a device's gradients during its last backward (default; needs\n"
-            "--dp > 1 or --cp > 1)",
-            [](SimulateFlags& s, const std::string& f, const std::string&) {
-                s.engine.options.overlap_grad_reduce = true;
-                s.overlap_flag = f;
-            }},
-    SimFlag{"", "--no-overlap-grad-reduce", "",
-            "reduce gradients only after the whole pipeline (needs --dp > 1 or\n"
-            "--cp > 1)",
-            [](SimulateFlags& s, const std::string& f, const std::string&) {
-                s.engine.options.overlap_grad_reduce = false;
-                s.overlap_flag = f;
             }},
     SimFlag{"", "--nccl-algo", "A",
             "the gradient all-reduce as NCCL_ALGO runs it: ring, tree (a chain\n"
@@ -119,6 +104,7 @@ const std::array what_if_flags = {
 int run_simulate(const std::vector<std::string>& args) {
     PipelineFlags pipeline(/*layout_without_model=*/true);
     SimulateFlags flags;
+    GradReduceFlags grad_reduce;
     viz::VizOutputs viz_outputs;
     std::string html;
     ArgReader reader(args);
@@ -129,11 +115,13 @@ int run_simulate(const std::vector<std::string>& args) {
                 "--comm is the analytic replay's latency; simulate takes latencies "
                 "from the cluster (see --lat-scale)");
         } else if (read_flag(cluster_flags, flag, reader, flags) ||
+                   read_grad_reduce_flag(flag, reader, grad_reduce) ||
                    read_flag(what_if_flags, flag, reader, flags) || pipeline.read(flag, reader) ||
                    read_viz_flag(flag, reader, viz_outputs) || read_html_flag(flag, reader, html)) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}{}\ncluster and layout:\n{}what-if:\n{}\n{}\n{}{}", simulate_usage,
-                       schedule_flags_help(/*with_latency=*/false), flags_help(cluster_flags),
+                       schedule_flags_help(/*with_latency=*/false),
+                       flags_help(cluster_flags) + grad_reduce_flags_help(),
                        flags_help(what_if_flags), model_flags_help(), viz_flags_help,
                        html_flag_help);
             return 0;
@@ -151,13 +139,9 @@ int run_simulate(const std::vector<std::string>& args) {
     check_html_flag(html, viz_outputs, pipeline.save_file());
 
     const analysis::PipelineSpec& spec = pipeline.spec();
-    // Context-parallel ranks hold the same weights: they reduce gradients like replicas.
     const int cp = spec.costs.model ? spec.costs.model->workload.cp : 1;
-    if (!flags.overlap_flag.empty() && spec.dp * cp < 2)
-        throw UsageError(fmt::format(
-            "{} needs data or context parallelism (--dp D or --cp C above 1): there is no "
-            "gradient reduction",
-            flags.overlap_flag));
+    check_grad_reduce_flag(grad_reduce, spec);
+    engine.options.overlap_grad_reduce = grad_reduce.overlap;
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
     simgrid::load_engine();  // before the report starts: one that cannot load is exit code 3

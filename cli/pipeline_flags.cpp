@@ -298,4 +298,44 @@ void PipelineFlags::save(const Schedule& schedule,
                                                                          : std::string());
 }
 
+namespace {
+
+const std::array grad_reduce_flags = {
+    FlagSpec<GradReduceFlags>{
+        "", "--overlap-grad-reduce", "",
+        "reduce a device's gradients during its last backward (default; needs\n"
+        "--dp > 1 or --cp > 1)",
+        [](GradReduceFlags& g, const std::string& f, const std::string&) {
+            g.overlap = true;
+            g.given = f;
+        }},
+    FlagSpec<GradReduceFlags>{"", "--no-overlap-grad-reduce", "",
+                              "reduce gradients only after the whole pipeline (needs --dp > 1 or\n"
+                              "--cp > 1)",
+                              [](GradReduceFlags& g, const std::string& f, const std::string&) {
+                                  g.overlap = false;
+                                  g.given = f;
+                              }},
+};
+
+}  // namespace
+
+bool read_grad_reduce_flag(const std::string& flag, ArgReader& reader, GradReduceFlags& into) {
+    return read_flag(grad_reduce_flags, flag, reader, into);
+}
+
+std::string grad_reduce_flags_help() {
+    return flags_help(grad_reduce_flags);
+}
+
+void check_grad_reduce_flag(const GradReduceFlags& flags, const analysis::PipelineSpec& spec) {
+    // Context-parallel ranks hold the same weights: they reduce gradients like replicas.
+    const int cp = spec.costs.model ? spec.costs.model->workload.cp : 1;
+    if (!flags.given.empty() && spec.dp * cp < 2)
+        throw UsageError(fmt::format(
+            "{} needs data or context parallelism (--dp D or --cp C above 1): there is no "
+            "gradient reduction",
+            flags.given));
+}
+
 }  // namespace pipesim::cli

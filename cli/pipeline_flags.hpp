@@ -20,6 +20,18 @@ std::string cost_flags_help(bool with_latency = true);
 /// `with_dp`: whether --dp is listed (search reads -t but not --dp).
 std::string model_flags_help(bool with_dp = true);
 
+/// --overlap-grad-reduce / --no-overlap-grad-reduce, read the same way by analyze and simulate.
+struct GradReduceFlags {
+    bool overlap = true;  ///< reduce during the last backward (the default)
+    std::string given;    ///< the flag given last, "" if none
+};
+/// Reads one of the two flags into `into`; false if `flag` is neither.
+bool read_grad_reduce_flag(const std::string& flag, ArgReader& reader, GradReduceFlags& into);
+/// Their help lines.
+std::string grad_reduce_flags_help();
+/// Throws UsageError when a flag was given but there is no gradient reduction (dp·C < 2).
+void check_grad_reduce_flag(const GradReduceFlags& flags, const analysis::PipelineSpec& spec);
+
 /// Reads one of --costs, --comm, --mem-w-ratio into `spec`; false if `flag` is none of them.
 bool read_cost_flag(const std::string& flag, ArgReader& reader, analysis::PipelineSpec& spec);
 

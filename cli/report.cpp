@@ -68,6 +68,10 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
                               w.microbatch, w.seq(model.config), w.tp, recompute));
     line("costs", fmt::format("{}; layers per virtual stage {}", model.cost_source, layers));
     line("iteration time", fmt::format("{:.6g} s", a.iteration_time));
+    if (!a.cluster && a.grad_reduce_time > 0)  // simulate prints its own reduction line
+        line("grad reduction",
+             fmt::format("{:.6g} s ring, {:.6g} s exposed (makespan {:.6g} s)", a.grad_reduce_time,
+                         a.iteration_time - m.makespan, m.makespan));
     line("bubble rate", fmt::format("{:.2f} %  (device {})", 100 * m.bubble_rate, m.bubble_device));
     line("throughput", fmt::format("{:.6g} samples/s, {:.6g} tokens/s", model.samples_per_second,
                                    model.tokens_per_second));

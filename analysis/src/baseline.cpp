@@ -36,14 +36,15 @@ std::vector<PassCosts> device_work(const Schedule& schedule, const StageCosts& c
     return work;
 }
 
-constexpr AnalyticEngine bare_replay{.record_transfers = false, .record_ops = false};
-
 // The iteration time of `spec` on `engine`, 0 when it fails. SimGrid runs once per process, so
 // a SimGrid run goes to a child process.
 double iteration_time_of(const PipelineSpec& spec, const Engine& engine) {
     try {
-        if (std::holds_alternative<AnalyticEngine>(engine))
-            return run(spec, bare_replay).iteration_time;
+        if (const auto* analytic = std::get_if<AnalyticEngine>(&engine)) {
+            AnalyticEngine bare = *analytic;  // its gradient reduction as the run's
+            bare.record_transfers = bare.record_ops = false;
+            return run(spec, bare).iteration_time;
+        }
         simgrid::load_engine();  // once, here, rather than in the child and again for the run
         const std::string time = run_in_child([&] {
             SimGridEngine quiet = std::get<SimGridEngine>(engine);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -21,21 +22,14 @@ simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const 
     simgrid::SimWorkload w;
     w.costs = stage_costs_from_plan(plan, TpComm::simulated);
     w.message_bytes.assign(stages, plan.message_bytes / std::max(tp, 1));
-    w.gradient_bytes.assign(static_cast<std::size_t>(schedule.devices), 0.0);
-    for (std::size_t s = 0; s < stages; ++s) {
-        const models::StagePlan& stage = plan.stages[s];
+    for (const models::StagePlan& stage : plan.stages) {
         w.tp_allreduces_forward.push_back(stage.tp_collectives_forward);
         w.tp_allreduces_backward.push_back(stage.tp_collectives_backward);
         w.tp_allreduce_bytes.push_back(plan.tp_comm.bytes);
-        // fp32 gradients of the parameters one GPU holds (StagePlan::params is already the
-        // stage's share per tensor-parallel rank), which that GPU all-reduces over its rail.
-        w.gradient_bytes[schedule.stage_device[s]] += 4.0 * stage.params;
     }
-    if (zero_stage >= 1) {
-        w.param_gather_bytes = w.gradient_bytes;
-        for (double& bytes : w.param_gather_bytes)
-            bytes = zero_stage >= 3 ? 0.0 : bytes / 2;  // bf16 parameters, fp32 gradients
-    }
+    GradientBytes reduced = gradient_bytes(plan, schedule, zero_stage);
+    w.gradient_bytes = std::move(reduced.gradient);
+    w.param_gather_bytes = std::move(reduced.param_gather);
     if (zero_stage >= 3)
         for (const models::StagePlan& stage : plan.stages)
             w.param_fetch_bytes.push_back(2.0 * stage.params);
@@ -48,6 +42,23 @@ simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const 
         w.cp_ring.attention_backward = plan.cp_attention.backward_input;
     }
     return w;
+}
+
+GradientBytes gradient_bytes(const models::PipelinePlan& plan, const Schedule& schedule,
+                             int zero_stage) {
+    GradientBytes bytes;
+    bytes.gradient.assign(static_cast<std::size_t>(schedule.devices), 0.0);
+    // fp32 gradients of the parameters one GPU holds (StagePlan::params is already the
+    // stage's share per tensor-parallel rank), which that GPU reduces over its rail.
+    for (std::size_t s = 0; s < plan.stages.size(); ++s)
+        bytes.gradient[static_cast<std::size_t>(schedule.stage_device[s])] +=
+            4.0 * plan.stages[s].params;
+    if (zero_stage >= 1) {
+        bytes.param_gather = bytes.gradient;
+        for (double& b : bytes.param_gather)
+            b = zero_stage >= 3 ? 0.0 : b / 2;  // bf16 parameters, fp32 gradients
+    }
+    return bytes;
 }
 
 std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,

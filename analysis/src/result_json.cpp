@@ -15,6 +15,11 @@ constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
 void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAnalysis& model) {
     j["iteration_time"] = a.iteration_time;
+    if (!a.cluster && a.grad_reduce_time > 0) {  // the analytic closed form (grad_reduce.hpp)
+        j["grad_reduce_time"] = a.grad_reduce_time;
+        j["grad_reduce_exposed"] = a.iteration_time - a.metrics.makespan;
+        j["grad_reduce_algorithm"] = "ring";
+    }
     j["samples_per_second"] = model.samples_per_second;
     j["tokens_per_second"] = model.tokens_per_second;
     j["mfu"] = model.mfu;

@@ -10,6 +10,7 @@
 
 #include "analysis/cluster_workload.hpp"
 #include "analysis/device_cap.hpp"
+#include "analysis/grad_reduce.hpp"
 #include "schedules/validate.hpp"
 #include "sim/memory_budget.hpp"
 #include "sim/replay.hpp"
@@ -139,6 +140,22 @@ void finish(Analysis& a, double iteration_time) {
     if (a.model) summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time);
 }
 
+// The makespan, or with dp·C > 1 the end of the last gradient reduction if later (the closed
+// form of grad_reduce.hpp on the bytes the SimGrid engine reduces); sets a.grad_reduce_time.
+double reduced_iteration_time(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine,
+                              const std::vector<double>& last_gradient_start) {
+    const ModelAnalysis& model = *a.model;
+    const int ranks = spec.dp * std::max(model.workload.cp, 1);
+    if (ranks < 2) return -1;
+    const GradientBytes bytes =
+        gradient_bytes(model.plan, a.schedule, spec.costs.model->optimizer.sharding());
+    const GradientReduction r = gradient_reduction(
+        model.gpu, gradient_rail(spec.tp, ranks), bytes.gradient, bytes.param_gather,
+        last_gradient_start, a.metrics.makespan, engine.overlap_grad_reduce);
+    a.grad_reduce_time = r.longest;
+    return r.iteration_time;
+}
+
 void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine,
                   const Pipeline& pipeline) {
     sim::ReplayOptions replay_options;
@@ -164,7 +181,7 @@ void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& e
     a.timeline = std::move(replayed.timeline);
     a.metrics = std::move(replayed.metrics);
     if (a.model) a.timeline.time_unit = "s";
-    finish(a, -1);
+    finish(a, a.model ? reduced_iteration_time(a, spec, engine, replayed.last_gradient_start) : -1);
 }
 
 void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
@@ -192,6 +209,7 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
         simgrid::simulate(a.schedule, workload, engine.cluster, run.layout, engine.options);
     a.timeline = run.result.timeline;
     const double iteration_time = run.result.iteration_time;
+    a.grad_reduce_time = run.result.grad_reduce_time;
     a.cluster = std::move(run);
     a.metrics = compute_metrics(a.timeline, a.memory);
     finish(a, iteration_time);

@@ -128,10 +128,15 @@ ReplayResult replay_with_metrics(const Schedule& schedule, const StageCosts& cos
     check_replay(schedule, costs, options);
     MetricsBuilder metrics(schedule.devices, schedule.stages(), schedule.microbatches, memory);
     ReplayResult result;
-    result.timeline = replay_walk(schedule, costs, options,
-                                  [&](int device, const Op& op, double start, double finish) {
-                                      metrics.add(device, op, start, finish);
-                                  });
+    result.last_gradient_start.assign(static_cast<std::size_t>(schedule.devices), 0.0);
+    result.timeline = replay_walk(
+        schedule, costs, options, [&](int device, const Op& op, double start, double finish) {
+            metrics.add(device, op, start, finish);
+            // A device times its ops in its order: the last seen is
+            // its last.
+            if (op.pass == Pass::W || op.pass == Pass::BW)
+                result.last_gradient_start[static_cast<std::size_t>(device)] = start;
+        });
     result.metrics = metrics.finish();
     return result;
 }

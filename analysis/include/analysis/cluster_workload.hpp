@@ -29,6 +29,17 @@ namespace pipesim::analysis {
 simgrid::SimWorkload workload_from_plan(const models::PipelinePlan& plan, const Schedule& schedule,
                                         int tp = 1, int zero_stage = 0);
 
+/// What one GPU of each pipeline device reduces over its data-parallel rail, in bytes: its
+/// fp32 gradients (4 bytes per parameter it holds), and with ZeRO stage 1 or 2 the bf16
+/// parameters all-gathered after the reduce-scatter (half that; stage 3: none, empty below
+/// stage 1). workload_from_plan()'s gradient_bytes and param_gather_bytes.
+struct GradientBytes {
+    std::vector<double> gradient;      ///< per device
+    std::vector<double> param_gather;  ///< per device; empty without ZeRO
+};
+GradientBytes gradient_bytes(const models::PipelinePlan& plan, const Schedule& schedule,
+                             int zero_stage = 0);
+
 /// Each node group's compute speed relative to `reference_gpu`, the GPU the costs are for
 /// (empty: the first group's GPU): the group's own `speed` where set, else the ratio of its
 /// GPU's dense bf16 peak to the reference's (models' GPU table). Throws std::invalid_argument

@@ -29,6 +29,10 @@ struct AnalyticEngine {
     /// need them). false: the timeline has the schedule's shape and no ops, the metrics are
     /// computed while replaying, and the replay keeps no per-op record.
     bool record_ops = true;
+    /// With a model and dp·C > 1, each device's gradient reduction (grad_reduce.hpp) starts
+    /// when its last W or BW starts (Megatron-LM's --overlap-grad-reduce); false: after the
+    /// whole pipeline. The SimGrid engine's is SimOptions::overlap_grad_reduce.
+    bool overlap_grad_reduce = true;
 };
 
 /// The SimGrid model of a GPU cluster: links, NICs, contention, the gradient all-reduce.
@@ -74,9 +78,12 @@ struct Analysis {
     MemoryModel memory;  ///< activation memory per stage: the model's (bytes) or unit M_B
     Timeline timeline;   ///< the pipeline's ops (with SimGrid: replica 0's; see AnalyticEngine)
     Metrics metrics;     ///< of `timeline` with `memory`
-    /// Time of one training iteration: the makespan, or with SimGrid the time until the last
-    /// op or gradient all-reduce of any replica ends.
+    /// Time of one training iteration: the time until the last op or gradient reduction of any
+    /// replica ends (the makespan when there is no reduction).
     double iteration_time = 0;
+    /// The longest data-parallel gradient reduction of any device (seconds; 0 without a model
+    /// or with dp·C = 1): the closed form of grad_reduce.hpp, or SimGrid's simulated one.
+    double grad_reduce_time = 0;
     int dp = 1;                          ///< replicas that ran the pipeline side by side
     std::optional<ModelAnalysis> model;  ///< with a model: memory, throughput, MFU over dp·p·t
     std::optional<ClusterRun> cluster;   ///< with the SimGrid engine

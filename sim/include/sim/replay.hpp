@@ -55,6 +55,9 @@ Timeline replay(const Schedule& schedule, const StageCosts& costs,
 struct ReplayResult {
     Timeline timeline;
     Metrics metrics;  ///< compute_metrics(timeline with every op, memory)
+    /// Per device, the start of its last weight-gradient op (W or BW; 0 for a device with
+    /// none): where an overlapped data-parallel gradient reduction may begin.
+    std::vector<double> last_gradient_start;
 };
 
 /// replay() that also computes the metrics while the ops are timed, so that with
