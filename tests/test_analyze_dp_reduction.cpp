@@ -1,0 +1,181 @@
+// The analytic engine's data-parallel gradient reduction: a ring over each device's rail in
+// closed form, held to hand-computed figures and to the SimGrid engine's simulated reduction.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "analysis/result_json.hpp"
+#include "analysis/run.hpp"
+#include "child_process.hpp"
+#include "cli_runner.hpp"
+#include "models/transformer.hpp"
+
+using namespace pipesim;
+using namespace pipesim::analysis;
+using pipesim::test::run_in_child;
+using pipesim::test::run_pipesim;
+
+namespace {
+
+// NVIDIA's datasheet and nccl-tests figures the closed form runs at (models/src/gpu.cpp):
+// A100's all-reduce bus bandwidth inside a DGX node, and its 200 Gb/s NIC.
+constexpr double a100_bus = 200e9;
+constexpr double a100_nic = 200e9 / 8;
+
+PipelineSpec dp_spec(int dp, int tp, int p = 4) {
+    PipelineSpec spec;
+    spec.schedule = "1f1b";
+    spec.generator = {p, 8, 0, 0};
+    ModelSpec m;
+    m.model = "zb-1.5b";
+    m.gpu = "a100-80gb";
+    m.workload.microbatch = 1;
+    spec.costs.model = m;
+    spec.dp = dp;
+    spec.tp = tp;
+    return spec;
+}
+
+AnalyticEngine overlapped(bool overlap, bool record_ops = false) {
+    AnalyticEngine engine;
+    engine.record_ops = record_ops;
+    engine.record_transfers = false;
+    engine.overlap_grad_reduce = overlap;
+    return engine;
+}
+
+// The fp32 gradient bytes of each device's GPU: 4 bytes per parameter of its stages.
+std::vector<double> device_gradient_bytes(const Analysis& a) {
+    std::vector<double> bytes(static_cast<std::size_t>(a.schedule.devices), 0.0);
+    for (std::size_t s = 0; s < a.model->plan.stages.size(); ++s)
+        bytes[static_cast<std::size_t>(a.schedule.stage_device[s])] +=
+            4.0 * a.model->plan.stages[s].params;
+    return bytes;
+}
+
+double largest(const std::vector<double>& v) {
+    return *std::max_element(v.begin(), v.end());
+}
+
+}  // namespace
+
+TEST_CASE("dp=4 without overlap adds the ring all-reduce 2(n-1)/n S/B at the NVLink bus rate",
+          "[analysis][dp]") {
+    const Analysis one = run(dp_spec(1, 1), overlapped(false));
+    const Analysis four = run(dp_spec(4, 1), overlapped(false));
+    const std::vector<double> bytes = device_gradient_bytes(four);
+    // The devices together hold every parameter once (t = 1), and the last stage its own copy
+    // of the tied embedding matrix (as Megatron-LM keeps it there).
+    double total = 0;
+    for (double b : bytes)
+        total += b;
+    const auto& config = four.model->config;
+    REQUIRE(config.tied_embeddings);
+    const double embedding = static_cast<double>(config.vocab) * config.hidden;
+    CHECK(total == Approx(4.0 * (models::total_params(config) + embedding)).epsilon(1e-9));
+    // Four GPUs of one node (t·dp = 4 ≤ 8): the ring moves 2·3/4 of S at the bus bandwidth,
+    // after the pipeline; the slowest device (the most parameters) sets the iteration.
+    const double reduce = 2.0 * 3 / 4 * largest(bytes) / a100_bus;
+    CHECK(four.metrics.makespan == Approx(one.metrics.makespan).epsilon(1e-12));
+    CHECK(four.grad_reduce_time == Approx(reduce).epsilon(1e-9));
+    CHECK(four.iteration_time == Approx(one.metrics.makespan + reduce).epsilon(1e-9));
+    // Throughput is over the longer iteration (and the optimizer step): 4 replicas' samples.
+    CHECK(four.model->samples_per_second ==
+          Approx(4 * 8 * four.model->plan.samples_per_microbatch /
+                 (one.metrics.makespan + reduce + four.model->optimizer_seconds))
+              .epsilon(1e-9));
+}
+
+TEST_CASE("dp=1 has no reduction: the iteration is the makespan and the JSON has no such field",
+          "[analysis][dp]") {
+    const PipelineSpec spec = dp_spec(1, 1);
+    const Analysis a = run(spec, overlapped(true));
+    CHECK(a.grad_reduce_time == 0);
+    CHECK(a.iteration_time == a.metrics.makespan);
+    const auto j = analysis_json(a, spec);
+    CHECK_FALSE(j.contains("grad_reduce_time"));
+    const Analysis dp = run(dp_spec(2, 1), overlapped(true));
+    CHECK(analysis_json(dp, dp_spec(2, 1))["grad_reduce_algorithm"] == "ring");
+}
+
+TEST_CASE("the overlapped reduction starts with each device's last W or BW", "[analysis][dp]") {
+    const Analysis late = run(dp_spec(4, 1), overlapped(false));
+    const Analysis early = run(dp_spec(4, 1), overlapped(true, /*record_ops=*/true));
+    CHECK(early.grad_reduce_time == Approx(late.grad_reduce_time).epsilon(1e-12));
+    CHECK(early.iteration_time >= early.metrics.makespan);
+    CHECK(early.iteration_time < late.iteration_time);
+    // Independently, from the recorded ops: device d's reduction runs from the start of its
+    // last backward, over its own bytes.
+    const std::vector<double> bytes = device_gradient_bytes(early);
+    double end = early.metrics.makespan;
+    for (int d = 0; d < early.schedule.devices; ++d) {
+        double start = 0;
+        for (const TimedOp& op : early.timeline.device_ops[static_cast<std::size_t>(d)])
+            if (op.op.pass == Pass::W || op.op.pass == Pass::BW) start = op.start;
+        end = std::max(end, start + 1.5 * bytes[static_cast<std::size_t>(d)] / a100_bus);
+    }
+    CHECK(early.iteration_time == Approx(end).epsilon(1e-9));
+}
+
+TEST_CASE("a rail across nodes runs one ring per NIC; dist-opt reduce-scatters and all-gathers",
+          "[analysis][dp]") {
+    // dp = 16, t = 1: 8 of the rail's GPUs per node, 8 rings each through its own NIC.
+    const Analysis wide = run(dp_spec(16, 1, 2), overlapped(false));
+    const double s = largest(device_gradient_bytes(wide));
+    CHECK(wide.grad_reduce_time == Approx(2.0 * 15 / 16 * s / (8 * a100_nic)).epsilon(1e-9));
+    // dp = 2, t = 8: one GPU of the rail per node, one NIC.
+    const Analysis tall = run(dp_spec(2, 8, 2), overlapped(false));
+    CHECK(tall.grad_reduce_time ==
+          Approx(2.0 * 1 / 2 * largest(device_gradient_bytes(tall)) / a100_nic).epsilon(1e-9));
+    // The distributed optimizer: reduce-scatter of S (fp32) + all-gather of S/2 (bf16 params).
+    PipelineSpec sharded = dp_spec(8, 1, 2);
+    sharded.costs.model->optimizer.distributed = true;
+    const Analysis dist = run(sharded, overlapped(false));
+    const double sd = largest(device_gradient_bytes(dist));
+    CHECK(dist.grad_reduce_time == Approx(7.0 / 8 * (sd + sd / 2) / a100_bus).epsilon(1e-9));
+    CHECK(dist.grad_reduce_time < run(dp_spec(8, 1, 2), overlapped(false)).grad_reduce_time);
+}
+
+// SimGrid adds each step's link latency (2 µs NVLink, 5 µs NIC on the preset): 2(n−1) = 30
+// steps, well under 1 % of a 33 ms reduction; the makespans differ by the pipeline transfers
+// SimGrid times on the links (< 1 %). Hence 1 % on the reduction, 2 % on the iteration.
+TEST_CASE("analyze's reduction agrees with simulate's ring on an idle DGX A100 cluster",
+          "[analysis][dp][simgrid]") {
+    const bool overlap = GENERATE(false, true);
+    const PipelineSpec spec = dp_spec(16, 1, 2);
+    const Analysis replayed = run(spec, overlapped(overlap));
+    const std::string result = run_in_child([&] {
+        SimGridEngine engine;
+        engine.cluster = simgrid::load_cluster("dgx-a100");
+        engine.options.nccl_algo = simgrid::NcclAlgo::ring;
+        engine.options.overlap_grad_reduce = overlap;
+        const Analysis simulated = run(spec, engine);
+        return fmt::format("{:.17g} {:.17g}", simulated.grad_reduce_time, simulated.iteration_time);
+    });
+    INFO(result);
+    double reduce = 0, iteration = 0;
+    REQUIRE(std::sscanf(result.c_str(), "%lf %lf", &reduce, &iteration) == 2);
+    CHECK(replayed.grad_reduce_time == Approx(reduce).epsilon(0.01));
+    CHECK(replayed.iteration_time == Approx(iteration).epsilon(0.02));
+    CHECK(replayed.iteration_time > replayed.metrics.makespan);
+}
+
+TEST_CASE("analyze refuses --overlap-grad-reduce without a reduction, naming the flag",
+          "[analysis][dp][cli]") {
+    const auto r = run_pipesim(
+        "analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb "
+        "--mb 1 --no-overlap-grad-reduce");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err ==
+          "pipesim analyze: --no-overlap-grad-reduce needs data or context parallelism (--dp D "
+          "or --cp C above 1): there is no gradient reduction\n");
+    const auto ok = run_pipesim(
+        "analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb "
+        "--mb 1 --dp 2 --no-overlap-grad-reduce --json");
+    CHECK(ok.exit_code == 0);
+    CHECK(ok.out.find("\"grad_reduce_time\"") != std::string::npos);
+}
