@@ -76,8 +76,8 @@ Sc21Results sc21_rows(const Context& context) {
         analysis::PipelineSpec old_spec = spec;
         old_spec.costs.model->efficiency = old_efficiency;
         const double flops = fidelity::sc21_iteration_flops(row) / row.gpus();
-        const Prediction a = fidelity::predict_analytic(spec);
-        const Prediction o = fidelity::predict_analytic(old_spec);
+        const Prediction a = fidelity::predict_analytic(spec, row.torch_ddp);
+        const Prediction o = fidelity::predict_analytic(old_spec, row.torch_ddp);
         Prediction s;
         if (too_slow)
             s.note = "skipped";
@@ -246,8 +246,9 @@ std::string summary(const std::vector<std::pair<std::string, ErrorStats>>& colum
 the kernels of a layer: TP all-reduces at NCCL's measured bus bandwidth (F, B and the
 recomputed F), pipeline transfers split over the TP ranks, the data-parallel gradient
 reduction over one ring per NIC, exposed or overlapped as each run did, the optimizer step,
-embedding and loss. `simulate` and `analyze` agree where the network is idle and differ by
-the exposed gradient reduction where it is not. What is left is the kernels' own time,
+embedding and loss (`analyze` the gradient reduction in closed form, on an idle network).
+`simulate` and `analyze` agree within 1 % on these rows: what only `simulate` has, pipeline
+transfers, link latencies and links shared, is small here. What is left is the kernels' own time,
 optimistic by a roughly uniform 15–30 %: the per-pass table above shows where. The
 weight-gradient pass W, nothing but GEMMs (their K is the microbatch's tokens, down to 1024
 here, where the short-K falloff matters), is within 1.5–4 % of what the Zero Bubble paper
@@ -309,7 +310,10 @@ fp32 gradients after the whole pipeline: `--no-overlap-grad-reduce`) for the oth
 distributed optimizer and no TP communication overlap (neither existed in 2021).
 
 - `analyze` is the analytic replay: kernels, TP all-reduces on the critical path, no
-  pipeline transfer time, **no data-parallel gradient reduction** (it has no network).
+  pipeline transfer time, the data-parallel gradient reduction in closed form (the same
+  bytes and rings as `simulate`, each on an idle network: NVLink's bus bandwidth inside a
+  node, one 200 Gb/s NIC per ring across nodes; no link latency), overlapped or not as
+  below.
 - `simulate` is the SimGrid model of the whole cluster (`dgx-a100:NODES`: NVLink inside a
   node, one 200 Gb/s NIC per GPU): TP all-reduces at NCCL's measured in-node bus bandwidth
   (200 GB/s, nvidia/nccl-tests issue 149, against NVLink's 300 GB/s per direction), pipeline

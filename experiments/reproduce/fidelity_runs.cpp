@@ -88,10 +88,12 @@ analysis::PipelineSpec sc21_spec(const Sc21Row& row, const std::string& models_d
     return spec;
 }
 
-Prediction predict_analytic(const analysis::PipelineSpec& spec) {
+Prediction predict_analytic(const analysis::PipelineSpec& spec, bool overlap_grad_reduce) {
     const double start = now();
-    Prediction p = from(analysis::run(
-        spec, analysis::AnalyticEngine{.record_transfers = false, .record_ops = false}));
+    Prediction p = from(
+        analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false,
+                                                     .record_ops = false,
+                                                     .overlap_grad_reduce = overlap_grad_reduce}));
     p.wall = now() - start;
     return p;
 }

@@ -61,8 +61,9 @@ struct Prediction {
     double wall = 0;        ///< seconds the prediction took
 };
 
-/// The analytic replay of `spec`.
-Prediction predict_analytic(const analysis::PipelineSpec& spec);
+/// The analytic replay of `spec`; with dp > 1 the gradient reduction overlapped with the last
+/// backward or after the pipeline.
+Prediction predict_analytic(const analysis::PipelineSpec& spec, bool overlap_grad_reduce = true);
 
 /// The SimGrid model of `spec` on `cluster`, in a child process (SimGrid allows one engine per
 /// process) stopped after `limit_s` seconds; the gradient reduction overlapped with the last
