@@ -133,3 +133,19 @@ def test_import_and_runs_need_no_numpy():
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [repr(3 / 11), "64", repr(3 / 11)]
+
+
+def test_data_parallel_reduction_is_charged_as_on_the_command_line(cli):
+    # dp = 4, t = 1: a rail of 4 GPUs inside one node; the ring moves 2·3/4 of the largest
+    # device's fp32 gradients at the A100's NVLink bus bandwidth (200 GB/s) and, overlapped
+    # with the last backward, lengthens the iteration by at most that much.
+    args = dict(schedule="1f1b", p=4, m=8, model="zb-1.5b", gpu="a100-80gb", mb=1, dp=4)
+    r = pipesim.analyze(**args)
+    expected = cli("analyze", "-s", "1f1b", "-p", 4, "-m", 8, "--model", "zb-1.5b", "--gpu",
+                   "a100-80gb", "--mb", 1, "--dp", 4, "--json")
+    assert r.grad_reduce_time == expected["grad_reduce_time"]
+    assert r.iteration_time == expected["iteration_time"]
+    assert r.grad_reduce_algorithm == "ring"
+    params = max(sum(s["params"] for s in r.model["virtual_stages"][d::4]) for d in range(4))
+    assert r.grad_reduce_time == pytest.approx(1.5 * 4 * params / 200e9)
+    assert r.makespan < r.iteration_time <= r.makespan + r.grad_reduce_time
