@@ -121,8 +121,9 @@ TEST_CASE("the overlapped reduction starts with each device's last W or BW", "[a
     CHECK(early.iteration_time == Approx(end).epsilon(1e-9));
 }
 
-TEST_CASE("a rail across nodes runs one ring per NIC; dist-opt reduce-scatters and all-gathers",
-          "[analysis][dp]") {
+TEST_CASE(
+    "a rail across nodes runs one ring per NIC, and dist-opt reduce-scatters then all-gathers",
+    "[analysis][dp]") {
     // dp = 16, t = 1: 8 of the rail's GPUs per node, 8 rings each through its own NIC.
     const Analysis wide = run(dp_spec(16, 1, 2), overlapped(false));
     const double s = largest(device_gradient_bytes(wide));
