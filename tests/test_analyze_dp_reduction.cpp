@@ -141,6 +141,17 @@ TEST_CASE(
     CHECK(dist.grad_reduce_time < run(dp_spec(8, 1, 2), overlapped(false)).grad_reduce_time);
 }
 
+TEST_CASE("the speed-up over 1F1B compares iterations that both include the reduction",
+          "[analysis][dp]") {
+    PipelineSpec spec = dp_spec(4, 1);
+    spec.schedule = "zb-h1";
+    const Analysis zb = run_with_baseline(spec, overlapped(false));
+    const Analysis one_f_one_b = run(dp_spec(4, 1), overlapped(false));
+    CHECK(one_f_one_b.iteration_time > one_f_one_b.metrics.makespan);
+    CHECK(zb.baseline_1f1b_time == Approx(one_f_one_b.iteration_time).epsilon(1e-12));
+    CHECK(zb.speedup_1f1b == Approx(one_f_one_b.iteration_time / zb.iteration_time));
+}
+
 // SimGrid adds each step's link latency (2 µs NVLink, 5 µs NIC on the preset): 2(n−1) = 30
 // steps, well under 1 % of a 33 ms reduction; the makespans differ by the pipeline transfers
 // SimGrid times on the links (< 1 %). Hence 1 % on the reduction, 2 % on the iteration.
