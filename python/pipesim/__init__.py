@@ -58,7 +58,7 @@ def _warn(messages):
         _warnings.warn(message, PipesimWarning, stacklevel=3)
 
 
-def analyze(schedule=None, p=None, m=None, **options):
+def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True, **options):
     """Runs `schedule` (a registered name such as "zb-h1", or a Schedule) on p devices with m
     microbatches through the exact analytic replay and returns a Result.
 
@@ -66,10 +66,11 @@ def analyze(schedule=None, p=None, m=None, **options):
     one triple per virtual stage), comm (latency between devices), mem_w_ratio; or a model:
     model, gpu, mb, seq, sequence_parallel, recompute, efficiency, calibration, dist_opt,
     first_stage_layers, last_stage_layers, zero (ZeRO stage 1-3), cp (context-parallel
-    degree), tp_comm_overlap, with dp and tp.
+    degree), tp_comm_overlap, with dp and tp; overlap_grad_reduce (with dp or cp above 1: the
+    gradient reduction during the last backward, else after the pipeline).
     """
     spec = _pipeline("analyze", schedule, p, m, options)
-    result = Result(_pipesim.analyze(spec))
+    result = Result(_pipesim.analyze(spec, bool(overlap_grad_reduce)))
     _warn(result.warnings)
     return result
 

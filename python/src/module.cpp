@@ -120,10 +120,12 @@ py::list device_ops(const Schedule& s) {
     return devices;
 }
 
-RunData analyze(const py::dict& d) {
+RunData analyze(const py::dict& d, bool overlap_grad_reduce) {
     const analysis::PipelineSpec spec = spec_from_dict(d);
+    analysis::AnalyticEngine engine;
+    engine.overlap_grad_reduce = overlap_grad_reduce;
     py::gil_scoped_release release;
-    return run_data(analysis::run_with_baseline(spec), spec);
+    return run_data(analysis::run_with_baseline(spec, engine), spec);
 }
 
 bool python_interrupted() {

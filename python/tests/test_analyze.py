@@ -149,3 +149,5 @@ def test_data_parallel_reduction_is_charged_as_on_the_command_line(cli):
     params = max(sum(s["params"] for s in r.model["virtual_stages"][d::4]) for d in range(4))
     assert r.grad_reduce_time == pytest.approx(1.5 * 4 * params / 200e9)
     assert r.makespan < r.iteration_time <= r.makespan + r.grad_reduce_time
+    after = pipesim.analyze(**args, overlap_grad_reduce=False)
+    assert after.iteration_time == pytest.approx(after.makespan + after.grad_reduce_time)
