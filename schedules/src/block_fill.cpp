@@ -117,6 +117,45 @@ class MinHeap {
 
     std::vector<T> v_;
 };
+// The devices' free times, each device at most once: a tournament tree over the devices
+// (a leaf per device, each inner node holding the earlier of its children; ties: the lower
+// index), so an update walks one path of log₂ p nodes and compares one pair per node.
+class FreeTimes {
+  public:
+    explicit FreeTimes(int devices) {
+        while (leaves_ < static_cast<std::size_t>(devices))
+            leaves_ *= 2;
+        time_.assign(2 * leaves_, never);
+        device_.assign(2 * leaves_, 0);
+        for (std::size_t k = 0; k < leaves_; ++k)
+            device_[leaves_ + k] = static_cast<int>(k);
+        for (std::size_t k = leaves_; k-- > 1;)
+            device_[k] = device_[2 * k];
+    }
+    bool empty() const { return time_[1] == never; }
+    // The earliest (time, device) (ties: the lower device).
+    double time() const { return time_[1]; }
+    int device() const { return device_[1]; }
+    // Device d is free at t (or, with `never`, not in the tree).
+    void set(int d, double t) {
+        std::size_t k = leaves_ + static_cast<std::size_t>(d);
+        time_[k] = t;
+        for (k /= 2; k > 0; k /= 2) {
+            // The left child's devices precede the right's: it wins ties.
+            const std::size_t won = time_[2 * k + 1] < time_[2 * k] ? 2 * k + 1 : 2 * k;
+            time_[k] = time_[won];
+            device_[k] = device_[won];
+        }
+    }
+    void remove(int d) { set(d, never); }
+
+  private:
+    static constexpr double never = std::numeric_limits<double>::infinity();
+    std::size_t leaves_ = 1;
+    std::vector<double> time_;
+    std::vector<int> device_;
+};
+
 using ReadyAt = std::pair<double, std::size_t>;  // when an op's inputs are done, its position
 
 // One device during the fill: its original order, which ops were pulled ahead, what it holds,
@@ -168,7 +207,9 @@ class Filler {
             for (std::size_t k = 0; k < order.size(); ++k) {
                 position_[op_index(order[k])] = static_cast<std::int32_t>(k);
                 change[k] = memory_change(order[k], memory_);
-                if (inputs_end(order[k]) == 0) dev.waiting.emplace_back(0.0, k);
+                // Only a first-stage F needs nothing (inputs_end() 0).
+                if (order[k].pass == Pass::F && order[k].stage == 0)
+                    dev.waiting.emplace_back(0.0, k);
             }
             dev.climb = ClimbTree(change);
         }
@@ -352,7 +393,8 @@ class Filler {
 }  // namespace
 
 std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<double>& duration,
-                                  const std::vector<double>& cap, const MemoryModel& memory) {
+                                  const std::vector<double>& cap, const MemoryModel& memory,
+                                  double give_up_above) {
     const int devices = schedule.devices;
     Filler filler(schedule, duration, memory);
     for (int d = 0; d < devices; ++d) {
@@ -379,25 +421,26 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
     // nothing to run waits, parked, until the next op ends anywhere. Only an op whose inputs
     // become done can give a parked device something to run (its order, memory and ready ops
     // are as they were), so it is woken only at the first such time and skips the others.
-    using Entry = std::pair<double, int>;
-    MinHeap<Entry> free_at;
+    FreeTimes free_at(devices);
     for (int d = 0; d < devices; ++d)
-        if (!schedule.device_ops[d].empty()) free_at.push({0.0, d});
+        if (!schedule.device_ops[d].empty()) free_at.set(d, 0.0);
     while (!free_at.empty()) {
-        const auto [t, d] = free_at.top();
+        const double t = free_at.time();
+        const int d = free_at.device();
         if (filler.parked_count() > 0 && t > filler.parked_since() + tolerance) {
             for (int e : filler.wake_up(t))
-                free_at.push({t, e});
+                free_at.set(e, t);
             continue;
         }
         FillingDevice& dev = filler.device(d);
         const std::size_t position = filler.choose(dev, t);
         if (position == dev.order->size()) {
-            free_at.pop();
+            free_at.remove(d);
             if (dev.head < dev.order->size()) filler.park(d, t);
             continue;
         }
-        free_at.replace_top({filler.run(dev, position, t), d});
+        free_at.set(d, filler.run(dev, position, t));
+        if (dev.held > give_up_above) return std::nullopt;  // the same sums as order_peak's
     }
     if (filler.parked_count() > 0) return std::nullopt;
     Schedule filled = schedule;

@@ -3,6 +3,7 @@
 // slot grid, and a device's peak activation from its order alone.
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -90,9 +91,12 @@ inline double inputs_end(const Op& op, int stages, const std::vector<double>& en
 /// inputs) and no device's peak exceeds its cap; a filler can delay the op it overtook when
 /// passes differ in length (tests check that it does not lengthen the catalog blocks'
 /// pipelines with unit slots). Returns nothing if the devices stall (cannot happen for
-/// an order that runs). Durations as asap_timing's.
+/// an order that runs). Durations as asap_timing's. Also returns nothing as soon as a device
+/// holds more than `give_up_above` (the result's peak, order_peak, would exceed it: a caller
+/// that rejects such a peak need not fill further).
 std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<double>& duration,
-                                  const std::vector<double>& cap, const MemoryModel& memory);
+                                  const std::vector<double>& cap, const MemoryModel& memory,
+                                  double give_up_above = std::numeric_limits<double>::infinity());
 
 /// reorder() on a timing already computed: `timing` is asap_timing(schedule, duration).
 Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& duration,

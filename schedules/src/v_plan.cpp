@@ -91,6 +91,10 @@ VPlanFigures plan_figures(const Schedule& schedule, const PlanningCosts& costs) 
     return figures;
 }
 
+double BestPlan::peak_limit() const {
+    return cap_ + eps;
+}
+
 bool BestPlan::offer(Schedule candidate) {
     // Every op once (the structure); the timing walk finds an op before its input or a
     // deadlock, which leaves the candidate out too. The peak first: a candidate above the cap
@@ -103,7 +107,7 @@ bool BestPlan::offer(Schedule candidate) {
     if (validate_structure(candidate)) return false;
     VPlanFigures f;
     f.peak = plan_peak(candidate, costs_);
-    if (f.peak > cap_ + eps) return false;
+    if (f.peak > peak_limit()) return false;
     try {
         f.length = planned_length(candidate, costs_);
     } catch (const InvalidSchedule&) {
@@ -143,7 +147,7 @@ class Candidates {
     // A valid order as it is, filled under the cap and reordered, timed with the real lengths.
     void place_order(Schedule order) {
         const std::vector<double> uniform(static_cast<std::size_t>(p_), cap_);
-        if (auto filled = fill_idle(order, duration_, uniform, memory_))
+        if (auto filled = fill_idle(order, duration_, uniform, memory_, best_.peak_limit()))
             best_.offer(*std::move(filled));
         AsapTiming timing;
         if (!asap_timing(order, duration_, timing))
@@ -170,10 +174,10 @@ class Candidates {
         // under the cap on every device, and warm-up and cool-down reordered.
         const std::vector<double> uniform(bound.size(), cap_);
         if (ops_ <= all_placements_ops)
-            if (auto filled = fill_idle(order, duration_, bound, memory_))
+            if (auto filled = fill_idle(order, duration_, bound, memory_, best_.peak_limit()))
                 best_.offer(*std::move(filled));
         if (bound != uniform || ops_ > all_placements_ops)
-            if (auto filled = fill_idle(order, duration_, uniform, memory_))
+            if (auto filled = fill_idle(order, duration_, uniform, memory_, best_.peak_limit()))
                 best_.offer(*std::move(filled));
         if (ops_ <= many_delays_ops) offer_compacted(block, m_, memory_, cap_, best_);
         if (!every_way || ops_ > all_placements_ops) return;
@@ -182,7 +186,8 @@ class Candidates {
             best_.offer(reorder_timed(order, duration_, std::move(timing), memory_));
         // Placed with the block's own slots.
         const std::vector<double> slots = slot_durations(2 * p_, block.lengths);
-        if (auto filled = fill_idle(order, slots, bound, memory_)) best_.offer(*std::move(filled));
+        if (auto filled = fill_idle(order, slots, bound, memory_, best_.peak_limit()))
+            best_.offer(*std::move(filled));
         AsapTiming slot_timing;
         if (!asap_timing(order, slots, slot_timing))
             best_.offer(reorder_timed(order, slots, std::move(slot_timing), memory_));

@@ -31,6 +31,8 @@ class BestPlan {
     /// Returns whether it was kept.
     bool offer(Schedule candidate);
     bool empty() const { return !best_; }
+    /// offer() leaves out every candidate whose peak is above this.
+    double peak_limit() const;
     const VPlanFigures& figures() const { return figures_; }
     /// The best offered. Precondition: !empty().
     Schedule take() { return std::move(*best_); }
