@@ -1,6 +1,7 @@
 // Building blocks: idle slots filled with later ops of the device's own order, within a
 // memory cap (the block's lifespan bound).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -158,10 +159,42 @@ class FreeTimes {
 
 using ReadyAt = std::pair<double, std::size_t>;  // when an op's inputs are done, its position
 
+// A set of positions in a device's order, one bit each.
+class PositionSet {
+  public:
+    void resize(std::size_t n) { word_.assign(n / 64 + 1, 0); }
+    void insert(std::size_t k) { word_[k / 64] |= bit(k); }
+    // Whether k was in the set.
+    bool erase(std::size_t k) {
+        const bool had = (word_[k / 64] & bit(k)) != 0;
+        word_[k / 64] &= ~bit(k);
+        return had;
+    }
+    // Calls visit(k) for the positions first ≤ k < last in the set in increasing order until it
+    // returns true; returns that k, or `last`.
+    template <class Visit>
+    std::size_t find(std::size_t first, std::size_t last, Visit&& visit) const {
+        for (std::size_t w = first / 64; w * 64 < last; ++w) {
+            std::uint64_t bits = word_[w];
+            if (w == first / 64) bits &= ~std::uint64_t{0} << (first % 64);
+            while (bits != 0) {
+                const std::size_t k = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+                if (k >= last) return last;
+                if (visit(k)) return k;
+                bits &= bits - 1;
+            }
+        }
+        return last;
+    }
+
+  private:
+    static std::uint64_t bit(std::size_t k) { return std::uint64_t{1} << (k % 64); }
+    std::vector<std::uint64_t> word_;
+};
+
 // One device during the fill: its original order, which ops were pulled ahead, what it holds,
 // and its ops whose inputs are done: with the time they are (`waiting`), then, once that time
-// has come, by position in groups of one stage and pass (`ready`: equal memory changes; the
-// head, looked at directly, is left out).
+// has come, in `ready` (and the backwards among them in `backward`) until they run.
 struct FillingDevice {
     const std::vector<Op>* order = nullptr;
     std::vector<char> taken;
@@ -171,13 +204,17 @@ struct FillingDevice {
     std::size_t lookahead = 0;
     int forwards_left = 0;
     std::vector<Op> out;
-    std::vector<ReadyAt> waiting;               ///< few: one per input running elsewhere, mostly
-    std::vector<MinHeap<std::uint32_t>> ready;  ///< by local chunk · pass_count + pass
+    std::vector<ReadyAt> waiting;  ///< few: one per input running elsewhere, mostly
+    PositionSet ready;
+    PositionSet backward;
+    std::size_t backwards_ready = 0;  ///< how many positions `backward` holds
     ClimbTree climb;
     /// Ops pulled ahead whose leaves `climb` has not cleared yet: climbs are measured from the
     /// head on, so those the head has passed by the next measure never need clearing.
     std::vector<std::uint32_t> unclear;
-    std::vector<std::size_t> candidates;  ///< choose()'s scratch
+    /// choose()'s scratch: per group, the call that last met a ready op of it.
+    std::vector<std::uint32_t> seen;
+    std::uint32_t call = 0;
 };
 
 class Filler {
@@ -202,7 +239,9 @@ class Filler {
             dev.order = &order;
             dev.taken.assign(order.size(), 0);
             dev.out.reserve(order.size());
-            dev.ready.resize(static_cast<std::size_t>(chunks[d]) * pass_count);
+            dev.ready.resize(order.size());
+            dev.backward.resize(order.size());
+            dev.seen.assign(static_cast<std::size_t>(chunks[d]) * pass_count, 0);
             std::vector<double> change(order.size());
             for (std::size_t k = 0; k < order.size(); ++k) {
                 position_[op_index(order[k])] = static_cast<std::int32_t>(k);
@@ -232,47 +271,51 @@ class Filler {
         if (dev.head == order.size()) return dev.head;
         std::size_t kept = 0;
         for (const ReadyAt& w : dev.waiting) {
-            if (w.first > t + tolerance)
+            if (w.first > t + tolerance) {
                 dev.waiting[kept++] = w;
-            else if (w.second != dev.head)  // the head is looked at directly
-                dev.ready[group(order[w.second])].push(static_cast<std::uint32_t>(w.second));
+                continue;
+            }
+            dev.ready.insert(w.second);
+            if (is_backward(order[w.second].pass)) {
+                dev.backward.insert(w.second);
+                ++dev.backwards_ready;
+            }
         }
         dev.waiting.resize(kept);
-        if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W) {
+        if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W && dev.backwards_ready > 0) {
             // Cool-down: a backward whose inputs are done overtakes the W's, which only free
             // memory and feed no other device (the Zero Bubble papers' deferred W's).
-            std::size_t first = order.size();
-            for (std::size_t g = 0; g < dev.ready.size(); ++g)
-                if (is_backward(static_cast<Pass>(g % pass_count)))
-                    first = std::min(first, first_ready(dev, g));
-            if (first < order.size()) return first;
+            return dev.backward.find(dev.head, order.size(), [](std::size_t) { return true; });
         }
         if (ready(order[dev.head], t)) return dev.head;
+        // Positions before the head are taken, and the head is not ready: the candidates are
+        // the first ready op of each group after the head, within the lookahead, in order.
         const std::size_t last = std::min(order.size(), dev.head + 1 + dev.lookahead);
-        std::vector<std::size_t>& candidates = dev.candidates;
-        candidates.clear();
-        for (std::size_t g = 0; g < dev.ready.size(); ++g) {
-            const std::size_t k = first_ready(dev, g);
-            if (k < last) candidates.push_back(k);
-        }
-        std::sort(candidates.begin(), candidates.end());
-        if (!candidates.empty()) {
-            // A climb from the head reads only nodes whose leaves are all at or after it.
-            for (const std::uint32_t k : dev.unclear)
-                if (k >= dev.head) dev.climb.clear(k);
-            dev.unclear.clear();
-        }
-        for (const std::size_t k : candidates) {
+        const std::uint32_t call = ++dev.call;
+        bool measured = false;
+        const std::size_t chosen = dev.ready.find(dev.head + 1, last, [&](std::size_t k) {
+            std::uint32_t& seen = dev.seen[group(order[k])];
+            if (seen == call) return false;  // a later op of a group met before
+            seen = call;
+            if (!measured) {
+                // A climb from the head reads only nodes whose leaves are all at or after it.
+                for (const std::uint32_t u : dev.unclear)
+                    if (u >= dev.head) dev.climb.clear(u);
+                dev.unclear.clear();
+                measured = true;
+            }
             const double rise = std::max(0.0, dev.climb.highest_prefix(dev.head, k));
-            if (dev.held + memory_change(order[k], memory_) + rise <= dev.cap + tolerance) return k;
-        }
-        return order.size();
+            return dev.held + memory_change(order[k], memory_) + rise <= dev.cap + tolerance;
+        });
+        return chosen < last ? chosen : order.size();
     }
 
     // Runs the op at `position` of the device's order from time t; returns its end.
     double run(FillingDevice& dev, std::size_t position, double t) {
         const Op& op = (*dev.order)[position];
         dev.taken[position] = 1;
+        dev.ready.erase(position);
+        if (dev.backward.erase(position)) --dev.backwards_ready;
         // Climbs are measured from the head on: only an op pulled ahead needs clearing.
         if (position != dev.head) dev.unclear.push_back(static_cast<std::uint32_t>(position));
         dev.out.push_back(op);
@@ -363,14 +406,6 @@ class Filler {
     std::size_t group(const Op& op) const {
         return static_cast<std::size_t>(chunk_[op.stage]) * pass_count +
                static_cast<std::size_t>(op.pass);
-    }
-
-    // The first position of group g whose op is ready and not taken (the order's size if none).
-    static std::size_t first_ready(FillingDevice& dev, std::size_t g) {
-        MinHeap<std::uint32_t>& heap = dev.ready[g];
-        while (!heap.empty() && dev.taken[heap.top()])
-            heap.pop();
-        return heap.empty() ? dev.order->size() : heap.top();
     }
 
     const Schedule& schedule_;
