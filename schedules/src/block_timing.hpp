@@ -3,6 +3,7 @@
 // slot grid, and a device's peak activation from its order alone.
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -12,6 +13,86 @@
 #include "schedules/validate.hpp"
 
 namespace pipesim::detail {
+
+/// asap_walk()'s timing (the same arithmetic, so the same times) in a leaner walk for a
+/// schedule whose microbatches pass through every stage: `on_op(device, position, op, start,
+/// finish)` sees every op, `end` is filled per output slot. Returns false, with `end` and what
+/// on_op saw meaningless, if the schedule is routed or its order cannot run; asap_walk then
+/// names the problem. Precondition: validate_structure(schedule) found nothing.
+template <class OnOp>
+bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& duration, double latency,
+                     std::vector<double>& end, OnOp&& on_op) {
+    if (!schedule.microbatch_stages.empty()) return false;
+    const int stages = schedule.stages();
+    const std::size_t devices = schedule.device_ops.size();
+    end.assign(output_slot_count(schedule.microbatches, stages), -1.0);
+    // Per output slot, the device waiting for it (−1: none). Only another device's op can wait
+    // for a slot in an order that runs, so one waiter per slot suffices; an order that does not
+    // run ends with a device short of its end.
+    std::vector<std::int32_t> waiter(end.size(), -1);
+    std::vector<std::size_t> cursor(devices, 0);
+    std::vector<double> free(devices, 0.0);
+    std::vector<int> advance;
+    advance.reserve(devices);
+    for (std::size_t d = devices; d-- > 0;)
+        advance.push_back(static_cast<int>(d));
+    const std::vector<int>& device_of = schedule.stage_device;
+    while (!advance.empty()) {
+        const int d = advance.back();
+        advance.pop_back();
+        const std::vector<Op>& ops = schedule.device_ops[static_cast<std::size_t>(d)];
+        std::size_t pos = cursor[static_cast<std::size_t>(d)];
+        double t = free[static_cast<std::size_t>(d)];
+        for (; pos < ops.size(); ++pos) {
+            const Op& op = ops[pos];
+            // Slots of (microbatch, stage): F at 2·index, the backward at 2·index + 1.
+            const std::size_t f_slot = output_slot(Op{Pass::F, op.microbatch, op.stage}, stages);
+            double start = t;
+            std::size_t missing = end.size();
+            // asap_walk's start: each input's end, plus the latency from another device.
+            auto input = [&](std::size_t slot, int stage) {
+                const double e = end[slot];
+                if (e < 0) missing = slot;
+                start = std::max(
+                    start, e + (device_of[static_cast<std::size_t>(stage)] == d ? 0.0 : latency));
+            };
+            switch (op.pass) {
+                case Pass::F:
+                    if (op.stage > 0) input(f_slot - 2, op.stage - 1);
+                    break;
+                case Pass::B:
+                case Pass::BW:
+                    input(f_slot, op.stage);
+                    if (op.stage < stages - 1) input(f_slot + 3, op.stage + 1);
+                    break;
+                case Pass::W:
+                    input(f_slot + 1, op.stage);
+                    break;
+            }
+            if (missing < end.size()) {
+                waiter[missing] = d;
+                break;
+            }
+            const double finish = start + duration[static_cast<std::size_t>(op.stage) * pass_count +
+                                                   static_cast<std::size_t>(op.pass)];
+            if (op.pass != Pass::W) {
+                const std::size_t slot = f_slot + (op.pass == Pass::F ? 0 : 1);
+                end[slot] = finish;
+                if (waiter[slot] >= 0) {
+                    advance.push_back(waiter[slot]);
+                    waiter[slot] = -1;
+                }
+            }
+            t = finish;
+            on_op(d, static_cast<int>(pos), op, start, finish);
+        }
+        cursor[static_cast<std::size_t>(d)] = pos;
+        free[static_cast<std::size_t>(d)] = t;
+    }
+    for (std::size_t d = 0; d < devices; ++d)
+        if (cursor[d] < schedule.device_ops[d].size()) return false;
+    return true;
+}
 
 /// As-soon-as-possible timing without a Timeline: per output slot (output_slot: the F and the
 /// backward, B or BW, of each microbatch and stage; W feeds nothing) the end time, −1 for ops
