@@ -118,12 +118,12 @@ class MinHeap {
 
     std::vector<T> v_;
 };
-// The devices' free times, each device at most once: a tournament tree over the devices
-// (a leaf per device, each inner node holding the earlier of its children; ties: the lower
-// index), so an update walks one path of log₂ p nodes and compares one pair per node.
-class FreeTimes {
+// Devices by a time, each device at most once: a tournament tree over the devices (a leaf per
+// device, each inner node holding the earlier of its children; ties: the lower index), so an
+// update walks one path of log₂ p nodes and compares one pair per node.
+class DeviceTree {
   public:
-    explicit FreeTimes(int devices) {
+    explicit DeviceTree(int devices) {
         while (leaves_ < static_cast<std::size_t>(devices))
             leaves_ *= 2;
         time_.assign(2 * leaves_, never);
@@ -137,7 +137,7 @@ class FreeTimes {
     // The earliest (time, device) (ties: the lower device).
     double time() const { return time_[1]; }
     int device() const { return device_[1]; }
-    // Device d is free at t (or, with `never`, not in the tree).
+    // Device d at t (or, with `never`, not in the tree).
     void set(int d, double t) {
         std::size_t k = leaves_ + static_cast<std::size_t>(d);
         time_[k] = t;
@@ -157,39 +157,170 @@ class FreeTimes {
     std::vector<int> device_;
 };
 
+// The devices' free times, each device at most once, earliest first (ties: the lower index).
+// The devices mostly share a few distinct times (they step together in the steady state), so
+// the times are kept as a calendar: the distinct times in increasing order, each with a bit set
+// of its devices, where taking the earliest and adding a time near the latest cost a few
+// steps. Past `most_times` distinct times it turns into a DeviceTree for good.
+class FreeTimes {
+  public:
+    explicit FreeTimes(int devices)
+        : words_(static_cast<std::size_t>(devices) / 64 + 1), tree_(devices) {}
+
+    bool empty() const { return calendar_ ? first_ == times_.size() : tree_.empty(); }
+    double time() const { return calendar_ ? times_[first_].time : tree_.time(); }
+    int device() const {
+        if (!calendar_) return tree_.device();
+        const Time& e = times_[first_];
+        return static_cast<int>(
+            e.low * 64 + static_cast<std::size_t>(std::countr_zero(set_[e.set * words_ + e.low])));
+    }
+    // Removes the earliest.
+    void pop() {
+        if (!calendar_) {
+            tree_.remove(tree_.device());
+            return;
+        }
+        Time& e = times_[first_];
+        std::uint64_t* set = &set_[e.set * words_];
+        set[e.low] &= set[e.low] - 1;  // its lowest device
+        if (--e.count == 0) {
+            unused_.push_back(e.set);
+            ++first_;
+            return;
+        }
+        while (set[e.low] == 0)
+            ++e.low;
+    }
+    // Device d (not held) is free at t.
+    void insert(int d, double t) {
+        if (!calendar_) {
+            tree_.set(d, t);
+            return;
+        }
+        std::size_t k = times_.size();
+        while (k > first_ && times_[k - 1].time > t)
+            --k;
+        if (k == first_ || times_[k - 1].time != t) {
+            if (times_.size() - first_ == most_times) {
+                to_tree();
+                tree_.set(d, t);
+                return;
+            }
+            if (first_ >= most_times) {  // drop the times passed
+                times_.erase(times_.begin(), times_.begin() + static_cast<std::ptrdiff_t>(first_));
+                k -= first_;
+                first_ = 0;
+            }
+            times_.insert(times_.begin() + static_cast<std::ptrdiff_t>(k),
+                          Time{t, new_set(), 0, words_});
+            ++k;
+        }
+        Time& e = times_[k - 1];
+        const std::size_t word = static_cast<std::size_t>(d) / 64;
+        set_[e.set * words_ + word] |= std::uint64_t{1} << (d % 64);
+        ++e.count;
+        e.low = std::min(e.low, word);
+    }
+
+  private:
+    static constexpr std::size_t most_times = 32;
+    struct Time {
+        double time;
+        std::size_t set;  ///< its device set: words_ words from set_[set · words_]
+        std::size_t count;
+        std::size_t low;  ///< the set's first word with a device
+    };
+    std::size_t new_set() {
+        if (!unused_.empty()) {
+            const std::size_t id = unused_.back();
+            unused_.pop_back();
+            return id;
+        }
+        set_.resize(set_.size() + words_, 0);
+        return set_.size() / words_ - 1;
+    }
+    void to_tree() {
+        for (std::size_t k = first_; k < times_.size(); ++k)
+            for (std::size_t w = 0; w < words_; ++w)
+                for (std::uint64_t bits = set_[times_[k].set * words_ + w]; bits != 0;
+                     bits &= bits - 1)
+                    tree_.set(
+                        static_cast<int>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))),
+                        times_[k].time);
+        calendar_ = false;
+    }
+
+    std::size_t words_;
+    bool calendar_ = true;
+    std::vector<Time> times_;  ///< increasing; those before first_ are passed
+    std::size_t first_ = 0;
+    std::vector<std::uint64_t> set_;
+    std::vector<std::size_t> unused_;  ///< device sets free for reuse (all zero)
+    DeviceTree tree_;
+};
+
 using ReadyAt = std::pair<double, std::size_t>;  // when an op's inputs are done, its position
 
 // A set of positions in a device's order, one bit each.
 class PositionSet {
   public:
-    void resize(std::size_t n) { word_.assign(n / 64 + 1, 0); }
-    void insert(std::size_t k) { word_[k / 64] |= bit(k); }
+    void resize(std::size_t n) {
+        word_.assign(n / 64 + 1, 0);
+        used_.assign(word_.size() / 64 + 1, 0);
+    }
+    bool empty() const { return count_ == 0; }
+    void insert(std::size_t k) {
+        if (word_[k / 64] == 0) used_[k / 4096] |= bit(k / 64);
+        word_[k / 64] |= bit(k);
+        ++count_;
+    }
     // Whether k was in the set.
     bool erase(std::size_t k) {
-        const bool had = (word_[k / 64] & bit(k)) != 0;
-        word_[k / 64] &= ~bit(k);
-        return had;
+        std::uint64_t& word = word_[k / 64];
+        if ((word & bit(k)) == 0) return false;
+        word &= ~bit(k);
+        if (word == 0) used_[k / 4096] &= ~bit(k / 64);
+        --count_;
+        return true;
     }
     // Calls visit(k) for the positions first ≤ k < last in the set in increasing order until it
     // returns true; returns that k, or `last`.
     template <class Visit>
     std::size_t find(std::size_t first, std::size_t last, Visit&& visit) const {
-        for (std::size_t w = first / 64; w * 64 < last; ++w) {
-            std::uint64_t bits = word_[w];
-            if (w == first / 64) bits &= ~std::uint64_t{0} << (first % 64);
+        if (count_ == 0 || first >= last) return last;
+        std::uint64_t bits = word_[first / 64] & (~std::uint64_t{0} << (first % 64));
+        std::size_t w = first / 64;
+        for (;;) {
             while (bits != 0) {
                 const std::size_t k = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
                 if (k >= last) return last;
                 if (visit(k)) return k;
                 bits &= bits - 1;
             }
+            w = next_used(w + 1);
+            if (w * 64 >= last) return last;
+            bits = word_[w];
         }
-        return last;
     }
 
   private:
     static std::uint64_t bit(std::size_t k) { return std::uint64_t{1} << (k % 64); }
+    // The first word from w on with a position in the set (past the end if none).
+    std::size_t next_used(std::size_t w) const {
+        std::size_t u = w / 64;
+        if (u >= used_.size()) return word_.size();
+        std::uint64_t bits = used_[u] & (~std::uint64_t{0} << (w % 64));
+        while (bits == 0) {
+            if (++u == used_.size()) return word_.size();
+            bits = used_[u];
+        }
+        return u * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+    }
+
     std::vector<std::uint64_t> word_;
+    std::vector<std::uint64_t> used_;  ///< a bit per word: whether it holds a position
+    std::size_t count_ = 0;
 };
 
 // One device during the fill: its original order, which ops were pulled ahead, what it holds,
@@ -207,7 +338,6 @@ struct FillingDevice {
     std::vector<ReadyAt> waiting;  ///< few: one per input running elsewhere, mostly
     PositionSet ready;
     PositionSet backward;
-    std::size_t backwards_ready = 0;  ///< how many positions `backward` holds
     ClimbTree climb;
     /// Ops pulled ahead whose leaves `climb` has not cleared yet: climbs are measured from the
     /// head on, so those the head has passed by the next measure never need clearing.
@@ -276,13 +406,10 @@ class Filler {
                 continue;
             }
             dev.ready.insert(w.second);
-            if (is_backward(order[w.second].pass)) {
-                dev.backward.insert(w.second);
-                ++dev.backwards_ready;
-            }
+            if (is_backward(order[w.second].pass)) dev.backward.insert(w.second);
         }
         dev.waiting.resize(kept);
-        if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W && dev.backwards_ready > 0) {
+        if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W && !dev.backward.empty()) {
             // Cool-down: a backward whose inputs are done overtakes the W's, which only free
             // memory and feed no other device (the Zero Bubble papers' deferred W's).
             return dev.backward.find(dev.head, order.size(), [](std::size_t) { return true; });
@@ -315,7 +442,7 @@ class Filler {
         const Op& op = (*dev.order)[position];
         dev.taken[position] = 1;
         dev.ready.erase(position);
-        if (dev.backward.erase(position)) --dev.backwards_ready;
+        dev.backward.erase(position);
         // Climbs are measured from the head on: only an op pulled ahead needs clearing.
         if (position != dev.head) dev.unclear.push_back(static_cast<std::uint32_t>(position));
         dev.out.push_back(op);
@@ -458,23 +585,24 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
     // are as they were), so it is woken only at the first such time and skips the others.
     FreeTimes free_at(devices);
     for (int d = 0; d < devices; ++d)
-        if (!schedule.device_ops[d].empty()) free_at.set(d, 0.0);
+        if (!schedule.device_ops[d].empty()) free_at.insert(d, 0.0);
     while (!free_at.empty()) {
         const double t = free_at.time();
         const int d = free_at.device();
         if (filler.parked_count() > 0 && t > filler.parked_since() + tolerance) {
             for (int e : filler.wake_up(t))
-                free_at.set(e, t);
+                free_at.insert(e, t);
             continue;
         }
         FillingDevice& dev = filler.device(d);
         const std::size_t position = filler.choose(dev, t);
         if (position == dev.order->size()) {
-            free_at.remove(d);
+            free_at.pop();
             if (dev.head < dev.order->size()) filler.park(d, t);
             continue;
         }
-        free_at.set(d, filler.run(dev, position, t));
+        free_at.pop();
+        free_at.insert(d, filler.run(dev, position, t));
         if (dev.held > give_up_above) return std::nullopt;  // the same sums as order_peak's
     }
     if (filler.parked_count() > 0) return std::nullopt;
