@@ -349,7 +349,9 @@ struct FillingDevice {
 
 class Filler {
   public:
-    Filler(const Schedule& schedule, const std::vector<double>& duration, const MemoryModel& memory)
+    // Devices as fill_idle() sets them up: each one's cap, lookahead and climbs.
+    Filler(const Schedule& schedule, const std::vector<double>& duration,
+           const std::vector<double>& cap, const MemoryModel& memory)
         : schedule_(schedule),
           stages_(schedule.stages()),
           duration_(duration),
@@ -361,6 +363,7 @@ class Filler {
           devices_(static_cast<std::size_t>(schedule.devices)),
           parked_(devices_.size(), 0) {
         std::vector<int> chunks(devices_.size(), 0);
+        std::vector<double> change;
         for (int s = 0; s < stages_; ++s)
             chunk_[s] = chunks[schedule.stage_device[s]]++;
         for (int d = 0; d < schedule.devices; ++d) {
@@ -372,15 +375,36 @@ class Filler {
             dev.ready.resize(order.size());
             dev.backward.resize(order.size());
             dev.seen.assign(static_cast<std::size_t>(chunks[d]) * pass_count, 0);
-            std::vector<double> change(order.size());
+            change.resize(order.size());
+            // The order's own peak (order_peak()'s sums), its forwards and the smallest
+            // activation a forward adds.
+            double held = 0;
+            double peak = 0;
+            double smallest_forward = 0;
             for (std::size_t k = 0; k < order.size(); ++k) {
-                position_[op_index(order[k])] = static_cast<std::int32_t>(k);
-                change[k] = memory_change(order[k], memory_);
+                const Op& op = order[k];
+                position_[op_index(op)] = static_cast<std::int32_t>(k);
+                change[k] = memory_change(op, memory_);
+                held += change[k];
+                peak = std::max(peak, held);
+                if (op.pass != Pass::F) continue;
+                ++dev.forwards_left;
+                const double activation = memory.activation[op.stage];
+                if (activation > 0)
+                    smallest_forward =
+                        smallest_forward > 0 ? std::min(smallest_forward, activation) : activation;
                 // Only a first-stage F needs nothing (inputs_end() 0).
-                if (order[k].pass == Pass::F && order[k].stage == 0)
-                    dev.waiting.emplace_back(0.0, k);
+                if (op.stage == 0) dev.waiting.emplace_back(0.0, k);
             }
+            dev.cap = std::max(cap[d], peak);
+            // An op more microbatches ahead than the cap holds would need forwards beyond it.
+            const double held_microbatches =
+                smallest_forward > 0 ? std::ceil(dev.cap / smallest_forward) : 0;
+            const std::size_t ops_per_microbatch =
+                order.size() / static_cast<std::size_t>(std::max(1, schedule.microbatches)) + 1;
+            dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);
             dev.climb = ClimbTree(change);
+            dev.climb.limit(dev.lookahead);  // climbs from the head to a candidate within it
         }
     }
 
@@ -558,27 +582,7 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
                                   const std::vector<double>& cap, const MemoryModel& memory,
                                   double give_up_above) {
     const int devices = schedule.devices;
-    Filler filler(schedule, duration, memory);
-    for (int d = 0; d < devices; ++d) {
-        FillingDevice& dev = filler.device(d);
-        const std::vector<Op>& order = schedule.device_ops[d];
-        dev.cap = std::max(cap[d], order_peak(order, memory));
-        dev.forwards_left = static_cast<int>(std::count_if(
-            order.begin(), order.end(), [](const Op& op) { return op.pass == Pass::F; }));
-        // An op more microbatches ahead than the cap holds would need forwards beyond it.
-        double smallest_forward = 0;
-        for (const Op& op : order)
-            if (op.pass == Pass::F && memory.activation[op.stage] > 0)
-                smallest_forward = smallest_forward > 0
-                                       ? std::min(smallest_forward, memory.activation[op.stage])
-                                       : memory.activation[op.stage];
-        const double held_microbatches =
-            smallest_forward > 0 ? std::ceil(dev.cap / smallest_forward) : 0;
-        const std::size_t ops_per_microbatch =
-            order.size() / static_cast<std::size_t>(std::max(1, schedule.microbatches)) + 1;
-        dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);
-        dev.climb.limit(dev.lookahead);  // climbs from the head to a candidate within it
-    }
+    Filler filler(schedule, duration, cap, memory);
     // Devices by the time they are free (ties: the lower index); a device that finds
     // nothing to run waits, parked, until the next op ends anywhere. Only an op whose inputs
     // become done can give a parked device something to run (its order, memory and ready ops
