@@ -202,19 +202,8 @@ class FreeTimes {
         while (k > first_ && times_[k - 1].time > t)
             --k;
         if (k == first_ || times_[k - 1].time != t) {
-            if (times_.size() - first_ == most_times) {
-                to_tree();
-                tree_.set(d, t);
-                return;
-            }
-            if (first_ >= most_times) {  // drop the times passed
-                times_.erase(times_.begin(), times_.begin() + static_cast<std::ptrdiff_t>(first_));
-                k -= first_;
-                first_ = 0;
-            }
-            times_.insert(times_.begin() + static_cast<std::ptrdiff_t>(k),
-                          Time{t, new_set(), 0, words_});
-            ++k;
+            add_time(d, t, k);
+            return;
         }
         Time& e = times_[k - 1];
         const std::size_t word = static_cast<std::size_t>(d) / 64;
@@ -231,6 +220,23 @@ class FreeTimes {
         std::size_t count;
         std::size_t low;  ///< the set's first word with a device
     };
+    // insert() of a time not held, to go at times_[k].
+    [[gnu::noinline]] void add_time(int d, double t, std::size_t k) {
+        if (times_.size() - first_ == most_times) {
+            to_tree();
+            tree_.set(d, t);
+            return;
+        }
+        if (first_ >= most_times) {  // drop the times passed
+            times_.erase(times_.begin(), times_.begin() + static_cast<std::ptrdiff_t>(first_));
+            k -= first_;
+            first_ = 0;
+        }
+        const std::size_t word = static_cast<std::size_t>(d) / 64;
+        const std::size_t set = new_set();
+        set_[set * words_ + word] = std::uint64_t{1} << (d % 64);
+        times_.insert(times_.begin() + static_cast<std::ptrdiff_t>(k), Time{t, set, 1, word});
+    }
     std::size_t new_set() {
         if (!unused_.empty()) {
             const std::size_t id = unused_.back();
@@ -270,6 +276,7 @@ class PositionSet {
         used_.assign(word_.size() / 64 + 1, 0);
     }
     bool empty() const { return count_ == 0; }
+    bool contains(std::size_t k) const { return (word_[k / 64] & bit(k)) != 0; }
     void insert(std::size_t k) {
         if (word_[k / 64] == 0) used_[k / 4096] |= bit(k / 64);
         word_[k / 64] |= bit(k);
@@ -438,7 +445,8 @@ class Filler {
             // memory and feed no other device (the Zero Bubble papers' deferred W's).
             return dev.backward.find(dev.head, order.size(), [](std::size_t) { return true; });
         }
-        if (ready(order[dev.head], t)) return dev.head;
+        // The head's inputs are done by t exactly when its waiting entry came into `ready`.
+        if (dev.ready.contains(dev.head)) return dev.head;
         // Positions before the head are taken, and the head is not ready: the candidates are
         // the first ready op of each group after the head, within the lookahead, in order.
         const std::size_t last = std::min(order.size(), dev.head + 1 + dev.lookahead);
@@ -547,11 +555,6 @@ class Filler {
                 latest = std::max(latest, e);
             });
         return done ? latest : -1;
-    }
-
-    bool ready(const Op& op, double t) const {
-        const double inputs = inputs_end(op);
-        return inputs >= 0 && inputs <= t + tolerance;
     }
 
     std::size_t group(const Op& op) const {
