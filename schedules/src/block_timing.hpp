@@ -36,7 +36,16 @@ bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& durati
     advance.reserve(devices);
     for (std::size_t d = devices; d-- > 0;)
         advance.push_back(static_cast<int>(d));
+    // Per stage, the latency of an input from the stage before and from the stage after (0
+    // on the same device; an op runs on its stage's device, validate_structure() checked).
     const std::vector<int>& device_of = schedule.stage_device;
+    std::vector<double> from_previous(static_cast<std::size_t>(stages), 0.0);
+    std::vector<double> from_next(from_previous.size(), 0.0);
+    for (std::size_t s = 0; s + 1 < from_previous.size(); ++s)
+        if (device_of[s] != device_of[s + 1]) {
+            from_next[s] = latency;
+            from_previous[s + 1] = latency;
+        }
     while (!advance.empty()) {
         const int d = advance.back();
         advance.pop_back();
@@ -50,23 +59,23 @@ bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& durati
             double start = t;
             std::size_t missing = end.size();
             // asap_walk's start: each input's end, plus the latency from another device.
-            auto input = [&](std::size_t slot, int stage) {
+            auto input = [&](std::size_t slot, double delay) {
                 const double e = end[slot];
                 if (e < 0) missing = slot;
-                start = std::max(
-                    start, e + (device_of[static_cast<std::size_t>(stage)] == d ? 0.0 : latency));
+                start = std::max(start, e + delay);
             };
+            const auto stage = static_cast<std::size_t>(op.stage);
             switch (op.pass) {
                 case Pass::F:
-                    if (op.stage > 0) input(f_slot - 2, op.stage - 1);
+                    if (op.stage > 0) input(f_slot - 2, from_previous[stage]);
                     break;
                 case Pass::B:
                 case Pass::BW:
-                    input(f_slot, op.stage);
-                    if (op.stage < stages - 1) input(f_slot + 3, op.stage + 1);
+                    input(f_slot, 0.0);
+                    if (op.stage < stages - 1) input(f_slot + 3, from_next[stage]);
                     break;
                 case Pass::W:
-                    input(f_slot + 1, op.stage);
+                    input(f_slot + 1, 0.0);
                     break;
             }
             if (missing < end.size()) {
