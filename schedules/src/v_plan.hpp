@@ -67,6 +67,8 @@ struct VPlanRequest {
 /// reordered; idle slots filled under the cap, timed with the real pass lengths), and the
 /// greedy list schedule under the cap. Candidates that cannot be built are skipped. Small
 /// problems try more turn delays than large ones (the work grows with p·m per candidate).
+/// Precondition: `best` times with the same `costs` and `cap` (an idle fill stops once a
+/// device holds more than best.peak_limit() under the costs' W memory share).
 void offer_v_candidates(const VPlanRequest& request, const PlanningCosts& costs, double cap,
                         BestPlan& best);
 
