@@ -613,7 +613,11 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
         if (dev.held > give_up_above) return std::nullopt;  // the same sums as order_peak's
     }
     if (filler.parked_count() > 0) return std::nullopt;
-    Schedule filled = schedule;
+    // The schedule's shape with the filled orders (not a copy of its orders, replaced).
+    Schedule filled = make_empty_schedule(schedule.name, devices, schedule.microbatches,
+                                          schedule.chunks, schedule.stage_device);
+    filled.microbatch_stages = schedule.microbatch_stages;
+    filled.fb_pairs = schedule.fb_pairs;
     for (int d = 0; d < devices; ++d)
         filled.device_ops[d] = std::move(filler.device(d).out);
     return filled;
