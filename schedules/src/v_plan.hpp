@@ -42,6 +42,10 @@ class BestPlan {
     double cap_;
     std::optional<Schedule> best_;
     VPlanFigures figures_;
+    /// The last candidate timed and left out (no better than the best then), with its figures:
+    /// the same order offered again is not timed again.
+    std::optional<Schedule> timed_out_;
+    VPlanFigures timed_out_figures_;
 };
 
 /// The figures of `schedule` under `costs` (valid schedule; costs empty: unit times).
