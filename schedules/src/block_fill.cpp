@@ -1,6 +1,7 @@
 // Building blocks: idle slots filled with later ops of the device's own order, within a
 // memory cap (the block's lifespan bound).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -117,12 +118,221 @@ class MinHeap {
 
     std::vector<T> v_;
 };
+// Devices by a time, each device at most once: a tournament tree over the devices (a leaf per
+// device, each inner node holding the earlier of its children; ties: the lower index), so an
+// update walks one path of log₂ p nodes and compares one pair per node.
+class DeviceTree {
+  public:
+    explicit DeviceTree(int devices) {
+        while (leaves_ < static_cast<std::size_t>(devices))
+            leaves_ *= 2;
+        time_.assign(2 * leaves_, never);
+        device_.assign(2 * leaves_, 0);
+        for (std::size_t k = 0; k < leaves_; ++k)
+            device_[leaves_ + k] = static_cast<int>(k);
+        for (std::size_t k = leaves_; k-- > 1;)
+            device_[k] = device_[2 * k];
+    }
+    bool empty() const { return time_[1] == never; }
+    // The earliest (time, device) (ties: the lower device).
+    double time() const { return time_[1]; }
+    int device() const { return device_[1]; }
+    // Device d at t (or, with `never`, not in the tree).
+    void set(int d, double t) {
+        std::size_t k = leaves_ + static_cast<std::size_t>(d);
+        time_[k] = t;
+        for (k /= 2; k > 0; k /= 2) {
+            // The left child's devices precede the right's: it wins ties.
+            const std::size_t won = time_[2 * k + 1] < time_[2 * k] ? 2 * k + 1 : 2 * k;
+            time_[k] = time_[won];
+            device_[k] = device_[won];
+        }
+    }
+    void remove(int d) { set(d, never); }
+
+  private:
+    static constexpr double never = std::numeric_limits<double>::infinity();
+    std::size_t leaves_ = 1;
+    std::vector<double> time_;
+    std::vector<int> device_;
+};
+
+// The devices' free times, each device at most once, earliest first (ties: the lower index).
+// The devices mostly share a few distinct times (they step together in the steady state), so
+// the times are kept as a calendar: the distinct times in increasing order, each with a bit set
+// of its devices, where taking the earliest and adding a time near the latest cost a few
+// steps. Past `most_times` distinct times it turns into a DeviceTree for good.
+class FreeTimes {
+  public:
+    explicit FreeTimes(int devices)
+        : words_(static_cast<std::size_t>(devices) / 64 + 1), tree_(devices) {}
+
+    bool empty() const { return calendar_ ? first_ == times_.size() : tree_.empty(); }
+    double time() const { return calendar_ ? times_[first_].time : tree_.time(); }
+    int device() const {
+        if (!calendar_) return tree_.device();
+        const Time& e = times_[first_];
+        return static_cast<int>(
+            e.low * 64 + static_cast<std::size_t>(std::countr_zero(set_[e.set * words_ + e.low])));
+    }
+    // Removes the earliest.
+    void pop() {
+        if (!calendar_) {
+            tree_.remove(tree_.device());
+            return;
+        }
+        Time& e = times_[first_];
+        std::uint64_t* set = &set_[e.set * words_];
+        set[e.low] &= set[e.low] - 1;  // its lowest device
+        if (--e.count == 0) {
+            unused_.push_back(e.set);
+            ++first_;
+            return;
+        }
+        while (set[e.low] == 0)
+            ++e.low;
+    }
+    // Device d (not held) is free at t.
+    void insert(int d, double t) {
+        if (!calendar_) {
+            tree_.set(d, t);
+            return;
+        }
+        std::size_t k = times_.size();
+        while (k > first_ && times_[k - 1].time > t)
+            --k;
+        if (k == first_ || times_[k - 1].time != t) {
+            add_time(d, t, k);
+            return;
+        }
+        Time& e = times_[k - 1];
+        const std::size_t word = static_cast<std::size_t>(d) / 64;
+        set_[e.set * words_ + word] |= std::uint64_t{1} << (d % 64);
+        ++e.count;
+        e.low = std::min(e.low, word);
+    }
+
+  private:
+    static constexpr std::size_t most_times = 32;
+    struct Time {
+        double time;
+        std::size_t set;  ///< its device set: words_ words from set_[set · words_]
+        std::size_t count;
+        std::size_t low;  ///< the set's first word with a device
+    };
+    // insert() of a time not held, to go at times_[k].
+    [[gnu::noinline]] void add_time(int d, double t, std::size_t k) {
+        if (times_.size() - first_ == most_times) {
+            to_tree();
+            tree_.set(d, t);
+            return;
+        }
+        if (first_ >= most_times) {  // drop the times passed
+            times_.erase(times_.begin(), times_.begin() + static_cast<std::ptrdiff_t>(first_));
+            k -= first_;
+            first_ = 0;
+        }
+        const std::size_t word = static_cast<std::size_t>(d) / 64;
+        const std::size_t set = new_set();
+        set_[set * words_ + word] = std::uint64_t{1} << (d % 64);
+        times_.insert(times_.begin() + static_cast<std::ptrdiff_t>(k), Time{t, set, 1, word});
+    }
+    std::size_t new_set() {
+        if (!unused_.empty()) {
+            const std::size_t id = unused_.back();
+            unused_.pop_back();
+            return id;
+        }
+        set_.resize(set_.size() + words_, 0);
+        return set_.size() / words_ - 1;
+    }
+    void to_tree() {
+        for (std::size_t k = first_; k < times_.size(); ++k)
+            for (std::size_t w = 0; w < words_; ++w)
+                for (std::uint64_t bits = set_[times_[k].set * words_ + w]; bits != 0;
+                     bits &= bits - 1)
+                    tree_.set(
+                        static_cast<int>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))),
+                        times_[k].time);
+        calendar_ = false;
+    }
+
+    std::size_t words_;
+    bool calendar_ = true;
+    std::vector<Time> times_;  ///< increasing; those before first_ are passed
+    std::size_t first_ = 0;
+    std::vector<std::uint64_t> set_;
+    std::vector<std::size_t> unused_;  ///< device sets free for reuse (all zero)
+    DeviceTree tree_;
+};
+
 using ReadyAt = std::pair<double, std::size_t>;  // when an op's inputs are done, its position
+
+// A set of positions in a device's order, one bit each.
+class PositionSet {
+  public:
+    void resize(std::size_t n) {
+        word_.assign(n / 64 + 1, 0);
+        used_.assign(word_.size() / 64 + 1, 0);
+    }
+    bool empty() const { return count_ == 0; }
+    bool contains(std::size_t k) const { return (word_[k / 64] & bit(k)) != 0; }
+    void insert(std::size_t k) {
+        if (word_[k / 64] == 0) used_[k / 4096] |= bit(k / 64);
+        word_[k / 64] |= bit(k);
+        ++count_;
+    }
+    // Whether k was in the set.
+    bool erase(std::size_t k) {
+        std::uint64_t& word = word_[k / 64];
+        if ((word & bit(k)) == 0) return false;
+        word &= ~bit(k);
+        if (word == 0) used_[k / 4096] &= ~bit(k / 64);
+        --count_;
+        return true;
+    }
+    // Calls visit(k) for the positions first ≤ k < last in the set in increasing order until it
+    // returns true; returns that k, or `last`.
+    template <class Visit>
+    std::size_t find(std::size_t first, std::size_t last, Visit&& visit) const {
+        if (count_ == 0 || first >= last) return last;
+        std::uint64_t bits = word_[first / 64] & (~std::uint64_t{0} << (first % 64));
+        std::size_t w = first / 64;
+        for (;;) {
+            while (bits != 0) {
+                const std::size_t k = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+                if (k >= last) return last;
+                if (visit(k)) return k;
+                bits &= bits - 1;
+            }
+            w = next_used(w + 1);
+            if (w * 64 >= last) return last;
+            bits = word_[w];
+        }
+    }
+
+  private:
+    static std::uint64_t bit(std::size_t k) { return std::uint64_t{1} << (k % 64); }
+    // The first word from w on with a position in the set (past the end if none).
+    std::size_t next_used(std::size_t w) const {
+        std::size_t u = w / 64;
+        if (u >= used_.size()) return word_.size();
+        std::uint64_t bits = used_[u] & (~std::uint64_t{0} << (w % 64));
+        while (bits == 0) {
+            if (++u == used_.size()) return word_.size();
+            bits = used_[u];
+        }
+        return u * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+    }
+
+    std::vector<std::uint64_t> word_;
+    std::vector<std::uint64_t> used_;  ///< a bit per word: whether it holds a position
+    std::size_t count_ = 0;
+};
 
 // One device during the fill: its original order, which ops were pulled ahead, what it holds,
 // and its ops whose inputs are done: with the time they are (`waiting`), then, once that time
-// has come, by position in groups of one stage and pass (`ready`: equal memory changes; the
-// head, looked at directly, is left out).
+// has come, in `ready` (and the backwards among them in `backward`) until they run.
 struct FillingDevice {
     const std::vector<Op>* order = nullptr;
     std::vector<char> taken;
@@ -132,18 +342,23 @@ struct FillingDevice {
     std::size_t lookahead = 0;
     int forwards_left = 0;
     std::vector<Op> out;
-    std::vector<ReadyAt> waiting;               ///< few: one per input running elsewhere, mostly
-    std::vector<MinHeap<std::uint32_t>> ready;  ///< by local chunk · pass_count + pass
+    std::vector<ReadyAt> waiting;  ///< few: one per input running elsewhere, mostly
+    PositionSet ready;
+    PositionSet backward;
     ClimbTree climb;
     /// Ops pulled ahead whose leaves `climb` has not cleared yet: climbs are measured from the
     /// head on, so those the head has passed by the next measure never need clearing.
     std::vector<std::uint32_t> unclear;
-    std::vector<std::size_t> candidates;  ///< choose()'s scratch
+    /// choose()'s scratch: per group, the call that last met a ready op of it.
+    std::vector<std::uint32_t> seen;
+    std::uint32_t call = 0;
 };
 
 class Filler {
   public:
-    Filler(const Schedule& schedule, const std::vector<double>& duration, const MemoryModel& memory)
+    // Devices as fill_idle() sets them up: each one's cap, lookahead and climbs.
+    Filler(const Schedule& schedule, const std::vector<double>& duration,
+           const std::vector<double>& cap, const MemoryModel& memory)
         : schedule_(schedule),
           stages_(schedule.stages()),
           duration_(duration),
@@ -155,6 +370,7 @@ class Filler {
           devices_(static_cast<std::size_t>(schedule.devices)),
           parked_(devices_.size(), 0) {
         std::vector<int> chunks(devices_.size(), 0);
+        std::vector<double> change;
         for (int s = 0; s < stages_; ++s)
             chunk_[s] = chunks[schedule.stage_device[s]]++;
         for (int d = 0; d < schedule.devices; ++d) {
@@ -163,14 +379,39 @@ class Filler {
             dev.order = &order;
             dev.taken.assign(order.size(), 0);
             dev.out.reserve(order.size());
-            dev.ready.resize(static_cast<std::size_t>(chunks[d]) * pass_count);
-            std::vector<double> change(order.size());
+            dev.ready.resize(order.size());
+            dev.backward.resize(order.size());
+            dev.seen.assign(static_cast<std::size_t>(chunks[d]) * pass_count, 0);
+            change.resize(order.size());
+            // The order's own peak (order_peak()'s sums), its forwards and the smallest
+            // activation a forward adds.
+            double held = 0;
+            double peak = 0;
+            double smallest_forward = 0;
             for (std::size_t k = 0; k < order.size(); ++k) {
-                position_[op_index(order[k])] = static_cast<std::int32_t>(k);
-                change[k] = memory_change(order[k], memory_);
-                if (inputs_end(order[k]) == 0) dev.waiting.emplace_back(0.0, k);
+                const Op& op = order[k];
+                position_[op_index(op)] = static_cast<std::int32_t>(k);
+                change[k] = memory_change(op, memory_);
+                held += change[k];
+                peak = std::max(peak, held);
+                if (op.pass != Pass::F) continue;
+                ++dev.forwards_left;
+                const double activation = memory.activation[op.stage];
+                if (activation > 0)
+                    smallest_forward =
+                        smallest_forward > 0 ? std::min(smallest_forward, activation) : activation;
+                // Only a first-stage F needs nothing (inputs_end() 0).
+                if (op.stage == 0) dev.waiting.emplace_back(0.0, k);
             }
+            dev.cap = std::max(cap[d], peak);
+            // An op more microbatches ahead than the cap holds would need forwards beyond it.
+            const double held_microbatches =
+                smallest_forward > 0 ? std::ceil(dev.cap / smallest_forward) : 0;
+            const std::size_t ops_per_microbatch =
+                order.size() / static_cast<std::size_t>(std::max(1, schedule.microbatches)) + 1;
+            dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);
             dev.climb = ClimbTree(change);
+            dev.climb.limit(dev.lookahead);  // climbs from the head to a candidate within it
         }
     }
 
@@ -191,47 +432,49 @@ class Filler {
         if (dev.head == order.size()) return dev.head;
         std::size_t kept = 0;
         for (const ReadyAt& w : dev.waiting) {
-            if (w.first > t + tolerance)
+            if (w.first > t + tolerance) {
                 dev.waiting[kept++] = w;
-            else if (w.second != dev.head)  // the head is looked at directly
-                dev.ready[group(order[w.second])].push(static_cast<std::uint32_t>(w.second));
+                continue;
+            }
+            dev.ready.insert(w.second);
+            if (is_backward(order[w.second].pass)) dev.backward.insert(w.second);
         }
         dev.waiting.resize(kept);
-        if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W) {
+        if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W && !dev.backward.empty()) {
             // Cool-down: a backward whose inputs are done overtakes the W's, which only free
             // memory and feed no other device (the Zero Bubble papers' deferred W's).
-            std::size_t first = order.size();
-            for (std::size_t g = 0; g < dev.ready.size(); ++g)
-                if (is_backward(static_cast<Pass>(g % pass_count)))
-                    first = std::min(first, first_ready(dev, g));
-            if (first < order.size()) return first;
+            return dev.backward.find(dev.head, order.size(), [](std::size_t) { return true; });
         }
-        if (ready(order[dev.head], t)) return dev.head;
+        // The head's inputs are done by t exactly when its waiting entry came into `ready`.
+        if (dev.ready.contains(dev.head)) return dev.head;
+        // Positions before the head are taken, and the head is not ready: the candidates are
+        // the first ready op of each group after the head, within the lookahead, in order.
         const std::size_t last = std::min(order.size(), dev.head + 1 + dev.lookahead);
-        std::vector<std::size_t>& candidates = dev.candidates;
-        candidates.clear();
-        for (std::size_t g = 0; g < dev.ready.size(); ++g) {
-            const std::size_t k = first_ready(dev, g);
-            if (k < last) candidates.push_back(k);
-        }
-        std::sort(candidates.begin(), candidates.end());
-        if (!candidates.empty()) {
-            // A climb from the head reads only nodes whose leaves are all at or after it.
-            for (const std::uint32_t k : dev.unclear)
-                if (k >= dev.head) dev.climb.clear(k);
-            dev.unclear.clear();
-        }
-        for (const std::size_t k : candidates) {
+        const std::uint32_t call = ++dev.call;
+        bool measured = false;
+        const std::size_t chosen = dev.ready.find(dev.head + 1, last, [&](std::size_t k) {
+            std::uint32_t& seen = dev.seen[group(order[k])];
+            if (seen == call) return false;  // a later op of a group met before
+            seen = call;
+            if (!measured) {
+                // A climb from the head reads only nodes whose leaves are all at or after it.
+                for (const std::uint32_t u : dev.unclear)
+                    if (u >= dev.head) dev.climb.clear(u);
+                dev.unclear.clear();
+                measured = true;
+            }
             const double rise = std::max(0.0, dev.climb.highest_prefix(dev.head, k));
-            if (dev.held + memory_change(order[k], memory_) + rise <= dev.cap + tolerance) return k;
-        }
-        return order.size();
+            return dev.held + memory_change(order[k], memory_) + rise <= dev.cap + tolerance;
+        });
+        return chosen < last ? chosen : order.size();
     }
 
     // Runs the op at `position` of the device's order from time t; returns its end.
     double run(FillingDevice& dev, std::size_t position, double t) {
         const Op& op = (*dev.order)[position];
         dev.taken[position] = 1;
+        dev.ready.erase(position);
+        dev.backward.erase(position);
         // Climbs are measured from the head on: only an op pulled ahead needs clearing.
         if (position != dev.head) dev.unclear.push_back(static_cast<std::uint32_t>(position));
         dev.out.push_back(op);
@@ -314,22 +557,9 @@ class Filler {
         return done ? latest : -1;
     }
 
-    bool ready(const Op& op, double t) const {
-        const double inputs = inputs_end(op);
-        return inputs >= 0 && inputs <= t + tolerance;
-    }
-
     std::size_t group(const Op& op) const {
         return static_cast<std::size_t>(chunk_[op.stage]) * pass_count +
                static_cast<std::size_t>(op.pass);
-    }
-
-    // The first position of group g whose op is ready and not taken (the order's size if none).
-    static std::size_t first_ready(FillingDevice& dev, std::size_t g) {
-        MinHeap<std::uint32_t>& heap = dev.ready[g];
-        while (!heap.empty() && dev.taken[heap.top()])
-            heap.pop();
-        return heap.empty() ? dev.order->size() : heap.top();
     }
 
     const Schedule& schedule_;
@@ -352,42 +582,23 @@ class Filler {
 }  // namespace
 
 std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<double>& duration,
-                                  const std::vector<double>& cap, const MemoryModel& memory) {
+                                  const std::vector<double>& cap, const MemoryModel& memory,
+                                  double give_up_above) {
     const int devices = schedule.devices;
-    Filler filler(schedule, duration, memory);
-    for (int d = 0; d < devices; ++d) {
-        FillingDevice& dev = filler.device(d);
-        const std::vector<Op>& order = schedule.device_ops[d];
-        dev.cap = std::max(cap[d], order_peak(order, memory));
-        dev.forwards_left = static_cast<int>(std::count_if(
-            order.begin(), order.end(), [](const Op& op) { return op.pass == Pass::F; }));
-        // An op more microbatches ahead than the cap holds would need forwards beyond it.
-        double smallest_forward = 0;
-        for (const Op& op : order)
-            if (op.pass == Pass::F && memory.activation[op.stage] > 0)
-                smallest_forward = smallest_forward > 0
-                                       ? std::min(smallest_forward, memory.activation[op.stage])
-                                       : memory.activation[op.stage];
-        const double held_microbatches =
-            smallest_forward > 0 ? std::ceil(dev.cap / smallest_forward) : 0;
-        const std::size_t ops_per_microbatch =
-            order.size() / static_cast<std::size_t>(std::max(1, schedule.microbatches)) + 1;
-        dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);
-        dev.climb.limit(dev.lookahead);  // climbs from the head to a candidate within it
-    }
+    Filler filler(schedule, duration, cap, memory);
     // Devices by the time they are free (ties: the lower index); a device that finds
     // nothing to run waits, parked, until the next op ends anywhere. Only an op whose inputs
     // become done can give a parked device something to run (its order, memory and ready ops
     // are as they were), so it is woken only at the first such time and skips the others.
-    using Entry = std::pair<double, int>;
-    MinHeap<Entry> free_at;
+    FreeTimes free_at(devices);
     for (int d = 0; d < devices; ++d)
-        if (!schedule.device_ops[d].empty()) free_at.push({0.0, d});
+        if (!schedule.device_ops[d].empty()) free_at.insert(d, 0.0);
     while (!free_at.empty()) {
-        const auto [t, d] = free_at.top();
+        const double t = free_at.time();
+        const int d = free_at.device();
         if (filler.parked_count() > 0 && t > filler.parked_since() + tolerance) {
             for (int e : filler.wake_up(t))
-                free_at.push({t, e});
+                free_at.insert(e, t);
             continue;
         }
         FillingDevice& dev = filler.device(d);
@@ -397,10 +608,16 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
             if (dev.head < dev.order->size()) filler.park(d, t);
             continue;
         }
-        free_at.replace_top({filler.run(dev, position, t), d});
+        free_at.pop();
+        free_at.insert(d, filler.run(dev, position, t));
+        if (dev.held > give_up_above) return std::nullopt;  // the same sums as order_peak's
     }
     if (filler.parked_count() > 0) return std::nullopt;
-    Schedule filled = schedule;
+    // The schedule's shape with the filled orders (not a copy of its orders, replaced).
+    Schedule filled = make_empty_schedule(schedule.name, devices, schedule.microbatches,
+                                          schedule.chunks, schedule.stage_device);
+    filled.microbatch_stages = schedule.microbatch_stages;
+    filled.fb_pairs = schedule.fb_pairs;
     for (int d = 0; d < devices; ++d)
         filled.device_ops[d] = std::move(filler.device(d).out);
     return filled;

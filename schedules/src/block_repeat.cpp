@@ -25,6 +25,14 @@ std::optional<ValidationIssue> asap_timing(const Schedule& schedule,
                                            const std::vector<double>& duration,
                                            AsapTiming& timing) {
     double last = 0;
+    auto latest = [&](int, int, const Op&, double, double finish) {
+        last = std::max(last, finish);
+    };
+    if (quick_asap_walk(schedule, duration, 0.0, timing.end, latest)) {
+        timing.makespan = last;
+        return std::nullopt;
+    }
+    last = 0;
     auto issue = pipesim::asap_walk(schedule, duration, 0.0, timing.end,
                                     [&](int, int, const Op&, const Predecessors&, double,
                                         double finish) { last = std::max(last, finish); });

@@ -20,9 +20,11 @@ namespace pipesim::detail {
 
 Schedule generate_v_half(const GeneratorOptions& o) {
     const bool even = o.devices % 2 == 0;
-    Schedule legacy = schedule_from_block(v_half_block(o.devices), o.microbatches,
-                                          BlockScheduleOptions{.reorder = true, .fill_idle = even});
-    return plan_v_schedule(o, {std::move(legacy)}, {2, 1}, "v-half");
+    std::vector<Schedule> unit_orders;  // moved in: a braced list would copy it
+    unit_orders.push_back(
+        schedule_from_block(v_half_block(o.devices), o.microbatches,
+                            BlockScheduleOptions{.reorder = true, .fill_idle = even}));
+    return plan_v_schedule(o, std::move(unit_orders), {2, 1}, "v-half");
 }
 
 }  // namespace pipesim::detail

@@ -91,23 +91,38 @@ VPlanFigures plan_figures(const Schedule& schedule, const PlanningCosts& costs) 
     return figures;
 }
 
+double BestPlan::peak_limit() const {
+    return cap_ + eps;
+}
+
+namespace {
+
+// Whether a and b run the same ops in the same orders on the same placement.
+bool same_order(const Schedule& a, const Schedule& b) {
+    return a.device_ops == b.device_ops && a.stage_device == b.stage_device &&
+           a.microbatch_stages == b.microbatch_stages && a.fb_pairs == b.fb_pairs;
+}
+
+}  // namespace
+
 bool BestPlan::offer(Schedule candidate) {
     // Every op once (the structure); the timing walk finds an op before its input or a
     // deadlock, which leaves the candidate out too. The peak first: a candidate above the cap
-    // is left out whatever its timing. The same order as the best has its figures: no better.
-    if (best_ && candidate.device_ops == best_->device_ops &&
-        candidate.stage_device == best_->stage_device &&
-        candidate.microbatch_stages == best_->microbatch_stages &&
-        candidate.fb_pairs == best_->fb_pairs)
-        return false;
-    if (validate_structure(candidate)) return false;
+    // is left out whatever its timing. The same order as the best has its figures: no better;
+    // the same order as the last one timed and left out has that one's figures.
+    if (best_ && same_order(candidate, *best_)) return false;
     VPlanFigures f;
-    f.peak = plan_peak(candidate, costs_);
-    if (f.peak > cap_ + eps) return false;
-    try {
-        f.length = planned_length(candidate, costs_);
-    } catch (const InvalidSchedule&) {
-        return false;
+    if (timed_out_ && same_order(candidate, *timed_out_)) {
+        f = timed_out_figures_;
+    } else {
+        if (validate_structure(candidate)) return false;
+        f.peak = plan_peak(candidate, costs_);
+        if (f.peak > peak_limit()) return false;
+        try {
+            f.length = planned_length(candidate, costs_);
+        } catch (const InvalidSchedule&) {
+            return false;
+        }
     }
     if (best_) {
         const bool better =
@@ -115,7 +130,11 @@ bool BestPlan::offer(Schedule candidate) {
             (same_length(f.length, figures_.length) &&
              (f.peak < figures_.peak - eps ||
               (std::abs(f.peak - figures_.peak) <= eps && f.length < figures_.length)));
-        if (!better) return false;
+        if (!better) {
+            timed_out_ = std::move(candidate);
+            timed_out_figures_ = f;
+            return false;
+        }
     }
     best_ = std::move(candidate);
     figures_ = f;
@@ -143,7 +162,7 @@ class Candidates {
     // A valid order as it is, filled under the cap and reordered, timed with the real lengths.
     void place_order(Schedule order) {
         const std::vector<double> uniform(static_cast<std::size_t>(p_), cap_);
-        if (auto filled = fill_idle(order, duration_, uniform, memory_))
+        if (auto filled = fill_idle(order, duration_, uniform, memory_, best_.peak_limit()))
             best_.offer(*std::move(filled));
         AsapTiming timing;
         if (!asap_timing(order, duration_, timing))
@@ -170,10 +189,10 @@ class Candidates {
         // under the cap on every device, and warm-up and cool-down reordered.
         const std::vector<double> uniform(bound.size(), cap_);
         if (ops_ <= all_placements_ops)
-            if (auto filled = fill_idle(order, duration_, bound, memory_))
+            if (auto filled = fill_idle(order, duration_, bound, memory_, best_.peak_limit()))
                 best_.offer(*std::move(filled));
         if (bound != uniform || ops_ > all_placements_ops)
-            if (auto filled = fill_idle(order, duration_, uniform, memory_))
+            if (auto filled = fill_idle(order, duration_, uniform, memory_, best_.peak_limit()))
                 best_.offer(*std::move(filled));
         if (ops_ <= many_delays_ops) offer_compacted(block, m_, memory_, cap_, best_);
         if (!every_way || ops_ > all_placements_ops) return;
@@ -182,7 +201,8 @@ class Candidates {
             best_.offer(reorder_timed(order, duration_, std::move(timing), memory_));
         // Placed with the block's own slots.
         const std::vector<double> slots = slot_durations(2 * p_, block.lengths);
-        if (auto filled = fill_idle(order, slots, bound, memory_)) best_.offer(*std::move(filled));
+        if (auto filled = fill_idle(order, slots, bound, memory_, best_.peak_limit()))
+            best_.offer(*std::move(filled));
         AsapTiming slot_timing;
         if (!asap_timing(order, slots, slot_timing))
             best_.offer(reorder_timed(order, slots, std::move(slot_timing), memory_));

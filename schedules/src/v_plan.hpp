@@ -31,6 +31,8 @@ class BestPlan {
     /// Returns whether it was kept.
     bool offer(Schedule candidate);
     bool empty() const { return !best_; }
+    /// offer() leaves out every candidate whose peak is above this.
+    double peak_limit() const;
     const VPlanFigures& figures() const { return figures_; }
     /// The best offered. Precondition: !empty().
     Schedule take() { return std::move(*best_); }
@@ -40,6 +42,10 @@ class BestPlan {
     double cap_;
     std::optional<Schedule> best_;
     VPlanFigures figures_;
+    /// The last candidate timed and left out (no better than the best then), with its figures:
+    /// the same order offered again is not timed again.
+    std::optional<Schedule> timed_out_;
+    VPlanFigures timed_out_figures_;
 };
 
 /// The figures of `schedule` under `costs` (valid schedule; costs empty: unit times).
@@ -65,6 +71,8 @@ struct VPlanRequest {
 /// reordered; idle slots filled under the cap, timed with the real pass lengths), and the
 /// greedy list schedule under the cap. Candidates that cannot be built are skipped. Small
 /// problems try more turn delays than large ones (the work grows with p·m per candidate).
+/// Precondition: `best` times with the same `costs` and `cap` (an idle fill stops once a
+/// device holds more than best.peak_limit() under the costs' W memory share).
 void offer_v_candidates(const VPlanRequest& request, const PlanningCosts& costs, double cap,
                         BestPlan& best);
 

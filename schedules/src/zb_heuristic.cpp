@@ -390,14 +390,20 @@ PlannedLength planned_length(const Schedule& schedule, const PlanningCosts& cost
     std::vector<double> first(static_cast<std::size_t>(schedule.devices), never);
     std::vector<double> last(first.size(), -never);
     std::vector<double> end;
-    const auto issue = asap_walk(
-        schedule, duration, costs.comm_latency, end,
-        [&](int device, int, const Op&, const Predecessors&, double start, double finish) {
-            first[static_cast<std::size_t>(device)] =
-                std::min(first[static_cast<std::size_t>(device)], start);
-            last[static_cast<std::size_t>(device)] = finish;
-        });
-    if (issue) throw InvalidSchedule(issue->message);
+    auto span = [&](int device, int, const Op&, double start, double finish) {
+        first[static_cast<std::size_t>(device)] =
+            std::min(first[static_cast<std::size_t>(device)], start);
+        last[static_cast<std::size_t>(device)] = finish;
+    };
+    if (!detail::quick_asap_walk(schedule, duration, costs.comm_latency, end, span)) {
+        std::fill(first.begin(), first.end(), never);
+        std::fill(last.begin(), last.end(), -never);
+        const auto issue =
+            asap_walk(schedule, duration, costs.comm_latency, end,
+                      [&](int device, int position, const Op& op, const Predecessors&, double start,
+                          double finish) { span(device, position, op, start, finish); });
+        if (issue) throw InvalidSchedule(issue->message);
+    }
     PlannedLength length;
     double earliest = never;
     for (std::size_t d = 0; d < first.size(); ++d) {
