@@ -27,6 +27,9 @@ constexpr double many_delays_ops = 5e3;
 // Problems with at most this many ops also get blocks laid out with unit slots placed with
 // the real pass lengths, and the greedy list schedule.
 constexpr double all_placements_ops = 1.5e5;
+// Problems between many_delays_ops and this many ops with 2p microbatches try every turn
+// delay on fewer microbatches first (offer_v_candidates).
+constexpr double preselect_ops = 1.2e4;
 // Problems above this many ops keep the unit-slot order (one candidate costs about as much as
 // generating it; v-half at p = m = 1024 must stay within 2 s).
 constexpr double huge_ops = 1e6;
@@ -171,7 +174,7 @@ class Candidates {
     }
 
     // The block of `layout`, repeated and placed every way (see offer_v_candidates).
-    void place(const BlockLayout& layout, bool every_way) {
+    void place(const BlockLayout& layout, bool every_way, bool compact) {
         BuildingBlock block;
         Schedule order;
         try {
@@ -194,7 +197,7 @@ class Candidates {
         if (bound != uniform || ops_ > all_placements_ops)
             if (auto filled = fill_idle(order, duration_, uniform, memory_, best_.peak_limit()))
                 best_.offer(*std::move(filled));
-        if (ops_ <= many_delays_ops) offer_compacted(block, m_, memory_, cap_, best_);
+        if (compact) offer_compacted(block, m_, memory_, cap_, best_);
         if (!every_way || ops_ > all_placements_ops) return;
         AsapTiming timing;
         if (!asap_timing(order, duration_, timing))
@@ -237,32 +240,66 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     if (scaled) slot_choices.push_back(*scaled);
     if (!scaled || ops <= all_placements_ops) slot_choices.push_back(SlotLengths{});
 
-    for (const SlotLengths& lengths : slot_choices) {
-        for (std::size_t k = 0; k < (large ? 1 : r.offsets.size()); ++k)
-            for (int delay : turn_delays(lengths, many))
-                for (int far_delay : many ? std::vector<int>{0, 1} : std::vector<int>{0}) {
-                    BlockLayout layout = vshape_layout(p, r.offsets[k], lengths);
-                    layout.b_gap[static_cast<std::size_t>(2 * p - 1)] += delay;
-                    // The first chunk's backwards may start later than the second chunk's end.
-                    layout.b_gap[static_cast<std::size_t>(p - 1)] += far_delay;
-                    candidates.place(layout, true);
-                }
-        if (!r.sections || !many) continue;
-        // Two sections: the first `split` devices' chains advance by one offset, the others'
-        // by a smaller one (memory between the two offsets' blocks).
-        for (int high : r.offsets)
-            for (int low : r.offsets) {
-                if (low >= high) continue;
-                for (int split = 1; split < p - 1; ++split) {
-                    BlockLayout layout = vshape_layout(p, high, lengths);
-                    for (int i = split; i < p - 1; ++i) {
-                        layout.f_gap[static_cast<std::size_t>(i + 1)] = (low - 1) * lengths.f;
-                        layout.b_gap[static_cast<std::size_t>(2 * p - 2 - i)] =
-                            (low - 1) * lengths.b;
+    // Every block layout of the request: the offsets (only the first for large problems), each
+    // with its turn delays (all of them for `every`), and the two-section blocks.
+    const auto for_each_layout = [&](bool every, const auto& use) {
+        for (const SlotLengths& lengths : slot_choices) {
+            for (std::size_t k = 0; k < (large ? 1 : r.offsets.size()); ++k)
+                for (int delay : turn_delays(lengths, every))
+                    for (int far_delay : every ? std::vector<int>{0, 1} : std::vector<int>{0}) {
+                        BlockLayout layout = vshape_layout(p, r.offsets[k], lengths);
+                        layout.b_gap[static_cast<std::size_t>(2 * p - 1)] += delay;
+                        // The first chunk's backwards may start later than the second chunk's
+                        // end.
+                        layout.b_gap[static_cast<std::size_t>(p - 1)] += far_delay;
+                        use(layout, true);
                     }
-                    candidates.place(layout, false);
+            if (!r.sections || !every) continue;
+            // Two sections: the first `split` devices' chains advance by one offset, the
+            // others' by a smaller one (memory between the two offsets' blocks).
+            for (int high : r.offsets)
+                for (int low : r.offsets) {
+                    if (low >= high) continue;
+                    for (int split = 1; split < p - 1; ++split) {
+                        BlockLayout layout = vshape_layout(p, high, lengths);
+                        for (int i = split; i < p - 1; ++i) {
+                            layout.f_gap[static_cast<std::size_t>(i + 1)] = (low - 1) * lengths.f;
+                            layout.b_gap[static_cast<std::size_t>(2 * p - 2 - i)] =
+                                (low - 1) * lengths.b;
+                        }
+                        use(layout, false);
+                    }
                 }
-            }
+        }
+    };
+    // Above many_delays_ops, every layout is tried on the same pipeline with fewer microbatches
+    // (2p: warm-up, a steady state and cool-down all occur) while that has at most
+    // preselect_ops ops, and the layouts that won there are placed for all m. How a layout fits
+    // the pass times and the latency shows in its first microbatches; its later ones repeat its
+    // steady state.
+    const int few = std::min(m, 2 * p);
+    const bool preselect = !many && !large && 6.0 * p * few <= preselect_ops;
+    const bool every = many || (preselect && few == m);
+    for_each_layout(every, [&](const BlockLayout& layout, bool every_way) {
+        candidates.place(layout, every_way, every);
+    });
+    if (preselect && few < m) {
+        BestPlan few_best(costs, cap);
+        Candidates few_candidates(p, few, costs, cap, few_best);
+        std::vector<BlockLayout> winners;
+        for_each_layout(true, [&](const BlockLayout& layout, bool every_way) {
+            const std::optional<VPlanFigures> before =
+                few_best.empty() ? std::nullopt : std::optional(few_best.figures());
+            few_candidates.place(layout, every_way, true);
+            if (!few_best.empty() &&
+                (!before || before->length.longest_span != few_best.figures().length.longest_span ||
+                 before->length.makespan != few_best.figures().length.makespan ||
+                 before->peak != few_best.figures().peak))
+                winners.push_back(layout);
+        });
+        // The best two: a layout's rank may change with the number of microbatches.
+        for (std::size_t w = winners.size() > 2 ? winners.size() - 2 : 0; w < winners.size(); ++w)
+            candidates.place(winners[w], true, true);
     }
     // ZB-V's order with warm-ups for the cap (and, for small problems, lower peaks).
     const int chunk_cap = std::min(2 * p, static_cast<int>(std::floor(2 * cap + eps)));
