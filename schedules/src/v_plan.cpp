@@ -29,7 +29,13 @@ constexpr double many_delays_ops = 5e3;
 constexpr double all_placements_ops = 1.5e5;
 // Problems between many_delays_ops and this many ops with 2p microbatches try every turn
 // delay on fewer microbatches first (offer_v_candidates).
-constexpr double preselect_ops = 1.2e4;
+constexpr double preselect_ops = 1.25e4;
+// The shorter problem's layouts are compacted up to this many ops (p = 24; the compaction
+// is the costly part: at p = 32 it would double the search's time at m = 256).
+constexpr double compact_few_ops = 7e3;
+// The preselected layouts are also compacted for all m up to this many ops (the compaction's
+// work grows faster than m: v-half p = 8, m = 2048 would take 1.3 s).
+constexpr double compact_winners_ops = 2.5e4;
 // Problems above this many ops keep the unit-slot order (one candidate costs about as much as
 // generating it; v-half at p = m = 1024 must stay within 2 s).
 constexpr double huge_ops = 1e6;
@@ -278,10 +284,10 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     // the pass times and the latency shows in its first microbatches; its later ones repeat its
     // steady state.
     const int few = std::min(m, 2 * p);
-    const bool preselect = !many && !large && 6.0 * p * few <= preselect_ops;
+    const bool preselect = r.preselect && !many && !large && 6.0 * p * few <= preselect_ops;
     const bool every = many || (preselect && few == m);
     for_each_layout(every, [&](const BlockLayout& layout, bool every_way) {
-        candidates.place(layout, every_way, every);
+        candidates.place(layout, every_way, many || (every && ops <= compact_few_ops));
     });
     if (preselect && few < m) {
         BestPlan few_best(costs, cap);
@@ -290,7 +296,7 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
         for_each_layout(true, [&](const BlockLayout& layout, bool every_way) {
             const std::optional<VPlanFigures> before =
                 few_best.empty() ? std::nullopt : std::optional(few_best.figures());
-            few_candidates.place(layout, every_way, true);
+            few_candidates.place(layout, every_way, 6.0 * p * few <= compact_few_ops);
             if (!few_best.empty() &&
                 (!before || before->length.longest_span != few_best.figures().length.longest_span ||
                  before->length.makespan != few_best.figures().length.makespan ||
@@ -299,7 +305,7 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
         });
         // The best two: a layout's rank may change with the number of microbatches.
         for (std::size_t w = winners.size() > 2 ? winners.size() - 2 : 0; w < winners.size(); ++w)
-            candidates.place(winners[w], true, true);
+            candidates.place(winners[w], true, ops <= compact_winners_ops);
     }
     // ZB-V's order with warm-ups for the cap (and, for small problems, lower peaks).
     const int chunk_cap = std::min(2 * p, static_cast<int>(std::floor(2 * cap + eps)));
@@ -332,7 +338,7 @@ bool plans_with_costs(const GeneratorOptions& o) {
 }
 
 Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_orders,
-                         std::vector<int> offsets, const char* name) {
+                         std::vector<int> offsets, const char* name, bool preselect) {
     Schedule& first = unit_orders.front();
     first.name = name;
     if (!plans_with_costs(o)) {
@@ -346,8 +352,9 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_o
     BestPlan best(o.planning, cap);
     for (Schedule& s : unit_orders)
         best.offer(std::move(s));
-    offer_v_candidates(VPlanRequest{o.devices, o.microbatches, std::move(offsets), true, false},
-                       o.planning, cap, best);
+    offer_v_candidates(
+        VPlanRequest{o.devices, o.microbatches, std::move(offsets), true, false, preselect},
+        o.planning, cap, best);
     // BestPlan took only candidates that validate() accepts (the structure, then the timing
     // walk: an op before its input or a deadlock leaves a candidate out).
     if (best.empty())

@@ -63,6 +63,9 @@ struct VPlanRequest {
     /// Also lay out blocks whose chains advance by one offset on the first devices and by a
     /// smaller one on the others (small problems only).
     bool sections = false;
+    /// Between many_delays_ops and preselect_ops ops with 2p microbatches (v_plan.cpp), try
+    /// every layout on 2p microbatches first and place the winners for all m.
+    bool preselect = false;
 };
 
 /// Offers `best` the V-shape candidates of `request`, planned with `costs` (non-empty): every
@@ -86,7 +89,8 @@ bool plans_with_costs(const GeneratorOptions& options);
 /// unit memory model (the schedule's published peak), timed with options.planning. Named `name`.
 /// Valid: throws generate_schedule's std::invalid_argument otherwise (the V generators validate
 /// themselves, ScheduleGenerator::validates_itself). Precondition: unit_orders is not empty.
+/// `preselect`: VPlanRequest::preselect.
 Schedule plan_v_schedule(const GeneratorOptions& options, std::vector<Schedule> unit_orders,
-                         std::vector<int> offsets, const char* name);
+                         std::vector<int> offsets, const char* name, bool preselect = false);
 
 }  // namespace pipesim::detail
