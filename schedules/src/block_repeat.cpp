@@ -74,8 +74,24 @@ std::vector<double> end_times(const Timeline& timeline) {
 double order_peak(const std::vector<Op>& ops, const MemoryModel& memory) {
     double held = 0;
     double peak = 0;
+    const std::size_t stages = memory.activation.size();
+    if (ops.size() < 2 * stages * pass_count) {
+        for (const Op& op : ops) {
+            held += memory_change(op, memory);
+            peak = std::max(peak, held);
+        }
+        return peak;
+    }
+    // A long order: memory_change() looked up per stage and pass (the same values, summed in
+    // the same order).
+    std::vector<double> change(stages * pass_count);
+    for (std::size_t s = 0; s < stages; ++s)
+        for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW})
+            change[s * pass_count + static_cast<std::size_t>(pass)] =
+                memory_change(Op{pass, 0, static_cast<std::int32_t>(s)}, memory);
     for (const Op& op : ops) {
-        held += memory_change(op, memory);
+        held += change[static_cast<std::size_t>(op.stage) * pass_count +
+                       static_cast<std::size_t>(op.pass)];
         peak = std::max(peak, held);
     }
     return peak;

@@ -114,7 +114,7 @@ bool same_order(const Schedule& a, const Schedule& b) {
 
 }  // namespace
 
-bool BestPlan::offer(Schedule candidate) {
+bool BestPlan::offer(Schedule candidate, Structure structure) {
     // Every op once (the structure); the timing walk finds an op before its input or a
     // deadlock, which leaves the candidate out too. The peak first: a candidate above the cap
     // is left out whatever its timing. The same order as the best has its figures: no better;
@@ -124,7 +124,7 @@ bool BestPlan::offer(Schedule candidate) {
     if (timed_out_ && same_order(candidate, *timed_out_)) {
         f = timed_out_figures_;
     } else {
-        if (validate_structure(candidate)) return false;
+        if (structure == Structure::check && validate_structure(candidate)) return false;
         f.peak = plan_peak(candidate, costs_);
         if (f.peak > peak_limit()) return false;
         try {
@@ -152,6 +152,8 @@ bool BestPlan::offer(Schedule candidate) {
 
 namespace {
 
+constexpr BestPlan::Structure known = BestPlan::Structure::known;
+
 // Lays out and places the candidates of one problem.
 class Candidates {
   public:
@@ -169,14 +171,15 @@ class Candidates {
     double ops() const { return ops_; }
 
     // A valid order as it is, filled under the cap and reordered, timed with the real lengths.
+    // The fill and the reorder move ops within their devices' orders: the structure holds.
     void place_order(Schedule order) {
         const std::vector<double> uniform(static_cast<std::size_t>(p_), cap_);
         if (auto filled = fill_idle(order, duration_, uniform, memory_, best_.peak_limit()))
-            best_.offer(*std::move(filled));
+            best_.offer(*std::move(filled), known);
         AsapTiming timing;
         if (!asap_timing(order, duration_, timing))
-            best_.offer(reorder_timed(order, duration_, std::move(timing), memory_));
-        best_.offer(std::move(order));
+            best_.offer(reorder_timed(order, duration_, std::move(timing), memory_), known);
+        best_.offer(std::move(order), known);
     }
 
     // The block of `layout`, repeated and placed every way (see offer_v_candidates).
@@ -189,6 +192,9 @@ class Candidates {
         } catch (const std::invalid_argument&) {
             return;  // no free slots for some pass, or the repetition collides
         }
+        // The block passed check_block (every pass of every microbatch and stage once), so the
+        // repeated order and those made from it by moving ops within devices hold their
+        // structure.
         const Lifespan life = block_lifespan(block, unit_memory_);
         if (life.max_bound > 2 * cap_ + 1) return;  // far above the cap: no use
         std::vector<double> bound = life.device_bound;
@@ -199,23 +205,23 @@ class Candidates {
         const std::vector<double> uniform(bound.size(), cap_);
         if (ops_ <= all_placements_ops)
             if (auto filled = fill_idle(order, duration_, bound, memory_, best_.peak_limit()))
-                best_.offer(*std::move(filled));
+                best_.offer(*std::move(filled), known);
         if (bound != uniform || ops_ > all_placements_ops)
             if (auto filled = fill_idle(order, duration_, uniform, memory_, best_.peak_limit()))
-                best_.offer(*std::move(filled));
+                best_.offer(*std::move(filled), known);
         if (compact) offer_compacted(block, m_, memory_, cap_, best_);
         if (!every_way || ops_ > all_placements_ops) return;
         AsapTiming timing;
         if (!asap_timing(order, duration_, timing))
-            best_.offer(reorder_timed(order, duration_, std::move(timing), memory_));
+            best_.offer(reorder_timed(order, duration_, std::move(timing), memory_), known);
         // Placed with the block's own slots.
         const std::vector<double> slots = slot_durations(2 * p_, block.lengths);
         if (auto filled = fill_idle(order, slots, bound, memory_, best_.peak_limit()))
-            best_.offer(*std::move(filled));
+            best_.offer(*std::move(filled), known);
         AsapTiming slot_timing;
         if (!asap_timing(order, slots, slot_timing))
-            best_.offer(reorder_timed(order, slots, std::move(slot_timing), memory_));
-        best_.offer(std::move(order));
+            best_.offer(reorder_timed(order, slots, std::move(slot_timing), memory_), known);
+        best_.offer(std::move(order), known);
     }
 
   private:

@@ -27,9 +27,13 @@ class BestPlan {
   public:
     BestPlan(const PlanningCosts& costs, double cap) : costs_(costs), cap_(cap) {}
 
+    /// Whether offer() checks a candidate's structure (validate_structure()) or knows it holds:
+    /// an order made from one that holds by moving ops within their devices' orders.
+    enum class Structure { check, known };
+
     /// Times `candidate` with the costs; keeps it if it fits the cap and beats the best so far.
     /// Returns whether it was kept.
-    bool offer(Schedule candidate);
+    bool offer(Schedule candidate, Structure structure = Structure::check);
     bool empty() const { return !best_; }
     /// offer() leaves out every candidate whose peak is above this.
     double peak_limit() const;
