@@ -30,7 +30,10 @@ Schedule generate_v_half(const GeneratorOptions& o) {
     if (even && plans_with_costs(o) && o.planning.comm_latency > 0)
         unit_orders.push_back(schedule_from_block(v_half_block(o.devices), o.microbatches,
                                                   BlockScheduleOptions{.reorder = true}));
-    return plan_v_schedule(o, std::move(unit_orders), {2, 1}, "v-half", true);
+    // Orders of a block that passed check_block, repeated and filled or reordered within
+    // their devices: their structure holds.
+    return plan_v_schedule(o, std::move(unit_orders), {2, 1}, "v-half", true,
+                           BestPlan::Structure::known);
 }
 
 }  // namespace pipesim::detail

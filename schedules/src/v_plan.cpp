@@ -344,7 +344,8 @@ bool plans_with_costs(const GeneratorOptions& o) {
 }
 
 Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_orders,
-                         std::vector<int> offsets, const char* name, bool preselect) {
+                         std::vector<int> offsets, const char* name, bool preselect,
+                         BestPlan::Structure unit_structure) {
     Schedule& first = unit_orders.front();
     first.name = name;
     if (!plans_with_costs(o)) {
@@ -357,7 +358,7 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_o
         cap = std::max(cap, order_peak(ops, unit_memory));
     BestPlan best(o.planning, cap);
     for (Schedule& s : unit_orders)
-        best.offer(std::move(s));
+        best.offer(std::move(s), unit_structure);
     offer_v_candidates(
         VPlanRequest{o.devices, o.microbatches, std::move(offsets), true, false, preselect},
         o.planning, cap, best);

@@ -93,8 +93,10 @@ bool plans_with_costs(const GeneratorOptions& options);
 /// unit memory model (the schedule's published peak), timed with options.planning. Named `name`.
 /// Valid: throws generate_schedule's std::invalid_argument otherwise (the V generators validate
 /// themselves, ScheduleGenerator::validates_itself). Precondition: unit_orders is not empty.
-/// `preselect`: VPlanRequest::preselect.
+/// `preselect`: VPlanRequest::preselect. `unit_structure`: whether the unit orders' structure
+/// is checked (BestPlan::offer) or known to hold.
 Schedule plan_v_schedule(const GeneratorOptions& options, std::vector<Schedule> unit_orders,
-                         std::vector<int> offsets, const char* name, bool preselect = false);
+                         std::vector<int> offsets, const char* name, bool preselect = false,
+                         BestPlan::Structure unit_structure = BestPlan::Structure::check);
 
 }  // namespace pipesim::detail
