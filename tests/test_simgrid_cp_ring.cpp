@@ -79,6 +79,26 @@ ClusterSpec one_gpu_nodes(int c, double bandwidth, double latency) {
                                LinkSpec{bandwidth, latency});
 }
 
+// The simulation mode and the first F's duration of one stage laid out as `layout`.
+struct ModeAndForward {
+    std::string mode;
+    double forward = 0;
+};
+ModeAndForward first_forward(const ClusterSpec& cluster, const Layout& layout) {
+    const std::string out = run_in_child([&] {
+        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
+        const SimResult sim = simulate(s, ring_workload(), cluster, layout);
+        const TimedOp& f = sim.timeline.device_ops[0].front();
+        return fmt::format("{} {:.17g}", to_string(sim.mode), f.end - f.start);
+    });
+    INFO(out);
+    char mode[16] = {};
+    ModeAndForward r;
+    REQUIRE(std::sscanf(out.c_str(), "%15s %lf", mode, &r.forward) == 2);
+    r.mode = mode;
+    return r;
+}
+
 }  // namespace
 
 TEST_CASE("ring attention on fast links: every transfer hidden, the pass is its compute",
@@ -136,20 +156,11 @@ TEST_CASE("replicas whose rings share a NIC each get half of it", "[simgrid][cp]
     const double nic = 1e9, latency = 1e-5;
     const ClusterSpec cluster =
         test::small_cluster(2, 2, "h100-sxm", LinkSpec{1e11, 1e-6}, LinkSpec{nic, latency}, false);
-    const std::string out = run_in_child([&] {
-        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
-        Layout layout{2, 1, 1};
-        layout.cp = 2;
-        layout.order = parse_layout_order("tp,dp,cp,pp");
-        const SimResult sim = simulate(s, ring_workload(), cluster, layout);
-        const TimedOp& f = sim.timeline.device_ops[0].front();
-        return fmt::format("{} {:.17g}", to_string(sim.mode), f.end - f.start);
-    });
-    INFO(out);
-    char mode[16] = {};
-    double forward = 0;
-    REQUIRE(std::sscanf(out.c_str(), "%15s %lf", mode, &forward) == 2);
-    CHECK(std::string(mode) == "full");
+    Layout layout{2, 1, 1};
+    layout.cp = 2;
+    layout.order = parse_layout_order("tp,dp,cp,pp");
+    const auto [mode, forward] = first_forward(cluster, layout);
+    CHECK(mode == "full");
     CHECK(
         forward ==
         Approx(f_time + layers * exposed(2, latency + 2 * block / nic, attention_f)).epsilon(1e-9));
@@ -159,19 +170,10 @@ TEST_CASE("replicas with rings of their own: one replica stands for all", "[simg
     // Two replicas, c = 2, default order tp,cp,dp,pp on four one-GPU nodes: rings {0, 1} and
     // {2, 3} share no link, so symmetric mode runs replica 0 and its steps see a whole NIC.
     const double nic = 1e9, latency = 1e-5;
-    const std::string out = run_in_child([&] {
-        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
-        Layout layout{2, 1, 1};
-        layout.cp = 2;
-        const SimResult sim = simulate(s, ring_workload(), one_gpu_nodes(4, nic, latency), layout);
-        const TimedOp& f = sim.timeline.device_ops[0].front();
-        return fmt::format("{} {:.17g}", to_string(sim.mode), f.end - f.start);
-    });
-    INFO(out);
-    char mode[16] = {};
-    double forward = 0;
-    REQUIRE(std::sscanf(out.c_str(), "%15s %lf", mode, &forward) == 2);
-    CHECK(std::string(mode) == "symmetric");
+    Layout layout{2, 1, 1};
+    layout.cp = 2;
+    const auto [mode, forward] = first_forward(one_gpu_nodes(4, nic, latency), layout);
+    CHECK(mode == "symmetric");
     CHECK(forward ==
           Approx(f_time + layers * exposed(2, latency + block / nic, attention_f)).epsilon(1e-9));
 }

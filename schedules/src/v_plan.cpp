@@ -147,6 +147,7 @@ bool BestPlan::offer(Schedule candidate, Structure structure) {
     }
     best_ = std::move(candidate);
     figures_ = f;
+    ++kept_;
     return true;
 }
 
@@ -300,14 +301,9 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
         Candidates few_candidates(p, few, costs, cap, few_best);
         std::vector<BlockLayout> winners;
         for_each_layout(true, [&](const BlockLayout& layout, bool every_way) {
-            const std::optional<VPlanFigures> before =
-                few_best.empty() ? std::nullopt : std::optional(few_best.figures());
+            const std::size_t kept = few_best.kept();
             few_candidates.place(layout, every_way, 6.0 * p * few <= compact_few_ops);
-            if (!few_best.empty() &&
-                (!before || before->length.longest_span != few_best.figures().length.longest_span ||
-                 before->length.makespan != few_best.figures().length.makespan ||
-                 before->peak != few_best.figures().peak))
-                winners.push_back(layout);
+            if (few_best.kept() != kept) winners.push_back(layout);
         });
         // The best two: a layout's rank may change with the number of microbatches.
         for (std::size_t w = winners.size() > 2 ? winners.size() - 2 : 0; w < winners.size(); ++w)

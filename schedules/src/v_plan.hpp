@@ -3,6 +3,7 @@
 // V-shape candidates: building blocks laid out for the real pass lengths, placed by a list
 // schedule under a memory cap, each timed with the planning costs; the shortest is kept.
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,8 @@ class BestPlan {
     /// Returns whether it was kept.
     bool offer(Schedule candidate, Structure structure = Structure::check);
     bool empty() const { return !best_; }
+    /// How many candidates offer() has kept (each better than the one before).
+    std::size_t kept() const { return kept_; }
     /// offer() leaves out every candidate whose peak is above this.
     double peak_limit() const;
     const VPlanFigures& figures() const { return figures_; }
@@ -46,6 +49,7 @@ class BestPlan {
     double cap_;
     std::optional<Schedule> best_;
     VPlanFigures figures_;
+    std::size_t kept_ = 0;
     /// The last candidate timed and left out (no better than the best then), with its figures:
     /// the same order offered again is not timed again.
     std::optional<Schedule> timed_out_;
