@@ -178,6 +178,59 @@ TEST_CASE("replicas with rings of their own: one replica stands for all", "[simg
           Approx(f_time + layers * exposed(2, latency + block / nic, attention_f)).epsilon(1e-9));
 }
 
+TEST_CASE("a simulation's timeline records each pass's ring with the bytes each GPU sends",
+          "[simgrid][cp]") {
+    // c = 4 on the slow link of the test above: F sends layers·(c − 1) blocks, B twice as
+    // many (a block and its gradient), W none; each record spans the ring's part of its op,
+    // the exposed steps plus the compute they hide, from the op's start.
+    const int c = 4;
+    const double bandwidth = 5e8, latency = 1e-5;
+    const std::string out = run_in_child([&] {
+        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
+        Layout layout{1, 1, 1};
+        layout.cp = c;
+        SimOptions options;
+        options.record_transfers = true;
+        const SimResult sim =
+            simulate(s, ring_workload(), one_gpu_nodes(c, bandwidth, latency), layout, options);
+        std::string lines;
+        for (const Transfer& x : sim.timeline.transfers) {
+            const auto op =
+                std::find_if(sim.timeline.device_ops[0].begin(), sim.timeline.device_ops[0].end(),
+                             [&](const TimedOp& t) { return t.op == x.producer; });
+            lines += fmt::format("{} {} {:.17g} {:.17g} {:.17g}\n", transfer_kind_name(x.kind),
+                                 pass_name(x.producer.pass), x.bytes, x.start - op->start,
+                                 x.end - x.start);
+        }
+        return lines;
+    });
+    INFO(out);
+    const double step_f = latency + block / bandwidth, step_b = latency + 2 * block / bandwidth;
+    const double ring_f = layers * ((c - 1) * attention_f / c + exposed(c, step_f, attention_f));
+    const double ring_b = layers * ((c - 1) * attention_b / c + exposed(c, step_b, attention_b));
+    int records = 0;
+    for (std::size_t at = 0; at < out.size();) {
+        const std::size_t end = out.find('\n', at);
+        char kind[32] = {}, pass[4] = {};
+        double bytes = 0, offset = 0, span = 0;
+        REQUIRE(std::sscanf(out.substr(at, end - at).c_str(), "%31s %3s %lf %lf %lf", kind, pass,
+                            &bytes, &offset, &span) == 5);
+        at = end + 1;
+        CHECK(std::string(kind) == "context-parallel");
+        CHECK(offset == Approx(0).margin(1e-12));
+        if (std::string(pass) == "F") {
+            CHECK(bytes == Approx(layers * (c - 1) * block));
+            CHECK(span == Approx(ring_f).epsilon(1e-9));
+        } else {
+            CHECK(std::string(pass) == "B");
+            CHECK(bytes == Approx(layers * (c - 1) * 2 * block));
+            CHECK(span == Approx(ring_b).epsilon(1e-9));
+        }
+        ++records;
+    }
+    CHECK(records == 2);  // one F and one B; W moves nothing
+}
+
 TEST_CASE("without context parallelism the ring is not simulated", "[simgrid][cp]") {
     // C = 1 with ring figures given, and C = 2 on slow links without them: the compute only.
     const Passes one = simulate_passes(ring_workload(), one_gpu_nodes(1, 1e9, 1e-5), 1);

@@ -338,6 +338,44 @@ TEST_CASE("tensor-parallel all-reduces lengthen F and B but not W", "[simgrid]")
     }
 }
 
+TEST_CASE("a simulation's timeline records each op's tensor-parallel all-reduces", "[simgrid]") {
+    // The setup above without overlap: one record per F and B, of the bytes each GPU puts
+    // into its all-reduces (count × size) and spanning them, right after the op's compute.
+    const double bytes = 4e6, bandwidth = 1e11, latency = 1e-6;
+    const std::string result = run_in_child([&] {
+        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
+        SimWorkload w = simple_workload(uniform_stage_costs(1, 1, 1, 1, 1), 1, 0, 0);
+        w.tp_allreduces_forward = {2};
+        w.tp_allreduces_backward = {3};
+        w.tp_allreduce_bytes = {bytes};
+        SimOptions options;
+        options.record_transfers = true;
+        const SimResult sim =
+            simulate(s, w, test_cluster(1, 4, bandwidth, latency, 1e-5), Layout{1, 1, 4}, options);
+        std::string out;
+        for (const Transfer& x : sim.timeline.transfers)
+            out += fmt::format("{} {} {:.17g} {:.17g} ", transfer_kind_name(x.kind),
+                               pass_name(x.producer.pass), x.bytes, x.end - x.start);
+        return out;
+    });
+    INFO(result);
+    const double one = 2.0 * 3 * (latency + bytes / 4 / bandwidth);  // ring of T = 4
+    std::istringstream in(result);
+    std::string kind_f, pass_f, kind_b, pass_b, rest;
+    double bytes_f = 0, span_f = 0, bytes_b = 0, span_b = 0;
+    in >> kind_f >> pass_f >> bytes_f >> span_f >> kind_b >> pass_b >> bytes_b >> span_b;
+    REQUIRE(!in.fail());
+    CHECK_FALSE(in >> rest);  // nothing for W
+    CHECK(kind_f == "tensor-parallel");
+    CHECK(pass_f == "F");
+    CHECK(bytes_f == Approx(2 * bytes));
+    CHECK(span_f == Approx(2 * one).epsilon(1e-9));
+    CHECK(kind_b == "tensor-parallel");
+    CHECK(pass_b == "B");
+    CHECK(bytes_b == Approx(3 * bytes));
+    CHECK(span_b == Approx(3 * one).epsilon(1e-9));
+}
+
 TEST_CASE("ZeRO-3 all-gathers the parameters before F and B, hidden behind longer compute",
           "[simgrid]") {
     // Two replicas, one GPU per node: the all-gather of P bytes over two GPUs is one ring

@@ -50,6 +50,26 @@ TEST_CASE("times that are not short decimals survive the round trip exactly", "[
     CHECK_FALSE(saved.memory.has_value());
 }
 
+TEST_CASE("every transfer kind is written by its name and read back", "[viz]") {
+    using pipesim::TransferKind;
+    auto timeline = replayed("1f1b", 2, 3);
+    REQUIRE(timeline.transfers.size() >= 4);
+    const TransferKind kinds[] = {TransferKind::pipeline, TransferKind::tensor_parallel,
+                                  TransferKind::data_parallel, TransferKind::context_parallel};
+    const char* names[] = {"pipeline", "tensor-parallel", "data-parallel", "context-parallel"};
+    for (std::size_t i = 0; i < 4; ++i)
+        timeline.transfers[i].kind = kinds[i];
+    const std::string text = viz::timeline_json(timeline);
+    for (std::size_t i = 1; i < 4; ++i)  // pipeline is the default and left out
+        CHECK_THAT(text, Catch::Contains(std::string("\"kind\": \"") + names[i] + "\""));
+    CHECK(viz::parse_timeline_json(text, "t.json").timeline == timeline);
+    std::string wrong = text;
+    wrong.replace(wrong.find("context-parallel"), 16, "context-paralel");
+    CHECK_THROWS_WITH(viz::parse_timeline_json(wrong, "t.json"),
+                      Catch::Contains("expected pipeline, tensor-parallel, data-parallel or "
+                                      "context-parallel, got \"context-paralel\""));
+}
+
 TEST_CASE("a DualPipe timeline keeps its per-microbatch stage ranges through the file", "[viz]") {
     const auto timeline = replayed("dualpipe", 4, 8, 0, 0.25);
     REQUIRE(timeline.microbatch_stages.size() == 8);

@@ -11,7 +11,7 @@ from ._spec import number
 #: Pass names by the codes of Result.arrays()["pass"].
 PASSES = ("F", "B", "W", "BW")
 #: Transfer kinds by the codes of Result.transfers()["kind"].
-TRANSFER_KINDS = ("pipeline", "tensor_parallel", "data_parallel")
+TRANSFER_KINDS = ("pipeline", "tensor_parallel", "data_parallel", "context_parallel")
 
 #: One op as it ran: its device, pass ("F", "B", "W" or "BW"), microbatch, virtual stage,
 #: start and end (in the result's time_unit).

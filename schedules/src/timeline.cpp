@@ -4,6 +4,20 @@
 
 namespace pipesim {
 
+std::string_view transfer_kind_name(TransferKind kind) {
+    switch (kind) {
+        case TransferKind::pipeline:
+            return "pipeline";
+        case TransferKind::tensor_parallel:
+            return "tensor-parallel";
+        case TransferKind::data_parallel:
+            return "data-parallel";
+        case TransferKind::context_parallel:
+            return "context-parallel";
+    }
+    return "pipeline";
+}
+
 Timeline empty_timeline(const Schedule& schedule, std::string time_unit, bool reserve_ops) {
     Timeline t;
     t.schedule = schedule.name;

@@ -113,8 +113,11 @@ std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory,
     }
     for (const Transfer& x : t.transfers) {
         if (x.kind != TransferKind::pipeline) {
-            const char* name =
-                x.kind == TransferKind::tensor_parallel ? "tensor-parallel" : "data-parallel";
+            // An op's collectives carry its name; a gradient reduction belongs to no op.
+            const std::string name = x.kind == TransferKind::data_parallel
+                                         ? std::string(transfer_kind_name(x.kind))
+                                         : fmt::format("{} {}", transfer_kind_name(x.kind),
+                                                       detail::short_name(x.producer));
             event(fmt::format(
                 R"("name": "{}", "cat": "collective", "ph": "X", "ts": {}, "dur": {}, "pid": {}, "tid": 2, )"
                 R"("args": {{"bytes": {}, "start": {}, "end": {}}})",

@@ -1,5 +1,6 @@
 #include "viz/timeline_file.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -24,8 +25,9 @@ constexpr std::string_view format_tag = "pipesim-timeline";
 constexpr int format_version = 1;
 constexpr double max_time = std::numeric_limits<double>::max();
 
-constexpr std::array<std::string_view, 3> transfer_kind_names = {"pipeline", "tensor-parallel",
-                                                                 "data-parallel"};
+constexpr std::array<TransferKind, 4> transfer_kinds = {
+    TransferKind::pipeline, TransferKind::tensor_parallel, TransferKind::data_parallel,
+    TransferKind::context_parallel};
 
 std::string op_fields(const Op& op) {
     return fmt::format(R"("pass": "{}", "mb": {}, "stage": {})", pass_name(op.pass), op.microbatch,
@@ -294,16 +296,16 @@ class Reader {
             x.end = doc_.number(p + "/end", x.start, max_time);
             if (doc_.has(p + "/kind")) {
                 const std::string kind = doc_.string(p + "/kind", 32);
-                std::size_t k = 0;
-                while (k < transfer_kind_names.size() && transfer_kind_names[k] != kind)
-                    ++k;
-                if (k == transfer_kind_names.size())
+                const auto* found =
+                    std::find_if(transfer_kinds.begin(), transfer_kinds.end(),
+                                 [&](TransferKind k) { return transfer_kind_name(k) == kind; });
+                if (found == transfer_kinds.end())
                     throw doc_.error_at(
                         p + "/kind",
-                        fmt::format("{}: expected pipeline, tensor-parallel or "
-                                    "data-parallel, got \"{}\"",
+                        fmt::format("{}: expected pipeline, tensor-parallel, data-parallel or "
+                                    "context-parallel, got \"{}\"",
                                     fileio::JsonDocument::display_name(p + "/kind"), kind));
-                x.kind = static_cast<TransferKind>(k);
+                x.kind = *found;
             }
             t.transfers.push_back(x);
         }
@@ -368,8 +370,7 @@ void write_timeline_json(const Timeline& t, const MemoryModel* memory, bool memo
             json_number(x.bytes), json_number(x.start), json_number(x.end),
             x.kind == TransferKind::pipeline
                 ? std::string()
-                : fmt::format(", \"kind\": \"{}\"",
-                              transfer_kind_names[static_cast<std::size_t>(x.kind)]));
+                : fmt::format(", \"kind\": \"{}\"", transfer_kind_name(x.kind)));
         flush_full();
     }
     out += t.transfers.empty() ? "]" : "\n  ]";

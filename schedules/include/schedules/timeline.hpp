@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedules/op.hpp"
@@ -20,8 +21,18 @@ struct TimedOp {
 };
 
 /// What a transfer carries: a pipeline activation or gradient between stages, or a
-/// collective (tensor-parallel inside an op, data-parallel gradient all-reduce).
-enum class TransferKind : std::uint8_t { pipeline, tensor_parallel, data_parallel };
+/// collective (tensor-parallel all-reduces inside an op, the data-parallel gradient
+/// reduction, context parallelism's K/V ring inside an op).
+enum class TransferKind : std::uint8_t {
+    pipeline,
+    tensor_parallel,
+    data_parallel,
+    context_parallel
+};
+
+/// "pipeline", "tensor-parallel", "data-parallel" or "context-parallel", as timeline files and
+/// traces name the kinds.
+std::string_view transfer_kind_name(TransferKind kind);
 
 /// One message between devices: the output of `producer` sent to the device running
 /// `consumer`. `bytes` is 0 when the engine has no message sizes (unit-cost replay).

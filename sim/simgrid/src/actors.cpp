@@ -56,6 +56,12 @@ CpRing::CpRing(const EngineState& state, int replica, int device)
     rings_ = state.collective(rings);
 }
 
+double CpRing::bytes(Pass pass, int stage) const {
+    if (!rings_ || pass == Pass::W) return 0;
+    return work_.layers[static_cast<std::size_t>(stage)] * (cp_ - 1) * work_.block_bytes *
+           (pass == Pass::F ? 1 : 2);
+}
+
 double CpRing::run(Pass pass, int stage, double compute, double slowdown) {
     if (!rings_ || pass == Pass::W) return 0;
     const int layers = work_.layers[static_cast<std::size_t>(stage)];
@@ -100,6 +106,8 @@ void DeviceActor::run() {
     RingCollective dp_ring = s_.collective(dp_rings);
     const bool tp_overlap = s_.workload.tp_overlap > 0;
     CpRing cp_ring(s_, replica_, device_);
+    // Replica 0 records its collectives beside its messages.
+    const bool record = replica_ == 0 && s_.options.record_transfers;
     // The last op that produces weight gradients: the gradient reduction may start with it.
     std::size_t last_gradient = ops.empty() ? 0 : ops.size() - 1;
     for (std::size_t i = 0; i < ops.size(); ++i)
@@ -139,7 +147,12 @@ void DeviceActor::run() {
                         s_.collectives);
             compute = std::max(0.0, compute - (sg::Engine::get_clock() - start));
         }
+        const double ring_start = sg::Engine::get_clock();
         compute -= cp_ring.run(op.pass, op.stage, compute, slowdown);
+        if (record && cp_ring.bytes(op.pass, op.stage) > 0)
+            s_.timeline->transfers.push_back(
+                Transfer{device_, device_, op, op, cp_ring.bytes(op.pass, op.stage), ring_start,
+                         sg::Engine::get_clock(), TransferKind::context_parallel});
         if (!tp_overlap && compute > 0) sg::this_actor::sleep_for(compute);
         if (s_.layout.tp > 1 && op.pass != Pass::W) {
             const int count = op.pass == Pass::F ? s_.workload.tp_allreduces_forward[op.stage]
@@ -147,6 +160,10 @@ void DeviceActor::run() {
             const double before = sg::Engine::get_clock();
             tp_ring.run(CollectiveKind::all_reduce, s_.workload.tp_allreduce_bytes[op.stage], count,
                         s_.collectives);
+            if (record && count > 0)
+                s_.timeline->transfers.push_back(Transfer{
+                    device_, device_, op, op, count * s_.workload.tp_allreduce_bytes[op.stage],
+                    before, sg::Engine::get_clock(), TransferKind::tensor_parallel});
             if (tp_overlap)
                 compute -=
                     s_.workload.tp_overlap * std::min(compute, sg::Engine::get_clock() - before);

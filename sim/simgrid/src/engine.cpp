@@ -50,6 +50,13 @@ std::vector<double> device_slowdowns(const ClusterSpec& cluster, const Layout& l
     return slowdown;
 }
 
+// The transfers replica 0 records: per op its input from another device (W has none), its
+// tensor-parallel all-reduces and its K/V ring; per device its gradient reduction.
+std::size_t transfer_records(const Schedule& schedule, const Layout& layout) {
+    const std::size_t per_op = 1 + (layout.tp > 1 ? 1 : 0) + (layout.cp > 1 ? 1 : 0);
+    return per_op * schedule.op_count() + static_cast<std::size_t>(layout.pp);
+}
+
 // Refuses a run that cannot fit in memory, before SimGrid allocates any of it.
 void check_run_size(const Schedule& schedule, const ClusterSpec& cluster, const Layout& layout,
                     int replicas, std::size_t routes, const SimOptions& options) {
@@ -69,7 +76,7 @@ void check_run_size(const Schedule& schedule, const ClusterSpec& cluster, const 
     size.message_slots = static_cast<std::size_t>(replicas) *
                          output_slot_count(schedule.microbatches, schedule.stages());
     size.timeline_ops = schedule.op_count();
-    size.transfers = options.record_transfers ? schedule.op_count() + p : 0;
+    size.transfers = options.record_transfers ? transfer_records(schedule, layout) : 0;
     detail::check_memory(size, detail::estimate_memory(size));
 }
 
@@ -190,10 +197,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     SimResult result;
     Timeline& timeline = result.timeline;
     timeline = empty_timeline(schedule, "s");
-    // Each F, B or BW has at most one input from another device (W has none), plus one
-    // gradient all-reduce per device.
-    if (options.record_transfers)
-        timeline.transfers.reserve(schedule.op_count() + static_cast<std::size_t>(p));
+    if (options.record_transfers) timeline.transfers.reserve(transfer_records(schedule, layout));
     s.timeline = &timeline;
 
     std::vector<sg::ActorPtr> actors;

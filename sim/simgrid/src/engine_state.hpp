@@ -102,6 +102,9 @@ class CpRing {
     /// returns that compute's seconds (≤ `compute`, the pass's compute at this device's
     /// `slowdown`), which the caller no longer waits for. 0 without a ring.
     double run(Pass pass, int stage, double compute, double slowdown);
+    /// The bytes each GPU of the ring sends for `pass` on `stage`: C − 1 blocks per layer, a
+    /// block and its gradient in B. 0 without a ring or for W.
+    double bytes(Pass pass, int stage) const;
 
   private:
     const CpRingWork& work_;

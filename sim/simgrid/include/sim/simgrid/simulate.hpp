@@ -120,7 +120,9 @@ const char* to_string(SimMode mode);
 
 /// One simulated iteration. `timeline` holds replica 0's pipeline (its devices are the
 /// schedule's devices) with its transfers; gradient all-reduces appear as transfers of kind
-/// data_parallel from a device to itself spanning the collective.
+/// data_parallel from a device to itself spanning the collective, an op's tensor-parallel
+/// all-reduces (tensor_parallel) and its K/V ring (context_parallel) likewise, one transfer
+/// per op with the bytes each GPU sends.
 struct SimResult {
     Timeline timeline;
     double iteration_time = 0;  ///< until the last op or all-reduce of any replica ends
