@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "analysis/cluster_workload.hpp"
 #include "html_output.hpp"
 #include "sweep/job.hpp"
 #include "sweep/results.hpp"
@@ -29,8 +28,9 @@ std::string describe(const sweep::Job& j) {
 
 viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
     viz::HtmlTable t;
-    t.columns = {"job",    "schedule", "engine", "p",      "m",    "v",          "costs / model",
-                 "dp, tp", "status",   "time",   "bubble", "peak", "throughput", "reason"};
+    t.columns = {"job",    "schedule",      "engine",     "p",      "m",
+                 "v",      "costs / model", "dp, tp, cp", "status", "time",
+                 "bubble", "peak",          "throughput", "reason"};
     for (const sweep::Result& r : rows) {
         const sweep::Job& j = r.job;
         const bool model = !j.model.empty();
@@ -40,7 +40,7 @@ viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
         t.rows.push_back(
             {std::to_string(j.index), j.schedule, sweep::engine_name(j.engine), std::to_string(j.p),
              std::to_string(j.m), std::to_string(r.chunks), costs_or_model(j),
-             fmt::format("{}, {}", j.dp, j.tp), sweep::status_name(r.status),
+             fmt::format("{}, {}, {}", j.dp, j.tp, j.cp), sweep::status_name(r.status),
              number(fmt::format("{:.6g}{}", r.iteration_time, seconds ? " s" : "")),
              number(fmt::format("{:.2f} %", 100 * r.bubble_rate)),
              number(model ? fmt::format("{:.4g} GiB", r.peak_memory / gib)
@@ -88,10 +88,7 @@ void write_sweep_html(const std::string& path, const std::vector<std::string>& a
         rows.begin(),
         rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), max_table_rows))));
     for (const sweep::Result* r : ok) {
-        const analysis::Engine engine =
-            r->job.engine == sweep::Engine::analytic
-                ? analysis::Engine(analysis::AnalyticEngine{})
-                : analysis::Engine(simgrid_engine(analysis::load_checked_cluster(r->job.cluster)));
+        const analysis::Engine engine = sweep::job_engine(r->job);
         ReportRun run = run_for_report(describe(r->job), sweep::pipeline_spec(r->job), engine,
                                        /*picture=*/true);
         report.schedules.push_back(std::move(*run.picture));

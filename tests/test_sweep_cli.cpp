@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cli_runner.hpp"
+#include "sweep/results.hpp"
 
 using namespace pipesim::test;
 namespace fs = std::filesystem;
@@ -59,6 +60,18 @@ std::string field(const std::string& row, int index) {
     return fields.at(static_cast<std::size_t>(index));
 }
 
+// The field of `row` under header column `name` (sweep::csv_header()).
+std::string field(const std::string& row, std::string_view name) {
+    const std::string header = pipesim::sweep::csv_header();
+    int index = 0;
+    for (std::size_t at = 0;; ++index) {
+        const std::size_t end = header.find(',', at);
+        if (header.substr(at, end - at) == name) return field(row, index);
+        if (end == std::string::npos) FAIL("no column " << name);
+        at = end + 1;
+    }
+}
+
 }  // namespace
 
 TEST_CASE("a job whose passes take no time is infeasible, not ok", "[sweep][cli]") {
@@ -71,9 +84,9 @@ TEST_CASE("a job whose passes take no time is infeasible, not ok", "[sweep][cli]
     REQUIRE(r.exit_code == 0);
     const std::vector<std::string> rows = sorted_rows(out);
     REQUIRE(rows.size() == 3);
-    CHECK(field(rows[1], 17) == "infeasible");
-    CHECK_THAT(field(rows[1], 18), Catch::Contains("every pass takes no time"));
-    CHECK(field(rows[2], 17) == "ok");
+    CHECK(field(rows[1], "status") == "infeasible");
+    CHECK_THAT(field(rows[1], "reason"), Catch::Contains("every pass takes no time"));
+    CHECK(field(rows[2], "status") == "ok");
 }
 
 TEST_CASE(
@@ -91,25 +104,25 @@ TEST_CASE(
     CHECK(rows[0].rfind("job,engine,schedule,p,m,v,", 0) == 0);
     bool saw_infeasible = false, saw_over = false;
     for (std::size_t i = 1; i < rows.size(); ++i) {
-        const std::string status = field(rows[i], 17);
+        const std::string status = field(rows[i], "status");
         if (status == "infeasible") {
             saw_infeasible = true;
-            CHECK_THAT(field(rows[i], 18), Catch::Contains("chunk"));
+            CHECK_THAT(field(rows[i], "reason"), Catch::Contains("chunk"));
         }
         if (status == "over-memory") {
             saw_over = true;
-            CHECK_THAT(field(rows[i], 18), Catch::Contains("exceeds the cap of 4.5"));
+            CHECK_THAT(field(rows[i], "reason"), Catch::Contains("exceeds the cap of 4.5"));
         }
     }
     CHECK(saw_infeasible);
     CHECK(saw_over);
     // 1F1B, p=4, m=8, the schedule's own v: bubble (p−1)/(m+p−1) = 3/11.
     const auto one_f_one_b = std::find_if(rows.begin() + 1, rows.end(), [](const std::string& row) {
-        return field(row, 2) == "1f1b" && field(row, 4) == "8" && field(row, 5) == "0";
+        return field(row, "schedule") == "1f1b" && field(row, "m") == "8" && field(row, "v") == "0";
     });
     REQUIRE(one_f_one_b != rows.end());
-    CHECK(field(*one_f_one_b, 17) == "ok");
-    CHECK(std::stod(field(*one_f_one_b, 21)) == Approx(3.0 / 11.0).epsilon(1e-12));
+    CHECK(field(*one_f_one_b, "status") == "ok");
+    CHECK(std::stod(field(*one_f_one_b, "bubble_rate")) == Approx(3.0 / 11.0).epsilon(1e-12));
     fs::remove_all(dir);
 }
 
@@ -191,7 +204,7 @@ TEST_CASE("shards merged give the whole sweep, in job order", "[sweep][cli]") {
     CHECK(sorted_rows(merged) == sorted_rows(dir / "whole.csv"));
     const std::vector<std::string> lines = lines_of(read_file(merged));
     for (std::size_t i = 1; i < lines.size(); ++i)
-        CHECK(field(lines[i], 0) == std::to_string(i - 1));
+        CHECK(field(lines[i], "job") == std::to_string(i - 1));
     fs::remove_all(dir);
 }
 
@@ -209,10 +222,10 @@ TEST_CASE("a results file belongs to one grid: resume and merge refuse another's
     const std::vector<std::string> rows_a = sorted_rows(a), rows_b = sorted_rows(b);
     REQUIRE(rows_a.size() == 17);
     REQUIRE(rows_b.size() == 3);
-    const std::string id_a = field(rows_a[1], 36), id_b = field(rows_b[1], 36);
+    const std::string id_a = field(rows_a[1], "grid"), id_b = field(rows_b[1], "grid");
     CHECK(id_a.size() == 16);
     for (std::size_t i = 1; i < rows_a.size(); ++i)
-        CHECK(field(rows_a[i], 36) == id_a);
+        CHECK(field(rows_a[i], "grid") == id_a);
     CHECK(id_a != id_b);
 
     // Resuming b's grid into a copy of a's results: refused before any job runs.

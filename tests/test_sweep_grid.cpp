@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <set>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -165,7 +166,7 @@ TEST_CASE("a results file cut short drops its last row and a foreign header is r
     CHECK(f.incomplete_tail);
     CHECK_THROWS_WITH(parse_results("r.csv", "a,b,c\n"), Catch::Contains("r.csv:1:1"));
     CHECK_THROWS_WITH(parse_results("r.csv", csv_header() + "\n1,analytic\n"),
-                      Catch::Contains("r.csv:2:1: expected 37 fields"));
+                      Catch::Contains("r.csv:2:1: expected 42 fields"));
 }
 
 TEST_CASE("merging keeps one row per job, in job order, and prefers finished rows to errors",
@@ -302,4 +303,97 @@ TEST_CASE("sweep rows carry efficiency, the speed-up over 1F1B and lifespans", "
     REQUIRE(back.rows.size() == 1);
     CHECK(back.rows[0].speedup_1f1b == r.speedup_1f1b);
     CHECK(back.rows[0].lifespan_mean == r.lifespan_mean);
+}
+
+TEST_CASE("grids sweep context parallelism, ZeRO, overlap flags and NCCL's algorithm", "[sweep]") {
+    const Grid g = parse_grid(
+        "g.json", grid_text(R"("engine": ["analytic", "simgrid"], "schedule": "1f1b", "p": 2,
+            "m": 4, "model": "zb-1.5b", "gpu": "a100-80gb", "dp": 2, "cluster": "dgx-a100",
+            "cp": [1, 2], "zero": [0, 1], "tp_comm_overlap": false,
+            "overlap_grad_reduce": [true, false], "nccl_algo": ["ring", "tree"])"));
+    // analytic: 2·2·2 jobs; simgrid: also the two algorithms.
+    CHECK(job_count(g) == 8 + 16);
+    const std::vector<Job> jobs = expand(g);
+    REQUIRE(jobs.size() == 24);
+    CHECK(jobs[0].nccl_algo.empty());  // the analytic engine has none
+    CHECK(jobs[7].cp == 2);
+    CHECK(jobs[7].zero == 1);
+    CHECK_FALSE(jobs[7].overlap_grad_reduce);
+    CHECK(jobs[8].nccl_algo == "ring");  // simgrid, the last axis varying fastest
+    CHECK(jobs[9].nccl_algo == "tree");
+    // Every parameter survives the results file.
+    Result r;
+    r.job = jobs[23];
+    r.job.tp_comm_overlap = true;
+    const ResultsFile back = parse_results("r.csv", csv_header() + "\n" + csv_row(r) + "\n");
+    REQUIRE(back.rows.size() == 1);
+    const Job& j = back.rows[0].job;
+    CHECK(j.cp == 2);
+    CHECK(j.zero == 1);
+    CHECK(j.tp_comm_overlap);
+    CHECK_FALSE(j.overlap_grad_reduce);
+    CHECK(j.nccl_algo == "tree");
+    CHECK(job_key(j) == job_key(r.job));
+    // The SimGrid engine takes the job's algorithm and overlap.
+    const analysis::Engine engine = job_engine(jobs[9]);
+    const auto& simgrid = std::get<analysis::SimGridEngine>(engine);
+    REQUIRE(simgrid.options.nccl_algo.has_value());
+    CHECK(*simgrid.options.nccl_algo == simgrid::NcclAlgo::tree);
+    CHECK(simgrid.options.overlap_grad_reduce);
+
+    using Catch::Contains;
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 2, "m": 4, "cp": 2)"),
+               Contains("\"cp\" needs a \"model\""));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 2, "m": 4, "nccl_algo": "ring")"),
+               Contains("\"nccl_algo\" needs \"engine\": \"simgrid\""));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 2, "m": 4, "model": "zb-1.5b",
+                              "gpu": "a100-80gb", "zero": 4)"),
+               Contains("0..3"));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 2, "m": 4, "model": "zb-1.5b",
+                              "gpu": "a100-80gb", "tp_comm_overlap": "yes")"),
+               Contains("tp_comm_overlap: expected true or false"));
+    CHECK_THAT(parse_error(R"("engine": "simgrid", "cluster": "dgx-a100", "schedule": "1f1b",
+                              "p": 2, "m": 4, "nccl_algo": "rings")"),
+               Contains("expected ring, tree or auto, got 'rings'"));
+}
+
+TEST_CASE("sweep jobs shard the optimizer, split sequences and overlap the reduction", "[sweep]") {
+    Job job;
+    job.schedule = "1f1b";
+    job.p = 1;
+    job.m = 2;
+    job.model = "zb-1.5b";
+    job.gpu = "a100-80gb";
+    const auto run = [&](int dp, int zero, int cp = 1, bool overlap = true) {
+        Job j = job;
+        j.dp = dp;
+        j.zero = zero;
+        j.cp = cp;
+        j.overlap_grad_reduce = overlap;
+        return run_job(j);
+    };
+    // ZeRO-1 keeps 1/d of the 12 bytes of Adam state per parameter (Megatron-LM's
+    // distributed optimizer: 6 + 12/d bytes per parameter), so over d = 2 and d = 4 it saves
+    // 12·P·(1 − 1/d): in the ratio (1/2) / (3/4).
+    const Result plain2 = run(2, 0), plain4 = run(4, 0), zero2 = run(2, 1), zero4 = run(4, 1);
+    for (const Result* r : {&plain2, &plain4, &zero2, &zero4})
+        REQUIRE(r->status == Status::ok);
+    CHECK(plain2.peak_memory == Approx(plain4.peak_memory));
+    CHECK((plain2.peak_memory - zero2.peak_memory) / (plain4.peak_memory - zero4.peak_memory) ==
+          Approx(2.0 / 3.0));
+    // With one rank there is nothing to shard: an infeasible row that says so.
+    const Result alone = run(1, 1);
+    CHECK(alone.status == Status::infeasible);
+    CHECK_THAT(alone.reason, Catch::Contains("dp·cp = 1"));
+    // Context parallelism: C GPUs per stage, each with s/C of every sequence.
+    const Result cp2 = run(1, 0, 2);
+    REQUIRE(cp2.status == Status::ok);
+    CHECK(cp2.gpus == 2);
+    CHECK(cp2.peak_memory < run(1, 0).peak_memory);
+    // The reduction after the whole pipeline ends the iteration later than one overlapped
+    // with the backward, and after the pipeline's own end.
+    const Result later = run(2, 0, 1, false);
+    REQUIRE(later.status == Status::ok);
+    CHECK(later.iteration_time > plain2.iteration_time);
+    CHECK(later.iteration_time > later.makespan);
 }

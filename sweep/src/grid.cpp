@@ -55,6 +55,18 @@ std::vector<double> number_axis(const fileio::JsonDocument& doc, std::string_vie
     return out;
 }
 
+std::vector<bool> bool_axis(const fileio::JsonDocument& doc, std::string_view key) {
+    std::vector<bool> out;
+    each_value(doc, key, [&](const std::string& ptr) {
+        const auto& value = doc.at(ptr, "true or false");
+        if (!value.is_boolean())
+            throw doc.error_at(ptr, fmt::format("{}: expected true or false",
+                                                fileio::JsonDocument::display_name(ptr)));
+        out.push_back(value.get<bool>());
+    });
+    return out;
+}
+
 // Checks each string with `check` (which throws std::invalid_argument with a message).
 template <class Check>
 std::vector<std::string> string_axis(const fileio::JsonDocument& doc, std::string_view key,
@@ -136,10 +148,31 @@ const char* engine_name(Engine engine) {
 Grid parse_grid(const std::string& file, const std::string& text) {
     const fileio::JsonDocument doc(file, text);
     doc.require_format(format_tag, format_version);
-    doc.object("",
-               {"format",  "version", "description", "engine",    "schedule",    "p",        "m",
-                "m_per_p", "v",       "costs",       "comm",      "mem_w_ratio", "model",    "gpu",
-                "mb",      "tp",      "dp",          "recompute", "cluster",     "mem_limit"});
+    doc.object("", {"format",
+                    "version",
+                    "description",
+                    "engine",
+                    "schedule",
+                    "p",
+                    "m",
+                    "m_per_p",
+                    "v",
+                    "costs",
+                    "comm",
+                    "mem_w_ratio",
+                    "model",
+                    "gpu",
+                    "mb",
+                    "tp",
+                    "dp",
+                    "recompute",
+                    "cluster",
+                    "mem_limit",
+                    "cp",
+                    "zero",
+                    "tp_comm_overlap",
+                    "overlap_grad_reduce",
+                    "nccl_algo"});
     if (doc.has("/description")) doc.string("/description", 1 << 16);
     Grid grid;
     for (const std::string& e : string_axis(doc, "engine", [](const std::string& value) {
@@ -176,6 +209,12 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     });
     each_value(doc, "mem_limit",
                [&](const std::string& ptr) { grid.mem_limits.push_back(memory_value(doc, ptr)); });
+    grid.cp = int_axis(doc, "cp", 1, 1024);
+    grid.zero = int_axis(doc, "zero", 0, 3);
+    grid.tp_comm_overlap = bool_axis(doc, "tp_comm_overlap");
+    grid.overlap_grad_reduce = bool_axis(doc, "overlap_grad_reduce");
+    grid.nccl_algo = string_axis(
+        doc, "nccl_algo", [](const std::string& name) { (void)simgrid::parse_nccl_algo(name); });
 
     if (grid.schedules.empty()) throw doc.error_at("", "missing \"schedule\" (a name or a list)");
     if (grid.p.empty()) throw doc.error_at("", "missing \"p\" (pipeline devices)");
@@ -192,7 +231,8 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     if (!grid.models.empty() && doc.has("/mem_w_ratio"))
         throw doc.error_at("/mem_w_ratio", "\"mem_w_ratio\" cannot be combined with \"model\"");
     if (grid.models.empty())
-        for (const char* key : {"/mb", "/recompute"})
+        for (const char* key :
+             {"/mb", "/recompute", "/cp", "/zero", "/tp_comm_overlap", "/overlap_grad_reduce"})
             if (doc.has(key))
                 throw doc.error_at(key, fmt::format("\"{}\" needs a \"model\"", key + 1));
     bool simgrid = false;
@@ -200,8 +240,9 @@ Grid parse_grid(const std::string& file, const std::string& text) {
         simgrid = simgrid || e == Engine::simgrid;
     if (simgrid && grid.clusters.empty())
         throw doc.error_at("/engine", "the simgrid engine needs a \"cluster\"");
-    if (!simgrid && doc.has("/cluster"))
-        throw doc.error_at("/cluster", "\"cluster\" needs \"engine\": \"simgrid\"");
+    for (const char* key : {"/cluster", "/nccl_algo"})
+        if (!simgrid && doc.has(key))
+            throw doc.error_at(key, fmt::format("\"{}\" needs \"engine\": \"simgrid\"", key + 1));
     if (const std::size_t jobs = job_count(grid); jobs > max_jobs)
         throw doc.error_at(
             "", fmt::format(
@@ -256,7 +297,12 @@ std::vector<std::size_t> axis_sizes(const Grid& grid, Engine engine) {
             size(grid.costs),
             sg ? 1 : size(grid.comm),
             size(grid.mem_w_ratio),
-            size(grid.mem_limits)};
+            size(grid.mem_limits),
+            size(grid.cp),
+            size(grid.zero),
+            size(grid.tp_comm_overlap),
+            size(grid.overlap_grad_reduce),
+            sg ? size(grid.nccl_algo) : 1};
 }
 
 }  // namespace
@@ -289,12 +335,17 @@ std::vector<Job> expand(const Grid& grid) {
     const auto costs = or_default(grid.costs, d.costs);
     const auto ratios = or_default(grid.mem_w_ratio, d.mem_w_ratio);
     const auto caps = or_default(grid.mem_limits, d.mem_limit);
+    const auto cps = or_default(grid.cp, d.cp);
+    const auto zeros = or_default(grid.zero, d.zero);
+    const auto tp_overlaps = or_default(grid.tp_comm_overlap, d.tp_comm_overlap);
+    const auto grad_overlaps = or_default(grid.overlap_grad_reduce, d.overlap_grad_reduce);
     std::vector<Job> jobs;
     for (Engine engine : or_default(grid.engines, Engine::analytic)) {
         // The analytic engine has no cluster; SimGrid takes latencies from the cluster.
         const bool sg = engine == Engine::simgrid;
         const auto clusters = sg ? grid.clusters : std::vector<std::string>{""};
         const auto comms = sg ? std::vector<double>{0.0} : or_default(grid.comm, d.comm);
+        const auto algos = sg ? or_default(grid.nccl_algo, d.nccl_algo) : std::vector{d.nccl_algo};
         const std::vector<std::size_t> sizes = axis_sizes(grid, engine);
         if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) continue;
         std::vector<std::size_t> at(sizes.size(), 0);
@@ -317,6 +368,11 @@ std::vector<Job> expand(const Grid& grid) {
             j.comm = comms[at[12]];
             j.mem_w_ratio = ratios[at[13]];
             j.mem_limit = caps[at[14]];
+            j.cp = cps[at[15]];
+            j.zero = zeros[at[16]];
+            j.tp_comm_overlap = tp_overlaps[at[17]];
+            j.overlap_grad_reduce = grad_overlaps[at[18]];
+            j.nccl_algo = algos[at[19]];
             jobs.push_back(std::move(j));
         } while (advance(at, sizes));
     }

@@ -25,7 +25,7 @@ void fill(Result& r, const Analysis& a) {
     r.bubble_time = a.metrics.bubble_time;
     r.peak_activation = a.metrics.peak_activation_max;
     r.throughput = a.metrics.throughput;
-    r.gpus = a.schedule.devices * r.job.tp * a.dp;
+    r.gpus = a.schedule.devices * r.job.tp * r.job.cp * a.dp;
     r.iteration_time = a.iteration_time;
     r.efficiency = a.metrics.efficiency;
     r.speedup_1f1b = a.speedup_1f1b;
@@ -63,15 +63,35 @@ void classify_memory(Result& r, const Analysis& a) {
     }
 }
 
-analysis::Engine engine_of(const Job& job) {
+}  // namespace
+
+analysis::Engine job_engine(const Job& job) {
     if (job.engine == Engine::analytic)
-        return analysis::AnalyticEngine{.record_transfers = false, .record_ops = false};
+        return analysis::AnalyticEngine{.record_transfers = false,
+                                        .record_ops = false,
+                                        .overlap_grad_reduce = job.overlap_grad_reduce};
     analysis::SimGridEngine engine;
     engine.cluster = analysis::load_checked_cluster(job.cluster);
     engine.options.record_transfers = false;
+    engine.options.overlap_grad_reduce = job.overlap_grad_reduce;
+    if (!job.nccl_algo.empty()) engine.options.nccl_algo = simgrid::parse_nccl_algo(job.nccl_algo);
     simgrid::Layout layout{job.dp, job.p, job.tp};
+    layout.cp = job.cp;
     simgrid::check_layout(layout, engine.cluster);  // before any other work: a clear infeasible row
     return engine;
+}
+
+namespace {
+
+// The combinations `pipesim analyze` and `simulate` refuse as flags, as infeasible rows.
+void check_parallelism(const Job& job) {
+    if (job.zero > 0 && job.dp * job.cp < 2)
+        throw std::invalid_argument(
+            fmt::format("ZeRO stage {} shards over the data- and context-parallel ranks, and "
+                        "dp·cp = 1",
+                        job.zero));
+    if (job.tp_comm_overlap && job.tp < 2)
+        throw std::invalid_argument("tp_comm_overlap needs tp > 1");
 }
 
 }  // namespace
@@ -93,6 +113,9 @@ analysis::PipelineSpec pipeline_spec(const Job& job) {
         m.gpu = job.gpu;
         m.workload.microbatch = job.mb;
         m.workload.recompute = models::parse_recompute(job.recompute);
+        m.workload.cp = job.cp;
+        m.workload.tp_comm_overlap = job.tp_comm_overlap;
+        m.optimizer.zero_stage = job.zero;
         spec.costs.model = m;
     }
     return spec;
@@ -102,7 +125,8 @@ Result run_job(const Job& job) {
     Result r;
     r.job = job;
     try {
-        const analysis::Engine engine = engine_of(job);
+        check_parallelism(job);
+        const analysis::Engine engine = job_engine(job);
         const Analysis a = analysis::run_with_baseline(pipeline_spec(job), engine);
         fill(r, a);
         classify_memory(r, a);

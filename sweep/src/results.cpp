@@ -16,7 +16,7 @@ namespace pipesim::sweep {
 namespace {
 
 // The columns, in order: the job's parameters, then its outcome.
-constexpr std::array<const char*, 37> columns = {"job",
+constexpr std::array<const char*, 42> columns = {"job",
                                                  "engine",
                                                  "schedule",
                                                  "p",
@@ -33,6 +33,11 @@ constexpr std::array<const char*, 37> columns = {"job",
                                                  "recompute",
                                                  "cluster",
                                                  "mem_limit",
+                                                 "cp",
+                                                 "zero",
+                                                 "tp_comm_overlap",
+                                                 "overlap_grad_reduce",
+                                                 "nccl_algo",
                                                  "status",
                                                  "reason",
                                                  "chunks",
@@ -92,7 +97,12 @@ std::vector<std::string> parameter_fields(const Job& j) {
             std::to_string(j.dp),
             j.recompute,
             j.cluster,
-            number(j.mem_limit)};
+            number(j.mem_limit),
+            std::to_string(j.cp),
+            std::to_string(j.zero),
+            j.tp_comm_overlap ? "true" : "false",
+            j.overlap_grad_reduce ? "true" : "false",
+            j.nccl_algo};
 }
 
 // Reads one field of a row; `column` counts fields from 0. Errors point at the byte where
@@ -116,6 +126,12 @@ class RowReader {
         }
         if (used == 0 || used != f.size() || !std::isfinite(value)) fail(column, "a finite number");
         return value;
+    }
+
+    bool boolean(std::size_t column) const {
+        if (fields_[column] == "true") return true;
+        if (fields_[column] != "false") fail(column, "true or false");
+        return false;
     }
 
     int integer(std::size_t column) const {
@@ -177,51 +193,58 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     const RowReader row(file, line, fields, starts);
     Result r;
     Job& j = r.job;
-    j.index = row.integer(0);
-    if (row.text(1) == "analytic")
+    std::size_t c = 0;  // the next column
+    j.index = row.integer(c++);
+    if (row.text(c) == "analytic")
         j.engine = Engine::analytic;
-    else if (row.text(1) == "simgrid")
+    else if (row.text(c) == "simgrid")
         j.engine = Engine::simgrid;
     else
-        row.fail(1, "analytic or simgrid");
-    j.schedule = row.text(2);
-    j.p = row.integer(3);
-    j.m = row.integer(4);
-    j.v = row.integer(5);
-    j.costs = parse_costs(row, 6);
-    j.comm = row.real(7);
-    j.mem_w_ratio = row.real(8);
-    j.model = row.text(9);
-    j.gpu = row.text(10);
-    j.mb = row.integer(11);
-    j.tp = row.integer(12);
-    j.dp = row.integer(13);
-    j.recompute = row.text(14);
-    j.cluster = row.text(15);
-    j.mem_limit = row.real(16);
-    r.status = parse_status(row, 17);
-    r.reason = row.text(18);
-    r.chunks = row.integer(19);
-    r.makespan = row.real(20);
-    r.bubble_rate = row.real(21);
-    r.bubble_time = row.real(22);
-    r.peak_activation = row.real(23);
-    r.peak_memory = row.real(24);
-    r.throughput = row.real(25);
-    r.gpus = row.integer(26);
-    r.samples_per_second = row.real(27);
-    r.samples_per_second_per_gpu = row.real(28);
-    r.tokens_per_second = row.real(29);
-    r.mfu = row.real(30);
-    r.iteration_time = row.real(31);
-    r.efficiency = row.real(32);
-    r.speedup_1f1b = row.real(33);
-    r.lifespan_max = row.real(34);
-    r.lifespan_mean = row.real(35);
-    r.grid = row.text(36);
+        row.fail(c, "analytic or simgrid");
+    ++c;
+    j.schedule = row.text(c++);
+    j.p = row.integer(c++);
+    j.m = row.integer(c++);
+    j.v = row.integer(c++);
+    j.costs = parse_costs(row, c++);
+    j.comm = row.real(c++);
+    j.mem_w_ratio = row.real(c++);
+    j.model = row.text(c++);
+    j.gpu = row.text(c++);
+    j.mb = row.integer(c++);
+    j.tp = row.integer(c++);
+    j.dp = row.integer(c++);
+    j.recompute = row.text(c++);
+    j.cluster = row.text(c++);
+    j.mem_limit = row.real(c++);
+    j.cp = row.integer(c++);
+    j.zero = row.integer(c++);
+    j.tp_comm_overlap = row.boolean(c++);
+    j.overlap_grad_reduce = row.boolean(c++);
+    j.nccl_algo = row.text(c++);
+    r.status = parse_status(row, c++);
+    r.reason = row.text(c++);
+    r.chunks = row.integer(c++);
+    r.makespan = row.real(c++);
+    r.bubble_rate = row.real(c++);
+    r.bubble_time = row.real(c++);
+    r.peak_activation = row.real(c++);
+    r.peak_memory = row.real(c++);
+    r.throughput = row.real(c++);
+    r.gpus = row.integer(c++);
+    r.samples_per_second = row.real(c++);
+    r.samples_per_second_per_gpu = row.real(c++);
+    r.tokens_per_second = row.real(c++);
+    r.mfu = row.real(c++);
+    r.iteration_time = row.real(c++);
+    r.efficiency = row.real(c++);
+    r.speedup_1f1b = row.real(c++);
+    r.lifespan_max = row.real(c++);
+    r.lifespan_mean = row.real(c++);
+    r.grid = row.text(c);
     // Empty in the rows a worker hands to the sweep, which stamps its grid on them.
     if (!r.grid.empty() && !is_grid_id(r.grid))
-        row.fail(36, "a grid identity of 16 hexadecimal digits");
+        row.fail(c, "a grid identity of 16 hexadecimal digits");
     return r;
 }
 

@@ -35,6 +35,13 @@ struct Job {
     /// Cap on a device's peak memory: bytes of weights, gradients, optimizer state and
     /// activations with a model; activation units without one. 0: no cap.
     double mem_limit = 0;
+    int cp = 1;    ///< context-parallel degree (ring attention; with a model)
+    int zero = 0;  ///< ZeRO stage over the dp·cp ranks, 0..3 (1: the distributed optimizer)
+    bool tp_comm_overlap = false;     ///< TP collectives overlapped with the GEMMs (tp > 1)
+    bool overlap_grad_reduce = true;  ///< DP gradient reduction overlapped with the backward
+    /// simgrid engine: the gradient all-reduce's algorithm, "ring", "tree" or "auto"; empty:
+    /// the cluster's.
+    std::string nccl_algo;
 };
 
 /// The axes. An empty axis takes the Job default. Jobs of the analytic engine ignore the
@@ -57,6 +64,11 @@ struct Grid {
     std::vector<std::string> recompute;
     std::vector<std::string> clusters;
     std::vector<double> mem_limits;
+    std::vector<int> cp;
+    std::vector<int> zero;
+    std::vector<bool> tp_comm_overlap;
+    std::vector<bool> overlap_grad_reduce;
+    std::vector<std::string> nccl_algo;
 };
 
 /// The most jobs one grid may expand to; split larger sweeps into several grid files.
@@ -76,7 +88,8 @@ Grid load_grid(const std::string& path);
 std::size_t job_count(const Grid& grid);
 
 /// All jobs, in a fixed order (engine, model, gpu, cluster, schedule, p, m, v, mb, tp, dp,
-/// recompute, costs, comm, mem_w_ratio, mem_limit; the last varies fastest), numbered from 0.
+/// recompute, costs, comm, mem_w_ratio, mem_limit, cp, zero, tp_comm_overlap,
+/// overlap_grad_reduce, nccl_algo; the last varies fastest), numbered from 0.
 /// Throws std::invalid_argument for more than max_jobs jobs.
 std::vector<Job> expand(const Grid& grid);
 
