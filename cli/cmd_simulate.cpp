@@ -153,6 +153,13 @@ int run_simulate(const std::vector<std::string>& args) {
             fmt::print(stderr, "\r  simulated {:.4g} of ~{:.4g} s, {} of {} ops", at.simulated_time,
                        at.expected_time, at.ops_done, at.ops_total);
         };
+    // A layout the cluster cannot hold is refused before the report starts.
+    simgrid::Layout layout_check = engine.layout;
+    layout_check.dp = spec.dp;
+    layout_check.pp = prepared.schedule.devices;
+    layout_check.tp = spec.tp;
+    layout_check.cp = cp;
+    simgrid::check_layout(layout_check, cluster);
     // The report's first line, shown while SimGrid runs; on stdout, so that stderr holds only
     // warnings, errors and the terminal's progress line.
     if (!json && report) {

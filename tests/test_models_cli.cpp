@@ -137,7 +137,7 @@ TEST_CASE("simulate refuses context parallelism that does not fit with one line"
     CHECK(r.exit_code == 2);
     CHECK(r.err ==
           "pipesim simulate: layout dp=1 × pp=2 × tp=1 × cp=8 needs 16 GPUs; cluster 'dgx-h100' "
-          "has 8 (1 nodes × 8)\n");
+          "has 8 (1 node × 8)\n");
     r = run_pipesim(
         "simulate -s 1f1b -p 2 -m 2 --model llama2-7b --gpu h100-sxm --mb 1 --cp 3 "
         "--cluster dgx-h100:1");

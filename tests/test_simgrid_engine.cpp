@@ -411,7 +411,7 @@ TEST_CASE("simulate refuses a second engine in one process and layouts that do n
     const SimWorkload w = simple_workload(uniform_stage_costs(4, 1, 1, 1, 1), 4, 0, 0);
     CHECK_THROWS_WITH(
         simulate(s, w, test_cluster(1, 8, 1e9, 0, 0), Layout{4, 4, 1}),
-        "layout dp=4 × pp=4 × tp=1 needs 16 GPUs; cluster 'test' has 8 (1 nodes × 8)");
+        "layout dp=4 × pp=4 × tp=1 needs 16 GPUs; cluster 'test' has 8 (1 node × 8)");
     CHECK_THROWS_WITH(simulate(s, w, test_cluster(8, 2, 1e9, 0, 0), Layout{1, 4, 4}),
                       Catch::Contains("tensor parallelism must stay inside a node of 2 GPUs"));
     CHECK_THROWS_WITH(simulate(s, w, test_cluster(4, 1, 1e9, 0, 0), Layout{1, 2, 1}),

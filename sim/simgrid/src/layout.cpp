@@ -104,10 +104,11 @@ void check_layout(const Layout& layout, const ClusterSpec& cluster) {
     const long long needed = 1LL * layout.dp * layout.pp * layout.tp * layout.cp;
     if (needed > cluster.gpu_count())
         throw std::invalid_argument(fmt::format(
-            "layout dp={} × pp={} × tp={}{} needs {} GPUs; cluster '{}' has {} ({} nodes × {})",
+            "layout dp={} × pp={} × tp={}{} needs {} GPUs; cluster '{}' has {} ({} node{} × {})",
             layout.dp, layout.pp, layout.tp,
             layout.cp > 1 ? fmt::format(" × cp={}", layout.cp) : std::string(), needed,
-            cluster.name, cluster.gpu_count(), cluster.node_count(), cluster.gpus_per_node));
+            cluster.name, cluster.gpu_count(), cluster.node_count(),
+            cluster.node_count() == 1 ? "" : "s", cluster.gpus_per_node));
     for (int r = 0; r < layout.dp; ++r)
         for (int d = 0; d < layout.pp; ++d)
             for (int c = 0; c < layout.cp; ++c) {
