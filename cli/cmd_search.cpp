@@ -30,7 +30,7 @@ Builds every registered schedule (the V shapes planned with the costs), V-shape 
 blocks of offsets 1..6, V-shape blocks and round-based schedules planned with the costs under
 the cap, and the automatic scheduler under the cap (v = 1, 3 looped, v = 2 V-shape), replays
 each with the costs and ranks them: those whose peak activation stays within X first, by
-bubble rate, then peak (docs/automatic-schedules.md).
+bubble rate (with a model: by iteration time), then peak (docs/automatic-schedules.md).
 
 --mem-limit X without a unit caps activations, in full-stage microbatches (M_B). With a unit
 (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB) and --model/--gpu/--mb it caps each whole device:

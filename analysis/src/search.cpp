@@ -56,6 +56,8 @@ SearchReport search_report(SearchOptions options, const PipelineSpec& spec, doub
         options.costs = mean_stage_costs(report.baseline.costs);
         options.mem_w_ratio = largest_w_share(report.baseline.memory);
     }
+    // A model splits the layers anew for each chunk count: rank by time (SearchOptions).
+    options.rank_by_time = spec.costs.model.has_value();
     report.options = options;
     try {
         report.result = search(options, spec, report.cap ? &*report.cap : nullptr);

@@ -151,14 +151,22 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
     std::vector<Candidate> built = candidates(o);
     std::vector<std::pair<SearchEntry, std::size_t>> entries;
     for (std::size_t k = 0; k < built.size(); ++k) {
-        SearchEntry e{built[k].label, built[k].kind, evaluate(built[k].schedule), false};
+        SearchEntry e{built[k].label, built[k].kind, {}, false};
+        try {
+            e.evaluation = evaluate(built[k].schedule);
+        } catch (const std::invalid_argument&) {
+            continue;  // cannot be timed with these inputs (e.g. more stages than layers)
+        }
         e.fits = e.evaluation.peak_activation_max <= o.memory_limit + eps;
         entries.emplace_back(std::move(e), k);
     }
-    std::stable_sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) {
+    std::stable_sort(entries.begin(), entries.end(), [&](const auto& x, const auto& y) {
         const SearchEntry& a = x.first;
         const SearchEntry& b = y.first;
         if (a.fits != b.fits) return a.fits;
+        if (o.rank_by_time && std::abs(a.evaluation.makespan - b.evaluation.makespan) >
+                                  eps * std::max(a.evaluation.makespan, b.evaluation.makespan))
+            return a.evaluation.makespan < b.evaluation.makespan;
         if (std::abs(a.evaluation.bubble_rate - b.evaluation.bubble_rate) > eps)
             return a.evaluation.bubble_rate < b.evaluation.bubble_rate;
         if (std::abs(a.evaluation.peak_activation_max - b.evaluation.peak_activation_max) > eps)

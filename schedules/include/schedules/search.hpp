@@ -34,6 +34,11 @@ struct SearchOptions {
     PassCosts costs;  ///< one full stage's F, B, W (split over the chunks of v > 1 candidates)
     double comm_latency = 0;
     double mem_w_ratio = 1;  ///< M_W / M_B, for the candidates that plan their memory
+    /// Rank by makespan first instead of bubble rate. With given costs every candidate does
+    /// the same work per device, so both orders agree; with a model the layers are split
+    /// anew for each chunk count (the embedding and head land on other devices), the work
+    /// per device differs, and only the time says which candidate is faster.
+    bool rank_by_time = false;
 };
 
 /// One candidate of the ranking.
@@ -45,16 +50,17 @@ struct SearchEntry {
 };
 
 struct SearchResult {
-    /// Every candidate that could be built, those that fit first, each part by bubble rate
-    /// then makespan.
+    /// Every candidate that could be built and timed, those that fit first, each part by
+    /// bubble rate (makespan with SearchOptions::rank_by_time), then peak, then makespan.
     std::vector<SearchEntry> ranking;
     /// The best one (ranking.front()) and its schedule.
     Schedule best;
 };
 
 /// Builds every candidate for p devices and m microbatches, measures each with `evaluate`
-/// and ranks them. Throws std::invalid_argument for p or m < 1 or a cap ≤ 0, and, naming the
-/// cap and the smallest peak any candidate needs, when no candidate fits.
+/// (a candidate it throws std::invalid_argument for is left out) and ranks them. Throws
+/// std::invalid_argument for p or m < 1 or a cap ≤ 0, and, naming the cap and the smallest peak any
+/// candidate needs, when no candidate fits.
 SearchResult search_schedules(const SearchOptions& options, const SearchEvaluator& evaluate);
 
 }  // namespace pipesim
