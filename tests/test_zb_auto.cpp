@@ -228,7 +228,7 @@ TEST_CASE("bad planning costs are refused with the field named", "[schedules][au
                       "zb-1p: planning costs give 1 W times for p·v = 2 stages");
     o.planning.times.backward_weight = {1, -1};
     CHECK_THROWS_WITH(generate_schedule("zb-1p", o),
-                      "zb-1p: planning W time of stage 1 must be finite and > 0, got -1");
+                      "zb-1p: planning W time of stage 1 must be finite and ≥ 0, got -1");
     o.planning.times.backward_weight = {1, 1};
     o.planning.comm_latency = -0.5;
     CHECK_THROWS_WITH(generate_schedule("zb-2p", o),
@@ -241,4 +241,39 @@ TEST_CASE("bad planning costs are refused with the field named", "[schedules][au
     no_times.planning.comm_latency = 1;
     CHECK_THROWS_WITH(generate_schedule("zb-2p", no_times),
                       "zb-2p: planning latency or memory share given without pass times");
+}
+
+TEST_CASE("pass times of 0 plan: no weight-gradient split, stages holding no layer",
+          "[schedules][auto]") {
+    // W = 0: nothing to fill the bubbles with, so ZB-1p and ZB-2p take 1F1B's closed form
+    // (m + p − 1)(F + B).
+    for (const char* name : {"zb-1p", "zb-2p"}) {
+        analysis::PipelineSpec spec;
+        spec.schedule = name;
+        spec.generator = GeneratorOptions{8, 16, 0, 0};
+        spec.costs.passes = {PassCosts{1, 1, 0}};
+        CAPTURE(name);
+        CHECK(analysis::run(spec).metrics.makespan == Approx((16 + 8 - 1) * 2.0));
+    }
+    // Llama 3 70B with the embedding and the head on stages of their own (no layers: the
+    // embedding's B takes no time). Every schedule planned with the model's times is
+    // generated, and each is faster than 1F1B.
+    const auto iteration = [](const char* name) {
+        analysis::PipelineSpec spec;
+        spec.schedule = name;
+        spec.generator = GeneratorOptions{8, 16, 0, 0};
+        spec.tp = 8;
+        analysis::ModelSpec m;
+        m.model = "llama3-70b";
+        m.gpu = "h100-sxm";
+        m.partition.first_stage_layers = 0;
+        m.partition.last_stage_layers = 0;
+        spec.costs.model = m;
+        return analysis::run(spec).iteration_time;
+    };
+    const double one = iteration("1f1b");
+    for (const char* name : {"zb-1p", "zb-2p", "v-min", "v-half", "v-zb", "zb-v"}) {
+        CAPTURE(name);
+        CHECK(iteration(name) < one);
+    }
 }

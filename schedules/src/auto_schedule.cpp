@@ -193,8 +193,8 @@ class AutoScheduler {
     std::vector<double> duration_;  ///< planning_durations, by stage·pass_count + pass
 };
 
-bool is_positive(double x) {
-    return x > 0;
+bool is_time(double x) {
+    return x >= 0 && std::isfinite(x);
 }
 
 }  // namespace
@@ -203,13 +203,13 @@ Schedule auto_schedule(const AutoScheduleOptions& options) {
     if (options.devices < 1 || options.microbatches < 1 || options.chunks < 1)
         throw std::invalid_argument(fmt::format("{}: p, m and v must be ≥ 1", options.name));
     const StageCosts& times = options.costs.times;
-    const bool positive =
-        std::all_of(times.forward.begin(), times.forward.end(), is_positive) &&
-        std::all_of(times.backward_input.begin(), times.backward_input.end(), is_positive) &&
-        std::all_of(times.backward_weight.begin(), times.backward_weight.end(), is_positive);
-    if (!positive || !(options.costs.comm_latency >= 0))
+    const bool valid =
+        std::all_of(times.forward.begin(), times.forward.end(), is_time) &&
+        std::all_of(times.backward_input.begin(), times.backward_input.end(), is_time) &&
+        std::all_of(times.backward_weight.begin(), times.backward_weight.end(), is_time);
+    if (!valid || !(options.costs.comm_latency >= 0))
         throw std::invalid_argument(
-            fmt::format("{}: pass times must be > 0 and latency ≥ 0", options.name));
+            fmt::format("{}: pass times must be finite and ≥ 0 and latency ≥ 0", options.name));
     if (!options.costs.empty()) check_stage_costs(times, options.devices * options.chunks);
     Schedule s = AutoScheduler(options).run();
     require_valid(s);

@@ -102,9 +102,9 @@ void check_planning_costs(std::string_view name, const GeneratorOptions& options
                 fmt::format("{}: planning costs give {} {} times for p·v = {} stages", name,
                             times->size(), pass, stages));
         for (std::size_t s = 0; s < stages; ++s)
-            if (!std::isfinite((*times)[s]) || (*times)[s] <= 0)
+            if (!std::isfinite((*times)[s]) || (*times)[s] < 0)
                 throw std::invalid_argument(
-                    fmt::format("{}: planning {} time of stage {} must be finite and > 0, got {}",
+                    fmt::format("{}: planning {} time of stage {} must be finite and ≥ 0, got {}",
                                 name, pass, s, (*times)[s]));
     }
     if (!std::isfinite(planning.comm_latency) || planning.comm_latency < 0)
