@@ -40,7 +40,7 @@ int run_list(const std::vector<std::string>& args) {
             c.name, models::total_params(c) / 1e9, c.layers, c.hidden, c.heads,
             c.kv_heads_or_default(), c.vocab, c.seq_len,
             c.reconstructed_shape ? "  (reconstructed shape)" : "");
-    fmt::print("\nGPUs (--gpu NAME):\n");
+    fmt::print("\nGPUs (--gpu NAME, or a GPU JSON file):\n");
     for (const models::GpuSpec& g : models::gpu_specs())
         fmt::print(
             "  {:<13} {:>6.1f} TFLOP/s bf16  {:>6.1f} GiB  {:>5.2f} TB/s  efficiency "

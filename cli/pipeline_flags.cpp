@@ -99,7 +99,7 @@ const std::array model_flags = {
              s.model.model = v;
              s.have_model = true;
          }},
-    Flag{"", "--gpu", "NAME", "GPU (see 'pipesim list')",
+    Flag{"", "--gpu", "NAME|FILE", "a GPU (see 'pipesim list') or a GPU JSON file",
          [](State& s, const std::string&, const std::string& v) {
              s.model.gpu = v;
              s.have_gpu = true;

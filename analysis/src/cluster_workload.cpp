@@ -62,20 +62,25 @@ GradientBytes gradient_bytes(const models::PipelinePlan& plan, const Schedule& s
 }
 
 std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
-                                      const std::string& reference_gpu) {
-    if (cluster.nodes.empty()) return {};
-    const std::string& reference =
-        reference_gpu.empty() ? cluster.nodes.front().gpu : reference_gpu;
+                                      const models::GpuSpec& reference) {
     std::vector<double> speeds;
     for (const simgrid::NodeGroup& g : cluster.nodes) {
         double speed = g.speed;
         if (speed == 0)
-            speed = g.gpu == reference ? 1.0
-                                       : models::find_gpu(g.gpu).peak_bf16_flops /
-                                             models::find_gpu(reference).peak_bf16_flops;
+            speed = g.gpu == reference.name
+                        ? 1.0
+                        : models::find_gpu(g.gpu).peak_bf16_flops / reference.peak_bf16_flops;
         speeds.push_back(speed);
     }
     return speeds;
+}
+
+std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
+                                      const std::string& reference_gpu) {
+    if (cluster.nodes.empty()) return {};
+    return node_group_speeds(
+        cluster,
+        models::find_gpu(reference_gpu.empty() ? cluster.nodes.front().gpu : reference_gpu));
 }
 
 simgrid::ClusterSpec load_checked_cluster(std::string_view name_or_file) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/cost_model.hpp"
+#include "models/gpu_json.hpp"
 #include "models/presets.hpp"
 #include "models/roofline.hpp"
 
@@ -14,7 +15,7 @@ namespace pipesim::analysis {
 ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     ModelAnalysis result;
     result.config = models::resolve_model(options.model);
-    result.gpu = models::find_gpu(options.gpu);
+    result.gpu = models::resolve_gpu(options.gpu);
     result.workload = options.workload;
     std::unique_ptr<models::CostModel> cost_model;
     if (!options.calibration_file.empty()) {

@@ -203,8 +203,8 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
                                      spec.costs.model->optimizer.sharding())
                 : simgrid::simple_workload(a.costs, a.schedule.devices, engine.message_bytes,
                                            engine.grad_bytes);
-    workload.group_speeds =
-        node_group_speeds(engine.cluster, a.model ? a.model->gpu.name : std::string());
+    workload.group_speeds = a.model ? node_group_speeds(engine.cluster, a.model->gpu)
+                                    : node_group_speeds(engine.cluster, std::string());
     run.result =
         simgrid::simulate(a.schedule, workload, engine.cluster, run.layout, engine.options);
     a.timeline = run.result.timeline;

@@ -44,7 +44,8 @@ _pipesim() {
                        $(compgen -f -X '!*.json' -- "${cur}"))
             return 0 ;;
         --gpu)
-            COMPREPLY=($(compgen -W "$(_pipesim_listed_names "${program}" "GPUs")" -- "${cur}"))
+            COMPREPLY=($(compgen -W "$(_pipesim_listed_names "${program}" "GPUs")" -- "${cur}")
+                       $(compgen -f -X '!*.json' -- "${cur}"))
             return 0 ;;
         --cluster)
             COMPREPLY=($(compgen -W "$(_pipesim_listed_names "${program}" "clusters")" -- "${cur}")

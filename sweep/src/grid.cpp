@@ -11,6 +11,7 @@
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
 #include "models/gpu.hpp"
+#include "models/gpu_json.hpp"
 #include "models/layer_costs.hpp"
 #include "models/presets.hpp"
 #include "schedules/registry.hpp"
@@ -199,7 +200,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.models = string_axis(doc, "model",
                               [](const std::string& name) { (void)models::resolve_model(name); });
     grid.gpus =
-        string_axis(doc, "gpu", [](const std::string& name) { (void)models::find_gpu(name); });
+        string_axis(doc, "gpu", [](const std::string& name) { (void)models::resolve_gpu(name); });
     grid.mb = int_axis(doc, "mb", 1, 1 << 20);
     grid.tp = int_axis(doc, "tp", 1, 1024);
     grid.dp = int_axis(doc, "dp", 1, 1 << 16);

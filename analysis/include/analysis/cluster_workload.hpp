@@ -47,6 +47,11 @@ GradientBytes gradient_bytes(const models::PipelinePlan& plan, const Schedule& s
 std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
                                       const std::string& reference_gpu);
 
+/// The same relative to a GPU given whole (a preset or a GPU file's): a group whose GPU has
+/// the reference's name runs at 1, any other at its preset's peak over the reference's.
+std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
+                                      const models::GpuSpec& reference);
+
 /// load_cluster() with every node group's GPU checked against models' GPU table (so speeds
 /// and memory can be derived from it). Throws std::invalid_argument as load_cluster() does,
 /// and for an unknown GPU: from a file, "file:line:column: unknown GPU 'x' (known: ...)" at

@@ -1,0 +1,130 @@
+#include "models/gpu_json.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "fileio/files.hpp"
+#include "fileio/json_document.hpp"
+#include "fileio/parse_error.hpp"
+#include "names.hpp"
+#include "text_fields.hpp"
+
+namespace pipesim::models {
+
+namespace {
+
+constexpr std::size_t max_text_bytes = 256;
+
+// A rate: a number in (0, max], or [0, max] where 0 means "none" (`zero_ok`).
+struct Rate {
+    const char* field;
+    double GpuSpec::*target;
+    double max;
+    bool zero_ok;
+};
+
+// The operator-level model needs every rate without zero_ok; a file without a `base` gives
+// them all. Upper bounds are far above any GPU and keep derived times finite.
+constexpr std::array<Rate, 13> rates = {{
+    {"peak_bf16_flops", &GpuSpec::peak_bf16_flops, 1e18, false},
+    {"memory_bytes", &GpuSpec::memory_bytes, 1e15, false},
+    {"hbm_bandwidth", &GpuSpec::hbm_bandwidth, 1e15, false},
+    {"gemm_efficiency", &GpuSpec::gemm_efficiency, 1, false},
+    {"memory_efficiency", &GpuSpec::memory_efficiency, 1, false},
+    {"attention_forward_efficiency", &GpuSpec::attention_forward_efficiency, 1, false},
+    {"attention_backward_efficiency", &GpuSpec::attention_backward_efficiency, 1, false},
+    {"tp_bus_bandwidth", &GpuSpec::tp_bus_bandwidth, 1e15, false},
+    {"nic_bandwidth", &GpuSpec::nic_bandwidth, 1e15, false},
+    {"default_efficiency", &GpuSpec::default_efficiency, 1, true},
+    {"gemm_k_fill", &GpuSpec::gemm_k_fill, 1e6, true},
+    {"gemm_reference_k", &GpuSpec::gemm_reference_k, 1e9, true},
+    {"launch_overhead", &GpuSpec::launch_overhead, 1, true},
+}};
+
+GpuSpec read_gpu(const fileio::JsonDocument& doc) {
+    doc.object("", {"format",
+                    "version",
+                    "name",
+                    "description",
+                    "source",
+                    "base",
+                    "sm_count",
+                    "peak_bf16_flops",
+                    "memory_bytes",
+                    "hbm_bandwidth",
+                    "gemm_efficiency",
+                    "memory_efficiency",
+                    "attention_forward_efficiency",
+                    "attention_backward_efficiency",
+                    "tp_bus_bandwidth",
+                    "nic_bandwidth",
+                    "default_efficiency",
+                    "gemm_k_fill",
+                    "gemm_reference_k",
+                    "launch_overhead"});
+    if (doc.has("/format") && doc.string("/format", 64) != "pipesim-gpu")
+        throw doc.error_at("/format",
+                           fmt::format("format: expected \"pipesim-gpu\", got {}",
+                                       fileio::quote_excerpt(doc.string("/format", 64))));
+    if (doc.has("/version")) doc.integer("/version", 1, 1);
+    GpuSpec g;
+    const bool has_base = doc.has("/base");
+    if (has_base) {
+        try {
+            g = find_gpu(detail::text_field(doc, "/base", max_text_bytes));
+        } catch (const fileio::ParseError&) {
+            throw;
+        } catch (const std::invalid_argument& e) {
+            throw doc.error_at("/base", e.what());
+        }
+    }
+    g.name = doc.has("/name") ? detail::text_field(doc, "/name", max_text_bytes)
+                              : (has_base ? g.name + "-custom" : "custom");
+    if (doc.has("/description"))
+        g.description = detail::text_field(doc, "/description", max_text_bytes);
+    else if (!has_base)
+        g.description = "custom GPU";
+    g.source = doc.has("/source") ? detail::text_field(doc, "/source", max_text_bytes) : doc.file();
+    if (doc.has("/sm_count"))
+        g.sm_count = static_cast<int>(doc.integer("/sm_count", 1, 1 << 20));
+    else if (!has_base)
+        throw doc.error_at("",
+                           "missing required field 'sm_count' (without a 'base' preset a GPU "
+                           "file gives every rate: docs/gpu-format.md)");
+    for (const Rate& r : rates) {
+        const std::string pointer = fileio::json_pointer_child("", r.field);
+        if (!doc.has(pointer)) {
+            if (!has_base && !r.zero_ok)
+                throw doc.error_at(
+                    "", fmt::format("missing required field '{}' (without a 'base' preset a GPU "
+                                    "file gives every rate: docs/gpu-format.md)",
+                                    r.field));
+            continue;
+        }
+        const double value = doc.number(pointer, 0, r.max);
+        if (value == 0 && !r.zero_ok)
+            throw doc.error_at(pointer, fmt::format("{}: must be > 0", r.field));
+        g.*r.target = value;
+    }
+    return g;
+}
+
+}  // namespace
+
+GpuSpec parse_gpu_json(std::string_view text, const std::string& source) {
+    // A GPU file is one flat object.
+    const fileio::JsonDocument doc(source, std::string(text), fileio::JsonLimits{.max_depth = 4});
+    return read_gpu(doc);
+}
+
+GpuSpec load_gpu_file(const std::string& path) {
+    return parse_gpu_json(fileio::read_text_file(path, max_gpu_file_bytes), path);
+}
+
+GpuSpec resolve_gpu(std::string_view name_or_path) {
+    if (detail::names_a_file(name_or_path)) return load_gpu_file(std::string(name_or_path));
+    return find_gpu(name_or_path);
+}
+
+}  // namespace pipesim::models
