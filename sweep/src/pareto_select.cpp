@@ -16,7 +16,16 @@ namespace {
 constexpr const char* problem_columns[] = {"engine", "model", "gpu",  "cluster",    "p",
                                            "m",      "costs", "comm", "mem_w_ratio"};
 // Choices within one problem, shown in a front point's label when they vary.
-constexpr const char* choice_columns[] = {"v", "mb", "tp", "dp", "recompute"};
+constexpr const char* choice_columns[] = {"v",
+                                          "mb",
+                                          "tp",
+                                          "dp",
+                                          "recompute",
+                                          "cp",
+                                          "zero",
+                                          "tp_comm_overlap",
+                                          "overlap_grad_reduce",
+                                          "nccl_algo"};
 
 std::size_t column_index(const std::string& flag, const std::string& column) {
     static const std::vector<std::string> header = split_csv_line(csv_header()).value();
