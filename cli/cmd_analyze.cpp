@@ -67,6 +67,7 @@ int run_analyze(const std::vector<std::string>& args) {
     check_grad_reduce_flag(grad_reduce, spec);
     analysis::AnalyticEngine engine = engine_for(viz_outputs, !html.empty());
     engine.overlap_grad_reduce = grad_reduce.overlap;
+    engine.overlap_param_gather = grad_reduce.overlap_param_gather;
     const analysis::Analysis result = analysis::run_with_baseline(spec, engine);
     print_warnings(result, "analyze");
     viz_outputs.picture.memory_in_bytes = result.model.has_value();

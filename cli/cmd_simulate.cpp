@@ -142,6 +142,7 @@ int run_simulate(const std::vector<std::string>& args) {
     const int cp = spec.costs.model ? spec.costs.model->workload.cp : 1;
     check_grad_reduce_flag(grad_reduce, spec);
     engine.options.overlap_grad_reduce = grad_reduce.overlap;
+    engine.options.overlap_param_gather = grad_reduce.overlap_param_gather;
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
     simgrid::load_engine();  // before the report starts: one that cannot load is exit code 3

@@ -316,6 +316,14 @@ const std::array grad_reduce_flags = {
                                   g.overlap = false;
                                   g.given = f;
                               }},
+    FlagSpec<GradReduceFlags>{
+        "", "--overlap-param-gather", "",
+        "all-gather the sharded optimizer's updated parameters beside the\n"
+        "first forward instead of after the reduce-scatter (needs --dist-opt\n"
+        "or --zero 1|2 with --dp or --cp above 1)",
+        [](GradReduceFlags& g, const std::string&, const std::string&) {
+            g.overlap_param_gather = true;
+        }},
 };
 
 }  // namespace
@@ -336,6 +344,15 @@ void check_grad_reduce_flag(const GradReduceFlags& flags, const analysis::Pipeli
             "{} needs data or context parallelism (--dp D or --cp C above 1): there is no "
             "gradient reduction",
             flags.given));
+    if (!flags.overlap_param_gather) return;
+    const int sharding = spec.costs.model ? spec.costs.model->optimizer.sharding() : 0;
+    if (sharding < 1 || sharding > 2)
+        throw UsageError(
+            sharding == 3
+                ? "--overlap-param-gather: ZeRO-3 gathers the parameters before every pass "
+                  "already; there is no all-gather after the step to move"
+                : "--overlap-param-gather moves the sharded optimizer's parameter all-gather: "
+                  "give --dist-opt or --zero 1|2 (with --model, --gpu, --mb)");
 }
 
 }  // namespace pipesim::cli

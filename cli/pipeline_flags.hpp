@@ -22,14 +22,17 @@ std::string model_flags_help(bool with_dp = true);
 
 /// --overlap-grad-reduce / --no-overlap-grad-reduce, read the same way by analyze and simulate.
 struct GradReduceFlags {
-    bool overlap = true;  ///< reduce during the last backward (the default)
-    std::string given;    ///< the flag given last, "" if none
+    bool overlap = true;                ///< reduce during the last backward (the default)
+    std::string given;                  ///< the flag given last, "" if none
+    bool overlap_param_gather = false;  ///< --overlap-param-gather
 };
 /// Reads one of the two flags into `into`; false if `flag` is neither.
 bool read_grad_reduce_flag(const std::string& flag, ArgReader& reader, GradReduceFlags& into);
 /// Their help lines.
 std::string grad_reduce_flags_help();
-/// Throws UsageError when a flag was given but there is no gradient reduction (dp·C < 2).
+/// Throws UsageError when a flag was given but there is no gradient reduction (dp·C < 2), or
+/// --overlap-param-gather without a sharded optimizer that gathers parameters (--dist-opt,
+/// --zero 1 or 2).
 void check_grad_reduce_flag(const GradReduceFlags& flags, const analysis::PipelineSpec& spec);
 
 /// Reads one of --costs, --comm, --mem-w-ratio into `spec`; false if `flag` is none of them.

@@ -71,7 +71,11 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
     if (!a.cluster && a.grad_reduce_time > 0)  // simulate prints its own reduction line
         line("grad reduction",
              fmt::format("{:.6g} s ring, {:.6g} s exposed (makespan {:.6g} s)", a.grad_reduce_time,
-                         a.iteration_time - m.makespan, m.makespan));
+                         a.iteration_time - a.param_gather_exposed - m.makespan, m.makespan));
+    if (!a.cluster && a.param_gather_time > 0)
+        line("param all-gather",
+             fmt::format("{:.6g} s beside the first forward, {:.6g} s of it exposed",
+                         a.param_gather_time, a.param_gather_exposed));
     line("bubble rate", fmt::format("{:.2f} %  (device {})", 100 * m.bubble_rate, m.bubble_device));
     line("throughput", fmt::format("{:.6g} samples/s, {:.6g} tokens/s", model.samples_per_second,
                                    model.tokens_per_second));

@@ -8,10 +8,12 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "analysis/grad_reduce.hpp"
 #include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
 #include "child_process.hpp"
 #include "cli_runner.hpp"
+#include "models/gpu.hpp"
 #include "models/transformer.hpp"
 
 using namespace pipesim;
@@ -190,4 +192,89 @@ TEST_CASE("analyze refuses --overlap-grad-reduce without a reduction, naming the
         "--mb 1 --dp 2 --no-overlap-grad-reduce --json");
     CHECK(ok.exit_code == 0);
     CHECK(ok.out.find("\"grad_reduce_time\"") != std::string::npos);
+}
+
+TEST_CASE(
+    "an overlapped parameter all-gather leaves the reduction and hides behind the first "
+    "forward",
+    "[analysis][dp]") {
+    // Two members in one node: a collective moves (n − 1)/n of its buffer at the bus rate.
+    const models::GpuSpec& a100 = models::find_gpu("a100-80gb");
+    const Rail rail = gradient_rail(1, 2);
+    const std::vector<double> gradient = {4e9, 4e9}, gather = {2e9, 2e9};
+    const std::vector<double> last_w = {0.5, 0.6}, first_f = {0.002, 0.01};
+    const double scatter = 4e9 / 2 / a100_bus, all_gather = 2e9 / 2 / a100_bus;
+    // After the pipeline: reduce-scatter and all-gather back to back, hidden by the makespan.
+    const GradientReduction both =
+        gradient_reduction(a100, rail, gradient, gather, last_w, 1.0, true);
+    CHECK(both.longest == Approx(scatter + all_gather));
+    CHECK(both.gather_exposed == 0);
+    CHECK(both.iteration_time == Approx(1.0));
+    // Moved: the end reduce-scatters only, and device 0's first forward (2 ms) hides 2 of the
+    // gather's 5 ms, device 1's (10 ms) all of it; the iteration starts 3 ms late.
+    const GradientReduction moved =
+        gradient_reduction(a100, rail, gradient, gather, last_w, 1.0, true, first_f, true);
+    CHECK(moved.longest == Approx(scatter));
+    CHECK(moved.gather_seconds == Approx(all_gather));
+    CHECK(moved.gather_exposed == Approx(all_gather - 0.002));
+    CHECK(moved.iteration_time == Approx(1.0 + all_gather - 0.002));
+    // Never longer than the gather after the reduce-scatter at the end of a pipeline that
+    // leaves it exposed (makespan 0.5: both devices' reductions end the iteration).
+    const GradientReduction late =
+        gradient_reduction(a100, rail, gradient, gather, last_w, 0.5, false);
+    const GradientReduction late_moved =
+        gradient_reduction(a100, rail, gradient, gather, last_w, 0.5, false, first_f, true);
+    CHECK(late.iteration_time == Approx(0.5 + scatter + all_gather));
+    CHECK(late_moved.iteration_time == Approx(0.5 + scatter + all_gather - 0.002));
+    CHECK(late_moved.iteration_time <= late.iteration_time);
+}
+
+TEST_CASE("analyze and simulate agree on an overlapped parameter all-gather",
+          "[analysis][dp][simgrid]") {
+    // 64 replicas across DGX A100 nodes, the gradients reduced after the pipeline: moving the
+    // all-gather to the first forward takes it off the end of the iteration, less what that
+    // forward does not hide, in both engines.
+    PipelineSpec spec = dp_spec(64, 1, 2);
+    spec.generator.microbatches = 2;
+    spec.costs.model->optimizer.distributed = true;
+    AnalyticEngine engine = overlapped(false);
+    const Analysis after = run(spec, engine);
+    engine.overlap_param_gather = true;
+    const Analysis moved = run(spec, engine);
+    REQUIRE(moved.param_gather_time > 0);
+    CHECK(moved.param_gather_exposed < moved.param_gather_time);
+    CHECK(moved.iteration_time ==
+          Approx(after.iteration_time - moved.param_gather_time + moved.param_gather_exposed));
+    const auto simulated = [&](bool move) {
+        const std::string result = run_in_child([&] {
+            SimGridEngine sim;
+            sim.cluster = simgrid::load_cluster("dgx-a100:16");
+            sim.options.nccl_algo = simgrid::NcclAlgo::ring;
+            sim.options.overlap_grad_reduce = false;
+            sim.options.overlap_param_gather = move;
+            return fmt::format("{:.17g}", run(spec, sim).iteration_time);
+        });
+        INFO(result);
+        double time = 0;
+        REQUIRE(std::sscanf(result.c_str(), "%lf", &time) == 1);
+        return time;
+    };
+    const double before = simulated(false), after_moving = simulated(true);
+    CHECK(after_moving < before);
+    CHECK(after_moving == Approx(moved.iteration_time).epsilon(0.02));
+    CHECK(before == Approx(after.iteration_time).epsilon(0.02));
+}
+
+TEST_CASE("--overlap-param-gather needs an optimizer that gathers parameters",
+          "[analysis][dp][cli]") {
+    const std::string model = "analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 1 ";
+    const auto plain = run_pipesim(model + "--dp 2 --overlap-param-gather");
+    CHECK(plain.exit_code == 2);
+    CHECK_THAT(plain.err, Catch::Contains("give --dist-opt or --zero 1|2"));
+    const auto zero3 = run_pipesim(model + "--dp 2 --zero 3 --overlap-param-gather");
+    CHECK(zero3.exit_code == 2);
+    CHECK_THAT(zero3.err, Catch::Contains("ZeRO-3 gathers the parameters before every pass"));
+    const auto ok = run_pipesim(model + "--dp 2 --dist-opt --overlap-param-gather --json");
+    CHECK(ok.exit_code == 0);
+    CHECK(ok.out.find("\"param_gather_time\"") != std::string::npos);
 }

@@ -29,25 +29,37 @@ GradientReduction gradient_reduction(const models::GpuSpec& gpu, Rail rail,
                                      const std::vector<double>& gradient_bytes,
                                      const std::vector<double>& gather_bytes,
                                      const std::vector<double>& last_gradient_start,
-                                     double makespan, bool overlap) {
+                                     double makespan, bool overlap,
+                                     const std::vector<double>& first_forward_end,
+                                     bool overlap_gather) {
     const std::size_t devices = gradient_bytes.size();
-    if (last_gradient_start.size() != devices ||
-        (!gather_bytes.empty() && gather_bytes.size() != devices))
+    const bool sharded = !gather_bytes.empty();
+    const bool moved_gather = sharded && overlap_gather;
+    if (last_gradient_start.size() != devices || (sharded && gather_bytes.size() != devices) ||
+        (moved_gather && first_forward_end.size() != devices))
         throw std::invalid_argument(fmt::format(
-            "gradient reduction: {} devices' gradient bytes, {} gather sizes, {} start times",
-            devices, gather_bytes.size(), last_gradient_start.size()));
+            "gradient reduction: {} devices' gradient bytes, {} gather sizes, {} start "
+            "times, {} first forward ends",
+            devices, gather_bytes.size(), last_gradient_start.size(), first_forward_end.size()));
     GradientReduction r;
     r.iteration_time = makespan;
-    const bool sharded = !gather_bytes.empty();
     for (std::size_t d = 0; d < devices; ++d) {
-        const double seconds = ring_reduce_seconds(gpu, rail, gradient_bytes[d],
-                                                   sharded ? gather_bytes[d] : 0.0, sharded);
+        // With the gather moved, the end of the iteration reduce-scatters only.
+        const double gather = sharded ? gather_bytes[d] : 0.0;
+        const double seconds =
+            ring_reduce_seconds(gpu, rail, gradient_bytes[d], moved_gather ? 0.0 : gather, sharded);
         r.seconds.push_back(seconds);
         r.longest = std::max(r.longest, seconds);
         if (seconds > 0)
             r.iteration_time =
                 std::max(r.iteration_time, (overlap ? last_gradient_start[d] : makespan) + seconds);
+        if (moved_gather) {
+            const double moving = ring_reduce_seconds(gpu, rail, 0.0, gather, true);
+            r.gather_seconds = std::max(r.gather_seconds, moving);
+            r.gather_exposed = std::max(r.gather_exposed, moving - first_forward_end[d]);
+        }
     }
+    r.iteration_time += r.gather_exposed;
     return r;
 }
 

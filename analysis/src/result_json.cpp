@@ -17,8 +17,12 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
     j["iteration_time"] = a.iteration_time;
     if (!a.cluster && a.grad_reduce_time > 0) {  // the analytic closed form (grad_reduce.hpp)
         j["grad_reduce_time"] = a.grad_reduce_time;
-        j["grad_reduce_exposed"] = a.iteration_time - a.metrics.makespan;
+        j["grad_reduce_exposed"] = a.iteration_time - a.param_gather_exposed - a.metrics.makespan;
         j["grad_reduce_algorithm"] = "ring";
+        if (a.param_gather_time > 0) {
+            j["param_gather_time"] = a.param_gather_time;
+            j["param_gather_exposed"] = a.param_gather_exposed;
+        }
     }
     j["samples_per_second"] = model.samples_per_second;
     j["tokens_per_second"] = model.tokens_per_second;

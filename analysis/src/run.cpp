@@ -143,7 +143,7 @@ void finish(Analysis& a, double iteration_time) {
 // The makespan, or with dp·C > 1 the end of the last gradient reduction if later (the closed
 // form of grad_reduce.hpp on the bytes the SimGrid engine reduces); sets a.grad_reduce_time.
 double reduced_iteration_time(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine,
-                              const std::vector<double>& last_gradient_start) {
+                              const sim::ReplayResult& replayed) {
     const ModelAnalysis& model = *a.model;
     const int ranks = spec.dp * std::max(model.workload.cp, 1);
     if (ranks < 2) return -1;
@@ -151,8 +151,11 @@ double reduced_iteration_time(Analysis& a, const PipelineSpec& spec, const Analy
         gradient_bytes(model.plan, a.schedule, spec.costs.model->optimizer.sharding());
     const GradientReduction r = gradient_reduction(
         model.gpu, gradient_rail(spec.tp, ranks), bytes.gradient, bytes.param_gather,
-        last_gradient_start, a.metrics.makespan, engine.overlap_grad_reduce);
+        replayed.last_gradient_start, a.metrics.makespan, engine.overlap_grad_reduce,
+        replayed.first_forward_end, engine.overlap_param_gather);
     a.grad_reduce_time = r.longest;
+    a.param_gather_time = r.gather_seconds;
+    a.param_gather_exposed = r.gather_exposed;
     return r.iteration_time;
 }
 
@@ -181,7 +184,7 @@ void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& e
     a.timeline = std::move(replayed.timeline);
     a.metrics = std::move(replayed.metrics);
     if (a.model) a.timeline.time_unit = "s";
-    finish(a, a.model ? reduced_iteration_time(a, spec, engine, replayed.last_gradient_start) : -1);
+    finish(a, a.model ? reduced_iteration_time(a, spec, engine, replayed) : -1);
 }
 
 void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {

@@ -35,7 +35,8 @@ class PipesimWarning(UserWarning):
 _PIPELINE_KEYS = ("v", "group_size", "costs", "comm", "mem_w_ratio", "dp", "tp") + \
     _spec.MODEL_KEYS
 _ENGINE_DEFAULTS = {"cluster": None, "layout_order": None, "message_bytes": 0.0,
-                    "grad_bytes": 0.0, "overlap_grad_reduce": True, "bw_scale": 1.0,
+                    "grad_bytes": 0.0, "overlap_grad_reduce": True,
+                    "overlap_param_gather": False, "bw_scale": 1.0,
                     "lat_scale": 1.0, "stragglers": None, "nccl_algo": None}
 
 
@@ -58,7 +59,8 @@ def _warn(messages):
         _warnings.warn(message, PipesimWarning, stacklevel=3)
 
 
-def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True, **options):
+def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
+            overlap_param_gather=False, **options):
     """Runs `schedule` (a registered name such as "zb-h1", or a Schedule) on p devices with m
     microbatches through the exact analytic replay and returns a Result.
 
@@ -67,22 +69,27 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True, **option
     model, gpu, mb, seq, sequence_parallel, recompute, efficiency, calibration, dist_opt,
     first_stage_layers, last_stage_layers, zero (ZeRO stage 1-3), cp (context-parallel
     degree), tp_comm_overlap, with dp and tp; overlap_grad_reduce (with dp or cp above 1: the
-    gradient reduction during the last backward, else after the pipeline).
+    gradient reduction during the last backward, else after the pipeline);
+    overlap_param_gather (with dist_opt or zero 1-2: the parameter all-gather beside the first
+    forward instead of after the reduce-scatter).
     """
     spec = _pipeline("analyze", schedule, p, m, options)
-    result = Result(_pipesim.analyze(spec, bool(overlap_grad_reduce)))
+    _spec.check_param_gather(spec, overlap_param_gather)
+    result = Result(_pipesim.analyze(spec, bool(overlap_grad_reduce),
+                                     bool(overlap_param_gather)))
     _warn(result.warnings)
     return result
 
 
 def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
-             message_bytes=0.0, grad_bytes=0.0, overlap_grad_reduce=True, bw_scale=1.0,
-             lat_scale=1.0, stragglers=None, nccl_algo=None, **options):
+             message_bytes=0.0, grad_bytes=0.0, overlap_grad_reduce=True,
+             overlap_param_gather=False, bw_scale=1.0, lat_scale=1.0, stragglers=None,
+             nccl_algo=None, **options):
     """Runs `schedule` on the SimGrid model of a GPU cluster (`cluster`: a preset such as
     "dgx-h100", "dgx-h100:4" for 4 nodes, or a cluster JSON file) and returns a Result whose
     fields are those of `pipesim simulate --json`. Times are seconds: give costs in seconds or
     a model. dp and tp lay the pipeline out on the cluster; layout_order, message_bytes,
-    grad_bytes, overlap_grad_reduce, bw_scale, lat_scale, stragglers ({gpu: factor}) and
+    grad_bytes, overlap_grad_reduce, overlap_param_gather, bw_scale, lat_scale, stragglers ({gpu: factor}) and
     nccl_algo ("ring", "tree" or "auto"; None: the cluster's) as the command line's flags. Each simulation runs in a child process (SimGrid runs one
     simulation per process).
     """
@@ -90,8 +97,10 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
         raise ValueError("comm is the analytic replay's latency; simulate takes latencies "
                          "from the cluster (see lat_scale)")
     spec = _pipeline("simulate", schedule, p, m, options, layout_without_model=True)
+    _spec.check_param_gather(spec, overlap_param_gather)
     engine = _spec.engine_dict(cluster, layout_order, message_bytes, grad_bytes,
-                               overlap_grad_reduce, bw_scale, lat_scale, stragglers, nccl_algo)
+                               overlap_grad_reduce, bw_scale, lat_scale, stragglers, nccl_algo,
+                               overlap_param_gather)
     result = Result(_pipesim.simulate(spec, engine))
     _warn(result.warnings)
     return result

@@ -163,8 +163,23 @@ def check_sharding(model, dp, tp):
                          "T > 1")
 
 
+def check_param_gather(spec, overlap_param_gather):
+    """overlap_param_gather moves the sharded optimizer's parameter all-gather (as the command
+    line's --overlap-param-gather): it needs dist_opt or zero 1 or 2."""
+    if not overlap_param_gather:
+        return
+    model = spec.get("model")
+    sharding = 0 if model is None else (model["zero"] or (1 if model["dist_opt"] else 0))
+    if sharding == 3:
+        raise ValueError("overlap_param_gather: ZeRO-3 gathers the parameters before every "
+                         "pass already; there is no all-gather after the step to move")
+    if sharding < 1:
+        raise ValueError("overlap_param_gather moves the sharded optimizer's parameter "
+                         "all-gather: give dist_opt=True or zero=1|2 (with a model)")
+
+
 def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_reduce,
-                bw_scale, lat_scale, stragglers, nccl_algo=None):
+                bw_scale, lat_scale, stragglers, nccl_algo=None, overlap_param_gather=False):
     if cluster is None:
         raise ValueError("missing cluster=NAME|FILE ('pipesim list' shows the presets)")
     pairs = []
@@ -179,6 +194,7 @@ def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_r
         "message_bytes": number("message_bytes", message_bytes),
         "grad_bytes": number("grad_bytes", grad_bytes),
         "overlap_grad_reduce": bool(overlap_grad_reduce),
+        "overlap_param_gather": bool(overlap_param_gather),
         "bw_scale": number("bw_scale", bw_scale, 0.0, low_open=True),
         "lat_scale": number("lat_scale", lat_scale),
         "stragglers": pairs,

@@ -151,3 +151,25 @@ def test_data_parallel_reduction_is_charged_as_on_the_command_line(cli):
     assert r.makespan < r.iteration_time <= r.makespan + r.grad_reduce_time
     after = pipesim.analyze(**args, overlap_grad_reduce=False)
     assert after.iteration_time == pytest.approx(after.makespan + after.grad_reduce_time)
+
+
+def test_parameter_all_gather_moves_as_on_the_command_line(cli):
+    # The distributed optimizer over 4 replicas, reduced after the pipeline: with the
+    # all-gather moved beside the first forward, the end of the iteration reduce-scatters only.
+    args = dict(schedule="1f1b", p=4, m=8, model="zb-1.5b", gpu="a100-80gb", mb=1, dp=4,
+                dist_opt=True, overlap_grad_reduce=False)
+    after = pipesim.analyze(**args)
+    moved = pipesim.analyze(**args, overlap_param_gather=True)
+    expected = cli("analyze", "-s", "1f1b", "-p", 4, "-m", 8, "--model", "zb-1.5b", "--gpu",
+                   "a100-80gb", "--mb", 1, "--dp", 4, "--dist-opt", "--no-overlap-grad-reduce",
+                   "--overlap-param-gather", "--json")
+    assert moved.iteration_time == expected["iteration_time"]
+    assert moved.param_gather_time == expected["param_gather_time"]
+    # Reduce-scatter of S fp32 bytes and all-gather of S/2 bf16 bytes, both (n-1)/n at the
+    # same rate: the gather is a third of the pair.
+    assert moved.param_gather_time == pytest.approx(after.grad_reduce_time / 3)
+    assert moved.grad_reduce_time == pytest.approx(after.grad_reduce_time * 2 / 3)
+    assert moved.iteration_time < after.iteration_time
+    with pytest.raises(ValueError, match="give dist_opt=True or zero=1"):
+        pipesim.analyze(schedule="1f1b", p=4, m=8, model="zb-1.5b", gpu="a100-80gb", mb=1,
+                        dp=4, overlap_param_gather=True)

@@ -129,14 +129,20 @@ ReplayResult replay_with_metrics(const Schedule& schedule, const StageCosts& cos
     MetricsBuilder metrics(schedule.devices, schedule.stages(), schedule.microbatches, memory);
     ReplayResult result;
     result.last_gradient_start.assign(static_cast<std::size_t>(schedule.devices), 0.0);
-    result.timeline = replay_walk(
-        schedule, costs, options, [&](int device, const Op& op, double start, double finish) {
-            metrics.add(device, op, start, finish);
-            // A device times its ops in its order: the last seen is
-            // its last.
-            if (op.pass == Pass::W || op.pass == Pass::BW)
-                result.last_gradient_start[static_cast<std::size_t>(device)] = start;
-        });
+    result.first_forward_end.assign(static_cast<std::size_t>(schedule.devices), -1.0);
+    result.timeline = replay_walk(schedule, costs, options,
+                                  [&](int device, const Op& op, double start, double finish) {
+                                      metrics.add(device, op, start, finish);
+                                      // A device times its ops in its order: the last seen is its
+                                      // last, the first its first.
+                                      const auto d = static_cast<std::size_t>(device);
+                                      if (op.pass == Pass::W || op.pass == Pass::BW)
+                                          result.last_gradient_start[d] = start;
+                                      if (op.pass == Pass::F && result.first_forward_end[d] < 0)
+                                          result.first_forward_end[d] = finish;
+                                  });
+    for (double& end : result.first_forward_end)
+        end = std::max(end, 0.0);
     result.metrics = metrics.finish();
     return result;
 }

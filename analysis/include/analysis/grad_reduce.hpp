@@ -45,16 +45,28 @@ struct GradientReduction {
     /// starts at last_gradient_start[d] (the start of its last W or BW, when Megatron-LM's
     /// --overlap-grad-reduce and DDP reduce their buckets) with `overlap`, else at the makespan.
     double iteration_time = 0;
+    /// With the parameter all-gather overlapped (`overlap_gather`): the longest gather and
+    /// the most of one that its device's first forward does not hide (added to
+    /// iteration_time). 0 otherwise.
+    double gather_seconds = 0;
+    double gather_exposed = 0;
 };
 
 /// gradient_bytes/gather_bytes per device (analysis::gradient_bytes(); gather_bytes empty
 /// without sharding), the rail, the replay's makespan and per-device last weight-gradient
-/// starts (sim::ReplayResult::last_gradient_start). Throws std::invalid_argument when the
+/// starts (sim::ReplayResult::last_gradient_start). With sharding and `overlap_gather`
+/// (Megatron-LM's --overlap-param-gather) the parameter all-gather leaves the end of the
+/// iteration: it runs from the iteration's start (the previous step's update) beside the
+/// device's first forward, which needs the parameters layer by layer, so device d exposes
+/// max(0, gather − first_forward_end[d]) (sim::ReplayResult::first_forward_end), and the
+/// iteration grows by the most any device exposes. Throws std::invalid_argument when the
 /// vectors' sizes differ.
 GradientReduction gradient_reduction(const models::GpuSpec& gpu, Rail rail,
                                      const std::vector<double>& gradient_bytes,
                                      const std::vector<double>& gather_bytes,
                                      const std::vector<double>& last_gradient_start,
-                                     double makespan, bool overlap);
+                                     double makespan, bool overlap,
+                                     const std::vector<double>& first_forward_end = {},
+                                     bool overlap_gather = false);
 
 }  // namespace pipesim::analysis

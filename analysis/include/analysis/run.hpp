@@ -33,6 +33,11 @@ struct AnalyticEngine {
     /// when its last W or BW starts (Megatron-LM's --overlap-grad-reduce); false: after the
     /// whole pipeline. The SimGrid engine's is SimOptions::overlap_grad_reduce.
     bool overlap_grad_reduce = true;
+    /// With a sharded optimizer (--dist-opt, ZeRO 1 or 2), the parameter all-gather runs
+    /// beside each device's first forward instead of after the reduce-scatter
+    /// (grad_reduce.hpp; Megatron-LM's --overlap-param-gather). The SimGrid engine's is
+    /// SimOptions::overlap_param_gather.
+    bool overlap_param_gather = false;
 };
 
 /// The SimGrid model of a GPU cluster: links, NICs, contention, the gradient all-reduce.
@@ -84,6 +89,10 @@ struct Analysis {
     /// The longest data-parallel gradient reduction of any device (seconds; 0 without a model
     /// or with dp·C = 1): the closed form of grad_reduce.hpp, or SimGrid's simulated one.
     double grad_reduce_time = 0;
+    /// With the parameter all-gather overlapped (analytic engine): the longest gather and
+    /// the most of one its device's first forward does not hide (part of iteration_time).
+    double param_gather_time = 0;
+    double param_gather_exposed = 0;
     int dp = 1;                          ///< replicas that ran the pipeline side by side
     std::optional<ModelAnalysis> model;  ///< with a model: memory, throughput, MFU over dp·p·t
     std::optional<ClusterRun> cluster;   ///< with the SimGrid engine

@@ -58,6 +58,9 @@ struct ReplayResult {
     /// Per device, the start of its last weight-gradient op (W or BW; 0 for a device with
     /// none): where an overlapped data-parallel gradient reduction may begin.
     std::vector<double> last_gradient_start;
+    /// Per device, the end of its first F (0 for a device with none): what a parameter
+    /// all-gather started with the iteration may hide behind.
+    std::vector<double> first_forward_end;
 };
 
 /// replay() that also computes the metrics while the ops are timed, so that with

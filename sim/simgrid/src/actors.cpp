@@ -169,6 +169,11 @@ void DeviceActor::run() {
                     s_.workload.tp_overlap * std::min(compute, sg::Engine::get_clock() - before);
         }
         if (tp_overlap && compute > 0) sg::this_actor::sleep_for(compute);
+        if (op.pass == Pass::F && s_.gather_pending[device_]) {  // its layers need them
+            std::unique_lock lock(*s_.mutex);
+            while (s_.gather_pending[device_])
+                s_.changed->wait(lock);
+        }
         const double end = sg::Engine::get_clock();
         if (replica_ == 0) s_.timeline->device_ops[device_].push_back(TimedOp{op, start, end});
         if (in_pair) send_output(ops[k - 1]);
@@ -237,6 +242,24 @@ void DeviceActor::send_output(const Op& op) {
 
 void GradientReducer::operator()() {
     try {
+        const std::vector<std::vector<int>> rings =
+            gradient_rings(s_.layout, device_, s_.gpus_per_node);
+        const double channels = static_cast<double>(rings.size()) / s_.layout.tp;
+        RingCollective reduce = s_.collective(rings);
+        // The previous step's parameters, all-gathered beside the first forward.
+        const bool gather_first = s_.gather_pending[device_] != 0;
+        if (gather_first) {
+            const double start = sg::Engine::get_clock();
+            const double gather = s_.workload.param_gather_bytes[device_];
+            reduce.run(CollectiveKind::all_gather, gather / channels, 1, s_.collectives);
+            if (s_.options.record_transfers)
+                s_.timeline->transfers.push_back(Transfer{device_, device_, Op{}, Op{}, gather,
+                                                          start, sg::Engine::get_clock(),
+                                                          TransferKind::data_parallel});
+            const std::unique_lock lock(*s_.mutex);
+            s_.gather_pending[device_] = 0;
+            s_.changed->notify_all();
+        }
         {
             std::unique_lock lock(*s_.mutex);
             const int total = s_.replicas * s_.layout.pp;
@@ -244,17 +267,14 @@ void GradientReducer::operator()() {
                                                   : s_.all_done < total)
                 s_.changed->wait(lock);
         }
-        const std::vector<std::vector<int>> rings =
-            gradient_rings(s_.layout, device_, s_.gpus_per_node);
-        const double channels = static_cast<double>(rings.size()) / s_.layout.tp;
-        RingCollective reduce = s_.collective(rings);
         const double start = sg::Engine::get_clock();
         const double bytes = s_.workload.gradient_bytes[device_];
         const double gather =
             s_.workload.param_gather_bytes.empty() ? 0.0 : s_.workload.param_gather_bytes[device_];
         if (!s_.workload.param_gather_bytes.empty()) {  // sharded: ZeRO-3 gathers no update
             reduce.run(CollectiveKind::reduce_scatter, bytes / channels, 1, s_.collectives);
-            reduce.run(CollectiveKind::all_gather, gather / channels, 1, s_.collectives);
+            if (!gather_first)
+                reduce.run(CollectiveKind::all_gather, gather / channels, 1, s_.collectives);
         } else if (s_.reduce_algorithm[device_] == NcclAlgo::tree) {
             TreeCollective(gradient_trees(s_.layout, device_, s_.gpus_per_node), s_.hosts,
                            s_.gpus_per_node, s_.intra_node_scale)

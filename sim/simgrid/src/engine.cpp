@@ -180,6 +180,12 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     s.finish.assign(static_cast<std::size_t>(replicas) * p, 0.0);
     s.devices_done.assign(static_cast<std::size_t>(p), 0);
     s.last_gradient_started.assign(static_cast<std::size_t>(p), 0);
+    s.gather_pending.assign(static_cast<std::size_t>(p), 0);
+    if (options.overlap_param_gather && !workload.param_gather_bytes.empty() &&
+        layout.dp * layout.cp > 1)
+        for (int d = 0; d < p; ++d)
+            s.gather_pending[d] =
+                workload.gradient_bytes[d] > 0 && workload.param_gather_bytes[d] > 0 ? 1 : 0;
     s.gpus_per_node = cluster.gpus_per_node;
     if (cluster.intra_node_collective_bandwidth > 0)
         s.intra_node_scale = cluster.intra_node.bandwidth / cluster.intra_node_collective_bandwidth;

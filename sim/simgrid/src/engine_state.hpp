@@ -60,6 +60,9 @@ struct EngineState {
     std::vector<double> finish;                      // per (replica, device)
     std::vector<int> devices_done;                   // per device: replicas finished
     std::vector<int> last_gradient_started;          // per device: replicas in their last W or BW
+    // Per device: 1 while its parameter all-gather, moved to the iteration's start
+    // (SimOptions::overlap_param_gather), is still running; its first F waits for it.
+    std::vector<std::uint8_t> gather_pending;
     int all_done = 0;
     ::simgrid::s4u::MutexPtr mutex;
     ::simgrid::s4u::ConditionVariablePtr changed;

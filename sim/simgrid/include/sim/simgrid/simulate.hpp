@@ -97,6 +97,11 @@ struct SimOptions {
     /// (Megatron-LM's --overlap-grad-reduce and PyTorch DDP's buckets), instead of after the
     /// whole pipeline (Megatron-LM's local DDP before the distributed optimizer).
     bool overlap_grad_reduce = true;
+    /// With sharded optimizer state (SimWorkload::param_gather_bytes), all-gather a device's
+    /// updated parameters from the iteration's start, beside its first forward, instead of
+    /// after its reduce-scatter (Megatron-LM's --overlap-param-gather): that forward ends no
+    /// earlier than the gather.
+    bool overlap_param_gather = false;
     bool record_transfers = true;
     /// Simulate one replica's pipeline (and every replica's collectives) when the replicas
     /// are identical; see SimMode.
