@@ -166,7 +166,7 @@ TEST_CASE("a results file cut short drops its last row and a foreign header is r
     CHECK(f.incomplete_tail);
     CHECK_THROWS_WITH(parse_results("r.csv", "a,b,c\n"), Catch::Contains("r.csv:1:1"));
     CHECK_THROWS_WITH(parse_results("r.csv", csv_header() + "\n1,analytic\n"),
-                      Catch::Contains("r.csv:2:1: expected 42 fields"));
+                      Catch::Contains("r.csv:2:1: expected 43 fields"));
 }
 
 TEST_CASE("merging keeps one row per job, in job order, and prefers finished rows to errors",
@@ -325,6 +325,7 @@ TEST_CASE("grids sweep context parallelism, ZeRO, overlap flags and NCCL's algor
     Result r;
     r.job = jobs[23];
     r.job.tp_comm_overlap = true;
+    r.job.overlap_param_gather = true;
     const ResultsFile back = parse_results("r.csv", csv_header() + "\n" + csv_row(r) + "\n");
     REQUIRE(back.rows.size() == 1);
     const Job& j = back.rows[0].job;
@@ -332,6 +333,7 @@ TEST_CASE("grids sweep context parallelism, ZeRO, overlap flags and NCCL's algor
     CHECK(j.zero == 1);
     CHECK(j.tp_comm_overlap);
     CHECK_FALSE(j.overlap_grad_reduce);
+    CHECK(j.overlap_param_gather);
     CHECK(j.nccl_algo == "tree");
     CHECK(job_key(j) == job_key(r.job));
     // The SimGrid engine takes the job's algorithm and overlap.
@@ -381,6 +383,20 @@ TEST_CASE("sweep jobs shard the optimizer, split sequences and overlap the reduc
     CHECK(plain2.peak_memory == Approx(plain4.peak_memory));
     CHECK((plain2.peak_memory - zero2.peak_memory) / (plain4.peak_memory - zero4.peak_memory) ==
           Approx(2.0 / 3.0));
+    // The parameter all-gather beside the first forward, reduced after the pipeline: the
+    // end of the iteration loses the gather (a third of the reduce-scatter and gather pair)
+    // less what the first forward does not hide.
+    Job moved = job;
+    moved.dp = 2;
+    moved.zero = 1;
+    moved.overlap_grad_reduce = false;
+    const Result gather_after = run_job(moved);
+    moved.overlap_param_gather = true;
+    const Result gather_moved = run_job(moved);
+    REQUIRE(gather_moved.status == Status::ok);
+    CHECK(gather_moved.iteration_time < gather_after.iteration_time);
+    moved.zero = 0;
+    CHECK_THAT(run_job(moved).reason, Catch::Contains("ZeRO stage 1 or 2"));
     // With one rank there is nothing to shard: an infeasible row that says so.
     const Result alone = run(1, 1);
     CHECK(alone.status == Status::infeasible);

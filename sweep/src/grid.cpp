@@ -173,6 +173,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
                     "zero",
                     "tp_comm_overlap",
                     "overlap_grad_reduce",
+                    "overlap_param_gather",
                     "nccl_algo"});
     if (doc.has("/description")) doc.string("/description", 1 << 16);
     Grid grid;
@@ -214,6 +215,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.zero = int_axis(doc, "zero", 0, 3);
     grid.tp_comm_overlap = bool_axis(doc, "tp_comm_overlap");
     grid.overlap_grad_reduce = bool_axis(doc, "overlap_grad_reduce");
+    grid.overlap_param_gather = bool_axis(doc, "overlap_param_gather");
     grid.nccl_algo = string_axis(
         doc, "nccl_algo", [](const std::string& name) { (void)simgrid::parse_nccl_algo(name); });
 
@@ -232,8 +234,8 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     if (!grid.models.empty() && doc.has("/mem_w_ratio"))
         throw doc.error_at("/mem_w_ratio", "\"mem_w_ratio\" cannot be combined with \"model\"");
     if (grid.models.empty())
-        for (const char* key :
-             {"/mb", "/recompute", "/cp", "/zero", "/tp_comm_overlap", "/overlap_grad_reduce"})
+        for (const char* key : {"/mb", "/recompute", "/cp", "/zero", "/tp_comm_overlap",
+                                "/overlap_grad_reduce", "/overlap_param_gather"})
             if (doc.has(key))
                 throw doc.error_at(key, fmt::format("\"{}\" needs a \"model\"", key + 1));
     bool simgrid = false;
@@ -303,6 +305,7 @@ std::vector<std::size_t> axis_sizes(const Grid& grid, Engine engine) {
             size(grid.zero),
             size(grid.tp_comm_overlap),
             size(grid.overlap_grad_reduce),
+            size(grid.overlap_param_gather),
             sg ? size(grid.nccl_algo) : 1};
 }
 
@@ -340,6 +343,7 @@ std::vector<Job> expand(const Grid& grid) {
     const auto zeros = or_default(grid.zero, d.zero);
     const auto tp_overlaps = or_default(grid.tp_comm_overlap, d.tp_comm_overlap);
     const auto grad_overlaps = or_default(grid.overlap_grad_reduce, d.overlap_grad_reduce);
+    const auto gather_overlaps = or_default(grid.overlap_param_gather, d.overlap_param_gather);
     std::vector<Job> jobs;
     for (Engine engine : or_default(grid.engines, Engine::analytic)) {
         // The analytic engine has no cluster; SimGrid takes latencies from the cluster.
@@ -373,7 +377,8 @@ std::vector<Job> expand(const Grid& grid) {
             j.zero = zeros[at[16]];
             j.tp_comm_overlap = tp_overlaps[at[17]];
             j.overlap_grad_reduce = grad_overlaps[at[18]];
-            j.nccl_algo = algos[at[19]];
+            j.overlap_param_gather = gather_overlaps[at[19]];
+            j.nccl_algo = algos[at[20]];
             jobs.push_back(std::move(j));
         } while (advance(at, sizes));
     }

@@ -69,11 +69,13 @@ analysis::Engine job_engine(const Job& job) {
     if (job.engine == Engine::analytic)
         return analysis::AnalyticEngine{.record_transfers = false,
                                         .record_ops = false,
-                                        .overlap_grad_reduce = job.overlap_grad_reduce};
+                                        .overlap_grad_reduce = job.overlap_grad_reduce,
+                                        .overlap_param_gather = job.overlap_param_gather};
     analysis::SimGridEngine engine;
     engine.cluster = analysis::load_checked_cluster(job.cluster);
     engine.options.record_transfers = false;
     engine.options.overlap_grad_reduce = job.overlap_grad_reduce;
+    engine.options.overlap_param_gather = job.overlap_param_gather;
     if (!job.nccl_algo.empty()) engine.options.nccl_algo = simgrid::parse_nccl_algo(job.nccl_algo);
     simgrid::Layout layout{job.dp, job.p, job.tp};
     layout.cp = job.cp;
@@ -92,6 +94,9 @@ void check_parallelism(const Job& job) {
                         job.zero));
     if (job.tp_comm_overlap && job.tp < 2)
         throw std::invalid_argument("tp_comm_overlap needs tp > 1");
+    if (job.overlap_param_gather && (job.zero < 1 || job.zero > 2))
+        throw std::invalid_argument(
+            "overlap_param_gather moves the parameter all-gather of ZeRO stage 1 or 2");
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ constexpr const char* choice_columns[] = {"v",
                                           "zero",
                                           "tp_comm_overlap",
                                           "overlap_grad_reduce",
+                                          "overlap_param_gather",
                                           "nccl_algo"};
 
 std::size_t column_index(const std::string& flag, const std::string& column) {

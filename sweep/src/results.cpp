@@ -16,7 +16,7 @@ namespace pipesim::sweep {
 namespace {
 
 // The columns, in order: the job's parameters, then its outcome.
-constexpr std::array<const char*, 42> columns = {"job",
+constexpr std::array<const char*, 43> columns = {"job",
                                                  "engine",
                                                  "schedule",
                                                  "p",
@@ -37,6 +37,7 @@ constexpr std::array<const char*, 42> columns = {"job",
                                                  "zero",
                                                  "tp_comm_overlap",
                                                  "overlap_grad_reduce",
+                                                 "overlap_param_gather",
                                                  "nccl_algo",
                                                  "status",
                                                  "reason",
@@ -102,6 +103,7 @@ std::vector<std::string> parameter_fields(const Job& j) {
             std::to_string(j.zero),
             j.tp_comm_overlap ? "true" : "false",
             j.overlap_grad_reduce ? "true" : "false",
+            j.overlap_param_gather ? "true" : "false",
             j.nccl_algo};
 }
 
@@ -221,6 +223,7 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     j.zero = row.integer(c++);
     j.tp_comm_overlap = row.boolean(c++);
     j.overlap_grad_reduce = row.boolean(c++);
+    j.overlap_param_gather = row.boolean(c++);
     j.nccl_algo = row.text(c++);
     r.status = parse_status(row, c++);
     r.reason = row.text(c++);

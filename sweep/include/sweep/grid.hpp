@@ -37,8 +37,9 @@ struct Job {
     double mem_limit = 0;
     int cp = 1;    ///< context-parallel degree (ring attention; with a model)
     int zero = 0;  ///< ZeRO stage over the dp·cp ranks, 0..3 (1: the distributed optimizer)
-    bool tp_comm_overlap = false;     ///< TP collectives overlapped with the GEMMs (tp > 1)
-    bool overlap_grad_reduce = true;  ///< DP gradient reduction overlapped with the backward
+    bool tp_comm_overlap = false;       ///< TP collectives overlapped with the GEMMs (tp > 1)
+    bool overlap_grad_reduce = true;    ///< DP gradient reduction overlapped with the backward
+    bool overlap_param_gather = false;  ///< ZeRO 1–2: the parameter all-gather beside F
     /// simgrid engine: the gradient all-reduce's algorithm, "ring", "tree" or "auto"; empty:
     /// the cluster's.
     std::string nccl_algo;
@@ -68,6 +69,7 @@ struct Grid {
     std::vector<int> zero;
     std::vector<bool> tp_comm_overlap;
     std::vector<bool> overlap_grad_reduce;
+    std::vector<bool> overlap_param_gather;
     std::vector<std::string> nccl_algo;
 };
 
@@ -89,7 +91,8 @@ std::size_t job_count(const Grid& grid);
 
 /// All jobs, in a fixed order (engine, model, gpu, cluster, schedule, p, m, v, mb, tp, dp,
 /// recompute, costs, comm, mem_w_ratio, mem_limit, cp, zero, tp_comm_overlap,
-/// overlap_grad_reduce, nccl_algo; the last varies fastest), numbered from 0.
+/// overlap_grad_reduce, overlap_param_gather, nccl_algo; the last varies fastest), numbered
+/// from 0.
 /// Throws std::invalid_argument for more than max_jobs jobs.
 std::vector<Job> expand(const Grid& grid);
 
