@@ -265,7 +265,7 @@ TEST_CASE("analyze and simulate agree on an overlapped parameter all-gather",
     CHECK(before == Approx(after.iteration_time).epsilon(0.02));
 }
 
-TEST_CASE("--overlap-param-gather needs an optimizer that gathers parameters",
+TEST_CASE("moving the parameter all-gather needs an optimizer that gathers parameters",
           "[analysis][dp][cli]") {
     const std::string model = "analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 1 ";
     const auto plain = run_pipesim(model + "--dp 2 --overlap-param-gather");
