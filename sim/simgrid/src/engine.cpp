@@ -51,10 +51,11 @@ std::vector<double> device_slowdowns(const ClusterSpec& cluster, const Layout& l
 }
 
 // The transfers replica 0 records: per op its input from another device (W has none), its
-// tensor-parallel all-reduces and its K/V ring; per device its gradient reduction.
+// tensor-parallel all-reduces and its K/V ring; per device its gradient reduction and its
+// parameter all-gather.
 std::size_t transfer_records(const Schedule& schedule, const Layout& layout) {
     const std::size_t per_op = 1 + (layout.tp > 1 ? 1 : 0) + (layout.cp > 1 ? 1 : 0);
-    return per_op * schedule.op_count() + static_cast<std::size_t>(layout.pp);
+    return per_op * schedule.op_count() + 2 * static_cast<std::size_t>(layout.pp);
 }
 
 // Refuses a run that cannot fit in memory, before SimGrid allocates any of it.
