@@ -332,7 +332,8 @@ class PositionSet {
 
 // One device during the fill: its original order, which ops were pulled ahead, what it holds,
 // and its ops whose inputs are done: with the time they are (`waiting`), then, once that time
-// has come, in `ready` (and the backwards among them in `backward`) until they run.
+// has come, in `ready` (and, once its forwards have all run, the backwards among them in
+// `backward`: only the cool-down asks for them) until they run.
 struct FillingDevice {
     const std::vector<Op>* order = nullptr;
     std::vector<char> taken;
@@ -437,7 +438,8 @@ class Filler {
                 continue;
             }
             dev.ready.insert(w.second);
-            if (is_backward(order[w.second].pass)) dev.backward.insert(w.second);
+            if (dev.forwards_left == 0 && is_backward(order[w.second].pass))
+                dev.backward.insert(w.second);
         }
         dev.waiting.resize(kept);
         if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W && !dev.backward.empty()) {
@@ -474,12 +476,18 @@ class Filler {
         const Op& op = (*dev.order)[position];
         dev.taken[position] = 1;
         dev.ready.erase(position);
-        dev.backward.erase(position);
+        if (dev.forwards_left == 0) dev.backward.erase(position);
         // Climbs are measured from the head on: only an op pulled ahead needs clearing.
         if (position != dev.head) dev.unclear.push_back(static_cast<std::uint32_t>(position));
         dev.out.push_back(op);
         dev.held += memory_change(op, memory_);
-        if (op.pass == Pass::F) --dev.forwards_left;
+        if (op.pass == Pass::F && --dev.forwards_left == 0) {
+            // From now on `backward` holds the ready backwards.
+            dev.ready.find(0, dev.order->size(), [&](std::size_t k) {
+                if (is_backward((*dev.order)[k].pass)) dev.backward.insert(k);
+                return false;
+            });
+        }
         const double finish = t + duration_[static_cast<std::size_t>(op.stage) * pass_count +
                                             static_cast<std::size_t>(op.pass)];
         if (op.pass == Pass::W) return finish;
@@ -488,7 +496,7 @@ class Filler {
         auto split = [&](int stage) {
             return position_[op_index(Op{Pass::B, op.microbatch, stage})] >= 0;
         };
-        for (const Op& next : successors(op, StageRange{0, stages_ - 1}, split)) {
+        for_each_successor(op, StageRange{0, stages_ - 1}, split, [&](const Op& next) {
             const std::int32_t k = position_[op_index(next)];
             const double inputs = inputs_end(next);
             if (k >= 0 && inputs >= 0) {
@@ -496,7 +504,7 @@ class Filler {
                 devices_[d].waiting.emplace_back(inputs, static_cast<std::size_t>(k));
                 if (parked_[d]) wake_.push({inputs, d});
             }
-        }
+        });
         return finish;
     }
 
