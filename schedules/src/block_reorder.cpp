@@ -116,13 +116,13 @@ class Reorderer {
 
 namespace detail {
 
-Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& duration,
-                       AsapTiming timing, const MemoryModel& memory) {
-    Schedule current = schedule;
+Schedule reorder_timed(Schedule schedule, const std::vector<double>& duration, AsapTiming timing,
+                       const MemoryModel& memory) {
     Schedule next = schedule;
+    Schedule current = std::move(schedule);
     AsapTiming next_timing;
-    std::vector<double> peak(static_cast<std::size_t>(schedule.devices));
-    for (int d = 0; d < schedule.devices; ++d)
+    std::vector<double> peak(static_cast<std::size_t>(next.devices));
+    for (int d = 0; d < next.devices; ++d)
         peak[d] = order_peak(current.device_ops[d], memory);
     // Ready times come from the previous round's timing; a few rounds let the devices' gains
     // propagate. A round is kept only if it runs (same ops per device, so the timing walk is
@@ -130,11 +130,11 @@ Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& dura
     // reused from round to round.
     constexpr int rounds = 4;
     for (int round = 0; round < rounds; ++round) {
-        const Reorderer reorderer(schedule.stages(), timing.end, duration);
+        const Reorderer reorderer(next.stages(), timing.end, duration);
         next.device_ops = current.device_ops;
         std::vector<double> next_peak = peak;
         bool changed = false;
-        for (int d = 0; d < schedule.devices; ++d) {
+        for (int d = 0; d < next.devices; ++d) {
             std::vector<Op>& ops = next.device_ops[d];
             const std::vector<Op>& before = current.device_ops[d];
             // Only the warm-up's forwards and the ops after the last forward move.

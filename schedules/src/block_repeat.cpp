@@ -28,7 +28,7 @@ std::optional<ValidationIssue> asap_timing(const Schedule& schedule,
     auto latest = [&](int, int, const Op&, double, double finish) {
         last = std::max(last, finish);
     };
-    if (quick_asap_walk(schedule, duration, 0.0, timing.end, latest)) {
+    if (quick_asap_walk(schedule, duration, 0.0, &timing.end, latest)) {
         timing.makespan = last;
         return std::nullopt;
     }
@@ -235,7 +235,7 @@ Schedule schedule_from_block(const BuildingBlock& block, int microbatches,
     if (auto issue = detail::asap_timing(schedule, duration, squeezed))
         throw InvalidBlock(fmt::format("block '{}' repeated {} times is not a valid schedule: {}",
                                        block.name, microbatches, issue->message));
-    return detail::reorder_timed(schedule, duration, std::move(squeezed), memory);
+    return detail::reorder_timed(std::move(schedule), duration, std::move(squeezed), memory);
 }
 
 }  // namespace pipesim

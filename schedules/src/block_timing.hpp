@@ -16,29 +16,31 @@ namespace pipesim::detail {
 
 /// asap_walk()'s timing (the same arithmetic, so the same times) in a leaner walk for a
 /// schedule whose microbatches pass through every stage: `on_op(device, position, op, start,
-/// finish)` sees every op, `end` is filled per output slot. Returns false, with `end` and what
-/// on_op saw meaningless, if the schedule is routed or its order cannot run; asap_walk then
-/// names the problem. Precondition: validate_structure(schedule) found nothing.
+/// finish)` sees every op; `end`, unless null, is filled per output slot. Returns false, with
+/// `end` and what on_op saw meaningless, if the schedule is routed or its order cannot run;
+/// asap_walk then names the problem. Precondition: validate_structure(schedule) found nothing.
 ///
-/// The walk keeps its end times per microbatch over the stages and one pad stage on each side:
-/// the pad before stage 0 holds a forward done at 0 and the one after the last stage a
-/// backward done at 0, so every pass reads the same two input slots at fixed offsets from its
-/// own (F: the stage before's F, twice; B and BW: its F and the stage after's backward; W: its
-/// backward, twice) with no test for the first or last stage. An input with no latency on the
-/// pad adds nothing: start = max(free, 0 + 0) is the device's free time, as without it. A slot
-/// not done holds −1, or −2 − d while device d waits for it.
+/// The walk keeps its end times stage by stage (then microbatch: a device reads and writes
+/// them in sequence) with one pad stage on each side: the pad before stage 0 holds forwards
+/// done at 0 and the one after the last stage backwards done at 0, so every pass reads the
+/// same two input slots at fixed offsets from its own (F: the stage before's F, twice; B and
+/// BW: its F and the stage after's backward; W: its backward, twice) with no test for the
+/// first or last stage. An input with no latency on the pad adds nothing: start = max(free,
+/// 0 + 0) is the device's free time, as without it. A slot not done holds −1, or −2 − d while
+/// device d waits for it.
 template <class OnOp>
 bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& duration, double latency,
-                     std::vector<double>& end, OnOp&& on_op) {
+                     std::vector<double>* end, OnOp&& on_op) {
     if (!schedule.microbatch_stages.empty()) return false;
     const int stages = schedule.stages();
     const std::size_t devices = schedule.device_ops.size();
-    const auto width = static_cast<std::size_t>(stages) + 2;  // stages and the two pads
     const auto microbatches = static_cast<std::size_t>(schedule.microbatches);
-    std::vector<double> slot_end(2 * width * microbatches, -1.0);
+    const std::size_t row = 2 * microbatches;  // a stage's slots: F and backward per microbatch
+    const auto rows = static_cast<std::size_t>(stages) + 2;  // the stages and the two pads
+    std::vector<double> slot_end(row * rows, -1.0);
     for (std::size_t mb = 0; mb < microbatches; ++mb) {
-        slot_end[2 * width * mb] = 0.0;            // the pad forward before stage 0
-        slot_end[2 * width * (mb + 1) - 1] = 0.0;  // the pad backward after the last stage
+        slot_end[2 * mb] = 0.0;                         // the pad forward before stage 0
+        slot_end[row * (rows - 1) + 2 * mb + 1] = 0.0;  // the pad backward after the last stage
     }
     // Per (stage, pass): the latency of each of the two inputs and the duration. An input
     // from the stage before or after pays the latency when that stage is on another device.
@@ -62,8 +64,9 @@ bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& durati
         }
     }
     // Per pass, where its two input slots lie from its forward slot.
-    constexpr std::ptrdiff_t first_input[pass_count] = {-2, 0, 1, 0};
-    constexpr std::ptrdiff_t second_input[pass_count] = {-2, 3, 1, 3};
+    const auto step = static_cast<std::ptrdiff_t>(row);
+    const std::ptrdiff_t first_input[pass_count] = {-step, 0, 1, 0};
+    const std::ptrdiff_t second_input[pass_count] = {-step, step + 1, 1, step + 1};
     // Per device: its next op, the end of its order, the first op and when it is free.
     struct Cursor {
         const Op* next;
@@ -92,8 +95,8 @@ bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& durati
         for (; it != stop; ++it) {
             const Op op = *it;
             const auto pass = static_cast<std::size_t>(op.pass);
-            const std::size_t f_slot = 2 * (static_cast<std::size_t>(op.microbatch) * width +
-                                            static_cast<std::size_t>(op.stage) + 1);
+            const std::size_t f_slot = (static_cast<std::size_t>(op.stage) + 1) * row +
+                                       2 * static_cast<std::size_t>(op.microbatch);
             const std::size_t a = f_slot + first_input[pass];
             const std::size_t b = f_slot + second_input[pass];
             const double ea = slot[a];
@@ -121,11 +124,21 @@ bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& durati
     }
     for (const Cursor& c : cursor)
         if (c.next != c.stop) return false;
-    end.resize(output_slot_count(schedule.microbatches, stages));
-    for (std::size_t mb = 0; mb < microbatches; ++mb)
-        std::copy_n(slot_end.begin() + static_cast<std::ptrdiff_t>(2 * (width * mb + 1)),
-                    2 * static_cast<std::size_t>(stages),
-                    end.begin() + static_cast<std::ptrdiff_t>(2 * stages * mb));
+    if (end == nullptr) return true;
+    // Microbatch by microbatch, a few at a time: each stage's row is read in runs.
+    end->resize(output_slot_count(schedule.microbatches, stages));
+    const auto width = 2 * static_cast<std::size_t>(stages);  // a microbatch's output slots
+    constexpr std::size_t batch = 16;
+    for (std::size_t first = 0; first < microbatches; first += batch) {
+        const std::size_t last = std::min(microbatches, first + batch);
+        for (std::size_t s = 0; s < static_cast<std::size_t>(stages); ++s) {
+            const double* in = slot + (s + 1) * row;
+            for (std::size_t mb = first; mb < last; ++mb) {
+                (*end)[mb * width + 2 * s] = in[2 * mb];
+                (*end)[mb * width + 2 * s + 1] = in[2 * mb + 1];
+            }
+        }
+    }
     return true;
 }
 
@@ -215,7 +228,7 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
                                   double give_up_above = std::numeric_limits<double>::infinity());
 
 /// reorder() on a timing already computed: `timing` is asap_timing(schedule, duration).
-Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& duration,
-                       AsapTiming timing, const MemoryModel& memory);
+Schedule reorder_timed(Schedule schedule, const std::vector<double>& duration, AsapTiming timing,
+                       const MemoryModel& memory);
 
 }  // namespace pipesim::detail
