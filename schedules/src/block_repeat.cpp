@@ -28,7 +28,7 @@ std::optional<ValidationIssue> asap_timing(const Schedule& schedule,
     auto latest = [&](int, int, const Op&, double, double finish) {
         last = std::max(last, finish);
     };
-    if (quick_asap_walk(schedule, duration, 0.0, &timing.end, latest)) {
+    if (quick_asap_walk(schedule, duration, 0.0, &timing.end, timing.walk, latest)) {
         timing.makespan = last;
         return std::nullopt;
     }

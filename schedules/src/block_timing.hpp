@@ -16,7 +16,8 @@ namespace pipesim::detail {
 
 /// asap_walk()'s timing (the same arithmetic, so the same times) in a leaner walk for a
 /// schedule whose microbatches pass through every stage: `on_op(device, position, op, start,
-/// finish)` sees every op; `end`, unless null, is filled per output slot. Returns false, with
+/// finish)` sees every op; `end`, unless null, is filled per output slot; `slots` is the walk's
+/// own table (passed in to be reused: a large new table costs its pages). Returns false, with
 /// `end` and what on_op saw meaningless, if the schedule is routed or its order cannot run;
 /// asap_walk then names the problem. Precondition: validate_structure(schedule) found nothing.
 ///
@@ -30,14 +31,15 @@ namespace pipesim::detail {
 /// device d waits for it.
 template <class OnOp>
 bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& duration, double latency,
-                     std::vector<double>* end, OnOp&& on_op) {
+                     std::vector<double>* end, std::vector<double>& slots, OnOp&& on_op) {
     if (!schedule.microbatch_stages.empty()) return false;
     const int stages = schedule.stages();
     const std::size_t devices = schedule.device_ops.size();
     const auto microbatches = static_cast<std::size_t>(schedule.microbatches);
     const std::size_t row = 2 * microbatches;  // a stage's slots: F and backward per microbatch
     const auto rows = static_cast<std::size_t>(stages) + 2;  // the stages and the two pads
-    std::vector<double> slot_end(row * rows, -1.0);
+    std::vector<double>& slot_end = slots;
+    slot_end.assign(row * rows, -1.0);
     for (std::size_t mb = 0; mb < microbatches; ++mb) {
         slot_end[2 * mb] = 0.0;                         // the pad forward before stage 0
         slot_end[row * (rows - 1) + 2 * mb + 1] = 0.0;  // the pad backward after the last stage
@@ -148,6 +150,7 @@ bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& durati
 struct AsapTiming {
     std::vector<double> end;
     double makespan = 0;
+    std::vector<double> walk;  ///< the timing walk's table, kept for the next timing
 };
 
 /// Every op starts when its device is free and its inputs are done (no latency) and lasts
