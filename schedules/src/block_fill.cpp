@@ -332,7 +332,8 @@ class PositionSet {
 
 // One device during the fill: its original order, which ops were pulled ahead, what it holds,
 // and its ops whose inputs are done: with the time they are (`waiting`), then, once that time
-// has come, in `ready` (and the backwards among them in `backward`) until they run.
+// has come, in `ready` (and, once its forwards have all run, the backwards among them in
+// `backward`: only the cool-down asks for them) until they run.
 struct FillingDevice {
     const std::vector<Op>* order = nullptr;
     std::vector<char> taken;
@@ -437,7 +438,8 @@ class Filler {
                 continue;
             }
             dev.ready.insert(w.second);
-            if (is_backward(order[w.second].pass)) dev.backward.insert(w.second);
+            if (dev.forwards_left == 0 && is_backward(order[w.second].pass))
+                dev.backward.insert(w.second);
         }
         dev.waiting.resize(kept);
         if (dev.forwards_left == 0 && order[dev.head].pass == Pass::W && !dev.backward.empty()) {
@@ -469,33 +471,60 @@ class Filler {
         return chosen < last ? chosen : order.size();
     }
 
+    // `next`, whose inputs are done at `inputs` (−1: not all yet), waits on its device.
+    void offer(const Op& next, double inputs) {
+        const std::int32_t k = position_[op_index(next)];
+        if (k >= 0 && inputs >= 0) {
+            const int d = schedule_.stage_device[next.stage];
+            devices_[d].waiting.emplace_back(inputs, static_cast<std::size_t>(k));
+            if (parked_[d]) wake_.push({inputs, d});
+        }
+    }
+
     // Runs the op at `position` of the device's order from time t; returns its end.
     double run(FillingDevice& dev, std::size_t position, double t) {
         const Op& op = (*dev.order)[position];
         dev.taken[position] = 1;
         dev.ready.erase(position);
-        dev.backward.erase(position);
+        if (dev.forwards_left == 0) dev.backward.erase(position);
         // Climbs are measured from the head on: only an op pulled ahead needs clearing.
         if (position != dev.head) dev.unclear.push_back(static_cast<std::uint32_t>(position));
         dev.out.push_back(op);
         dev.held += memory_change(op, memory_);
-        if (op.pass == Pass::F) --dev.forwards_left;
+        if (op.pass == Pass::F && --dev.forwards_left == 0) {
+            // From now on `backward` holds the ready backwards.
+            dev.ready.find(0, dev.order->size(), [&](std::size_t k) {
+                if (is_backward((*dev.order)[k].pass)) dev.backward.insert(k);
+                return false;
+            });
+        }
         const double finish = t + duration_[static_cast<std::size_t>(op.stage) * pass_count +
                                             static_cast<std::size_t>(op.pass)];
         if (op.pass == Pass::W) return finish;
         end_[slot(op)] = finish;
-        // The ops waiting for this one whose inputs are now all done.
-        auto split = [&](int stage) {
-            return position_[op_index(Op{Pass::B, op.microbatch, stage})] >= 0;
+        // The ops waiting for this one whose inputs are now all done: for_each_successor()'s,
+        // in its order, each with inputs_end() (the latest of 0 and its inputs' ends, −1 if
+        // one has not run), read here from the slots this op's pass and stage imply.
+        const int s = op.stage;
+        const std::int32_t mb = op.microbatch;
+        auto backward_at = [&](int stage) {
+            const bool split = position_[op_index(Op{Pass::B, mb, stage})] >= 0;
+            return Op{split ? Pass::B : Pass::BW, mb, stage};
         };
-        for (const Op& next : successors(op, StageRange{0, stages_ - 1}, split)) {
-            const std::int32_t k = position_[op_index(next)];
-            const double inputs = inputs_end(next);
-            if (k >= 0 && inputs >= 0) {
-                const int d = schedule_.stage_device[next.stage];
-                devices_[d].waiting.emplace_back(inputs, static_cast<std::size_t>(k));
-                if (parked_[d]) wake_.push({inputs, d});
-            }
+        // inputs_end() of an op whose inputs end at a (and b).
+        auto inputs = [](double a, double b = 0.0) {
+            const double e = std::max(std::max(0.0, a), b);
+            return a >= 0 && b >= 0 ? e : -1.0;
+        };
+        if (op.pass == Pass::F) {
+            if (s < stages_ - 1) offer(Op{Pass::F, mb, s + 1}, inputs(finish));
+            const Op back = backward_at(s);
+            offer(back, s < stages_ - 1 ? inputs(finish, end_[slot(Op{Pass::B, mb, s + 1})])
+                                        : inputs(finish));
+        } else {
+            if (s > 0)
+                offer(backward_at(s - 1), inputs(end_[slot(Op{Pass::F, mb, s - 1})], finish));
+            if (op.pass == Pass::B) offer(Op{Pass::W, mb, s}, inputs(finish));
         }
         return finish;
     }
@@ -543,20 +572,6 @@ class Filler {
     std::size_t op_index(const Op& op) const {
         return stage_major(op) * pass_count + static_cast<std::size_t>(op.pass);
     }
-    // inputs_end() (block_timing.hpp) over this layout of end_.
-    double inputs_end(const Op& op) const {
-        double latest = 0;
-        bool done = true;
-        for_each_predecessor(
-            op, StageRange{0, stages_ - 1}, [](int) { return true; },
-            [&](const Op& input) {
-                const double e = end_[slot(input)];
-                done = done && e >= 0;
-                latest = std::max(latest, e);
-            });
-        return done ? latest : -1;
-    }
-
     std::size_t group(const Op& op) const {
         return static_cast<std::size_t>(chunk_[op.stage]) * pass_count +
                static_cast<std::size_t>(op.pass);

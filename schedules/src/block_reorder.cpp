@@ -22,24 +22,27 @@ class Reorderer {
     Reorderer(int stages, const std::vector<double>& end, const std::vector<double>& duration)
         : stages_(stages), end_(end), duration_(duration) {}
 
-    // Forwards before the first backward, in the order their inputs arrive.
-    void warm_up(std::vector<Op>& ops) const {
+    // Forwards before the first backward, in the order their inputs arrive. Returns the end of
+    // the part it may have changed.
+    std::size_t warm_up(std::vector<Op>& ops) const {
         const auto first_back =
             std::find_if(ops.begin(), ops.end(), [](const Op& op) { return is_backward(op.pass); });
         std::stable_sort(ops.begin(), first_back,
                          [&](const Op& a, const Op& b) { return input_ready(a) < input_ready(b); });
+        return static_cast<std::size_t>(first_back - ops.begin());
     }
 
     // After the last forward: a backward whose input has arrived runs first (it unblocks
-    // other devices); otherwise a pending W fills the wait.
-    void cool_down(std::vector<Op>& ops) const {
+    // other devices); otherwise a pending W fills the wait. Returns the start of the part it
+    // may have changed.
+    std::size_t cool_down(std::vector<Op>& ops) const {
         std::size_t last_f = ops.size();
         for (std::size_t k = ops.size(); k-- > 0;)
             if (ops[k].pass == Pass::F) {
                 last_f = k;
                 break;
             }
-        if (last_f == ops.size()) return;
+        if (last_f == ops.size()) return ops.size();
         std::deque<Op> backwards;
         std::vector<Op> weights;
         for (std::size_t k = last_f + 1; k < ops.size(); ++k)
@@ -89,6 +92,7 @@ class Reorderer {
                 place(op, t);
             }
         }
+        return last_f + 1;
     }
 
   private:
@@ -112,13 +116,13 @@ class Reorderer {
 
 namespace detail {
 
-Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& duration,
-                       AsapTiming timing, const MemoryModel& memory) {
-    Schedule current = schedule;
+Schedule reorder_timed(Schedule schedule, const std::vector<double>& duration, AsapTiming timing,
+                       const MemoryModel& memory) {
     Schedule next = schedule;
+    Schedule current = std::move(schedule);
     AsapTiming next_timing;
-    std::vector<double> peak(static_cast<std::size_t>(schedule.devices));
-    for (int d = 0; d < schedule.devices; ++d)
+    std::vector<double> peak(static_cast<std::size_t>(next.devices));
+    for (int d = 0; d < next.devices; ++d)
         peak[d] = order_peak(current.device_ops[d], memory);
     // Ready times come from the previous round's timing; a few rounds let the devices' gains
     // propagate. A round is kept only if it runs (same ops per device, so the timing walk is
@@ -126,20 +130,28 @@ Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& dura
     // reused from round to round.
     constexpr int rounds = 4;
     for (int round = 0; round < rounds; ++round) {
-        const Reorderer reorderer(schedule.stages(), timing.end, duration);
+        const Reorderer reorderer(next.stages(), timing.end, duration);
         next.device_ops = current.device_ops;
         std::vector<double> next_peak = peak;
-        for (int d = 0; d < schedule.devices; ++d) {
+        bool changed = false;
+        for (int d = 0; d < next.devices; ++d) {
             std::vector<Op>& ops = next.device_ops[d];
-            reorderer.warm_up(ops);
-            reorderer.cool_down(ops);
+            const std::vector<Op>& before = current.device_ops[d];
+            // Only the warm-up's forwards and the ops after the last forward move.
+            const auto warm_end = static_cast<std::ptrdiff_t>(reorderer.warm_up(ops));
+            const auto cool_start = static_cast<std::ptrdiff_t>(reorderer.cool_down(ops));
+            if (std::equal(ops.begin(), ops.begin() + warm_end, before.begin()) &&
+                std::equal(ops.begin() + cool_start, ops.end(), before.begin() + cool_start))
+                continue;  // the same order, the same peak
             next_peak[d] = order_peak(ops, memory);
             if (next_peak[d] > peak[d] + 1e-9) {
-                ops = current.device_ops[d];
+                ops = before;
                 next_peak[d] = peak[d];
+            } else {
+                changed = true;
             }
         }
-        if (next.device_ops == current.device_ops) break;
+        if (!changed) break;
         if (asap_timing(next, duration, next_timing)) break;
         if (next_timing.makespan > timing.makespan) break;
         std::swap(current, next);

@@ -28,7 +28,7 @@ std::optional<ValidationIssue> asap_timing(const Schedule& schedule,
     auto latest = [&](int, int, const Op&, double, double finish) {
         last = std::max(last, finish);
     };
-    if (quick_asap_walk(schedule, duration, 0.0, timing.end, latest)) {
+    if (quick_asap_walk(schedule, duration, 0.0, &timing.end, timing.walk, latest)) {
         timing.makespan = last;
         return std::nullopt;
     }
@@ -138,14 +138,19 @@ void repeat_in_order(const BuildingBlock& block, int microbatches, OnDevice&& on
         });
         std::int64_t first_period = 0;
         std::int64_t last_period = 0;
-        for (const Placed& p : base)
-            last_period = std::max(last_period, p.start / interval + repeats - 1);
+        // Per pass, the period its first repetition starts in (divided once, not per period).
+        std::vector<std::int64_t> start_period(base.size());
+        for (std::size_t k = 0; k < base.size(); ++k) {
+            start_period[k] = base[k].start / interval;
+            last_period = std::max(last_period, start_period[k] + repeats - 1);
+        }
         on_device(d, base.size() * static_cast<std::size_t>(repeats));
         bool any = false;
         Placed previous{};
         for (std::int64_t period = first_period; period <= last_period; ++period) {
-            for (const Placed& p : base) {
-                const std::int64_t r = period - p.start / interval;
+            for (std::size_t k = 0; k < base.size(); ++k) {
+                const Placed& p = base[k];
+                const std::int64_t r = period - start_period[k];
                 if (r < 0 || r >= repeats) continue;
                 const std::int64_t shift = r * interval;
                 const Placed placed{
@@ -230,7 +235,7 @@ Schedule schedule_from_block(const BuildingBlock& block, int microbatches,
     if (auto issue = detail::asap_timing(schedule, duration, squeezed))
         throw InvalidBlock(fmt::format("block '{}' repeated {} times is not a valid schedule: {}",
                                        block.name, microbatches, issue->message));
-    return detail::reorder_timed(schedule, duration, std::move(squeezed), memory);
+    return detail::reorder_timed(std::move(schedule), duration, std::move(squeezed), memory);
 }
 
 }  // namespace pipesim

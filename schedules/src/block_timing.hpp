@@ -16,90 +16,131 @@ namespace pipesim::detail {
 
 /// asap_walk()'s timing (the same arithmetic, so the same times) in a leaner walk for a
 /// schedule whose microbatches pass through every stage: `on_op(device, position, op, start,
-/// finish)` sees every op, `end` is filled per output slot. Returns false, with `end` and what
-/// on_op saw meaningless, if the schedule is routed or its order cannot run; asap_walk then
-/// names the problem. Precondition: validate_structure(schedule) found nothing.
+/// finish)` sees every op; `end`, unless null, is filled per output slot; `slots` is the walk's
+/// own table (passed in to be reused: a large new table costs its pages). Returns false, with
+/// `end` and what on_op saw meaningless, if the schedule is routed or its order cannot run;
+/// asap_walk then names the problem. Precondition: validate_structure(schedule) found nothing.
+///
+/// The walk keeps its end times stage by stage (then microbatch: a device reads and writes
+/// them in sequence) with one pad stage on each side: the pad before stage 0 holds forwards
+/// done at 0 and the one after the last stage backwards done at 0, so every pass reads the
+/// same two input slots at fixed offsets from its own (F: the stage before's F, twice; B and
+/// BW: its F and the stage after's backward; W: its backward, twice) with no test for the
+/// first or last stage. An input with no latency on the pad adds nothing: start = max(free,
+/// 0 + 0) is the device's free time, as without it. A slot not done holds −1, or −2 − d while
+/// device d waits for it.
 template <class OnOp>
 bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& duration, double latency,
-                     std::vector<double>& end, OnOp&& on_op) {
+                     std::vector<double>* end, std::vector<double>& slots, OnOp&& on_op) {
     if (!schedule.microbatch_stages.empty()) return false;
     const int stages = schedule.stages();
     const std::size_t devices = schedule.device_ops.size();
-    end.assign(output_slot_count(schedule.microbatches, stages), -1.0);
-    // Per output slot, the device waiting for it (−1: none). Only another device's op can wait
-    // for a slot in an order that runs, so one waiter per slot suffices; an order that does not
-    // run ends with a device short of its end.
-    std::vector<std::int32_t> waiter(end.size(), -1);
-    std::vector<std::size_t> cursor(devices, 0);
-    std::vector<double> free(devices, 0.0);
-    std::vector<int> advance;
-    advance.reserve(devices);
-    for (std::size_t d = devices; d-- > 0;)
-        advance.push_back(static_cast<int>(d));
-    // Per stage, the latency of an input from the stage before and from the stage after (0
-    // on the same device; an op runs on its stage's device, validate_structure() checked).
+    const auto microbatches = static_cast<std::size_t>(schedule.microbatches);
+    const std::size_t row = 2 * microbatches;  // a stage's slots: F and backward per microbatch
+    const auto rows = static_cast<std::size_t>(stages) + 2;  // the stages and the two pads
+    std::vector<double>& slot_end = slots;
+    slot_end.assign(row * rows, -1.0);
+    for (std::size_t mb = 0; mb < microbatches; ++mb) {
+        slot_end[2 * mb] = 0.0;                         // the pad forward before stage 0
+        slot_end[row * (rows - 1) + 2 * mb + 1] = 0.0;  // the pad backward after the last stage
+    }
+    // Per (stage, pass): the latency of each of the two inputs and the duration. An input
+    // from the stage before or after pays the latency when that stage is on another device.
+    struct Rule {
+        double first_delay;
+        double second_delay;
+        double duration;
+    };
     const std::vector<int>& device_of = schedule.stage_device;
-    std::vector<double> from_previous(static_cast<std::size_t>(stages), 0.0);
-    std::vector<double> from_next(from_previous.size(), 0.0);
-    for (std::size_t s = 0; s + 1 < from_previous.size(); ++s)
-        if (device_of[s] != device_of[s + 1]) {
-            from_next[s] = latency;
-            from_previous[s + 1] = latency;
+    std::vector<Rule> rule(static_cast<std::size_t>(stages) * pass_count);
+    for (int s = 0; s < stages; ++s) {
+        const double from_previous = s > 0 && device_of[s - 1] != device_of[s] ? latency : 0.0;
+        const double from_next = s + 1 < stages && device_of[s + 1] != device_of[s] ? latency : 0.0;
+        for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
+            const std::size_t k =
+                static_cast<std::size_t>(s) * pass_count + static_cast<std::size_t>(pass);
+            const bool backward = pass == Pass::B || pass == Pass::BW;
+            // F reads the stage before's F twice, W its backward twice.
+            const double first_delay = pass == Pass::F ? from_previous : 0.0;
+            rule[k] = Rule{first_delay, backward ? from_next : first_delay, duration[k]};
         }
-    while (!advance.empty()) {
-        const int d = advance.back();
-        advance.pop_back();
-        const std::vector<Op>& ops = schedule.device_ops[static_cast<std::size_t>(d)];
-        std::size_t pos = cursor[static_cast<std::size_t>(d)];
-        double t = free[static_cast<std::size_t>(d)];
-        for (; pos < ops.size(); ++pos) {
-            const Op& op = ops[pos];
-            // Slots of (microbatch, stage): F at 2·index, the backward at 2·index + 1.
-            const std::size_t f_slot = output_slot(Op{Pass::F, op.microbatch, op.stage}, stages);
-            double start = t;
-            std::size_t missing = end.size();
-            // asap_walk's start: each input's end, plus the latency from another device.
-            auto input = [&](std::size_t slot, double delay) {
-                const double e = end[slot];
-                if (e < 0) missing = slot;
-                start = std::max(start, e + delay);
-            };
-            const auto stage = static_cast<std::size_t>(op.stage);
-            switch (op.pass) {
-                case Pass::F:
-                    if (op.stage > 0) input(f_slot - 2, from_previous[stage]);
-                    break;
-                case Pass::B:
-                case Pass::BW:
-                    input(f_slot, 0.0);
-                    if (op.stage < stages - 1) input(f_slot + 3, from_next[stage]);
-                    break;
-                case Pass::W:
-                    input(f_slot + 1, 0.0);
-                    break;
-            }
-            if (missing < end.size()) {
-                waiter[missing] = d;
+    }
+    // Per pass, where its two input slots lie from its forward slot.
+    const auto step = static_cast<std::ptrdiff_t>(row);
+    const std::ptrdiff_t first_input[pass_count] = {-step, 0, 1, 0};
+    const std::ptrdiff_t second_input[pass_count] = {-step, step + 1, 1, step + 1};
+    // Per device: its next op, the end of its order, the first op and when it is free.
+    struct Cursor {
+        const Op* next;
+        const Op* stop;
+        const Op* first;
+        double free;
+    };
+    std::vector<Cursor> cursor(devices);
+    for (std::size_t d = 0; d < devices; ++d) {
+        const std::vector<Op>& ops = schedule.device_ops[d];
+        cursor[d] = Cursor{ops.data(), ops.data() + ops.size(), ops.data(), 0.0};
+    }
+    // Devices that may run on: each at most once (waiting for a slot, it is in no list).
+    std::vector<int> advance(devices);
+    std::size_t advancing = 0;
+    for (std::size_t d = devices; d-- > 0;)
+        advance[advancing++] = static_cast<int>(d);
+    double* const slot = slot_end.data();
+    const Rule* const rules = rule.data();
+    while (advancing > 0) {
+        const int d = advance[--advancing];
+        Cursor& c = cursor[static_cast<std::size_t>(d)];
+        const Op* it = c.next;
+        const Op* const stop = c.stop;
+        double t = c.free;
+        for (; it != stop; ++it) {
+            const Op op = *it;
+            const auto pass = static_cast<std::size_t>(op.pass);
+            const std::size_t f_slot = (static_cast<std::size_t>(op.stage) + 1) * row +
+                                       2 * static_cast<std::size_t>(op.microbatch);
+            const std::size_t a = f_slot + first_input[pass];
+            const std::size_t b = f_slot + second_input[pass];
+            const double ea = slot[a];
+            const double eb = slot[b];
+            if (ea < 0 || eb < 0) {
+                // Waits for the second input if neither is done (asap_walk's order).
+                slot[eb < 0 ? b : a] = -2.0 - d;
                 break;
             }
-            const double finish = start + duration[static_cast<std::size_t>(op.stage) * pass_count +
-                                                   static_cast<std::size_t>(op.pass)];
+            const Rule& r = rules[static_cast<std::size_t>(op.stage) * pass_count + pass];
+            double start = std::max(t, ea + r.first_delay);
+            start = std::max(start, eb + r.second_delay);
+            const double finish = start + r.duration;
             if (op.pass != Pass::W) {
-                const std::size_t slot = f_slot + (op.pass == Pass::F ? 0 : 1);
-                end[slot] = finish;
-                if (waiter[slot] >= 0) {
-                    advance.push_back(waiter[slot]);
-                    waiter[slot] = -1;
-                }
+                double& out = slot[f_slot + (op.pass == Pass::F ? 0 : 1)];
+                const double before = out;
+                out = finish;
+                if (before < -1.5) advance[advancing++] = static_cast<int>(-2.0 - before);
             }
             t = finish;
-            on_op(d, static_cast<int>(pos), op, start, finish);
+            on_op(d, static_cast<int>(it - c.first), op, start, finish);
         }
-        cursor[static_cast<std::size_t>(d)] = pos;
-        free[static_cast<std::size_t>(d)] = t;
+        c.next = it;
+        c.free = t;
     }
-    for (std::size_t d = 0; d < devices; ++d)
-        if (cursor[d] < schedule.device_ops[d].size()) return false;
+    for (const Cursor& c : cursor)
+        if (c.next != c.stop) return false;
+    if (end == nullptr) return true;
+    // Microbatch by microbatch, a few at a time: each stage's row is read in runs.
+    end->resize(output_slot_count(schedule.microbatches, stages));
+    const auto width = 2 * static_cast<std::size_t>(stages);  // a microbatch's output slots
+    constexpr std::size_t batch = 16;
+    for (std::size_t first = 0; first < microbatches; first += batch) {
+        const std::size_t last = std::min(microbatches, first + batch);
+        for (std::size_t s = 0; s < static_cast<std::size_t>(stages); ++s) {
+            const double* in = slot + (s + 1) * row;
+            for (std::size_t mb = first; mb < last; ++mb) {
+                (*end)[mb * width + 2 * s] = in[2 * mb];
+                (*end)[mb * width + 2 * s + 1] = in[2 * mb + 1];
+            }
+        }
+    }
     return true;
 }
 
@@ -109,6 +150,7 @@ bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& durati
 struct AsapTiming {
     std::vector<double> end;
     double makespan = 0;
+    std::vector<double> walk;  ///< the timing walk's table, kept for the next timing
 };
 
 /// Every op starts when its device is free and its inputs are done (no latency) and lasts
@@ -189,7 +231,7 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
                                   double give_up_above = std::numeric_limits<double>::infinity());
 
 /// reorder() on a timing already computed: `timing` is asap_timing(schedule, duration).
-Schedule reorder_timed(const Schedule& schedule, const std::vector<double>& duration,
-                       AsapTiming timing, const MemoryModel& memory);
+Schedule reorder_timed(Schedule schedule, const std::vector<double>& duration, AsapTiming timing,
+                       const MemoryModel& memory);
 
 }  // namespace pipesim::detail

@@ -395,7 +395,8 @@ PlannedLength planned_length(const Schedule& schedule, const PlanningCosts& cost
             std::min(first[static_cast<std::size_t>(device)], start);
         last[static_cast<std::size_t>(device)] = finish;
     };
-    if (!detail::quick_asap_walk(schedule, duration, costs.comm_latency, end, span)) {
+    std::vector<double> slots;
+    if (!detail::quick_asap_walk(schedule, duration, costs.comm_latency, nullptr, slots, span)) {
         std::fill(first.begin(), first.end(), never);
         std::fill(last.begin(), last.end(), -never);
         const auto issue =
