@@ -104,7 +104,20 @@ double BestPlan::peak_limit() const {
     return cap_ + eps;
 }
 
+void BestPlan::mark() {
+    recording_ = true;
+    offered_best_.reset();
+}
+
 namespace {
+
+// Whether figures a rank before b: a shorter longest span, then a lower peak, then a shorter
+// makespan.
+bool better(const VPlanFigures& a, const VPlanFigures& b) {
+    return shorter(a.length, b.length) ||
+           (same_length(a.length, b.length) &&
+            (a.peak < b.peak - eps || (std::abs(a.peak - b.peak) <= eps && a.length < b.length)));
+}
 
 // Whether a and b run the same ops in the same orders on the same placement.
 bool same_order(const Schedule& a, const Schedule& b) {
@@ -132,14 +145,11 @@ bool BestPlan::offer(Schedule candidate, Structure structure) {
         } catch (const InvalidSchedule&) {
             return false;
         }
+        if (recording_ && (!offered_best_ || better(f, offered_best_->figures)))
+            offered_best_ = Offered{candidate, f};
     }
     if (best_) {
-        const bool better =
-            shorter(f.length, figures_.length) ||
-            (same_length(f.length, figures_.length) &&
-             (f.peak < figures_.peak - eps ||
-              (std::abs(f.peak - figures_.peak) <= eps && f.length < figures_.length)));
-        if (!better) {
+        if (!better(f, figures_)) {
             timed_out_ = std::move(candidate);
             timed_out_figures_ = f;
             return false;
@@ -193,6 +203,13 @@ class Candidates {
         } catch (const std::invalid_argument&) {
             return;  // no free slots for some pass, or the repetition collides
         }
+        // Layouts whose differences the placement absorbs give the same block: its candidates
+        // were offered already.
+        const bool repeat = std::any_of(placed_.begin(), placed_.end(), [&](const Placed& d) {
+            return d.block == block && d.every_way >= every_way && d.compact >= compact;
+        });
+        if (repeat) return;
+        placed_.push_back({block, every_way, compact});
         // The block passed check_block (every pass of every microbatch and stage once), so the
         // repeated order and those made from it by moving ops within devices hold their
         // structure.
@@ -226,6 +243,12 @@ class Candidates {
     }
 
   private:
+    struct Placed {
+        BuildingBlock block;
+        bool every_way = false;
+        bool compact = false;
+    };
+
     int p_;
     int m_;
     double ops_;
@@ -234,6 +257,7 @@ class Candidates {
     MemoryModel memory_;
     MemoryModel unit_memory_;
     BestPlan& best_;
+    std::vector<Placed> placed_;  // the blocks placed so far, and how
 };
 
 }  // namespace
@@ -299,15 +323,39 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     if (preselect && few < m) {
         BestPlan few_best(costs, cap);
         Candidates few_candidates(p, few, costs, cap, few_best);
-        std::vector<BlockLayout> winners;
+        struct Tried {
+            BlockLayout layout;
+            std::optional<BestPlan::Offered> best;  // its best order on `few` microbatches
+            bool won = false;                       // better than every layout before it
+        };
+        std::vector<Tried> tried;
         for_each_layout(true, [&](const BlockLayout& layout, bool every_way) {
             const std::size_t kept = few_best.kept();
+            few_best.mark();
             few_candidates.place(layout, every_way, 6.0 * p * few <= compact_few_ops);
-            if (few_best.kept() != kept) winners.push_back(layout);
+            tried.push_back({layout, few_best.offered_best(), few_best.kept() != kept});
         });
-        // The best two: a layout's rank may change with the number of microbatches.
-        for (std::size_t w = winners.size() > 2 ? winners.size() - 2 : 0; w < winners.size(); ++w)
-            candidates.place(winners[w], true, ops <= compact_winners_ops);
+        // The best two, as a layout's rank may change with the number of microbatches; and
+        // every other layout as short as the best there with an order of its own, as the few
+        // microbatches did not tell them apart (p = 21 with chunk times 3, 3, 7 and latency 1:
+        // V-Min's turn delays 0, 1 and 2 tie on 42 microbatches; on 52 the delay 2 is shorter).
+        std::vector<const Tried*> chosen;
+        for (const Tried& t : tried)
+            if (t.won) chosen.push_back(&t);
+        if (chosen.size() > 2) chosen.erase(chosen.begin(), chosen.end() - 2);
+        const VPlanFigures& shortest = few_best.figures();
+        for (const Tried& t : tried) {
+            if (!t.best || !same_length(t.best->figures.length, shortest.length)) continue;
+            const bool repeat = std::any_of(chosen.begin(), chosen.end(), [&](const Tried* c) {
+                return c == &t || (c->best && same_order(c->best->order, t.best->order));
+            });
+            if (!repeat) chosen.push_back(&t);
+        }
+        // A tie is compacted for all m only within the shorter problem's compaction limit (at
+        // v-half p = 8, m = 512 one more compacted layout would cost 40 % more time).
+        for (const Tried* t : chosen)
+            candidates.place(t->layout, true,
+                             ops <= (t->won ? compact_winners_ops : compact_few_ops));
     }
     // ZB-V's order with warm-ups for the cap (and, for small problems, lower peaks).
     const int chunk_cap = std::min(2 * p, static_cast<int>(std::floor(2 * cap + eps)));

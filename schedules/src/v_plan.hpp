@@ -38,6 +38,17 @@ class BestPlan {
     bool empty() const { return !best_; }
     /// How many candidates offer() has kept (each better than the one before).
     std::size_t kept() const { return kept_; }
+    /// A candidate offer() timed, with its figures.
+    struct Offered {
+        Schedule order;
+        VPlanFigures figures;
+    };
+    /// Starts recording the best candidate offered from now on (offered_best()).
+    void mark();
+    /// Since the last mark(): the best candidate timed within the cap, kept or not; an order
+    /// offered again (the best's, or the last one left out) does not count. Nothing when there
+    /// was none or mark() was never called.
+    const std::optional<Offered>& offered_best() const { return offered_best_; }
     /// offer() leaves out every candidate whose peak is above this.
     double peak_limit() const;
     const VPlanFigures& figures() const { return figures_; }
@@ -50,6 +61,8 @@ class BestPlan {
     std::optional<Schedule> best_;
     VPlanFigures figures_;
     std::size_t kept_ = 0;
+    bool recording_ = false;
+    std::optional<Offered> offered_best_;
     /// The last candidate timed and left out (no better than the best then), with its figures:
     /// the same order offered again is not timed again.
     std::optional<Schedule> timed_out_;
