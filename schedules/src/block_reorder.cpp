@@ -1,5 +1,7 @@
 // Building blocks: warm-up and cool-down reordering that never raises peak memory.
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <limits>
@@ -116,36 +118,114 @@ class Reorderer {
 
 namespace detail {
 
+namespace {
+
+// One device's order split where the reorder may change it: the warm-up's forwards before
+// [middle, cool) and the ops from `cool` on (after the last forward); the ops between never
+// move. Its peak is order_peak()'s (the same sums in the same order), with the middle's
+// climb kept for the memory it starts from: a round that changes only the ends re-sums only
+// them unless the warm-up ends at other memory.
+class SplitOrder {
+  public:
+    SplitOrder(const std::vector<Op>& ops, int stages, const MemoryModel& memory)
+        : change_(static_cast<std::size_t>(stages) * pass_count) {
+        for (std::size_t s = 0; s < static_cast<std::size_t>(stages); ++s)
+            for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW})
+                change_[s * pass_count + static_cast<std::size_t>(pass)] =
+                    memory_change(Op{pass, 0, static_cast<std::int32_t>(s)}, memory);
+        const auto first_back =
+            std::find_if(ops.begin(), ops.end(), [](const Op& op) { return is_backward(op.pass); });
+        middle_ = static_cast<std::size_t>(first_back - ops.begin());
+        cool_ = middle_;
+        for (std::size_t k = ops.size(); k-- > middle_;)
+            if (ops[k].pass == Pass::F) {
+                cool_ = k + 1;
+                break;
+            }
+    }
+
+    // Copies the parts that may move from `from` (the same ops in the middle) to `to`.
+    void copy_ends(const std::vector<Op>& from, std::vector<Op>& to) const {
+        std::copy(from.begin(), from.begin() + middle(), to.begin());
+        std::copy(from.begin() + cool(), from.end(), to.begin() + cool());
+    }
+    bool same_ends(const std::vector<Op>& a, const std::vector<Op>& b) const {
+        return std::equal(a.begin(), a.begin() + middle(), b.begin()) &&
+               std::equal(a.begin() + cool(), a.end(), b.begin() + cool());
+    }
+
+    double peak(const std::vector<Op>& ops) {
+        double held = 0;
+        double peak = 0;
+        sum(ops, 0, middle_, held, peak);
+        if (!middle_known_ || held != middle_from_) {
+            middle_from_ = held;
+            middle_peak_ = 0;
+            sum(ops, middle_, cool_, held, middle_peak_);
+            middle_to_ = held;
+            middle_known_ = true;
+        }
+        peak = std::max(peak, middle_peak_);
+        held = middle_to_;
+        sum(ops, cool_, ops.size(), held, peak);
+        return peak;
+    }
+
+  private:
+    std::ptrdiff_t middle() const { return static_cast<std::ptrdiff_t>(middle_); }
+    std::ptrdiff_t cool() const { return static_cast<std::ptrdiff_t>(cool_); }
+    void sum(const std::vector<Op>& ops, std::size_t first, std::size_t last, double& held,
+             double& peak) const {
+        for (std::size_t k = first; k < last; ++k) {
+            held += change_[static_cast<std::size_t>(ops[k].stage) * pass_count +
+                            static_cast<std::size_t>(ops[k].pass)];
+            peak = std::max(peak, held);
+        }
+    }
+
+    std::vector<double> change_;
+    std::size_t middle_;  ///< the first backward (the warm-up's forwards are before it)
+    std::size_t cool_;    ///< after the last forward (not before middle_)
+    bool middle_known_ = false;
+    double middle_from_ = 0;  ///< the memory the middle's sums below started from
+    double middle_peak_ = 0;  ///< their highest (0 if none)
+    double middle_to_ = 0;    ///< the memory after the middle
+};
+
+}  // namespace
+
 Schedule reorder_timed(Schedule schedule, const std::vector<double>& duration, AsapTiming timing,
                        const MemoryModel& memory) {
     Schedule next = schedule;
     Schedule current = std::move(schedule);
     AsapTiming next_timing;
+    std::vector<SplitOrder> split;
+    split.reserve(static_cast<std::size_t>(next.devices));
     std::vector<double> peak(static_cast<std::size_t>(next.devices));
-    for (int d = 0; d < next.devices; ++d)
-        peak[d] = order_peak(current.device_ops[d], memory);
+    for (int d = 0; d < next.devices; ++d) {
+        split.emplace_back(current.device_ops[d], next.stages(), memory);
+        peak[d] = split[d].peak(current.device_ops[d]);
+    }
     // Ready times come from the previous round's timing; a few rounds let the devices' gains
     // propagate. A round is kept only if it runs (same ops per device, so the timing walk is
     // the whole validation) and does not lengthen the pipeline. `next` and `next_timing` are
-    // reused from round to round.
+    // reused from round to round; `next` and `current` always have the same middles.
     constexpr int rounds = 4;
     for (int round = 0; round < rounds; ++round) {
         const Reorderer reorderer(next.stages(), timing.end, duration);
-        next.device_ops = current.device_ops;
         std::vector<double> next_peak = peak;
         bool changed = false;
         for (int d = 0; d < next.devices; ++d) {
             std::vector<Op>& ops = next.device_ops[d];
             const std::vector<Op>& before = current.device_ops[d];
+            split[d].copy_ends(before, ops);
             // Only the warm-up's forwards and the ops after the last forward move.
-            const auto warm_end = static_cast<std::ptrdiff_t>(reorderer.warm_up(ops));
-            const auto cool_start = static_cast<std::ptrdiff_t>(reorderer.cool_down(ops));
-            if (std::equal(ops.begin(), ops.begin() + warm_end, before.begin()) &&
-                std::equal(ops.begin() + cool_start, ops.end(), before.begin() + cool_start))
-                continue;  // the same order, the same peak
-            next_peak[d] = order_peak(ops, memory);
+            reorderer.warm_up(ops);
+            reorderer.cool_down(ops);
+            if (split[d].same_ends(ops, before)) continue;  // the same order, the same peak
+            next_peak[d] = split[d].peak(ops);
             if (next_peak[d] > peak[d] + 1e-9) {
-                ops = before;
+                split[d].copy_ends(before, ops);
                 next_peak[d] = peak[d];
             } else {
                 changed = true;

@@ -145,9 +145,39 @@ void repeat_in_order(const BuildingBlock& block, int microbatches, OnDevice&& on
             last_period = std::max(last_period, start_period[k] + repeats - 1);
         }
         on_device(d, base.size() * static_cast<std::size_t>(repeats));
+        // The periods in which every pass repeats repeat the one before shifted by the
+        // interval: past the second of them (checked for collisions, also with the one before)
+        // they collide nowhere and need no test, up to the last one.
+        std::int64_t steady_first = 0;
+        std::int64_t steady_last = -1;
+        if (!base.empty()) {
+            steady_first = *std::max_element(start_period.begin(), start_period.end());
+            steady_last = *std::min_element(start_period.begin(), start_period.end()) + repeats - 1;
+        }
         bool any = false;
         Placed previous{};
         for (std::int64_t period = first_period; period <= last_period; ++period) {
+            if (period == steady_first + 2 && period <= steady_last) {
+                for (; period <= steady_last; ++period)
+                    for (std::size_t k = 0; k < base.size(); ++k) {
+                        const Placed& p = base[k];
+                        const std::int64_t r = period - start_period[k];
+                        const std::int64_t shift = r * interval;
+                        on_op(d, Placed{p.start + shift, p.end + shift,
+                                        Op{p.op.pass,
+                                           static_cast<std::int32_t>(r) * block.group +
+                                               p.op.microbatch,
+                                           p.op.stage}});
+                    }
+                // The last op placed: the steady period's last pass.
+                const Placed& p = base.back();
+                const std::int64_t r = steady_last - start_period.back();
+                previous = Placed{
+                    p.start + r * interval, p.end + r * interval,
+                    Op{p.op.pass, static_cast<std::int32_t>(r) * block.group + p.op.microbatch,
+                       p.op.stage}};
+                if (period > last_period) break;
+            }
             for (std::size_t k = 0; k < base.size(); ++k) {
                 const Placed& p = base[k];
                 const std::int64_t r = period - start_period[k];
