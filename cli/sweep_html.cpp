@@ -1,8 +1,11 @@
 #include "sweep_html.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "html_output.hpp"
 #include "sweep/job.hpp"
@@ -20,17 +23,31 @@ std::string costs_or_model(const sweep::Job& j) {
     return fmt::format("{:g},{:g},{:g}", j.costs[0], j.costs[1], j.costs[2]);
 }
 
+// The job's choices that differ from the command line's defaults, e.g. "ZeRO 1, NCCL tree".
+std::string options_of(const sweep::Job& j) {
+    std::vector<std::string> out;
+    if (j.zero > 0) out.push_back(fmt::format("ZeRO {}", j.zero));
+    if (j.tp_comm_overlap) out.push_back("TP overlap");
+    if (!j.overlap_grad_reduce) out.push_back("reduce after pipeline");
+    if (j.overlap_param_gather) out.push_back("gather beside F");
+    if (!j.nccl_algo.empty()) out.push_back("NCCL " + j.nccl_algo);
+    return fmt::format("{}", fmt::join(out, ", "));
+}
+
 std::string describe(const sweep::Job& j) {
+    const std::string options = options_of(j);
     return fmt::format(
-        "job {}: {} p={} m={}, {}{}", j.index, j.schedule, j.p, j.m, costs_or_model(j),
+        "job {}: {} p={} m={}, {}{}{}{}", j.index, j.schedule, j.p, j.m, costs_or_model(j),
+        j.cp > 1 ? fmt::format(", cp {}", j.cp) : std::string(),
+        options.empty() ? std::string() : ", " + options,
         j.engine == sweep::Engine::simgrid ? ", SimGrid on " + j.cluster : std::string());
 }
 
 viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
     viz::HtmlTable t;
-    t.columns = {"job",    "schedule",      "engine",     "p",      "m",
-                 "v",      "costs / model", "dp, tp, cp", "status", "time",
-                 "bubble", "peak",          "throughput", "reason"};
+    t.columns = {"job",  "schedule",      "engine",     "p",          "m",
+                 "v",    "costs / model", "dp, tp, cp", "options",    "status",
+                 "time", "bubble",        "peak",       "throughput", "reason"};
     for (const sweep::Result& r : rows) {
         const sweep::Job& j = r.job;
         const bool model = !j.model.empty();
@@ -40,7 +57,8 @@ viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
         t.rows.push_back(
             {std::to_string(j.index), j.schedule, sweep::engine_name(j.engine), std::to_string(j.p),
              std::to_string(j.m), std::to_string(r.chunks), costs_or_model(j),
-             fmt::format("{}, {}, {}", j.dp, j.tp, j.cp), sweep::status_name(r.status),
+             fmt::format("{}, {}, {}", j.dp, j.tp, j.cp), options_of(j),
+             sweep::status_name(r.status),
              number(fmt::format("{:.6g}{}", r.iteration_time, seconds ? " s" : "")),
              number(fmt::format("{:.2f} %", 100 * r.bubble_rate)),
              number(model ? fmt::format("{:.4g} GiB", r.peak_memory / gib)

@@ -50,17 +50,23 @@ struct Passes {
     double forward = 0, backward = 0, weight = 0;  // durations of the F, B and W ops
 };
 
-// Simulates `workload` with one stage on the cluster's GPUs as `cp` context-parallel ranks
-// and returns the op durations.
+// Simulates `workload` with one stage and one microbatch on the cluster's GPUs as `cp`
+// context-parallel ranks (call it in a child process: one simulation per process).
+SimResult simulate_ring(const SimWorkload& workload, const ClusterSpec& cluster, int cp,
+                        const SimOptions& options) {
+    const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
+    Layout layout{1, 1, 1};
+    layout.cp = cp;
+    return simulate(s, workload, cluster, layout, options);
+}
+
+// The op durations of simulate_ring().
 Passes simulate_passes(const SimWorkload& workload, const ClusterSpec& cluster, int cp,
                        bool exact = false) {
     const std::string out = run_in_child([&] {
-        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
-        Layout layout{1, 1, 1};
-        layout.cp = cp;
         SimOptions options;
         options.exact_collectives = exact;
-        const SimResult sim = simulate(s, workload, cluster, layout, options);
+        const SimResult sim = simulate_ring(workload, cluster, cp, options);
         double f = 0, b = 0, w = 0;
         for (const TimedOp& t : sim.timeline.device_ops[0])
             (t.op.pass == Pass::F ? f : t.op.pass == Pass::W ? w : b) = t.end - t.start;
@@ -186,13 +192,10 @@ TEST_CASE("a simulation's timeline records each pass's ring with the bytes each 
     const int c = 4;
     const double bandwidth = 5e8, latency = 1e-5;
     const std::string out = run_in_child([&] {
-        const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
-        Layout layout{1, 1, 1};
-        layout.cp = c;
         SimOptions options;
         options.record_transfers = true;
         const SimResult sim =
-            simulate(s, ring_workload(), one_gpu_nodes(c, bandwidth, latency), layout, options);
+            simulate_ring(ring_workload(), one_gpu_nodes(c, bandwidth, latency), c, options);
         std::string lines;
         for (const Transfer& x : sim.timeline.transfers) {
             const auto op =

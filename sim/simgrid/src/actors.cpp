@@ -149,10 +149,11 @@ void DeviceActor::run() {
         }
         const double ring_start = sg::Engine::get_clock();
         compute -= cp_ring.run(op.pass, op.stage, compute, slowdown);
-        if (record && cp_ring.bytes(op.pass, op.stage) > 0)
-            s_.timeline->transfers.push_back(
-                Transfer{device_, device_, op, op, cp_ring.bytes(op.pass, op.stage), ring_start,
-                         sg::Engine::get_clock(), TransferKind::context_parallel});
+        if (const double ring_bytes = record ? cp_ring.bytes(op.pass, op.stage) : 0.0;
+            ring_bytes > 0)
+            s_.timeline->transfers.push_back(Transfer{device_, device_, op, op, ring_bytes,
+                                                      ring_start, sg::Engine::get_clock(),
+                                                      TransferKind::context_parallel});
         if (!tp_overlap && compute > 0) sg::this_actor::sleep_for(compute);
         if (s_.layout.tp > 1 && op.pass != Pass::W) {
             const int count = op.pass == Pass::F ? s_.workload.tp_allreduces_forward[op.stage]
