@@ -24,36 +24,40 @@ bool is_backward(Pass pass) {
 // Over a device's order, the sum and the highest prefix sum of the memory changes of the ops
 // not taken yet (taken ones count 0): how high the memory climbs over the ops a candidate
 // would overtake, in logarithmic time (an iterative segment tree; non-commutative combine).
+// Ranges asked for are at most `longest` ops long and start ever later, so the tree covers a
+// window of the order only, at least twice that long, and is rebuilt (from the order and
+// which ops are taken) when a range leaves it: linear work in all, but memory for the window
+// alone, not for the whole order (at p = 63, m = 1024 that was 12 MB per fill, most of it
+// paged in, written once and never read).
 class ClimbTree {
   public:
     ClimbTree() = default;
-    explicit ClimbTree(const std::vector<double>& change)
-        : n_(change.size()), node_(2 * change.size()) {
-        for (std::size_t k = 0; k < n_; ++k)
-            node_[n_ + k] = Node{change[k], change[k]};
-        for (std::size_t k = n_; k-- > 1;)
-            node_[k] = combine(node_[2 * k], node_[2 * k + 1]);
+    ClimbTree(const std::vector<Op>& order, const std::vector<char>& taken,
+              const MemoryModel& memory, std::size_t longest)
+        : order_(&order), taken_(&taken), memory_(&memory) {
+        while (size_ < std::min(2 * (longest + 1), order.size()))
+            size_ *= 2;
+        node_.resize(2 * size_);
+        rebuild(0);
     }
-
-    // Ranges asked for are at most `longest` ops long from now on. A range reads only nodes
-    // whose ops all lie in it, so clear() need not update the nodes over more ops.
-    void limit(std::size_t longest) { longest_ = longest; }
 
     // The op at `position` is taken: its change counts 0 from now on.
     void clear(std::size_t position) {
-        std::size_t k = n_ + position;
+        if (position < origin_ || position >= origin_ + size_) return;  // a rebuild reads taken_
+        std::size_t k = size_ + (position - origin_);
         node_[k] = Node{0, 0};
-        // The node k/2^h holds 2^h ops.
-        for (std::size_t held = 2; (k /= 2) > 0 && held <= longest_; held *= 2)
+        for (k /= 2; k > 0; k /= 2)
             node_[k] = combine(node_[2 * k], node_[2 * k + 1]);
     }
 
     // The highest sum of the changes at first..j over j in first..last−1. Precondition:
-    // first < last ≤ the order's size, last − first ≤ the limit.
-    double highest_prefix(std::size_t first, std::size_t last) const {
+    // first < last ≤ the order's size, last − first ≤ longest, first never smaller than before.
+    double highest_prefix(std::size_t first, std::size_t last) {
+        if (last > origin_ + size_) rebuild(first);
         Node left{0, -std::numeric_limits<double>::infinity()};
         Node right = left;
-        for (first += n_, last += n_; first < last; first /= 2, last /= 2) {
+        for (first += size_ - origin_, last += size_ - origin_; first < last;
+             first /= 2, last /= 2) {
             if (first & 1) left = combine(left, node_[first++]);
             if (last & 1) right = combine(node_[--last], right);
         }
@@ -68,9 +72,25 @@ class ClimbTree {
     static Node combine(const Node& a, const Node& b) {
         return Node{a.sum + b.sum, std::max(a.best, a.sum + b.best)};
     }
+    void rebuild(std::size_t origin) {
+        origin_ = origin;
+        const std::vector<Op>& order = *order_;
+        const std::size_t end = std::min(order.size(), origin + size_);
+        for (std::size_t position = origin; position < origin + size_; ++position) {
+            const double change = position < end && !(*taken_)[position]
+                                      ? memory_change(order[position], *memory_)
+                                      : 0.0;
+            node_[size_ + (position - origin)] = Node{change, change};
+        }
+        for (std::size_t k = size_; k-- > 1;)
+            node_[k] = combine(node_[2 * k], node_[2 * k + 1]);
+    }
 
-    std::size_t n_ = 0;
-    std::size_t longest_ = std::numeric_limits<std::size_t>::max();
+    const std::vector<Op>* order_ = nullptr;
+    const std::vector<char>* taken_ = nullptr;
+    const MemoryModel* memory_ = nullptr;
+    std::size_t size_ = 1;    ///< leaves: a power of two
+    std::size_t origin_ = 0;  ///< the position of the first leaf
     std::vector<Node> node_;
 };
 
@@ -339,6 +359,8 @@ struct FillingDevice {
     std::vector<char> taken;
     std::size_t head = 0;
     double held = 0;
+    double peak = 0;         ///< the highest `held` so far (order_peak()'s sums of `out`)
+    double first_start = 0;  ///< when `out`'s first op started
     double cap = 0;
     std::size_t lookahead = 0;
     int forwards_left = 0;
@@ -371,7 +393,6 @@ class Filler {
           devices_(static_cast<std::size_t>(schedule.devices)),
           parked_(devices_.size(), 0) {
         std::vector<int> chunks(devices_.size(), 0);
-        std::vector<double> change;
         for (int s = 0; s < stages_; ++s)
             chunk_[s] = chunks[schedule.stage_device[s]]++;
         for (int d = 0; d < schedule.devices; ++d) {
@@ -383,7 +404,6 @@ class Filler {
             dev.ready.resize(order.size());
             dev.backward.resize(order.size());
             dev.seen.assign(static_cast<std::size_t>(chunks[d]) * pass_count, 0);
-            change.resize(order.size());
             // The order's own peak (order_peak()'s sums), its forwards and the smallest
             // activation a forward adds.
             double held = 0;
@@ -392,8 +412,7 @@ class Filler {
             for (std::size_t k = 0; k < order.size(); ++k) {
                 const Op& op = order[k];
                 position_[op_index(op)] = static_cast<std::int32_t>(k);
-                change[k] = memory_change(op, memory_);
-                held += change[k];
+                held += memory_change(op, memory_);
                 peak = std::max(peak, held);
                 if (op.pass != Pass::F) continue;
                 ++dev.forwards_left;
@@ -411,8 +430,8 @@ class Filler {
             const std::size_t ops_per_microbatch =
                 order.size() / static_cast<std::size_t>(std::max(1, schedule.microbatches)) + 1;
             dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);
-            dev.climb = ClimbTree(change);
-            dev.climb.limit(dev.lookahead);  // climbs from the head to a candidate within it
+            // Climbs from the head to a candidate within the lookahead.
+            dev.climb = ClimbTree(order, dev.taken, memory_, dev.lookahead);
         }
     }
 
@@ -489,8 +508,10 @@ class Filler {
         if (dev.forwards_left == 0) dev.backward.erase(position);
         // Climbs are measured from the head on: only an op pulled ahead needs clearing.
         if (position != dev.head) dev.unclear.push_back(static_cast<std::uint32_t>(position));
+        if (dev.out.empty()) dev.first_start = t;
         dev.out.push_back(op);
         dev.held += memory_change(op, memory_);
+        dev.peak = std::max(dev.peak, dev.held);
         if (op.pass == Pass::F && --dev.forwards_left == 0) {
             // From now on `backward` holds the ready backwards.
             dev.ready.find(0, dev.order->size(), [&](std::size_t k) {
@@ -598,9 +619,10 @@ class Filler {
 
 std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<double>& duration,
                                   const std::vector<double>& cap, const MemoryModel& memory,
-                                  double give_up_above) {
+                                  double give_up_above, OrderFigures* figures) {
     const int devices = schedule.devices;
     Filler filler(schedule, duration, cap, memory);
+    std::vector<double> last_end(static_cast<std::size_t>(devices), 0.0);
     // Devices by the time they are free (ties: the lower index); a device that finds
     // nothing to run waits, parked, until the next op ends anywhere. Only an op whose inputs
     // become done can give a parked device something to run (its order, memory and ready ops
@@ -624,10 +646,21 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
             continue;
         }
         free_at.pop();
-        free_at.insert(d, filler.run(dev, position, t));
+        const double finish = filler.run(dev, position, t);
+        free_at.insert(d, finish);
         if (dev.held > give_up_above) return std::nullopt;  // the same sums as order_peak's
+        last_end[static_cast<std::size_t>(d)] = finish;
     }
     if (filler.parked_count() > 0) return std::nullopt;
+    if (figures != nullptr) {
+        figures->first_start.assign(last_end.size(), 0.0);
+        figures->peak.assign(last_end.size(), 0.0);
+        for (int d = 0; d < devices; ++d) {
+            figures->first_start[d] = filler.device(d).first_start;
+            figures->peak[d] = filler.device(d).peak;
+        }
+        figures->last_end = std::move(last_end);
+    }
     // The schedule's shape with the filled orders (not a copy of its orders, replaced).
     Schedule filled = make_empty_schedule(schedule.name, devices, schedule.microbatches,
                                           schedule.chunks, schedule.stage_device);

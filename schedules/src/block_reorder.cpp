@@ -195,7 +195,7 @@ class SplitOrder {
 }  // namespace
 
 Schedule reorder_timed(Schedule schedule, const std::vector<double>& duration, AsapTiming timing,
-                       const MemoryModel& memory) {
+                       const MemoryModel& memory, OrderFigures* figures) {
     Schedule next = schedule;
     Schedule current = std::move(schedule);
     AsapTiming next_timing;
@@ -237,6 +237,11 @@ Schedule reorder_timed(Schedule schedule, const std::vector<double>& duration, A
         std::swap(current, next);
         std::swap(timing, next_timing);
         peak = std::move(next_peak);
+    }
+    if (figures != nullptr) {
+        figures->first_start = std::move(timing.first_start);
+        figures->last_end = std::move(timing.last_end);
+        figures->peak = std::move(peak);
     }
     return current;
 }

@@ -1,6 +1,8 @@
 // Building blocks: repeating, squeezing and the block-to-schedule pipeline.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -24,20 +26,38 @@ std::vector<double> slot_durations(int stages, const SlotLengths& lengths) {
 std::optional<ValidationIssue> asap_timing(const Schedule& schedule,
                                            const std::vector<double>& duration,
                                            AsapTiming& timing) {
-    double last = 0;
-    auto latest = [&](int, int, const Op&, double, double finish) {
-        last = std::max(last, finish);
-    };
-    if (quick_asap_walk(schedule, duration, 0.0, &timing.end, timing.walk, latest)) {
-        timing.makespan = last;
+    // The last end of any op is the latest device's (ends on a device only grow).
+    if (quick_asap_walk(
+            schedule, duration, 0.0, &timing.end, timing.walk,
+            [](int, int, const Op&, double, double) {}, &timing.first_start, &timing.last_end)) {
+        timing.makespan = 0;
+        for (double e : timing.last_end)
+            timing.makespan = std::max(timing.makespan, e);
         return std::nullopt;
     }
-    last = 0;
-    auto issue = pipesim::asap_walk(schedule, duration, 0.0, timing.end,
-                                    [&](int, int, const Op&, const Predecessors&, double,
-                                        double finish) { last = std::max(last, finish); });
+    double last = 0;
+    timing.first_start.assign(schedule.device_ops.size(), 0.0);
+    timing.last_end.assign(schedule.device_ops.size(), 0.0);
+    auto issue = pipesim::asap_walk(
+        schedule, duration, 0.0, timing.end,
+        [&](int device, int position, const Op&, const Predecessors&, double start, double finish) {
+            last = std::max(last, finish);
+            if (position == 0) timing.first_start[device] = start;
+            timing.last_end[device] = finish;
+        });
     timing.makespan = last;
     return issue;
+}
+
+bool durations_are_exact(const std::vector<double>& duration, int microbatches) {
+    constexpr int fraction_bits = 20;
+    double total = 0;
+    for (double d : duration) {
+        const double scaled = std::ldexp(d, fraction_bits);
+        if (!(d >= 0) || scaled != std::floor(scaled)) return false;
+        total += d;
+    }
+    return total * std::max(1, microbatches) < std::ldexp(1.0, 32);
 }
 
 Timeline asap_timeline(const Schedule& schedule, const std::vector<double>& duration) {
@@ -242,6 +262,16 @@ Timeline squeeze(const Timeline& timeline) {
 
 Schedule schedule_from_block(const BuildingBlock& block, int microbatches,
                              const BlockScheduleOptions& options) {
+    std::optional<detail::OrderFigures> seen;
+    std::vector<double> durations;
+    return detail::schedule_from_block_seen(block, microbatches, options, seen, durations);
+}
+
+Schedule detail::schedule_from_block_seen(const BuildingBlock& block, int microbatches,
+                                          const BlockScheduleOptions& options,
+                                          std::optional<OrderFigures>& seen,
+                                          std::vector<double>& durations) {
+    seen.reset();
     // repeat_block checked the block's dependencies in slot time (they never cross
     // microbatches, so every repetition keeps them) and that no two passes collide, and lists
     // each device's passes in start order: the repeated order holds every op once and runs,
@@ -253,19 +283,30 @@ Schedule schedule_from_block(const BuildingBlock& block, int microbatches,
         [&](int d, std::size_t count) { schedule.device_ops[d].reserve(count); },
         [&](int d, const Placed& p) { schedule.device_ops[d].push_back(p.op); });
     if (!options.fill_idle && !options.reorder) return schedule;
-    const std::vector<double> duration = detail::slot_durations(block.stages(), block.lengths);
+    durations = detail::slot_durations(block.stages(), block.lengths);
+    const std::vector<double>& duration = durations;
     const MemoryModel memory = unit_memory_model(block.devices, block.chunks);
     if (options.fill_idle) {
         const Lifespan life = block_lifespan(block, memory);
-        if (auto filled = detail::fill_idle(schedule, duration, life.device_bound, memory))
+        OrderFigures figures;
+        const bool exact = durations_are_exact(duration, microbatches);
+        if (auto filled = detail::fill_idle(schedule, duration, life.device_bound, memory,
+                                            std::numeric_limits<double>::infinity(),
+                                            exact ? &figures : nullptr)) {
+            if (exact) seen = std::move(figures);
             return *std::move(filled);
+        }
     }
     if (!options.reorder) return schedule;
     detail::AsapTiming squeezed;
     if (auto issue = detail::asap_timing(schedule, duration, squeezed))
         throw InvalidBlock(fmt::format("block '{}' repeated {} times is not a valid schedule: {}",
                                        block.name, microbatches, issue->message));
-    return detail::reorder_timed(std::move(schedule), duration, std::move(squeezed), memory);
+    OrderFigures figures;
+    Schedule reordered =
+        detail::reorder_timed(std::move(schedule), duration, std::move(squeezed), memory, &figures);
+    seen = std::move(figures);
+    return reordered;
 }
 
 }  // namespace pipesim

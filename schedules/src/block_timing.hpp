@@ -29,9 +29,13 @@ namespace pipesim::detail {
 /// first or last stage. An input with no latency on the pad adds nothing: start = max(free,
 /// 0 + 0) is the device's free time, as without it. A slot not done holds −1, or −2 − d while
 /// device d waits for it.
+/// `first_start` and `last_end`, unless null, get per device when its first op starts and its
+/// last ends (0 for a device without ops).
 template <class OnOp>
 bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& duration, double latency,
-                     std::vector<double>* end, std::vector<double>& slots, OnOp&& on_op) {
+                     std::vector<double>* end, std::vector<double>& slots, OnOp&& on_op,
+                     std::vector<double>* first_start = nullptr,
+                     std::vector<double>* last_end = nullptr) {
     if (!schedule.microbatch_stages.empty()) return false;
     const int stages = schedule.stages();
     const std::size_t devices = schedule.device_ops.size();
@@ -75,11 +79,12 @@ bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& durati
         const Op* stop;
         const Op* first;
         double free;
+        double first_start;
     };
     std::vector<Cursor> cursor(devices);
     for (std::size_t d = 0; d < devices; ++d) {
         const std::vector<Op>& ops = schedule.device_ops[d];
-        cursor[d] = Cursor{ops.data(), ops.data() + ops.size(), ops.data(), 0.0};
+        cursor[d] = Cursor{ops.data(), ops.data() + ops.size(), ops.data(), 0.0, 0.0};
     }
     // Devices that may run on: each at most once (waiting for a slot, it is in no list).
     std::vector<int> advance(devices);
@@ -112,6 +117,7 @@ bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& durati
             double start = std::max(t, ea + r.first_delay);
             start = std::max(start, eb + r.second_delay);
             const double finish = start + r.duration;
+            if (it == c.first) c.first_start = start;
             if (op.pass != Pass::W) {
                 double& out = slot[f_slot + (op.pass == Pass::F ? 0 : 1)];
                 const double before = out;
@@ -126,6 +132,16 @@ bool quick_asap_walk(const Schedule& schedule, const std::vector<double>& durati
     }
     for (const Cursor& c : cursor)
         if (c.next != c.stop) return false;
+    if (first_start != nullptr) {
+        first_start->resize(devices);
+        for (std::size_t d = 0; d < devices; ++d)
+            (*first_start)[d] = cursor[d].first_start;
+    }
+    if (last_end != nullptr) {
+        last_end->resize(devices);
+        for (std::size_t d = 0; d < devices; ++d)
+            (*last_end)[d] = cursor[d].free;
+    }
     if (end == nullptr) return true;
     // Microbatch by microbatch, a few at a time: each stage's row is read in runs.
     end->resize(output_slot_count(schedule.microbatches, stages));
@@ -151,6 +167,17 @@ struct AsapTiming {
     std::vector<double> end;
     double makespan = 0;
     std::vector<double> walk;  ///< the timing walk's table, kept for the next timing
+    /// Per device: when its first op starts and its last ends (0 for a device without ops).
+    std::vector<double> first_start;
+    std::vector<double> last_end;
+};
+
+/// An order's figures as the step that made it saw them, per device: when its first op starts
+/// and its last ends (for a device with ops) and its peak activation (order_peak's sums).
+struct OrderFigures {
+    std::vector<double> first_start;
+    std::vector<double> last_end;
+    std::vector<double> peak;
 };
 
 /// Every op starts when its device is free and its inputs are done (no latency) and lasts
@@ -226,12 +253,32 @@ inline double inputs_end(const Op& op, int stages, const std::vector<double>& en
 /// an order that runs). Durations as asap_timing's. Also returns nothing as soon as a device
 /// holds more than `give_up_above` (the result's peak, order_peak, would exceed it: a caller
 /// that rejects such a peak need not fill further).
+/// With `figures`, also the result's figures: each op's start in the fill (the time the device
+/// was free or an input done) and its peak. The starts are those of asap_timing(result) when
+/// every time is exact (durations_are_exact), since a device then runs an op as soon as it is
+/// free and the op's inputs are done.
 std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<double>& duration,
                                   const std::vector<double>& cap, const MemoryModel& memory,
-                                  double give_up_above = std::numeric_limits<double>::infinity());
+                                  double give_up_above = std::numeric_limits<double>::infinity(),
+                                  OrderFigures* figures = nullptr);
 
-/// reorder() on a timing already computed: `timing` is asap_timing(schedule, duration).
+/// reorder() on a timing already computed: `timing` is asap_timing(schedule, duration). With
+/// `figures`, also the result's: its asap_timing and its peak under `memory`.
 Schedule reorder_timed(Schedule schedule, const std::vector<double>& duration, AsapTiming timing,
-                       const MemoryModel& memory);
+                       const MemoryModel& memory, OrderFigures* figures = nullptr);
+
+/// schedule_from_block() and, when it filled or reordered the repeated order, the figures of
+/// that step in `seen` (for a fill only when durations_are_exact), in the slot durations it
+/// ran with (`durations`), under the unit memory model.
+Schedule schedule_from_block_seen(const BuildingBlock& block, int microbatches,
+                                  const BlockScheduleOptions& options,
+                                  std::optional<OrderFigures>& seen,
+                                  std::vector<double>& durations);
+
+/// Whether every time a list schedule or timing walk of `microbatches` microbatches with these
+/// durations (no latency) computes is exact: each duration a multiple of 2⁻²⁰ and all of them
+/// together below 2³² (so every sum of them is a double without rounding, and two different
+/// times lie at least 2⁻²⁰ apart, far beyond the 10⁻⁹ the list schedules compare within).
+bool durations_are_exact(const std::vector<double>& duration, int microbatches);
 
 }  // namespace pipesim::detail

@@ -12,6 +12,7 @@
 //   unit costs and no communication, for p ≥ 4 and m ≥ p − 1: peak p/2 + 1 and bubble
 //   (3p − 7)/2 stage times (1F1B: 3(p − 1)), below the offset-2 block's (p = 4: 2.5 against
 //   4.5; p = 16: 20.5 against 24; p = 64: 92.5 against 102); p = 2: zero bubble for m ≥ 3.
+#include "block_timing.hpp"
 #include "generators.hpp"
 #include "schedules/block_catalog.hpp"
 #include "v_plan.hpp"
@@ -20,16 +21,21 @@ namespace pipesim::detail {
 
 Schedule generate_v_half(const GeneratorOptions& o) {
     const bool even = o.devices % 2 == 0;
-    std::vector<Schedule> unit_orders;  // moved in: a braced list would copy it
-    unit_orders.push_back(
-        schedule_from_block(v_half_block(o.devices), o.microbatches,
-                            BlockScheduleOptions{.reorder = true, .fill_idle = even}));
+    std::vector<UnitOrder> unit_orders;  // moved in: a braced list would copy it
+    // The unit orders come with the figures their fill or reorder saw: planning with unit
+    // costs and no latency need not time them again.
+    auto unit_order = [&](const BlockScheduleOptions& options) {
+        UnitOrder u;
+        u.order = schedule_from_block_seen(v_half_block(o.devices), o.microbatches, options, u.seen,
+                                           u.durations);
+        return u;
+    };
+    unit_orders.push_back(unit_order(BlockScheduleOptions{.reorder = true, .fill_idle = even}));
     // With a latency, the filled warm-up leaves no slack for it: the order only reordered, as
     // odd p has it, is a candidate too (p = 32, latency 3 of a 3-unit F: 17.9 % bubble against
     // the filled order's 27.8 %).
     if (even && plans_with_costs(o) && o.planning.comm_latency > 0)
-        unit_orders.push_back(schedule_from_block(v_half_block(o.devices), o.microbatches,
-                                                  BlockScheduleOptions{.reorder = true}));
+        unit_orders.push_back(unit_order(BlockScheduleOptions{.reorder = true}));
     // Orders of a block that passed check_block, repeated and filled or reordered within
     // their devices: their structure holds.
     return plan_v_schedule(o, std::move(unit_orders), {2, 1}, "v-half", true,

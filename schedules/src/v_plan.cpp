@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -100,6 +101,35 @@ VPlanFigures plan_figures(const Schedule& schedule, const PlanningCosts& costs) 
     return figures;
 }
 
+VPlanFigures figures_of(const Schedule& order, const OrderFigures& seen, double scale) {
+    // planned_length()'s sums on the scaled times, and plan_peak()'s highest peak.
+    VPlanFigures figures;
+    const double never = std::numeric_limits<double>::infinity();
+    double earliest = never;
+    for (std::size_t d = 0; d < order.device_ops.size(); ++d) {
+        figures.peak = std::max(figures.peak, seen.peak[d]);
+        if (order.device_ops[d].empty()) continue;
+        const double first = scale * seen.first_start[d];
+        const double last = scale * seen.last_end[d];
+        figures.length.longest_span = std::max(figures.length.longest_span, last - first);
+        figures.length.makespan = std::max(figures.length.makespan, last);
+        earliest = std::min(earliest, first);
+    }
+    if (earliest < never) figures.length.makespan -= earliest;
+    return figures;
+}
+
+double power_of_two_scale(const std::vector<double>& planning,
+                          const std::vector<double>& durations) {
+    if (planning.size() != durations.size() || durations.empty() || !(durations[0] > 0)) return 0;
+    const double scale = planning[0] / durations[0];
+    int exponent = 0;
+    if (!std::isfinite(scale) || std::frexp(scale, &exponent) != 0.5) return 0;
+    for (std::size_t k = 0; k < durations.size(); ++k)
+        if (planning[k] != scale * durations[k]) return 0;
+    return scale;
+}
+
 double BestPlan::peak_limit() const {
     return cap_ + eps;
 }
@@ -127,7 +157,7 @@ bool same_order(const Schedule& a, const Schedule& b) {
 
 }  // namespace
 
-bool BestPlan::offer(Schedule candidate, Structure structure) {
+bool BestPlan::offer(Schedule candidate, Structure structure, const VPlanFigures* figures) {
     // Every op once (the structure); the timing walk finds an op before its input or a
     // deadlock, which leaves the candidate out too. The peak first: a candidate above the cap
     // is left out whatever its timing. The same order as the best has its figures: no better;
@@ -136,6 +166,11 @@ bool BestPlan::offer(Schedule candidate, Structure structure) {
     VPlanFigures f;
     if (timed_out_ && same_order(candidate, *timed_out_)) {
         f = timed_out_figures_;
+    } else if (figures != nullptr) {
+        f = *figures;
+        if (f.peak > peak_limit()) return false;
+        if (recording_ && (!offered_best_ || better(f, offered_best_->figures)))
+            offered_best_ = Offered{candidate, f};
     } else {
         if (structure == Structure::check && validate_structure(candidate)) return false;
         f.peak = plan_peak(candidate, costs_);
@@ -177,7 +212,13 @@ class Candidates {
           duration_(pass_durations(costs.times)),
           memory_(unit_memory_model(devices, 2, costs.w_memory_share)),
           unit_memory_(unit_memory_model(devices, 2)),
-          best_(best) {}
+          best_(best) {
+        // The fills and reorders with the planning durations see planned_length()'s times
+        // when there is no latency (and, for the fill, every time is exact).
+        timed_as_planned_ =
+            costs.comm_latency == 0 && duration_ == planning_durations(costs, 2 * devices);
+        fill_timed_as_planned_ = timed_as_planned_ && durations_are_exact(duration_, microbatches);
+    }
 
     double ops() const { return ops_; }
 
@@ -185,11 +226,8 @@ class Candidates {
     // The fill and the reorder move ops within their devices' orders: the structure holds.
     void place_order(Schedule order) {
         const std::vector<double> uniform(static_cast<std::size_t>(p_), cap_);
-        if (auto filled = fill_idle(order, duration_, uniform, memory_, best_.peak_limit()))
-            best_.offer(*std::move(filled), known);
-        AsapTiming timing;
-        if (!asap_timing(order, duration_, timing))
-            best_.offer(reorder_timed(order, duration_, std::move(timing), memory_), known);
+        offer_filled(order, uniform);
+        offer_reordered(order);
         best_.offer(std::move(order), known);
     }
 
@@ -221,17 +259,11 @@ class Candidates {
         // Placed with the real pass lengths: idle slots filled under each device's bound or
         // under the cap on every device, and warm-up and cool-down reordered.
         const std::vector<double> uniform(bound.size(), cap_);
-        if (ops_ <= all_placements_ops)
-            if (auto filled = fill_idle(order, duration_, bound, memory_, best_.peak_limit()))
-                best_.offer(*std::move(filled), known);
-        if (bound != uniform || ops_ > all_placements_ops)
-            if (auto filled = fill_idle(order, duration_, uniform, memory_, best_.peak_limit()))
-                best_.offer(*std::move(filled), known);
+        if (ops_ <= all_placements_ops) offer_filled(order, bound);
+        if (bound != uniform || ops_ > all_placements_ops) offer_filled(order, uniform);
         if (compact) offer_compacted(block, m_, memory_, cap_, best_);
         if (!every_way || ops_ > all_placements_ops) return;
-        AsapTiming timing;
-        if (!asap_timing(order, duration_, timing))
-            best_.offer(reorder_timed(order, duration_, std::move(timing), memory_), known);
+        offer_reordered(order);
         // Placed with the block's own slots.
         const std::vector<double> slots = slot_durations(2 * p_, block.lengths);
         if (auto filled = fill_idle(order, slots, bound, memory_, best_.peak_limit()))
@@ -243,6 +275,35 @@ class Candidates {
     }
 
   private:
+    // `order` filled under `cap` with the planning durations, offered with the fill's figures
+    // where those are plan_figures()'s.
+    void offer_filled(const Schedule& order, const std::vector<double>& cap) {
+        OrderFigures seen;
+        auto filled = fill_idle(order, duration_, cap, memory_, best_.peak_limit(),
+                                fill_timed_as_planned_ ? &seen : nullptr);
+        if (!filled) return;
+        if (!fill_timed_as_planned_) {
+            best_.offer(*std::move(filled), known);
+            return;
+        }
+        const VPlanFigures figures = figures_of(*filled, seen);
+        best_.offer(*std::move(filled), known, &figures);
+    }
+    // `order` reordered with the planning durations, offered likewise.
+    void offer_reordered(const Schedule& order) {
+        AsapTiming timing;
+        if (asap_timing(order, duration_, timing)) return;
+        OrderFigures seen;
+        Schedule reordered = reorder_timed(order, duration_, std::move(timing), memory_,
+                                           timed_as_planned_ ? &seen : nullptr);
+        if (!timed_as_planned_) {
+            best_.offer(std::move(reordered), known);
+            return;
+        }
+        const VPlanFigures figures = figures_of(reordered, seen);
+        best_.offer(std::move(reordered), known, &figures);
+    }
+
     struct Placed {
         BuildingBlock block;
         bool every_way = false;
@@ -257,6 +318,8 @@ class Candidates {
     MemoryModel memory_;
     MemoryModel unit_memory_;
     BestPlan& best_;
+    bool timed_as_planned_ = false;
+    bool fill_timed_as_planned_ = false;
     std::vector<Placed> placed_;  // the blocks placed so far, and how
 };
 
@@ -390,7 +453,18 @@ bool plans_with_costs(const GeneratorOptions& o) {
 Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_orders,
                          std::vector<int> offsets, const char* name, bool preselect,
                          BestPlan::Structure unit_structure) {
-    Schedule& first = unit_orders.front();
+    std::vector<UnitOrder> orders;
+    orders.reserve(unit_orders.size());
+    for (Schedule& s : unit_orders)
+        orders.push_back(UnitOrder{std::move(s), std::nullopt, {}});
+    return plan_v_schedule(o, std::move(orders), std::move(offsets), name, preselect,
+                           unit_structure);
+}
+
+Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<UnitOrder> unit_orders,
+                         std::vector<int> offsets, const char* name, bool preselect,
+                         BestPlan::Structure unit_structure) {
+    Schedule& first = unit_orders.front().order;
     first.name = name;
     if (!plans_with_costs(o)) {
         require_generated_valid(first, name, o);
@@ -398,11 +472,30 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_o
     }
     const MemoryModel unit_memory = unit_memory_model(first.devices, first.chunks);
     double cap = 0;
-    for (const auto& ops : first.device_ops)
-        cap = std::max(cap, order_peak(ops, unit_memory));
+    if (unit_orders.front().seen) {
+        for (double peak : unit_orders.front().seen->peak)  // the same sums
+            cap = std::max(cap, peak);
+    } else {
+        for (const auto& ops : first.device_ops)
+            cap = std::max(cap, order_peak(ops, unit_memory));
+    }
     BestPlan best(o.planning, cap);
-    for (Schedule& s : unit_orders)
-        best.offer(std::move(s), unit_structure);
+    const std::vector<double> planning = planning_durations(o.planning, first.stages());
+    const MemoryModel plan_memory =
+        unit_memory_model(first.devices, first.chunks, o.planning.w_memory_share);
+    const bool same_memory = plan_memory.activation == unit_memory.activation &&
+                             plan_memory.held_for_w == unit_memory.held_for_w;
+    for (UnitOrder& u : unit_orders) {
+        const double scale = u.seen && same_memory && o.planning.comm_latency == 0
+                                 ? power_of_two_scale(planning, u.durations)
+                                 : 0.0;
+        if (scale > 0) {
+            const VPlanFigures figures = figures_of(u.order, *u.seen, scale);
+            best.offer(std::move(u.order), unit_structure, &figures);
+        } else {
+            best.offer(std::move(u.order), unit_structure);
+        }
+    }
     offer_v_candidates(
         VPlanRequest{o.devices, o.microbatches, std::move(offsets), true, false, preselect},
         o.planning, cap, best);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "block_timing.hpp"
 #include "schedules/auto_schedule.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule.hpp"
@@ -34,7 +35,9 @@ class BestPlan {
 
     /// Times `candidate` with the costs; keeps it if it fits the cap and beats the best so far.
     /// Returns whether it was kept.
-    bool offer(Schedule candidate, Structure structure = Structure::check);
+    /// With `figures`, those are its figures (figures_of()): it is not timed again.
+    bool offer(Schedule candidate, Structure structure = Structure::check,
+               const VPlanFigures* figures = nullptr);
     bool empty() const { return !best_; }
     /// How many candidates offer() has kept (each better than the one before).
     std::size_t kept() const { return kept_; }
@@ -71,6 +74,24 @@ class BestPlan {
 
 /// The figures of `schedule` under `costs` (valid schedule; costs empty: unit times).
 VPlanFigures plan_figures(const Schedule& schedule, const PlanningCosts& costs);
+
+/// plan_figures() of `order` from what the step that made it saw (`seen`: its timing with
+/// durations `1/scale` times the planning ones and no latency, and its peaks with the costs'
+/// memory model): the same arithmetic on the same times when `scale` is a power of two, since
+/// scaling by one neither rounds nor reorders times.
+VPlanFigures figures_of(const Schedule& order, const OrderFigures& seen, double scale = 1.0);
+
+/// The power of two `scale` with planning == scale · durations, entry by entry; 0 if none.
+double power_of_two_scale(const std::vector<double>& planning,
+                          const std::vector<double>& durations);
+
+/// A unit order with the figures of the step that made it (a fill or a reorder, with
+/// `durations` and the unit memory model).
+struct UnitOrder {
+    Schedule order;
+    std::optional<OrderFigures> seen;
+    std::vector<double> durations;
+};
 
 /// What the V-shape candidates are built from.
 struct VPlanRequest {
@@ -115,5 +136,10 @@ bool plans_with_costs(const GeneratorOptions& options);
 Schedule plan_v_schedule(const GeneratorOptions& options, std::vector<Schedule> unit_orders,
                          std::vector<int> offsets, const char* name, bool preselect = false,
                          BestPlan::Structure unit_structure = BestPlan::Structure::check);
+/// The same for unit orders offered with their figures where those are plan_figures()'s
+/// (no latency, planning durations a power of two times theirs, the same memory model).
+Schedule plan_v_schedule(const GeneratorOptions& options, std::vector<UnitOrder> unit_orders,
+                         std::vector<int> offsets, const char* name, bool preselect,
+                         BestPlan::Structure unit_structure);
 
 }  // namespace pipesim::detail

@@ -396,7 +396,13 @@ PlannedLength planned_length(const Schedule& schedule, const PlanningCosts& cost
         last[static_cast<std::size_t>(device)] = finish;
     };
     std::vector<double> slots;
-    if (!detail::quick_asap_walk(schedule, duration, costs.comm_latency, nullptr, slots, span)) {
+    // A device's first op starts first and its last ends last.
+    if (detail::quick_asap_walk(
+            schedule, duration, costs.comm_latency, nullptr, slots,
+            [](int, int, const Op&, double, double) {}, &first, &last)) {
+        for (std::size_t d = 0; d < first.size(); ++d)
+            if (schedule.device_ops[d].empty()) first[d] = never;
+    } else {
         std::fill(first.begin(), first.end(), never);
         std::fill(last.begin(), last.end(), -never);
         const auto issue =
