@@ -26,11 +26,6 @@ Schedule generate_dualpipe_v(const GeneratorOptions& options);
 Schedule v_zb_order(const GeneratorOptions& options);
 Schedule zb_v_order(const GeneratorOptions& options, int peak = 0);
 
-/// Throws generate_schedule's std::invalid_argument (naming `name`, p, m, v and the problem)
-/// unless validate() accepts `schedule`. `options`: as resolved by generate_schedule.
-void require_generated_valid(const Schedule& schedule, std::string_view name,
-                             const GeneratorOptions& options);
-
 /// ZB-1P/ZB-2P: the shortest of the Zero Bubble automatic candidates, planned with
 /// options.planning, under a cap of `cap_per_device`·p full-stage microbatches, named `name`.
 Schedule generate_zb_capped(const GeneratorOptions& options, const char* name, int cap_per_device);

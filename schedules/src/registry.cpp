@@ -9,6 +9,7 @@
 
 #include "generators.hpp"
 #include "schedules/validate.hpp"
+#include "v_plan.hpp"
 
 namespace pipesim {
 
@@ -118,15 +119,6 @@ void check_planning_costs(std::string_view name, const GeneratorOptions& options
 
 }  // namespace
 
-namespace detail {
-
-void require_generated_valid(const Schedule& schedule, std::string_view name,
-                             const GeneratorOptions& o) {
-    if (auto issue = validate(schedule)) throw unrunnable_schedule(name, o, issue->message);
-}
-
-}  // namespace detail
-
 std::span<const ScheduleGenerator> schedule_generators() {
     return generators;
 }
@@ -176,7 +168,9 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
     check_planning_costs(name, resolved);
 
     Schedule schedule = generator->generate(resolved);
-    if (!generator->validates_itself) {
+    // A generator that validates itself does so only when it plans (it times its candidates);
+    // its unit order alone is checked here, as much as the caller asks.
+    if (!generator->validates_itself || !detail::plans_with_costs(resolved)) {
         const auto issue =
             check == GeneratedCheck::all ? validate(schedule) : validate_structure(schedule);
         if (issue) throw unrunnable_schedule(name, resolved, issue->message);

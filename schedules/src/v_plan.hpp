@@ -126,13 +126,14 @@ void offer_v_candidates(const VPlanRequest& request, const PlanningCosts& costs,
 bool plans_with_costs(const GeneratorOptions& options);
 
 /// A registered V-shape generator's schedule: `unit_orders[0]` (its order planned for unit
-/// slots) when `options.planning` is empty or the problem has more than 10⁶ ops; otherwise the best
+/// slots, not validated: generate_schedule() checks it) when `options.planning` is empty or the
+/// problem has more than 10⁶ ops; otherwise the best
 /// of `unit_orders` and the candidates of `offsets`, under a cap of unit_orders[0]'s peak with the
 /// unit memory model (the schedule's published peak), timed with options.planning. Named `name`.
-/// Valid: throws generate_schedule's std::invalid_argument otherwise (the V generators validate
-/// themselves, ScheduleGenerator::validates_itself). Precondition: unit_orders is not empty.
-/// `preselect`: VPlanRequest::preselect. `unit_structure`: whether the unit orders' structure
-/// is checked (BestPlan::offer) or known to hold.
+/// A planned one is valid: it throws generate_schedule's std::invalid_argument otherwise (the V
+/// generators validate themselves when they plan, ScheduleGenerator::validates_itself).
+/// Precondition: unit_orders is not empty. `preselect`: VPlanRequest::preselect. `unit_structure`:
+/// whether the unit orders' structure is checked (BestPlan::offer) or known to hold.
 Schedule plan_v_schedule(const GeneratorOptions& options, std::vector<Schedule> unit_orders,
                          std::vector<int> offsets, const char* name, bool preselect = false,
                          BestPlan::Structure unit_structure = BestPlan::Structure::check);
