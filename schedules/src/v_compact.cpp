@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <tuple>
 #include <utility>
 
 #include "block_timing.hpp"
@@ -25,6 +24,46 @@ struct Slotted {
     int slot = 0;
 };
 
+// Sorts `items` stably by key(item) in 0..keys−1 (a counting sort: linear in the items and
+// keys). Sorting by the least significant key first, then stably by each more significant
+// one, orders by all of them together, as a lexicographic std::sort would (exactly: the keys
+// these sorts use together are unique).
+template <class T, class Key>
+void counting_sort(std::vector<T>& items, int keys, Key key, std::vector<T>& scratch) {
+    std::vector<int> start(static_cast<std::size_t>(keys) + 1, 0);
+    for (const T& x : items)
+        ++start[static_cast<std::size_t>(key(x)) + 1];
+    for (std::size_t k = 1; k < start.size(); ++k)
+        start[k] += start[k - 1];
+    scratch.resize(items.size());
+    for (const T& x : items)
+        scratch[static_cast<std::size_t>(start[static_cast<std::size_t>(key(x))]++)] = x;
+    items.swap(scratch);
+}
+
+// The largest slot of `ops` plus one (0 for none).
+int slot_count(const std::vector<Slotted>& ops) {
+    int count = 0;
+    for (const Slotted& s : ops)
+        count = std::max(count, s.slot + 1);
+    return count;
+}
+
+// `ops` by (slot, device), or by (device, slot) with `device_first`.
+void sort_slotted(std::vector<Slotted>& ops, int devices, bool device_first) {
+    std::vector<Slotted> scratch;
+    const int slots = slot_count(ops);
+    auto by_slot = [](const Slotted& s) { return s.slot; };
+    auto by_device = [](const Slotted& s) { return s.device; };
+    if (device_first) {
+        counting_sort(ops, slots, by_slot, scratch);
+        counting_sort(ops, devices, by_device, scratch);
+    } else {
+        counting_sort(ops, devices, by_device, scratch);
+        counting_sort(ops, slots, by_slot, scratch);
+    }
+}
+
 class SlotGrid {
   public:
     SlotGrid(int devices, int microbatches, const std::vector<Slotted>& ops,
@@ -37,23 +76,22 @@ class SlotGrid {
         }
         // Room for W's put back after the last op.
         length_ += 3 * m_ * 2 + 2;
-        std::sort(ops_.begin(), ops_.end(), [](const Slotted& a, const Slotted& b) {
-            return std::tie(a.slot, a.device) < std::tie(b.slot, b.device);
-        });
+        sort_slotted(ops_, p_, false);
         busy_.assign(static_cast<std::size_t>(p_), std::vector<char>(length_, 0));
         level_.assign(static_cast<std::size_t>(p_), std::vector<double>(length_, 0.0));
         for (const Slotted& s : ops_)
             busy_[s.device][s.slot] = 1;
+        // Each device's changes added in the order of ops_, as a pass per device would.
+        std::vector<std::vector<double>> change(static_cast<std::size_t>(p_),
+                                                std::vector<double>(length_ + 1, 0.0));
+        for (const Slotted& s : ops_) {
+            const double c = memory_change(s.op, memory_);
+            change[s.device][c > 0 ? s.slot : s.slot + 1] += c;
+        }
         for (int d = 0; d < p_; ++d) {
-            std::vector<double> change(length_ + 1, 0.0);
-            for (const Slotted& s : ops_)
-                if (s.device == d) {
-                    const double c = memory_change(s.op, memory_);
-                    change[c > 0 ? s.slot : s.slot + 1] += c;
-                }
             double held = 0;
             for (int t = 0; t < length_; ++t)
-                level_[d][t] = held += change[t];
+                level_[d][t] = held += change[d][t];
         }
         end_.assign(3 * static_cast<std::size_t>(stages_ * m_), -1);
         last_start_.assign(3 * static_cast<std::size_t>(stages_), -1);
@@ -117,9 +155,7 @@ class SlotGrid {
     Schedule schedule(const Schedule& shape) const {
         Schedule out = shape;
         std::vector<Slotted> sorted = ops_;
-        std::sort(sorted.begin(), sorted.end(), [](const Slotted& a, const Slotted& b) {
-            return std::tie(a.device, a.slot) < std::tie(b.device, b.slot);
-        });
+        sort_slotted(sorted, p_, true);
         for (auto& ops : out.device_ops)
             ops.clear();
         for (const Slotted& s : sorted)
@@ -316,7 +352,8 @@ class TwoRoundGreedy {
     int peak(int d) const {
         const bool with_w = !slot_[d][w_kind].empty();
         const int last = last_slot(d);
-        std::vector<int> at(static_cast<std::size_t>(last + 1), -1);
+        std::vector<int>& at = peak_scratch_;  // reused: peak() runs for every slot tried
+        at.assign(static_cast<std::size_t>(last + 1), -1);
         for (int k = 0; k < kinds; ++k)
             for (int s : slot_[d][k])
                 at[s] = k;
@@ -368,9 +405,17 @@ class TwoRoundGreedy {
             for (int k = 0; k < kinds; ++k)
                 for (std::size_t j = 0; j < slot_[d][k].size(); ++j)
                     e.push_back(Event{slot_[d][k][j], d, k, static_cast<int>(j)});
-        std::sort(e.begin(), e.end(), [](const Event& a, const Event& b) {
-            return std::tie(a.slot, a.device, a.kind) < std::tie(b.slot, b.device, b.kind);
-        });
+        // By (slot, device, kind), least significant key first.
+        int slots = 0;
+        for (const Event& x : e)
+            slots = std::max(slots, x.slot + 1);
+        std::vector<Event> scratch;
+        counting_sort(
+            e, kinds, [](const Event& x) { return x.kind; }, scratch);
+        counting_sort(
+            e, p_, [](const Event& x) { return x.device; }, scratch);
+        counting_sort(
+            e, slots, [](const Event& x) { return x.slot; }, scratch);
         return e;
     }
 
@@ -432,6 +477,7 @@ class TwoRoundGreedy {
     int m_;
     std::vector<std::vector<std::vector<int>>> slot_;  ///< device, kind, microbatch → slot
     std::vector<std::vector<std::pair<int, Op>>> w_split_;
+    mutable std::vector<int> peak_scratch_;
 };
 
 }  // namespace
