@@ -100,19 +100,22 @@ class SlotGrid {
     // Moves the ops in slot order to their earliest free slot after their inputs, except
     // those starting within [keep_from, keep_to) (the steady phase kept as laid out).
     void compact(int keep_from, int keep_to) {
-        std::vector<double> highest;  // from each slot to the op's own, the memory held
         for (Slotted& s : ops_) {
             const int earliest = std::max(ready(s.op), last_start(s.op) + 1);
             if ((s.slot < keep_from || s.slot >= keep_to) && earliest < s.slot) {
+                // An op that adds memory may start at t when the memory held from t to its own
+                // slot stays within the cap with it: the slots from the first such t on (the
+                // later t, the fewer slots it passes).
                 const double c = memory_change(s.op, memory_);
                 const auto& level = level_[s.device];
-                highest.assign(static_cast<std::size_t>(s.slot - earliest), 0.0);
-                double most = -1e300;
-                for (int t = s.slot - 1; t >= earliest; --t)
-                    highest[t - earliest] = most = std::max(most, level[t]);
-                for (int t = earliest; t < s.slot; ++t)
-                    if (!busy_[s.device][t] &&
-                        (c <= 0 || highest[t - earliest] + c <= cap_ + eps)) {
+                int from = earliest;
+                if (c > 0) {
+                    from = s.slot;
+                    while (from > earliest && level[from - 1] + c <= cap_ + eps)
+                        --from;
+                }
+                for (int t = from; t < s.slot; ++t)
+                    if (!busy_[s.device][t]) {
                         move(s, t);
                         break;
                     }
@@ -438,10 +441,15 @@ class TwoRoundGreedy {
             if (!keep) {
                 const int original = s;
                 bool moved = false;
+                // With the W's on the grid only F's raise the memory: a B or a W moved earlier
+                // leaves the device's peak as it was or lowers it, and every device stays within
+                // `limit` (it starts so, and each move is kept only so): its first free slot is
+                // taken without measuring.
+                const bool lowers = with_w && e.kind >= 2;
                 for (int t = after(e.device, e.kind, e.mb) + 1; t < original && !moved; ++t) {
                     if (taken[e.device][t]) continue;
                     s = t;
-                    moved = peak(e.device) <= limit;
+                    moved = lowers || peak(e.device) <= limit;
                 }
                 if (!moved) s = original;
             }
