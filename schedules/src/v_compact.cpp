@@ -353,13 +353,16 @@ class TwoRoundGreedy {
     // Peak chunk activations of device d: F +1, W −1; without W's on the grid each free slot
     // (up to the last op) runs one pending W.
     int peak(int d) const {
-        const bool with_w = !slot_[d][w_kind].empty();
         const int last = last_slot(d);
-        std::vector<int>& at = peak_scratch_;  // reused: peak() runs for every slot tried
+        std::vector<int>& at = peak_scratch_;
         at.assign(static_cast<std::size_t>(last + 1), -1);
         for (int k = 0; k < kinds; ++k)
             for (int s : slot_[d][k])
                 at[s] = k;
+        return profile_peak(at, last, !slot_[d][w_kind].empty());
+    }
+    // peak() of a device whose slots hold the kinds `at` (−1: free), its last op at `last`.
+    static int profile_peak(const std::vector<int>& at, int last, bool with_w) {
         int held = 0, most = 0, pending = 0;
         for (int t = 0; t <= last; ++t) {
             const int k = at[t];
@@ -430,8 +433,28 @@ class TwoRoundGreedy {
         for (int d = 0; d < p_; ++d)
             limit = std::max(limit, peak(d));
         std::vector<std::vector<char>> taken(static_cast<std::size_t>(p_));
-        for (int d = 0; d < p_; ++d)
-            taken[d].assign(static_cast<std::size_t>(last_slot(d) + 1), 0);
+        // Each device's kinds by slot and its last op, kept as ops move (what peak() would
+        // build from slot_ for every slot tried).
+        std::vector<std::vector<int>> at(static_cast<std::size_t>(p_));
+        std::vector<int> last(static_cast<std::size_t>(p_));
+        std::vector<char> w_on_grid(static_cast<std::size_t>(p_));
+        for (int d = 0; d < p_; ++d) {
+            last[d] = last_slot(d);
+            taken[d].assign(static_cast<std::size_t>(last[d] + 1), 0);
+            at[d].assign(static_cast<std::size_t>(last[d] + 1), -1);
+            for (int k = 0; k < kinds; ++k)
+                for (int slot : slot_[d][k])
+                    at[d][slot] = k;
+            w_on_grid[d] = !slot_[d][w_kind].empty();
+        }
+        // The last op of device d once its op at `from` has moved earlier (`at` updated).
+        auto last_after = [&](int d, int from) {
+            if (from != last[d]) return last[d];
+            int l = from - 1;
+            while (at[d][l] < 0)  // stops at the op moved, if not before
+                --l;
+            return l;
+        };
         int phase = 0;
         for (const Event& e : events()) {
             int& s = slot_[e.device][e.kind][e.mb];
@@ -446,12 +469,28 @@ class TwoRoundGreedy {
                 // `limit` (it starts so, and each move is kept only so): its first free slot is
                 // taken without measuring.
                 const bool lowers = with_w && e.kind >= 2;
+                std::vector<int>& kinds_at = at[e.device];
                 for (int t = after(e.device, e.kind, e.mb) + 1; t < original && !moved; ++t) {
                     if (taken[e.device][t]) continue;
                     s = t;
-                    moved = lowers || peak(e.device) <= limit;
+                    if (lowers) {
+                        moved = true;
+                        break;
+                    }
+                    kinds_at[original] = -1;
+                    kinds_at[t] = e.kind;
+                    moved = profile_peak(kinds_at, last_after(e.device, original),
+                                         w_on_grid[e.device]) <= limit;
+                    kinds_at[t] = -1;
+                    kinds_at[original] = e.kind;
                 }
-                if (!moved) s = original;
+                if (!moved) {
+                    s = original;
+                } else {
+                    kinds_at[original] = -1;
+                    kinds_at[s] = e.kind;
+                    last[e.device] = last_after(e.device, original);
+                }
             }
             taken[e.device][s] = 1;
         }

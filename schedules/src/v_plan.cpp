@@ -167,6 +167,7 @@ bool BestPlan::offer(Schedule candidate, Structure structure, const VPlanFigures
     if (timed_out_ && same_order(candidate, *timed_out_)) {
         f = timed_out_figures_;
     } else if (figures != nullptr) {
+        if (structure == Structure::check && validate_structure(candidate)) return false;
         f = *figures;
         if (f.peak > peak_limit()) return false;
         if (recording_ && (!offered_best_ || better(f, offered_best_->figures)))
