@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "schedules/metrics.hpp"
 #include "schedules/placement.hpp"
@@ -112,5 +114,39 @@ TEST_CASE("a ZeroedArray starts all zero, small or large, and moves its block",
         CHECK(b[size - 1] == 3.5);
         a = std::move(b);
         CHECK(a[size - 1] == 3.5);
+    }
+}
+
+TEST_CASE("a large ZeroedArray's block lies within its mapping wherever the kernel maps it",
+          "[schedules][metrics]") {
+    // What release_zeroed() unmaps, [block, end), must be the block's own: a block reaching
+    // past its mapping would unmap a neighbour (a vector's buffer), which then faults.
+    constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+    constexpr std::uintptr_t base = std::uintptr_t{1} << 40;  // a huge-page boundary
+    const std::size_t sizes[] = {detail::zeroed_mapped_from, detail::zeroed_mapped_from + 1,
+                                 detail::zeroed_mapped_from + huge - 1,
+                                 (std::size_t{64} << 20) + 12345};
+    for (const std::size_t bytes : sizes)
+        for (const std::uintptr_t offset : {std::uintptr_t{0}, std::uintptr_t{4096}, huge - 4096}) {
+            CAPTURE(bytes, offset);
+            const std::uintptr_t start = base + offset;
+            const detail::ZeroedMapping m = detail::zeroed_mapping(start, bytes);
+            CHECK(m.block % huge == 0);
+            CHECK(m.block >= start);
+            CHECK(m.block - start < huge);
+            CHECK(m.end - m.block >= bytes);
+            CHECK((m.end - m.block) % huge == 0);
+            CHECK(m.end <= start + m.length);
+        }
+    // And a real one: written to its last byte and given back while a heap block of the size
+    // glibc maps on its own lives beside it.
+    for (int round = 0; round < 8; ++round) {
+        std::vector<double> neighbour(80'000, 1.5);
+        {
+            ZeroedArray<char> a(detail::zeroed_mapped_from +
+                                4096 * static_cast<std::size_t>(round) + 1);
+            a[a.size() - 1] = 1;
+        }
+        CHECK(neighbour.back() == 1.5);
     }
 }

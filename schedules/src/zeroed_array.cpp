@@ -12,34 +12,39 @@ namespace pipesim::detail {
 
 namespace {
 
-#if defined(__linux__)
-// Blocks from this size on are mapped on their own, aligned to and padded with a huge page (the
-// x86-64 and arm64 PMD size) so that the kernel can back all of them with huge pages.
+// Blocks from zeroed_mapped_from on are mapped on their own, aligned to and padded with a huge
+// page (the x86-64 and arm64 PMD size) so that the kernel can back all of them with huge pages.
 constexpr std::size_t huge_page = std::size_t{2} << 20;
-constexpr std::size_t mapped_from = 4 * huge_page;
-
-std::size_t whole_huge_pages(std::size_t bytes) {
-    return (bytes + huge_page - 1) & ~(huge_page - 1);
-}
-#endif
+static_assert(zeroed_mapped_from % huge_page == 0);
 
 }  // namespace
 
+ZeroedMapping zeroed_mapping(std::uintptr_t start, std::size_t bytes) {
+    ZeroedMapping m;
+    // The block takes whole huge pages from the first boundary at or after `start`, which lies
+    // less than a huge page after it: whole pages plus one cover any start.
+    const std::size_t pages = (bytes + huge_page - 1) & ~(huge_page - 1);
+    m.length = pages + huge_page;
+    m.block = (start + huge_page - 1) & ~(huge_page - 1);
+    m.end = m.block + pages;
+    return m;
+}
+
 void* allocate_zeroed(std::size_t bytes) {
 #if defined(__linux__)
-    if (bytes >= mapped_from) {
-        const std::size_t length = bytes + huge_page;  // room to align
+    if (bytes >= zeroed_mapped_from) {
+        const std::size_t length = zeroed_mapping(0, bytes).length;
         void* mapping =
             ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (mapping == MAP_FAILED) throw std::bad_alloc();
         const auto start = reinterpret_cast<std::uintptr_t>(mapping);
-        const std::uintptr_t aligned = (start + huge_page - 1) & ~(huge_page - 1);
+        const ZeroedMapping m = zeroed_mapping(start, bytes);
         // The unaligned head and the tail go back now; a failure leaves them mapped, unused.
-        if (aligned > start) ::munmap(mapping, aligned - start);
-        const std::uintptr_t end = aligned + whole_huge_pages(bytes);
-        if (start + length > end) ::munmap(reinterpret_cast<void*>(end), start + length - end);
-        void* block = reinterpret_cast<void*>(aligned);
-        ::madvise(block, end - aligned, MADV_HUGEPAGE);  // a hint: without it, small pages
+        if (m.block > start) ::munmap(mapping, m.block - start);
+        if (start + length > m.end)
+            ::munmap(reinterpret_cast<void*>(m.end), start + length - m.end);
+        void* block = reinterpret_cast<void*>(m.block);
+        ::madvise(block, m.end - m.block, MADV_HUGEPAGE);  // a hint: without it, small pages
         return block;
     }
 #endif
@@ -51,8 +56,9 @@ void* allocate_zeroed(std::size_t bytes) {
 void release_zeroed(void* block, std::size_t bytes) noexcept {
     if (!block) return;
 #if defined(__linux__)
-    if (bytes >= mapped_from) {
-        ::munmap(block, whole_huge_pages(bytes));
+    if (bytes >= zeroed_mapped_from) {
+        const auto start = reinterpret_cast<std::uintptr_t>(block);
+        ::munmap(block, zeroed_mapping(start, bytes).end - start);
         return;
     }
 #endif

@@ -3,6 +3,7 @@
 // system rather than by a pass over them.
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 namespace pipesim {
@@ -15,6 +16,19 @@ namespace detail {
 void* allocate_zeroed(std::size_t bytes);
 /// Gives back a block of allocate_zeroed(bytes) (nullptr: nothing).
 void release_zeroed(void* block, std::size_t bytes) noexcept;
+
+/// Where a large block of allocate_zeroed(bytes) lies when the kernel maps its `length` bytes
+/// at `start`: from `block`, the first huge-page boundary at or after `start`, to `end`, whole
+/// huge pages on; always within the mapping (what release_zeroed() unmaps is the block's own).
+struct ZeroedMapping {
+    std::size_t length = 0;
+    std::uintptr_t block = 0;
+    std::uintptr_t end = 0;
+};
+ZeroedMapping zeroed_mapping(std::uintptr_t start, std::size_t bytes);
+
+/// Blocks from this size on are mapped on their own (Linux); smaller ones come from the heap.
+inline constexpr std::size_t zeroed_mapped_from = std::size_t{8} << 20;
 
 }  // namespace detail
 
