@@ -76,7 +76,11 @@ class SlotGrid {
         }
         // Room for W's put back after the last op.
         length_ += 3 * m_ * 2 + 2;
-        sort_slotted(ops_, p_, false);
+        const bool in_order =
+            std::is_sorted(ops_.begin(), ops_.end(), [](const Slotted& a, const Slotted& b) {
+                return a.slot != b.slot ? a.slot < b.slot : a.device < b.device;
+            });
+        if (!in_order) sort_slotted(ops_, p_, false);
         busy_.assign(static_cast<std::size_t>(p_), std::vector<char>(length_, 0));
         level_.assign(static_cast<std::size_t>(p_), std::vector<double>(length_, 0.0));
         for (const Slotted& s : ops_)
@@ -128,10 +132,11 @@ class SlotGrid {
     // W (of the second chunk first when `second_first`), pending from its B's end.
     void put_w(bool second_first) {
         std::vector<Slotted> ws;
+        std::vector<std::vector<const Slotted*>> b_of(static_cast<std::size_t>(p_));
+        for (const Slotted& s : ops_)
+            if (s.op.pass == Pass::B) b_of[s.device].push_back(&s);
         for (int d = 0; d < p_; ++d) {
-            std::vector<const Slotted*> bs;
-            for (const Slotted& s : ops_)
-                if (s.device == d && s.op.pass == Pass::B) bs.push_back(&s);
+            std::vector<const Slotted*>& bs = b_of[d];
             std::sort(bs.begin(), bs.end(),
                       [](const Slotted* a, const Slotted* b) { return a->slot < b->slot; });
             std::deque<Op> pending[2];  // by chunk: 0 first half of the V, 1 second
@@ -275,15 +280,23 @@ class TwoRoundGreedy {
         std::vector<std::vector<std::vector<int>>> saved = slot_;
         put_w(false, first_chunk == 1);
         Schedule out = shape;
+        std::vector<std::pair<int, Op>> ops;
+        std::vector<std::pair<int, Op>> scratch;
         for (int d = 0; d < p_; ++d) {
-            std::vector<std::pair<int, Op>> ops;
+            ops.clear();
+            int slots = 0;
             for (int k = 0; k < kinds; ++k)
-                for (std::size_t j = 0; j < slot_[d][k].size(); ++j)
+                for (std::size_t j = 0; j < slot_[d][k].size(); ++j) {
                     ops.emplace_back(slot_[d][k][j], op_of(d, k, static_cast<int>(j)));
-            for (std::size_t j = 0; j < w_split_[d].size(); ++j)
+                    slots = std::max(slots, slot_[d][k][j] + 1);
+                }
+            for (std::size_t j = 0; j < w_split_[d].size(); ++j) {
                 ops.push_back(w_split_[d][j]);
-            std::sort(ops.begin(), ops.end(),
-                      [](const auto& a, const auto& b) { return a.first < b.first; });
+                slots = std::max(slots, w_split_[d][j].first + 1);
+            }
+            // By slot (each slot holds one op).
+            counting_sort(
+                ops, slots, [](const std::pair<int, Op>& x) { return x.first; }, scratch);
             out.device_ops[d].clear();
             for (const auto& [slot, op] : ops)
                 out.device_ops[d].push_back(op);
@@ -547,6 +560,7 @@ void offer_compacted(const BuildingBlock& block, int microbatches, const MemoryM
     for (int d = 0; d < p; ++d)
         for (const TimedOp& t : repeated.device_ops[d])
             laid_out.push_back(Slotted{d, t.op, static_cast<int>(t.start + 0.5)});
+    sort_slotted(laid_out, p, false);  // in the grids' order: each grid takes it as it is
     const SlotGrid probe(p, microbatches, laid_out, memory, cap, true);
     const int steady_from = probe.start_of(Pass::B, 0, 0);
     const int steady_to = probe.start_of(Pass::F, 0, microbatches - 1);
