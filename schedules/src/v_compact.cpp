@@ -481,7 +481,7 @@ class TwoRoundGreedy {
                 // leaves the device's peak as it was or lowers it, and every device stays within
                 // `limit` (it starts so, and each move is kept only so): its first free slot is
                 // taken without measuring.
-                const bool lowers = with_w && e.kind >= 2;
+                const bool lowers = w_on_grid[e.device] && e.kind >= 2;
                 std::vector<int>& kinds_at = at[e.device];
                 for (int t = after(e.device, e.kind, e.mb) + 1; t < original && !moved; ++t) {
                     if (taken[e.device][t]) continue;
