@@ -357,6 +357,11 @@ const Value& JsonDocument::at(std::string_view pointer, std::string_view expecte
 
 const Value& JsonDocument::object(std::string_view pointer,
                                   std::initializer_list<std::string_view> known) const {
+    return object(pointer, std::span<const std::string_view>(known.begin(), known.size()));
+}
+
+const Value& JsonDocument::object(std::string_view pointer,
+                                  std::span<const std::string_view> known) const {
     const Value& value = at(pointer, "an object");
     if (!value.is_object())
         throw error_at(pointer, fmt::format("{}: expected an object, got {}", display_name(pointer),

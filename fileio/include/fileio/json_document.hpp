@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -68,6 +69,7 @@ class JsonDocument {
     /// (the message lists them).
     const Value& object(std::string_view pointer,
                         std::initializer_list<std::string_view> known) const;
+    const Value& object(std::string_view pointer, std::span<const std::string_view> known) const;
     /// The array at `pointer` with at most `max_size` elements.
     const Value& array(std::string_view pointer, std::size_t max_size) const;
     /// The integer at `pointer`, in [min, max]. Numbers with a fraction or exponent
