@@ -361,6 +361,7 @@ struct FillingDevice {
     double held = 0;
     double peak = 0;         ///< the highest `held` so far (order_peak()'s sums of `out`)
     double first_start = 0;  ///< when `out`'s first op started
+    double last_end = 0;     ///< when its last op ended
     double cap = 0;
     std::size_t lookahead = 0;
     int forwards_left = 0;
@@ -521,6 +522,7 @@ class Filler {
         }
         const double finish = t + duration_[static_cast<std::size_t>(op.stage) * pass_count +
                                             static_cast<std::size_t>(op.pass)];
+        dev.last_end = finish;
         if (op.pass == Pass::W) return finish;
         end_[slot(op)] = finish;
         // The ops waiting for this one whose inputs are now all done: for_each_successor()'s,
@@ -622,7 +624,6 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
                                   double give_up_above, OrderFigures* figures) {
     const int devices = schedule.devices;
     Filler filler(schedule, duration, cap, memory);
-    std::vector<double> last_end(static_cast<std::size_t>(devices), 0.0);
     // Devices by the time they are free (ties: the lower index); a device that finds
     // nothing to run waits, parked, until the next op ends anywhere. Only an op whose inputs
     // become done can give a parked device something to run (its order, memory and ready ops
@@ -646,20 +647,18 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
             continue;
         }
         free_at.pop();
-        const double finish = filler.run(dev, position, t);
-        free_at.insert(d, finish);
+        free_at.insert(d, filler.run(dev, position, t));
         if (dev.held > give_up_above) return std::nullopt;  // the same sums as order_peak's
-        last_end[static_cast<std::size_t>(d)] = finish;
     }
     if (filler.parked_count() > 0) return std::nullopt;
     if (figures != nullptr) {
-        figures->first_start.assign(last_end.size(), 0.0);
-        figures->peak.assign(last_end.size(), 0.0);
+        *figures = OrderFigures{};
         for (int d = 0; d < devices; ++d) {
-            figures->first_start[d] = filler.device(d).first_start;
-            figures->peak[d] = filler.device(d).peak;
+            const FillingDevice& dev = filler.device(d);
+            figures->first_start.push_back(dev.first_start);
+            figures->last_end.push_back(dev.last_end);
+            figures->peak.push_back(dev.peak);
         }
-        figures->last_end = std::move(last_end);
     }
     // The schedule's shape with the filled orders (not a copy of its orders, replaced).
     Schedule filled = make_empty_schedule(schedule.name, devices, schedule.microbatches,

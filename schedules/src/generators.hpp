@@ -10,6 +10,11 @@ Schedule generate_1f1b(const GeneratorOptions& options);
 Schedule generate_interleaved_1f1b(const GeneratorOptions& options);
 Schedule generate_zb_h1(const GeneratorOptions& options);
 Schedule generate_zb_h2(const GeneratorOptions& options);
+/// Whether the V generators plan with `options`' costs (plan_v_schedule, v_plan.hpp): they are
+/// given and the problem is not too large (otherwise they return their first unit order, and
+/// building others is waste). When they plan they validate what they return.
+bool plans_with_costs(const GeneratorOptions& options);
+
 Schedule generate_v_min(const GeneratorOptions& options);
 Schedule generate_v_half(const GeneratorOptions& options);
 Schedule generate_zb_1p(const GeneratorOptions& options);

@@ -9,7 +9,6 @@
 
 #include "generators.hpp"
 #include "schedules/validate.hpp"
-#include "v_plan.hpp"
 
 namespace pipesim {
 
@@ -43,11 +42,11 @@ constexpr std::array generators{
     ScheduleGenerator{"v-min",
                       "V-Min: V-shape building block, ≈1/3 of 1F1B's activation memory, "
                       "≈2/3 of its bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_min, true, 3, true},
+                      2, 2, 2, false, &detail::generate_v_min, true, 3, &detail::plans_with_costs},
     ScheduleGenerator{"v-half",
                       "V-Half: V-shape building block, ≈1/2 of 1F1B's activation memory "
                       "and bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_half, true, 3, true},
+                      2, 2, 2, false, &detail::generate_v_half, true, 3, &detail::plans_with_costs},
     ScheduleGenerator{"zb-1p",
                       "ZB-1P: Zero Bubble's automatic schedule under a p·M_B memory cap, "
                       "planned with the given F/B/W/comm times (Qi et al., ICLR 2024)",
@@ -59,11 +58,11 @@ constexpr std::array generators{
     ScheduleGenerator{"zb-v",
                       "ZB-V: V-shape, split backward, 1F1B's peak memory (p·M_B), zero "
                       "bubble with F=B=W (Qi et al., ICLR 2024, Sec. 6)",
-                      2, 2, 2, false, &detail::generate_zb_v, true, 3, true},
+                      2, 2, 2, false, &detail::generate_zb_v, true, 3, &detail::plans_with_costs},
     ScheduleGenerator{"v-zb",
                       "V-ZB: V-shape building block with 1F1B's memory and (almost) zero "
                       "bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_zb, true, 3, true},
+                      2, 2, 2, false, &detail::generate_v_zb, true, 3, &detail::plans_with_costs},
     ScheduleGenerator{"dualpipe",
                       "DualPipe: DeepSeek's bidirectional pipeline, two model copies "
                       "fed from both ends (even p and m), overlapped F&B pairs (--overlap-fb)",
@@ -168,9 +167,7 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
     check_planning_costs(name, resolved);
 
     Schedule schedule = generator->generate(resolved);
-    // A generator that validates itself does so only when it plans (it times its candidates);
-    // its unit order alone is checked here, as much as the caller asks.
-    if (!generator->validates_itself || !detail::plans_with_costs(resolved)) {
+    if (!generator->validates_itself || !generator->validates_itself(resolved)) {
         const auto issue =
             check == GeneratedCheck::all ? validate(schedule) : validate_structure(schedule);
         if (issue) throw unrunnable_schedule(name, resolved, issue->message);

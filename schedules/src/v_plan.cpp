@@ -166,20 +166,19 @@ bool BestPlan::offer(Schedule candidate, Structure structure, const VPlanFigures
     VPlanFigures f;
     if (timed_out_ && same_order(candidate, *timed_out_)) {
         f = timed_out_figures_;
-    } else if (figures != nullptr) {
-        if (structure == Structure::check && validate_structure(candidate)) return false;
-        f = *figures;
-        if (f.peak > peak_limit()) return false;
-        if (recording_ && (!offered_best_ || better(f, offered_best_->figures)))
-            offered_best_ = Offered{candidate, f};
     } else {
         if (structure == Structure::check && validate_structure(candidate)) return false;
-        f.peak = plan_peak(candidate, costs_);
-        if (f.peak > peak_limit()) return false;
-        try {
-            f.length = planned_length(candidate, costs_);
-        } catch (const InvalidSchedule&) {
-            return false;
+        if (figures != nullptr) {
+            f = *figures;
+            if (f.peak > peak_limit()) return false;
+        } else {
+            f.peak = plan_peak(candidate, costs_);
+            if (f.peak > peak_limit()) return false;
+            try {
+                f.length = planned_length(candidate, costs_);
+            } catch (const InvalidSchedule&) {
+                return false;
+            }
         }
         if (recording_ && (!offered_best_ || better(f, offered_best_->figures)))
             offered_best_ = Offered{candidate, f};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "block_timing.hpp"
+#include "generators.hpp"
 #include "schedules/auto_schedule.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule.hpp"
@@ -120,10 +121,6 @@ struct VPlanRequest {
 /// device holds more than best.peak_limit() under the costs' W memory share).
 void offer_v_candidates(const VPlanRequest& request, const PlanningCosts& costs, double cap,
                         BestPlan& best);
-
-/// Whether plan_v_schedule() plans with `options`' costs: they are given and the problem is
-/// not too large (otherwise it returns its first unit order, and building others is waste).
-bool plans_with_costs(const GeneratorOptions& options);
 
 /// A registered V-shape generator's schedule: `unit_orders[0]` (its order planned for unit
 /// slots, not validated: generate_schedule() checks it) when `options.planning` is empty or the

@@ -53,11 +53,11 @@ struct ScheduleGenerator {
     /// W), 2 where every backward is fused (F, BW), less where a microbatch passes through
     /// only some stages (DualPipe: half of them). What the op cap and memory estimates count.
     double ops_per_microbatch_stage = 3;
-    /// Whether generate() itself checks what it returns when it plans with costs, as
-    /// generate_schedule would (the V schedules time every candidate with the dependency walk
-    /// validation does): it is not validated again. Without planning (no costs, or more than
-    /// 10⁶ ops) generate_schedule() checks it as for any other generator.
-    bool validates_itself = false;
+    /// Whether generate() itself checked what it returns for these options, as
+    /// generate_schedule would (the V schedules time every candidate they plan with the
+    /// dependency walk validation does, but not their unit order alone): then it is not
+    /// validated again. Null: never.
+    bool (*validates_itself)(const GeneratorOptions& options) = nullptr;
 };
 
 /// All generators, in the order `pipesim list` shows them.
