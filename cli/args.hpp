@@ -46,6 +46,20 @@ std::string quote_arg(std::string_view text);
 /// Empty files are not asked for and skipped.
 void check_output_files(const std::vector<std::pair<std::string_view, std::string>>& outputs);
 
+/// What `parse(text)` returns, its std::invalid_argument turned into a UsageError whose
+/// message names `flag` ("--flag: what was expected, got 'x'").
+template <class Parse>
+auto parse_flag_value(const std::string& flag, const std::string& text, Parse parse)
+    -> decltype(parse(text)) {
+    try {
+        return parse(text);
+    } catch (const UsageError&) {
+        throw;
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(flag + ": " + e.what());
+    }
+}
+
 /// Integer in [min, max], the whole text a number.
 int parse_int(const std::string& flag, const std::string& text, int min, int max);
 /// Finite number in [min, max], the whole text a number.

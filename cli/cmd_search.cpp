@@ -67,12 +67,8 @@ const std::array search_flags = {
                "activation cap per device, in full-stage microbatches, > 0 (1F1B needs\n"
                "P); with a unit (e.g. 60GiB) and a model: each whole device's memory",
                [](SearchCommand& c, const std::string& f, const std::string& v) {
-                   std::optional<double> bytes;
-                   try {
-                       bytes = models::parse_byte_size(v);
-                   } catch (const std::invalid_argument& e) {
-                       throw UsageError(fmt::format("{}: {}", f, e.what()));
-                   }
+                   const std::optional<double> bytes =
+                       parse_flag_value(f, v, models::parse_byte_size);
                    if (bytes)
                        c.cap_bytes = *bytes;
                    else

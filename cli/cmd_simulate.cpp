@@ -73,11 +73,7 @@ const std::array cluster_flags = {
             "in each node, a double binary tree across nodes) or auto (per device\n"
             "the faster by NCCL's tuning model); default: the cluster's, else auto",
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
-                try {
-                    s.engine.options.nccl_algo = simgrid::parse_nccl_algo(v);
-                } catch (const std::invalid_argument& e) {
-                    throw UsageError(fmt::format("{}: {}", f, e.what()));
-                }
+                s.engine.options.nccl_algo = parse_flag_value(f, v, simgrid::parse_nccl_algo);
             }},
 };
 

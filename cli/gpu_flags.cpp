@@ -36,13 +36,7 @@ const std::array gpu_model_flags = {
     GpuFlag{"", "--attention", "KIND",
             "fused (flash-style, the default) or unfused (s×s scores in memory)",
             [](GpuModelFlags& g, const std::string& f, const std::string& v) {
-                if (v == "fused")
-                    g.workload.attention = models::AttentionKernel::fused;
-                else if (v == "unfused")
-                    g.workload.attention = models::AttentionKernel::unfused;
-                else
-                    throw UsageError(
-                        fmt::format("{}: expected fused or unfused, got {}", f, quote_arg(v)));
+                g.workload.attention = parse_flag_value(f, v, models::parse_attention_kernel);
             }},
     GpuFlag{"", "--device", "N", "CUDA device index (default 0)",
             [](GpuModelFlags& g, const std::string& f, const std::string& v) {

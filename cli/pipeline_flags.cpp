@@ -119,11 +119,13 @@ const std::array model_flags = {
          }},
     Flag{"", "--recompute", "R", "none (default), selective or full activation recomputation",
          [](State& s, const std::string& f, const std::string& v) {
-             try {
-                 s.model.workload.recompute = models::parse_recompute(v);
-             } catch (const std::invalid_argument& e) {
-                 throw UsageError(fmt::format("{}: {}", f, e.what()));
-             }
+             s.model.workload.recompute = parse_flag_value(f, v, models::parse_recompute);
+         }},
+    Flag{"", "--attention", "KIND",
+         "the attention core: fused (flash-style, the default) or unfused\n"
+         "(batched GEMMs and softmax/dropout kernels over s×s scores in memory)",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.model.workload.attention = parse_flag_value(f, v, models::parse_attention_kernel);
          }},
     Flag{"", "--efficiency", "E", "achieved fraction of peak, 0..1 (default: the GPU's)",
          [](State& s, const std::string& f, const std::string& v) {

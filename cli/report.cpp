@@ -63,9 +63,12 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
         w.recompute == models::Recompute::none
             ? std::string()
             : fmt::format(", {} recompute", models::recompute_name(w.recompute));
-    line("model", fmt::format("{} ({:.2f}B params) on {} × {}, b={} s={} t={}{}", model.config.name,
-                              models::total_params(model.config) / 1e9, model.gpus, model.gpu.name,
-                              w.microbatch, w.seq(model.config), w.tp, recompute));
+    const std::string attention =
+        w.attention == models::AttentionKernel::fused ? std::string() : ", unfused attention";
+    line("model",
+         fmt::format("{} ({:.2f}B params) on {} × {}, b={} s={} t={}{}{}", model.config.name,
+                     models::total_params(model.config) / 1e9, model.gpus, model.gpu.name,
+                     w.microbatch, w.seq(model.config), w.tp, recompute, attention));
     line("costs", fmt::format("{}; layers per virtual stage {}", model.cost_source, layers));
     line("iteration time", fmt::format("{:.6g} s", a.iteration_time));
     if (!a.cluster && a.grad_reduce_time > 0)  // simulate prints its own reduction line

@@ -56,6 +56,56 @@ TEST_CASE("analyze with a model reports seconds, bytes, samples, tokens and MFU"
     CHECK(j["warnings"].empty());
 }
 
+TEST_CASE("the unfused attention (--attention unfused) charges and stores the s×s scores",
+          "[models]") {
+    // Megatron-LM before FlashAttention (SC'21's runs): the stage's passes and activations are
+    // those of the unfused attention core, and the report says so.
+    const TransformerConfig& c = find_model("zb-1.5b");
+    const OperatorCostModel model(find_gpu("a100-80gb"));
+    Workload w{.microbatch = 2, .seq_len = 1024};
+    for (const char* kind : {"fused", "unfused"}) {
+        INFO(kind);
+        w.attention =
+            std::string(kind) == "fused" ? AttentionKernel::fused : AttentionKernel::unfused;
+        const auto r = run_pipesim(
+            std::string("analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 2 --json "
+                        "--attention ") +
+            kind);
+        REQUIRE(r.exit_code == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["model"]["attention"] == kind);
+        // 22 layers on two stages (split by time: the head rides on the last), the embedding on
+        // the first.
+        const auto& first = j["model"]["virtual_stages"][0];
+        const int layers = first["layers"];
+        CHECK(layers + j["model"]["virtual_stages"][1]["layers"].get<int>() == 22);
+        CHECK(first["backward_input"].get<double>() ==
+              Approx(layers * model.layer(c, w).backward_input +
+                     model.embedding(c, w).backward_input));
+        CHECK(first["activation_bytes"].get<double>() ==
+              Approx(layers * layer_activation_bytes(c, w).activation +
+                     embedding_activation_bytes(c, w).activation));
+    }
+    // Stored per score (a·s² per sequence): the softmax output (2 bytes), the dropout mask (1)
+    // and the dropout output (2), Korthikanti et al.'s 5as²b.
+    const auto fused = nlohmann::json::parse(
+        run_pipesim("analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 2 --json").out);
+    const auto unfused = nlohmann::json::parse(
+        run_pipesim("analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 2 --json "
+                    "--attention unfused")
+            .out);
+    const double scores = 2.0 * c.heads * 1024.0 * 1024.0;  // b·a·s²
+    const double fused_lse = 4.0 * 2 * c.heads * 1024;      // FlashAttention's fp32 log-sum-exp
+    const auto& last = unfused["model"]["virtual_stages"][1];
+    REQUIRE(last["layers"] == fused["model"]["virtual_stages"][1]["layers"]);
+    CHECK(last["activation_bytes"].get<double>() -
+              fused["model"]["virtual_stages"][1]["activation_bytes"].get<double>() ==
+          Approx(last["layers"].get<int>() * (5 * scores - fused_lse)));
+    const auto text = run_pipesim(
+        "analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 2 --attention unfused");
+    CHECK_THAT(text.out, Catch::Contains("b=2 s=1024 t=1, unfused attention"));
+}
+
 TEST_CASE("a device over its GPU memory gets a clear warning", "[models]") {
     // Llama-2 70B on two 40 GB A100s cannot fit: 69B params × 18 bytes over 2 devices.
     const auto r = run_pipesim(
@@ -106,6 +156,8 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "--costs and --mem-w-ratio cannot be combined with --model"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --recompute some",
          "--recompute: expected none, selective or full, got 'some'"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --attention flash",
+         "--attention: expected fused or unfused, got 'flash'"},
         {"--model llama2-7b --gpu a100-80gb --mb 1 --calibration " +
              std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h100.json",
          "the calibration file was measured on 'h100-sxm', not on the chosen GPU 'a100-80gb'"},

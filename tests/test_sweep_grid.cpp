@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <set>
@@ -166,7 +167,7 @@ TEST_CASE("a results file cut short drops its last row and a foreign header is r
     CHECK(f.incomplete_tail);
     CHECK_THROWS_WITH(parse_results("r.csv", "a,b,c\n"), Catch::Contains("r.csv:1:1"));
     CHECK_THROWS_WITH(parse_results("r.csv", csv_header() + "\n1,analytic\n"),
-                      Catch::Contains("r.csv:2:1: expected 43 fields"));
+                      Catch::Contains("r.csv:2:1: expected 44 fields"));
 }
 
 TEST_CASE("merging keeps one row per job, in job order, and prefers finished rows to errors",
@@ -253,8 +254,19 @@ TEST_CASE("a bad results field is located at its byte, and nan or inf are refuse
     const std::string good = csv_row(r);
     std::vector<std::size_t> starts;
     const std::vector<std::string> fields = split_csv_line(good, &starts).value();
-    for (const auto& [column, bad] : std::vector<std::pair<std::size_t, std::string>>{
-             {20, "nan"}, {20, "inf"}, {7, "-inf"}, {25, "NaN"}, {6, "1/inf/1"}, {20, "x"}}) {
+    const std::vector<std::string> header = split_csv_line(csv_header()).value();
+    const auto at = [&](const char* name) {
+        return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) -
+                                        header.begin());
+    };
+    for (const auto& [column, bad] :
+         std::vector<std::pair<std::size_t, std::string>>{{at("overlap_grad_reduce"), "nan"},
+                                                          {at("overlap_grad_reduce"), "inf"},
+                                                          {at("comm"), "-inf"},
+                                                          {at("chunks"), "NaN"},
+                                                          {at("costs"), "1/inf/1"},
+                                                          {at("overlap_grad_reduce"), "x"}}) {
+        REQUIRE(column < header.size());
         std::vector<std::string> changed = fields;
         changed[column] = bad;
         std::string row;
@@ -357,6 +369,35 @@ TEST_CASE("grids sweep context parallelism, ZeRO, overlap flags and NCCL's algor
     CHECK_THAT(parse_error(R"("engine": "simgrid", "cluster": "dgx-a100", "schedule": "1f1b",
                               "p": 2, "m": 4, "nccl_algo": "rings")"),
                Contains("expected ring, tree or auto, got 'rings'"));
+}
+
+TEST_CASE("grids sweep the attention kernel, a column of the results", "[sweep]") {
+    const Grid g =
+        parse_grid("g.json", grid_text(R"("schedule": "1f1b", "p": 2, "m": 4, "model": "zb-1.5b",
+            "gpu": "a100-80gb", "recompute": ["none", "full"], "attention": ["fused", "unfused"])"));
+    const std::vector<Job> jobs = expand(g);
+    REQUIRE(jobs.size() == 4);
+    CHECK(jobs[0].attention == "fused");  // after recompute, varying faster
+    CHECK(jobs[1].attention == "unfused");
+    CHECK(jobs[1].recompute == "none");
+    CHECK(job_key(jobs[0]) != job_key(jobs[1]));
+    const Result fused = run_job(jobs[0]), unfused = run_job(jobs[1]);
+    REQUIRE(fused.status == Status::ok);
+    REQUIRE(unfused.status == Status::ok);
+    // The s×s scores in memory: slower passes and more activations.
+    CHECK(unfused.makespan > fused.makespan);
+    CHECK(unfused.peak_activation > fused.peak_activation);
+    const ResultsFile back = parse_results("r.csv", csv_header() + "\n" + csv_row(unfused) + "\n");
+    REQUIRE(back.rows.size() == 1);
+    CHECK(back.rows[0].job.attention == "unfused");
+    CHECK(job_key(back.rows[0].job) == job_key(jobs[1]));
+
+    using Catch::Contains;
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 2, "m": 4, "attention": "unfused")"),
+               Contains("\"attention\" needs a \"model\""));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 2, "m": 4, "model": "zb-1.5b",
+                              "gpu": "a100-80gb", "attention": "flash")"),
+               Contains("expected fused or unfused, got 'flash'"));
 }
 
 TEST_CASE("sweep jobs shard the optimizer, split sequences and overlap the reduction", "[sweep]") {

@@ -43,6 +43,7 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
     m["tp"] = model.workload.tp;
     m["sequence_parallel"] = model.workload.sequence_parallel;
     m["recompute"] = models::recompute_name(model.workload.recompute);
+    m["attention"] = models::attention_kernel_name(model.workload.attention);
     m["costs"] = model.cost_source;
     m["message_bytes"] = model.plan.message_bytes;
     m["tp_collective_bytes"] = model.plan.tp_comm.bytes;

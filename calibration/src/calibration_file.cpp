@@ -43,8 +43,7 @@ json layer_json(const LayerMeasurement& m) {
               {"backward_input", t.backward_input},
               {"backward_weight", t.backward_weight}};
     // Old files lack it (the reader then matches either kind); calibrate always writes it.
-    if (e.attention)
-        j["attention"] = *e.attention == models::AttentionKernel::fused ? "fused" : "unfused";
+    if (e.attention) j["attention"] = models::attention_kernel_name(*e.attention);
     j["tflops"] = {{"forward", tflops(m.flops.forward, t.forward)},
                    {"backward_input", tflops(m.flops.backward_input, t.backward_input)},
                    {"backward_weight", tflops(m.flops.backward_weight, t.backward_weight)}};

@@ -309,6 +309,13 @@ Gradient reduction as `examples/sc21/run_table_1.sh` of Megatron-LM ran it: `DDP
 fp32 gradients after the whole pipeline: `--no-overlap-grad-reduce`) for the others; no
 distributed optimizer and no TP communication overlap (neither existed in 2021).
 
+On the command line, the 145B row is
+`pipesim analyze -s interleaved-1f1b -v 2 -p 8 -m 48 --model
+experiments/fidelity/models/sc21-145b.json --gpu a100-80gb --mb 2 -t 8 --dp 24 --no-sp
+--recompute full --attention unfused --first-stage-layers 5 --last-stage-layers 5
+--no-overlap-grad-reduce --json` (`simulate` adds `--cluster dgx-a100:192`); its TFLOP/s per
+GPU is eq. 3's FLOPs / B × `samples_per_second` / GPUs.
+
 - `analyze` is the analytic replay: kernels, TP all-reduces on the critical path, no
   pipeline transfer time, the data-parallel gradient reduction in closed form (the same
   bytes and rings as `simulate`, each on an idle network: NVLink's bus bandwidth inside a

@@ -28,6 +28,17 @@ const char* recompute_name(Recompute recompute) {
     return "none";
 }
 
+AttentionKernel parse_attention_kernel(std::string_view name) {
+    for (AttentionKernel k : {AttentionKernel::fused, AttentionKernel::unfused})
+        if (name == attention_kernel_name(k)) return k;
+    throw std::invalid_argument(
+        fmt::format("expected fused or unfused, got {}", fileio::quote_excerpt(name)));
+}
+
+const char* attention_kernel_name(AttentionKernel kernel) {
+    return kernel == AttentionKernel::unfused ? "unfused" : "fused";
+}
+
 namespace {
 
 // Sizes as doubles: s·b·h·h overflows 32-bit integers for large models.

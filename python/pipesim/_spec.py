@@ -66,8 +66,9 @@ def cost_triples(value):
     return out
 
 
-def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, efficiency, calibration,
-               dist_opt, first_stage_layers, last_stage_layers, zero, cp, tp_comm_overlap):
+def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, attention, efficiency,
+               calibration, dist_opt, first_stage_layers, last_stage_layers, zero, cp,
+               tp_comm_overlap):
     if model is None or gpu is None or mb is None:
         raise ValueError("model-based costs need all of model=NAME, gpu=NAME and mb=B")
     return {
@@ -77,6 +78,7 @@ def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, efficiency, ca
         "seq": 0 if seq is None else integer("seq", seq, 1, MAX_SEQ_LEN),
         "sequence_parallel": bool(sequence_parallel),
         "recompute": text("recompute", recompute),
+        "attention": text("attention", attention),
         "efficiency": 0.0 if efficiency is None else number("efficiency", efficiency, 0.0, 1.0,
                                                             low_open=True),
         "calibration": "" if calibration is None else text("calibration", calibration),
@@ -91,12 +93,12 @@ def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, efficiency, ca
     }
 
 
-MODEL_KEYS = ("model", "gpu", "mb", "seq", "sequence_parallel", "recompute", "efficiency",
-              "calibration", "dist_opt", "first_stage_layers", "last_stage_layers", "zero", "cp",
-              "tp_comm_overlap")
+MODEL_KEYS = ("model", "gpu", "mb", "seq", "sequence_parallel", "recompute", "attention",
+              "efficiency", "calibration", "dist_opt", "first_stage_layers", "last_stage_layers",
+              "zero", "cp", "tp_comm_overlap")
 MODEL_DEFAULTS = {"model": None, "gpu": None, "mb": None, "seq": None,
-                  "sequence_parallel": True, "recompute": "none", "efficiency": None,
-                  "calibration": None, "dist_opt": False, "first_stage_layers": None,
+                  "sequence_parallel": True, "recompute": "none", "attention": "fused",
+                  "efficiency": None, "calibration": None, "dist_opt": False, "first_stage_layers": None,
                   "last_stage_layers": None, "zero": None, "cp": None, "tp_comm_overlap": False}
 
 

@@ -28,6 +28,11 @@ analysis::ModelSpec model_from_dict(const py::dict& d) {
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(fmt::format("recompute: {}", e.what()));
     }
+    try {
+        m.workload.attention = models::parse_attention_kernel(get<std::string>(d, "attention"));
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(fmt::format("attention: {}", e.what()));
+    }
     m.efficiency = get<double>(d, "efficiency");
     m.calibration_file = get<std::string>(d, "calibration");
     m.optimizer.distributed = get<bool>(d, "dist_opt");

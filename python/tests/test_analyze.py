@@ -53,6 +53,17 @@ def test_model_based_run_matches_the_command_line(cli):
     assert r.time_unit == "s" and r.model["gpus"] == 16 and 0 < r.mfu < 1
 
 
+def test_unfused_attention_matches_the_command_line(cli):
+    r = pipesim.analyze(schedule="1f1b", p=2, m=4, model="zb-1.5b", gpu="a100-80gb", mb=2,
+                        attention="unfused")
+    expected = cli("analyze", "-s", "1f1b", "-p", 2, "-m", 4, "--model", "zb-1.5b", "--gpu",
+                   "a100-80gb", "--mb", 2, "--attention", "unfused", "--json")
+    assert r.to_dict() == expected
+    fused = pipesim.analyze(schedule="1f1b", p=2, m=4, model="zb-1.5b", gpu="a100-80gb", mb=2)
+    assert r.model["attention"] == "unfused" and fused.model["attention"] == "fused"
+    assert r.makespan > fused.makespan
+
+
 def test_sharding_overlap_and_context_parallelism_match_the_command_line(cli):
     r = pipesim.analyze(schedule="1f1b", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1,
                         tp=4, dp=8, zero=3, cp=2, tp_comm_overlap=True, last_stage_layers=0)

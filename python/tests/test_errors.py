@@ -41,6 +41,8 @@ def test_library_errors_carry_the_command_lines_message(cli, args, kwargs):
     (dict(schedule="1f1b", p=4, m=4, dp=2), "dp and tp set the model's layout"),
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, recompute="some"),
      "recompute"),
+    (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, attention="flash"),
+     "attention: expected fused or unfused, got 'flash'"),
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, tp=3),
      "divide|divides"),
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, zero=4),

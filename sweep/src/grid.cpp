@@ -131,6 +131,10 @@ void check_recompute(const std::string& r) {
     models::parse_recompute(r);
 }
 
+void check_attention(const std::string& a) {
+    models::parse_attention_kernel(a);
+}
+
 void check_schedule(const std::string& name) {
     if (find_generator(name)) return;
     std::string known;
@@ -167,6 +171,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
                     "tp",
                     "dp",
                     "recompute",
+                    "attention",
                     "cluster",
                     "mem_limit",
                     "cp",
@@ -206,6 +211,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.tp = int_axis(doc, "tp", 1, 1024);
     grid.dp = int_axis(doc, "dp", 1, 1 << 16);
     grid.recompute = string_axis(doc, "recompute", check_recompute);
+    grid.attention = string_axis(doc, "attention", check_attention);
     grid.clusters = string_axis(doc, "cluster", [](const std::string& name) {
         (void)analysis::load_checked_cluster(name);
     });
@@ -234,8 +240,9 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     if (!grid.models.empty() && doc.has("/mem_w_ratio"))
         throw doc.error_at("/mem_w_ratio", "\"mem_w_ratio\" cannot be combined with \"model\"");
     if (grid.models.empty())
-        for (const char* key : {"/mb", "/recompute", "/cp", "/zero", "/tp_comm_overlap",
-                                "/overlap_grad_reduce", "/overlap_param_gather"})
+        for (const char* key :
+             {"/mb", "/recompute", "/attention", "/cp", "/zero", "/tp_comm_overlap",
+              "/overlap_grad_reduce", "/overlap_param_gather"})
             if (doc.has(key))
                 throw doc.error_at(key, fmt::format("\"{}\" needs a \"model\"", key + 1));
     bool simgrid = false;
@@ -297,6 +304,7 @@ std::vector<std::size_t> axis_sizes(const Grid& grid, Engine engine) {
             size(grid.tp),
             size(grid.dp),
             size(grid.recompute),
+            size(grid.attention),
             size(grid.costs),
             sg ? 1 : size(grid.comm),
             size(grid.mem_w_ratio),
@@ -336,6 +344,7 @@ std::vector<Job> expand(const Grid& grid) {
     const auto tps = or_default(grid.tp, d.tp);
     const auto dps = or_default(grid.dp, d.dp);
     const auto recomputes = or_default(grid.recompute, d.recompute);
+    const auto attentions = or_default(grid.attention, d.attention);
     const auto costs = or_default(grid.costs, d.costs);
     const auto ratios = or_default(grid.mem_w_ratio, d.mem_w_ratio);
     const auto caps = or_default(grid.mem_limits, d.mem_limit);
@@ -369,16 +378,17 @@ std::vector<Job> expand(const Grid& grid) {
             j.tp = tps[at[8]];
             j.dp = dps[at[9]];
             j.recompute = recomputes[at[10]];
-            j.costs = costs[at[11]];
-            j.comm = comms[at[12]];
-            j.mem_w_ratio = ratios[at[13]];
-            j.mem_limit = caps[at[14]];
-            j.cp = cps[at[15]];
-            j.zero = zeros[at[16]];
-            j.tp_comm_overlap = tp_overlaps[at[17]];
-            j.overlap_grad_reduce = grad_overlaps[at[18]];
-            j.overlap_param_gather = gather_overlaps[at[19]];
-            j.nccl_algo = algos[at[20]];
+            j.attention = attentions[at[11]];
+            j.costs = costs[at[12]];
+            j.comm = comms[at[13]];
+            j.mem_w_ratio = ratios[at[14]];
+            j.mem_limit = caps[at[15]];
+            j.cp = cps[at[16]];
+            j.zero = zeros[at[17]];
+            j.tp_comm_overlap = tp_overlaps[at[18]];
+            j.overlap_grad_reduce = grad_overlaps[at[19]];
+            j.overlap_param_gather = gather_overlaps[at[20]];
+            j.nccl_algo = algos[at[21]];
             jobs.push_back(std::move(j));
         } while (advance(at, sizes));
     }

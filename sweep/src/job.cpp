@@ -118,6 +118,7 @@ analysis::PipelineSpec pipeline_spec(const Job& job) {
         m.gpu = job.gpu;
         m.workload.microbatch = job.mb;
         m.workload.recompute = models::parse_recompute(job.recompute);
+        m.workload.attention = models::parse_attention_kernel(job.attention);
         m.workload.cp = job.cp;
         m.workload.tp_comm_overlap = job.tp_comm_overlap;
         m.optimizer.zero_stage = job.zero;

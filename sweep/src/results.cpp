@@ -16,7 +16,7 @@ namespace pipesim::sweep {
 namespace {
 
 // The columns, in order: the job's parameters, then its outcome.
-constexpr std::array<const char*, 43> columns = {"job",
+constexpr std::array<const char*, 44> columns = {"job",
                                                  "engine",
                                                  "schedule",
                                                  "p",
@@ -31,6 +31,7 @@ constexpr std::array<const char*, 43> columns = {"job",
                                                  "tp",
                                                  "dp",
                                                  "recompute",
+                                                 "attention",
                                                  "cluster",
                                                  "mem_limit",
                                                  "cp",
@@ -97,6 +98,7 @@ std::vector<std::string> parameter_fields(const Job& j) {
             std::to_string(j.tp),
             std::to_string(j.dp),
             j.recompute,
+            j.attention,
             j.cluster,
             number(j.mem_limit),
             std::to_string(j.cp),
@@ -217,6 +219,7 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     j.tp = row.integer(c++);
     j.dp = row.integer(c++);
     j.recompute = row.text(c++);
+    j.attention = row.text(c++);
     j.cluster = row.text(c++);
     j.mem_limit = row.real(c++);
     j.cp = row.integer(c++);

@@ -25,6 +25,12 @@ const char* recompute_name(Recompute recompute);
 /// (Megatron-LM before FlashAttention, as in Narayanan et al., SC'21).
 enum class AttentionKernel { fused, unfused };
 
+/// "fused" or "unfused" as an AttentionKernel. Throws std::invalid_argument ("expected fused
+/// or unfused, got 'x'") for any other text.
+AttentionKernel parse_attention_kernel(std::string_view name);
+/// The name parse_attention_kernel() reads.
+const char* attention_kernel_name(AttentionKernel kernel);
+
 /// How the layers run: microbatch size, sequence length and tensor parallelism.
 struct Workload {
     int microbatch = 1;             ///< b, sequences per microbatch

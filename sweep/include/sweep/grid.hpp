@@ -31,6 +31,7 @@ struct Job {
     int tp = 1;              ///< tensor-parallel degree
     int dp = 1;              ///< data-parallel replicas
     std::string recompute = "none";
+    std::string attention = "fused";  ///< the attention core, "fused" or "unfused" (with a model)
     std::string cluster;  ///< simgrid engine: preset (NAME or NAME:N) or cluster JSON file
     /// Cap on a device's peak memory: bytes of weights, gradients, optimizer state and
     /// activations with a model; activation units without one. 0: no cap.
@@ -63,6 +64,7 @@ struct Grid {
     std::vector<int> tp;
     std::vector<int> dp;
     std::vector<std::string> recompute;
+    std::vector<std::string> attention;
     std::vector<std::string> clusters;
     std::vector<double> mem_limits;
     std::vector<int> cp;
@@ -90,7 +92,7 @@ Grid load_grid(const std::string& path);
 std::size_t job_count(const Grid& grid);
 
 /// All jobs, in a fixed order (engine, model, gpu, cluster, schedule, p, m, v, mb, tp, dp,
-/// recompute, costs, comm, mem_w_ratio, mem_limit, cp, zero, tp_comm_overlap,
+/// recompute, attention, costs, comm, mem_w_ratio, mem_limit, cp, zero, tp_comm_overlap,
 /// overlap_grad_reduce, overlap_param_gather, nccl_algo; the last varies fastest), numbered
 /// from 0.
 /// Throws std::invalid_argument for more than max_jobs jobs.

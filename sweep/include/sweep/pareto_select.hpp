@@ -74,8 +74,8 @@ ParetoSelection select_rows(const std::vector<Result>& results,
 /// A choice column's value in `row` (v as run: the CSV's v is 0 for "the schedule's default").
 std::string choice_value(const PlottedRow& row, const std::string& column);
 
-/// The choice columns (v, mb, tp, dp, recompute) not grouped by whose values differ among the
-/// selected rows: a front point's label names them.
+/// The choice columns (v, mb, tp, dp, recompute, attention, ...) not grouped by whose values
+/// differ among the selected rows: a front point's label names them.
 std::vector<std::string> varying_choices(const ParetoSelection& selection);
 
 }  // namespace pipesim::sweep
