@@ -170,6 +170,9 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "--dist-opt is ZeRO-1 (the optimizer state sharded): drop it or --zero 3"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --cp 3",
          "context-parallel degree 3 does not divide the sequence length 4096"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --cp 2 --attention unfused",
+         "context parallelism (ring attention over 2 GPUs) runs on the fused attention kernel, "
+         "not the unfused one"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --tp-comm-overlap",
          "--tp-comm-overlap overlaps tensor-parallel collectives: give -t T with T > 1"},
     }));

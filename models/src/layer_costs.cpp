@@ -94,6 +94,13 @@ void check_workload(const TransformerConfig& c, const Workload& w) {
     if (w.seq(c) % w.cp != 0)
         throw std::invalid_argument(fmt::format(
             "context-parallel degree {} does not divide the sequence length {}", w.cp, w.seq(c)));
+    // Megatron-LM's context parallelism passes K/V blocks through Transformer Engine's fused
+    // attention; the ring model (cp_ring_layer) times those kernels.
+    if (w.cp > 1 && w.attention == AttentionKernel::unfused)
+        throw std::invalid_argument(fmt::format(
+            "context parallelism (ring attention over {} GPUs) runs on the fused attention "
+            "kernel, not the unfused one",
+            w.cp));
 }
 
 PassFlops layer_flops(const TransformerConfig& c, const Workload& w) {

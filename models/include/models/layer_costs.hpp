@@ -52,7 +52,8 @@ struct Workload {
 };
 
 /// Throws std::invalid_argument unless b, s, t, c ≥ 1, t divides heads, kv_heads and
-/// ffn_hidden and c divides s (one line naming the model and the numbers).
+/// ffn_hidden, c divides s and c > 1 comes with the fused attention (one line naming the
+/// model and the numbers).
 void check_workload(const TransformerConfig& config, const Workload& workload);
 
 /// Floating-point operations of the three passes (multiply-add = 2 FLOPs).
