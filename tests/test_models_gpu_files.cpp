@@ -59,6 +59,11 @@ TEST_CASE("a GPU file without a base gives every rate", "[models][gpu]") {
     CHECK(g.hbm_bandwidth == 3.35e12);
     CHECK(g.launch_overhead == 0);  // optional rates default to none
     CHECK(g.gemm_k_fill == 0);
+    CHECK(g.scores_memory_efficiency == 0);  // the unfused attention at memory_efficiency
+    const GpuSpec scores =
+        parse_gpu_json(R"({"base": "a100-80gb", "scores_memory_efficiency": 0.5})", "s.json");
+    CHECK(scores.scores_memory_efficiency == 0.5);
+    CHECK(find_gpu("a100-80gb").scores_memory_efficiency > 0);
     // Each required rate, left out, is named.
     for (const char* field :
          {"sm_count", "peak_bf16_flops", "memory_bytes", "hbm_bandwidth", "gemm_efficiency",

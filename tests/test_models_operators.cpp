@@ -172,6 +172,39 @@ TEST_CASE("a memory-bound kernel takes bytes over the achievable bandwidth", "[m
           Approx(gpu.launch_overhead + 4e9 / (3.35e12 * 0.9)).epsilon(1e-12));
 }
 
+TEST_CASE("the unfused attention's score kernels move what FlashAttention's paper measured",
+          "[models]") {
+    // Dao et al. (2022), Fig. 2 left: standard attention, forward and backward, for GPT-2
+    // medium's shape (b 64, 16 heads of 64, s 1024) on an A100 40 GB reads and writes 40.3 GB
+    // of HBM in 41.7 ms. The model's kernels over the s×s scores, counted independently, move
+    // within 15 % of those bytes, and at the measured rate take as long as the bytes say.
+    TransformerConfig c = find_model("zb-1.5b");
+    c.hidden = 1024;
+    c.heads = 16;
+    const GpuSpec& gpu = find_gpu("a100-40gb");
+    double bytes = 0, seconds = 0;
+    int kernels = 0;
+    for (const Operator& op : layer_operators(c, work(64, 1024, 1, false))) {
+        if (!op.scores) continue;
+        bytes += op.bytes;
+        seconds += operator_seconds(gpu, op);
+        ++kernels;
+    }
+    CHECK(kernels == 10);  // QKᵀ, softmax, dropout, AV; dP, dV, dropout, softmax, dQ, dK
+    CHECK(bytes == Approx(40.3e9).epsilon(0.15));
+    CHECK(seconds == Approx(41.7e-3).epsilon(0.15));
+    // Every one of them memory-bound at 40.3 GB / 41.7 ms of the datasheet 1,555 GB/s.
+    CHECK(gpu.scores_memory_efficiency == Approx(40.3e9 / 41.7e-3 / 1555e9));
+    CHECK(seconds ==
+          Approx(kernels * gpu.launch_overhead + bytes / (1555e9 * gpu.scores_memory_efficiency))
+              .epsilon(1e-9));
+    // The fused attention has no score kernels; Hopper's unfused ones keep the copy rate.
+    for (const Operator& op :
+         layer_operators(c, work(64, 1024, 1, false, Recompute::none, AttentionKernel::fused)))
+        CHECK_FALSE(op.scores);
+    CHECK(find_gpu("h100-sxm").scores_memory_efficiency == 0);
+}
+
 TEST_CASE("recomputation re-runs forward kernels before B", "[models]") {
     const TransformerConfig& c = find_model("gpt3-175b");
     const OperatorCostModel model(find_gpu("a100-80gb"));

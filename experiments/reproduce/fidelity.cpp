@@ -249,19 +249,23 @@ reduction over one ring per NIC, exposed or overlapped as each run did, the opti
 embedding and loss (`analyze` the gradient reduction in closed form, on an idle network).
 `simulate` and `analyze` agree within 1 % on these rows: what only `simulate` has, pipeline
 transfers, link latencies and links shared, is small here. What is left is the kernels' own time,
-optimistic by a roughly uniform 15–30 %: the per-pass table above shows where. The
+optimistic by 4–28 % (most rows 10–22 %): the per-pass table above shows where. The
 weight-gradient pass W, nothing but GEMMs (their K is the microbatch's tokens, down to 1024
 here, where the short-K falloff matters), is within 1.5–4 % of what the Zero Bubble paper
-profiled, so the GEMM ceiling (the measured MAMF, 267.9 TFLOP/s) is not the gap; F and B,
-which hold the memory-bound kernels (norms, GeLU, dropouts, the unfused softmax and its
-dropout on b·a·s² scores) and the batched attention GEMMs, are 10–29 % faster than
-profiled. The missing time is in those kernels: their HBM efficiency (0.9, a STREAM copy's)
-and the roofline's max(compute, memory) are both upper bounds for elementwise PyTorch
-kernels and for GEMMs near the ridge point (QKᵀ with K = head size); no published A100
-micro-benchmark of those kernels was found to replace them with, and none was fitted.
+profiled, so the GEMM ceiling (the measured MAMF, 267.9 TFLOP/s) is not the gap. The
+unfused attention's kernels over the b·a·s² scores run at the rate FlashAttention's paper
+measured for them (0.62 of the HBM bandwidth: 40.3 GB in 41.7 ms, Dao et al., 2022, Fig. 2),
+which brings B within 4–12 % of the profile; F stays 15–21 % faster than profiled. Its
+remaining kernels, the norms, GeLU and the dropout-adds, run at a STREAM copy's 90 % of the
+HBM bandwidth, an upper bound for elementwise PyTorch kernels; no published A100 measurement
+of them was found, and none was fitted. On the SC'21 rows the error now grows with the
+model (+7–13 % up to 39B, +14–22 % above): the small models' attention-heavy layers are
+charged their measured rate, and what remains is in the large GEMMs and their TP
+all-reduces, where the A100's burst-clock MAMF (no sustained figure is published) is the
+likeliest optimism.
 
 The Zero Bubble paper's interleaved rows (1F1B-I) run one layer per chunk, as its
-repository splits them; they come out 22–42 % fast, against 10–33 % for the other schedules,
+repository splits them; they come out 15–37 % fast, against 4–28 % for the other schedules,
 because every chunk boundary puts a pipeline transfer on the critical path: the paper
 profiled 0.38–0.76 ms per transfer (Table 9, T_comm, about 30 GB/s for its 10–19 MB
 messages), where `zb-a100-roce` moves them between GPUs of a node over NVLink at 300 GB/s

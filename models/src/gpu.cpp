@@ -40,6 +40,12 @@ constexpr double mib = 1024.0 * 1024.0;
 //   one's epilogue: no falloff is applied there.
 // - Memory efficiency 0.9: STREAM-style copy kernels reach about 90 % of the HBM datasheet
 //   bandwidth on A100 and H100 (BabelStream, Deakin et al.; about 3.0 of 3.35 TB/s on H100).
+// - The unfused attention's kernels over the s×s scores (the batched QKᵀ, AV and their
+//   gradients, softmax, dropout) on A100: standard PyTorch attention for GPT-2 medium's shape
+//   (b 64, 16 heads, s 1024, head size 64), forward and backward, moves 40.3 GB of HBM in
+//   41.7 ms (Dao et al., "FlashAttention", NeurIPS 2022, Fig. 2 left; the paper's benchmarks
+//   ran on the A100 40 GB, 1,555 GB/s): 0.97 TB/s, 0.62 of the datasheet bandwidth. No such
+//   measurement is known for Hopper, whose unfused kernels keep the copy rate.
 // - Fused attention: FlashAttention-2 reaches up to 73 % of the A100 peak forward and about
 //   190 TFLOP/s (0.6) backward at head size 128 (Dao, 2023, abstract and Fig. 6);
 //   FlashAttention-3 740 TFLOP/s forward on H100 (0.75, Shah et al., 2024, abstract) and a
@@ -55,6 +61,7 @@ constexpr double a100_sms = 108, hopper_sms = 132;
 constexpr double a100_gemm = 267.9 / 312, hopper_gemm = 702.9 / 989.4;
 constexpr double a100_k_fill = 2 * 64, a100_mamf_k = 2048;
 constexpr double hbm_efficiency = 0.9;
+constexpr double a100_scores_efficiency = 40.3e9 / 41.7e-3 / (1555 * giga);
 constexpr double launch = 1e-6;
 
 GpuSpec spec(std::string name, std::string description, double peak, double memory,
@@ -67,6 +74,7 @@ GpuSpec spec(std::string name, std::string description, double peak, double memo
     g.gemm_k_fill = hopper ? 0 : a100_k_fill;
     g.gemm_reference_k = hopper ? 0 : a100_mamf_k;
     g.memory_efficiency = hbm_efficiency;
+    g.scores_memory_efficiency = hopper ? 0 : a100_scores_efficiency;
     g.attention_forward_efficiency = hopper ? 0.75 : 0.73;
     g.attention_backward_efficiency = hopper ? 0.55 : 0.6;
     g.launch_overhead = launch;

@@ -80,6 +80,16 @@ class Builder {
         return push(op);
     }
 
+    std::size_t size() const { return ops_.size(); }
+    // The operators from `first` on move the unfused attention's s×s scores; forward ones
+    // are also the attention core selective recomputation re-runs.
+    void mark_scores(std::size_t first, bool core) {
+        for (std::size_t i = first; i < ops_.size(); ++i) {
+            ops_[i].scores = true;
+            ops_[i].attention_core = core;
+        }
+    }
+
   private:
     Operator& push(const Operator& op) {
         ops_.push_back(op);
@@ -113,20 +123,21 @@ void attention_core(Builder& o, const Shape& d, bool fused, Pass pass) {
                         qkvo + lse + 2 * (d.tokens * 2 * d.h + d.b * d.s_kv * 2 * d.kv) / d.t);
         return;
     }
+    const std::size_t first = o.size();
     if (pass == Pass::forward) {
-        o.gemm("QKᵀ", d.s, d.s_kv, d.head_dim, batch).attention_core = true;
-        o.memory("scale-mask-softmax", scores, 4, softmax_flops).attention_core = true;
-        if (d.mask > 0)
-            o.memory("attention dropout", scores, 5, dropout_flops).attention_core = true;
-        o.gemm("AV", d.s, d.head_dim, d.s_kv, batch).attention_core = true;
-        return;
+        o.gemm("QKᵀ", d.s, d.s_kv, d.head_dim, batch);
+        o.memory("scale-mask-softmax", scores, 4, softmax_flops);
+        if (d.mask > 0) o.memory("attention dropout", scores, 5, dropout_flops);
+        o.gemm("AV", d.s, d.head_dim, d.s_kv, batch);
+    } else {
+        o.gemm("dP = dO·Vᵀ", d.s, d.s_kv, d.head_dim, batch);
+        o.gemm("dV = Pᵀ·dO", d.s_kv, d.head_dim, d.s, batch);
+        if (d.mask > 0) o.memory("attention dropout backward", scores, 5, dropout_flops);
+        o.memory("softmax backward", scores, 6, softmax_flops);
+        o.gemm("dQ = dS·K", d.s, d.head_dim, d.s_kv, batch);
+        o.gemm("dK = dSᵀ·Q", d.s_kv, d.head_dim, d.s, batch);
     }
-    o.gemm("dP = dO·Vᵀ", d.s, d.s_kv, d.head_dim, batch);
-    o.gemm("dV = Pᵀ·dO", d.s_kv, d.head_dim, d.s, batch);
-    if (d.mask > 0) o.memory("attention dropout backward", scores, 5, dropout_flops);
-    o.memory("softmax backward", scores, 6, softmax_flops);
-    o.gemm("dQ = dS·K", d.s, d.head_dim, d.s_kv, batch);
-    o.gemm("dK = dSᵀ·Q", d.s_kv, d.head_dim, d.s, batch);
+    o.mark_scores(first, pass == Pass::forward);
 }
 
 }  // namespace

@@ -42,7 +42,10 @@ double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape) {
 }
 
 double operator_seconds(const GpuSpec& gpu, const Operator& op) {
-    const double memory = op.bytes / (gpu.hbm_bandwidth * gpu.memory_efficiency);
+    const double efficiency = op.scores && gpu.scores_memory_efficiency > 0
+                                  ? gpu.scores_memory_efficiency
+                                  : gpu.memory_efficiency;
+    const double memory = op.bytes / (gpu.hbm_bandwidth * efficiency);
     double compute = 0;
     switch (op.kind) {
         case OpKind::gemm:

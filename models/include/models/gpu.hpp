@@ -27,7 +27,9 @@ struct GpuSpec {
     /// (shorter K pays (K + fill)/K against that shape). 0: no falloff.
     double gemm_k_fill = 0;
     double gemm_reference_k = 0;
-    double memory_efficiency = 0;              ///< achievable / datasheet HBM bandwidth
+    double memory_efficiency = 0;  ///< achievable / datasheet HBM bandwidth
+    /// The same for the unfused attention's kernels over the s×s scores; 0: memory_efficiency.
+    double scores_memory_efficiency = 0;
     double attention_forward_efficiency = 0;   ///< fused attention forward, of peak
     double attention_backward_efficiency = 0;  ///< fused attention backward, of peak
     double launch_overhead = 0;                ///< seconds added to every kernel

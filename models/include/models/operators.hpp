@@ -37,6 +37,7 @@ struct Operator {
     double bytes = 0;
     GemmShape shape;              ///< kind == gemm only
     bool attention_core = false;  ///< a forward kernel selective recomputation re-runs
+    bool scores = false;          ///< moves the unfused attention's s×s scores
 };
 
 /// The kernels of one layer without recomputation (the cost model re-runs forward kernels for
