@@ -26,8 +26,8 @@ int dualpipe(const Context& context) {
         "see docs/dualpipe.md for `--a2a` and `--overlap-fb`). The bubble column is pipesim's "
         "idle time of the device that idles most; the README's activation is converted to "
         "full stages (DualPipeV: PP + 1 half-stage chunks).\n\n";
-    Table t({"schedule", "F,B,W", "p", "m", "pipesim bubble", "README bubble",
-             "pipesim peak act.", "README act."});
+    Table t({"schedule", "F,B,W", "p", "m", "pipesim bubble", "README bubble", "pipesim peak act.",
+             "README act."});
     for (const Result& r : rows) {
         const double f = r.job.costs[0], b = r.job.costs[1], w = r.job.costs[2];
         const double p = r.job.p;

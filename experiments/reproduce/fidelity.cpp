@@ -146,7 +146,6 @@ ZbResults zb_rows() {
             const sweep::Job job =
                 zb_paper::model_job(setup, row.m, schedule, sweep::Engine::analytic);
             analysis::PipelineSpec spec = sweep::pipeline_spec(job);
-            spec.costs.model->workload.attention = models::AttentionKernel::unfused;
             paper_layer_split(spec, setup);
             analysis::PipelineSpec old_spec = spec;
             old_spec.costs.model->efficiency = old_efficiency;

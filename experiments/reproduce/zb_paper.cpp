@@ -12,6 +12,7 @@ sweep::Job model_job(const Setup& s, int m, const std::string& schedule, sweep::
     job.model = s.preset;
     job.gpu = "a100-80gb";
     job.mb = s.mb;
+    job.attention = "unfused";  // Megatron-LM's default without FlashAttention
     if (engine == sweep::Engine::simgrid) job.cluster = "zb-a100-roce";
     return job;
 }

@@ -106,8 +106,9 @@ inline constexpr std::array<MeasuredRow, 12> measured = {{
 }};
 
 /// A job on the paper's setup `s` with pipesim's analytic costs for its model on an A100 80GB
-/// and its microbatch size; interleaved 1F1B gets model_chunks(s). With the SimGrid engine it
-/// runs on the `zb-a100-roce` preset.
+/// and its microbatch size, the unfused attention (Megatron-LM's default without
+/// FlashAttention; the paper names no other); interleaved 1F1B gets model_chunks(s). With the
+/// SimGrid engine it runs on the `zb-a100-roce` preset.
 sweep::Job model_job(const Setup& s, int m, const std::string& schedule, sweep::Engine engine);
 
 }  // namespace pipesim::reproduce::zb_paper
