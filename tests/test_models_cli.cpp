@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -136,6 +137,35 @@ TEST_CASE("a model JSON file and a calibration file drive analyze", "[models]") 
     const auto j = nlohmann::json::parse(cal.out);
     CHECK(j["model"]["virtual_stages"][1]["forward"].get<double>() == Approx(8 * 0.00412));
     CHECK(j["model"]["virtual_stages"][1]["backward_weight"].get<double>() == Approx(8 * 0.00335));
+}
+
+TEST_CASE("calibration entries of the same shape are told apart by their attention kernel",
+          "[models]") {
+    const auto path = std::filesystem::temp_directory_path() / "pipesim_attention_calib.json";
+    const std::string shape = R"("hidden": 4096, "heads": 32, "kv_heads": 32, "ffn_hidden": 11008,
+        "mlp": "swiglu", "seq_len": 4096, "microbatch": 1, "tp": 1, )";
+    std::ofstream(path) << R"({"format": "pipesim-calibration", "version": 1, "gpu": "h100-sxm",
+      "layers": [{)" << shape
+                        << R"("attention": "fused",
+        "forward": 0.004, "backward_input": 0.005, "backward_weight": 0.003}, {)"
+                        << shape << R"("attention": "unfused",
+        "forward": 0.006, "backward_input": 0.009, "backward_weight": 0.004}]})";
+    const std::string run =
+        "analyze -s 1f1b -p 4 -m 8 --model llama2-7b --gpu h100-sxm --mb 1 "
+        "--json --calibration " +
+        path.string();
+    // llama2-7b's 32 layers on 4 stages: 8 each; stage 1 holds neither embedding nor head.
+    for (const auto& [flag, forward, weight] :
+         {std::tuple{"", 0.004, 0.003}, std::tuple{" --attention unfused", 0.006, 0.004}}) {
+        INFO(flag);
+        const auto r = run_pipesim(run + flag);
+        REQUIRE(r.exit_code == 0);
+        const auto stage = nlohmann::json::parse(r.out)["model"]["virtual_stages"][1];
+        REQUIRE(stage["layers"] == 8);
+        CHECK(stage["forward"].get<double>() == Approx(8 * forward));
+        CHECK(stage["backward_weight"].get<double>() == Approx(8 * weight));
+    }
+    std::filesystem::remove(path);
 }
 
 TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]") {
