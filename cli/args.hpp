@@ -53,8 +53,6 @@ auto parse_flag_value(const std::string& flag, const std::string& text, Parse pa
     -> decltype(parse(text)) {
     try {
         return parse(text);
-    } catch (const UsageError&) {
-        throw;
     } catch (const std::invalid_argument& e) {
         throw UsageError(flag + ": " + e.what());
     }

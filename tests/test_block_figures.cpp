@@ -97,18 +97,16 @@ TEST_CASE("figures seen with unit slots scale by a power of two to the planning 
           "[schedules][blocks][figures]") {
     for (int p : {3, 4, 7, 10}) {
         const int m = 3 * p;
-        std::optional<OrderFigures> seen;
-        std::vector<double> slots;
         for (bool fill : {false, true}) {
-            const Schedule s = schedule_from_block_seen(
-                v_half_block(p), m, {.reorder = !fill, .fill_idle = fill}, seen, slots);
-            REQUIRE(seen);
+            const UnitOrder u =
+                schedule_from_block_seen(v_half_block(p), m, {.reorder = !fill, .fill_idle = fill});
+            REQUIRE(u.seen);
             // A full stage of 1 is a chunk of 1/2 (two chunks per device): half a unit slot.
             PlanningCosts costs;
             costs.times = uniform_stage_costs(p, 2, 1, 1, 1);
-            const double scale = power_of_two_scale(pass_durations(costs.times), slots);
+            const double scale = power_of_two_scale(pass_durations(costs.times), u.durations);
             CHECK(scale == 0.5);
-            require_same(figures_of(s, *seen, scale), walked(s, costs));
+            require_same(figures_of(u.order, *u.seen, scale), walked(u.order, costs));
         }
     }
     // Planning durations that are not a power of two times the slots' are not scaled.

@@ -262,29 +262,26 @@ Timeline squeeze(const Timeline& timeline) {
 
 Schedule schedule_from_block(const BuildingBlock& block, int microbatches,
                              const BlockScheduleOptions& options) {
-    std::optional<detail::OrderFigures> seen;
-    std::vector<double> durations;
-    return detail::schedule_from_block_seen(block, microbatches, options, seen, durations);
+    return detail::schedule_from_block_seen(block, microbatches, options).order;
 }
 
-Schedule detail::schedule_from_block_seen(const BuildingBlock& block, int microbatches,
-                                          const BlockScheduleOptions& options,
-                                          std::optional<OrderFigures>& seen,
-                                          std::vector<double>& durations) {
-    seen.reset();
+detail::UnitOrder detail::schedule_from_block_seen(const BuildingBlock& block, int microbatches,
+                                                   const BlockScheduleOptions& options) {
+    UnitOrder out;
+    Schedule& schedule = out.order;
     // repeat_block checked the block's dependencies in slot time (they never cross
     // microbatches, so every repetition keeps them) and that no two passes collide, and lists
     // each device's passes in start order: the repeated order holds every op once and runs,
     // its slot times being a timing of it. The timing walk below is needed only to reorder.
-    Schedule schedule = make_empty_schedule(block.name, block.devices, microbatches, block.chunks,
-                                            block.stage_device);
+    schedule = make_empty_schedule(block.name, block.devices, microbatches, block.chunks,
+                                   block.stage_device);
     repeat_in_order(
         block, microbatches,
         [&](int d, std::size_t count) { schedule.device_ops[d].reserve(count); },
         [&](int d, const Placed& p) { schedule.device_ops[d].push_back(p.op); });
-    if (!options.fill_idle && !options.reorder) return schedule;
-    durations = detail::slot_durations(block.stages(), block.lengths);
-    const std::vector<double>& duration = durations;
+    if (!options.fill_idle && !options.reorder) return out;
+    out.durations = detail::slot_durations(block.stages(), block.lengths);
+    const std::vector<double>& duration = out.durations;
     const MemoryModel memory = unit_memory_model(block.devices, block.chunks);
     if (options.fill_idle) {
         const Lifespan life = block_lifespan(block, memory);
@@ -293,20 +290,21 @@ Schedule detail::schedule_from_block_seen(const BuildingBlock& block, int microb
         if (auto filled = detail::fill_idle(schedule, duration, life.device_bound, memory,
                                             std::numeric_limits<double>::infinity(),
                                             exact ? &figures : nullptr)) {
-            if (exact) seen = std::move(figures);
-            return *std::move(filled);
+            schedule = *std::move(filled);
+            if (exact) out.seen = std::move(figures);
+            return out;
         }
     }
-    if (!options.reorder) return schedule;
+    if (!options.reorder) return out;
     detail::AsapTiming squeezed;
     if (auto issue = detail::asap_timing(schedule, duration, squeezed))
         throw InvalidBlock(fmt::format("block '{}' repeated {} times is not a valid schedule: {}",
                                        block.name, microbatches, issue->message));
     OrderFigures figures;
-    Schedule reordered =
+    schedule =
         detail::reorder_timed(std::move(schedule), duration, std::move(squeezed), memory, &figures);
-    seen = std::move(figures);
-    return reordered;
+    out.seen = std::move(figures);
+    return out;
 }
 
 }  // namespace pipesim

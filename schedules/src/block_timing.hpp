@@ -267,13 +267,19 @@ std::optional<Schedule> fill_idle(const Schedule& schedule, const std::vector<do
 Schedule reorder_timed(Schedule schedule, const std::vector<double>& duration, AsapTiming timing,
                        const MemoryModel& memory, OrderFigures* figures = nullptr);
 
+/// An order with the figures of the step that made it (a fill or a reorder, with `durations`
+/// and the unit memory model); no `seen` when the step's times are not known exact.
+struct UnitOrder {
+    Schedule order;
+    std::optional<OrderFigures> seen;
+    std::vector<double> durations;
+};
+
 /// schedule_from_block() and, when it filled or reordered the repeated order, the figures of
-/// that step in `seen` (for a fill only when durations_are_exact), in the slot durations it
-/// ran with (`durations`), under the unit memory model.
-Schedule schedule_from_block_seen(const BuildingBlock& block, int microbatches,
-                                  const BlockScheduleOptions& options,
-                                  std::optional<OrderFigures>& seen,
-                                  std::vector<double>& durations);
+/// that step (for a fill only when durations_are_exact) in the slot durations it ran with,
+/// under the unit memory model.
+UnitOrder schedule_from_block_seen(const BuildingBlock& block, int microbatches,
+                                   const BlockScheduleOptions& options);
 
 /// Whether every time a list schedule or timing walk of `microbatches` microbatches with these
 /// durations (no latency) computes is exact: each duration a multiple of 2⁻²⁰ and all of them

@@ -25,10 +25,7 @@ Schedule generate_v_half(const GeneratorOptions& o) {
     // The unit orders come with the figures their fill or reorder saw: planning with unit
     // costs and no latency need not time them again.
     auto unit_order = [&](const BlockScheduleOptions& options) {
-        UnitOrder u;
-        u.order = schedule_from_block_seen(v_half_block(o.devices), o.microbatches, options, u.seen,
-                                           u.durations);
-        return u;
+        return schedule_from_block_seen(v_half_block(o.devices), o.microbatches, options);
     };
     unit_orders.push_back(unit_order(BlockScheduleOptions{.reorder = true, .fill_idle = even}));
     // With a latency, the filled warm-up leaves no slack for it: the order only reordered, as

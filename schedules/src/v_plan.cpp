@@ -275,33 +275,27 @@ class Candidates {
     }
 
   private:
-    // `order` filled under `cap` with the planning durations, offered with the fill's figures
-    // where those are plan_figures()'s.
+    // `order`, with the figures the step that made it saw when they are plan_figures()'s.
+    void offer_seen(Schedule order, const OrderFigures* seen) {
+        std::optional<VPlanFigures> figures;
+        if (seen != nullptr) figures = figures_of(order, *seen);
+        best_.offer(std::move(order), known, figures ? &*figures : nullptr);
+    }
+    // `order` filled under `cap` with the planning durations, offered likewise.
     void offer_filled(const Schedule& order, const std::vector<double>& cap) {
         OrderFigures seen;
-        auto filled = fill_idle(order, duration_, cap, memory_, best_.peak_limit(),
-                                fill_timed_as_planned_ ? &seen : nullptr);
-        if (!filled) return;
-        if (!fill_timed_as_planned_) {
-            best_.offer(*std::move(filled), known);
-            return;
-        }
-        const VPlanFigures figures = figures_of(*filled, seen);
-        best_.offer(*std::move(filled), known, &figures);
+        OrderFigures* const want = fill_timed_as_planned_ ? &seen : nullptr;
+        if (auto filled = fill_idle(order, duration_, cap, memory_, best_.peak_limit(), want))
+            offer_seen(*std::move(filled), want);
     }
     // `order` reordered with the planning durations, offered likewise.
     void offer_reordered(const Schedule& order) {
         AsapTiming timing;
         if (asap_timing(order, duration_, timing)) return;
         OrderFigures seen;
-        Schedule reordered = reorder_timed(order, duration_, std::move(timing), memory_,
-                                           timed_as_planned_ ? &seen : nullptr);
-        if (!timed_as_planned_) {
-            best_.offer(std::move(reordered), known);
-            return;
-        }
-        const VPlanFigures figures = figures_of(reordered, seen);
-        best_.offer(std::move(reordered), known, &figures);
+        OrderFigures* const want = timed_as_planned_ ? &seen : nullptr;
+        Schedule reordered = reorder_timed(order, duration_, std::move(timing), memory_, want);
+        offer_seen(std::move(reordered), want);
     }
 
     struct Placed {
@@ -486,12 +480,9 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<UnitOrder> unit_
         const double scale = u.seen && same_memory && o.planning.comm_latency == 0
                                  ? power_of_two_scale(planning, u.durations)
                                  : 0.0;
-        if (scale > 0) {
-            const VPlanFigures figures = figures_of(u.order, *u.seen, scale);
-            best.offer(std::move(u.order), unit_structure, &figures);
-        } else {
-            best.offer(std::move(u.order), unit_structure);
-        }
+        std::optional<VPlanFigures> figures;
+        if (scale > 0) figures = figures_of(u.order, *u.seen, scale);
+        best.offer(std::move(u.order), unit_structure, figures ? &*figures : nullptr);
     }
     offer_v_candidates(
         VPlanRequest{o.devices, o.microbatches, std::move(offsets), true, false, preselect},

@@ -86,14 +86,6 @@ VPlanFigures figures_of(const Schedule& order, const OrderFigures& seen, double 
 double power_of_two_scale(const std::vector<double>& planning,
                           const std::vector<double>& durations);
 
-/// A unit order with the figures of the step that made it (a fill or a reorder, with
-/// `durations` and the unit memory model).
-struct UnitOrder {
-    Schedule order;
-    std::optional<OrderFigures> seen;
-    std::vector<double> durations;
-};
-
 /// What the V-shape candidates are built from.
 struct VPlanRequest {
     int devices = 0;
