@@ -23,9 +23,12 @@ std::string costs_or_model(const sweep::Job& j) {
     return fmt::format("{:g},{:g},{:g}", j.costs[0], j.costs[1], j.costs[2]);
 }
 
-// The job's choices that differ from the command line's defaults, e.g. "ZeRO 1, NCCL tree".
+// The job's choices that differ from the command line's defaults, e.g. "full recompute,
+// unfused attention, ZeRO 1, NCCL tree".
 std::string options_of(const sweep::Job& j) {
     std::vector<std::string> out;
+    if (!j.model.empty() && j.recompute != "none") out.push_back(j.recompute + " recompute");
+    if (!j.model.empty() && j.attention != "fused") out.push_back(j.attention + " attention");
     if (j.zero > 0) out.push_back(fmt::format("ZeRO {}", j.zero));
     if (j.tp_comm_overlap) out.push_back("TP overlap");
     if (!j.overlap_grad_reduce) out.push_back("reduce after pipeline");

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -254,4 +255,22 @@ TEST_CASE("analyze and sweep --html write their reports", "[viz][html][cli]") {
     // 16 rows, three of them (the ok ones with the highest throughput) drawn.
     CHECK(count(sweep_page, "<tr><td class=\"num\">") == 16);
     CHECK(count(sweep_page, "<div class=\"viewport timeline\"><svg") == 3);
+}
+
+TEST_CASE("the sweep report tells rows apart by their recompute and attention",
+          "[viz][html][cli]") {
+    if (!viz::graphviz_available()) return;
+    TempDir dir;
+    std::ofstream(dir / "g.json") << R"({"format": "pipesim-sweep", "version": 1,
+        "schedule": "1f1b", "p": 2, "m": 4, "model": "zb-1.5b", "gpu": "a100-80gb",
+        "recompute": ["none", "full"], "attention": ["fused", "unfused"]})";
+    const auto s = run_pipesim("sweep " + (dir / "g.json") + " -o " + (dir / "r.csv") +
+                               " -j 1 --progress none --html " + (dir / "s.html"));
+    REQUIRE(s.exit_code == 0);
+    const std::string page = read_file(dir / "s.html");
+    // Four rows, each with its own options cell; the default choices are not spelled out.
+    CHECK(count(page, "<td>unfused attention</td>") == 1);
+    CHECK(count(page, "<td>full recompute</td>") == 1);
+    CHECK(count(page, "<td>full recompute, unfused attention</td>") == 1);
+    CHECK(count(page, "attention</td>") == 2);  // the fused default is not named
 }
