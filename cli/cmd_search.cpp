@@ -199,6 +199,20 @@ int run_search(const std::vector<std::string>& args) {
         "  efficiency {:.2f} %, {:.3f}× 1F1B's speed ({:.6g} {}), lifespan max {:.6g} {}\n\n",
         100 * efficiency(top), speedup(top), baseline.iteration_time, baseline.timeline.time_unit,
         best.metrics.lifespan_max, best.timeline.time_unit);
+    if (result.front.size() > 1) {
+        // What the cap's memory buys: the lower peaks and what each costs in bubble.
+        fmt::print(
+            "what memory buys within the cap (the candidates no other beats in both bubble and "
+            "peak):\n");
+        fmt::print("  {:>8} {:>9} {:>10}  {}\n", cap ? "peak GiB" : "peak", "bubble %",
+                   cap ? "iter. s" : "makespan", "candidate");
+        for (std::size_t k : result.front) {
+            const SearchEntry& e = result.ranking[k];
+            fmt::print("  {:>8.4g} {:>9.2f} {:>10.4g}  {}\n", cap ? peak(e) / gib : peak(e),
+                       100 * e.evaluation.bubble_rate, e.evaluation.makespan, e.label);
+        }
+        fmt::print("\n");
+    }
     fmt::print("{:<28} {:<10} {:>9} {:>10} {:>7} {:>8} {:>8}  {}\n", "candidate", "kind",
                "bubble %", cap ? "iter. s" : "makespan", "effic.", "vs 1F1B",
                cap ? "peak GiB" : "peak", "fits");

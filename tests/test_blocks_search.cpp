@@ -1,5 +1,7 @@
 // Memory-capped search: the best candidate respects the cap, the ranking is ordered, a cap
 // below every candidate is a clear error (exit 2 from the CLI).
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -64,6 +66,47 @@ TEST_CASE("search returns the lowest-bubble schedule within the cap", "[blocks][
     }
 }
 
+TEST_CASE("the search's front is every fitting candidate no other beats in bubble and peak",
+          "[blocks][search]") {
+    for (auto [p, m, cap, f, b, w, c] : {std::tuple{6, 18, 6.0, 4.0, 2.0, 4.0, 0.0},
+                                         {8, 24, 7.5, 6.0, 10.0, 8.0, 1.0},
+                                         {5, 15, 4.0, 1.0, 1.0, 1.0, 0.0}}) {
+        CAPTURE(p, m, cap, f, b, w, c);
+        const SearchOptions o = options(p, m, cap, f, b, w, c);
+        const SearchResult r = search_schedules(o, replay_evaluator(o));
+        // Pairwise: `a` beats `b` when it is no worse in both and better in one.
+        auto no_worse = [](const SearchEvaluation& x, const SearchEvaluation& y) {
+            return x.bubble_rate <= y.bubble_rate + 1e-9 &&
+                   x.peak_activation_max <= y.peak_activation_max + 1e-9;
+        };
+        auto beats = [&](const SearchEvaluation& x, const SearchEvaluation& y) {
+            return no_worse(x, y) && (x.bubble_rate < y.bubble_rate - 1e-9 ||
+                                      x.peak_activation_max < y.peak_activation_max - 1e-9);
+        };
+        REQUIRE(!r.front.empty());
+        CHECK(r.front.front() == 0);
+        for (std::size_t i = 0; i < r.front.size(); ++i) {
+            const SearchEntry& e = r.ranking[r.front[i]];
+            CHECK(e.fits);
+            for (const SearchEntry& other : r.ranking)
+                if (other.fits) CHECK_FALSE(beats(other.evaluation, e.evaluation));
+            if (i == 0) continue;
+            const SearchEvaluation& before = r.ranking[r.front[i - 1]].evaluation;
+            CHECK(e.evaluation.peak_activation_max < before.peak_activation_max);
+            CHECK(e.evaluation.bubble_rate > before.bubble_rate);
+        }
+        // Every fitting candidate is matched or beaten by one on the front.
+        for (const SearchEntry& other : r.ranking) {
+            if (!other.fits) continue;
+            CHECK(std::any_of(r.front.begin(), r.front.end(), [&](std::size_t k) {
+                return no_worse(r.ranking[k].evaluation, other.evaluation);
+            }));
+        }
+        // A front of more than one shows what memory buys in the table.
+        if (r.front.size() > 1) CHECK(r.ranking[r.front[1]].evaluation.peak_activation_max < cap);
+    }
+}
+
 TEST_CASE("with 1F1B's memory and F = B = W the search finds a zero-bubble schedule",
           "[blocks][search]") {
     for (int p : {2, 4, 6, 8}) {
@@ -90,10 +133,23 @@ TEST_CASE("pipesim search prints the ranking, saves the best and exits 2 without
     CHECK(j["best"]["fits"].get<bool>());
     CHECK(j["best"]["peak_activation_max"].get<double>() <= 3.0);
     CHECK(j["ranking"].size() > 10);
+    // The front: the best first, then lower peaks, each a ranking entry.
+    REQUIRE(!j["front"].empty());
+    CHECK(j["front"][0] == j["best"]);
+    for (std::size_t k = 1; k < j["front"].size(); ++k)
+        CHECK(j["front"][k]["peak_activation_max"].get<double>() <
+              j["front"][k - 1]["peak_activation_max"].get<double>());
 
     const auto table = run_pipesim("search -p 4 -m 16 --mem-limit 4");
     CHECK(table.exit_code == 0);
     CHECK_THAT(table.out, Catch::Contains("best within 4: zb-v"));
+    // With F = B = W, what memory buys: V-Half's 3 and V-Min's 2 full stages, each at its
+    // higher bubble (Qi et al., NeurIPS 2024: the V-shape schedules' peaks).
+    CHECK_THAT(table.out, Catch::Contains("what memory buys within the cap"));
+    CHECK_THAT(
+        table.out,
+        Catch::Matches(
+            R"([\s\S]*\n +3 +[0-9.]+ +[0-9.]+  v-half\n +2 +[0-9.]+ +[0-9.]+  v-min\n[\s\S]*)"));
 
     const auto none = run_pipesim("search -p 4 -m 16 --mem-limit 0.25");
     CHECK(none.exit_code == 2);

@@ -94,6 +94,9 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
                            {"speedup_1f1b", r.speedup_1f1b(e)},
                            {bytes ? "peak_memory_bytes" : "peak_activation_max", r.peak(e)},
                            {"fits", e.fits}});
+    nlohmann::ordered_json front = nlohmann::ordered_json::array();
+    for (std::size_t k : r.result.front)
+        front.push_back(ranking[k]);
     nlohmann::ordered_json j = {{"stages", r.options.devices},
                                 {"devices", r.options.devices},
                                 {"microbatches", r.options.microbatches},
@@ -114,6 +117,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
         j["tokens_per_second"] = model.tokens_per_second;
         j["memory_bytes"] = model.total_bytes;
     }
+    j["front"] = front;
     j["ranking"] = ranking;
     return j;
 }

@@ -40,6 +40,11 @@ def test_search_matches_the_command_line(cli):
     expected = cli("search", "-p", 4, "-m", 8, "--mem-limit", 3, "--costs", "1,2,1", "--json")
     assert s.to_dict() == expected
     assert s.best["fits"] and s.best["peak_activation_max"] <= 3
+    # The front starts with the best; each further entry a lower peak at a higher bubble.
+    assert s.front[0] == s.best
+    for before, after in zip(s.front, s.front[1:]):
+        assert after["peak_activation_max"] < before["peak_activation_max"]
+        assert after["bubble_rate"] > before["bubble_rate"]
     # The best schedule, replayed on its own, gives the figures the search ranked it by.
     again = pipesim.analyze(s.best_schedule, costs=(1, 2, 1))
     assert again.bubble_rate == pytest.approx(s.best["bubble_rate"])

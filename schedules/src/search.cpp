@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -190,6 +191,16 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
     result.best = std::move(built[entries.front().second].schedule);
     for (auto& [e, k] : entries)
         result.ranking.push_back(std::move(e));
+    // The ranking orders the fitting candidates by rank, then peak: one is beaten on neither
+    // by those before it exactly when its peak is below all of theirs.
+    double lowest_peak = std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < result.ranking.size() && result.ranking[k].fits; ++k) {
+        const double peak = result.ranking[k].evaluation.peak_activation_max;
+        if (peak < lowest_peak - eps) {
+            result.front.push_back(k);
+            lowest_peak = peak;
+        }
+    }
     return result;
 }
 

@@ -49,8 +49,9 @@ SearchReport search_report(SearchOptions options, const PipelineSpec& spec, doub
 /// The `pipesim search --json` object: stages, devices, microbatches, memory_limit, best,
 /// chunks (of the best), lifespan_max and lifespan_mean (of the best), baseline_1f1b_time,
 /// with a cap in bytes its figures and the best one's iteration, step time, throughput and
-/// memory_bytes, and the ranking (label, kind, bubble_rate, makespan or iteration_time,
-/// efficiency, speedup_1f1b, peak_activation_max or peak_memory_bytes, fits).
+/// memory_bytes, the front (SearchResult::front) and the ranking, each a list of (label, kind,
+/// bubble_rate, makespan or iteration_time, efficiency, speedup_1f1b, peak_activation_max or
+/// peak_memory_bytes, fits).
 nlohmann::ordered_json search_json(const SearchReport& report);
 
 }  // namespace pipesim::analysis

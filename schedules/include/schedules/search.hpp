@@ -55,6 +55,11 @@ struct SearchResult {
     std::vector<SearchEntry> ranking;
     /// The best one (ranking.front()) and its schedule.
     Schedule best;
+    /// What memory buys within the cap: the indices in `ranking` of the fitting candidates
+    /// that no other fitting candidate matches or beats in both its rank (bubble rate, or
+    /// makespan with SearchOptions::rank_by_time) and its peak. From ranking.front() on, each
+    /// has a lower peak and a higher bubble rate (or makespan) than the one before.
+    std::vector<std::size_t> front;
 };
 
 /// Builds every candidate for p devices and m microbatches, measures each with `evaluate`
