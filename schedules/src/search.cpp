@@ -21,6 +21,8 @@ namespace pipesim {
 namespace {
 
 constexpr double eps = 1e-9;
+// Peaks closer than this share of the lower one are the same on the search's front.
+constexpr double front_peak_tolerance = 1e-3;
 // V-shape block offsets tried: 1 V-Min, 2 V-Half, 4 V-ZB and those between and after.
 constexpr int max_vshape_offset = 6;
 // The most grid cells the six-slot pattern candidates lay out: every block up to p=12,
@@ -192,11 +194,13 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
     for (auto& [e, k] : entries)
         result.ranking.push_back(std::move(e));
     // The ranking orders the fitting candidates by rank, then peak: one is beaten on neither
-    // by those before it exactly when its peak is below all of theirs.
-    double lowest_peak = std::numeric_limits<double>::infinity();
+    // by those before it exactly when its peak is below all of theirs. Peaks within 0.1 % of
+    // each other count as one (a model's layer splits differ by a few MB in GBs).
+    double lowest_peak = 0;
     for (std::size_t k = 0; k < result.ranking.size() && result.ranking[k].fits; ++k) {
         const double peak = result.ranking[k].evaluation.peak_activation_max;
-        if (peak < lowest_peak - eps) {
+        if (result.front.empty() ||
+            peak < lowest_peak - std::max(eps, front_peak_tolerance * lowest_peak)) {
             result.front.push_back(k);
             lowest_peak = peak;
         }

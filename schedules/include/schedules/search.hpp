@@ -58,7 +58,8 @@ struct SearchResult {
     /// What memory buys within the cap: the indices in `ranking` of the fitting candidates
     /// that no other fitting candidate matches or beats in both its rank (bubble rate, or
     /// makespan with SearchOptions::rank_by_time) and its peak. From ranking.front() on, each
-    /// has a lower peak and a higher bubble rate (or makespan) than the one before.
+    /// has a lower peak (by more than 0.1 %) and a higher bubble rate (or makespan) than the
+    /// one before.
     std::vector<std::size_t> front;
 };
 
