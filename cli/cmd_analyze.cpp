@@ -36,6 +36,7 @@ analysis::AnalyticEngine engine_for(const viz::VizOutputs& outputs, bool html) {
 int run_analyze(const std::vector<std::string>& args) {
     PipelineFlags pipeline(/*layout_without_model=*/false);
     bool json = false;
+    bool kernels = false;
     GradReduceFlags grad_reduce;
     viz::VizOutputs viz_outputs;
     std::string html;
@@ -44,13 +45,16 @@ int run_analyze(const std::vector<std::string>& args) {
     while (reader.next(flag)) {
         if (flag == "--json") {
             json = true;
+        } else if (flag == "--kernels") {
+            kernels = true;
         } else if (pipeline.read(flag, reader) ||
                    read_grad_reduce_flag(flag, reader, grad_reduce)) {
         } else if (read_viz_flag(flag, reader, viz_outputs) || read_html_flag(flag, reader, html)) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print(
                 "{}{}  --json                print one JSON object instead of the "
-                "table\n\n{}{}\n{}{}",
+                "table\n  --kernels             with --model: one layer's kernels, each with its "
+                "work,\n                        bound and time (operator rooflines)\n\n{}{}\n{}{}",
                 analyze_usage, schedule_flags_help(), model_flags_help(), grad_reduce_flags_help(),
                 viz_flags_help, html_flag_help);
             return 0;
@@ -65,6 +69,11 @@ int run_analyze(const std::vector<std::string>& args) {
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     check_grad_reduce_flag(grad_reduce, spec);
+    if (kernels && (!spec.costs.model || !spec.costs.model->calibration_file.empty() ||
+                    spec.costs.model->efficiency > 0))
+        throw UsageError(
+            "--kernels shows the operator-level model's kernels: give --model, --gpu and --mb, "
+            "without --calibration or --efficiency");
     analysis::AnalyticEngine engine = engine_for(viz_outputs, !html.empty());
     engine.overlap_grad_reduce = grad_reduce.overlap;
     engine.overlap_param_gather = grad_reduce.overlap_param_gather;
@@ -76,10 +85,15 @@ int run_analyze(const std::vector<std::string>& args) {
     if (!html.empty()) write_single_html(html, "analyze", args, spec, "", result);
     pipeline.save(result.schedule, viz_outputs.format_without_extension);
     if (!report) return 0;  // a file went to standard output
-    if (json)
-        fmt::print("{}\n", analysis_json(result, spec).dump(2));
-    else
+    if (json) {
+        nlohmann::ordered_json j = analysis_json(result, spec);
+        if (kernels)
+            j["layer_kernels"] = analysis::layer_kernels_json(layer_kernels(*result.model));
+        fmt::print("{}\n", j.dump(2));
+    } else {
         fmt::print("{}", analysis_table(result, spec));
+        if (kernels) fmt::print("{}", kernel_table(layer_kernels(*result.model), *result.model));
+    }
     if (!gantt.empty()) fmt::print("\n{}", gantt);
     return 0;
 }

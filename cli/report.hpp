@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/layer_kernels.hpp"
 #include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
 
@@ -16,5 +17,10 @@ void print_warnings(const analysis::Analysis& result, std::string_view command);
 
 /// A readable summary with a per-device table.
 std::string analysis_table(const analysis::Analysis& result, const analysis::PipelineSpec& spec);
+
+/// One layer's kernels (`analyze --kernels`): one row per kernel with its GEMM shape, work,
+/// bound and time, then the per-pass totals and the collectives.
+std::string kernel_table(const analysis::LayerKernels& kernels,
+                         const analysis::ModelAnalysis& model);
 
 }  // namespace pipesim::cli

@@ -107,6 +107,62 @@ TEST_CASE("the unfused attention (--attention unfused) charges and stores the s�
     CHECK_THAT(text.out, Catch::Contains("b=2 s=1024 t=1, unfused attention"));
 }
 
+TEST_CASE("analyze --kernels lists one layer's kernels as the plan charges them", "[models]") {
+    // zb-1.5b: h 2304, 24 heads, s 1024; b = 2, t = 2 with sequence parallelism.
+    const auto r = run_pipesim(
+        "analyze -s 1f1b -p 4 -m 8 --model zb-1.5b --gpu a100-80gb --mb 2 -t 2 --kernels --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& k = j["layer_kernels"];
+    const double h = 2304, tokens = 2 * 1024, t = 2;
+    auto kernel = [&](const std::string& pass, const std::string& name) {
+        for (const auto& e : k["kernels"])
+            if (e["pass"] == pass && e["name"] == name) return e;
+        FAIL("no kernel " << pass << " " << name);
+        return nlohmann::json();
+    };
+    // Hand counts: the column-parallel QKV and MLP up GEMMs over all b·s tokens, 2 FLOPs per
+    // multiply-add; the first norm reads and writes b·s·h/t 16-bit values.
+    const auto qkv = kernel("F", "QKV");
+    CHECK(qkv["shape"]["m"].get<double>() == tokens);
+    CHECK(qkv["shape"]["n"].get<double>() == 3 * h / t);
+    CHECK(qkv["flops"].get<double>() == Approx(2 * tokens * (3 * h / t) * h));
+    CHECK(qkv["bound"] == "compute");
+    CHECK(kernel("F", "MLP up")["flops"].get<double>() == Approx(2 * tokens * (4 * h / t) * h));
+    const auto norm = kernel("F", "norm 1");
+    CHECK(norm["bytes"].get<double>() == Approx(4 * tokens * h / t));
+    CHECK(norm["bound"] == "memory");
+    CHECK(norm["efficiency"].get<double>() == Approx(0.9));
+    // Each pass's kernels add up to what the plan charges a middle stage per layer.
+    const auto& stage = j["model"]["virtual_stages"][1];
+    const double layers = stage["layers"];
+    for (const auto& [pass, field] :
+         {std::pair{"F", "forward"}, {"B", "backward_input"}, {"W", "backward_weight"}}) {
+        double sum = 0;
+        for (const auto& e : k["kernels"])
+            if (e["pass"] == pass) sum += e["seconds"].get<double>();
+        CHECK(k["kernel_seconds"][pass].get<double>() == Approx(sum));
+        CHECK(stage[field].get<double>() == Approx(layers * sum));
+    }
+    // Two all-reduces (or their sequence-parallel halves) of b·s·h 16-bit values each way.
+    CHECK(k["tp_allreduce"]["bytes"].get<double>() == Approx(2 * tokens * h));
+    CHECK(k["tp_allreduce"]["forward"] == 2);
+
+    const auto table = run_pipesim(
+        "analyze -s 1f1b -p 4 -m 8 --model zb-1.5b --gpu a100-80gb --mb 2 --recompute full "
+        "--kernels");
+    REQUIRE(table.exit_code == 0);
+    CHECK_THAT(table.out, Catch::Contains("one layer's kernels per microbatch on one GPU"));
+    CHECK_THAT(table.out, Catch::Contains("B includes the recomputed forward"));
+    for (const char* bad : {"analyze -s 1f1b -p 4 -m 8 --kernels",
+                            "analyze -s 1f1b -p 4 -m 8 --model zb-1.5b --gpu a100-80gb --mb 2 "
+                            "--efficiency 0.5 --kernels"}) {
+        const auto refused = run_pipesim(bad);
+        CHECK(refused.exit_code == 2);
+        CHECK_THAT(refused.err, Catch::Contains("--kernels shows the operator-level model"));
+    }
+}
+
 TEST_CASE("a device over its GPU memory gets a clear warning", "[models]") {
     // Llama-2 70B on two 40 GB A100s cannot fit: 69B params × 18 bytes over 2 devices.
     const auto r = run_pipesim(

@@ -28,6 +28,7 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     } else {
         cost_model = std::make_unique<models::OperatorCostModel>(result.gpu);
         result.cost_source = "operator rooflines";
+        result.operator_model = true;
     }
     result.plan = models::plan_pipeline(result.config, options.workload, options.optimizer,
                                         *cost_model, stages, options.partition);

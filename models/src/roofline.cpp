@@ -41,26 +41,31 @@ double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape) {
     return gpu.gemm_efficiency * best * short_k(gpu, shape.k);
 }
 
-double operator_seconds(const GpuSpec& gpu, const Operator& op) {
-    const double efficiency = op.scores && gpu.scores_memory_efficiency > 0
-                                  ? gpu.scores_memory_efficiency
-                                  : gpu.memory_efficiency;
-    const double memory = op.bytes / (gpu.hbm_bandwidth * efficiency);
-    double compute = 0;
+OperatorTime operator_time(const GpuSpec& gpu, const Operator& op) {
+    OperatorTime t;
+    t.memory_efficiency = op.scores && gpu.scores_memory_efficiency > 0
+                              ? gpu.scores_memory_efficiency
+                              : gpu.memory_efficiency;
+    t.memory = op.bytes / (gpu.hbm_bandwidth * t.memory_efficiency);
     switch (op.kind) {
         case OpKind::gemm:
-            if (op.flops > 0)
-                compute = op.flops / (gpu.peak_bf16_flops * gemm_efficiency(gpu, op.shape));
+            if (op.flops > 0) t.compute_efficiency = gemm_efficiency(gpu, op.shape);
             break;
         case OpKind::attention:
-            compute = op.flops / (gpu.peak_bf16_flops * (op.pass == Pass::forward
-                                                             ? gpu.attention_forward_efficiency
-                                                             : gpu.attention_backward_efficiency));
+            t.compute_efficiency = op.pass == Pass::forward ? gpu.attention_forward_efficiency
+                                                            : gpu.attention_backward_efficiency;
             break;
         case OpKind::memory:
             break;
     }
-    return gpu.launch_overhead + std::max(compute, memory);
+    if (op.flops > 0 && t.compute_efficiency > 0)
+        t.compute = op.flops / (gpu.peak_bf16_flops * t.compute_efficiency);
+    t.seconds = gpu.launch_overhead + std::max(t.compute, t.memory);
+    return t;
+}
+
+double operator_seconds(const GpuSpec& gpu, const Operator& op) {
+    return operator_time(gpu, op).seconds;
 }
 
 PassTimes pass_seconds(const GpuSpec& gpu, std::span<const Operator> ops, Recompute recompute) {

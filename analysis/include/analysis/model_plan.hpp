@@ -25,6 +25,7 @@ struct ModelAnalysis {
     models::PipelinePlan plan;  ///< one stage per virtual stage, in model order
     std::string
         cost_source;  ///< "operator rooflines", "analytic, efficiency E" or "calibration FILE"
+    bool operator_model = false;  ///< the times come from the operator rooflines
     std::vector<double> static_bytes;      ///< weights, gradients, optimizer state
     std::vector<double> activation_bytes;  ///< peak activations (from the metrics)
     std::vector<double> total_bytes;       ///< static + activation

@@ -24,9 +24,22 @@ namespace pipesim::models {
 /// against the measured shape's (K_ref + fill)/K_ref.
 double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape);
 
-/// Seconds of one kernel on `gpu`: launch overhead + max(compute, memory) time. GEMMs compute
-/// at gemm_efficiency(), fused attention at the GPU's measured attention efficiency for its
-/// pass, memory-bound kernels only move bytes.
+/// One kernel's time on a GPU and what bounds it.
+struct OperatorTime {
+    double seconds = 0;             ///< launch overhead + max(compute, memory)
+    double compute = 0;             ///< FLOPs at compute_efficiency × peak (0: memory-bound kind)
+    double memory = 0;              ///< bytes at memory_efficiency × HBM bandwidth
+    double compute_efficiency = 0;  ///< share of the dense bf16 peak (GEMM, fused attention)
+    double memory_efficiency = 0;   ///< share of the HBM bandwidth
+    bool compute_bound() const { return compute > memory; }
+};
+
+/// One kernel on `gpu`: GEMMs compute at gemm_efficiency(), fused attention at the GPU's
+/// measured attention efficiency for its pass, memory-bound kernels only move bytes (the
+/// unfused attention's score kernels at GpuSpec::scores_memory_efficiency where set).
+OperatorTime operator_time(const GpuSpec& gpu, const Operator& op);
+
+/// operator_time(gpu, op).seconds.
 double operator_seconds(const GpuSpec& gpu, const Operator& op);
 
 /// The kernels' seconds summed per pass; recomputation re-runs forward kernels before B

@@ -1,0 +1,95 @@
+#include "analysis/layer_kernels.hpp"
+
+#include <stdexcept>
+
+namespace pipesim::analysis {
+
+namespace {
+
+const char* kind_name(models::OpKind kind) {
+    switch (kind) {
+        case models::OpKind::gemm:
+            return "gemm";
+        case models::OpKind::attention:
+            return "attention";
+        case models::OpKind::memory:
+            return "memory";
+    }
+    return "?";
+}
+
+}  // namespace
+
+const char* pass_letter(models::Pass pass) {
+    switch (pass) {
+        case models::Pass::forward:
+            return "F";
+        case models::Pass::backward_input:
+            return "B";
+        case models::Pass::backward_weight:
+            return "W";
+    }
+    return "?";
+}
+
+LayerKernels layer_kernels(const ModelAnalysis& model) {
+    if (!model.operator_model)
+        throw std::invalid_argument(
+            "the kernels are the operator-level model's: its times here come from the " +
+            model.cost_source);
+    const models::GpuSpec& gpu = model.gpu;
+    const models::Workload& w = model.workload;
+    LayerKernels k;
+    const std::vector<models::Operator> ops = models::layer_operators(model.config, w);
+    for (const models::Operator& op : ops)
+        k.kernels.push_back({op, models::operator_time(gpu, op)});
+    k.kernel_seconds = models::pass_seconds(gpu, ops, w.recompute);
+    k.recomputed_seconds = k.kernel_seconds.backward_input -
+                           models::pass_seconds(gpu, ops, models::Recompute::none).backward_input;
+    if (w.tp > 1) {
+        const models::TensorParallelComm comm = models::layer_tp_comm(model.config, w);
+        k.tp_bytes = comm.bytes;
+        k.tp_seconds = models::tp_allreduce_seconds(gpu, comm.bytes, w.tp);
+        k.tp_forward = comm.collectives_forward;
+        k.tp_backward = comm.collectives_backward +
+                        (w.recompute == models::Recompute::full ? comm.collectives_forward : 0);
+        k.tp_overlap = model.plan.tp_overlap;
+    }
+    k.cp_exposed = models::cp_exposed_seconds(gpu, model.config, w);
+    return k;
+}
+
+nlohmann::ordered_json layer_kernels_json(const LayerKernels& k) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const LayerKernel& kernel : k.kernels) {
+        const models::Operator& op = kernel.op;
+        const models::OperatorTime& t = kernel.time;
+        nlohmann::ordered_json j = {
+            {"pass", pass_letter(op.pass)}, {"name", op.name}, {"kind", kind_name(op.kind)}};
+        if (op.kind == models::OpKind::gemm)
+            j["shape"] = {
+                {"m", op.shape.m}, {"n", op.shape.n}, {"k", op.shape.k}, {"batch", op.shape.batch}};
+        j["flops"] = op.flops;
+        j["bytes"] = op.bytes;
+        j["bound"] = t.compute_bound() ? "compute" : "memory";
+        j["efficiency"] = t.compute_bound() ? t.compute_efficiency : t.memory_efficiency;
+        j["seconds"] = t.seconds;
+        list.push_back(std::move(j));
+    }
+    return {
+        {"kernels", list},
+        {"kernel_seconds",
+         {{"F", k.kernel_seconds.forward},
+          {"B", k.kernel_seconds.backward_input},
+          {"W", k.kernel_seconds.backward_weight}}},
+        {"recomputed_seconds", k.recomputed_seconds},
+        {"tp_allreduce",
+         {{"bytes", k.tp_bytes},
+          {"seconds", k.tp_seconds},
+          {"forward", k.tp_forward},
+          {"backward", k.tp_backward},
+          {"overlap", k.tp_overlap}}},
+        {"cp_exposed_seconds", {{"F", k.cp_exposed.forward}, {"B", k.cp_exposed.backward_input}}}};
+}
+
+}  // namespace pipesim::analysis
