@@ -8,7 +8,13 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace pipesim::reproduce::fidelity {
 
@@ -146,6 +152,41 @@ Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string
     p.samples = in[2];
     p.peak_bytes = in[3];
     return p;
+}
+
+double implied_gemm_ceiling(analysis::PipelineSpec spec, double target, bool overlap_grad_reduce) {
+    const std::string base = spec.costs.model->gpu;
+    std::string path = (std::filesystem::temp_directory_path() / "pipesim-gemm-XXXXXX.json");
+    const int fd = mkstemps(path.data(), 5);
+    if (fd < 0) throw std::runtime_error("implied_gemm_ceiling: no temporary file");
+    close(fd);
+    struct Remove {
+        std::string path;
+        ~Remove() {
+            std::error_code ignored;
+            std::filesystem::remove(path, ignored);
+        }
+    } remove{path};
+    spec.costs.model->gpu = path;
+    const auto samples = [&](double ceiling) {
+        std::ofstream(path) << fmt::format(R"({{"base": "{}", "gemm_efficiency": {:.17g}}})", base,
+                                           ceiling);
+        return predict_analytic(spec, overlap_grad_reduce).samples;
+    };
+    double low = 0.2, high = 1.0;
+    double found = 0;
+    if (samples(low) > target) {
+        found = 0;
+    } else if (samples(high) < target) {
+        found = 1;
+    } else {
+        for (int step = 0; step < 30; ++step) {
+            const double mid = (low + high) / 2;
+            (samples(mid) < target ? low : high) = mid;
+        }
+        found = (low + high) / 2;
+    }
+    return found;
 }
 
 ErrorStats error_stats(const std::vector<double>& predicted, const std::vector<double>& published) {

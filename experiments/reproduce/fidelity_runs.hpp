@@ -71,6 +71,13 @@ Prediction predict_analytic(const analysis::PipelineSpec& spec, bool overlap_gra
 Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string& cluster,
                            int limit_s, bool overlap_grad_reduce = true);
 
+/// A diagnostic, not a fitted rate: the GEMM ceiling (GpuSpec::gemm_efficiency of `spec`'s GPU,
+/// every other rate as it is) at which the analytic replay's samples per second over all GPUs
+/// equal `target`. Found by bisection over [0.2, 1] with a GPU file written to the temporary
+/// directory; 0 when even 0.2 is faster than `target`, 1 when even 1 is slower.
+double implied_gemm_ceiling(analysis::PipelineSpec spec, double target,
+                            bool overlap_grad_reduce = true);
+
 /// Signed relative errors' summary.
 struct ErrorStats {
     double mean_abs = 0;
