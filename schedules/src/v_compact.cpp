@@ -573,16 +573,19 @@ void offer_compacted(const BuildingBlock& block, int microbatches, const MemoryM
         SlotGrid with_w(p, microbatches, laid_out, memory, cap, true);
         with_w.compact(from, to);
         best.offer(with_w.schedule(shape));
+        // Compacted without the W's; and compacted with them, then the cool-down again
+        // without them. The W's go back two ways into copies of each: the compactions do not
+        // depend on how.
+        SlotGrid without_w(p, microbatches, laid_out, released_at_b, cap, false);
+        without_w.compact(from, to);
+        SlotGrid again(p, microbatches, with_w.ops(), released_at_b, cap, false);
+        again.compact(0, to);
         for (bool second_first : {false, true}) {
-            SlotGrid without_w(p, microbatches, laid_out, released_at_b, cap, false);
-            without_w.compact(from, to);
-            without_w.put_w(second_first);
-            best.offer(without_w.schedule(shape));
-            // Compacted with its W's, then the cool-down again without them.
-            SlotGrid again(p, microbatches, with_w.ops(), released_at_b, cap, false);
-            again.compact(0, to);
-            again.put_w(second_first);
-            best.offer(again.schedule(shape));
+            for (const SlotGrid* compacted : {&without_w, &again}) {
+                SlotGrid filled = *compacted;
+                filled.put_w(second_first);
+                best.offer(filled.schedule(shape));
+            }
         }
     }
     // The greedy two-round reordering of the same layout, for a V placement of F's and B's.
