@@ -189,7 +189,16 @@ class SearchResult(_Fields):
         rows = [(e["label"], e["kind"], f'{100 * e["bubble_rate"]:.2f} %', e["makespan"],
                  e["peak_activation_max"], "yes" if e["fits"] else "no")
                 for e in self._fields["ranking"]]
-        return _table(("candidate", "kind", "bubble", "makespan", "peak", "fits"), rows)
+        page = _table(("candidate", "kind", "bubble", "makespan", "peak", "fits"), rows)
+        front = self._fields["front"]
+        if len(front) < 2:
+            return page
+        # What the cap's memory buys: each lower peak and the bubble it costs.
+        lower = [(e["peak_activation_max"], f'{100 * e["bubble_rate"]:.2f} %', e["makespan"],
+                  e["label"]) for e in front]
+        return ("<p>What memory buys within the cap (no candidate is better in both bubble "
+                "and peak):</p>" + _table(("peak", "bubble", "makespan", "candidate"), lower) +
+                page)
 
     def __repr__(self):
         b = self._fields["best"]

@@ -51,5 +51,8 @@ def test_comparison_and_search_tables():
     page = c._repr_html_()
     assert page.count("<tr>") == 3 and "zb-h1" in page and "speedup" in page
     s = pipesim.search(p=4, m=8, mem_limit=4)
-    assert s._repr_html_().count("<tr>") == len(s.ranking) + 1
+    page = s._repr_html_()
+    # The front (the best, then lower peaks) above the ranking, each with its header row.
+    assert len(s.front) > 1 and "What memory buys" in page
+    assert page.count("<tr>") == len(s.front) + 1 + len(s.ranking) + 1
     assert "best within 4" in repr(s)
