@@ -31,6 +31,8 @@ blocks of offsets 1..6, V-shape blocks and round-based schedules planned with th
 the cap, and the automatic scheduler under the cap (v = 1, 3 looped, v = 2 V-shape), replays
 each with the costs and ranks them: those whose peak activation stays within X first, by
 bubble rate (with a model: by iteration time), then peak (docs/automatic-schedules.md).
+Above the ranking it shows what the cap's memory buys: the candidates within X that no
+other beats in both bubble and peak, from the best down to the lowest peak (--json: front).
 
 --mem-limit X without a unit caps activations, in full-stage microbatches (M_B). With a unit
 (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB) and --model/--gpu/--mb it caps each whole device:
