@@ -204,8 +204,9 @@ int run_search(const std::vector<std::string>& args) {
     if (result.front.size() > 1) {
         // What the cap's memory buys: the lower peaks and what each costs in bubble.
         fmt::print(
-            "what memory buys within the cap (the candidates no other beats in both bubble and "
-            "peak):\n");
+            "what memory buys within the cap (the candidates no other beats in both {} and "
+            "peak):\n",
+            report.options.rank_by_time ? "iteration time" : "bubble");
         fmt::print("  {:>8} {:>9} {:>10}  {}\n", cap ? "peak GiB" : "peak", "bubble %",
                    cap ? "iter. s" : "makespan", "candidate");
         for (std::size_t k : result.front) {
