@@ -1,6 +1,7 @@
 // Operator-level costs: each kernel's FLOPs and bytes against hand counts, the roofline's
 // limits, recomputation, tensor and sequence parallelism, and what a pipeline plan adds.
 #include <string>
+#include <string_view>
 
 #include <catch2/catch.hpp>
 
@@ -88,6 +89,27 @@ TEST_CASE("memory-bound kernels move hand-counted bytes — SP shards the replic
     CHECK(find_op(no_sp, "scale-mask-softmax").bytes == 4 * b * a / t * s * s);
     CHECK(find_op(no_sp, "attention dropout").bytes == 5 * b * a / t * s * s);
     CHECK(find_op(no_sp, "softmax backward").bytes == 6 * b * a / t * s * s);
+}
+
+TEST_CASE("without dropout the residual adds are plain adds whose backward runs no kernel",
+          "[models]") {
+    const TransformerConfig& c = find_model("llama3-8b");  // no dropout
+    const double s = 8192, b = 1, h = 4096;
+    const auto ops =
+        layer_operators(c, work(1, 8192, 1, false, Recompute::none, AttentionKernel::fused));
+    CHECK(find_op(ops, "residual add 1").bytes == 6 * s * b * h);  // 2+2 in, 2 out, no mask
+    CHECK(find_op(ops, "residual add 2").bytes == 6 * s * b * h);
+    int adds_in_b = 0;
+    for (const Operator& op : ops) {
+        CHECK(std::string_view(op.name).find("dropout") == std::string_view::npos);
+        if (op.pass == Pass::backward_input && op.name.find("add") != std::string_view::npos)
+            ++adds_in_b;
+    }
+    CHECK(adds_in_b == 0);
+    // With dropout (GPT-3) each add's backward reads the gradient and the mask and writes
+    // the branch's gradient.
+    const auto gpt = layer_operators(find_model("gpt3-175b"), work(1, 2048, 8, false));
+    CHECK(find_op(gpt, "dropout-add 1 backward").bytes == 5.0 * 2048 * 12288);
 }
 
 TEST_CASE("fused attention skips the masked half and its backward is 2.5 forwards", "[models]") {

@@ -151,8 +151,11 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     const double up = (gated ? 2 : 1) * d.f / d.t;  // MLP up (and gate) outputs on this rank
     const double rows = d.row_tokens * d.h;         // elements of a replicated h-wide tensor
     // Residual add with the (bias and) dropout before it: reads the branch and the residual,
-    // writes the sum and the mask.
+    // writes the sum and the mask. Without dropout it is a plain add, whose backward runs no
+    // kernel (the sum's gradient is passed to both inputs as it is).
     const double add_bytes = 2 + 2 + 2 + d.mask;
+    const double add_op_flops = add_flops + (d.mask > 0 ? dropout_flops : 0);
+    const bool dropout = d.mask > 0;
 
     std::vector<Operator> ops;
     Builder o(ops);
@@ -163,25 +166,25 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     attention_core(o, d, fused, Pass::forward);
     o.pass = Pass::forward;
     o.gemm("attention projection", d.tokens, d.h, d.h / d.t);
-    o.memory("dropout-add 1", rows, add_bytes, add_flops + dropout_flops);
+    o.memory(dropout ? "dropout-add 1" : "residual add 1", rows, add_bytes, add_op_flops);
     o.memory("norm 2", rows, 4, norm_flops(c));
     o.gemm("MLP up", d.tokens, up, d.h);
     o.memory(gated ? "SwiGLU" : "GeLU", d.tokens * d.f / d.t, gated ? 6 : 4,
              gated ? swiglu_flops : gelu_flops);
     o.gemm("MLP down", d.tokens, d.h, d.f / d.t);
-    o.memory("dropout-add 2", rows, add_bytes, add_flops + dropout_flops);
+    o.memory(dropout ? "dropout-add 2" : "residual add 2", rows, add_bytes, add_op_flops);
 
     // B in reverse order: dX = dY·Wᵀ for every GEMM, the backward of every memory-bound kernel.
     // Dropout-add backward reads the gradient (and mask), writes the branch's gradient; norm
     // backward reads dY, its input and the residual gradient and writes their sum.
     o.pass = Pass::backward_input;
-    o.memory("dropout-add 2 backward", rows, 4 + d.mask, dropout_flops);
+    if (dropout) o.memory("dropout-add 2 backward", rows, 4 + d.mask, dropout_flops);
     o.gemm("MLP down dX", d.tokens, d.f / d.t, d.h);
     o.memory(gated ? "SwiGLU backward" : "GeLU backward", d.tokens * d.f / d.t, gated ? 10 : 6,
              gated ? swiglu_flops : gelu_flops);
     o.gemm("MLP up dX", d.tokens, d.h, up);
     o.memory("norm 2 backward", rows, 8, norm_flops(c) + add_flops);
-    o.memory("dropout-add 1 backward", rows, 4 + d.mask, dropout_flops);
+    if (dropout) o.memory("dropout-add 1 backward", rows, 4 + d.mask, dropout_flops);
     o.gemm("attention projection dX", d.tokens, d.h / d.t, d.h);
     attention_core(o, d, fused, Pass::backward_input);
     o.pass = Pass::backward_input;
