@@ -198,7 +198,7 @@ class SearchResult(_Fields):
                   e["label"]) for e in front]
         return ("<p>What memory buys within the cap (no candidate is better in both bubble "
                 "and peak):</p>" + _table(("peak", "bubble", "makespan", "candidate"), lower) +
-                page)
+                "<p>Every candidate, ranked:</p>" + page)
 
     def __repr__(self):
         b = self._fields["best"]
