@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/child_run.hpp"
+#include "report.hpp"
 #include "sim/simgrid/simulate.hpp"
 #include "viz/timeline_file.hpp"
 #include "viz_flags.hpp"
@@ -239,6 +240,19 @@ void write_single_html(const std::string& path, std::string_view command,
                                  a.timeline.time_unit, /*speedup=*/false);
     if (!spec.given) report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
     report.schedules.push_back(html_schedule(a.schedule.name, a));
+    if (a.model && a.model->operator_model) {
+        // What a layer's pass times are made of.
+        const KernelCells cells = kernel_cells(analysis::layer_kernels(*a.model), *a.model);
+        viz::HtmlSection kernels;
+        kernels.id = "kernels";
+        kernels.heading = "Kernels";
+        kernels.notes.push_back(cells.title +
+                                " (operator rooflines; rate: share of the peak "
+                                "or of the HBM bandwidth).");
+        kernels.notes.insert(kernels.notes.end(), cells.notes.begin(), cells.notes.end());
+        kernels.table = {cells.columns, cells.rows};
+        report.sections.push_back(std::move(kernels));
+    }
     viz::write_html_report(path, report);
 }
 

@@ -148,15 +148,13 @@ std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec
     return out;
 }
 
-std::string kernel_table(const analysis::LayerKernels& k, const analysis::ModelAnalysis& model) {
+KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelAnalysis& model) {
     const models::Workload& w = model.workload;
-    std::string out = fmt::format(
-        "\n  one layer's kernels per microbatch on one GPU ({}, b={} s={} t={}{}), operator "
-        "rooflines:\n",
-        model.gpu.name, w.microbatch, w.seq(model.config), w.tp,
-        w.cp > 1 ? fmt::format(" cp={}", w.cp) : std::string());
-    out += fmt::format("  {:<4} {:<26} {:<24} {:>9} {:>9} {:<8} {:>11} {:>10}\n", "pass", "kernel",
-                       "GEMM m×n×k (×batch)", "GFLOP", "MB", "bound", "rate", "µs");
+    KernelCells c;
+    c.title = fmt::format("one layer's kernels per microbatch on one GPU ({}, b={} s={} t={}{})",
+                          model.gpu.name, w.microbatch, w.seq(model.config), w.tp,
+                          w.cp > 1 ? fmt::format(" cp={}", w.cp) : std::string());
+    c.columns = {"pass", "kernel", "GEMM m×n×k (×batch)", "GFLOP", "MB", "bound", "rate", "µs"};
     for (const analysis::LayerKernel& kernel : k.kernels) {
         const models::Operator& op = kernel.op;
         const models::OperatorTime& t = kernel.time;
@@ -166,34 +164,47 @@ std::string kernel_table(const analysis::LayerKernels& k, const analysis::ModelA
             if (op.shape.batch != 1) shape += fmt::format(" ×{:g}", op.shape.batch);
         }
         const bool compute = t.compute_bound();
-        const std::string rate = compute ? fmt::format("{:.3f} peak", t.compute_efficiency)
-                                         : fmt::format("{:.2f} HBM", t.memory_efficiency);
-        const char* pass = analysis::pass_letter(op.pass);
-        out += fmt::format("  {:<4} {:<26} {:<24} {:>9.3f} {:>9.1f} {:<8} {:>11} {:>10.1f}\n", pass,
-                           op.name, shape, op.flops / 1e9, op.bytes / 1e6,
-                           compute ? "compute" : "memory", rate, 1e6 * t.seconds);
+        c.rows.push_back({analysis::pass_letter(op.pass), std::string(op.name), shape,
+                          fmt::format("{:.3f}", op.flops / 1e9),
+                          fmt::format("{:.1f}", op.bytes / 1e6), compute ? "compute" : "memory",
+                          compute ? fmt::format("{:.3f} peak", t.compute_efficiency)
+                                  : fmt::format("{:.2f} HBM", t.memory_efficiency),
+                          fmt::format("{:.1f}", 1e6 * t.seconds)});
     }
     const models::PassTimes& s = k.kernel_seconds;
-    out += fmt::format(
-        "  kernels per pass: F {:.1f} µs, B {:.1f} µs, W {:.1f} µs ({:g} µs launch "
-        "overhead each)\n",
+    c.notes.push_back(fmt::format(
+        "kernels per pass: F {:.1f} µs, B {:.1f} µs, W {:.1f} µs ({:g} µs launch overhead each)",
         1e6 * s.forward, 1e6 * s.backward_input, 1e6 * s.backward_weight,
-        1e6 * model.gpu.launch_overhead);
+        1e6 * model.gpu.launch_overhead));
     if (k.recomputed_seconds > 0)
-        out += fmt::format("  B includes the recomputed forward: {:.1f} µs\n",
-                           1e6 * k.recomputed_seconds);
+        c.notes.push_back(fmt::format("B includes the recomputed forward: {:.1f} µs",
+                                      1e6 * k.recomputed_seconds));
     if (k.tp_forward + k.tp_backward > 0)
-        out += fmt::format(
-            "  TP {}: {} in F, {} in B, {:.4g} MB each, {:.1f} µs each at {:g} GB/s bus "
-            "bandwidth{}\n",
+        c.notes.push_back(fmt::format(
+            "TP {}: {} in F, {} in B, {:.4g} MB each, {:.1f} µs each at {:g} GB/s bus bandwidth{}",
             w.sequence_parallel ? "all-gather + reduce-scatter pairs" : "all-reduces", k.tp_forward,
             k.tp_backward, k.tp_bytes / 1e6, 1e6 * k.tp_seconds, model.gpu.tp_bus_bandwidth / 1e9,
             k.tp_overlap > 0 ? fmt::format(", {:g} of it hidden behind the GEMMs", k.tp_overlap)
-                             : std::string());
-    if (k.cp_exposed.forward + k.cp_exposed.backward_input > 0)
-        out +=
-            fmt::format("  ring attention: K/V transfers exposed {:.1f} µs in F, {:.1f} µs in B\n",
-                        1e6 * k.cp_exposed.forward, 1e6 * k.cp_exposed.backward_input);
+                             : std::string()));
+    if (w.cp > 1)
+        c.notes.push_back(fmt::format(
+            "ring attention over {} GPUs: K/V transfers exposed {:.1f} µs in F, {:.1f} µs in B",
+            w.cp, 1e6 * k.cp_exposed.forward, 1e6 * k.cp_exposed.backward_input));
+    return c;
+}
+
+std::string kernel_table(const analysis::LayerKernels& k, const analysis::ModelAnalysis& model) {
+    const KernelCells c = kernel_cells(k, model);
+    std::string out = fmt::format("\n  {}, operator rooflines:\n", c.title);
+    auto line = [&](const std::vector<std::string>& r) {
+        return fmt::format("  {:<4} {:<26} {:<24} {:>9} {:>9} {:<8} {:>11} {:>10}\n", r[0], r[1],
+                           r[2], r[3], r[4], r[5], r[6], r[7]);
+    };
+    out += line(c.columns);
+    for (const std::vector<std::string>& row : c.rows)
+        out += line(row);
+    for (const std::string& note : c.notes)
+        out += "  " + note + "\n";
     return out;
 }
 

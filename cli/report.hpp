@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/layer_kernels.hpp"
 #include "analysis/result_json.hpp"
@@ -17,6 +18,17 @@ void print_warnings(const analysis::Analysis& result, std::string_view command);
 
 /// A readable summary with a per-device table.
 std::string analysis_table(const analysis::Analysis& result, const analysis::PipelineSpec& spec);
+
+/// One layer's kernels as formatted cells: a title, one row per kernel (pass, name, GEMM
+/// shape, GFLOP, MB, bound, rate, µs) and notes (per-pass totals, recomputation, collectives).
+struct KernelCells {
+    std::string title;
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> notes;
+};
+KernelCells kernel_cells(const analysis::LayerKernels& kernels,
+                         const analysis::ModelAnalysis& model);
 
 /// One layer's kernels (`analyze --kernels`): one row per kernel with its GEMM shape, work,
 /// bound and time, then the per-pass totals and the collectives.

@@ -257,6 +257,26 @@ TEST_CASE("analyze and sweep --html write their reports", "[viz][html][cli]") {
     CHECK(count(sweep_page, "<div class=\"viewport timeline\"><svg") == 3);
 }
 
+TEST_CASE("analyze --html with a model adds one layer's kernels and titles peaks in GiB",
+          "[viz][html][cli]") {
+    if (!viz::graphviz_available()) return;
+    TempDir dir;
+    const std::string model = " --model zb-1.5b --gpu a100-80gb --mb 2 -t 2 --html ";
+    const auto a = run_pipesim("analyze -s zb-v -p 4 -m 8" + model + (dir / "m.html"));
+    REQUIRE(a.exit_code == 0);
+    const std::string page = read_file(dir / "m.html");
+    CHECK(count(page, "<section id=\"kernels\">") == 1);
+    // The same rows as `analyze --kernels`: the MLP up GEMM of zb-1.5b (h 2304, b·s 2048 tokens,
+    // 4h/t = 4608 outputs per rank) and the per-pass sums.
+    CHECK(page.find("<td>MLP up</td><td>2048×4608×2304</td>") != std::string::npos);
+    CHECK(page.find("kernels per pass: F ") != std::string::npos);
+    CHECK(std::regex_search(page, std::regex("peak activation [0-9.]+ GiB")));
+    // Without a model there is no kernel section.
+    const auto plain = run_pipesim("analyze -s zb-v -p 4 -m 8 --html " + (dir / "u.html"));
+    REQUIRE(plain.exit_code == 0);
+    CHECK(read_file(dir / "u.html").find("id=\"kernels\"") == std::string::npos);
+}
+
 TEST_CASE("the sweep report tells rows apart by their recompute and attention",
           "[viz][html][cli]") {
     if (!viz::graphviz_available()) return;

@@ -202,10 +202,9 @@ bool numeric(const std::string& cell) {
     return *end == '\0' || *end == ' ' || *end == '%' || (*end == 'x' && end[1] == '\0');
 }
 
-std::string table_section(const HtmlTable& table) {
-    std::string out =
-        "<section id=\"figures\"><h2>Figures</h2>\n<p class=\"hint\">Click a column's heading "
-        "to sort by it.</p>\n<table id=\"figures-table\">\n<thead><tr>";
+// A table's element, its numeric cells aligned right.
+std::string table_html(const HtmlTable& table, const std::string& id) {
+    std::string out = fmt::format("<table id=\"{}\">\n<thead><tr>", id);
     for (const std::string& c : table.columns)
         out += fmt::format("<th>{}</th>", detail::html_escape(c));
     out += "</tr></thead>\n<tbody>\n";
@@ -216,7 +215,25 @@ std::string table_section(const HtmlTable& table) {
                                detail::html_escape(cell));
         out += "</tr>\n";
     }
-    return out + "</tbody></table></section>\n";
+    return out + "</tbody></table>";
+}
+
+std::string table_section(const HtmlTable& table) {
+    return "<section id=\"figures\"><h2>Figures</h2>\n<p class=\"hint\">Click a column's "
+           "heading to sort by it.</p>\n" +
+           table_html(table, "figures-table") + "</section>\n";
+}
+
+std::string extra_section(const HtmlSection& section) {
+    for (char c : section.id)
+        if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-')
+            throw std::invalid_argument(fmt::format("HTML section id '{}'", section.id));
+    std::string out = fmt::format("<section id=\"{}\"><h2>{}</h2>\n", section.id,
+                                  detail::html_escape(section.heading));
+    out += table_html(section.table, section.id + "-table") + "\n";
+    for (const std::string& note : section.notes)
+        out += fmt::format("<p class=\"hint\">{}</p>\n", detail::html_escape(note));
+    return out + "</section>\n";
 }
 
 std::string legend_section(const HtmlReport& r) {
@@ -261,6 +278,8 @@ std::string legend_section(const HtmlReport& r) {
 TimelinePictureOptions html_picture_options(const HtmlReport& report, std::size_t index) {
     TimelinePictureOptions options = report.picture;
     options.memory = false;
+    // A schedule whose memory is shown scaled (bytes in GiB) titles its peak in bytes too.
+    options.memory_in_bytes = report.schedules.at(index).memory_scale != 1;
     const Timeline& t = report.schedules.at(index).timeline;
     const Span span = span_of(t);
     options.width = std::max(1.0, (span.last - span.first) * points_per_unit(report, t.time_unit));
@@ -306,6 +325,8 @@ std::string html_document(const HtmlReport& report, const std::vector<std::strin
             device_key(s.timeline.devices));
     }
     out += "</section>\n";
+    for (const HtmlSection& section : report.sections)
+        out += extra_section(section);
     out += inputs_section(report);
     out += "</main>\n";
     out += detail::html_tail();

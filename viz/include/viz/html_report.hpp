@@ -33,6 +33,14 @@ struct HtmlTable {
     std::vector<std::vector<std::string>> rows;
 };
 
+/// A further table below the timelines, with its heading and notes (one paragraph each).
+struct HtmlSection {
+    std::string id;  ///< the section's element id (letters, digits and '-')
+    std::string heading;
+    std::vector<std::string> notes;
+    HtmlTable table;
+};
+
 /// Everything the page shows. Text is given as plain text (the page escapes it).
 struct HtmlReport {
     std::string title;                                        ///< e.g. "pipesim compare"
@@ -40,13 +48,15 @@ struct HtmlReport {
     std::vector<std::pair<std::string, std::string>> inputs;  ///< label → value (p, m, costs …)
     HtmlTable table;
     std::vector<HtmlSchedule> schedules;
+    std::vector<HtmlSection> sections;  ///< after the timelines, before the inputs
     /// How the pictures are drawn. `width` is chosen by the report (one time scale for all
     /// schedules that share a time unit) and `memory` is off (the page draws its own curves).
     TimelinePictureOptions picture;
 };
 
 /// The timeline picture options for schedule `index` of `report`: report.picture with the
-/// memory strips off and a width that gives every schedule with the same time unit the same
+/// memory strips off, the peak in the title in bytes when the schedule's memory is scaled
+/// (memory_scale ≠ 1), and a width that gives every schedule with the same time unit the same
 /// points per time unit (the longest about as wide as timeline_dot would draw it alone).
 TimelinePictureOptions html_picture_options(const HtmlReport& report, std::size_t index);
 
