@@ -69,8 +69,7 @@ int run_analyze(const std::vector<std::string>& args) {
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     check_grad_reduce_flag(grad_reduce, spec);
-    if (kernels && (!spec.costs.model || !spec.costs.model->calibration_file.empty() ||
-                    spec.costs.model->efficiency > 0))
+    if (kernels && !(spec.costs.model && analysis::uses_operator_model(*spec.costs.model)))
         throw UsageError(
             "--kernels shows the operator-level model's kernels: give --model, --gpu and --mb, "
             "without --calibration or --efficiency");

@@ -164,7 +164,7 @@ KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelA
             if (op.shape.batch != 1) shape += fmt::format(" ×{:g}", op.shape.batch);
         }
         const bool compute = t.compute_bound();
-        c.rows.push_back({analysis::pass_letter(op.pass), std::string(op.name), shape,
+        c.rows.push_back({models::pass_letter(op.pass), std::string(op.name), shape,
                           fmt::format("{:.3f}", op.flops / 1e9),
                           fmt::format("{:.1f}", op.bytes / 1e6), compute ? "compute" : "memory",
                           compute ? fmt::format("{:.3f} peak", t.compute_efficiency)

@@ -4,34 +4,6 @@
 
 namespace pipesim::analysis {
 
-namespace {
-
-const char* kind_name(models::OpKind kind) {
-    switch (kind) {
-        case models::OpKind::gemm:
-            return "gemm";
-        case models::OpKind::attention:
-            return "attention";
-        case models::OpKind::memory:
-            return "memory";
-    }
-    return "?";
-}
-
-}  // namespace
-
-const char* pass_letter(models::Pass pass) {
-    switch (pass) {
-        case models::Pass::forward:
-            return "F";
-        case models::Pass::backward_input:
-            return "B";
-        case models::Pass::backward_weight:
-            return "W";
-    }
-    return "?";
-}
-
 LayerKernels layer_kernels(const ModelAnalysis& model) {
     if (!model.operator_model)
         throw std::invalid_argument(
@@ -64,8 +36,9 @@ nlohmann::ordered_json layer_kernels_json(const LayerKernels& k) {
     for (const LayerKernel& kernel : k.kernels) {
         const models::Operator& op = kernel.op;
         const models::OperatorTime& t = kernel.time;
-        nlohmann::ordered_json j = {
-            {"pass", pass_letter(op.pass)}, {"name", op.name}, {"kind", kind_name(op.kind)}};
+        nlohmann::ordered_json j = {{"pass", models::pass_letter(op.pass)},
+                                    {"name", op.name},
+                                    {"kind", models::op_kind_name(op.kind)}};
         if (op.kind == models::OpKind::gemm)
             j["shape"] = {
                 {"m", op.shape.m}, {"n", op.shape.n}, {"k", op.shape.k}, {"batch", op.shape.batch}};

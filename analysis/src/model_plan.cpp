@@ -12,6 +12,10 @@
 
 namespace pipesim::analysis {
 
+bool uses_operator_model(const ModelSpec& options) {
+    return options.calibration_file.empty() && !(options.efficiency > 0);
+}
+
 ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     ModelAnalysis result;
     result.config = models::resolve_model(options.model);
@@ -28,8 +32,8 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     } else {
         cost_model = std::make_unique<models::OperatorCostModel>(result.gpu);
         result.cost_source = "operator rooflines";
-        result.operator_model = true;
     }
+    result.operator_model = uses_operator_model(options);
     result.plan = models::plan_pipeline(result.config, options.workload, options.optimizer,
                                         *cost_model, stages, options.partition);
     return result;

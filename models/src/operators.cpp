@@ -142,6 +142,30 @@ void attention_core(Builder& o, const Shape& d, bool fused, Pass pass) {
 
 }  // namespace
 
+const char* pass_letter(Pass pass) {
+    switch (pass) {
+        case Pass::forward:
+            return "F";
+        case Pass::backward_input:
+            return "B";
+        case Pass::backward_weight:
+            return "W";
+    }
+    return "?";
+}
+
+const char* op_kind_name(OpKind kind) {
+    switch (kind) {
+        case OpKind::gemm:
+            return "gemm";
+        case OpKind::attention:
+            return "attention";
+        case OpKind::memory:
+            return "memory";
+    }
+    return "?";
+}
+
 std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload& w) {
     const Shape d = shape_of(c, w);
     const bool fused = w.attention == AttentionKernel::fused;
@@ -153,9 +177,9 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     // Residual add with the (bias and) dropout before it: reads the branch and the residual,
     // writes the sum and the mask. Without dropout it is a plain add, whose backward runs no
     // kernel (the sum's gradient is passed to both inputs as it is).
-    const double add_bytes = 2 + 2 + 2 + d.mask;
-    const double add_op_flops = add_flops + (d.mask > 0 ? dropout_flops : 0);
     const bool dropout = d.mask > 0;
+    const double add_bytes = 2 + 2 + 2 + d.mask;
+    const double add_op_flops = add_flops + (dropout ? dropout_flops : 0);
 
     std::vector<Operator> ops;
     Builder o(ops);

@@ -16,6 +16,16 @@ T get(const py::dict& d, const char* key) {
     return d[key].cast<T>();
 }
 
+// `parse` of the text at `key`, its std::invalid_argument naming the key ("key: ...").
+template <typename Parse>
+auto parsed(const py::dict& d, const char* key, Parse parse) {
+    try {
+        return parse(get<std::string>(d, key));
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(fmt::format("{}: {}", key, e.what()));
+    }
+}
+
 analysis::ModelSpec model_from_dict(const py::dict& d) {
     analysis::ModelSpec m;
     m.model = get<std::string>(d, "model");
@@ -23,16 +33,8 @@ analysis::ModelSpec model_from_dict(const py::dict& d) {
     m.workload.microbatch = get<int>(d, "mb");
     m.workload.seq_len = get<int>(d, "seq");
     m.workload.sequence_parallel = get<bool>(d, "sequence_parallel");
-    try {
-        m.workload.recompute = models::parse_recompute(get<std::string>(d, "recompute"));
-    } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(fmt::format("recompute: {}", e.what()));
-    }
-    try {
-        m.workload.attention = models::parse_attention_kernel(get<std::string>(d, "attention"));
-    } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(fmt::format("attention: {}", e.what()));
-    }
+    m.workload.recompute = parsed(d, "recompute", models::parse_recompute);
+    m.workload.attention = parsed(d, "attention", models::parse_attention_kernel);
     m.efficiency = get<double>(d, "efficiency");
     m.calibration_file = get<std::string>(d, "calibration");
     m.optimizer.distributed = get<bool>(d, "dist_opt");
@@ -80,13 +82,8 @@ analysis::SimGridEngine engine_from_dict(const py::dict& d) {
     engine.options.latency_scale = get<double>(d, "lat_scale");
     for (const auto& [gpu, factor] : get<std::vector<std::pair<int, double>>>(d, "stragglers"))
         engine.options.stragglers.emplace_back(gpu, factor);
-    if (!d["nccl_algo"].is_none()) {
-        try {
-            engine.options.nccl_algo = simgrid::parse_nccl_algo(get<std::string>(d, "nccl_algo"));
-        } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument(fmt::format("nccl_algo: {}", e.what()));
-        }
-    }
+    if (!d["nccl_algo"].is_none())
+        engine.options.nccl_algo = parsed(d, "nccl_algo", simgrid::parse_nccl_algo);
     engine.cluster = analysis::load_checked_cluster(get<std::string>(d, "cluster"));
     return engine;
 }

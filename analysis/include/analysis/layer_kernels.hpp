@@ -36,9 +36,6 @@ struct LayerKernels {
     models::PassTimes cp_exposed;
 };
 
-/// "F", "B" or "W".
-const char* pass_letter(models::Pass pass);
-
 /// The kernels of `model`'s layers. Throws std::invalid_argument unless the model's times
 /// come from the operator-level model (not a calibration file or one efficiency).
 LayerKernels layer_kernels(const ModelAnalysis& model);

@@ -25,7 +25,7 @@ struct ModelAnalysis {
     models::PipelinePlan plan;  ///< one stage per virtual stage, in model order
     std::string
         cost_source;  ///< "operator rooflines", "analytic, efficiency E" or "calibration FILE"
-    bool operator_model = false;  ///< the times come from the operator rooflines
+    bool operator_model = false;           ///< the times come from the operator rooflines
     std::vector<double> static_bytes;      ///< weights, gradients, optimizer state
     std::vector<double> activation_bytes;  ///< peak activations (from the metrics)
     std::vector<double> total_bytes;       ///< static + activation
@@ -42,6 +42,10 @@ struct ModelAnalysis {
     /// Model FLOPs (no recomputation) per second over the dp·p·t GPUs at their dense peak.
     double mfu = 0;
 };
+
+/// Whether `options` time the layers with the operator-level model (no calibration file, no
+/// single efficiency): what ModelAnalysis::operator_model records.
+bool uses_operator_model(const ModelSpec& options);
 
 /// Resolves the model and GPU, builds the cost model (analytic or calibrated) and plans
 /// `stages` virtual stages. Throws std::invalid_argument for unknown names, bad files,

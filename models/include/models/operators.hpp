@@ -19,6 +19,11 @@ enum class Pass { forward, backward_input, backward_weight };
 /// attention kernel (its own measured efficiency), or memory bandwidth alone.
 enum class OpKind { gemm, attention, memory };
 
+/// "F", "B" or "W".
+const char* pass_letter(Pass pass);
+/// "gemm", "attention" or "memory".
+const char* op_kind_name(OpKind kind);
+
 /// C[m×n] = A[m×k]·B[k×n], `batch` independent products (batched attention GEMMs).
 struct GemmShape {
     double m = 0;
