@@ -35,7 +35,7 @@ Schedule generate_v_half(const GeneratorOptions& o) {
         unit_orders.push_back(unit_order(BlockScheduleOptions{.reorder = true}));
     // Orders of a block that passed check_block, repeated and filled or reordered within
     // their devices: their structure holds.
-    return plan_v_schedule(o, std::move(unit_orders), {2, 1}, "v-half", true,
+    return plan_v_schedule(o, std::move(unit_orders), {2, 1}, "v-half", Preselect::mid_sized,
                            BestPlan::Structure::known);
 }
 

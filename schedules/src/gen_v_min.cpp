@@ -11,7 +11,7 @@ namespace pipesim::detail {
 Schedule generate_v_min(const GeneratorOptions& o) {
     std::vector<Schedule> unit_orders;  // moved in: a braced list would copy it
     unit_orders.push_back(schedule_from_block(vshape_block(o.devices, 1), o.microbatches));
-    return plan_v_schedule(o, std::move(unit_orders), {1}, "v-min", true);
+    return plan_v_schedule(o, std::move(unit_orders), {1}, "v-min", Preselect::mid_sized);
 }
 
 }  // namespace pipesim::detail

@@ -26,7 +26,8 @@ Schedule generate_v_zb(const GeneratorOptions& o) {
     std::vector<Schedule> unit_orders;  // moved in: a braced list would copy it
     unit_orders.push_back(v_zb_order(o));
     if (plans_with_costs(o)) unit_orders.push_back(zb_v_order(o));  // a candidate when planning
-    return plan_v_schedule(o, std::move(unit_orders), {4, 3, 2}, "v-zb");
+    return plan_v_schedule(o, std::move(unit_orders), {4, 3, 2}, "v-zb",
+                           Preselect::small_uncompacted);
 }
 
 }  // namespace pipesim::detail

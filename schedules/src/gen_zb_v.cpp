@@ -78,7 +78,8 @@ Schedule generate_zb_v(const GeneratorOptions& o) {
     std::vector<Schedule> unit_orders;  // moved in: a braced list would copy it
     unit_orders.push_back(zb_v_order(o));
     if (plans_with_costs(o)) unit_orders.push_back(v_zb_order(o));  // a candidate when planning
-    return plan_v_schedule(o, std::move(unit_orders), {4, 3, 2}, "zb-v");
+    return plan_v_schedule(o, std::move(unit_orders), {4, 3, 2}, "zb-v",
+                           Preselect::small_uncompacted);
 }
 
 }  // namespace pipesim::detail

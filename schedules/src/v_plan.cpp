@@ -326,8 +326,15 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     Candidates candidates(p, m, costs, cap, best);
     const double ops = candidates.ops();
     if (ops > huge_ops) return;
-    const bool many = ops <= many_delays_ops;
+    const bool small = ops <= many_delays_ops;
+    // Every turn delay on all m (`many`), or first on fewer microbatches (`few_first`): 3p, a
+    // warm-up, p microbatches of steady state and a cool-down (with 2p, p = 2 and m = 188 at
+    // chunk times 4, 0.66, 1 and latency 1 chose a layout 2.8 points of bubble worse).
+    const bool few_first = r.preselect == Preselect::small_uncompacted && small && m > 3 * p;
+    const bool many = small && !few_first;
     const bool large = ops > all_placements_ops;
+    // Whether the layouts tried on fewer microbatches, and their winners, are compacted.
+    const bool compact_preselected = r.preselect != Preselect::small_uncompacted;
 
     std::vector<SlotLengths> slot_choices;
     const std::optional<SlotLengths> scaled = cost_slots(costs);
@@ -366,13 +373,15 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
                 }
         }
     };
-    // Above many_delays_ops, every layout is tried on the same pipeline with fewer microbatches
-    // (2p: warm-up, a steady state and cool-down all occur) while that has at most
-    // preselect_ops ops, and the layouts that won there are placed for all m. How a layout fits
-    // the pass times and the latency shows in its first microbatches; its later ones repeat its
-    // steady state.
-    const int few = std::min(m, 2 * p);
-    const bool preselect = r.preselect && !many && !large && 6.0 * p * few <= preselect_ops;
+    // Above many_delays_ops (Preselect::mid_sized), or with more than 3p microbatches
+    // (Preselect::small_uncompacted, on 3p), every layout is tried on the same pipeline with
+    // fewer microbatches (otherwise 2p: warm-up, a steady state and cool-down all occur) while that
+    // has at most preselect_ops ops, and the layouts that won there are placed for all m. How a
+    // layout fits the pass times and the latency shows in its first microbatches; its later ones
+    // repeat its steady state.
+    const int few = std::min(m, (few_first ? 3 : 2) * p);
+    const bool preselect = (few_first || r.preselect == Preselect::mid_sized) && !many && !large &&
+                           6.0 * p * few <= preselect_ops;
     const bool every = many || (preselect && few == m);
     for_each_layout(every, [&](const BlockLayout& layout, bool every_way) {
         candidates.place(layout, every_way, many || (every && ops <= compact_few_ops));
@@ -389,7 +398,8 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
         for_each_layout(true, [&](const BlockLayout& layout, bool every_way) {
             const std::size_t kept = few_best.kept();
             few_best.mark();
-            few_candidates.place(layout, every_way, 6.0 * p * few <= compact_few_ops);
+            few_candidates.place(layout, every_way,
+                                 compact_preselected && 6.0 * p * few <= compact_few_ops);
             tried.push_back({layout, few_best.offered_best(), few_best.kept() != kept});
         });
         // The best two, as a layout's rank may change with the number of microbatches; and
@@ -411,8 +421,9 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
         // A tie is compacted for all m only within the shorter problem's compaction limit (at
         // v-half p = 8, m = 512 one more compacted layout would cost 40 % more time).
         for (const Tried* t : chosen)
-            candidates.place(t->layout, true,
-                             ops <= (t->won ? compact_winners_ops : compact_few_ops));
+            candidates.place(
+                t->layout, true,
+                compact_preselected && ops <= (t->won ? compact_winners_ops : compact_few_ops));
     }
     // ZB-V's order with warm-ups for the cap (and, for small problems, lower peaks).
     const int chunk_cap = std::min(2 * p, static_cast<int>(std::floor(2 * cap + eps)));
@@ -445,7 +456,7 @@ bool plans_with_costs(const GeneratorOptions& o) {
 }
 
 Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_orders,
-                         std::vector<int> offsets, const char* name, bool preselect,
+                         std::vector<int> offsets, const char* name, Preselect preselect,
                          BestPlan::Structure unit_structure) {
     std::vector<UnitOrder> orders;
     orders.reserve(unit_orders.size());
@@ -456,7 +467,7 @@ Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<Schedule> unit_o
 }
 
 Schedule plan_v_schedule(const GeneratorOptions& o, std::vector<UnitOrder> unit_orders,
-                         std::vector<int> offsets, const char* name, bool preselect,
+                         std::vector<int> offsets, const char* name, Preselect preselect,
                          BestPlan::Structure unit_structure) {
     Schedule& first = unit_orders.front().order;
     first.name = name;

@@ -86,6 +86,20 @@ VPlanFigures figures_of(const Schedule& order, const OrderFigures& seen, double 
 double power_of_two_scale(const std::vector<double>& planning,
                           const std::vector<double>& durations);
 
+/// When the V-shape layouts are chosen on a shorter pipeline (2p or 3p microbatches: warm-up,
+/// steady state and cool-down all occur) and only the winners placed for all m.
+enum class Preselect {
+    never,
+    /// Problems between many_delays_ops and preselect_ops ops (v_plan.cpp): v-min and v-half.
+    mid_sized,
+    /// Also problems of at most many_delays_ops ops with more than 3p microbatches (tried on
+    /// 3p), and no layout compacted on that path: zb-v and v-zb, planned under the most a V
+    /// order holds (p full stages). There the slot compaction and the layouts tried on all m
+    /// found no shorter order than this on any of 1,054 inputs (docs/automatic-schedules.md), at
+    /// two to three times the cost.
+    small_uncompacted,
+};
+
 /// What the V-shape candidates are built from.
 struct VPlanRequest {
     int devices = 0;
@@ -98,9 +112,9 @@ struct VPlanRequest {
     /// Also lay out blocks whose chains advance by one offset on the first devices and by a
     /// smaller one on the others (small problems only).
     bool sections = false;
-    /// Between many_delays_ops and preselect_ops ops with 2p microbatches (v_plan.cpp), try
-    /// every layout on 2p microbatches first and place the winners for all m.
-    bool preselect = false;
+    /// When every layout is tried on fewer microbatches first and the winners placed for all m
+    /// (the thresholds in v_plan.cpp).
+    Preselect preselect = Preselect::never;
 };
 
 /// Offers `best` the V-shape candidates of `request`, planned with `costs` (non-empty): every
@@ -124,12 +138,13 @@ void offer_v_candidates(const VPlanRequest& request, const PlanningCosts& costs,
 /// Precondition: unit_orders is not empty. `preselect`: VPlanRequest::preselect. `unit_structure`:
 /// whether the unit orders' structure is checked (BestPlan::offer) or known to hold.
 Schedule plan_v_schedule(const GeneratorOptions& options, std::vector<Schedule> unit_orders,
-                         std::vector<int> offsets, const char* name, bool preselect = false,
+                         std::vector<int> offsets, const char* name,
+                         Preselect preselect = Preselect::never,
                          BestPlan::Structure unit_structure = BestPlan::Structure::check);
 /// The same for unit orders offered with their figures where those are plan_figures()'s
 /// (no latency, planning durations a power of two times theirs, the same memory model).
 Schedule plan_v_schedule(const GeneratorOptions& options, std::vector<UnitOrder> unit_orders,
-                         std::vector<int> offsets, const char* name, bool preselect,
+                         std::vector<int> offsets, const char* name, Preselect preselect,
                          BestPlan::Structure unit_structure);
 
 }  // namespace pipesim::detail
