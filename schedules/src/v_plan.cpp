@@ -329,7 +329,8 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     const bool small = ops <= many_delays_ops;
     // Every turn delay on all m (`many`), or first on fewer microbatches (`few_first`): 3p, a
     // warm-up, p microbatches of steady state and a cool-down (with 2p, p = 2 and m = 188 at
-    // chunk times 4, 0.66, 1 and latency 1 chose a layout 2.8 points of bubble worse).
+    // stage pass times 4, 0.66, 1, latency 1 and M_W = M_B/2 chose a layout 2.8 points of bubble
+    // worse).
     const bool few_first = r.preselect == Preselect::small_uncompacted && small && m > 3 * p;
     const bool many = small && !few_first;
     const bool large = ops > all_placements_ops;
