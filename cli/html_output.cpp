@@ -246,10 +246,9 @@ void write_single_html(const std::string& path, std::string_view command,
         viz::HtmlSection kernels;
         kernels.id = "kernels";
         kernels.heading = "Kernels";
-        kernels.notes.push_back(cells.title +
-                                " (operator rooflines; rate: share of the peak "
-                                "or of the HBM bandwidth).");
-        kernels.notes.insert(kernels.notes.end(), cells.notes.begin(), cells.notes.end());
+        kernels.caption =
+            cells.title + " (operator rooflines; rate: share of the peak or of the HBM bandwidth).";
+        kernels.notes = cells.notes;
         kernels.table = {cells.columns, cells.rows};
         report.sections.push_back(std::move(kernels));
     }

@@ -19,12 +19,11 @@ LayerKernels layer_kernels(const ModelAnalysis& model) {
     k.recomputed_seconds = k.kernel_seconds.backward_input -
                            models::pass_seconds(gpu, ops, models::Recompute::none).backward_input;
     if (w.tp > 1) {
-        const models::TensorParallelComm comm = models::layer_tp_comm(model.config, w);
+        const models::TensorParallelComm& comm = model.plan.tp_comm;
         k.tp_bytes = comm.bytes;
         k.tp_seconds = models::tp_allreduce_seconds(gpu, comm.bytes, w.tp);
         k.tp_forward = comm.collectives_forward;
-        k.tp_backward = comm.collectives_backward +
-                        (w.recompute == models::Recompute::full ? comm.collectives_forward : 0);
+        k.tp_backward = models::tp_collectives_backward(comm, w.recompute);
         k.tp_overlap = model.plan.tp_overlap;
     }
     k.cp_exposed = models::cp_exposed_seconds(gpu, model.config, w);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "fidelity_runs.hpp"
+#include "models/gpu_json.hpp"
 #include "report.hpp"
 #include "sweep/job.hpp"
 #include "viz/render.hpp"
@@ -226,17 +227,21 @@ std::string zb_passes() {
 
 // The GEMM ceiling at which analyze would match each row: where the gap could lie.
 std::string implied_gemm_section(const Sc21Results& sc, const ZbResults& zb) {
-    const double peak = 312;  // TFLOP/s, A100 dense bf16
-    std::string out = R"(
+    const models::GpuSpec a100 = models::resolve_gpu("a100-80gb");
+    const double peak = a100.peak_bf16_flops / 1e12;  // TFLOP/s, dense bf16
+    const double mamf = a100.gemm_efficiency;         // the preset's measured GEMM ceiling
+    const double boost_ghz = 1.41;  // the clock the peak is quoted at (A100 datasheet)
+    std::string out = fmt::format(R"(
 ## The GEMM rate each row implies
 
 A diagnostic, not a fit (no prediction above uses it): the GEMM ceiling — the A100 preset's
-`gemm_efficiency`, 267.9 of 312 TFLOP/s (0.859), with every other rate as it is — at which
+`gemm_efficiency`, {:.1f} of {:.0f} TFLOP/s ({:.3f}), with every other rate as it is — at which
 `analyze` would give the published figure, found by bisection with a GPU file (`base`
 a100-80gb). If one ceiling matched every row, the gap would be the GEMMs' rate alone (a lower
 sustained clock, an older cuBLAS); a spread says that it is not.
 
-)";
+)",
+                                  peak * mamf, peak, mamf);
     Table t({"SC'21 model", "analyze error", "GEMM ceiling that matches", "TFLOP/s"});
     for (std::size_t i = 0; i < sc.labels.size(); ++i)
         t.add({sc.labels[i], percent(sc.analytic[i] / sc.published[i] - 1),
@@ -259,15 +264,15 @@ sustained clock, an older cuBLAS); a spread says that it is not.
 The SC'21 rows imply ceilings from {:.3f} to {:.3f}, median {:.3f} ({:.0f} TFLOP/s, {:.0f} %
 of the measured MAMF): across sizes from 1.7B to 1T, with and without tensor and pipeline
 parallelism, their gap behaves like one GEMM rate below the burst-clock MAMF, as a clock of
-about {:.2f} GHz instead of the 1.41 GHz the 312 TFLOP/s are quoted at would give, or the
+about {:.2f} GHz instead of the {:.2f} GHz the {:.0f} TFLOP/s are quoted at would give, or the
 cuBLAS of 2021 against the CUDA 12.1 one the MAMF was measured with. No published sustained
-A100 figure tells the two apart, so the preset keeps the measured 0.859; a user who has
+A100 figure tells the two apart, so the preset keeps the measured {:.3f}; a user who has
 measured a sustained rate puts it in a GPU file (docs/gpu-format.md). The Zero Bubble rows
-spread further, and their W pass, nothing but GEMMs, matches the profile at 0.859: their
+spread further, and their W pass, nothing but GEMMs, matches the profile at {:.3f}: their
 gap lies in F (the per-pass table above), not in the GEMMs.
 )",
-        sorted.front(), sorted.back(), median, peak * median, 100 * median / (267.9 / peak),
-        1.41 * median / (267.9 / peak));
+        sorted.front(), sorted.back(), median, peak * median, 100 * median / mamf,
+        boost_ghz * median / mamf, boost_ghz, peak, mamf, mamf);
     return out;
 }
 

@@ -209,6 +209,11 @@ TensorParallelComm layer_tp_comm(const TransformerConfig& c, const Workload& w) 
     return {2 * d.s * d.b / d.c * d.h, 2, 2};
 }
 
+int tp_collectives_backward(const TensorParallelComm& comm, Recompute recompute) {
+    return comm.collectives_backward +
+           (recompute == Recompute::full ? comm.collectives_forward : 0);
+}
+
 double pipeline_message_bytes(const TransformerConfig& c, const Workload& w) {
     const Dims d = dims(c, w);
     return 2 * d.s * d.b / d.c * d.h;

@@ -70,8 +70,6 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
     // logits) add one each.
     const double collective =
         tp_allreduce_seconds(cost_model.gpu(), plan.message_bytes, workload.tp);
-    const int recomputed =
-        workload.recompute == Recompute::full ? plan.tp_comm.collectives_forward : 0;
     plan.samples_per_microbatch = workload.microbatch;
     if (workload.cp > 1) {
         const CpRingLayer ring_layer = cp_ring_layer(cost_model.gpu(), config, workload);
@@ -98,7 +96,8 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
             s.tp_collectives_forward =
                 s.layers * plan.tp_comm.collectives_forward + (s.has_embedding ? 1 : 0);
             s.tp_collectives_backward =
-                s.layers * (plan.tp_comm.collectives_backward + recomputed) + (s.has_head ? 1 : 0);
+                s.layers * tp_collectives_backward(plan.tp_comm, workload.recompute) +
+                (s.has_head ? 1 : 0);
         }
         s.memory = {s.layers * layer_mem.activation, s.layers * layer_mem.held_for_w};
         if (s.has_embedding) {

@@ -92,11 +92,11 @@ enum class Preselect {
     never,
     /// Problems between many_delays_ops and preselect_ops ops (v_plan.cpp): v-min and v-half.
     mid_sized,
-    /// Also problems of at most many_delays_ops ops with more than 3p microbatches (tried on
-    /// 3p), and no layout compacted on that path: zb-v and v-zb, planned under the most a V
-    /// order holds (p full stages). There the slot compaction and the layouts tried on all m
-    /// found no shorter order than this on any of 1,054 inputs (docs/automatic-schedules.md), at
-    /// two to three times the cost.
+    /// Instead, problems of at most many_delays_ops ops with more than 3p microbatches (tried
+    /// on 3p; mid-sized ones place their undelayed layouts only), and no layout compacted on
+    /// that path: zb-v and v-zb, planned under the most a V order holds (p full stages). There the
+    /// slot compaction and the layouts tried on all m found no shorter order than this on any of
+    /// 1,054 inputs (docs/automatic-schedules.md), at two to three times the cost.
     small_uncompacted,
 };
 

@@ -230,6 +230,8 @@ std::string extra_section(const HtmlSection& section) {
             throw std::invalid_argument(fmt::format("HTML section id '{}'", section.id));
     std::string out = fmt::format("<section id=\"{}\"><h2>{}</h2>\n", section.id,
                                   detail::html_escape(section.heading));
+    if (!section.caption.empty())
+        out += fmt::format("<p class=\"hint\">{}</p>\n", detail::html_escape(section.caption));
     out += table_html(section.table, section.id + "-table") + "\n";
     for (const std::string& note : section.notes)
         out += fmt::format("<p class=\"hint\">{}</p>\n", detail::html_escape(note));

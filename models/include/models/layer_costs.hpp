@@ -111,6 +111,10 @@ struct TensorParallelComm {
 
 TensorParallelComm layer_tp_comm(const TransformerConfig& config, const Workload& workload);
 
+/// The TP collectives of one layer's B: its own and, with full recomputation, those of the
+/// forward it re-runs.
+int tp_collectives_backward(const TensorParallelComm& comm, Recompute recompute);
+
 /// Bytes sent between adjacent pipeline stages per microbatch: s·b·h 16-bit values.
 double pipeline_message_bytes(const TransformerConfig& config, const Workload& workload);
 

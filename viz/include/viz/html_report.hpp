@@ -33,10 +33,12 @@ struct HtmlTable {
     std::vector<std::vector<std::string>> rows;
 };
 
-/// A further table below the timelines, with its heading and notes (one paragraph each).
+/// A further table below the timelines, with its heading, a caption above it and notes below
+/// it (one paragraph each).
 struct HtmlSection {
     std::string id;  ///< the section's element id (letters, digits and '-')
     std::string heading;
+    std::string caption;  ///< what the table shows (none when empty)
     std::vector<std::string> notes;
     HtmlTable table;
 };
