@@ -76,6 +76,7 @@ int run_analyze(const std::vector<std::string>& args) {
     analysis::AnalyticEngine engine = engine_for(viz_outputs, !html.empty());
     engine.overlap_grad_reduce = grad_reduce.overlap;
     engine.overlap_param_gather = grad_reduce.overlap_param_gather;
+    engine.post_validation = grad_reduce.post_validation;
     const analysis::Analysis result = analysis::run_with_baseline(spec, engine);
     print_warnings(result, "analyze");
     viz_outputs.picture.memory_in_bytes = result.model.has_value();

@@ -38,6 +38,9 @@ the first schedule listed and over 1F1B with the same inputs.
                         process each; give --costs in seconds or a model; --dp replicas)
   --json                one JSON object: the inputs and one entry per schedule
   --csv                 one CSV row per schedule, with a header
+  --post-validation     every schedule's optimizer stepped without a pipeline-wide sync:
+                        iterations compared by their period, the longest device window
+                        (docs/models.md, "Optimizer post-validation")
 )";
 
 // "a,b,c" → {"a", "b", "c"}; empty names refused.
@@ -62,11 +65,13 @@ std::vector<std::string> split_names(const std::string& flag, const std::string&
 
 constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
-std::string table(const std::vector<SummaryRow>& rows, bool model, const std::string& unit) {
-    std::string out = fmt::format("{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14} {:>9} {:>9}\n",
-                                  "schedule", "v", model ? "iteration s" : "makespan " + unit,
-                                  "bubble", "efficiency", model ? "peak GiB" : "peak act M_B",
-                                  model ? "samples/s" : "mb / " + unit, "speed-up", "vs 1F1B");
+std::string table(const std::vector<SummaryRow>& rows, bool model, const std::string& unit,
+                  bool period) {
+    std::string out =
+        fmt::format("{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14} {:>9} {:>9}\n", "schedule", "v",
+                    model ? "iteration s" : (period ? "period " : "makespan ") + unit, "bubble",
+                    "efficiency", model ? "peak GiB" : "peak act M_B",
+                    model ? "samples/s" : "mb / " + unit, "speed-up", "vs 1F1B");
     for (const SummaryRow& r : rows)
         out += fmt::format(
             "{:<18} {:>3} {:>14.6g} {:>8.2f}% {:>10.2f}% {:>13.4g} {:>14.6g} "
@@ -82,7 +87,7 @@ int run_compare(const std::vector<std::string>& args) {
     // The schedule list is read here; every other flag is a pipeline flag, and the pipeline
     // is checked with the first schedule standing in for all.
     std::vector<std::string> names;
-    bool json = false, csv = false;
+    bool json = false, csv = false, post_validation = false;
     std::string cluster_name, html;
     // With a cluster, --dp and -t lay out the pipeline without a model too.
     const bool on_cluster = std::any_of(args.begin(), args.end(), [](const std::string& a) {
@@ -105,6 +110,8 @@ int run_compare(const std::vector<std::string>& args) {
         } else if (flag == "--cluster") {
             reader.claim_once("--cluster", flag);
             cluster_name = reader.value(flag);
+        } else if (flag == "--post-validation") {
+            post_validation = true;
         } else if (read_html_flag(flag, reader, html)) {
         } else if (flag == "--schedule-file" || flag == "--save") {
             throw UsageError(fmt::format("{}: compare runs registered schedules (-s LIST)", flag));
@@ -142,9 +149,15 @@ int run_compare(const std::vector<std::string>& args) {
             fmt::print(stderr, "\r\033[K  simulating {} ({} of {}) on '{}'...", name, i + 1,
                        names.size(), cluster.name);
         try {
-            runs.push_back(
-                on_cluster ? run_for_report(name, spec, simgrid_engine(cluster), !html.empty())
-                           : run_for_report(name, spec, analysis::AnalyticEngine{}, !html.empty()));
+            analysis::SimGridEngine simgrid;
+            analysis::AnalyticEngine analytic;
+            if (on_cluster) {
+                simgrid = simgrid_engine(cluster);
+                simgrid.options.post_validation = post_validation;
+            }
+            analytic.post_validation = post_validation;
+            runs.push_back(on_cluster ? run_for_report(name, spec, simgrid, !html.empty())
+                                      : run_for_report(name, spec, analytic, !html.empty()));
         } catch (const std::invalid_argument& e) {
             if (show_progress) fmt::print(stderr, "\r\033[K");
             throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
@@ -167,7 +180,7 @@ int run_compare(const std::vector<std::string>& args) {
         viz::HtmlReport report = html_report_for("compare", args, spec, cluster_name);
         report.title = fmt::format("pipesim compare: {} schedules, p={} m={}", rows.size(),
                                    spec.generator.devices, spec.generator.microbatches);
-        report.table = summary_table(rows, model, unit, /*speedup=*/true);
+        report.table = summary_table(rows, model, unit, /*speedup=*/true, post_validation);
         for (ReportRun& r : runs)
             report.schedules.push_back(std::move(*r.picture));
         viz::write_html_report(html, report);
@@ -178,6 +191,7 @@ int run_compare(const std::vector<std::string>& args) {
         comparison.microbatches = spec.generator.microbatches;
         comparison.time_unit = unit;
         comparison.model = model;
+        comparison.post_validation = post_validation;
         comparison.rows = rows;
         if (on_cluster) {
             comparison.engine = "simgrid";
@@ -189,7 +203,9 @@ int run_compare(const std::vector<std::string>& args) {
         fmt::print(
             "schedule,chunks,{},bubble_rate,efficiency,{},{},speedup,speedup_1f1b,"
             "lifespan_max\n",
-            model ? "iteration_time" : "makespan",
+            model             ? "iteration_time"
+            : post_validation ? "period"
+                              : "makespan",
             model ? "peak_memory_bytes" : "peak_activation_max",
             model ? "samples_per_second" : "throughput");
         for (const SummaryRow& r : rows)
@@ -200,7 +216,7 @@ int run_compare(const std::vector<std::string>& args) {
         fmt::print("p={} m={}{}; speed-up over {}\n\n{}", spec.generator.devices,
                    spec.generator.microbatches,
                    on_cluster ? fmt::format(" on '{}' (SimGrid)", cluster.name) : std::string(),
-                   rows.front().schedule, table(rows, model, unit));
+                   rows.front().schedule, table(rows, model, unit, post_validation));
         if (!html.empty()) fmt::print("\nreport written to {}\n", html);
     }
     return 0;

@@ -139,6 +139,7 @@ int run_simulate(const std::vector<std::string>& args) {
     check_grad_reduce_flag(grad_reduce, spec);
     engine.options.overlap_grad_reduce = grad_reduce.overlap;
     engine.options.overlap_param_gather = grad_reduce.overlap_param_gather;
+    engine.options.post_validation = grad_reduce.post_validation;
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
     simgrid::load_engine();  // before the report starts: one that cannot load is exit code 3
@@ -186,10 +187,11 @@ int run_simulate(const std::vector<std::string>& args) {
                    layout.cp > 1 ? fmt::format(" × cp={}", layout.cp) : std::string(),
                    layout.gpus(), simgrid::layout_order_string(layout.order));
         fmt::print(
-            "  {:<22}{:.6g} s (replica 0's pipeline: {:.6g} s; gradient all-reduce "
+            "  {:<22}{:.6g} s ({}replica 0's pipeline: {:.6g} s; gradient all-reduce "
             "{:.6g} s{})\n",
-            "iteration time", result.iteration_time, run.result.replica_makespan.front(),
-            run.result.grad_reduce_time,
+            "iteration time", result.iteration_time,
+            result.post_validation ? "the post-validation period; " : "",
+            run.result.replica_makespan.front(), run.result.grad_reduce_time,
             run.result.grad_reduce_algorithms.empty()
                 ? std::string()
                 : ", " + analysis::grad_reduce_algorithm(run.result));

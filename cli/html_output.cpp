@@ -137,15 +137,16 @@ SummaryRow summary_row(const std::string& name, const analysis::Analysis& a) {
 }
 
 viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
-                             const std::string& unit, bool speedup) {
+                             const std::string& unit, bool speedup, bool period) {
     viz::HtmlTable t;
-    t.columns = {"schedule",
-                 "v",
-                 model ? "iteration (s)" : fmt::format("makespan ({})", unit),
-                 "bubble",
-                 "efficiency",
-                 model ? "peak memory (GiB)" : "peak activation (M_B)",
-                 model ? "samples/s" : fmt::format("microbatches / {}", unit)};
+    t.columns = {
+        "schedule",
+        "v",
+        model ? "iteration (s)" : fmt::format("{} ({})", period ? "period" : "makespan", unit),
+        "bubble",
+        "efficiency",
+        model ? "peak memory (GiB)" : "peak activation (M_B)",
+        model ? "samples/s" : fmt::format("microbatches / {}", unit)};
     if (speedup) t.columns.push_back("speed-up");
     for (const SummaryRow& r : rows) {
         std::vector<std::string> cells = {r.schedule,
@@ -237,7 +238,7 @@ void write_single_html(const std::string& path, std::string_view command,
     report.title = fmt::format("pipesim {}: {}, p={} m={} v={}", command, a.schedule.name,
                                a.schedule.devices, a.schedule.microbatches, a.schedule.chunks);
     report.table = summary_table({summary_row(a.schedule.name, a)}, a.model.has_value(),
-                                 a.timeline.time_unit, /*speedup=*/false);
+                                 a.timeline.time_unit, /*speedup=*/false, a.post_validation);
     if (!spec.given) report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
     report.schedules.push_back(html_schedule(a.schedule.name, a));
     if (a.model && a.model->operator_model) {

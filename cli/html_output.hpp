@@ -27,10 +27,11 @@ using SummaryRow = analysis::CompareRow;
 /// The row of an analysis shown as `name`.
 SummaryRow summary_row(const std::string& name, const analysis::Analysis& a);
 
-/// The rows as the report's table: schedule, v, makespan (iteration time with a model),
-/// bubble, efficiency, peak, throughput and, with `speedup`, the speed-up column.
+/// The rows as the report's table: schedule, v, makespan (iteration time with a model; with
+/// `period`, post-validation's period), bubble, efficiency, peak, throughput and, with
+/// `speedup`, the speed-up column.
 viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
-                             const std::string& unit, bool speedup);
+                             const std::string& unit, bool speedup, bool period = false);
 
 /// "pipesim COMMAND ARGS..." with each argument quoted as a POSIX shell reads it back.
 std::string command_line(std::string_view command, const std::vector<std::string>& args);

@@ -326,6 +326,14 @@ const std::array grad_reduce_flags = {
         [](GradReduceFlags& g, const std::string&, const std::string&) {
             g.overlap_param_gather = true;
         }},
+    FlagSpec<GradReduceFlags>{"", "--post-validation", "",
+                              "optimizer post-validation (Zero Bubble's): no pipeline-wide sync\n"
+                              "before the step, each device steps and starts the next iteration\n"
+                              "when its own work is done; the iteration time is then the period\n"
+                              "of repeated iterations, the longest device window",
+                              [](GradReduceFlags& g, const std::string&, const std::string&) {
+                                  g.post_validation = true;
+                              }},
 };
 
 }  // namespace

@@ -20,11 +20,13 @@ std::string cost_flags_help(bool with_latency = true);
 /// `with_dp`: whether --dp is listed (search reads -t but not --dp).
 std::string model_flags_help(bool with_dp = true);
 
-/// --overlap-grad-reduce / --no-overlap-grad-reduce, read the same way by analyze and simulate.
+/// --overlap-grad-reduce / --no-overlap-grad-reduce, --overlap-param-gather and
+/// --post-validation (how an iteration ends), read the same way by analyze and simulate.
 struct GradReduceFlags {
     bool overlap = true;                ///< reduce during the last backward (the default)
     std::string given;                  ///< the flag given last, "" if none
     bool overlap_param_gather = false;  ///< --overlap-param-gather
+    bool post_validation = false;       ///< --post-validation
 };
 /// Reads one of the two flags into `into`; false if `flag` is neither.
 bool read_grad_reduce_flag(const std::string& flag, ArgReader& reader, GradReduceFlags& into);

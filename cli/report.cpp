@@ -70,11 +70,17 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
                      models::total_params(model.config) / 1e9, model.gpus, model.gpu.name,
                      w.microbatch, w.seq(model.config), w.tp, recompute, attention));
     line("costs", fmt::format("{}; layers per virtual stage {}", model.cost_source, layers));
-    line("iteration time", fmt::format("{:.6g} s", a.iteration_time));
+    line("iteration time",
+         a.post_validation
+             ? fmt::format("{:.6g} s  (post-validation: the period of repeated iterations, the "
+                           "longest device window; one iteration alone {:.6g} s)",
+                           a.iteration_time, a.single_iteration_time)
+             : fmt::format("{:.6g} s", a.iteration_time));
     if (!a.cluster && a.grad_reduce_time > 0)  // simulate prints its own reduction line
-        line("grad reduction",
-             fmt::format("{:.6g} s ring, {:.6g} s exposed (makespan {:.6g} s)", a.grad_reduce_time,
-                         a.iteration_time - a.param_gather_exposed - m.makespan, m.makespan));
+        line(
+            "grad reduction",
+            fmt::format("{:.6g} s ring, {:.6g} s exposed (makespan {:.6g} s)", a.grad_reduce_time,
+                        a.single_iteration_time - a.param_gather_exposed - m.makespan, m.makespan));
     if (!a.cluster && a.param_gather_time > 0)
         line("param all-gather",
              fmt::format("{:.6g} s beside the first forward, {:.6g} s of it exposed",
@@ -126,6 +132,10 @@ std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec
     line("comm latency",
          a.cluster ? std::string("from the cluster") : fmt::format("{:g}", spec.comm_latency));
     line("makespan", fmt::format("{:.6g} {}", m.makespan, unit));
+    if (a.post_validation)
+        line("period", fmt::format("{:.6g} {}  (iterations repeated with post-validation: the "
+                                   "longest device span)",
+                                   a.iteration_time, unit));
     line("bubble rate", fmt::format("{:.2f} %  (device {}, idle {:.6g} {})", 100 * m.bubble_rate,
                                     m.bubble_device, m.devices[m.bubble_device].idle, unit));
     if (const auto pb = analysis::published_bubble(a, spec))
@@ -136,7 +146,11 @@ std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec
                         pb->bubble, unit, pb->pp, pb->forward, pb->backward, pb->weight, pb->pair));
     line("peak activation", fmt::format("{:.4g} × M_B  (max over devices; M_W = {:g} M_B)",
                                         m.peak_activation_max, spec.costs.mem_w_ratio));
-    line("throughput", fmt::format("{:.6g} microbatches / {}", m.throughput, unit));
+    line("throughput",
+         a.post_validation
+             ? fmt::format("{:.6g} microbatches / {} over the period ({:.6g} over the makespan)",
+                           a.schedule.microbatches / a.iteration_time, unit, m.throughput)
+             : fmt::format("{:.6g} microbatches / {}", m.throughput, unit));
     out += pipeline_lines(a);
     out += fmt::format("\n  {:>6} {:>12} {:>12} {:>12} {:>8} {:>10}\n", "device", "busy", "span",
                        "idle", "bubble", "peak act");

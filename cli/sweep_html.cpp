@@ -33,6 +33,7 @@ std::string options_of(const sweep::Job& j) {
     if (j.tp_comm_overlap) out.push_back("TP overlap");
     if (!j.overlap_grad_reduce) out.push_back("reduce after pipeline");
     if (j.overlap_param_gather) out.push_back("gather beside F");
+    if (j.post_validation) out.push_back("post-validation");
     if (!j.nccl_algo.empty()) out.push_back("NCCL " + j.nccl_algo);
     return fmt::format("{}", fmt::join(out, ", "));
 }

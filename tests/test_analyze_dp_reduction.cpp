@@ -15,6 +15,7 @@
 #include "cli_runner.hpp"
 #include "models/gpu.hpp"
 #include "models/transformer.hpp"
+#include "pipeline_specs.hpp"
 
 using namespace pipesim;
 using namespace pipesim::analysis;
@@ -29,17 +30,7 @@ constexpr double a100_bus = 200e9;
 constexpr double a100_nic = 200e9 / 8;
 
 PipelineSpec dp_spec(int dp, int tp, int p = 4) {
-    PipelineSpec spec;
-    spec.schedule = "1f1b";
-    spec.generator = {p, 8, 0, 0};
-    ModelSpec m;
-    m.model = "zb-1.5b";
-    m.gpu = "a100-80gb";
-    m.workload.microbatch = 1;
-    spec.costs.model = m;
-    spec.dp = dp;
-    spec.tp = tp;
-    return spec;
+    return pipesim::test::zb_1_5b_spec("1f1b", p, 8, dp, tp);
 }
 
 AnalyticEngine overlapped(bool overlap, bool record_ops = false) {

@@ -167,7 +167,7 @@ TEST_CASE("a results file cut short drops its last row and a foreign header is r
     CHECK(f.incomplete_tail);
     CHECK_THROWS_WITH(parse_results("r.csv", "a,b,c\n"), Catch::Contains("r.csv:1:1"));
     CHECK_THROWS_WITH(parse_results("r.csv", csv_header() + "\n1,analytic\n"),
-                      Catch::Contains("r.csv:2:1: expected 44 fields"));
+                      Catch::Contains("r.csv:2:1: expected 45 fields"));
 }
 
 TEST_CASE("merging keeps one row per job, in job order, and prefers finished rows to errors",
@@ -315,6 +315,28 @@ TEST_CASE("sweep rows carry efficiency, the speed-up over 1F1B and lifespans", "
     REQUIRE(back.rows.size() == 1);
     CHECK(back.rows[0].speedup_1f1b == r.speedup_1f1b);
     CHECK(back.rows[0].lifespan_mean == r.lifespan_mean);
+}
+
+TEST_CASE("a grid sweeps post-validation; its rows run and keep it", "[sweep]") {
+    const Grid g = parse_grid("g.json", grid_text(R"("schedule": "zb-2p", "p": 4, "m": 12,
+            "post_validation": [false, true])"));
+    const std::vector<Job> jobs = expand(g);
+    REQUIRE(jobs.size() == 2);
+    CHECK_FALSE(jobs[0].post_validation);
+    CHECK(jobs[1].post_validation);
+    CHECK(std::get<analysis::AnalyticEngine>(job_engine(jobs[1])).post_validation);
+    // F = B = W = 1: one iteration takes 3m + p − 1 = 39, repeated ones 3m = 36 each; the
+    // throughput column is microbatches per period.
+    const Result plain = pipesim::sweep::run_job(jobs[0]);
+    const Result post = pipesim::sweep::run_job(jobs[1]);
+    CHECK(plain.iteration_time == Approx(39));
+    CHECK(post.iteration_time == Approx(36));
+    CHECK(post.makespan == Approx(39));
+    CHECK(post.throughput == Approx(12.0 / 36));
+    const ResultsFile back = parse_results("r.csv", csv_header() + "\n" + csv_row(post) + "\n");
+    REQUIRE(back.rows.size() == 1);
+    CHECK(back.rows[0].job.post_validation);
+    CHECK(job_key(back.rows[0].job) != job_key(plain.job));
 }
 
 TEST_CASE("grids sweep context parallelism, ZeRO, overlap flags and NCCL's algorithm", "[sweep]") {

@@ -33,7 +33,8 @@ CompareRow compare_row(const std::string& name, const Analysis& a) {
         r.throughput = a.model->samples_per_second;
     } else {
         r.peak = a.metrics.peak_activation_max;
-        r.throughput = a.metrics.throughput;
+        r.throughput =
+            a.post_validation ? a.schedule.microbatches / a.iteration_time : a.metrics.throughput;
     }
     return r;
 }
@@ -45,6 +46,7 @@ void add_to_comparison(Comparison& comparison, const std::string& name, const An
         comparison.microbatches = a.schedule.microbatches;
         comparison.time_unit = a.timeline.time_unit;
         comparison.model = a.model.has_value();
+        comparison.post_validation = a.post_validation;
     }
     r.speedup =
         (comparison.rows.empty() ? r.makespan : comparison.rows.front().makespan) / r.makespan;
@@ -80,7 +82,10 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
     for (const CompareRow& r : c.rows)
         list.push_back({{"schedule", r.schedule},
                         {"chunks", r.chunks},
-                        {c.model ? "iteration_time" : "makespan", r.makespan},
+                        {c.model             ? "iteration_time"
+                         : c.post_validation ? "period"
+                                             : "makespan",
+                         r.makespan},
                         {"bubble_rate", r.bubble_rate},
                         {"efficiency", r.efficiency},
                         {c.model ? "peak_memory_bytes" : "peak_activation_max", r.peak},

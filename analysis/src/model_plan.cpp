@@ -101,7 +101,7 @@ MemoryModel memory_model_from_plan(const models::PipelinePlan& plan) {
 }
 
 void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metrics& metrics, int dp,
-                     double iteration_time) {
+                     double iteration_time, const std::vector<double>& device_windows) {
     const auto devices = static_cast<std::size_t>(schedule.devices);
     model.static_bytes.assign(devices, 0.0);
     for (std::size_t s = 0; s < model.plan.stages.size(); ++s)
@@ -125,6 +125,11 @@ void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metri
         optimizer.empty() ? 0.0 : *std::max_element(optimizer.begin(), optimizer.end());
     if (iteration_time <= 0) return;
     model.step_time = iteration_time + model.optimizer_seconds;
+    if (device_windows.size() == devices) {
+        model.step_time = 0;
+        for (std::size_t d = 0; d < devices; ++d)
+            model.step_time = std::max(model.step_time, device_windows[d] + optimizer[d]);
+    }
     const double microbatches = static_cast<double>(dp) * schedule.microbatches;
     model.samples_per_second = microbatches * model.plan.samples_per_microbatch / model.step_time;
     model.tokens_per_second = microbatches * model.plan.tokens_per_microbatch / model.step_time;

@@ -17,7 +17,8 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
     j["iteration_time"] = a.iteration_time;
     if (!a.cluster && a.grad_reduce_time > 0) {  // the analytic closed form (grad_reduce.hpp)
         j["grad_reduce_time"] = a.grad_reduce_time;
-        j["grad_reduce_exposed"] = a.iteration_time - a.param_gather_exposed - a.metrics.makespan;
+        j["grad_reduce_exposed"] =
+            a.single_iteration_time - a.param_gather_exposed - a.metrics.makespan;
         j["grad_reduce_algorithm"] = "ring";
         if (a.param_gather_time > 0) {
             j["param_gather_time"] = a.param_gather_time;
@@ -202,6 +203,11 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const PipelineSpec& spec
     j["peak_activation"] = per_device([](const DeviceMetrics& d) { return d.peak_activation; });
     j["peak_activation_max"] = m.peak_activation_max;
     j["throughput"] = m.throughput;
+    if (a.post_validation) {  // iterations repeated without a pipeline-wide synchronization
+        j["post_validation"] = true;
+        j["period"] = a.iteration_time;
+        j["single_iteration_time"] = a.single_iteration_time;
+    }
     j["busy"] = per_device([](const DeviceMetrics& d) { return d.busy; });
     j["idle"] = per_device([](const DeviceMetrics& d) { return d.idle; });
     j["device_bubble_rate"] = per_device([](const DeviceMetrics& d) { return d.bubble_rate; });

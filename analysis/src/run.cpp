@@ -124,11 +124,32 @@ void check_spec(const PipelineSpec& spec) {
                         spec.costs.mem_w_ratio));
 }
 
+// With optimizer post-validation, per device: from its first op's start until it is done with
+// the iteration, which is its last op's end or, if later, `done_at[d]` (its gradient
+// reduction's end; absolute), plus `added[d]` (a parameter gather it exposes before its next
+// first forward). Either vector may be empty (nothing of the kind).
+std::vector<double> device_windows(const Metrics& metrics, const std::vector<double>& done_at,
+                                   const std::vector<double>& added) {
+    std::vector<double> windows(metrics.devices.size(), 0.0);
+    for (std::size_t d = 0; d < windows.size(); ++d) {
+        const DeviceMetrics& dm = metrics.devices[d];
+        const double last_end = dm.first_start + dm.span;
+        const double done = d < done_at.size() ? std::max(last_end, done_at[d]) : last_end;
+        windows[d] = done - dm.first_start + (d < added.size() ? added[d] : 0.0);
+    }
+    return windows;
+}
+
 // Model figures of a run with metrics whose iteration took `iteration_time` (< 0: the
-// makespan). Throws std::invalid_argument when the run took no time or an infinite one: its
-// rates would be meaningless.
-void finish(Analysis& a, double iteration_time) {
-    a.iteration_time = iteration_time < 0 ? a.metrics.makespan : iteration_time;
+// makespan). With `windows` (optimizer post-validation, device_windows()) the iterations
+// repeat with the longest window as their period instead. Throws std::invalid_argument when
+// the run took no time or an infinite one: its rates would be meaningless.
+void finish(Analysis& a, double iteration_time, const std::vector<double>* windows = nullptr) {
+    a.single_iteration_time = iteration_time < 0 ? a.metrics.makespan : iteration_time;
+    a.post_validation = windows != nullptr;
+    a.iteration_time = a.single_iteration_time;
+    if (windows != nullptr && !windows->empty())
+        a.iteration_time = *std::max_element(windows->begin(), windows->end());
     if (!std::isfinite(a.iteration_time))
         throw std::invalid_argument(fmt::format(
             "the iteration time is not a finite number ({}): pass times or latencies too large",
@@ -137,13 +158,17 @@ void finish(Analysis& a, double iteration_time) {
         throw std::invalid_argument(
             "every pass takes no time, so the iteration does too and its throughput is "
             "undefined: give pass times > 0");
-    if (a.model) summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time);
+    if (a.model)
+        summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time,
+                        windows != nullptr ? *windows : std::vector<double>{});
 }
 
 // The makespan, or with dp·C > 1 the end of the last gradient reduction if later (the closed
 // form of grad_reduce.hpp on the bytes the SimGrid engine reduces); sets a.grad_reduce_time.
+// With post-validation, also each device's window (device_windows()): its reduction starts
+// at its own last op's end when not overlapped, as no device waits for the whole pipeline.
 double reduced_iteration_time(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& engine,
-                              const sim::ReplayResult& replayed) {
+                              const sim::ReplayResult& replayed, std::vector<double>& windows) {
     const ModelAnalysis& model = *a.model;
     const int ranks = spec.dp * std::max(model.workload.cp, 1);
     if (ranks < 2) return -1;
@@ -156,6 +181,16 @@ double reduced_iteration_time(Analysis& a, const PipelineSpec& spec, const Analy
     a.grad_reduce_time = r.longest;
     a.param_gather_time = r.gather_seconds;
     a.param_gather_exposed = r.gather_exposed;
+    if (engine.post_validation) {
+        std::vector<double> done_at(r.seconds.size(), 0.0);
+        for (std::size_t d = 0; d < done_at.size() && d < a.metrics.devices.size(); ++d) {
+            const DeviceMetrics& dm = a.metrics.devices[d];
+            const double start = engine.overlap_grad_reduce ? replayed.last_gradient_start[d]
+                                                            : dm.first_start + dm.span;
+            if (r.seconds[d] > 0) done_at[d] = start + r.seconds[d];
+        }
+        windows = device_windows(a.metrics, done_at, r.gather_exposed_by_device);
+    }
     return r.iteration_time;
 }
 
@@ -184,7 +219,11 @@ void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& e
     a.timeline = std::move(replayed.timeline);
     a.metrics = std::move(replayed.metrics);
     if (a.model) a.timeline.time_unit = "s";
-    finish(a, a.model ? reduced_iteration_time(a, spec, engine, replayed) : -1);
+    std::vector<double> windows;
+    const double iteration_time =
+        a.model ? reduced_iteration_time(a, spec, engine, replayed, windows) : -1;
+    if (engine.post_validation && windows.empty()) windows = device_windows(a.metrics, {}, {});
+    finish(a, iteration_time, engine.post_validation ? &windows : nullptr);
 }
 
 void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
@@ -215,7 +254,12 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     a.grad_reduce_time = run.result.grad_reduce_time;
     a.cluster = std::move(run);
     a.metrics = compute_metrics(a.timeline, a.memory);
-    finish(a, iteration_time);
+    // Post-validation: replica 0's devices' windows (its timeline), each until the later of
+    // its last op and its gradient reduction.
+    std::vector<double> windows;
+    if (engine.options.post_validation)
+        windows = device_windows(a.metrics, a.cluster->result.grad_reduce_end, {});
+    finish(a, iteration_time, engine.options.post_validation ? &windows : nullptr);
 }
 
 // Refuses, before anything is allocated, a run that will not fit in memory: the schedule and

@@ -155,11 +155,15 @@ ZbResults zb_rows() {
             paper_layer_split(spec, setup);
             analysis::PipelineSpec old_spec = spec;
             old_spec.costs.model->efficiency = old_efficiency;
-            const Prediction a = fidelity::predict_analytic(spec);
-            const Prediction o = fidelity::predict_analytic(old_spec);
+            // The paper's ZB runs step without a pipeline-wide synchronization (its optimizer
+            // post-validation); Megatron-LM's 1F1B and interleaved 1F1B synchronize.
+            const bool post = zb_paper::post_validated(schedule);
+            const Prediction a = fidelity::predict_analytic(spec, true, post);
+            const Prediction o = fidelity::predict_analytic(old_spec, true, post);
             const double gpus = setup.p;
             const double published = row.samples_per_gpu[k];
-            const double implied = fidelity::implied_gemm_ceiling(spec, published * gpus);
+            const double implied =
+                fidelity::implied_gemm_ceiling(spec, published * gpus, true, post);
             if (r.implied_gemm.size() <= static_cast<std::size_t>(row.setup))
                 r.implied_gemm.resize(static_cast<std::size_t>(row.setup) + 1, {2.0, 0.0});
             auto& range = r.implied_gemm[static_cast<std::size_t>(row.setup)];
@@ -168,7 +172,8 @@ ZbResults zb_rows() {
             r.analytic.push_back(a.samples / gpus);
             r.old.push_back(o.samples / gpus);
             // Rows are small: every one is simulated (a failure is reported as such).
-            const Prediction sg = fidelity::predict_simgrid(spec, "zb-a100-roce", simgrid_limit_s);
+            const Prediction sg =
+                fidelity::predict_simgrid(spec, "zb-a100-roce", simgrid_limit_s, true, post);
             const double simulated = sg.ran ? sg.samples / gpus : 0;
             r.simgrid.push_back(simulated);
             t.add({setup.label, std::to_string(row.m), zb_paper::throughput_labels[k],
@@ -419,7 +424,11 @@ does not say otherwise), the layers split as the paper's repository splits them
 interleaved 1F1B with one layer per chunk, (layers + 2)/p chunks per device, the first chunk
 only the embedding and the last only the head); `simulate` on the paper's
 4 × 8 A100 nodes over RoCE (`zb-a100-roce`), with pipeline transfers on its links and no
-data parallelism. Samples per second per GPU.
+data parallelism. ZB-1p and ZB-2p step with the paper's optimizer post-validation (its §4,
+on with every ZB schedule in its repository's script; `--post-validation`): no
+pipeline-wide synchronization before the step, so the iterations repeat with the longest
+device window as their period instead of the makespan. 1F1B and 1F1B-I step after a
+synchronization, as Megatron-LM does. Samples per second per GPU.
 
 )";
     out += zb.markdown;

@@ -94,18 +94,20 @@ analysis::PipelineSpec sc21_spec(const Sc21Row& row, const std::string& models_d
     return spec;
 }
 
-Prediction predict_analytic(const analysis::PipelineSpec& spec, bool overlap_grad_reduce) {
+Prediction predict_analytic(const analysis::PipelineSpec& spec, bool overlap_grad_reduce,
+                            bool post_validation) {
     const double start = now();
     Prediction p = from(
         analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false,
                                                      .record_ops = false,
-                                                     .overlap_grad_reduce = overlap_grad_reduce}));
+                                                     .overlap_grad_reduce = overlap_grad_reduce,
+                                                     .post_validation = post_validation}));
     p.wall = now() - start;
     return p;
 }
 
 Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string& cluster,
-                           int limit_s, bool overlap_grad_reduce) {
+                           int limit_s, bool overlap_grad_reduce, bool post_validation) {
     int fds[2];
     if (pipe(fds) != 0) return {false, "no pipe"};
     const double start = now();
@@ -121,6 +123,7 @@ Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string
             engine.cluster = simgrid::load_cluster(cluster);
             engine.options.record_transfers = false;
             engine.options.overlap_grad_reduce = overlap_grad_reduce;
+            engine.options.post_validation = post_validation;
             const Prediction p = from(analysis::run(spec, engine));
             out[0] = 1;
             out[1] = p.step_time;
@@ -154,7 +157,8 @@ Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string
     return p;
 }
 
-double implied_gemm_ceiling(analysis::PipelineSpec spec, double target, bool overlap_grad_reduce) {
+double implied_gemm_ceiling(analysis::PipelineSpec spec, double target, bool overlap_grad_reduce,
+                            bool post_validation) {
     const std::string base = spec.costs.model->gpu;
     std::string path = (std::filesystem::temp_directory_path() / "pipesim-gemm-XXXXXX.json");
     const int fd = mkstemps(path.data(), 5);
@@ -171,7 +175,7 @@ double implied_gemm_ceiling(analysis::PipelineSpec spec, double target, bool ove
     const auto samples = [&](double ceiling) {
         std::ofstream(path) << fmt::format(R"({{"base": "{}", "gemm_efficiency": {:.17g}}})", base,
                                            ceiling);
-        return predict_analytic(spec, overlap_grad_reduce).samples;
+        return predict_analytic(spec, overlap_grad_reduce, post_validation).samples;
     };
     double low = 0.2, high = 1.0;
     if (samples(low) > target) return 0;

@@ -62,21 +62,24 @@ struct Prediction {
 };
 
 /// The analytic replay of `spec`; with dp > 1 the gradient reduction overlapped with the last
-/// backward or after the pipeline.
-Prediction predict_analytic(const analysis::PipelineSpec& spec, bool overlap_grad_reduce = true);
+/// backward or after the pipeline; with `post_validation` the step is the period of repeated
+/// iterations without a pipeline-wide synchronization (AnalyticEngine::post_validation).
+Prediction predict_analytic(const analysis::PipelineSpec& spec, bool overlap_grad_reduce = true,
+                            bool post_validation = false);
 
 /// The SimGrid model of `spec` on `cluster`, in a child process (SimGrid allows one engine per
 /// process) stopped after `limit_s` seconds; the gradient reduction overlapped with the last
-/// backward or after the pipeline.
+/// backward or after the pipeline; `post_validation` as predict_analytic's.
 Prediction predict_simgrid(const analysis::PipelineSpec& spec, const std::string& cluster,
-                           int limit_s, bool overlap_grad_reduce = true);
+                           int limit_s, bool overlap_grad_reduce = true,
+                           bool post_validation = false);
 
 /// A diagnostic, not a fitted rate: the GEMM ceiling (GpuSpec::gemm_efficiency of `spec`'s GPU,
 /// every other rate as it is) at which the analytic replay's samples per second over all GPUs
 /// equal `target`. Found by bisection over [0.2, 1] with a GPU file written to the temporary
 /// directory; 0 when even 0.2 is faster than `target`, 1 when even 1 is slower.
 double implied_gemm_ceiling(analysis::PipelineSpec spec, double target,
-                            bool overlap_grad_reduce = true);
+                            bool overlap_grad_reduce = true, bool post_validation = false);
 
 /// Signed relative errors' summary.
 struct ErrorStats {

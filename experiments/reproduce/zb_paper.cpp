@@ -13,6 +13,7 @@ sweep::Job model_job(const Setup& s, int m, const std::string& schedule, sweep::
     job.gpu = "a100-80gb";
     job.mb = s.mb;
     job.attention = "unfused";  // Megatron-LM's default without FlashAttention
+    job.post_validation = post_validated(schedule);
     if (engine == sweep::Engine::simgrid) job.cluster = "zb-a100-roce";
     return job;
 }

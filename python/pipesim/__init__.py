@@ -36,7 +36,7 @@ _PIPELINE_KEYS = ("v", "group_size", "costs", "comm", "mem_w_ratio", "dp", "tp")
     _spec.MODEL_KEYS
 _ENGINE_DEFAULTS = {"cluster": None, "layout_order": None, "message_bytes": 0.0,
                     "grad_bytes": 0.0, "overlap_grad_reduce": True,
-                    "overlap_param_gather": False, "bw_scale": 1.0,
+                    "overlap_param_gather": False, "post_validation": False, "bw_scale": 1.0,
                     "lat_scale": 1.0, "stragglers": None, "nccl_algo": None}
 
 
@@ -60,7 +60,7 @@ def _warn(messages):
 
 
 def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
-            overlap_param_gather=False, **options):
+            overlap_param_gather=False, post_validation=False, **options):
     """Runs `schedule` (a registered name such as "zb-h1", or a Schedule) on p devices with m
     microbatches through the exact analytic replay and returns a Result.
 
@@ -72,25 +72,27 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
     (with dp or cp above 1: the gradient reduction during the last backward, else after the
     pipeline);
     overlap_param_gather (with dist_opt or zero 1-2: the parameter all-gather beside the first
-    forward instead of after the reduce-scatter).
+    forward instead of after the reduce-scatter); post_validation (optimizer post-validation:
+    iterations repeated without a pipeline-wide synchronization, the iteration time their
+    period).
     """
     spec = _pipeline("analyze", schedule, p, m, options)
     _spec.check_param_gather(spec, overlap_param_gather)
     result = Result(_pipesim.analyze(spec, bool(overlap_grad_reduce),
-                                     bool(overlap_param_gather)))
+                                     bool(overlap_param_gather), bool(post_validation)))
     _warn(result.warnings)
     return result
 
 
 def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
              message_bytes=0.0, grad_bytes=0.0, overlap_grad_reduce=True,
-             overlap_param_gather=False, bw_scale=1.0, lat_scale=1.0, stragglers=None,
-             nccl_algo=None, **options):
+             overlap_param_gather=False, post_validation=False, bw_scale=1.0, lat_scale=1.0,
+             stragglers=None, nccl_algo=None, **options):
     """Runs `schedule` on the SimGrid model of a GPU cluster (`cluster`: a preset such as
     "dgx-h100", "dgx-h100:4" for 4 nodes, or a cluster JSON file) and returns a Result whose
     fields are those of `pipesim simulate --json`. Times are seconds: give costs in seconds or
     a model. dp and tp lay the pipeline out on the cluster; layout_order, message_bytes,
-    grad_bytes, overlap_grad_reduce, overlap_param_gather, bw_scale, lat_scale, stragglers ({gpu: factor}) and
+    grad_bytes, overlap_grad_reduce, overlap_param_gather, post_validation, bw_scale, lat_scale, stragglers ({gpu: factor}) and
     nccl_algo ("ring", "tree" or "auto"; None: the cluster's) as the command line's flags. Each simulation runs in a child process (SimGrid runs one
     simulation per process).
     """
@@ -101,7 +103,7 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
     _spec.check_param_gather(spec, overlap_param_gather)
     engine = _spec.engine_dict(cluster, layout_order, message_bytes, grad_bytes,
                                overlap_grad_reduce, bw_scale, lat_scale, stragglers, nccl_algo,
-                               overlap_param_gather)
+                               overlap_param_gather, post_validation)
     result = Result(_pipesim.simulate(spec, engine))
     _warn(result.warnings)
     return result

@@ -181,7 +181,8 @@ def check_param_gather(spec, overlap_param_gather):
 
 
 def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_reduce,
-                bw_scale, lat_scale, stragglers, nccl_algo=None, overlap_param_gather=False):
+                bw_scale, lat_scale, stragglers, nccl_algo=None, overlap_param_gather=False,
+                post_validation=False):
     if cluster is None:
         raise ValueError("missing cluster=NAME|FILE ('pipesim list' shows the presets)")
     pairs = []
@@ -197,6 +198,7 @@ def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_r
         "grad_bytes": number("grad_bytes", grad_bytes),
         "overlap_grad_reduce": bool(overlap_grad_reduce),
         "overlap_param_gather": bool(overlap_param_gather),
+        "post_validation": bool(post_validation),
         "bw_scale": number("bw_scale", bw_scale, 0.0, low_open=True),
         "lat_scale": number("lat_scale", lat_scale),
         "stragglers": pairs,

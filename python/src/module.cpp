@@ -120,11 +120,13 @@ py::list device_ops(const Schedule& s) {
     return devices;
 }
 
-RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_gather) {
+RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_gather,
+                bool post_validation) {
     const analysis::PipelineSpec spec = spec_from_dict(d);
     analysis::AnalyticEngine engine;
     engine.overlap_grad_reduce = overlap_grad_reduce;
     engine.overlap_param_gather = overlap_param_gather;
+    engine.post_validation = post_validation;
     py::gil_scoped_release release;
     return run_data(analysis::run_with_baseline(spec, engine), spec);
 }

@@ -78,6 +78,7 @@ analysis::SimGridEngine engine_from_dict(const py::dict& d) {
     engine.grad_bytes = get<double>(d, "grad_bytes");
     engine.options.overlap_grad_reduce = get<bool>(d, "overlap_grad_reduce");
     engine.options.overlap_param_gather = get<bool>(d, "overlap_param_gather");
+    engine.options.post_validation = get<bool>(d, "post_validation");
     engine.options.bandwidth_scale = get<double>(d, "bw_scale");
     engine.options.latency_scale = get<double>(d, "lat_scale");
     for (const auto& [gpu, factor] : get<std::vector<std::pair<int, double>>>(d, "stragglers"))

@@ -184,3 +184,17 @@ def test_parameter_all_gather_moves_as_on_the_command_line(cli):
     with pytest.raises(ValueError, match="give dist_opt=True or zero=1"):
         pipesim.analyze(schedule="1f1b", p=4, m=8, model="zb-1.5b", gpu="a100-80gb", mb=1,
                         dp=4, overlap_param_gather=True)
+
+
+def test_post_validation_reports_the_period_of_repeated_iterations(cli):
+    # ZB-2p with F = B = W = 1 on p = 4, m = 12: one iteration takes 3m + p - 1 = 39, but
+    # without a pipeline-wide synchronization the iterations repeat every 3m = 36 (the
+    # longest device span), as `analyze --post-validation` says.
+    result = pipesim.analyze("zb-2p", 4, 12, costs=(1, 1, 1), post_validation=True)
+    expected = cli("analyze", "-s", "zb-2p", "-p", 4, "-m", 12, "--costs", "1,1,1",
+                   "--post-validation", "--json")
+    assert result.period == expected["period"] == pytest.approx(36)
+    assert result.single_iteration_time == pytest.approx(39)
+    assert result.speedup_1f1b == pytest.approx(45 / 36)
+    plain = pipesim.analyze("zb-2p", 4, 12, costs=(1, 1, 1))
+    assert not hasattr(plain, "period")

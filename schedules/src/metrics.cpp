@@ -42,6 +42,7 @@ Metrics MetricsBuilder::finish() const {
         DeviceMetrics& dm = metrics.devices[d];
         dm = dev.metrics;
         if (std::isnan(dev.first)) continue;
+        dm.first_start = dev.first;
         dm.span = dev.last - dev.first;
         dm.idle = std::max(0.0, dm.span - dm.busy);
         dm.bubble_rate = dm.span > 0 ? dm.idle / dm.span : 0.0;

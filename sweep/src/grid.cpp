@@ -179,6 +179,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
                     "tp_comm_overlap",
                     "overlap_grad_reduce",
                     "overlap_param_gather",
+                    "post_validation",
                     "nccl_algo"});
     if (doc.has("/description")) doc.string("/description", 1 << 16);
     Grid grid;
@@ -222,6 +223,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.tp_comm_overlap = bool_axis(doc, "tp_comm_overlap");
     grid.overlap_grad_reduce = bool_axis(doc, "overlap_grad_reduce");
     grid.overlap_param_gather = bool_axis(doc, "overlap_param_gather");
+    grid.post_validation = bool_axis(doc, "post_validation");
     grid.nccl_algo = string_axis(
         doc, "nccl_algo", [](const std::string& name) { (void)simgrid::parse_nccl_algo(name); });
 
@@ -314,6 +316,7 @@ std::vector<std::size_t> axis_sizes(const Grid& grid, Engine engine) {
             size(grid.tp_comm_overlap),
             size(grid.overlap_grad_reduce),
             size(grid.overlap_param_gather),
+            size(grid.post_validation),
             sg ? size(grid.nccl_algo) : 1};
 }
 
@@ -353,6 +356,7 @@ std::vector<Job> expand(const Grid& grid) {
     const auto tp_overlaps = or_default(grid.tp_comm_overlap, d.tp_comm_overlap);
     const auto grad_overlaps = or_default(grid.overlap_grad_reduce, d.overlap_grad_reduce);
     const auto gather_overlaps = or_default(grid.overlap_param_gather, d.overlap_param_gather);
+    const auto post_validations = or_default(grid.post_validation, d.post_validation);
     std::vector<Job> jobs;
     for (Engine engine : or_default(grid.engines, Engine::analytic)) {
         // The analytic engine has no cluster; SimGrid takes latencies from the cluster.
@@ -388,7 +392,8 @@ std::vector<Job> expand(const Grid& grid) {
             j.tp_comm_overlap = tp_overlaps[at[18]];
             j.overlap_grad_reduce = grad_overlaps[at[19]];
             j.overlap_param_gather = gather_overlaps[at[20]];
-            j.nccl_algo = algos[at[21]];
+            j.post_validation = post_validations[at[21]];
+            j.nccl_algo = algos[at[22]];
             jobs.push_back(std::move(j));
         } while (advance(at, sizes));
     }

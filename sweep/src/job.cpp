@@ -24,7 +24,9 @@ void fill(Result& r, const Analysis& a) {
     r.bubble_rate = a.metrics.bubble_rate;
     r.bubble_time = a.metrics.bubble_time;
     r.peak_activation = a.metrics.peak_activation_max;
-    r.throughput = a.metrics.throughput;
+    // Post-validation: microbatches per period of repeated iterations.
+    r.throughput =
+        a.post_validation ? a.schedule.microbatches / a.iteration_time : a.metrics.throughput;
     r.gpus = a.schedule.devices * r.job.tp * r.job.cp * a.dp;
     r.iteration_time = a.iteration_time;
     r.efficiency = a.metrics.efficiency;
@@ -70,12 +72,14 @@ analysis::Engine job_engine(const Job& job) {
         return analysis::AnalyticEngine{.record_transfers = false,
                                         .record_ops = false,
                                         .overlap_grad_reduce = job.overlap_grad_reduce,
-                                        .overlap_param_gather = job.overlap_param_gather};
+                                        .overlap_param_gather = job.overlap_param_gather,
+                                        .post_validation = job.post_validation};
     analysis::SimGridEngine engine;
     engine.cluster = analysis::load_checked_cluster(job.cluster);
     engine.options.record_transfers = false;
     engine.options.overlap_grad_reduce = job.overlap_grad_reduce;
     engine.options.overlap_param_gather = job.overlap_param_gather;
+    engine.options.post_validation = job.post_validation;
     if (!job.nccl_algo.empty()) engine.options.nccl_algo = simgrid::parse_nccl_algo(job.nccl_algo);
     simgrid::Layout layout{job.dp, job.p, job.tp};
     layout.cp = job.cp;

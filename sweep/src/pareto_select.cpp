@@ -27,6 +27,7 @@ constexpr const char* choice_columns[] = {"v",
                                           "tp_comm_overlap",
                                           "overlap_grad_reduce",
                                           "overlap_param_gather",
+                                          "post_validation",
                                           "nccl_algo"};
 
 std::size_t column_index(const std::string& flag, const std::string& column) {

@@ -16,7 +16,7 @@ namespace pipesim::sweep {
 namespace {
 
 // The columns, in order: the job's parameters, then its outcome.
-constexpr std::array<const char*, 44> columns = {"job",
+constexpr std::array<const char*, 45> columns = {"job",
                                                  "engine",
                                                  "schedule",
                                                  "p",
@@ -39,6 +39,7 @@ constexpr std::array<const char*, 44> columns = {"job",
                                                  "tp_comm_overlap",
                                                  "overlap_grad_reduce",
                                                  "overlap_param_gather",
+                                                 "post_validation",
                                                  "nccl_algo",
                                                  "status",
                                                  "reason",
@@ -106,6 +107,7 @@ std::vector<std::string> parameter_fields(const Job& j) {
             j.tp_comm_overlap ? "true" : "false",
             j.overlap_grad_reduce ? "true" : "false",
             j.overlap_param_gather ? "true" : "false",
+            j.post_validation ? "true" : "false",
             j.nccl_algo};
 }
 
@@ -227,6 +229,7 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     j.tp_comm_overlap = row.boolean(c++);
     j.overlap_grad_reduce = row.boolean(c++);
     j.overlap_param_gather = row.boolean(c++);
+    j.post_validation = row.boolean(c++);
     j.nccl_algo = row.text(c++);
     r.status = parse_status(row, c++);
     r.reason = row.text(c++);

@@ -31,8 +31,11 @@ struct CompareRow {
 struct Comparison {
     int devices = 0;
     int microbatches = 0;
-    std::string time_unit;            ///< "unit", or "s" with a model or cluster
-    bool model = false;               ///< costs and memory came from a model
+    std::string time_unit;  ///< "unit", or "s" with a model or cluster
+    bool model = false;     ///< costs and memory came from a model
+    /// Every run with optimizer post-validation: without a model the time column is the
+    /// period of repeated iterations ("period") instead of the makespan.
+    bool post_validation = false;
     std::string engine = "analytic";  ///< "analytic" or "simgrid"
     std::string cluster;              ///< with SimGrid, the cluster's name
     std::vector<CompareRow> rows;

@@ -50,6 +50,9 @@ struct GradientReduction {
     /// iteration_time). 0 otherwise.
     double gather_seconds = 0;
     double gather_exposed = 0;
+    /// Per device, the part of its gather that its first forward does not hide (empty
+    /// without `overlap_gather`): what optimizer post-validation adds to that device alone.
+    std::vector<double> gather_exposed_by_device;
 };
 
 /// gradient_bytes/gather_bytes per device (analysis::gradient_bytes(); gather_bytes empty

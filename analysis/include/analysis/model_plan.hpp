@@ -33,7 +33,8 @@ struct ModelAnalysis {
     int gpus = 0;                          ///< dp · p · t
     /// One optimizer step on the device whose stages hold the most (seconds, memory-bound).
     double optimizer_seconds = 0;
-    /// The iteration time plus the optimizer step: what the rates below divide by.
+    /// The iteration time plus the optimizer step: what the rates below divide by (with
+    /// post-validation, the longest of each device's window plus its own step).
     double step_time = 0;
     /// Over all dp replicas, per step time (the iteration — the makespan, or with SimGrid the
     /// time until the last gradient reduction ends — then the optimizer step).
@@ -75,9 +76,12 @@ MemoryModel memory_model_from_plan(const models::PipelinePlan& plan);
 
 /// Fills in per-device memory, throughput and MFU once the schedule has run: `dp` replicas
 /// each ran `schedule` (whose peaks `metrics` holds) in `iteration_time` seconds, on
-/// dp · p · workload.tp GPUs. Precondition: `metrics` come from running `schedule` with this
-/// plan's costs (seconds).
+/// dp · p · workload.tp GPUs. With `device_windows` (optimizer post-validation: per device,
+/// its first op's start to its last op's or reduction's end) each device steps on its own
+/// and the step time is the longest window plus that device's optimizer step, instead of
+/// iteration_time plus the longest optimizer step. Precondition: `metrics` come from running
+/// `schedule` with this plan's costs (seconds).
 void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metrics& metrics, int dp,
-                     double iteration_time);
+                     double iteration_time, const std::vector<double>& device_windows = {});
 
 }  // namespace pipesim::analysis

@@ -38,6 +38,13 @@ struct AnalyticEngine {
     /// (grad_reduce.hpp; Megatron-LM's --overlap-param-gather). The SimGrid engine's is
     /// SimOptions::overlap_param_gather.
     bool overlap_param_gather = false;
+    /// Optimizer post-validation (Qi et al., ICLR 2024, §4; the Zero Bubble repository's
+    /// --enable-optimizer-post-validation): no pipeline-wide synchronization before the
+    /// optimizer step, so each device steps and starts the next iteration as soon as its own
+    /// ops and gradient reduction are done. Iterations then repeat with a period of the
+    /// longest device window (first op's start to its last op's or reduction's end, plus its
+    /// optimizer step) instead of the makespan (Analysis::iteration_time).
+    bool post_validation = false;
 };
 
 /// The SimGrid model of a GPU cluster: links, NICs, contention, the gradient all-reduce.
@@ -84,8 +91,14 @@ struct Analysis {
     Timeline timeline;   ///< the pipeline's ops (with SimGrid: replica 0's; see AnalyticEngine)
     Metrics metrics;     ///< of `timeline` with `memory`
     /// Time of one training iteration: the time until the last op or gradient reduction of any
-    /// replica ends (the makespan when there is no reduction).
+    /// replica ends (the makespan when there is no reduction). With optimizer post-validation
+    /// (AnalyticEngine::post_validation) the period at which iterations repeat instead: the
+    /// longest device window, from a device's first op to its last op's or gradient
+    /// reduction's end (docs/models.md, "Optimizer post-validation").
     double iteration_time = 0;
+    /// One iteration alone, as iteration_time is without post-validation.
+    double single_iteration_time = 0;
+    bool post_validation = false;  ///< whether iteration_time is the post-validation period
     /// The longest data-parallel gradient reduction of any device (seconds; 0 without a model
     /// or with dp·C = 1): the closed form of grad_reduce.hpp, or SimGrid's simulated one.
     double grad_reduce_time = 0;

@@ -54,7 +54,8 @@ inline MemoryDelta memory_delta(const Op& op, const MemoryModel& memory) {
 /// Per-device figures. `span` runs from the device's first start to its last end.
 struct DeviceMetrics {
     double busy = 0;
-    double span = 0;
+    double first_start = 0;  ///< start of the device's first op (0 for an empty device)
+    double span = 0;         ///< end of its last op − first_start
     double idle = 0;         ///< span − busy
     double bubble_rate = 0;  ///< idle / span (0 for an empty device)
     double peak_activation = 0;

@@ -264,7 +264,10 @@ void GradientReducer::operator()() {
         {
             std::unique_lock lock(*s_.mutex);
             const int total = s_.replicas * s_.layout.pp;
+            // Post-validation: no pipeline-wide synchronization, so a device that is done
+            // reduces without waiting for the others.
             while (s_.options.overlap_grad_reduce ? s_.last_gradient_started[device_] < s_.replicas
+                   : s_.options.post_validation   ? s_.devices_done[device_] < s_.replicas
                                                   : s_.all_done < total)
                 s_.changed->wait(lock);
         }

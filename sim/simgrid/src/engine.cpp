@@ -253,6 +253,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
         *std::max_element(result.replica_makespan.begin(), result.replica_makespan.end());
     result.grad_reduce_time = *std::max_element(s.reduce_time.begin(), s.reduce_time.end());
     result.grad_reduce_algorithms = algorithms;
+    result.grad_reduce_end = s.reduce_end;
     for (double end : s.reduce_end)
         result.iteration_time = std::max(result.iteration_time, end);
     return result;

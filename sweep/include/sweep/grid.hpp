@@ -41,6 +41,9 @@ struct Job {
     bool tp_comm_overlap = false;       ///< TP collectives overlapped with the GEMMs (tp > 1)
     bool overlap_grad_reduce = true;    ///< DP gradient reduction overlapped with the backward
     bool overlap_param_gather = false;  ///< ZeRO 1–2: the parameter all-gather beside F
+    /// Optimizer post-validation: iterations repeated without a pipeline-wide
+    /// synchronization (analysis::AnalyticEngine::post_validation).
+    bool post_validation = false;
     /// simgrid engine: the gradient all-reduce's algorithm, "ring", "tree" or "auto"; empty:
     /// the cluster's.
     std::string nccl_algo;
@@ -72,6 +75,7 @@ struct Grid {
     std::vector<bool> tp_comm_overlap;
     std::vector<bool> overlap_grad_reduce;
     std::vector<bool> overlap_param_gather;
+    std::vector<bool> post_validation;
     std::vector<std::string> nccl_algo;
 };
 
@@ -93,7 +97,8 @@ std::size_t job_count(const Grid& grid);
 
 /// All jobs, in a fixed order (engine, model, gpu, cluster, schedule, p, m, v, mb, tp, dp,
 /// recompute, attention, costs, comm, mem_w_ratio, mem_limit, cp, zero, tp_comm_overlap,
-/// overlap_grad_reduce, overlap_param_gather, nccl_algo; the last varies fastest), numbered
+/// overlap_grad_reduce, overlap_param_gather, post_validation, nccl_algo; the last varies
+/// fastest), numbered
 /// from 0.
 /// Throws std::invalid_argument for more than max_jobs jobs.
 std::vector<Job> expand(const Grid& grid);

@@ -33,7 +33,7 @@ struct Result {
     double bubble_time = 0;      ///< idle time of the device with the largest bubble rate
     double peak_activation = 0;  ///< max over devices (units, or bytes with a model)
     double peak_memory = 0;      ///< bytes with a model (static + activation), max over devices
-    double throughput = 0;       ///< microbatches per time unit of makespan (or iteration)
+    double throughput = 0;  ///< microbatches per time unit of makespan (post-validation: period)
     int gpus = 0;
     double samples_per_second = 0;
     double samples_per_second_per_gpu = 0;

@@ -102,6 +102,10 @@ struct SimOptions {
     /// after its reduce-scatter (Megatron-LM's --overlap-param-gather): that forward ends no
     /// earlier than the gather.
     bool overlap_param_gather = false;
+    /// Optimizer post-validation (analysis::AnalyticEngine::post_validation): without
+    /// overlap_grad_reduce a device's reduction starts when its own replicas' ops end, not
+    /// after the whole pipeline.
+    bool post_validation = false;
     bool record_transfers = true;
     /// Simulate one replica's pipeline (and every replica's collectives) when the replicas
     /// are identical; see SimMode.
@@ -133,6 +137,8 @@ struct SimResult {
     double iteration_time = 0;  ///< until the last op or all-reduce of any replica ends
     std::vector<double> replica_makespan;
     double grad_reduce_time = 0;  ///< longest gradient all-reduce
+    /// Per pipeline device, when its gradient reduction ended (0 without one).
+    std::vector<double> grad_reduce_end;
     /// Per pipeline device, the algorithm of its gradient all-reduce (ring or tree; a
     /// distributed optimizer's reduce-scatter and all-gather are rings); empty when there are
     /// no replicas to reduce over.
