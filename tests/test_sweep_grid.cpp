@@ -167,7 +167,7 @@ TEST_CASE("a results file cut short drops its last row and a foreign header is r
     CHECK(f.incomplete_tail);
     CHECK_THROWS_WITH(parse_results("r.csv", "a,b,c\n"), Catch::Contains("r.csv:1:1"));
     CHECK_THROWS_WITH(parse_results("r.csv", csv_header() + "\n1,analytic\n"),
-                      Catch::Contains("r.csv:2:1: expected 45 fields"));
+                      Catch::Contains("r.csv:2:1: expected 47 fields"));
 }
 
 TEST_CASE("merging keeps one row per job, in job order, and prefers finished rows to errors",
@@ -337,6 +337,41 @@ TEST_CASE("a grid sweeps post-validation; its rows run and keep it", "[sweep]") 
     REQUIRE(back.rows.size() == 1);
     CHECK(back.rows[0].job.post_validation);
     CHECK(job_key(back.rows[0].job) != job_key(plain.job));
+}
+
+TEST_CASE("a grid fixes the end stages' layers; its rows run and keep them", "[sweep]") {
+    // The Zero Bubble repository's split of zb-1.5b (22 layers) on p = 8: 3 layers a stage,
+    // 2 on the ends, or with interleaving one layer a chunk and the ends holding none.
+    const Grid g = parse_grid("g.json", grid_text(R"("schedule": "1f1b", "p": 8, "m": 8,
+            "model": "zb-1.5b", "gpu": "a100-80gb", "first_stage_layers": [2, 0],
+            "last_stage_layers": 2)"));
+    const std::vector<Job> jobs = expand(g);
+    REQUIRE(jobs.size() == 2);
+    CHECK(jobs[0].first_stage_layers == 2);
+    CHECK(jobs[0].last_stage_layers == 2);
+    CHECK(jobs[1].first_stage_layers == 0);
+    const Result split = pipesim::sweep::run_job(jobs[0]);
+    REQUIRE(split.status == Status::ok);
+    const analysis::PipelineSpec spec = pipeline_spec(jobs[0]);
+    REQUIRE(spec.costs.model.has_value());
+    CHECK(spec.costs.model->partition.first_stage_layers == 2);
+    CHECK(spec.costs.model->partition.last_stage_layers == 2);
+    // Six middle stages share the other 18 layers: 3 each, so the middle stages are the
+    // slowest and the split differs from the partitioner's own.
+    const Result own = pipesim::sweep::run_job(expand(parse_grid("g.json", grid_text(R"(
+            "schedule": "1f1b", "p": 8, "m": 8, "model": "zb-1.5b", "gpu": "a100-80gb")")))[0]);
+    REQUIRE(own.status == Status::ok);
+    CHECK(split.makespan != own.makespan);
+    // The CSV keeps a fixed count and leaves the partitioner's choice empty.
+    const ResultsFile back =
+        parse_results("r.csv", csv_header() + "\n" + csv_row(split) + "\n" + csv_row(own) + "\n");
+    REQUIRE(back.rows.size() == 2);
+    CHECK(back.rows[0].job.first_stage_layers == 2);
+    CHECK(back.rows[1].job.first_stage_layers == -1);
+    CHECK(back.rows[1].job.last_stage_layers == -1);
+    using Catch::Contains;
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 2, "m": 4, "first_stage_layers": 1)"),
+               Contains("\"first_stage_layers\" needs a \"model\""));
 }
 
 TEST_CASE("grids sweep context parallelism, ZeRO, overlap flags and NCCL's algorithm", "[sweep]") {

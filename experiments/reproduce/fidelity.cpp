@@ -122,20 +122,6 @@ struct ZbResults {
     double memory_mean = 0, memory_max = 0;
 };
 
-// The layer split of the paper's runs (its repository's --allow-padding-num-layers): the
-// layers padded to (layers + 2) = k·p, one layer off the first and last stage; interleaved
-// 1F1B with one layer per chunk, k chunks per device, so that the first chunk holds only the
-// embedding and the last only the head.
-void paper_layer_split(analysis::PipelineSpec& spec, const zb_paper::Setup& setup) {
-    const int k = zb_paper::paper_chunks(setup);
-    if (spec.schedule == "interleaved-1f1b") {
-        spec.generator.chunks = k;
-        spec.costs.model->partition = {0, 0};
-    } else {
-        spec.costs.model->partition = {k - 1, k - 1};
-    }
-}
-
 ZbResults zb_rows() {
     ZbResults r;
     Table t({"model", "m", "schedule", "published samples/s/GPU", "analyze", "error",
@@ -149,15 +135,14 @@ ZbResults zb_rows() {
                                    [&](const auto& x) { return x.setup == row.setup; });
         for (std::size_t k = 0; k < zb_paper::throughput_schedules.size(); ++k) {
             const std::string schedule = zb_paper::throughput_schedules[k];
-            const sweep::Job job =
-                zb_paper::model_job(setup, row.m, schedule, sweep::Engine::analytic);
-            analysis::PipelineSpec spec = sweep::pipeline_spec(job);
-            paper_layer_split(spec, setup);
+            const sweep::Job job = zb_paper::model_job(
+                setup, row.m, schedule, sweep::Engine::analytic, zb_paper::Split::paper);
+            const analysis::PipelineSpec spec = sweep::pipeline_spec(job);
             analysis::PipelineSpec old_spec = spec;
             old_spec.costs.model->efficiency = old_efficiency;
             // The paper's ZB runs step without a pipeline-wide synchronization (its optimizer
             // post-validation); Megatron-LM's 1F1B and interleaved 1F1B synchronize.
-            const bool post = zb_paper::post_validated(schedule);
+            const bool post = job.post_validation;
             const Prediction a = fidelity::predict_analytic(spec, true, post);
             const Prediction o = fidelity::predict_analytic(old_spec, true, post);
             const double gpus = setup.p;

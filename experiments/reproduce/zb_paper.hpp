@@ -114,10 +114,23 @@ inline constexpr std::array<MeasuredRow, 12> measured = {{
     {3, 256, {0.88, 0.90, 0.96, 1.00}},
 }};
 
+/// How a job splits the model's layers over its stages.
+enum class Split {
+    /// pipesim's partitioner (the largest stage as small as it can be); interleaved 1F1B gets
+    /// model_chunks(s).
+    pipesim,
+    /// The paper's runs (its repository's --allow-padding-num-layers): (layers + 2)/p per
+    /// stage, one fewer on the first and last; interleaved 1F1B with paper_chunks(s), one layer
+    /// per chunk, the first chunk only the embedding and the last only the head.
+    paper,
+};
+
 /// A job on the paper's setup `s` with pipesim's analytic costs for its model on an A100 80GB
 /// and its microbatch size, the unfused attention (Megatron-LM's default without
-/// FlashAttention; the paper names no other); interleaved 1F1B gets model_chunks(s). With the
-/// SimGrid engine it runs on the `zb-a100-roce` preset.
-sweep::Job model_job(const Setup& s, int m, const std::string& schedule, sweep::Engine engine);
+/// FlashAttention; the paper names no other), the layers split by `split`, and optimizer
+/// post-validation where the paper's runs had it. With the SimGrid engine it runs on the
+/// `zb-a100-roce` preset.
+sweep::Job model_job(const Setup& s, int m, const std::string& schedule, sweep::Engine engine,
+                     Split split = Split::pipesim);
 
 }  // namespace pipesim::reproduce::zb_paper

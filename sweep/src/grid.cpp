@@ -180,6 +180,8 @@ Grid parse_grid(const std::string& file, const std::string& text) {
                     "overlap_grad_reduce",
                     "overlap_param_gather",
                     "post_validation",
+                    "first_stage_layers",
+                    "last_stage_layers",
                     "nccl_algo"});
     if (doc.has("/description")) doc.string("/description", 1 << 16);
     Grid grid;
@@ -224,6 +226,9 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.overlap_grad_reduce = bool_axis(doc, "overlap_grad_reduce");
     grid.overlap_param_gather = bool_axis(doc, "overlap_param_gather");
     grid.post_validation = bool_axis(doc, "post_validation");
+    // The model file format's layer limit (docs/model-format.md).
+    grid.first_stage_layers = int_axis(doc, "first_stage_layers", 0, 10'000);
+    grid.last_stage_layers = int_axis(doc, "last_stage_layers", 0, 10'000);
     grid.nccl_algo = string_axis(
         doc, "nccl_algo", [](const std::string& name) { (void)simgrid::parse_nccl_algo(name); });
 
@@ -242,9 +247,9 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     if (!grid.models.empty() && doc.has("/mem_w_ratio"))
         throw doc.error_at("/mem_w_ratio", "\"mem_w_ratio\" cannot be combined with \"model\"");
     if (grid.models.empty())
-        for (const char* key :
-             {"/mb", "/recompute", "/attention", "/cp", "/zero", "/tp_comm_overlap",
-              "/overlap_grad_reduce", "/overlap_param_gather"})
+        for (const char* key : {"/mb", "/recompute", "/attention", "/cp", "/zero",
+                                "/tp_comm_overlap", "/overlap_grad_reduce", "/overlap_param_gather",
+                                "/first_stage_layers", "/last_stage_layers"})
             if (doc.has(key))
                 throw doc.error_at(key, fmt::format("\"{}\" needs a \"model\"", key + 1));
     bool simgrid = false;
@@ -317,6 +322,8 @@ std::vector<std::size_t> axis_sizes(const Grid& grid, Engine engine) {
             size(grid.overlap_grad_reduce),
             size(grid.overlap_param_gather),
             size(grid.post_validation),
+            size(grid.first_stage_layers),
+            size(grid.last_stage_layers),
             sg ? size(grid.nccl_algo) : 1};
 }
 
@@ -357,6 +364,8 @@ std::vector<Job> expand(const Grid& grid) {
     const auto grad_overlaps = or_default(grid.overlap_grad_reduce, d.overlap_grad_reduce);
     const auto gather_overlaps = or_default(grid.overlap_param_gather, d.overlap_param_gather);
     const auto post_validations = or_default(grid.post_validation, d.post_validation);
+    const auto firsts = or_default(grid.first_stage_layers, d.first_stage_layers);
+    const auto lasts = or_default(grid.last_stage_layers, d.last_stage_layers);
     std::vector<Job> jobs;
     for (Engine engine : or_default(grid.engines, Engine::analytic)) {
         // The analytic engine has no cluster; SimGrid takes latencies from the cluster.
@@ -393,7 +402,9 @@ std::vector<Job> expand(const Grid& grid) {
             j.overlap_grad_reduce = grad_overlaps[at[19]];
             j.overlap_param_gather = gather_overlaps[at[20]];
             j.post_validation = post_validations[at[21]];
-            j.nccl_algo = algos[at[22]];
+            j.first_stage_layers = firsts[at[22]];
+            j.last_stage_layers = lasts[at[23]];
+            j.nccl_algo = algos[at[24]];
             jobs.push_back(std::move(j));
         } while (advance(at, sizes));
     }

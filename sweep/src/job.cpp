@@ -126,6 +126,7 @@ analysis::PipelineSpec pipeline_spec(const Job& job) {
         m.workload.cp = job.cp;
         m.workload.tp_comm_overlap = job.tp_comm_overlap;
         m.optimizer.zero_stage = job.zero;
+        m.partition = {job.first_stage_layers, job.last_stage_layers};
         spec.costs.model = m;
     }
     return spec;

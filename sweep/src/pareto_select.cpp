@@ -28,6 +28,8 @@ constexpr const char* choice_columns[] = {"v",
                                           "overlap_grad_reduce",
                                           "overlap_param_gather",
                                           "post_validation",
+                                          "first_stage_layers",
+                                          "last_stage_layers",
                                           "nccl_algo"};
 
 std::size_t column_index(const std::string& flag, const std::string& column) {

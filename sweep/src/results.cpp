@@ -16,7 +16,7 @@ namespace pipesim::sweep {
 namespace {
 
 // The columns, in order: the job's parameters, then its outcome.
-constexpr std::array<const char*, 45> columns = {"job",
+constexpr std::array<const char*, 47> columns = {"job",
                                                  "engine",
                                                  "schedule",
                                                  "p",
@@ -40,6 +40,8 @@ constexpr std::array<const char*, 45> columns = {"job",
                                                  "overlap_grad_reduce",
                                                  "overlap_param_gather",
                                                  "post_validation",
+                                                 "first_stage_layers",
+                                                 "last_stage_layers",
                                                  "nccl_algo",
                                                  "status",
                                                  "reason",
@@ -71,6 +73,11 @@ std::string costs_field(const std::vector<double>& costs) {
     for (double c : costs)
         out += (out.empty() ? "" : "/") + number(c);
     return out;
+}
+
+// A fixed layer count, or nothing for the partitioner's choice (−1).
+std::string layer_count(int layers) {
+    return layers < 0 ? std::string() : std::to_string(layers);
 }
 
 std::string quoted(const std::string& field) {
@@ -108,6 +115,8 @@ std::vector<std::string> parameter_fields(const Job& j) {
             j.overlap_grad_reduce ? "true" : "false",
             j.overlap_param_gather ? "true" : "false",
             j.post_validation ? "true" : "false",
+            layer_count(j.first_stage_layers),
+            layer_count(j.last_stage_layers),
             j.nccl_algo};
 }
 
@@ -138,6 +147,14 @@ class RowReader {
         if (fields_[column] == "true") return true;
         if (fields_[column] != "false") fail(column, "true or false");
         return false;
+    }
+
+    // A fixed layer count, or empty for the partitioner's choice (−1).
+    int layer_count(std::size_t column) const {
+        if (fields_[column].empty()) return -1;
+        const int value = integer(column);
+        if (value < 0) fail(column, "a layer count ≥ 0 or nothing");
+        return value;
     }
 
     int integer(std::size_t column) const {
@@ -230,6 +247,8 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     j.overlap_grad_reduce = row.boolean(c++);
     j.overlap_param_gather = row.boolean(c++);
     j.post_validation = row.boolean(c++);
+    j.first_stage_layers = row.layer_count(c++);
+    j.last_stage_layers = row.layer_count(c++);
     j.nccl_algo = row.text(c++);
     r.status = parse_status(row, c++);
     r.reason = row.text(c++);
