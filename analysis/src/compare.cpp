@@ -54,16 +54,19 @@ void add_to_comparison(Comparison& comparison, const std::string& name, const An
     comparison.warnings.insert(comparison.warnings.end(), a.warnings.begin(), a.warnings.end());
 }
 
-Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names) {
+Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names,
+                   bool post_validation) {
     Comparison comparison;
     PipelineSpec one = spec;
     for (const std::string& name : names) {
         one.schedule = name;
         one.generator = comparison_shape(name, spec.generator);
         try {
-            add_to_comparison(comparison, name,
-                              run_with_baseline(one, AnalyticEngine{.record_transfers = false,
-                                                                    .record_ops = false}));
+            add_to_comparison(
+                comparison, name,
+                run_with_baseline(one, AnalyticEngine{.record_transfers = false,
+                                                      .record_ops = false,
+                                                      .post_validation = post_validation}));
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
         }

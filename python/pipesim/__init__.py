@@ -109,12 +109,12 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
     return result
 
 
-def compare(schedules, p=None, m=None, **options):
+def compare(schedules, p=None, m=None, *, post_validation=False, **options):
     """Runs each of `schedules` (registered names) on the same pipeline with the analytic
     replay and returns a Comparison: one row per schedule with makespan (iteration_time with
-    a model), bubble_rate, efficiency, peak activation (peak_memory_bytes with a model),
-    throughput (samples_per_second) and the speed-up over the first. Options as analyze's;
-    v and group_size apply to the schedules that take them."""
+    a model; period with post_validation), bubble_rate, efficiency, peak activation
+    (peak_memory_bytes with a model), throughput (samples_per_second) and the speed-up over
+    the first. Options as analyze's; v and group_size apply to the schedules that take them."""
     if isinstance(schedules, str):
         schedules = schedules.split(",")
     names = [_spec.text("schedules", s) for s in schedules]
@@ -124,7 +124,7 @@ def compare(schedules, p=None, m=None, **options):
         if name in names[:i]:
             raise ValueError(f"schedules: '{name}' is listed twice")
     spec = _pipeline("compare", names[0], p, m, options)
-    fields, messages = _pipesim.compare(spec, names)
+    fields, messages = _pipesim.compare(spec, names, bool(post_validation))
     _warn(messages)
     return Comparison(_json.loads(fields), messages)
 

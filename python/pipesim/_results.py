@@ -117,6 +117,8 @@ class Result(_Fields):
         if "iteration_time" in f:
             rows.append(("iteration time", f'{f["iteration_time"]:.6g} s'))
         rows.append(("makespan", f'{f["makespan"]:.6g} {unit}'))
+        if "period" in f:
+            rows.append(("period (post-validation)", f'{f["period"]:.6g} {unit}'))
         rows.append(("bubble rate", f'{100 * f["bubble_rate"]:.2f} % (device '
                                     f'{f["bubble_device"]})'))
         rows.append(("peak activation", f'{f["peak_activation_max"]:.4g}'))

@@ -150,12 +150,12 @@ RunData simulate(const py::dict& d, const py::dict& engine_dict) {
     }
 }
 
-py::tuple compare(const py::dict& d, const std::vector<std::string>& names) {
+py::tuple compare(const py::dict& d, const std::vector<std::string>& names, bool post_validation) {
     const analysis::PipelineSpec spec = spec_from_dict(d);
     analysis::Comparison comparison;
     {
         py::gil_scoped_release release;
-        comparison = analysis::compare(spec, names);
+        comparison = analysis::compare(spec, names, post_validation);
     }
     return py::make_tuple(analysis::comparison_json(comparison).dump(), comparison.warnings);
 }

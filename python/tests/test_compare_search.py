@@ -26,6 +26,18 @@ def test_compare_with_a_model_reports_seconds_and_bytes():
     assert {"iteration_time", "peak_memory_bytes", "samples_per_second"} <= set(c.schedules[0])
 
 
+def test_compare_with_post_validation_matches_the_command_line(cli):
+    # F = B = W = 1, p = 8, m = 24: 1F1B repeats every (m + p - 1)·3 = 93 either way, ZB-2p
+    # every 3m = 72 with post-validation (79 for one iteration alone).
+    c = pipesim.compare("1f1b,zb-2p", p=8, m=24, post_validation=True)
+    expected = cli("compare", "-s", "1f1b,zb-2p", "-p", 8, "-m", 24, "--post-validation",
+                   "--json")
+    assert c.to_dict() == expected
+    assert list(c.column("period")) == [93, 72]
+    assert c.column("speedup")[1] == pytest.approx(93 / 72)
+    assert pipesim.compare("1f1b,zb-2p", p=8, m=24).column("makespan")[1] == 79
+
+
 def test_compare_errors(cli):
     message = cli("compare", "-s", "1f1b,nope", "-p", 4, "-m", 8, expect_error=True)
     with pytest.raises(ValueError) as e:

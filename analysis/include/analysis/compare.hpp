@@ -54,9 +54,11 @@ CompareRow compare_row(const std::string& name, const Analysis& result);
 void add_to_comparison(Comparison& comparison, const std::string& name, const Analysis& result);
 
 /// Runs each of `names` on `spec`'s pipeline (its schedule replaced, its shape adapted with
-/// comparison_shape()) with the analytic replay, in order. Throws std::invalid_argument
-/// "NAME: what was wrong" for the first schedule that cannot run.
-Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names);
+/// comparison_shape()) with the analytic replay, in order, with optimizer post-validation if
+/// asked (AnalyticEngine::post_validation). Throws std::invalid_argument "NAME: what was
+/// wrong" for the first schedule that cannot run.
+Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names,
+                   bool post_validation = false);
 
 /// The `pipesim compare --json` object: devices, microbatches, time_unit, engine (and cluster
 /// with SimGrid) and one entry per
