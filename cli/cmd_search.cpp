@@ -47,7 +47,8 @@ struct SearchCommand {
     std::string save_format;  ///< --format: for a --save file without an extension, or '-'
     bool json = false;
     bool have_p = false, have_m = false, have_cap = false;
-    double cap_bytes = 0;  ///< --mem-limit with a unit: the whole device's memory
+    double cap_bytes = 0;          ///< --mem-limit with a unit: the whole device's memory
+    bool post_validation = false;  ///< --post-validation
     bool unit_costs = false;
     PipelineFlags::State model_flags;
 };
@@ -77,6 +78,11 @@ const std::array search_flags = {
                        c.search.memory_limit = parse_positive(f, v);
                    c.have_cap = true;
                }},
+    SearchFlag{
+        "", "--post-validation", "",
+        "time every candidate (and 1F1B) by its period with optimizer\n"
+        "post-validation (docs/models.md, \"Optimizer post-validation\")",
+        [](SearchCommand& c, const std::string&, const std::string&) { c.post_validation = true; }},
 };
 
 const std::array output_flags = {
@@ -173,7 +179,8 @@ int run_search(const std::vector<std::string>& args) {
                    flags_help(output_flags), model_flags_help(/*with_dp=*/false));
         return 0;
     }
-    const analysis::SearchReport report = analysis::search_report(c.search, c.spec, c.cap_bytes);
+    const analysis::SearchReport report =
+        analysis::search_report(c.search, c.spec, c.cap_bytes, c.post_validation);
     const SearchResult& result = report.result;
     const std::optional<DeviceCap>& cap = report.cap;
     const analysis::Analysis& best = report.best;
@@ -191,12 +198,15 @@ int run_search(const std::vector<std::string>& args) {
     auto speedup = [&](const SearchEntry& e) { return report.speedup_1f1b(e); };
     auto peak = [&](const SearchEntry& e) { return report.peak(e); };
     const SearchEntry& top = result.ranking.front();
+    // Each candidate's time: its iteration with a model, else its makespan, or its period with
+    // post-validation.
+    const char* time_label = cap ? "iter. s" : report.post_validation ? "period" : "makespan";
     if (cap)
         fmt::print("{}", cap_summary(*cap, top.label, best));
     else
-        fmt::print("best within {:g}: {} — bubble {:.2f} %, makespan {:g}, peak {:g}\n",
+        fmt::print("best within {:g}: {} — bubble {:.2f} %, {} {:g}, peak {:g}\n",
                    report.options.memory_limit, top.label, 100 * top.evaluation.bubble_rate,
-                   top.evaluation.makespan, top.evaluation.peak_activation_max);
+                   time_label, top.evaluation.makespan, top.evaluation.peak_activation_max);
     fmt::print(
         "  efficiency {:.2f} %, {:.3f}× 1F1B's speed ({:.6g} {}), lifespan max {:.6g} {}\n\n",
         100 * efficiency(top), speedup(top), baseline.iteration_time, baseline.timeline.time_unit,
@@ -207,8 +217,8 @@ int run_search(const std::vector<std::string>& args) {
             "what memory buys within the cap (the candidates no other beats in both {} and "
             "peak):\n",
             report.options.rank_by_time ? "iteration time" : "bubble");
-        fmt::print("  {:>8} {:>9} {:>10}  {}\n", cap ? "peak GiB" : "peak", "bubble %",
-                   cap ? "iter. s" : "makespan", "candidate");
+        fmt::print("  {:>8} {:>9} {:>10}  {}\n", cap ? "peak GiB" : "peak", "bubble %", time_label,
+                   "candidate");
         for (std::size_t k : result.front) {
             const SearchEntry& e = result.ranking[k];
             fmt::print("  {:>8.4g} {:>9.2f} {:>10.4g}  {}\n", cap ? peak(e) / gib : peak(e),
@@ -217,8 +227,7 @@ int run_search(const std::vector<std::string>& args) {
         fmt::print("\n");
     }
     fmt::print("{:<28} {:<10} {:>9} {:>10} {:>7} {:>8} {:>8}  {}\n", "candidate", "kind",
-               "bubble %", cap ? "iter. s" : "makespan", "effic.", "vs 1F1B",
-               cap ? "peak GiB" : "peak", "fits");
+               "bubble %", time_label, "effic.", "vs 1F1B", cap ? "peak GiB" : "peak", "fits");
     for (const SearchEntry& e : result.ranking)
         fmt::print("{:<28} {:<10} {:>9.2f} {:>10.4g} {:>6.2f}% {:>7.3f}x {:>8.4g}  {}\n", e.label,
                    e.kind, 100 * e.evaluation.bubble_rate, e.evaluation.makespan,

@@ -196,3 +196,20 @@ TEST_CASE("compare --post-validation ranks schedules by their periods", "[cli][p
     REQUIRE(plain.exit_code == 0);
     CHECK_THAT(pipesim::test::lines_of(plain.out).at(2), Catch::StartsWith("zb-2p,1,79,"));
 }
+
+TEST_CASE("search --post-validation times candidates by their periods", "[cli][post-validation]") {
+    // F = B = W = 1, p = 8, m = 24, cap 8 M_B: ZB-V idles nowhere inside a device's span, so
+    // its period is a device's work, 3m = 72 (its single iteration takes 75.5); 1F1B's is 93.
+    const auto r = run_pipesim("search -p 8 -m 24 --mem-limit 8 --post-validation --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j.at("post_validation") == true);
+    CHECK(j.at("baseline_1f1b_time").get<double>() == Approx(93));
+    CHECK(j.at("best").at("period").get<double>() == Approx(72));
+    CHECK(j.at("best").at("speedup_1f1b").get<double>() == Approx(93.0 / 72));
+    const auto plain = run_pipesim("search -p 8 -m 24 --mem-limit 8 --json");
+    REQUIRE(plain.exit_code == 0);
+    const auto k = nlohmann::json::parse(plain.out);
+    CHECK_FALSE(k.contains("post_validation"));
+    CHECK(k.at("best").at("makespan").get<double>() == Approx(75.5));
+}

@@ -16,12 +16,14 @@ SearchResult search(const SearchOptions& options) {
     return search(options, spec, nullptr);
 }
 
-SearchResult search(const SearchOptions& options, const PipelineSpec& spec, const DeviceCap* cap) {
+SearchResult search(const SearchOptions& options, const PipelineSpec& spec, const DeviceCap* cap,
+                    bool post_validation) {
     return search_schedules(options, [&](const Schedule& s) {
         PipelineSpec candidate = spec;
         candidate.given = s;
-        const Analysis a =
-            run(candidate, AnalyticEngine{.record_transfers = false, .record_ops = false});
+        const Analysis a = run(candidate, AnalyticEngine{.record_transfers = false,
+                                                         .record_ops = false,
+                                                         .post_validation = post_validation});
         const Metrics& m = a.metrics;
         return SearchEvaluation{m.bubble_rate, a.iteration_time,
                                 cap && a.model ? cap->units_of(*a.model) : m.peak_activation_max};
@@ -40,9 +42,12 @@ double SearchReport::peak(const SearchEntry& e) const {
     return cap ? cap->bytes_of(e.evaluation.peak_activation_max) : e.evaluation.peak_activation_max;
 }
 
-SearchReport search_report(SearchOptions options, const PipelineSpec& spec, double cap_bytes) {
-    constexpr AnalyticEngine bare{.record_transfers = false, .record_ops = false};
+SearchReport search_report(SearchOptions options, const PipelineSpec& spec, double cap_bytes,
+                           bool post_validation) {
+    const AnalyticEngine bare{
+        .record_transfers = false, .record_ops = false, .post_validation = post_validation};
     SearchReport report;
+    report.post_validation = post_validation;
     // 1F1B with the same inputs: the speed-up's reference and, with a model, the memory of
     // one full stage to convert a cap in bytes into the search's unit.
     PipelineSpec one = spec;
@@ -60,7 +65,7 @@ SearchReport search_report(SearchOptions options, const PipelineSpec& spec, doub
     options.rank_by_time = spec.costs.model.has_value();
     report.options = options;
     try {
-        report.result = search(options, spec, report.cap ? &*report.cap : nullptr);
+        report.result = search(options, spec, report.cap ? &*report.cap : nullptr, post_validation);
     } catch (const std::invalid_argument&) {
         if (!report.cap) throw;
         constexpr double gib = 1024.0 * 1024.0 * 1024.0;
@@ -89,7 +94,10 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
         ranking.push_back({{"label", e.label},
                            {"kind", e.kind},
                            {"bubble_rate", e.evaluation.bubble_rate},
-                           {bytes ? "iteration_time" : "makespan", e.evaluation.makespan},
+                           {bytes               ? "iteration_time"
+                            : r.post_validation ? "period"
+                                                : "makespan",
+                            e.evaluation.makespan},
                            {"efficiency", r.efficiency(e)},
                            {"speedup_1f1b", r.speedup_1f1b(e)},
                            {bytes ? "peak_memory_bytes" : "peak_activation_max", r.peak(e)},
@@ -117,6 +125,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
         j["tokens_per_second"] = model.tokens_per_second;
         j["memory_bytes"] = model.total_bytes;
     }
+    if (r.post_validation) j["post_validation"] = true;
     j["front"] = front;
     j["ranking"] = ranking;
     return j;

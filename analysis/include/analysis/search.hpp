@@ -19,8 +19,11 @@ SearchResult search(const SearchOptions& options);
 
 /// The same with each candidate timed with `spec`'s costs or model and latency (its schedule
 /// replaced by the candidate) and, with `cap`, measured by its fullest device's whole memory
-/// on the cap's scale (DeviceCap::units_of; options.memory_limit is then cap->units).
-SearchResult search(const SearchOptions& options, const PipelineSpec& spec, const DeviceCap* cap);
+/// on the cap's scale (DeviceCap::units_of; options.memory_limit is then cap->units). With
+/// `post_validation` each candidate's time is its post-validation period
+/// (AnalyticEngine::post_validation).
+SearchResult search(const SearchOptions& options, const PipelineSpec& spec, const DeviceCap* cap,
+                    bool post_validation = false);
 
 /// A search with what its report shows beside the ranking.
 struct SearchReport {
@@ -30,6 +33,7 @@ struct SearchReport {
     Analysis best;                 ///< the best candidate, run again
     std::optional<DeviceCap> cap;  ///< with a cap in bytes
     double work = 0;               ///< busy time over all devices, the same for every candidate
+    bool post_validation = false;  ///< candidates' times are post-validation periods
 
     /// A candidate's whole-pipeline efficiency: work / (p × its makespan).
     double efficiency(const SearchEntry& e) const;
@@ -44,13 +48,16 @@ struct SearchReport {
 /// model's mean stage costs, searches (candidates timed with `spec`), and runs the best one
 /// again. Throws like search() and device_cap(); when no candidate fits a cap in bytes, the
 /// message names the cap, the weights and optimizer state and one stage's activations in GiB.
-SearchReport search_report(SearchOptions options, const PipelineSpec& spec, double cap_bytes = 0);
+/// With `post_validation` every run (1F1B's too) is timed by its post-validation period.
+SearchReport search_report(SearchOptions options, const PipelineSpec& spec, double cap_bytes = 0,
+                           bool post_validation = false);
 
 /// The `pipesim search --json` object: stages, devices, microbatches, memory_limit, best,
 /// chunks (of the best), lifespan_max and lifespan_mean (of the best), baseline_1f1b_time,
 /// with a cap in bytes its figures and the best one's iteration, step time, throughput and
 /// memory_bytes, the front (SearchResult::front) and the ranking, each a list of (label, kind,
-/// bubble_rate, makespan or iteration_time, efficiency, speedup_1f1b, peak_activation_max or
+/// bubble_rate, makespan or iteration_time (period without a model and with post-validation,
+/// then also `"post_validation": true`), efficiency, speedup_1f1b, peak_activation_max or
 /// peak_memory_bytes, fits).
 nlohmann::ordered_json search_json(const SearchReport& report);
 
