@@ -69,8 +69,11 @@ std::string table(const std::vector<SummaryRow>& rows, bool model, const std::st
                   bool period) {
     std::string out =
         fmt::format("{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14} {:>9} {:>9}\n", "schedule", "v",
-                    model ? "iteration s" : (period ? "period " : "makespan ") + unit, "bubble",
-                    "efficiency", model ? "peak GiB" : "peak act M_B",
+                    (period  ? "period "
+                     : model ? "iteration "
+                             : "makespan ") +
+                        unit,
+                    "bubble", "efficiency", model ? "peak GiB" : "peak act M_B",
                     model ? "samples/s" : "mb / " + unit, "speed-up", "vs 1F1B");
     for (const SummaryRow& r : rows)
         out += fmt::format(
@@ -141,6 +144,14 @@ int run_compare(const std::vector<std::string>& args) {
     std::vector<ReportRun> runs;
     analysis::PipelineSpec spec = pipeline.spec();
     const bool show_progress = on_cluster && ::isatty(STDERR_FILENO);
+    analysis::Engine engine;
+    if (on_cluster) {
+        analysis::SimGridEngine simgrid = simgrid_engine(cluster);
+        simgrid.options.post_validation = post_validation;
+        engine = std::move(simgrid);
+    } else {
+        engine = analysis::AnalyticEngine{.post_validation = post_validation};
+    }
     for (std::size_t i = 0; i < names.size(); ++i) {
         const std::string& name = names[i];
         spec.schedule = name;
@@ -149,15 +160,7 @@ int run_compare(const std::vector<std::string>& args) {
             fmt::print(stderr, "\r\033[K  simulating {} ({} of {}) on '{}'...", name, i + 1,
                        names.size(), cluster.name);
         try {
-            analysis::SimGridEngine simgrid;
-            analysis::AnalyticEngine analytic;
-            if (on_cluster) {
-                simgrid = simgrid_engine(cluster);
-                simgrid.options.post_validation = post_validation;
-            }
-            analytic.post_validation = post_validation;
-            runs.push_back(on_cluster ? run_for_report(name, spec, simgrid, !html.empty())
-                                      : run_for_report(name, spec, analytic, !html.empty()));
+            runs.push_back(run_for_report(name, spec, engine, !html.empty()));
         } catch (const std::invalid_argument& e) {
             if (show_progress) fmt::print(stderr, "\r\033[K");
             throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
@@ -203,9 +206,7 @@ int run_compare(const std::vector<std::string>& args) {
         fmt::print(
             "schedule,chunks,{},bubble_rate,efficiency,{},{},speedup,speedup_1f1b,"
             "lifespan_max\n",
-            model             ? "iteration_time"
-            : post_validation ? "period"
-                              : "makespan",
+            analysis::time_field(model, post_validation),
             model ? "peak_memory_bytes" : "peak_activation_max",
             model ? "samples_per_second" : "throughput");
         for (const SummaryRow& r : rows)

@@ -139,14 +139,17 @@ SummaryRow summary_row(const std::string& name, const analysis::Analysis& a) {
 viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
                              const std::string& unit, bool speedup, bool period) {
     viz::HtmlTable t;
-    t.columns = {
-        "schedule",
-        "v",
-        model ? "iteration (s)" : fmt::format("{} ({})", period ? "period" : "makespan", unit),
-        "bubble",
-        "efficiency",
-        model ? "peak memory (GiB)" : "peak activation (M_B)",
-        model ? "samples/s" : fmt::format("microbatches / {}", unit)};
+    t.columns = {"schedule",
+                 "v",
+                 fmt::format("{} ({})",
+                             period  ? "period"
+                             : model ? "iteration"
+                                     : "makespan",
+                             unit),
+                 "bubble",
+                 "efficiency",
+                 model ? "peak memory (GiB)" : "peak activation (M_B)",
+                 model ? "samples/s" : fmt::format("microbatches / {}", unit)};
     if (speedup) t.columns.push_back("speed-up");
     for (const SummaryRow& r : rows) {
         std::vector<std::string> cells = {r.schedule,

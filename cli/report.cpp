@@ -149,7 +149,7 @@ std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec
     line("throughput",
          a.post_validation
              ? fmt::format("{:.6g} microbatches / {} over the period ({:.6g} over the makespan)",
-                           a.schedule.microbatches / a.iteration_time, unit, m.throughput)
+                           analysis::microbatch_throughput(a), unit, m.throughput)
              : fmt::format("{:.6g} microbatches / {}", m.throughput, unit));
     out += pipeline_lines(a);
     out += fmt::format("\n  {:>6} {:>12} {:>12} {:>12} {:>8} {:>10}\n", "device", "busy", "span",

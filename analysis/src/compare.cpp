@@ -33,8 +33,7 @@ CompareRow compare_row(const std::string& name, const Analysis& a) {
         r.throughput = a.model->samples_per_second;
     } else {
         r.peak = a.metrics.peak_activation_max;
-        r.throughput =
-            a.post_validation ? a.schedule.microbatches / a.iteration_time : a.metrics.throughput;
+        r.throughput = microbatch_throughput(a);
     }
     return r;
 }
@@ -85,10 +84,7 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
     for (const CompareRow& r : c.rows)
         list.push_back({{"schedule", r.schedule},
                         {"chunks", r.chunks},
-                        {c.model             ? "iteration_time"
-                         : c.post_validation ? "period"
-                                             : "makespan",
-                         r.makespan},
+                        {time_field(c.model, c.post_validation), r.makespan},
                         {"bubble_rate", r.bubble_rate},
                         {"efficiency", r.efficiency},
                         {c.model ? "peak_memory_bytes" : "peak_activation_max", r.peak},

@@ -124,6 +124,18 @@ void check_spec(const PipelineSpec& spec) {
                         spec.costs.mem_w_ratio));
 }
 
+}  // namespace
+
+double microbatch_throughput(const Analysis& a) {
+    return a.post_validation ? a.schedule.microbatches / a.iteration_time : a.metrics.throughput;
+}
+
+const char* time_field(bool model, bool post_validation) {
+    return model ? "iteration_time" : post_validation ? "period" : "makespan";
+}
+
+namespace {
+
 // With optimizer post-validation, per device: from its first op's start until it is done with
 // the iteration, which is its last op's end or, if later, `done_at[d]` (its gradient
 // reduction's end; absolute), plus `added[d]` (a parameter gather it exposes before its next

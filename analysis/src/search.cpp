@@ -94,10 +94,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
         ranking.push_back({{"label", e.label},
                            {"kind", e.kind},
                            {"bubble_rate", e.evaluation.bubble_rate},
-                           {bytes               ? "iteration_time"
-                            : r.post_validation ? "period"
-                                                : "makespan",
-                            e.evaluation.makespan},
+                           {time_field(bytes, r.post_validation), e.evaluation.makespan},
                            {"efficiency", r.efficiency(e)},
                            {"speedup_1f1b", r.speedup_1f1b(e)},
                            {bytes ? "peak_memory_bytes" : "peak_activation_max", r.peak(e)},

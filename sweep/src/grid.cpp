@@ -13,6 +13,7 @@
 #include "models/gpu.hpp"
 #include "models/gpu_json.hpp"
 #include "models/layer_costs.hpp"
+#include "models/model_json.hpp"
 #include "models/presets.hpp"
 #include "schedules/registry.hpp"
 #include "sim/simgrid/cluster.hpp"
@@ -226,9 +227,9 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.overlap_grad_reduce = bool_axis(doc, "overlap_grad_reduce");
     grid.overlap_param_gather = bool_axis(doc, "overlap_param_gather");
     grid.post_validation = bool_axis(doc, "post_validation");
-    // The model file format's layer limit (docs/model-format.md).
-    grid.first_stage_layers = int_axis(doc, "first_stage_layers", 0, 10'000);
-    grid.last_stage_layers = int_axis(doc, "last_stage_layers", 0, 10'000);
+    grid.first_stage_layers =
+        int_axis(doc, "first_stage_layers", 0, models::ModelLimits::max_layers);
+    grid.last_stage_layers = int_axis(doc, "last_stage_layers", 0, models::ModelLimits::max_layers);
     grid.nccl_algo = string_axis(
         doc, "nccl_algo", [](const std::string& name) { (void)simgrid::parse_nccl_algo(name); });
 

@@ -24,9 +24,7 @@ void fill(Result& r, const Analysis& a) {
     r.bubble_rate = a.metrics.bubble_rate;
     r.bubble_time = a.metrics.bubble_time;
     r.peak_activation = a.metrics.peak_activation_max;
-    // Post-validation: microbatches per period of repeated iterations.
-    r.throughput =
-        a.post_validation ? a.schedule.microbatches / a.iteration_time : a.metrics.throughput;
+    r.throughput = analysis::microbatch_throughput(a);
     r.gpus = a.schedule.devices * r.job.tp * r.job.cp * a.dp;
     r.iteration_time = a.iteration_time;
     r.efficiency = a.metrics.efficiency;

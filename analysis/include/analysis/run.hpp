@@ -122,6 +122,14 @@ struct Analysis {
     double speedup_1f1b = 0;
 };
 
+/// Microbatches per time unit: of the makespan (Metrics::throughput), or with post-validation
+/// of the period of repeated iterations.
+double microbatch_throughput(const Analysis& a);
+
+/// The name of a run's time figure in JSON and CSV: "iteration_time" with a model, else
+/// "period" with post-validation, else "makespan".
+const char* time_field(bool model, bool post_validation);
+
 /// Prepares `spec`: plans the model once (if any), generates the schedule once (a generator
 /// that plans with pass times gets the costs and latency it will run with) or takes the given
 /// one, and derives the costs and memory model. Throws std::invalid_argument (one clear line)
