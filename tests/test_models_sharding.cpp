@@ -145,9 +145,12 @@ TEST_CASE("ring attention's transfers cost only what the attention core does not
     // 3 steps takes the longer of a transfer and a quarter of the attention.
     const PassTimes ring = cp_exposed_seconds(gpu, c, w);
     CHECK(ring.forward ==
-          Approx(3 * std::max(0.0, block / nic - attention / 0.75 / 4)).margin(1e-15));
+          Approx(3 * std::max(0.0, block / nic - attention / gpu.attention_forward_efficiency / 4))
+              .margin(1e-15));
     CHECK(ring.backward_input ==
-          Approx(3 * std::max(0.0, 2 * block / nic - 2.5 * attention / 0.55 / 4)).margin(1e-15));
+          Approx(3 * std::max(0.0, 2 * block / nic -
+                                       2.5 * attention / gpu.attention_backward_efficiency / 4))
+              .margin(1e-15));
     REQUIRE(ring.forward > 0);  // this case is exposed in both passes
     REQUIRE(ring.backward_input > 0);
     // A long sequence: the attention (∝ s²/c) outgrows the transfers (∝ s): all hidden.

@@ -248,7 +248,7 @@ TEST_CASE("without context parallelism the ring is not simulated", "[simgrid][cp
 
 TEST_CASE("a model's simulated ring takes what analyze adds on links at the GPU's rate",
           "[simgrid][cp][analysis]") {
-    // Llama 3 8B, s = 1024, c = 2 on one H100 node: the ring runs over NVLink at the TP bus
+    // Llama 3 8B, s = 512, c = 2 on one H100 node: the ring runs over NVLink at the TP bus
     // bandwidth in the analytic model; a cluster whose ports move at that rate with no
     // latency gives SimGrid the same steps, so F and B agree with analyze's (which add the
     // exposed transfers to the compute) instead of counting them twice.
@@ -259,7 +259,7 @@ TEST_CASE("a model's simulated ring takes what analyze adds on links at the GPU'
     model.model = "llama3-8b";
     model.gpu = "h100-sxm";
     model.workload.microbatch = 1;
-    model.workload.seq_len = 1024;
+    model.workload.seq_len = 512;
     model.workload.cp = 2;
     spec.costs.model = model;
     const analysis::Analysis replayed = analysis::run(spec);

@@ -219,19 +219,20 @@ std::string zb_passes() {
 std::string implied_gemm_section(const Sc21Results& sc, const ZbResults& zb) {
     const models::GpuSpec a100 = models::resolve_gpu("a100-80gb");
     const double peak = a100.peak_bf16_flops / 1e12;  // TFLOP/s, dense bf16
-    const double mamf = a100.gemm_efficiency;         // the preset's measured GEMM ceiling
-    const double boost_ghz = 1.41;  // the clock the peak is quoted at (A100 datasheet)
+    const double preset = a100.gemm_efficiency;       // the burst MAMF at the sustained clock
+    const double sustained_ghz = 1.305;               // the A100's clock at its power limit
     std::string out = fmt::format(R"(
 ## The GEMM rate each row implies
 
 A diagnostic, not a fit (no prediction above uses it): the GEMM ceiling — the A100 preset's
-`gemm_efficiency`, {:.1f} of {:.0f} TFLOP/s ({:.3f}), with every other rate as it is — at which
-`analyze` would give the published figure, found by bisection with a GPU file (`base`
-a100-80gb). If one ceiling matched every row, the gap would be the GEMMs' rate alone (a lower
-sustained clock, an older cuBLAS); a spread says that it is not.
+`gemm_efficiency`, {:.1f} of {:.0f} TFLOP/s ({:.3f}: the burst-clock MAMF at the clock the
+A100 holds at its power limit) — at which `analyze`, with every other rate as it is, would
+give the published figure, found by bisection with a GPU file (`base` a100-80gb). If one
+ceiling matched every row, the gap would be the GEMMs' rate alone (a lower clock, an older
+cuBLAS); a spread says that it is not.
 
 )",
-                                  peak * mamf, peak, mamf);
+                                  peak * preset, peak, preset);
     Table t({"SC'21 model", "analyze error", "GEMM ceiling that matches", "TFLOP/s"});
     for (std::size_t i = 0; i < sc.labels.size(); ++i)
         t.add({sc.labels[i], percent(sc.analytic[i] / sc.published[i] - 1),
@@ -252,17 +253,17 @@ sustained clock, an older cuBLAS); a spread says that it is not.
     out += fmt::format(
         R"(
 The SC'21 rows imply ceilings from {:.3f} to {:.3f}, median {:.3f} ({:.0f} TFLOP/s, {:.0f} %
-of the measured MAMF): across sizes from 1.7B to 1T, with and without tensor and pipeline
-parallelism, their gap behaves like one GEMM rate below the burst-clock MAMF, as a clock of
-about {:.2f} GHz instead of the {:.2f} GHz the {:.0f} TFLOP/s are quoted at would give, or the
-cuBLAS of 2021 against the CUDA 12.1 one the MAMF was measured with. No published sustained
-A100 figure tells the two apart, so the preset keeps the measured {:.3f}; a user who has
-measured a sustained rate puts it in a GPU file (docs/gpu-format.md). The Zero Bubble rows
-spread further, and their W pass, nothing but GEMMs, matches the profile at {:.3f}: their
-gap lies in F (the per-pass table above), not in the GEMMs.
+of the preset's): across sizes from 1.7B to 1T, with and without tensor and pipeline
+parallelism, their remaining gap behaves like one GEMM rate below the preset's, as a clock
+of about {:.2f} GHz instead of the {:.3f} GHz the preset assumes would give, or the cuBLAS of
+2021 against the CUDA 12.1 one the MAMF was measured with. No published A100 figure tells
+the two apart; a user who has measured a sustained rate puts it in a GPU file
+(docs/gpu-format.md). The Zero Bubble rows spread further, and their W pass, nothing but
+GEMMs, comes out a few per cent slower than profiled at the preset's rate: their gap lies in
+F (the per-pass table above), not in the GEMMs.
 )",
-        sorted.front(), sorted.back(), median, peak * median, 100 * median / mamf,
-        boost_ghz * median / mamf, boost_ghz, peak, mamf, mamf);
+        sorted.front(), sorted.back(), median, peak * median, 100 * median / preset,
+        sustained_ghz * median / preset, sustained_ghz);
     return out;
 }
 
@@ -299,24 +300,23 @@ recomputed F), pipeline transfers split over the TP ranks, the data-parallel gra
 reduction over one ring per NIC, exposed or overlapped as each run did, the optimizer step,
 embedding and loss (`analyze` the gradient reduction in closed form, on an idle network).
 `simulate` and `analyze` agree within 1 % on these rows: what only `simulate` has, pipeline
-transfers, link latencies and links shared, is small here. What is left is the kernels' own time,
-optimistic by 4–28 % (most rows 10–22 %): the per-pass table above shows where. The
-weight-gradient pass W, nothing but GEMMs (their K is the microbatch's tokens, down to 1024
-here, where the short-K falloff matters), is within 1.5–4 % of what the Zero Bubble paper
-profiled, so the GEMM ceiling (the measured MAMF, 267.9 TFLOP/s) is not the gap. The
-unfused attention's kernels over the b·a·s² scores run at the rate FlashAttention's paper
+transfers, link latencies and links shared, is small here. What is left is the kernels' own
+time, optimistic by 2–20 % on every row but the Zero Bubble paper's interleaved ones (most
+by 5–14 %): the per-pass table above shows where. The GEMMs run at the A100's burst-clock MAMF (267.9 TFLOP/s)
+scaled to the 1305 MHz it holds at its 400 W power limit (NVIDIA's clock for its A100 HPL
+peak), 247.9 TFLOP/s. The weight-gradient pass W, nothing but GEMMs (their K is the
+microbatch's tokens, down to 1024 here, where the short-K falloff matters), then comes out
+4–6 % slower than the Zero Bubble paper profiled it, so the GEMM rate is not the gap there.
+The unfused attention's kernels over the b·a·s² scores run at the rate FlashAttention's paper
 measured for them (0.62 of the HBM bandwidth: 40.3 GB in 41.7 ms, Dao et al., 2022, Fig. 2),
-which brings B within 4–12 % of the profile; F stays 15–21 % faster than profiled. Its
+which brings B within −7…+1 % of the profile; F stays 9–17 % faster than profiled. Its
 remaining kernels, the norms, GeLU and the dropout-adds, run at a STREAM copy's 90 % of the
 HBM bandwidth, an upper bound for elementwise PyTorch kernels; no published A100 measurement
-of them was found, and none was fitted. On the SC'21 rows the error now grows with the
-model (+7–13 % up to 39B, +14–22 % above): the small models' attention-heavy layers are
-charged their measured rate, and what remains is in the large GEMMs and their TP
-all-reduces, where the A100's burst-clock MAMF (no sustained figure is published) is the
-likeliest optimism.
+of them was found, and none was fitted. On the SC'21 rows the error is +2…+14 %, largest
+on the interleaved 76B, 310B and 530B rows.
 
 The Zero Bubble paper's interleaved rows (1F1B-I) run one layer per chunk, as its
-repository splits them; they come out 15–37 % fast, against 4–28 % for the other schedules,
+repository splits them; they come out 9–29 % fast, against 4–20 % for the other schedules,
 because every chunk boundary puts a pipeline transfer on the critical path: the paper
 profiled 0.38–0.76 ms per transfer (Table 9, T_comm, about 30 GB/s for its 10–19 MB
 messages), where `zb-a100-roce` moves them between GPUs of a node over NVLink at 300 GB/s
@@ -324,10 +324,10 @@ and `analyze` not at all. Peak memory is within 10 % on every row with this spli
 earlier split (v = layers/p chunks balanced by time) put two-layer chunks where the kernels'
 times moved them and was 15 % over on two rows.
 
-The single-efficiency model has a smaller mean error on these A100 rows because its 0.55
-was chosen with Megatron-LM's end-to-end 44–52 % in view, but it orders the SC'21 rows
-wrongly (Spearman near 0, error strongly anti-correlated with size) and, by the same token,
-is reported 25–35 % pessimistic on published H100 runs.
+The single-efficiency model has a smaller mean error on the Zero Bubble rows because its 0.55
+was chosen with Megatron-LM's end-to-end 44–52 % in view (on SC'21's, a larger one), but it
+orders the SC'21 rows wrongly (Spearman near 0, error strongly anti-correlated with size)
+and, by the same token, is reported 25–35 % pessimistic on published H100 runs.
 )";
     return out;
 }

@@ -24,13 +24,17 @@ constexpr double mib = 1024.0 * 1024.0;
 // The operator-level model's rates (docs/models.md, "Operator-level times"), each a datasheet
 // figure or a published measurement:
 // - SMs: A100 108, H100/H200 SXM 132 (NVIDIA A100 and H100 architecture whitepapers).
-// - GEMM efficiency: the best bf16 matmul rate measured over many shapes. A100 SXM: 267.9 of
-//   312 TFLOP/s (0.859), the "maximum achievable matmul FLOPS" (MAMF, CUDA 12.1; S. Bekman,
-//   ML Engineering, compute/accelerator/README.md), a boost-clock figure: no sustained
-//   figure is published for A100, so A100 times are optimistic by the clock drop under
-//   sustained load. H100/H200 (the same GH100 compute at 700 W): the "maximum sustainable"
-//   rate measured on H200 after a thermal soak, 702.9 TFLOP/s (0.710; the burst MAMF of the
-//   same run is 828.0), ML Engineering, compute/accelerator/benchmarks/README.md.
+// - GEMM efficiency: the best bf16 matmul rate measured over many shapes, at the clock the
+//   GPU sustains under training load. A100 SXM: 267.9 of 312 TFLOP/s, the "maximum
+//   achievable matmul FLOPS" (MAMF, CUDA 12.1; S. Bekman, ML Engineering,
+//   compute/accelerator/README.md), a burst figure at the 1410 MHz boost clock; at its 400 W
+//   power limit under dense tensor-core load the A100 holds 1305 MHz, the clock NVIDIA
+//   computes its A100 HPL peak with (G. K. Lockwood, "Peak FLOPS",
+//   glennklockwood.com/garden/peak-FLOPS): 267.9 × 1305/1410 = 247.9 TFLOP/s (0.795).
+//   H100/H200 (the same GH100 compute at 700 W): the "maximum sustainable" rate measured on
+//   H200 after a thermal soak, 702.9 TFLOP/s (0.710; the burst MAMF of the same run is
+//   828.0, a sustained-to-burst ratio of 0.849), ML Engineering,
+//   compute/accelerator/benchmarks/README.md.
 // - Short-K falloff (A100 only): cuBLAS's Ampere bf16 kernels (ampere_bf16_s16816gemm_..._
 //   stages_64x3) stream K in 64-deep tiles through a 3-stage cp.async pipeline, so a tile's
 //   first MMA waits for 2 × 64 = 128 elements of K to arrive: a fixed cost of 128 K per
@@ -49,7 +53,9 @@ constexpr double mib = 1024.0 * 1024.0;
 // - Fused attention: FlashAttention-2 reaches up to 73 % of the A100 peak forward and about
 //   190 TFLOP/s (0.6) backward at head size 128 (Dao, 2023, abstract and Fig. 6);
 //   FlashAttention-3 740 TFLOP/s forward on H100 (0.75, Shah et al., 2024, abstract) and a
-//   backward 1.5–1.75× FlashAttention-2's (≈ 35 % of peak there): 0.55.
+//   backward 1.5–1.75× FlashAttention-2's (≈ 35 % of peak there): 0.55. Both are benchmark
+//   (burst) rates of compute-bound kernels, scaled here like the GEMMs to the sustained
+//   clock: × 1305/1410 on A100 (0.676 and 0.555), × 702.9/828.0 on Hopper (0.637 and 0.467).
 // - Launch overhead 1 µs: a 2.9 µs kernel launched back to back in one stream takes 3.8 µs
 //   (NVIDIA, "Getting Started with CUDA Graphs", 2019).
 // - TP bus bandwidth: NCCL all-reduce busbw inside an 8-GPU NVLink node, about 200 GB/s on
@@ -58,7 +64,10 @@ constexpr double mib = 1024.0 * 1024.0;
 // - NIC bandwidth: one adapter per GPU in NVIDIA's reference nodes, 200 Gb/s ConnectX-6 in
 //   DGX A100 and 400 Gb/s ConnectX-7 in DGX H100 and HGX H200 (the DGX datasheets).
 constexpr double a100_sms = 108, hopper_sms = 132;
-constexpr double a100_gemm = 267.9 / 312, hopper_gemm = 702.9 / 989.4;
+// Sustained over burst clock of compute-bound work (above): A100 at its power limit, Hopper
+// from the H200's soaked against burst matmul rate.
+constexpr double a100_sustained = 1305.0 / 1410.0, hopper_sustained = 702.9 / 828.0;
+constexpr double a100_gemm = 267.9 / 312 * a100_sustained, hopper_gemm = 702.9 / 989.4;
 constexpr double a100_k_fill = 2 * 64, a100_mamf_k = 2048;
 constexpr double hbm_efficiency = 0.9;
 constexpr double a100_scores_efficiency = 40.3e9 / 41.7e-3 / (1555 * giga);
@@ -75,8 +84,9 @@ GpuSpec spec(std::string name, std::string description, double peak, double memo
     g.gemm_reference_k = hopper ? 0 : a100_mamf_k;
     g.memory_efficiency = hbm_efficiency;
     g.scores_memory_efficiency = hopper ? 0 : a100_scores_efficiency;
-    g.attention_forward_efficiency = hopper ? 0.75 : 0.73;
-    g.attention_backward_efficiency = hopper ? 0.55 : 0.6;
+    const double sustained = hopper ? hopper_sustained : a100_sustained;
+    g.attention_forward_efficiency = (hopper ? 0.75 : 0.73) * sustained;
+    g.attention_backward_efficiency = (hopper ? 0.55 : 0.6) * sustained;
     g.launch_overhead = launch;
     g.tp_bus_bandwidth = tp_bus_bandwidth;
     g.nic_bandwidth = (hopper ? 400 : 200) * giga / 8;
