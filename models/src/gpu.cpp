@@ -31,8 +31,6 @@ constexpr double mib = 1024.0 * 1024.0;
 //   power limit under dense tensor-core load the A100 holds 1305 MHz, the clock NVIDIA
 //   computes its A100 HPL peak with (G. K. Lockwood, "Peak FLOPS",
 //   glennklockwood.com/garden/peak-FLOPS): 267.9 × 1305/1410 = 247.9 TFLOP/s (0.795).
-//   (Selene's TOP500 peak, 79.2 PFLOP/s for 4,480 A100s and 1,120 EPYC 7742s, implies
-//   about 1.24 GHz: 1305 MHz does not overstate the drop.)
 //   H100/H200 (the same GH100 compute at 700 W): the "maximum sustainable" rate measured on
 //   H200 after a thermal soak, 702.9 TFLOP/s (0.710; the burst MAMF of the same run is
 //   828.0, a sustained-to-burst ratio of 0.849), ML Engineering,
