@@ -89,6 +89,21 @@ TEST_CASE("memory-bound kernels move hand-counted bytes — SP shards the replic
     CHECK(find_op(no_sp, "scale-mask-softmax").bytes == 4 * b * a / t * s * s);
     CHECK(find_op(no_sp, "attention dropout").bytes == 5 * b * a / t * s * s);
     CHECK(find_op(no_sp, "softmax backward").bytes == 6 * b * a / t * s * s);
+    // Megatron-LM's QKV bias add (read and write the 3h/t outputs) and the unfused attention's
+    // copy of its context to [s, b, h] (read and write h/t per token), neither sharded by SP.
+    CHECK(find_op(no_sp, "QKV bias add").bytes == 4 * s * b * 3 * h / t);
+    CHECK(find_op(sp, "QKV bias add").bytes == find_op(no_sp, "QKV bias add").bytes);
+    CHECK(find_op(no_sp, "context copy").bytes == 4 * s * b * h / t);
+    CHECK(find_op(no_sp, "context copy").pass == Pass::forward);
+    CHECK(find_op(no_sp, "context copy").attention_core);  // selective recomputation re-runs it
+    CHECK_FALSE(find_op(no_sp, "context copy").scores);
+    // No bias, no bias add (Llama); the fused attention writes [s, b, h] itself.
+    for (const Operator& op :
+         layer_operators(find_model("llama3-8b"),
+                         work(1, 2048, 1, false, Recompute::none, AttentionKernel::fused))) {
+        CHECK(op.name != "QKV bias add");
+        CHECK(op.name != "context copy");
+    }
 }
 
 TEST_CASE("without dropout the residual adds are plain adds whose backward runs no kernel",

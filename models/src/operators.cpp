@@ -138,6 +138,11 @@ void attention_core(Builder& o, const Shape& d, bool fused, Pass pass) {
         o.gemm("dK = dSᵀ·Q", d.s_kv, d.head_dim, d.s, batch);
     }
     o.mark_scores(first, pass == Pass::forward);
+    // Megatron-LM's unfused core attention returns its context as [s, b, h]: the batched AV
+    // writes it head by head ([b·a, s, d]), and a permute(...).contiguous() copies it, read
+    // and written once (part of the core, so selective recomputation re-runs it).
+    if (pass == Pass::forward)
+        o.memory("context copy", d.tokens * d.heads * d.head_dim / d.t, 4, 0).attention_core = true;
 }
 
 }  // namespace
@@ -186,6 +191,10 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     o.pass = Pass::forward;
     o.memory("norm 1", rows, 4, norm_flops(c));
     o.gemm("QKV", d.tokens, qkv, d.h);
+    // Megatron-LM fuses the other projections' biases into the GeLU and the dropout-adds
+    // (skip_bias_add), but adds the QKV bias in a kernel of its own after the GEMM: it reads
+    // the GEMM's output and writes the sum.
+    if (c.linear_bias) o.memory("QKV bias add", d.tokens * qkv, 4, add_flops);
     if (rotary) o.memory("rotary", d.tokens * (d.h + d.kv) / d.t, 4, rotary_flops);
     attention_core(o, d, fused, Pass::forward);
     o.pass = Pass::forward;
