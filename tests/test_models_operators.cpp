@@ -97,12 +97,19 @@ TEST_CASE("memory-bound kernels move hand-counted bytes — SP shards the replic
     CHECK(find_op(no_sp, "context copy").pass == Pass::forward);
     CHECK(find_op(no_sp, "context copy").attention_core);  // selective recomputation re-runs it
     CHECK_FALSE(find_op(no_sp, "context copy").scores);
+    // In B the context's gradient goes back to the heads' layout, and Q, K and V's gradients
+    // are gathered into one QKV-shaped tensor: each read and written once.
+    CHECK(find_op(no_sp, "context gradient copy").bytes == 4 * s * b * h / t);
+    CHECK(find_op(no_sp, "QKV gradient gather").bytes == 4 * s * b * 3 * h / t);
+    CHECK(find_op(no_sp, "QKV gradient gather").pass == Pass::backward_input);
+    CHECK_FALSE(find_op(no_sp, "context gradient copy").attention_core);
     // No bias, no bias add (Llama); the fused attention writes [s, b, h] itself.
     for (const Operator& op :
          layer_operators(find_model("llama3-8b"),
                          work(1, 2048, 1, false, Recompute::none, AttentionKernel::fused))) {
         CHECK(op.name != "QKV bias add");
-        CHECK(op.name != "context copy");
+        CHECK(op.name.find("context") == std::string::npos);
+        CHECK(op.name != "QKV gradient gather");
     }
 }
 

@@ -301,23 +301,23 @@ reduction over one ring per NIC, exposed or overlapped as each run did, the opti
 embedding and loss (`analyze` the gradient reduction in closed form, on an idle network).
 `simulate` and `analyze` agree within 1 % on these rows: what only `simulate` has, pipeline
 transfers, link latencies and links shared, is small here. What is left is the kernels' own
-time, optimistic by 2–20 % on every row but the Zero Bubble paper's interleaved ones (most
-by 4–14 %): the per-pass table above shows where. The GEMMs run at the A100's burst-clock MAMF (267.9 TFLOP/s)
-scaled to the 1305 MHz it holds at its 400 W power limit (NVIDIA's clock for its A100 HPL
-peak), 247.9 TFLOP/s. The weight-gradient pass W, nothing but GEMMs (their K is the
+time, optimistic by 2–19 % on every row but the Zero Bubble paper's interleaved ones (most
+by 4–14 %): the per-pass table above shows where. The GEMMs run at the A100's burst-clock
+MAMF (267.9 TFLOP/s) scaled to the 1305 MHz it holds at its 400 W power limit (NVIDIA's
+clock for its A100 HPL peak), 247.9 TFLOP/s. The weight-gradient pass W, nothing but GEMMs (their K is the
 microbatch's tokens, down to 1024 here, where the short-K falloff matters), then comes out
 4–6 % slower than the Zero Bubble paper profiled it, so the GEMM rate is not the gap there.
 The unfused attention's kernels over the b·a·s² scores run at the rate FlashAttention's paper
 measured for them (0.62 of the HBM bandwidth: 40.3 GB in 41.7 ms, Dao et al., 2022, Fig. 2),
-which brings B within −7…+1 % of the profile; F stays 8–15 % faster than profiled, with
-Megatron-LM's separate QKV bias add and its copy of the attention's context counted. Its
+which brings B within −6…+3 % of the profile; F stays 8–15 % faster than profiled, with
+Megatron-LM's separate QKV bias add and the attention's layout copies counted. Its
 remaining kernels, the norms, GeLU and the dropout-adds, run at a STREAM copy's 90 % of the
 HBM bandwidth, an upper bound for elementwise PyTorch kernels; no published A100 measurement
 of them was found, and none was fitted. On the SC'21 rows the error is +2…+14 %, largest
 on the interleaved 76B, 310B and 530B rows.
 
 The Zero Bubble paper's interleaved rows (1F1B-I) run one layer per chunk, as its
-repository splits them; they come out 8–28 % fast, against 4–20 % for the other schedules,
+repository splits them; they come out 8–27 % fast, against 3–19 % for the other schedules,
 because every chunk boundary puts a pipeline transfer on the critical path: the paper
 profiled 0.38–0.76 ms per transfer (Table 9, T_comm, about 30 GB/s for its 10–19 MB
 messages), where `zb-a100-roce` moves them between GPUs of a node over NVLink at 300 GB/s

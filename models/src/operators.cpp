@@ -123,6 +123,13 @@ void attention_core(Builder& o, const Shape& d, bool fused, Pass pass) {
                         qkvo + lse + 2 * (d.tokens * 2 * d.h + d.b * d.s_kv * 2 * d.kv) / d.t);
         return;
     }
+    // Megatron-LM's unfused core attention returns its context as [s, b, h]: the batched AV
+    // writes it head by head ([b·a, s, d]), and a permute(...).contiguous() copies it, read
+    // and written once (part of the core, so selective recomputation re-runs it). In B the
+    // context's gradient is copied back to the heads' layout first, and the gradients of Q,
+    // K and V, views into one QKV output in F, are gathered into one tensor last.
+    const double context = d.tokens * d.heads * d.head_dim / d.t;
+    if (pass == Pass::backward_input) o.memory("context gradient copy", context, 4, 0);
     const std::size_t first = o.size();
     if (pass == Pass::forward) {
         o.gemm("QKᵀ", d.s, d.s_kv, d.head_dim, batch);
@@ -138,11 +145,10 @@ void attention_core(Builder& o, const Shape& d, bool fused, Pass pass) {
         o.gemm("dK = dSᵀ·Q", d.s_kv, d.head_dim, d.s, batch);
     }
     o.mark_scores(first, pass == Pass::forward);
-    // Megatron-LM's unfused core attention returns its context as [s, b, h]: the batched AV
-    // writes it head by head ([b·a, s, d]), and a permute(...).contiguous() copies it, read
-    // and written once (part of the core, so selective recomputation re-runs it).
     if (pass == Pass::forward)
-        o.memory("context copy", d.tokens * d.heads * d.head_dim / d.t, 4, 0).attention_core = true;
+        o.memory("context copy", context, 4, 0).attention_core = true;
+    else
+        o.memory("QKV gradient gather", d.tokens * (d.h + 2 * d.kv) / d.t, 4, 0);
 }
 
 }  // namespace
