@@ -306,7 +306,9 @@ by 4–14 %): the per-pass table above shows where. The GEMMs run at the A100's 
 MAMF (267.9 TFLOP/s) scaled to the 1305 MHz it holds at its 400 W power limit (NVIDIA's
 clock for its A100 HPL peak), 247.9 TFLOP/s. The weight-gradient pass W, nothing but GEMMs (their K is the
 microbatch's tokens, down to 1024 here, where the short-K falloff matters), then comes out
-4–6 % slower than the Zero Bubble paper profiled it, so the GEMM rate is not the gap there.
+4–6 % slower than the Zero Bubble paper profiled it: its GEMMs ran at 250–263 TFLOP/s at
+1.5B and 6.2B, 0.94–0.98 of the burst MAMF, so those GPUs held more than 1305 MHz in a pass
+of GEMMs alone, and the GEMM rate is not the gap there.
 The unfused attention's kernels over the b·a·s² scores run at the rate FlashAttention's paper
 measured for them (0.62 of the HBM bandwidth: 40.3 GB in 41.7 ms, Dao et al., 2022, Fig. 2),
 which brings B within −6…+3 % of the profile; F stays 8–15 % faster than profiled, with
