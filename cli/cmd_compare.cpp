@@ -69,11 +69,8 @@ std::string table(const std::vector<SummaryRow>& rows, bool model, const std::st
                   bool period) {
     std::string out =
         fmt::format("{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14} {:>9} {:>9}\n", "schedule", "v",
-                    (period  ? "period "
-                     : model ? "iteration "
-                             : "makespan ") +
-                        unit,
-                    "bubble", "efficiency", model ? "peak GiB" : "peak act M_B",
+                    fmt::format("{} {}", time_column_name(model, period), unit), "bubble",
+                    "efficiency", model ? "peak GiB" : "peak act M_B",
                     model ? "samples/s" : "mb / " + unit, "speed-up", "vs 1F1B");
     for (const SummaryRow& r : rows)
         out += fmt::format(

@@ -136,16 +136,16 @@ SummaryRow summary_row(const std::string& name, const analysis::Analysis& a) {
     return analysis::compare_row(name, a);
 }
 
+const char* time_column_name(bool model, bool period) {
+    return period ? "period" : model ? "iteration" : "makespan";
+}
+
 viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
                              const std::string& unit, bool speedup, bool period) {
     viz::HtmlTable t;
     t.columns = {"schedule",
                  "v",
-                 fmt::format("{} ({})",
-                             period  ? "period"
-                             : model ? "iteration"
-                                     : "makespan",
-                             unit),
+                 fmt::format("{} ({})", time_column_name(model, period), unit),
                  "bubble",
                  "efficiency",
                  model ? "peak memory (GiB)" : "peak activation (M_B)",

@@ -27,6 +27,10 @@ using SummaryRow = analysis::CompareRow;
 /// The row of an analysis shown as `name`.
 SummaryRow summary_row(const std::string& name, const analysis::Analysis& a);
 
+/// The name of a summary's time column: "period" with post-validation, else "iteration" with
+/// a model, else "makespan" (analysis::time_field() is the JSON and CSV key).
+const char* time_column_name(bool model, bool period);
+
 /// The rows as the report's table: schedule, v, makespan (iteration time with a model; with
 /// `period`, post-validation's period), bubble, efficiency, peak, throughput and, with
 /// `speedup`, the speed-up column.

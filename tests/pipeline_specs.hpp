@@ -3,7 +3,9 @@
 
 #include <string>
 
+#include "analysis/run.hpp"
 #include "analysis/spec.hpp"
+#include "sim/simgrid/cluster.hpp"
 
 namespace pipesim::test {
 
@@ -22,6 +24,15 @@ inline analysis::PipelineSpec zb_1_5b_spec(const std::string& schedule, int p, i
     spec.dp = dp;
     spec.tp = tp;
     return spec;
+}
+
+/// The SimGrid engine on the preset `cluster` with NCCL's ring for the gradient reduction,
+/// as analysis::gradient_reduction()'s closed form assumes.
+inline analysis::SimGridEngine ring_simgrid(const std::string& cluster) {
+    analysis::SimGridEngine engine;
+    engine.cluster = simgrid::load_cluster(cluster);
+    engine.options.nccl_algo = simgrid::NcclAlgo::ring;
+    return engine;
 }
 
 }  // namespace pipesim::test

@@ -154,9 +154,7 @@ TEST_CASE("analyze's reduction agrees with simulate's ring on an idle DGX A100 c
     const PipelineSpec spec = dp_spec(16, 1, 2);
     const Analysis replayed = run(spec, overlapped(overlap));
     const std::string result = run_in_child([&] {
-        SimGridEngine engine;
-        engine.cluster = simgrid::load_cluster("dgx-a100");
-        engine.options.nccl_algo = simgrid::NcclAlgo::ring;
+        SimGridEngine engine = pipesim::test::ring_simgrid("dgx-a100");
         engine.options.overlap_grad_reduce = overlap;
         const Analysis simulated = run(spec, engine);
         return fmt::format("{:.17g} {:.17g}", simulated.grad_reduce_time, simulated.iteration_time);
@@ -238,9 +236,7 @@ TEST_CASE("analyze and simulate agree on an overlapped parameter all-gather",
           Approx(after.iteration_time - moved.param_gather_time + moved.param_gather_exposed));
     const auto simulated = [&](bool move) {
         const std::string result = run_in_child([&] {
-            SimGridEngine sim;
-            sim.cluster = simgrid::load_cluster("dgx-a100:16");
-            sim.options.nccl_algo = simgrid::NcclAlgo::ring;
+            SimGridEngine sim = pipesim::test::ring_simgrid("dgx-a100:16");
             sim.options.overlap_grad_reduce = false;
             sim.options.overlap_param_gather = move;
             return fmt::format("{:.17g}", run(spec, sim).iteration_time);

@@ -166,9 +166,7 @@ TEST_CASE("analyze and simulate agree on the post-validation period",
     e.overlap_grad_reduce = overlap;
     const Analysis replayed = run(spec, e);
     const std::string result = run_in_child([&] {
-        SimGridEngine sim;
-        sim.cluster = simgrid::load_cluster("dgx-a100");
-        sim.options.nccl_algo = simgrid::NcclAlgo::ring;
+        SimGridEngine sim = pipesim::test::ring_simgrid("dgx-a100");
         sim.options.overlap_grad_reduce = overlap;
         sim.options.post_validation = true;
         const Analysis simulated = run(spec, sim);

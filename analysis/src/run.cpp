@@ -145,8 +145,7 @@ std::vector<double> device_windows(const Metrics& metrics, const std::vector<dou
     std::vector<double> windows(metrics.devices.size(), 0.0);
     for (std::size_t d = 0; d < windows.size(); ++d) {
         const DeviceMetrics& dm = metrics.devices[d];
-        const double last_end = dm.first_start + dm.span;
-        const double done = d < done_at.size() ? std::max(last_end, done_at[d]) : last_end;
+        const double done = std::max(dm.last_end(), d < done_at.size() ? done_at[d] : 0.0);
         windows[d] = done - dm.first_start + (d < added.size() ? added[d] : 0.0);
     }
     return windows;
@@ -197,8 +196,8 @@ double reduced_iteration_time(Analysis& a, const PipelineSpec& spec, const Analy
         std::vector<double> done_at(r.seconds.size(), 0.0);
         for (std::size_t d = 0; d < done_at.size() && d < a.metrics.devices.size(); ++d) {
             const DeviceMetrics& dm = a.metrics.devices[d];
-            const double start = engine.overlap_grad_reduce ? replayed.last_gradient_start[d]
-                                                            : dm.first_start + dm.span;
+            const double start =
+                engine.overlap_grad_reduce ? replayed.last_gradient_start[d] : dm.last_end();
             if (r.seconds[d] > 0) done_at[d] = start + r.seconds[d];
         }
         windows = device_windows(a.metrics, done_at, r.gather_exposed_by_device);

@@ -59,6 +59,8 @@ struct DeviceMetrics {
     double idle = 0;         ///< span − busy
     double bubble_rate = 0;  ///< idle / span (0 for an empty device)
     double peak_activation = 0;
+
+    double last_end() const { return first_start + span; }  ///< end of the device's last op
 };
 
 /// Measured activation lifespans of one virtual stage: for each microbatch through it, from
