@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "schedules/heap.hpp"
 
 namespace {
 
@@ -101,6 +102,7 @@ pipesim::cli::Command find_command(const std::string& command) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    pipesim::tune_heap();
     if (argc < 2) {
         fmt::print(stderr, "pipesim: missing command (see 'pipesim --help')\n");
         return 2;

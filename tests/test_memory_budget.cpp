@@ -1,17 +1,21 @@
 // Memory estimated before it is allocated: the op cap counts the passes a schedule has, and a
 // run that will not fit is refused with its estimate (one line, exit code 2), never
 // std::bad_alloc.
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "cli_runner.hpp"
+#include "schedules/heap.hpp"
 #include "schedules/registry.hpp"
 #include "sim/memory_budget.hpp"
 
@@ -134,4 +138,69 @@ TEST_CASE("under ulimit -v render, simulate and sweep refuse what will not fit i
                              Catch::Contains("needs about") && !Catch::Contains("bad_alloc"));
     }
     std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// The VmFlags of the mapping of /proc/self/smaps that holds `address` (empty if none).
+std::string vm_flags_at(const void* address) {
+    std::ifstream smaps("/proc/self/smaps");
+    const auto at = reinterpret_cast<std::uintptr_t>(address);
+    bool inside = false;
+    for (std::string line; std::getline(smaps, line);) {
+        std::uintptr_t low = 0, high = 0;
+        char dash = 0;
+        std::istringstream range(line);
+        if (range >> std::hex >> low >> dash >> high && dash == '-') {
+            inside = low <= at && at < high;
+        } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+            return line;
+        }
+    }
+    return {};
+}
+
+// Runs `check` in a forked child (tune_heap() changes the process for good) and returns its
+// exit status: 0 when every condition held, else the number of the first that failed.
+int in_child(const std::function<int()>& check) {
+    const pid_t pid = ::fork();
+    if (pid == 0) ::_exit(check());
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+}  // namespace
+
+TEST_CASE("tune_heap serves large blocks from a heap marked for huge pages", "[memory]") {
+    rlimit limit{};
+    REQUIRE(::getrlimit(RLIMIT_AS, &limit) == 0);
+    if (limit.rlim_cur != RLIM_INFINITY) return;  // tested below
+    std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string modes;
+    std::getline(thp, modes);
+    const bool huge_pages = !modes.empty() && modes.find("[never]") == std::string::npos;
+    CHECK(in_child([&] {
+              tune_heap();
+              if (!heap_tuned()) return 1;
+              // 8 MiB: glibc would map it on its own (above the heap) untuned.
+              char* block = static_cast<char*>(std::malloc(std::size_t{8} << 20));
+              if (block == nullptr || static_cast<void*>(block) >= ::sbrk(0)) return 2;
+              if (huge_pages && vm_flags_at(block + (4 << 20)).find(" hg") == std::string::npos)
+                  return 3;
+              std::free(block);
+              tune_heap();  // a second call changes nothing
+              return heap_tuned() ? 0 : 4;
+          }) == 0);
+}
+
+TEST_CASE("tune_heap leaves a process under ulimit -v as it is", "[memory]") {
+    CHECK(in_child([] {
+              rlimit limit{std::size_t{4} << 30, std::size_t{4} << 30};
+              if (::setrlimit(RLIMIT_AS, &limit) != 0) return 1;
+              tune_heap();
+              if (heap_tuned()) return 2;
+              char* block = static_cast<char*>(std::malloc(std::size_t{8} << 20));
+              return block != nullptr && static_cast<void*>(block) > ::sbrk(0) ? 0 : 3;
+          }) == 0);
 }

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,32 +35,50 @@ int answer(int fd, const std::function<std::string()>& work) {
     return fileio::write_all(fd, text) == 0 ? 0 : 1;
 }
 
+// Forks a child that closes `parent_end` and `close_in_child`, runs `work(child_end)` and exits
+// with what it returns (1 if it throws); the parent closes `child_end`.
+ChildProcess fork_child(int parent_end, int child_end, const std::function<int(int)>& work,
+                        const std::vector<int>& close_in_child) {
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        const int error = errno;
+        ::close(parent_end);
+        ::close(child_end);
+        throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(error)));
+    }
+    if (pid == 0) {
+        // The child never returns into the parent's stack: every way out is _exit.
+        ::close(parent_end);
+        for (int fd : close_in_child)
+            ::close(fd);
+        int status = 1;
+        try {
+            status = work(child_end);
+        } catch (...) {
+        }
+        std::fflush(nullptr);
+        ::_exit(status);
+    }
+    ::close(child_end);
+    return ChildProcess{pid, parent_end};
+}
+
 }  // namespace
 
 ChildProcess start_child(const std::function<int(int)>& work) {
     int fds[2];
     if (::pipe(fds) != 0)
         throw std::runtime_error(fmt::format("pipe failed: {}", std::strerror(errno)));
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        ::close(fds[0]);
-        ::close(fds[1]);
-        throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
-    }
-    if (pid == 0) {
-        // The child never returns into the parent's stack: every way out is _exit.
-        ::close(fds[0]);
-        int status = 1;
-        try {
-            status = work(fds[1]);
-        } catch (...) {
-        }
-        std::fflush(nullptr);
-        ::_exit(status);
-    }
-    ::close(fds[1]);
-    return ChildProcess{pid, fds[0]};
+    return fork_child(fds[0], fds[1], work, {});
+}
+
+ChildProcess start_child_with_socket(const std::function<int(int)>& work,
+                                     const std::vector<int>& close_in_child) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
+        throw std::runtime_error(fmt::format("socketpair failed: {}", std::strerror(errno)));
+    return fork_child(fds[0], fds[1], work, close_in_child);
 }
 
 std::string run_in_child(const std::function<std::string()>& work,

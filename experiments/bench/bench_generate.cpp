@@ -22,6 +22,7 @@
 #include <fmt/ranges.h>
 
 #include "analysis/run.hpp"
+#include "schedules/heap.hpp"
 
 #include "schedules/metrics.hpp"
 #include "schedules/registry.hpp"
@@ -126,6 +127,7 @@ void bench_large_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    pipesim::tune_heap();  // as pipesim does
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     if (argc > 1 && std::strcmp(argv[1], "--large") == 0) {
         bench_large_all();

@@ -15,6 +15,7 @@
 
 #include "bench_timing.hpp"
 #include "fileio/files.hpp"
+#include "schedules/heap.hpp"
 #include "schedules/pytorch_csv.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule_file.hpp"
@@ -54,6 +55,7 @@ void measure(const std::string& what, const std::string& path, const std::string
 }  // namespace
 
 int main(int argc, char** argv) {
+    pipesim::tune_heap();  // as pipesim does
     double megabytes = 10;
     int cells = 80'000;
     for (int i = 1; i + 1 < argc; i += 2) {

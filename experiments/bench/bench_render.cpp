@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "bench_timing.hpp"
+#include "schedules/heap.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/registry.hpp"
 #include "sim/replay.hpp"
@@ -27,6 +28,7 @@ struct Case {
 }  // namespace
 
 int main(int argc, char** argv) {
+    pipesim::tune_heap();  // as pipesim does
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     const int runs = quick ? 1 : 3;
     const std::vector<Case> cases = {{"1f1b", 4, 8, 1, false},

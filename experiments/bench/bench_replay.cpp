@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "bench_timing.hpp"
+#include "schedules/heap.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "sim/replay.hpp"
@@ -23,6 +24,7 @@ struct Case {
 }  // namespace
 
 int main(int argc, char** argv) {
+    pipesim::tune_heap();  // as pipesim does
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     const double min_seconds = quick ? 0.2 : 1.0;
     const std::vector<Case> cases = {

@@ -18,6 +18,7 @@
 
 #include "analysis/run.hpp"
 #include "bench_timing.hpp"
+#include "schedules/heap.hpp"
 #include "sim/simgrid/simulate.hpp"
 
 namespace {
@@ -150,6 +151,7 @@ bool measure(const Job& job, bool full) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    pipesim::tune_heap();  // as pipesim does
     bool full = false;
     std::string only;
     for (int i = 1; i < argc; ++i) {

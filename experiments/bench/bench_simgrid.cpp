@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "bench_timing.hpp"
+#include "schedules/heap.hpp"
 #include "schedules/registry.hpp"
 #include "sim/simgrid/simulate.hpp"
 
@@ -66,6 +67,7 @@ int run_case(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    pipesim::tune_heap();  // as pipesim does
     // Loaded once, before the children fork, as pipesim does: the figures are the engine's,
     // not those of loading SimGrid's libraries.
     pipesim::simgrid::load_engine();

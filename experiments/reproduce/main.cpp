@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "report.hpp"
+#include "schedules/heap.hpp"
 
 namespace {
 
@@ -28,6 +29,7 @@ constexpr Reproduction reproductions[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
+    pipesim::tune_heap();
     std::string root = PIPESIM_SOURCE_DIR;
     int workers = 2;
     std::vector<std::string> names;

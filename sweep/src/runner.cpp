@@ -1,13 +1,10 @@
 #include "sweep/runner.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -15,51 +12,15 @@
 
 #include <fmt/format.h>
 
-#include "analysis/child_run.hpp"
 #include "fileio/files.hpp"
 #include "progress.hpp"
 #include "sim/simgrid/simulate.hpp"
 #include "sweep/job.hpp"
+#include "sweep/worker_pool.hpp"
 
 namespace pipesim::sweep {
 
 namespace {
-
-struct Worker {
-    pid_t pid = -1;
-    int fd = -1;
-    std::size_t job = 0;
-    std::string out;
-};
-
-// Forks a worker that runs one job and writes its CSV row to a pipe.
-Worker start_worker(const std::vector<Job>& jobs, std::size_t index) {
-    const analysis::ChildProcess child = analysis::start_child([&](int fd) {
-        std::signal(SIGPIPE, SIG_DFL);
-        try {
-            const std::string row = csv_row(run_job(jobs[index]));
-            if (const int error = fileio::write_all(fd, row); error != 0) {
-                std::fprintf(stderr, "pipesim: worker for job %d: cannot write its result: %s\n",
-                             jobs[index].index, std::strerror(error));
-                return 1;
-            }
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "pipesim: worker for job %d failed: %s\n", jobs[index].index,
-                         e.what());
-            return 1;
-        } catch (...) {
-            std::fprintf(stderr, "pipesim: worker for job %d failed with an unknown exception\n",
-                         jobs[index].index);
-            return 1;
-        }
-        return 0;
-    });
-    Worker w;
-    w.pid = child.pid;
-    w.fd = child.output;
-    w.job = index;
-    return w;
-}
 
 Result error_result(const Job& job, std::string reason) {
     Result r;
@@ -69,76 +30,21 @@ Result error_result(const Job& job, std::string reason) {
     return r;
 }
 
-// Reaps a worker whose pipe reached end of file and turns its output into a result.
-Result finish_worker(Worker& w, const Job& job) {
-    ::close(w.fd);
-    int status = 0;
-    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFSIGNALED(status))
-        return error_result(job, fmt::format("worker killed by signal {} ({})", WTERMSIG(status),
-                                             strsignal(WTERMSIG(status))));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || w.out.empty())
-        return error_result(job, fmt::format("worker exited with status {} and no result",
-                                             WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+// A job's result from its worker's answer (its CSV row) or from how the worker died.
+Result job_result(const Job& job, const PoolOutcome& outcome) {
+    if (!outcome.answered) return error_result(job, outcome.failure);
     try {
-        ResultsFile parsed = parse_results("worker", csv_header() + "\n" + w.out + "\n");
+        ResultsFile parsed = parse_results("worker", csv_header() + "\n" + outcome.answer + "\n");
         if (parsed.rows.size() == 1) return parsed.rows.front();
     } catch (const std::exception&) {
     }
     return error_result(job, "worker wrote a malformed row");
 }
 
-void pool_loop(const std::vector<Job>& jobs, int workers,
-               const std::function<void(std::size_t, const Result&)>& done,
-               std::vector<Worker>& running) {
-    std::size_t next = 0;
-    while (next < jobs.size() || !running.empty()) {
-        while (running.size() < static_cast<std::size_t>(workers) && next < jobs.size()) {
-            running.push_back(start_worker(jobs, next));
-            ++next;
-        }
-        std::vector<pollfd> fds;
-        for (const Worker& w : running)
-            fds.push_back({w.fd, POLLIN, 0});
-        if (::poll(fds.data(), fds.size(), -1) < 0) {
-            if (errno == EINTR) continue;
-            throw std::runtime_error(fmt::format("poll failed: {}", std::strerror(errno)));
-        }
-        for (std::size_t i = fds.size(); i-- > 0;) {
-            if (fds[i].revents == 0) continue;
-            Worker& w = running[i];
-            char buffer[4096];
-            const ssize_t n = ::read(w.fd, buffer, sizeof buffer);
-            if (n < 0 && errno == EINTR) continue;
-            if (n > 0) {
-                w.out.append(buffer, static_cast<std::size_t>(n));
-                continue;
-            }
-            const std::size_t position = w.job;
-            const Result r = finish_worker(w, jobs[position]);
-            running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
-            done(position, r);
-        }
-    }
-}
-
-// Kills and reaps the workers still running.
-void stop_workers(std::vector<Worker>& running) {
-    for (Worker& w : running) {
-        ::kill(w.pid, SIGKILL);
-        ::close(w.fd);
-        while (::waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
-        }
-    }
-    running.clear();
-}
-
 }  // namespace
 
 void run_pool(const std::vector<Job>& jobs, int workers,
               const std::function<void(std::size_t, const Result&)>& done) {
-    if (workers < 1) throw std::invalid_argument("at least one worker is needed");
     // The workers share an engine loaded here; one that cannot be loaded fails their jobs.
     for (const Job& job : jobs)
         if (job.engine == Engine::simgrid) {
@@ -148,13 +54,20 @@ void run_pool(const std::vector<Job>& jobs, int workers,
             }
             break;
         }
-    std::vector<Worker> running;
-    try {
-        pool_loop(jobs, workers, done, running);
-    } catch (...) {
-        stop_workers(running);  // leave no orphans behind when `done` or the pool fails
-        throw;
-    }
+    PoolJobs pool;
+    pool.count = jobs.size();
+    pool.run = [&](std::size_t position) {
+        try {
+            return csv_row(run_job(jobs[position]));
+        } catch (const std::exception& e) {
+            throw std::runtime_error(fmt::format("job {}: {}", jobs[position].index, e.what()));
+        }
+    };
+    // SimGrid allows one engine per process.
+    pool.alone = [&](std::size_t position) { return jobs[position].engine == Engine::simgrid; };
+    run_worker_pool(pool, workers, [&](std::size_t position, const PoolOutcome& outcome) {
+        done(position, job_result(jobs[position], outcome));
+    });
 }
 
 std::vector<Result> run_jobs(const std::vector<Job>& jobs, int workers) {

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace pipesim::analysis {
 
@@ -21,6 +22,14 @@ struct ChildProcess {
 /// file and then reap with waitpid. Standard streams are flushed first. Throws std::runtime_error
 /// when the pipe or fork fails.
 ChildProcess start_child(const std::function<int(int fd)>& work);
+
+/// start_child() with a connected stream socket instead of the pipe: `output` is the parent's
+/// end, which it also writes to (send with MSG_NOSIGNAL: a child gone gives EPIPE, not
+/// SIGPIPE; shutdown(SHUT_WR) gives the child end of file). The child closes
+/// `close_in_child` first (the parent's ends of its other children: a child holding them
+/// would keep those children from seeing end of file).
+ChildProcess start_child_with_socket(const std::function<int(int fd)>& work,
+                                     const std::vector<int>& close_in_child);
 
 /// Runs `work` in a forked child and returns the text it returned. What the child throws is
 /// thrown here with its message: std::invalid_argument as std::invalid_argument (bad input),

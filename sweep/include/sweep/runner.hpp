@@ -1,6 +1,7 @@
 #pragma once
-// The sweep runner: a pool of worker processes (one fresh process per job, so every SimGrid
-// job has its own engine) that appends one CSV row per finished job to a results file.
+// The sweep runner: a pool of worker processes (worker_pool.hpp: each runs analytic jobs one
+// after another; every SimGrid job gets a fresh process, for its own engine) that appends one
+// CSV row per finished job to a results file.
 
 #include <cstdio>
 #include <functional>
