@@ -264,10 +264,13 @@ a B+W, or an idle slot, on the critical device):
 {}
 Even with the profiled passes, {:.1f}–{:.1f} ms per pipeline step is left over on every row,
 from the 1.5B model on one node to the 28.3B one on four: per-step work that no pass time
-holds and pipesim does not model. Candidates: each step of Megatron-LM's 1F1B ends in
-blocking send/receive calls (`p2p_communication.py`, which waits on them), and the host
-schedules every kernel and collective. It is about as large at every model size, so it weighs most where the
-passes are short (14.6B and 28.3B with one sample per microbatch).
+holds and pipesim does not model. The transfers are not it: in 1F1B's steady state every
+step already waits for two of them in the replay (a microbatch's F and B each cross a stage
+boundary per step, with no slack to hide them). Candidates are host-side: launching every
+kernel and collective between passes, and the synchronization Megatron-LM's
+`p2p_communication.py` performs around each send/receive. It is about as large at every
+model size, so it weighs most where the passes are short (14.6B and 28.3B with one sample per
+microbatch).
 )",
                        t.markdown(), lowest, highest);
 }
@@ -359,7 +362,9 @@ embedding and loss (`analyze` the gradient reduction in closed form, on an idle 
 `simulate` and `analyze` agree within 1 % on these rows: what only `simulate` has, pipeline
 transfers, link latencies and links shared, is small here. What is left is the kernels' own
 time, optimistic by 2–19 % on every row but the Zero Bubble paper's interleaved ones (most
-by 4–14 %): the per-pass table above shows where. The GEMMs run at the A100's burst-clock
+by 4–14 %): the per-pass table above shows where; and, on the Zero Bubble rows, per-step
+work that even the profiled passes leave over ("What lies outside the passes").
+The GEMMs run at the A100's burst-clock
 MAMF (267.9 TFLOP/s) scaled to the 1305 MHz it holds at its 400 W power limit (NVIDIA's
 clock for its A100 HPL peak), 247.9 TFLOP/s. The weight-gradient pass W, nothing but GEMMs (their K is the
 microbatch's tokens, down to 1024 here, where the short-K falloff matters), then comes out
