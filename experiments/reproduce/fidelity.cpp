@@ -267,10 +267,9 @@ from the 1.5B model on one node to the 28.3B one on four: per-step work that no 
 holds and pipesim does not model. The transfers are not it: in 1F1B's steady state every
 step already waits for two of them in the replay (a microbatch's F and B each cross a stage
 boundary per step, with no slack to hide them). Candidates are host-side: launching every
-kernel and collective between passes, and the synchronization Megatron-LM's
-`p2p_communication.py` performs around each send/receive. It is about as large at every
-model size, so it weighs most where the passes are short (14.6B and 28.3B with one sample per
-microbatch).
+kernel between passes, and setting up each step's NCCL send/receive calls beyond the
+transfer time the profile gives. It is about as large at every model size, so it weighs most
+where the passes are short (14.6B and 28.3B with one sample per microbatch).
 )",
                        t.markdown(), lowest, highest);
 }
