@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 
+#include "child_process.hpp"
 #include "cli_runner.hpp"
 #include "schedules/heap.hpp"
 #include "schedules/registry.hpp"
@@ -160,16 +160,6 @@ std::string vm_flags_at(const void* address) {
     return {};
 }
 
-// Runs `check` in a forked child (tune_heap() changes the process for good) and returns its
-// exit status: 0 when every condition held, else the number of the first that failed.
-int in_child(const std::function<int()>& check) {
-    const pid_t pid = ::fork();
-    if (pid == 0) ::_exit(check());
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
-}
-
 }  // namespace
 
 TEST_CASE("tune_heap serves large blocks from a heap marked for huge pages", "[memory]") {
@@ -180,27 +170,31 @@ TEST_CASE("tune_heap serves large blocks from a heap marked for huge pages", "[m
     std::string modes;
     std::getline(thp, modes);
     const bool huge_pages = !modes.empty() && modes.find("[never]") == std::string::npos;
-    CHECK(in_child([&] {
+    // In a child: tune_heap() changes the process for good.
+    CHECK(test::run_in_child([&]() -> std::string {
               tune_heap();
-              if (!heap_tuned()) return 1;
+              if (!heap_tuned()) return "not tuned";
               // 8 MiB: glibc would map it on its own (above the heap) untuned.
               char* block = static_cast<char*>(std::malloc(std::size_t{8} << 20));
-              if (block == nullptr || static_cast<void*>(block) >= ::sbrk(0)) return 2;
+              if (block == nullptr || static_cast<void*>(block) >= ::sbrk(0))
+                  return "8 MiB not from the heap";
               if (huge_pages && vm_flags_at(block + (4 << 20)).find(" hg") == std::string::npos)
-                  return 3;
+                  return "no huge-page hint: " + vm_flags_at(block + (4 << 20));
               std::free(block);
               tune_heap();  // a second call changes nothing
-              return heap_tuned() ? 0 : 4;
-          }) == 0);
+              return heap_tuned() ? "ok" : "untuned by a second call";
+          }) == "ok");
 }
 
 TEST_CASE("tune_heap leaves a process under ulimit -v as it is", "[memory]") {
-    CHECK(in_child([] {
+    CHECK(test::run_in_child([]() -> std::string {
               rlimit limit{std::size_t{4} << 30, std::size_t{4} << 30};
-              if (::setrlimit(RLIMIT_AS, &limit) != 0) return 1;
+              if (::setrlimit(RLIMIT_AS, &limit) != 0) return "setrlimit failed";
               tune_heap();
-              if (heap_tuned()) return 2;
+              if (heap_tuned()) return "tuned under a limit";
               char* block = static_cast<char*>(std::malloc(std::size_t{8} << 20));
-              return block != nullptr && static_cast<void*>(block) > ::sbrk(0) ? 0 : 3;
-          }) == 0);
+              return block != nullptr && static_cast<void*>(block) > ::sbrk(0)
+                         ? "ok"
+                         : "8 MiB from the heap";
+          }) == "ok");
 }

@@ -232,13 +232,7 @@ std::string zb_outside_passes() {
                           [&](const auto& x) { return x.setup == row.setup && x.m == row.m; });
         // Table 4's 1F1B column: samples per GPU per second over p GPUs, m·mb samples.
         const double published = row.m * setup.mb / (row.samples_per_gpu[0] * setup.p);
-        sweep::Job replay;
-        replay.schedule = "1f1b";
-        replay.p = setup.p;
-        replay.m = row.m;
-        replay.costs = {profile.f, profile.b, profile.w};  // ms
-        replay.comm = profile.comm;
-        const sweep::Result timed = sweep::run_job(replay);
+        const sweep::Result timed = sweep::run_job(zb_paper::profiled_job(profile, "1f1b"));
         if (timed.status != sweep::Status::ok)
             throw std::runtime_error(std::string("fidelity: the Table 9 replay of ") + setup.label +
                                      " failed: " + timed.reason);
@@ -246,7 +240,7 @@ std::string zb_outside_passes() {
             sweep::pipeline_spec(zb_paper::model_job(setup, row.m, "1f1b", sweep::Engine::analytic,
                                                      zb_paper::Split::paper)),
             analysis::AnalyticEngine{.record_transfers = false, .record_ops = false});
-        const double passes = timed.makespan / 1e3;
+        const double passes = timed.makespan / 1e3;  // the profile is in ms
         const double optimizer = modelled.model->optimizer_seconds;
         const double left = published - passes - optimizer;
         const double per_step = 1e3 * left / (row.m + setup.p - 1);

@@ -27,4 +27,18 @@ sweep::Job model_job(const Setup& s, int m, const std::string& schedule, sweep::
     return job;
 }
 
+sweep::Job profiled_job(const ProfiledRow& row, const std::string& schedule, int v) {
+    sweep::Job job;
+    job.schedule = schedule;
+    job.p = setups[row.setup].p;
+    job.m = row.m;
+    job.v = v;
+    job.costs = {row.f, row.b, row.w};
+    job.comm = row.comm;
+    // The paper's scheduler counts a W's activations as half of a B's (M_W = M_B / 2); zb-1p
+    // and zb-2p plan their memory cap with the same share.
+    job.mem_w_ratio = 0.5;
+    return job;
+}
+
 }  // namespace pipesim::reproduce::zb_paper

@@ -133,4 +133,8 @@ enum class Split {
 sweep::Job model_job(const Setup& s, int m, const std::string& schedule, sweep::Engine engine,
                      Split split = Split::pipesim);
 
+/// The job of `schedule` (v chunks, 0: its default) timed with a row's profiled T_F, T_B, T_W
+/// (ms) and T_comm instead of a model, M_W = M_B / 2 as the paper's scheduler counts it.
+sweep::Job profiled_job(const ProfiledRow& row, const std::string& schedule, int v = 0);
+
 }  // namespace pipesim::reproduce::zb_paper

@@ -20,20 +20,6 @@ using zb_paper::ProfiledRow;
 // Interleaved 1F1B is run with these chunk counts, the paper's (layers + 2) / p among them.
 constexpr int interleaved_chunks[] = {2, 3, 4};
 
-sweep::Job profiled_job(const ProfiledRow& row, const char* schedule, int v) {
-    sweep::Job job;
-    job.schedule = schedule;
-    job.p = zb_paper::setups[row.setup].p;
-    job.m = row.m;
-    job.v = v;
-    job.costs = {row.f, row.b, row.w};
-    job.comm = row.comm;
-    // The paper's scheduler counts a W's activations as half of a B's (M_W = M_B / 2); zb-1p
-    // and zb-2p plan their memory cap with the same share.
-    job.mem_w_ratio = 0.5;
-    return job;
-}
-
 // The jobs of every row and schedule, and where each landed: (row, schedule, v) → position.
 struct Runs {
     std::vector<Result> rows;
@@ -54,7 +40,7 @@ Runs run_profiled(const Context& context) {
                                                         std::end(interleaved_chunks))
                                      : std::vector<int>{0}) {
                 runs.at[{i, s, v}] = jobs.size();
-                jobs.push_back(profiled_job(zb_paper::profiled[i], s, v));
+                jobs.push_back(zb_paper::profiled_job(zb_paper::profiled[i], s, v));
             }
         }
     runs.rows = run_checked(context, std::move(jobs), "Table 9 jobs");
@@ -124,7 +110,7 @@ std::string zero_bubble_profiled(const Context& context) {
         return std::abs(runs.get(i, a).bubble_rate - runs.get(i, b).bubble_rate) < 5e-5;
     };
     // The first row's ZB-2p once more, with W holding all of a B's activations.
-    sweep::Job whole_w = profiled_job(rows[0], "zb-2p", 0);
+    sweep::Job whole_w = zb_paper::profiled_job(rows[0], "zb-2p", 0);
     whole_w.mem_w_ratio = 1;
     const Result whole = run_checked(context, {whole_w}, "ZB-2p with M_W = M_B").front();
     const auto& first_setup = zb_paper::setups[rows[0].setup];
