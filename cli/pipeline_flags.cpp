@@ -127,6 +127,18 @@ const std::array model_flags = {
          [](State& s, const std::string& f, const std::string& v) {
              s.model.workload.attention = parse_flag_value(f, v, models::parse_attention_kernel);
          }},
+    Flag{"", "--grad-dtype", "T",
+         "the gradients: fp32 (default) or 16-bit fp16/bf16, as they are\n"
+         "accumulated, reduced over --dp and held",
+         [](State& s, const std::string& f, const std::string& v) {
+             s.model.optimizer.grad_bytes = parse_flag_value(f, v, models::parse_grad_dtype);
+         }},
+    Flag{"", "--no-gradient-accumulation-fusion", "",
+         "W's GEMMs write a 16-bit dW that a kernel\n"
+         "of its own adds to the gradients (Megatron-LM before 2022)",
+         [](State& s, const std::string&, const std::string&) {
+             s.model.workload.grad_accumulation_fusion = false;
+         }},
     Flag{"", "--efficiency", "E", "achieved fraction of peak, 0..1 (default: the GPU's)",
          [](State& s, const std::string& f, const std::string& v) {
              s.model.efficiency = parse_number(f, v, 0.0);

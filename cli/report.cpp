@@ -65,10 +65,13 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
             : fmt::format(", {} recompute", models::recompute_name(w.recompute));
     const std::string attention =
         w.attention == models::AttentionKernel::fused ? std::string() : ", unfused attention";
+    const std::string gradients =
+        (w.grad_bytes == 4 ? std::string() : ", 16-bit gradients") +
+        (w.grad_accumulation_fusion ? std::string() : ", gradients accumulated unfused");
     line("model",
-         fmt::format("{} ({:.2f}B params) on {} × {}, b={} s={} t={}{}{}", model.config.name,
+         fmt::format("{} ({:.2f}B params) on {} × {}, b={} s={} t={}{}{}{}", model.config.name,
                      models::total_params(model.config) / 1e9, model.gpus, model.gpu.name,
-                     w.microbatch, w.seq(model.config), w.tp, recompute, attention));
+                     w.microbatch, w.seq(model.config), w.tp, recompute, attention, gradients));
     line("costs", fmt::format("{}; layers per virtual stage {}", model.cost_source, layers));
     line("iteration time",
          a.post_validation

@@ -83,6 +83,23 @@ TEST_CASE("dp=4 without overlap adds the ring all-reduce 2(n-1)/n S/B at the NVL
               .epsilon(1e-9));
 }
 
+TEST_CASE("16-bit gradients halve the ring's bytes and two of the 18 bytes per parameter",
+          "[analysis][dp]") {
+    PipelineSpec half = dp_spec(4, 1);
+    half.costs.model->optimizer.grad_bytes = 2;
+    const Analysis fp32 = run(dp_spec(4, 1), overlapped(false));
+    const Analysis fp16 = run(half, overlapped(false));
+    std::vector<double> bytes = device_gradient_bytes(fp32);
+    // The same parameters per device, 2 bytes each: the ring of the dp=4 case above.
+    CHECK(fp16.grad_reduce_time ==
+          Approx(2.0 * 3 / 4 * largest(bytes) / 2 / a100_bus).epsilon(1e-9));
+    for (std::size_t s = 0; s < fp16.model->plan.stages.size(); ++s)
+        CHECK(fp16.model->plan.stages[s].static_bytes ==
+              Approx(16 * fp16.model->plan.stages[s].params).epsilon(1e-12));
+    // Fused accumulation into 16-bit gradients moves fewer bytes in W, never more.
+    CHECK(fp16.metrics.makespan <= fp32.metrics.makespan);
+}
+
 TEST_CASE("dp=1 has no reduction: the iteration is the makespan and the JSON has no such field",
           "[analysis][dp]") {
     const PipelineSpec spec = dp_spec(1, 1);

@@ -244,6 +244,10 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "--recompute: expected none, selective or full, got 'some'"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --attention flash",
          "--attention: expected fused or unfused, got 'flash'"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --grad-dtype fp8",
+         "--grad-dtype: expected fp32, bf16 or fp16, got 'fp8'"},
+        {"--no-gradient-accumulation-fusion",
+         "model-based costs need all of --model NAME, --gpu NAME and --mb B"},
         {"--model llama2-7b --gpu a100-80gb --mb 1 --calibration " +
              std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h100.json",
          "the calibration file was measured on 'h100-sxm', not on the chosen GPU 'a100-80gb'"},
@@ -268,6 +272,27 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
     CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: " + message));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK(r.out.empty());
+}
+
+TEST_CASE("16-bit gradients and unfused accumulation show in the report and the JSON", "[models]") {
+    const std::string base =
+        "analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 2 --attention unfused";
+    const auto text = run_pipesim(base + " --grad-dtype fp16 --no-gradient-accumulation-fusion");
+    REQUIRE(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains(
+                             "unfused attention, 16-bit gradients, gradients accumulated unfused"));
+    const auto fused = run_pipesim(base + " --json");
+    const auto unfused = run_pipesim(base + " --no-gradient-accumulation-fusion --json");
+    REQUIRE(fused.exit_code == 0);
+    REQUIRE(unfused.exit_code == 0);
+    const auto f = nlohmann::json::parse(fused.out), u = nlohmann::json::parse(unfused.out);
+    CHECK(f["model"]["grad_bytes"] == 4);
+    CHECK(f["model"]["gradient_accumulation_fusion"] == true);
+    CHECK(u["model"]["gradient_accumulation_fusion"] == false);
+    // The separate accumulation kernel lengthens every stage's W.
+    for (std::size_t s = 0; s < 2; ++s)
+        CHECK(u["model"]["virtual_stages"][s]["backward_weight"].get<double>() >
+              f["model"]["virtual_stages"][s]["backward_weight"].get<double>());
 }
 
 TEST_CASE("simulate refuses context parallelism that does not fit with one line", "[models]") {

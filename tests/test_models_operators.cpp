@@ -75,6 +75,48 @@ TEST_CASE("GEMM shapes and bytes are hand counts, GQA shrinking K and V", "[mode
     CHECK(find_op(ops, "MLP down dX").pass == Pass::backward_input);
 }
 
+TEST_CASE(
+    "without accumulation fusion W writes a 16-bit dW that a kernel adds on m - 1 of m "
+    "microbatches",
+    "[models]") {
+    const TransformerConfig& c = find_model("gpt3-175b");  // h 12288, f 4h, biases, V 50257
+    REQUIRE(c.linear_bias);
+    REQUIRE(c.learned_positions);
+    const double s = 2048, b = 1, t = 8, h = 12288, f = 4 * h, v = c.vocab;
+    Workload w = work(1, 2048, 8, true);
+    w.grad_bytes = 2;  // fp16 gradients
+    w.grad_accumulation_fusion = false;
+    w.iteration_microbatches = 4;
+    const auto ops = layer_operators(c, w);
+    // The GEMM writes its 16-bit dW once instead of reading and writing the buffer.
+    CHECK(find_op(ops, "MLP down dW").bytes ==
+          2 * (f / t) * s * b + 2 * s * b * h + 2 * (f / t) * h);
+    // Weights and biases of QKV, projection, MLP up and down on this rank; each element read
+    // as dW (2 bytes), read and written in the buffer (2 + 2), on 3 of 4 microbatches.
+    const double weights = h * 3 * h / t + h * h / t + h * f / t + f / t * h;
+    const double biases = 3 * h / t + h + f / t + h;
+    const Operator& acc = find_op(ops, "gradient accumulation");
+    CHECK(acc.pass == Pass::backward_weight);
+    CHECK(acc.kind == OpKind::memory);
+    CHECK(acc.bytes == Approx((weights + biases) * 0.75 * 6).epsilon(1e-12));
+    // The head's logits and the embedding's table (vocabulary-parallel, and the positions).
+    CHECK(find_op(head_operators(c, w), "logits gradient accumulation").bytes ==
+          Approx(h * v / t * 0.75 * 6).epsilon(1e-12));
+    const auto embedding = embedding_operators(c, w);
+    CHECK(find_op(embedding, "embedding gradient zero").bytes ==
+          Approx(2 * (v / t * h + s * h)).epsilon(1e-12));
+    CHECK(find_op(embedding, "embedding gradient accumulation").bytes ==
+          Approx((v / t * h + s * h) * 0.75 * 6).epsilon(1e-12));
+    // One microbatch per iteration: its dW is the gradient, nothing is added.
+    w.iteration_microbatches = 1;
+    for (const Operator& op : layer_operators(c, w))
+        CHECK(op.name != "gradient accumulation");
+    // Fused into 16-bit gradients: the GEMM reads and writes 2 bytes per element.
+    w.grad_accumulation_fusion = true;
+    CHECK(find_op(layer_operators(c, w), "MLP down dW").bytes ==
+          2 * (f / t) * s * b + 2 * s * b * h + 4 * (f / t) * h);
+}
+
 TEST_CASE("memory-bound kernels move hand-counted bytes — SP shards the replicated ones",
           "[models]") {
     const TransformerConfig& c = find_model("gpt3-175b");  // h 12288, 96 heads, dropout

@@ -48,16 +48,17 @@ GradientBytes gradient_bytes(const models::PipelinePlan& plan, const Schedule& s
                              int zero_stage) {
     GradientBytes bytes;
     bytes.gradient.assign(static_cast<std::size_t>(schedule.devices), 0.0);
-    // fp32 gradients of the parameters one GPU holds (StagePlan::params is already the
-    // stage's share per tensor-parallel rank), which that GPU reduces over its rail.
-    for (std::size_t s = 0; s < plan.stages.size(); ++s)
-        bytes.gradient[static_cast<std::size_t>(schedule.stage_device[s])] +=
-            4.0 * plan.stages[s].params;
-    if (zero_stage >= 1) {
-        bytes.param_gather = bytes.gradient;
-        for (double& b : bytes.param_gather)
-            b = zero_stage >= 3 ? 0.0 : b / 2;  // bf16 parameters, fp32 gradients
+    // The gradients (fp32, or 16-bit: PipelinePlan::grad_bytes) of the parameters one GPU
+    // holds (StagePlan::params is already the stage's share per tensor-parallel rank), which
+    // that GPU reduces over its rail; a sharded optimizer gathers the 16-bit parameters.
+    bytes.param_gather = bytes.gradient;
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        const auto d = static_cast<std::size_t>(schedule.stage_device[s]);
+        bytes.gradient[d] += plan.grad_bytes * plan.stages[s].params;
+        bytes.param_gather[d] += 2.0 * plan.stages[s].params;
     }
+    if (zero_stage < 1) bytes.param_gather.clear();
+    if (zero_stage >= 3) std::fill(bytes.param_gather.begin(), bytes.param_gather.end(), 0.0);
     return bytes;
 }
 

@@ -21,6 +21,7 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     result.config = models::resolve_model(options.model);
     result.gpu = models::resolve_gpu(options.gpu);
     result.workload = options.workload;
+    result.workload.grad_bytes = options.optimizer.grad_bytes;  // as plan_pipeline() times it
     std::unique_ptr<models::CostModel> cost_model;
     if (!options.calibration_file.empty()) {
         cost_model = std::make_unique<models::CalibratedCostModel>(
@@ -39,7 +40,11 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     return result;
 }
 
-ModelAnalysis plan_model(const ModelSpec& options, const Schedule& schedule) {
+ModelAnalysis plan_model(const ModelSpec& given, const Schedule& schedule) {
+    // The unfused gradient accumulation runs on all but the first of the iteration's
+    // microbatches (Workload::iteration_microbatches).
+    ModelSpec options = given;
+    options.workload.iteration_microbatches = schedule.microbatches;
     const int stages = schedule.stages();
     if (schedule.microbatch_stages.empty()) return plan_model(options, stages);
     // Each stage's offset in the copy of the model that contains it.

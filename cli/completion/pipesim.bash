@@ -57,6 +57,9 @@ _pipesim() {
         --recompute)
             COMPREPLY=($(compgen -W "none selective full" -- "${cur}"))
             return 0 ;;
+        --grad-dtype)
+            COMPREPLY=($(compgen -W "fp32 bf16 fp16" -- "${cur}"))
+            return 0 ;;
         --nccl-algo)
             COMPREPLY=($(compgen -W "auto ring tree" -- "${cur}"))
             return 0 ;;

@@ -370,8 +370,13 @@ which brings B within −6…+3 % of the profile; F stays 8–15 % faster than p
 Megatron-LM's separate QKV bias add and the attention's layout copies counted. Its
 remaining kernels, the norms, GeLU and the dropout-adds, run at a STREAM copy's 90 % of the
 HBM bandwidth, an upper bound for elementwise PyTorch kernels; no published A100 measurement
-of them was found, and none was fitted. On the SC'21 rows the error is +2…+14 %, largest
-on the interleaved 76B, 310B and 530B rows.
+of them was found, and none was fitted. On the SC'21 rows the error is +4…+13 %, largest
+on the interleaved 76B and 530B rows. Those runs' code had no gradient accumulation fusion:
+every W GEMM wrote a 16-bit dW that PyTorch then added into the fp16 gradients, 6 bytes per
+parameter on every microbatch but the first; with one or two sequences per microbatch and
+about 2 billion parameters per GPU that kernel costs the pipelined rows 1–4 % of their
+iteration. The same code all-reduced fp16 gradients, half the bytes of fp32 ones, which
+shortens the exposed reduction of those rows by up to 3 % of the iteration.
 
 The Zero Bubble paper's interleaved rows (1F1B-I) run one layer per chunk, as its
 repository splits them; they come out 8–27 % fast, against 3–19 % for the other schedules,
@@ -411,23 +416,27 @@ the heads of Table 1; s = 2048, V = 51200, GeLU, LayerNorm, learned positions, d
 Schedule 1F1B, interleaved with the row's v chunks where v > 1, the layers split evenly
 over the p·v stages (as Megatron-LM does); full activation recomputation; tensor
 parallelism without sequence parallelism; the unfused attention of 2021 (batched GEMMs,
-fused scale-mask-softmax, dropout on the s×s probabilities); fp32 gradients and a
-non-distributed Adam; DP = nodes·8/(t·p), m = B/(mb·DP). Predicted TFLOP/s per GPU =
+fused scale-mask-softmax, dropout on the s×s probabilities); fp16 gradients (the scripts'
+`--fp16` without `--accumulate-allreduce-grads-in-fp32`), which every W GEMM writes for
+PyTorch to add into the gradients on every microbatch but the first (gradient accumulation
+fusion came to Megatron-LM in February 2022, after these runs); a non-distributed Adam;
+DP = nodes·8/(t·p), m = B/(mb·DP). Predicted TFLOP/s per GPU =
 SC'21's eq. 3 FLOPs of one iteration (96·B·s·l·h²·(1 + s/6h + V/16lh), recomputation
 included) / (step time × GPUs), the step being the iteration and the optimizer step.
 
 Gradient reduction as `examples/sc21/run_table_1.sh` of Megatron-LM ran it: `DDP=torch`
 (PyTorch DDP, its buckets all-reduced during the last microbatch's backward: `simulate
 --overlap-grad-reduce`) for the rows without pipelining, `DDP=local` (one all-reduce of the
-fp32 gradients after the whole pipeline: `--no-overlap-grad-reduce`) for the others; no
+fp16 gradients after the whole pipeline: `--no-overlap-grad-reduce`) for the others; no
 distributed optimizer and no TP communication overlap (neither existed in 2021).
 
 On the command line, the 145B row is
 `pipesim analyze -s interleaved-1f1b -v 2 -p 8 -m 48 --model
 experiments/fidelity/models/sc21-145b.json --gpu a100-80gb --mb 2 -t 8 --dp 24 --no-sp
---recompute full --attention unfused --first-stage-layers 5 --last-stage-layers 5
---no-overlap-grad-reduce --json` (`simulate` adds `--cluster dgx-a100:192`); its TFLOP/s per
-GPU is eq. 3's FLOPs / B × `samples_per_second` / GPUs.
+--recompute full --attention unfused --grad-dtype fp16 --no-gradient-accumulation-fusion
+--first-stage-layers 5 --last-stage-layers 5 --no-overlap-grad-reduce --json` (`simulate`
+adds `--cluster dgx-a100:192`); its TFLOP/s per GPU is eq. 3's FLOPs / B ×
+`samples_per_second` / GPUs.
 
 - `analyze` is the analytic replay: kernels, TP all-reduces on the critical path, no
   pipeline transfer time, the data-parallel gradient reduction in closed form (the same

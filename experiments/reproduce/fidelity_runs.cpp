@@ -88,6 +88,11 @@ analysis::PipelineSpec sc21_spec(const Sc21Row& row, const std::string& models_d
     m.workload.recompute = models::Recompute::full;
     m.workload.sequence_parallel = false;
     m.workload.attention = models::AttentionKernel::unfused;
+    // Megatron-LM as of the SC'21 scripts (August 2021): fp16 gradients (no
+    // --accumulate-allreduce-grads-in-fp32 in examples/sc21/CONFIG.sh), accumulated by
+    // PyTorch after each W GEMM (gradient accumulation fusion came in February 2022).
+    m.optimizer.grad_bytes = 2;
+    m.workload.grad_accumulation_fusion = false;
     const int even = row.layers / (row.pp * row.chunks);
     if (row.pp * row.chunks > 1) m.partition = {even, even};
     spec.costs.model = m;

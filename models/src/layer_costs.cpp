@@ -39,6 +39,17 @@ const char* attention_kernel_name(AttentionKernel kernel) {
     return kernel == AttentionKernel::unfused ? "unfused" : "fused";
 }
 
+double parse_grad_dtype(std::string_view name) {
+    if (name == "fp32") return 4;
+    if (name == "fp16" || name == "bf16") return 2;
+    throw std::invalid_argument(
+        fmt::format("expected fp32, bf16 or fp16, got {}", fileio::quote_excerpt(name)));
+}
+
+const char* grad_dtype_name(double grad_bytes) {
+    return grad_bytes == 2 ? "16-bit" : "fp32";
+}
+
 namespace {
 
 // Sizes as doubles: s·b·h·h overflows 32-bit integers for large models.

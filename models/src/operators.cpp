@@ -98,6 +98,27 @@ class Builder {
     std::vector<Operator>& ops_;
 };
 
+// The unfused gradient accumulation runs on m − 1 of an iteration's m microbatches: the share
+// of it one microbatch is charged (all of it when m is unknown).
+double accumulated_share(const Workload& w) {
+    const int m = w.iteration_microbatches;
+    return m > 0 ? (m - 1.0) / m : 1.0;
+}
+
+// Bytes per element a weight-gradient GEMM writes: with accumulation fusion it reads and
+// writes the gradient buffer in place, else it writes a 16-bit dW.
+double dw_out_bytes(const Workload& w) {
+    return w.grad_accumulation_fusion ? 2 * w.grad_bytes : 2;
+}
+
+// Without accumulation fusion: the kernel that adds a 16-bit dW of `elements` into the gradient
+// buffer (reads both, writes the buffer), on (m − 1)/m of the microbatches.
+void accumulate_gradient(Builder& o, const Workload& w, std::string_view name, double elements) {
+    const double share = accumulated_share(w);
+    if (w.grad_accumulation_fusion || share == 0) return;
+    o.memory(name, elements * share, 2 + 2 * w.grad_bytes, add_flops);
+}
+
 double norm_flops(const TransformerConfig& c) {
     return c.norm == Norm::layernorm ? layernorm_flops : rmsnorm_flops;
 }
@@ -231,14 +252,19 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     o.gemm("QKV dX", d.tokens, d.h, qkv);
     o.memory("norm 1 backward", rows, 8, norm_flops(c) + add_flops);
 
-    // W: dW = Xᵀ·dY, accumulated into fp32 gradients (Megatron-LM's gradient accumulation
-    // fusion), and the bias gradients (a reduction over the tokens of each dY).
+    // W: dW = Xᵀ·dY, accumulated into the gradient buffer by the GEMMs (Megatron-LM's gradient
+    // accumulation fusion) or by a kernel of its own after them, and the bias gradients (a
+    // reduction over the tokens of each dY).
     o.pass = Pass::backward_weight;
-    o.gemm("QKV dW", d.h, qkv, d.tokens, 1, 8);
-    o.gemm("attention projection dW", d.h / d.t, d.h, d.tokens, 1, 8);
-    o.gemm("MLP up dW", d.h, up, d.tokens, 1, 8);
-    o.gemm("MLP down dW", d.f / d.t, d.h, d.tokens, 1, 8);
+    const double dw = dw_out_bytes(w);
+    o.gemm("QKV dW", d.h, qkv, d.tokens, 1, dw);
+    o.gemm("attention projection dW", d.h / d.t, d.h, d.tokens, 1, dw);
+    o.gemm("MLP up dW", d.h, up, d.tokens, 1, dw);
+    o.gemm("MLP down dW", d.f / d.t, d.h, d.tokens, 1, dw);
     if (c.linear_bias) o.memory("bias gradients", d.tokens * (qkv + d.h + up + d.h), 2, 1);
+    accumulate_gradient(
+        o, w, "gradient accumulation",
+        d.h * (qkv + up) + d.h * (d.h + d.f) / d.t + (c.linear_bias ? qkv + d.h + up + d.h : 0));
     return ops;
 }
 
@@ -254,9 +280,19 @@ std::vector<Operator> embedding_operators(const TransformerConfig& c, const Work
     if (d.mask > 0) o.memory("embedding dropout", d.row_tokens * d.h, 5, dropout_flops);
     o.pass = Pass::backward_input;
     if (d.mask > 0) o.memory("embedding dropout backward", d.row_tokens * d.h, 5, dropout_flops);
-    // Scatter-add of dY into the fp32 gradients (read dY, read and write the fp32 row).
+    // Scatter-add of dY into the gradient buffer (read dY, read and write the row). Without
+    // accumulation fusion PyTorch's dense embedding backward first fills a zeroed 16-bit
+    // gradient of the whole table (vocabulary and positions), which is then accumulated.
     o.pass = Pass::backward_weight;
-    o.memory("embedding gradient", d.tokens * d.h, (2 + 8) * (1 + positions), add_flops);
+    const double table = d.v / d.t * d.h + positions * d.s_kv * d.h;
+    if (w.grad_accumulation_fusion) {
+        o.memory("embedding gradient", d.tokens * d.h, (2 + 2 * w.grad_bytes) * (1 + positions),
+                 add_flops);
+    } else {
+        o.memory("embedding gradient zero", table, 2, 0);
+        o.memory("embedding gradient", d.tokens * d.h, (2 + 4) * (1 + positions), add_flops);
+        accumulate_gradient(o, w, "embedding gradient accumulation", table);
+    }
     return ops;
 }
 
@@ -274,7 +310,8 @@ std::vector<Operator> head_operators(const TransformerConfig& c, const Workload&
     o.gemm("logits dX", d.tokens, d.h, vocab);
     o.memory("final norm backward", d.row_tokens * d.h, 6, norm_flops(c));
     o.pass = Pass::backward_weight;
-    o.gemm("logits dW", d.h, vocab, d.tokens, 1, 8);
+    o.gemm("logits dW", d.h, vocab, d.tokens, 1, dw_out_bytes(w));
+    accumulate_gradient(o, w, "logits gradient accumulation", d.h * vocab);
     return ops;
 }
 

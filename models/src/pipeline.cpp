@@ -31,9 +31,12 @@ double stage_params(const TransformerConfig& c, const StagePlan& s, int tp, int 
 
 }  // namespace
 
-PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& workload,
+PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& workload_given,
                            const OptimizerConfig& optimizer, const CostModel& cost_model,
                            int stages, const PartitionOptions& partition) {
+    // The gradients the kernels accumulate into are those the memory and the optimizer count.
+    Workload workload = workload_given;
+    workload.grad_bytes = optimizer.grad_bytes;
     check_config(config);
     check_workload(config, workload);
     const double per_param = bytes_per_param(optimizer);
@@ -71,6 +74,7 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
     const double collective =
         tp_allreduce_seconds(cost_model.gpu(), plan.message_bytes, workload.tp);
     plan.samples_per_microbatch = workload.microbatch;
+    plan.grad_bytes = optimizer.grad_bytes;
     if (workload.cp > 1) {
         const CpRingLayer ring_layer = cp_ring_layer(cost_model.gpu(), config, workload);
         plan.cp = workload.cp;

@@ -68,7 +68,7 @@ def cost_triples(value):
 
 def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, attention, efficiency,
                calibration, dist_opt, first_stage_layers, last_stage_layers, zero, cp,
-               tp_comm_overlap):
+               tp_comm_overlap, grad_dtype, gradient_accumulation_fusion):
     if model is None or gpu is None or mb is None:
         raise ValueError("model-based costs need all of model=NAME, gpu=NAME and mb=B")
     return {
@@ -90,16 +90,19 @@ def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, attention, eff
         "zero": 0 if zero is None else integer("zero", zero, 1, 3),
         "cp": 1 if cp is None else integer("cp", cp, 1, MAX_TP),
         "tp_comm_overlap": bool(tp_comm_overlap),
+        "grad_dtype": text("grad_dtype", grad_dtype),
+        "gradient_accumulation_fusion": bool(gradient_accumulation_fusion),
     }
 
 
 MODEL_KEYS = ("model", "gpu", "mb", "seq", "sequence_parallel", "recompute", "attention",
               "efficiency", "calibration", "dist_opt", "first_stage_layers", "last_stage_layers",
-              "zero", "cp", "tp_comm_overlap")
+              "zero", "cp", "tp_comm_overlap", "grad_dtype", "gradient_accumulation_fusion")
 MODEL_DEFAULTS = {"model": None, "gpu": None, "mb": None, "seq": None,
                   "sequence_parallel": True, "recompute": "none", "attention": "fused",
                   "efficiency": None, "calibration": None, "dist_opt": False, "first_stage_layers": None,
-                  "last_stage_layers": None, "zero": None, "cp": None, "tp_comm_overlap": False}
+                  "last_stage_layers": None, "zero": None, "cp": None, "tp_comm_overlap": False,
+                  "grad_dtype": "fp32", "gradient_accumulation_fusion": True}
 
 
 def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, tp, model_args,

@@ -43,6 +43,8 @@ analysis::ModelSpec model_from_dict(const py::dict& d) {
     m.optimizer.zero_stage = get<int>(d, "zero");
     m.workload.cp = get<int>(d, "cp");
     m.workload.tp_comm_overlap = get<bool>(d, "tp_comm_overlap");
+    m.optimizer.grad_bytes = parsed(d, "grad_dtype", models::parse_grad_dtype);
+    m.workload.grad_accumulation_fusion = get<bool>(d, "gradient_accumulation_fusion");
     return m;
 }
 

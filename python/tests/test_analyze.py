@@ -74,6 +74,16 @@ def test_sharding_overlap_and_context_parallelism_match_the_command_line(cli):
     assert r.model["gpus"] == 4 * 4 * 8 * 2
 
 
+def test_gradient_dtype_and_unfused_accumulation_match_the_command_line(cli):
+    r = pipesim.analyze(schedule="1f1b", p=2, m=4, model="zb-1.5b", gpu="a100-80gb", mb=2,
+                        dp=2, grad_dtype="fp16", gradient_accumulation_fusion=False)
+    expected = cli("analyze", "-s", "1f1b", "-p", 2, "-m", 4, "--model", "zb-1.5b", "--gpu",
+                   "a100-80gb", "--mb", 2, "--dp", 2, "--grad-dtype", "fp16",
+                   "--no-gradient-accumulation-fusion", "--json")
+    assert r.to_dict() == expected
+    assert r.model["grad_bytes"] == 2 and r.model["gradient_accumulation_fusion"] is False
+
+
 def test_zero_stages_shrink_the_weights_and_optimizer_state():
     # Per parameter: 18 bytes unsharded (16-bit weights and gradients, fp32 master weights
     # and two Adam moments); ZeRO-3 over d ranks shards all of them: 18/d.

@@ -31,6 +31,13 @@ AttentionKernel parse_attention_kernel(std::string_view name);
 /// The name parse_attention_kernel() reads.
 const char* attention_kernel_name(AttentionKernel kernel);
 
+/// Bytes per gradient element for the name of the gradients' type: 4 for "fp32", 2 for "fp16"
+/// or "bf16". Throws std::invalid_argument ("expected fp32, bf16 or fp16, got 'x'") for any
+/// other text.
+double parse_grad_dtype(std::string_view name);
+/// "fp32" for 4 bytes per gradient element, "16-bit" for 2.
+const char* grad_dtype_name(double grad_bytes);
+
 /// How the layers run: microbatch size, sequence length and tensor parallelism.
 struct Workload {
     int microbatch = 1;             ///< b, sequences per microbatch
@@ -45,6 +52,21 @@ struct Workload {
     /// With t > 1, overlap the tensor-parallel collectives with the GEMMs (Megatron-LM's
     /// --tp-comm-overlap, Transformer Engine's userbuffers) at tp_overlap_efficiency.
     bool tp_comm_overlap = false;
+    /// Bytes per element of the gradient buffer the weight gradients accumulate into: 4 (fp32
+    /// main gradients) or 2 (16-bit gradients, as fp16 training without
+    /// --accumulate-allreduce-grads-in-fp32 kept them). plan_pipeline() sets it from
+    /// OptimizerConfig::grad_bytes, which the memory and the optimizer step count with.
+    double grad_bytes = 4;
+    /// W's GEMMs accumulate into the gradient buffer themselves (Megatron-LM's gradient
+    /// accumulation fusion, its default since 2022). false: they write a 16-bit dW, and a
+    /// separate memory-bound kernel adds it to the buffer (PyTorch's AccumulateGrad, or the
+    /// main_grad hook of Megatron-LM's own DDP) on every microbatch of an iteration but the
+    /// first, which stores its dW as the gradient.
+    bool grad_accumulation_fusion = true;
+    /// m, the microbatches of one iteration, for the unfused accumulation: it runs on m − 1
+    /// of them, charged as (m − 1)/m of one on each. 0: unknown, charged on every microbatch.
+    /// analysis::plan_model() sets it from the schedule.
+    int iteration_microbatches = 0;
 
     int seq(const TransformerConfig& config) const {
         return seq_len > 0 ? seq_len : config.seq_len;

@@ -57,10 +57,14 @@ struct PipelinePlan {
     double cp_block_bytes = 0;
     PassTimes cp_attention;
     double tokens_per_microbatch = 0;  ///< b·s
+    /// Bytes per gradient element (OptimizerConfig::grad_bytes): what the data-parallel
+    /// reduction moves per parameter.
+    double grad_bytes = 4;
 };
 
 /// Partitions the model into `stages` contiguous stages, balancing F+B+W time per stage
-/// (embedding on the first, head and loss on the last), and fills in each stage's costs.
+/// (embedding on the first, head and loss on the last), and fills in each stage's costs. The
+/// kernels are timed with the workload's grad_bytes set to the optimizer's.
 /// Throws std::invalid_argument for invalid configs/workloads or an impossible split.
 PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& workload,
                            const OptimizerConfig& optimizer, const CostModel& cost_model,
