@@ -15,6 +15,11 @@ TEST_CASE("cluster presets resolve, with an optional node count", "[simgrid][clu
     CHECK(load_cluster("dgx-h100:16").gpu_count() == 128);
     CHECK(load_cluster("h200x8").gpu_count() == 8);
     CHECK(load_cluster("zb-a100-roce").gpu_count() == 32);
+    // NCCL's send/receive inside a node, as measured (cluster_presets.cpp): A100 44.6 GB/s
+    // (Zero Bubble paper, Table 9), H100 80 GB/s (nccl-tests issue 268).
+    CHECK(load_cluster("zb-a100-roce").intra_node_p2p_bandwidth == Approx(44.6e9));
+    CHECK(load_cluster("dgx-a100").intra_node_p2p_bandwidth == Approx(44.6e9));
+    CHECK(h100.intra_node_p2p_bandwidth == Approx(80e9));
     CHECK_THROWS_WITH(load_cluster("dgx-z100"),
                       Catch::StartsWith("unknown cluster 'dgx-z100' (presets: zb-a100-roce, "));
     CHECK_THROWS_WITH(load_cluster("dgx-h100:0"),
@@ -26,7 +31,7 @@ TEST_CASE("a cluster JSON file gives every field in the documented units", "[sim
       "name": "mixed",
       "gpus_per_node": 4,
       "nodes": [{"count": 2, "gpu": "a100-80gb"}, {"count": 1, "gpu": "h100-sxm", "speed": 3}],
-      "intra_node": {"bandwidth_gb_s": 300, "latency_us": 2},
+      "intra_node": {"bandwidth_gb_s": 300, "latency_us": 2, "p2p_gb_s": 44.6},
       "nic": {"bandwidth_gb_s": 25, "latency_us": 5},
       "nic_per_gpu": false,
       "topology": "fat-tree", "nodes_per_leaf": 2, "leaf_uplink_gb_s": 50
@@ -34,6 +39,8 @@ TEST_CASE("a cluster JSON file gives every field in the documented units", "[sim
     CHECK(c.gpu_count() == 12);
     CHECK(c.intra_node.bandwidth == Approx(300e9));
     CHECK(c.intra_node.latency == Approx(2e-6));
+    CHECK(c.intra_node_p2p_bandwidth == Approx(44.6e9));
+    CHECK(c.intra_node_collective_bandwidth == 0);  // not given: the port's
     CHECK(c.nic.bandwidth == Approx(25e9));
     CHECK(c.group_of_node(2).gpu == "h100-sxm");
     CHECK(c.group_of_node(2).speed == 3);
@@ -63,6 +70,12 @@ TEST_CASE("malformed cluster files are rejected with file, line and column", "[s
         row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x", "colour": 1}],
  "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
             "c.json:1:57: unknown key 'colour' in nodes[0] (known: count, gpu, speed)"},
+        row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
+ "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1, "p2p_gb_s": 0}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
+            "c.json:2:67: intra_node.p2p_gb_s: expected a number in 1e-06..1e+09, got '0'"},
+        row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
+ "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1, "p2p_gb_s": 5}})",
+            "c.json:2:114: p2p_gb_s belongs to intra_node only"},
     }));
     CAPTURE(text);
     CHECK_THROWS_WITH(parse_cluster_json("c.json", text), expected);

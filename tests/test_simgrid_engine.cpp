@@ -175,6 +175,27 @@ TEST_CASE("a transfer takes latency + bytes / bandwidth", "[simgrid]") {
     CHECK(start == Approx(1.0 + 1e-5 + 2e6 / 1e9).epsilon(1e-12));  // after F on device 0
 }
 
+TEST_CASE("a message inside a node moves at NCCL's point-to-point rate, one between nodes not",
+          "[simgrid]") {
+    // Two stages on one node, then on two nodes (one GPU per node): the node's port is
+    // 1 GB/s, NCCL's send/receive inside it reaches 0.25 GB/s; the NIC is not bounded.
+    for (int per_node : {2, 1}) {
+        CAPTURE(per_node);
+        const std::string result = run_in_child([per_node] {
+            const Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 1, 1, 0});
+            ClusterSpec c = test_cluster(2 / per_node, per_node, 1e9, 1e-6, 1e-5);
+            c.intra_node_p2p_bandwidth = 0.25e9;
+            const SimResult sim =
+                simulate(s, simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 2e6, 0), c,
+                         Layout{1, 2, 1});
+            const Transfer& forward = sim.timeline.transfers.at(0);
+            return fmt::format("{:.17g}", forward.end - forward.start);
+        });
+        const double expected = per_node == 2 ? 1e-6 + 2e6 / 0.25e9 : 1e-5 + 2e6 / 1e9;
+        CHECK(number(result) == Approx(expected).epsilon(1e-9));
+    }
+}
+
 TEST_CASE("two transfers through one NIC direction take twice as long — separate NICs do not",
           "[simgrid]") {
     // dp = 2 replicas of a 2-stage pipeline; order tp,dp,pp puts both replicas' stage 0 on
@@ -409,9 +430,8 @@ TEST_CASE("simulate refuses a second engine in one process and layouts that do n
 
     const Schedule s = generate_schedule("1f1b", GeneratorOptions{4, 2, 1, 0});
     const SimWorkload w = simple_workload(uniform_stage_costs(4, 1, 1, 1, 1), 4, 0, 0);
-    CHECK_THROWS_WITH(
-        simulate(s, w, test_cluster(1, 8, 1e9, 0, 0), Layout{4, 4, 1}),
-        "layout dp=4 × pp=4 × tp=1 needs 16 GPUs; cluster 'test' has 8 (1 node × 8)");
+    CHECK_THROWS_WITH(simulate(s, w, test_cluster(1, 8, 1e9, 0, 0), Layout{4, 4, 1}),
+                      "layout dp=4 × pp=4 × tp=1 needs 16 GPUs; cluster 'test' has 8 (1 node × 8)");
     CHECK_THROWS_WITH(simulate(s, w, test_cluster(8, 2, 1e9, 0, 0), Layout{1, 4, 4}),
                       Catch::Contains("tensor parallelism must stay inside a node of 2 GPUs"));
     CHECK_THROWS_WITH(simulate(s, w, test_cluster(4, 1, 1e9, 0, 0), Layout{1, 2, 1}),

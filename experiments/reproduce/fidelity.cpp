@@ -352,8 +352,9 @@ the kernels of a layer: TP all-reduces at NCCL's measured bus bandwidth (F, B an
 recomputed F), pipeline transfers split over the TP ranks, the data-parallel gradient
 reduction over one ring per NIC, exposed or overlapped as each run did, the optimizer step,
 embedding and loss (`analyze` the gradient reduction in closed form, on an idle network).
-`simulate` and `analyze` agree within 1 % on these rows: what only `simulate` has, pipeline
-transfers, link latencies and links shared, is small here. What is left is the kernels' own
+`simulate` and `analyze` agree within 1 % on the SC'21 rows and within 2.4 % on the Zero
+Bubble ones: what only `simulate` has, pipeline transfers, link latencies and links shared,
+is small here. What is left is the kernels' own
 time, optimistic by 2–19 % on every row but the Zero Bubble paper's interleaved ones (most
 by 4–14 %): the per-pass table above shows where; and, on the Zero Bubble rows, per-step
 work that even the profiled passes leave over ("What lies outside the passes").
@@ -379,11 +380,14 @@ iteration. The same code all-reduced fp16 gradients, half the bytes of fp32 ones
 shortens the exposed reduction of those rows by up to 3 % of the iteration.
 
 The Zero Bubble paper's interleaved rows (1F1B-I) run one layer per chunk, as its
-repository splits them; they come out 8–27 % fast, against 3–19 % for the other schedules,
-because every chunk boundary puts a pipeline transfer on the critical path: the paper
-profiled 0.38–0.76 ms per transfer (Table 9, T_comm, about 30 GB/s for its 10–19 MB
-messages), where `zb-a100-roce` moves them between GPUs of a node over NVLink at 300 GB/s
-and `analyze` not at all. Peak memory is within 10 % on every row with this split; the
+repository splits them; `simulate` has them 7–25 % fast, against 3–18 % for the other
+schedules: every chunk boundary puts a pipeline transfer on the critical path, and the
+per-step time the profiled passes leave over (above) comes three times per layer-sized step.
+The paper profiled 0.38–0.76 ms per transfer (Table 9, T_comm, 10–28 MB). `zb-a100-roce`
+moves a message between two GPUs of a node at NCCL's send/receive rate, 44.6 GB/s, which is
+the mean of that table's six single-node timings (so the transfers are not an independent
+check of it), and between nodes at the NIC's 25 GB/s; `analyze` charges no transfer, which
+is why its 1F1B-I rows are 1–2 points further off. Peak memory is within 10 % on every row with this split; the
 earlier split (v = layers/p chunks balanced by time) put two-layer chunks where the kernels'
 times moved them and was 15 % over on two rows.
 

@@ -84,6 +84,8 @@ void check_cluster(const ClusterSpec& c) {
     if (!(std::isfinite(c.intra_node_collective_bandwidth) &&
           c.intra_node_collective_bandwidth >= 0))
         fail("the intra-node collective bus bandwidth must be a finite number ≥ 0 (0: the link's)");
+    if (!(std::isfinite(c.intra_node_p2p_bandwidth) && c.intra_node_p2p_bandwidth >= 0))
+        fail("the intra-node point-to-point bandwidth must be a finite number ≥ 0 (0: the link's)");
     if (!(c.intra_node.latency >= 0 && std::isfinite(c.intra_node.latency)) ||
         !(c.nic.latency >= 0 && std::isfinite(c.nic.latency)))
         fail("link latencies must be finite numbers ≥ 0");
@@ -117,7 +119,7 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
     }
     auto link = [&](const char* name) {
         const std::string at = std::string("/") + name;
-        doc.object(at, {"bandwidth_gb_s", "latency_us", "collective_bus_gb_s"});
+        doc.object(at, {"bandwidth_gb_s", "latency_us", "collective_bus_gb_s", "p2p_gb_s"});
         return LinkSpec{
             doc.number(fileio::json_pointer_child(at, "bandwidth_gb_s"), 1e-6, 1e9) * gigabyte,
             doc.number(fileio::json_pointer_child(at, "latency_us"), 0, 1e9) * microsecond};
@@ -126,9 +128,13 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
     if (doc.has("/intra_node/collective_bus_gb_s"))
         c.intra_node_collective_bandwidth =
             doc.number("/intra_node/collective_bus_gb_s", 1e-6, 1e9) * gigabyte;
+    if (doc.has("/intra_node/p2p_gb_s"))
+        c.intra_node_p2p_bandwidth = doc.number("/intra_node/p2p_gb_s", 1e-6, 1e9) * gigabyte;
     if (doc.has("/nic/collective_bus_gb_s"))
         throw doc.error_at("/nic/collective_bus_gb_s",
                            "collective_bus_gb_s belongs to intra_node only");
+    if (doc.has("/nic/p2p_gb_s"))
+        throw doc.error_at("/nic/p2p_gb_s", "p2p_gb_s belongs to intra_node only");
     c.nic = link("nic");
     if (doc.has("/nic_per_gpu")) {
         const auto& v = doc.at("/nic_per_gpu", "true or false");

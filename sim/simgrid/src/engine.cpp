@@ -190,6 +190,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     s.gpus_per_node = cluster.gpus_per_node;
     if (cluster.intra_node_collective_bandwidth > 0)
         s.intra_node_scale = cluster.intra_node.bandwidth / cluster.intra_node_collective_bandwidth;
+    s.intra_node_p2p_rate = cluster.intra_node_p2p_bandwidth;
     s.reduce_end.assign(static_cast<std::size_t>(p), 0.0);
     s.reduce_time.assign(static_cast<std::size_t>(p), 0.0);
     s.reduce_algorithm = algorithms;

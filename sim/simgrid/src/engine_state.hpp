@@ -48,6 +48,9 @@ struct EngineState {
     // Bytes factor of a collective's hop inside a node: the port's bandwidth over NCCL's bus
     // bandwidth (ClusterSpec::intra_node_collective_bandwidth), 1 without one.
     double intra_node_scale = 1;
+    // The most a pipeline message between two GPUs of one node moves per second
+    // (ClusterSpec::intra_node_p2p_bandwidth), 0 without a bound.
+    double intra_node_p2p_rate = 0;
     // Per device: its gradient all-reduce's algorithm (gradient_algorithms()).
     std::vector<NcclAlgo> reduce_algorithm;
     std::vector<double> slowdown;            // per (replica, device): time multiplier
@@ -129,6 +132,8 @@ class DeviceActor {
     void wait_for_input(const Op& op);
     void send_output(const Op& op);
     bool split_at(int microbatch, int stage) const;
+    /// Whether this device's first GPU and `device`'s (same replica) share a node.
+    bool same_node(int device) const;
 
     EngineState& s_;
     int replica_;

@@ -76,10 +76,13 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
                                       const std::vector<std::pair<int, int>>& pairs,
                                       const PlatformOptions& options) {
     // Textbook links: bandwidth and latency as given (no TCP window cap, no cross-traffic
-    // of acknowledgements, no LV08 correction factors). Must precede the first zone.
+    // of acknowledgements, no LV08 correction factors). Must precede the first zone. The
+    // window is set beyond any link's bandwidth-delay product rather than to 0: CM02 bounds a
+    // flow by min(its rate, window / (2 · latency)), so a window of 0 would also drop the
+    // rate bound of a NCCL point-to-point transfer inside a node (Comm::set_rate).
     sg::Engine::set_config("network/model:CM02");
     sg::Engine::set_config("network/crosstraffic:0");
-    sg::Engine::set_config("network/TCP-gamma:0");
+    sg::Engine::set_config("network/TCP-gamma:1e30");
 
     // Every few nodes are a full zone of their GPUs behind a gateway, under a star (a star
     // cluster) or a full zone of these zones (a fat tree, whose routes between nodes depend

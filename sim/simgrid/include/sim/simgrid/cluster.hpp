@@ -54,6 +54,10 @@ struct ClusterSpec {
     /// nccl-tests' busbw); every hop of a collective between two GPUs of one node moves at this
     /// rate instead of the port's. 0: the port's bandwidth (an ideal collective).
     double intra_node_collective_bandwidth = 0;
+    /// What NCCL's send/receive reaches between two GPUs of one node (bytes/s): a pipeline
+    /// message inside a node moves at most this fast (NCCL gives a point-to-point transfer a
+    /// few of its channels, not the whole port). 0: the port's bandwidth.
+    double intra_node_p2p_bandwidth = 0;
     LinkSpec nic;  ///< each NIC; latency is the inter-node latency
     bool nic_per_gpu = false;
     InterNodeTopology topology = InterNodeTopology::star;
