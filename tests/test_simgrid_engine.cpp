@@ -196,6 +196,33 @@ TEST_CASE("a message inside a node moves at NCCL's point-to-point rate, one betw
     }
 }
 
+TEST_CASE("with tensor parallelism the receiving GPUs all-gather a scattered message first",
+          "[simgrid]") {
+    // Two stages of t = 2 on two nodes of two GPUs: each GPU of stage 0 sends its 2 MB piece
+    // through its own NIC, then the two GPUs of stage 1 all-gather the 4 MB message (a ring
+    // of two: one step moving 2 MB over the node's link) before F starts there.
+    const std::string result = run_in_child([] {
+        const Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 1, 1, 0});
+        SimOptions options;
+        options.record_transfers = true;
+        const SimResult sim =
+            simulate(s, simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 2e6, 0),
+                     test_cluster(2, 2, 1e9, 1e-6, 1e-5), Layout{1, 2, 2}, options);
+        double gathered = 0;
+        for (const Transfer& x : sim.timeline.transfers)
+            if (x.kind == TransferKind::tensor_parallel && x.producer.pass == Pass::F &&
+                x.src_device == 1)
+                gathered = x.bytes;
+        return fmt::format("{:.17g} {:.17g}", sim.timeline.device_ops[1].front().start, gathered);
+    });
+    std::istringstream in(result);
+    double start = 0, gathered = 0;
+    in >> start >> gathered;
+    INFO(result);
+    CHECK(start == Approx(1.0 + (1e-5 + 2e6 / 1e9) + (1e-6 + 2e6 / 1e9)).epsilon(1e-9));
+    CHECK(gathered == Approx(4e6));
+}
+
 TEST_CASE("two transfers through one NIC direction take twice as long — separate NICs do not",
           "[simgrid]") {
     // dp = 2 replicas of a 2-stage pipeline; order tp,dp,pp puts both replicas' stage 0 on
@@ -266,7 +293,7 @@ TEST_CASE("ring all-reduce of S bytes over n GPUs takes 2(n−1)(L + S/(n·B))",
 TEST_CASE("context-parallel ranks all-reduce their gradients with the replicas: D·C members",
           "[simgrid]") {
     // (D, C) = (1, 2), (2, 2), (1, 4): one ring of n = D·C GPUs, each on its own node.
-    for (const auto [d, c] : {std::pair{1, 2}, std::pair{2, 2}, std::pair{1, 4}}) {
+    for (const auto& [d, c] : {std::pair{1, 2}, std::pair{2, 2}, std::pair{1, 4}}) {
         CAPTURE(d, c);
         const int n = d * c;
         const double bytes = 1e8, bandwidth = 1e10, latency = 2e-5;

@@ -352,9 +352,9 @@ the kernels of a layer: TP all-reduces at NCCL's measured bus bandwidth (F, B an
 recomputed F), pipeline transfers split over the TP ranks, the data-parallel gradient
 reduction over one ring per NIC, exposed or overlapped as each run did, the optimizer step,
 embedding and loss (`analyze` the gradient reduction in closed form, on an idle network).
-`simulate` and `analyze` agree within 1 % on the SC'21 rows and within 2.4 % on the Zero
-Bubble ones: what only `simulate` has, pipeline transfers, link latencies and links shared,
-is small here. What is left is the kernels' own
+`simulate` and `analyze` agree within 1.6 % on the SC'21 rows and within 2.4 % on the Zero
+Bubble ones: what only `simulate` has, pipeline transfers (with their all-gathers inside the
+receiving node), link latencies and links shared, is small here. What is left is the kernels' own
 time, optimistic by 2–19 % on every row but the Zero Bubble paper's interleaved ones (most
 by 4–14 %): the per-pass table above shows where; and, on the Zero Bubble rows, per-step
 work that even the profiled passes leave over ("What lies outside the passes").
@@ -450,7 +450,8 @@ adds `--cluster dgx-a100:192`); its TFLOP/s per GPU is eq. 3's FLOPs / B ×
 - `simulate` is the SimGrid model of the whole cluster (`dgx-a100:NODES`: NVLink inside a
   node, one 200 Gb/s NIC per GPU): TP all-reduces at NCCL's measured in-node bus bandwidth
   (200 GB/s, nvidia/nccl-tests issue 149, against NVLink's 300 GB/s per direction), pipeline
-  messages split over the t GPUs' NICs (Megatron-LM's scatter/gather), the gradient
+  messages split over the t GPUs' NICs and all-gathered in the receiving node (Megatron-LM's
+  scatter/gather), the gradient
   all-reduce of each TP rank's rail over one ring per NIC of a node (NCCL's channels), all
   sharing the links; rows over )" +
            std::to_string(simgrid_limit_s) +

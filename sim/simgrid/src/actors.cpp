@@ -123,12 +123,22 @@ void DeviceActor::run() {
         const Op& op = ops[k];
         const bool pair_start =
             next_pair < pairs.size() && static_cast<std::size_t>(pairs[next_pair]) == k;
+        double received = 0;
         if (pair_start) {
-            wait_for_input(op);
-            wait_for_input(ops[k + 1]);
+            received = wait_for_input(op) + wait_for_input(ops[k + 1]);
             ++next_pair;
         } else if (!in_pair) {
-            wait_for_input(op);
+            received = wait_for_input(op);
+        }
+        // Megatron-LM's scatter/gather: each of the t GPUs received 1/t of a message; they
+        // all-gather the whole of it inside the node before the op can use it.
+        if (s_.layout.tp > 1 && received > 0) {
+            const double before = sg::Engine::get_clock();
+            tp_ring.run(CollectiveKind::all_gather, received * s_.layout.tp, 1, s_.collectives);
+            if (record)
+                s_.timeline->transfers.push_back(
+                    Transfer{device_, device_, op, op, received * s_.layout.tp, before,
+                             sg::Engine::get_clock(), TransferKind::tensor_parallel});
         }
         if (k == last_gradient) {
             const std::unique_lock lock(*s_.mutex);
@@ -201,11 +211,13 @@ bool DeviceActor::same_node(int device) const {
 }
 
 // Waits for the inputs of `op` that come from another device (schedules' dependency rule).
-void DeviceActor::wait_for_input(const Op& op) {
+double DeviceActor::wait_for_input(const Op& op) {
+    double received = 0;
     const auto split = [&](int stage) { return split_at(op.microbatch, stage); };
     for_each_predecessor(op, s_.schedule.stages_of(op.microbatch), split, [&](const Op& input) {
         const int src = s_.schedule.stage_device[input.stage];
         if (src == device_) return;
+        received += s_.workload.message_bytes[input.stage];
         const std::size_t slot = output_slot(input, s_.stages);
         auto& arrived = s_.arrived[replica_];
         sg::Mailbox* channel = s_.channel(replica_, src, device_);
@@ -224,6 +236,7 @@ void DeviceActor::wait_for_input(const Op& op) {
             arrived[message->slot] = 1;
         }
     });
+    return received;
 }
 
 // Sends `op`'s output to the ops on other devices that wait for it (schedules' dependency

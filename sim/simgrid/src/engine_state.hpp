@@ -129,7 +129,9 @@ class DeviceActor {
 
   private:
     void run();
-    void wait_for_input(const Op& op);
+    /// Waits for `op`'s inputs from other devices; returns the bytes that arrived (0: none
+    /// came from another device).
+    double wait_for_input(const Op& op);
     void send_output(const Op& op);
     bool split_at(int microbatch, int stage) const;
     /// Whether this device's first GPU and `device`'s (same replica) share a node.
