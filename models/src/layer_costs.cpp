@@ -46,10 +46,6 @@ double parse_grad_dtype(std::string_view name) {
         fmt::format("expected fp32, bf16 or fp16, got {}", fileio::quote_excerpt(name)));
 }
 
-const char* grad_dtype_name(double grad_bytes) {
-    return grad_bytes == 2 ? "16-bit" : "fp32";
-}
-
 namespace {
 
 // Sizes as doubles: s·b·h·h overflows 32-bit integers for large models.

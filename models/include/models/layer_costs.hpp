@@ -35,8 +35,6 @@ const char* attention_kernel_name(AttentionKernel kernel);
 /// or "bf16". Throws std::invalid_argument ("expected fp32, bf16 or fp16, got 'x'") for any
 /// other text.
 double parse_grad_dtype(std::string_view name);
-/// "fp32" for 4 bytes per gradient element, "16-bit" for 2.
-const char* grad_dtype_name(double grad_bytes);
 
 /// How the layers run: microbatch size, sequence length and tensor parallelism.
 struct Workload {
