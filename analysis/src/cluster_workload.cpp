@@ -50,15 +50,15 @@ GradientBytes gradient_bytes(const models::PipelinePlan& plan, const Schedule& s
     bytes.gradient.assign(static_cast<std::size_t>(schedule.devices), 0.0);
     // The gradients (fp32, or 16-bit: PipelinePlan::grad_bytes) of the parameters one GPU
     // holds (StagePlan::params is already the stage's share per tensor-parallel rank), which
-    // that GPU reduces over its rail; a sharded optimizer gathers the 16-bit parameters.
-    bytes.param_gather = bytes.gradient;
+    // that GPU reduces over its rail; ZeRO-1 and 2 then gather the 16-bit parameters (ZeRO-3
+    // gathers them before each pass instead: none here).
+    if (zero_stage >= 1) bytes.param_gather.assign(bytes.gradient.size(), 0.0);
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
         const auto d = static_cast<std::size_t>(schedule.stage_device[s]);
         bytes.gradient[d] += plan.grad_bytes * plan.stages[s].params;
-        bytes.param_gather[d] += 2.0 * plan.stages[s].params;
+        if (zero_stage == 1 || zero_stage == 2)
+            bytes.param_gather[d] += 2.0 * plan.stages[s].params;
     }
-    if (zero_stage < 1) bytes.param_gather.clear();
-    if (zero_stage >= 3) std::fill(bytes.param_gather.begin(), bytes.param_gather.end(), 0.0);
     return bytes;
 }
 

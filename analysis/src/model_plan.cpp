@@ -21,7 +21,9 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     result.config = models::resolve_model(options.model);
     result.gpu = models::resolve_gpu(options.gpu);
     result.workload = options.workload;
-    result.workload.grad_bytes = options.optimizer.grad_bytes;  // as plan_pipeline() times it
+    // The workload as plan_pipeline() times it, which `--kernels` lists: its gradients are the
+    // optimizer's.
+    result.workload.grad_bytes = options.optimizer.grad_bytes;
     std::unique_ptr<models::CostModel> cost_model;
     if (!options.calibration_file.empty()) {
         cost_model = std::make_unique<models::CalibratedCostModel>(
@@ -35,7 +37,7 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
         result.cost_source = "operator rooflines";
     }
     result.operator_model = uses_operator_model(options);
-    result.plan = models::plan_pipeline(result.config, options.workload, options.optimizer,
+    result.plan = models::plan_pipeline(result.config, result.workload, options.optimizer,
                                         *cost_model, stages, options.partition);
     return result;
 }

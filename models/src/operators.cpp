@@ -284,7 +284,8 @@ std::vector<Operator> embedding_operators(const TransformerConfig& c, const Work
     // accumulation fusion PyTorch's dense embedding backward first fills a zeroed 16-bit
     // gradient of the whole table (vocabulary and positions), which is then accumulated.
     o.pass = Pass::backward_weight;
-    const double table = d.v / d.t * d.h + positions * d.s_kv * d.h;
+    const double table =
+        d.v / d.t * d.h + positions * c.seq_len * d.h;  // the table stage_params() counts
     if (w.grad_accumulation_fusion) {
         o.memory("embedding gradient", d.tokens * d.h, (2 + 2 * w.grad_bytes) * (1 + positions),
                  add_flops);

@@ -205,11 +205,6 @@ bool DeviceActor::split_at(int microbatch, int stage) const {
     return s_.split[static_cast<std::size_t>(microbatch) * s_.stages + stage] != 0;
 }
 
-bool DeviceActor::same_node(int device) const {
-    return gpu_index(s_.layout, replica_, device_, 0) / s_.gpus_per_node ==
-           gpu_index(s_.layout, replica_, device, 0) / s_.gpus_per_node;
-}
-
 // Waits for the inputs of `op` that come from another device (schedules' dependency rule).
 double DeviceActor::wait_for_input(const Op& op) {
     double received = 0;
@@ -253,11 +248,10 @@ void DeviceActor::send_output(const Op& op) {
         message.consumer = consumer;
         message.sent = sg::Engine::get_clock();
         const double bytes = s_.workload.message_bytes[op.stage];
-        sg::CommPtr comm =
-            s_.channel(replica_, device_, dst)
-                ->put_init(&message, static_cast<std::uint64_t>(std::llround(bytes)));
-        // NCCL's send/receive inside a node runs on a few channels, below the port's rate.
-        if (s_.intra_node_p2p_rate > 0 && same_node(dst)) comm->set_rate(s_.intra_node_p2p_rate);
+        const std::size_t channel = s_.channel_slot(replica_, device_, dst);
+        sg::CommPtr comm = s_.channels[channel]->put_init(
+            &message, static_cast<std::uint64_t>(std::llround(bytes)));
+        if (const double rate = s_.channel_rates[channel]; rate > 0) comm->set_rate(rate);
         comm->detach();
     });
 }

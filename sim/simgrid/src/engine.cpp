@@ -190,7 +190,6 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     s.gpus_per_node = cluster.gpus_per_node;
     if (cluster.intra_node_collective_bandwidth > 0)
         s.intra_node_scale = cluster.intra_node.bandwidth / cluster.intra_node_collective_bandwidth;
-    s.intra_node_p2p_rate = cluster.intra_node_p2p_bandwidth;
     s.reduce_end.assign(static_cast<std::size_t>(p), 0.0);
     s.reduce_time.assign(static_cast<std::size_t>(p), 0.0);
     s.reduce_algorithm = algorithms;
@@ -215,12 +214,17 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
                                                detail::DeviceActor(s, r, d)));
     // Receivers listen permanently, so a message starts moving as soon as it is sent (the
     // receiving side prefetches) rather than when the receiver asks for it.
+    // A message between two GPUs of one node moves at most at NCCL's send/receive rate.
     s.channels.reserve(static_cast<std::size_t>(replicas) * pairs.size());
+    s.channel_rates.reserve(s.channels.capacity());
     for (int r = 0; r < replicas; ++r)
         for (const auto& [src, dst] : pairs) {
             sg::Mailbox* mailbox = sg::Mailbox::by_name(fmt::format("r{}:{}>{}", r, src, dst));
             mailbox->set_receiver(actors[static_cast<std::size_t>(r) * p + dst]);
             s.channels.push_back(mailbox);
+            const bool same_node = gpu_index(layout, r, src, 0) / cluster.gpus_per_node ==
+                                   gpu_index(layout, r, dst, 0) / cluster.gpus_per_node;
+            s.channel_rates.push_back(same_node ? cluster.intra_node_p2p_bandwidth : 0.0);
         }
     if (layout.dp * layout.cp > 1)  // CP ranks hold the same weights: they reduce too
         for (int d = 0; d < p; ++d)

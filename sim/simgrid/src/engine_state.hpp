@@ -48,15 +48,15 @@ struct EngineState {
     // Bytes factor of a collective's hop inside a node: the port's bandwidth over NCCL's bus
     // bandwidth (ClusterSpec::intra_node_collective_bandwidth), 1 without one.
     double intra_node_scale = 1;
-    // The most a pipeline message between two GPUs of one node moves per second
-    // (ClusterSpec::intra_node_p2p_bandwidth), 0 without a bound.
-    double intra_node_p2p_rate = 0;
     // Per device: its gradient all-reduce's algorithm (gradient_algorithms()).
     std::vector<NcclAlgo> reduce_algorithm;
     std::vector<double> slowdown;            // per (replica, device): time multiplier
     std::vector<std::uint8_t> split;         // per (microbatch, stage): backward split into B, W
     std::vector<std::pair<int, int>> pairs;  // (src, dst) devices that exchange data, sorted
     std::vector<::simgrid::s4u::Mailbox*> channels;  // per (replica, pair)
+    // Per (replica, pair): the most a message moves per second, NCCL's send/receive rate
+    // between two GPUs of one node (ClusterSpec::intra_node_p2p_bandwidth); 0: unbounded.
+    std::vector<double> channel_rates;
     std::vector<std::vector<Message>> messages;      // per replica, per output slot
     std::vector<std::vector<std::uint8_t>> arrived;  // per replica, per output slot
     std::vector<std::size_t> progress;               // per (replica, device): ops done
@@ -81,8 +81,12 @@ struct EngineState {
 
     /// Index of the (src, dst) device pair; the pair must be one of `pairs`.
     std::size_t pair_index(int src, int dst) const;
+    /// Index into `channels` and `channel_rates` of the (src, dst) pair of `replica`.
+    std::size_t channel_slot(int replica, int src, int dst) const {
+        return static_cast<std::size_t>(replica) * pairs.size() + pair_index(src, dst);
+    }
     ::simgrid::s4u::Mailbox* channel(int replica, int src, int dst) const {
-        return channels[static_cast<std::size_t>(replica) * pairs.size() + pair_index(src, dst)];
+        return channels[channel_slot(replica, src, dst)];
     }
     ::simgrid::s4u::Host* gpu(int replica, int device, int tp_rank) const {
         return hosts[gpu_index(layout, replica, device, tp_rank)];
@@ -134,8 +138,6 @@ class DeviceActor {
     double wait_for_input(const Op& op);
     void send_output(const Op& op);
     bool split_at(int microbatch, int stage) const;
-    /// Whether this device's first GPU and `device`'s (same replica) share a node.
-    bool same_node(int device) const;
 
     EngineState& s_;
     int replica_;
