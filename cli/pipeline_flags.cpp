@@ -139,6 +139,12 @@ const std::array model_flags = {
          [](State& s, const std::string&, const std::string&) {
              s.model.workload.grad_accumulation_fusion = false;
          }},
+    Flag{"", "--no-persist-layer-norm", "",
+         "the norms run apex's non-persistent kernels\n"
+         "(Megatron-LM's flag; all it had before October 2021)",
+         [](State& s, const std::string&, const std::string&) {
+             s.model.workload.persistent_norm = false;
+         }},
     Flag{"", "--efficiency", "E", "achieved fraction of peak, 0..1 (default: the GPU's)",
          [](State& s, const std::string& f, const std::string& v) {
              s.model.efficiency = parse_number(f, v, 0.0);

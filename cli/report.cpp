@@ -67,7 +67,8 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
         w.attention == models::AttentionKernel::fused ? std::string() : ", unfused attention";
     const std::string gradients =
         (w.grad_bytes == 4 ? std::string() : ", 16-bit gradients") +
-        (w.grad_accumulation_fusion ? std::string() : ", gradients accumulated unfused");
+        (w.grad_accumulation_fusion ? std::string() : ", gradients accumulated unfused") +
+        (w.persistent_norm ? std::string() : ", non-persistent norms");
     line("model",
          fmt::format("{} ({:.2f}B params) on {} × {}, b={} s={} t={}{}{}{}", model.config.name,
                      models::total_params(model.config) / 1e9, model.gpus, model.gpu.name,

@@ -64,6 +64,16 @@ TEST_CASE("a GPU file without a base gives every rate", "[models][gpu]") {
         parse_gpu_json(R"({"base": "a100-80gb", "scores_memory_efficiency": 0.5})", "s.json");
     CHECK(scores.scores_memory_efficiency == 0.5);
     CHECK(find_gpu("a100-80gb").scores_memory_efficiency > 0);
+    CHECK(g.norm_backward_memory_efficiency == 0);  // the norms likewise
+    const GpuSpec norms = parse_gpu_json(R"({"base": "a100-80gb",
+        "norm_forward_memory_efficiency": 0.7, "norm_backward_memory_efficiency": 0.6,
+        "nonpersistent_norm_forward_memory_efficiency": 0.5,
+        "nonpersistent_norm_backward_memory_efficiency": 0.4})",
+                                         "n.json");
+    CHECK(norms.norm_forward_memory_efficiency == 0.7);
+    CHECK(norms.norm_backward_memory_efficiency == 0.6);
+    CHECK(norms.nonpersistent_norm_forward_memory_efficiency == 0.5);
+    CHECK(norms.nonpersistent_norm_backward_memory_efficiency == 0.4);
     // Each required rate, left out, is named.
     for (const char* field :
          {"sm_count", "peak_bf16_flops", "memory_bytes", "hbm_bandwidth", "gemm_efficiency",
@@ -86,6 +96,8 @@ TEST_CASE("bad GPU files are refused with the file, line and column", "[models][
                Contains("g.json:1:23: unknown key 'gemm_eff'"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "gemm_efficiency": 1.5})"),
                Contains("gemm_efficiency: expected a number in 0..1, got '1.5'"));
+    CHECK_THAT(parse_error(R"({"base": "a100-80gb", "norm_backward_memory_efficiency": 2})"),
+               Contains("norm_backward_memory_efficiency: expected a number in 0..1, got '2'"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "hbm_bandwidth": 0})"),
                Contains("g.json:1:40: hbm_bandwidth: must be > 0"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "memory_efficiency": "high"})"),

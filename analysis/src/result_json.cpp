@@ -47,6 +47,7 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
     m["attention"] = models::attention_kernel_name(model.workload.attention);
     m["grad_bytes"] = model.workload.grad_bytes;
     m["gradient_accumulation_fusion"] = model.workload.grad_accumulation_fusion;
+    m["persist_layer_norm"] = model.workload.persistent_norm;
     m["costs"] = model.cost_source;
     m["message_bytes"] = model.plan.message_bytes;
     m["tp_collective_bytes"] = model.plan.tp_comm.bytes;

@@ -352,11 +352,11 @@ the kernels of a layer: TP all-reduces at NCCL's measured bus bandwidth (F, B an
 recomputed F), pipeline transfers split over the TP ranks, the data-parallel gradient
 reduction over one ring per NIC, exposed or overlapped as each run did, the optimizer step,
 embedding and loss (`analyze` the gradient reduction in closed form, on an idle network).
-`simulate` and `analyze` agree within 1.6 % on the SC'21 rows and within 2.4 % on the Zero
+`simulate` and `analyze` agree within 1.5 % on the SC'21 rows and within 2.4 % on the Zero
 Bubble ones: what only `simulate` has, pipeline transfers (with their all-gathers inside the
 receiving node), link latencies and links shared, is small here. What is left is the kernels' own
-time, optimistic by 2–19 % on every row but the Zero Bubble paper's interleaved ones (most
-by 4–14 %): the per-pass table above shows where; and, on the Zero Bubble rows, per-step
+time, optimistic by up to 17 % on every row but the Zero Bubble paper's interleaved ones
+(by 1–9 % on the SC'21 rows): the per-pass table above shows where; and, on the Zero Bubble rows, per-step
 work that even the profiled passes leave over ("What lies outside the passes").
 The GEMMs run at the A100's burst-clock
 MAMF (267.9 TFLOP/s) scaled to the 1305 MHz it holds at its 400 W power limit (NVIDIA's
@@ -367,12 +367,17 @@ microbatch's tokens, down to 1024 here, where the short-K falloff matters), then
 of GEMMs alone, and the GEMM rate is not the gap there.
 The unfused attention's kernels over the b·a·s² scores run at the rate FlashAttention's paper
 measured for them (0.62 of the HBM bandwidth: 40.3 GB in 41.7 ms, Dao et al., 2022, Fig. 2),
-which brings B within −6…+3 % of the profile; F stays 8–15 % faster than profiled, with
-Megatron-LM's separate QKV bias add and the attention's layout copies counted. Its
-remaining kernels, the norms, GeLU and the dropout-adds, run at a STREAM copy's 90 % of the
-HBM bandwidth, an upper bound for elementwise PyTorch kernels; no published A100 measurement
-of them was found, and none was fitted. On the SC'21 rows the error is +4…+13 %, largest
-on the interleaved 76B and 530B rows. Those runs' code had no gradient accumulation fusion:
+which brings B within −5…+4 % of the profile; F stays 8–15 % faster than profiled, with
+Megatron-LM's separate QKV bias add and the attention's layout copies counted. The norms
+run at the rates NVIDIA measured for apex's LayerNorm kernels on A100 (apex pull request
+1037: the non-persistent kernels of the SC'21 code at 0.58 of the HBM bandwidth forward and
+0.37 backward, the persistent ones of the Zero Bubble code at 0.81 and 0.75), and autograd
+adds the residual path's gradient to each norm's in a kernel of its own; with the SC'21
+code's slow norms that lengthens its rows by 1.5–3 %. The remaining kernels, GeLU and the
+dropout-adds, run at a STREAM copy's 90 % of the HBM bandwidth, an upper bound for
+elementwise PyTorch kernels; no published A100 measurement of them was found, and none was
+fitted. On the SC'21 rows the error is +1…+10 % (`simulate` +1…+9 %), largest on the
+interleaved 76B and 530B rows. Those runs' code had no gradient accumulation fusion:
 every W GEMM wrote a 16-bit dW that PyTorch then added into the fp16 gradients, 6 bytes per
 parameter on every microbatch but the first; with one or two sequences per microbatch and
 about 2 billion parameters per GPU that kernel costs the pipelined rows 1–4 % of their
@@ -380,7 +385,7 @@ iteration. The same code all-reduced fp16 gradients, half the bytes of fp32 ones
 shortens the exposed reduction of those rows by up to 3 % of the iteration.
 
 The Zero Bubble paper's interleaved rows (1F1B-I) run one layer per chunk, as its
-repository splits them; `simulate` has them 7–25 % fast, against 3–18 % for the other
+repository splits them; `simulate` has them 6–25 % fast, against 3–17 % for the other
 schedules: every chunk boundary puts a pipeline transfer on the critical path, and the
 per-step time the profiled passes leave over (above) comes three times per layer-sized step.
 The paper profiled 0.38–0.76 ms per transfer (Table 9, T_comm, 10–28 MB). `zb-a100-roce`
@@ -423,7 +428,9 @@ parallelism without sequence parallelism; the unfused attention of 2021 (batched
 fused scale-mask-softmax, dropout on the s×s probabilities); fp16 gradients (the scripts'
 `--fp16` without `--accumulate-allreduce-grads-in-fp32`), which every W GEMM writes for
 PyTorch to add into the gradients on every microbatch but the first (gradient accumulation
-fusion came to Megatron-LM in February 2022, after these runs); a non-distributed Adam;
+fusion came to Megatron-LM in February 2022, after these runs); apex's non-persistent
+LayerNorm kernels, which that code had copied into `megatron/fused_kernels` (the persistent
+ones came in October 2021); a non-distributed Adam;
 DP = nodes·8/(t·p), m = B/(mb·DP). Predicted TFLOP/s per GPU =
 SC'21's eq. 3 FLOPs of one iteration (96·B·s·l·h²·(1 + s/6h + V/16lh), recomputation
 included) / (step time × GPUs), the step being the iteration and the optimizer step.
@@ -438,7 +445,7 @@ On the command line, the 145B row is
 `pipesim analyze -s interleaved-1f1b -v 2 -p 8 -m 48 --model
 experiments/fidelity/models/sc21-145b.json --gpu a100-80gb --mb 2 -t 8 --dp 24 --no-sp
 --recompute full --attention unfused --grad-dtype fp16 --no-gradient-accumulation-fusion
---first-stage-layers 5 --last-stage-layers 5 --no-overlap-grad-reduce --json` (`simulate`
+--no-persist-layer-norm --first-stage-layers 5 --last-stage-layers 5 --no-overlap-grad-reduce --json` (`simulate`
 adds `--cluster dgx-a100:192`); its TFLOP/s per GPU is eq. 3's FLOPs / B ×
 `samples_per_second` / GPUs.
 
@@ -476,7 +483,8 @@ adds `--cluster dgx-a100:192`); its TFLOP/s per GPU is eq. 3's FLOPs / B ×
 
 The paper's models and microbatch sizes (`zb_paper.hpp`), one pipeline of p GPUs, no
 recomputation, unfused attention (Megatron-LM's default without FlashAttention; the paper
-does not say otherwise), the layers split as the paper's repository splits them
+does not say otherwise), its persistent LayerNorm kernels (the repository's default), the
+layers split as the paper's repository splits them
 (`--allow-padding-num-layers`: (layers + 2)/p per stage, one fewer on the first and last;
 interleaved 1F1B with one layer per chunk, (layers + 2)/p chunks per device, the first chunk
 only the embedding and the last only the head); `simulate` on the paper's

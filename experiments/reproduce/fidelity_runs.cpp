@@ -93,6 +93,9 @@ analysis::PipelineSpec sc21_spec(const Sc21Row& row, const std::string& models_d
     // PyTorch after each W GEMM (gradient accumulation fusion came in February 2022).
     m.optimizer.grad_bytes = 2;
     m.workload.grad_accumulation_fusion = false;
+    // Its norms: apex's non-persistent LayerNorm kernels, copied into megatron/fused_kernels
+    // (the persistent ones came in October 2021).
+    m.workload.persistent_norm = false;
     const int even = row.layers / (row.pp * row.chunks);
     if (row.pp * row.chunks > 1) m.partition = {even, even};
     spec.costs.model = m;

@@ -50,6 +50,17 @@ constexpr double mib = 1024.0 * 1024.0;
 //   41.7 ms (Dao et al., "FlashAttention", NeurIPS 2022, Fig. 2 left; the paper's benchmarks
 //   ran on the A100 40 GB, 1,555 GB/s): 0.97 TB/s, 0.62 of the datasheet bandwidth. No such
 //   measurement is known for Hopper, whose unfused kernels keep the copy rate.
+// - Norm kernels on A100: NVIDIA's LayerNorm benchmark on GA100 for BERT's shape (32 × 512
+//   tokens, h 1024, fp16; NVIDIA/apex pull request 1037, January 2021), counting 4 bytes per
+//   element forward (X, Y) and 6 backward (dY, X, dX; the γ/β reductions inside its time):
+//   apex's non-persistent FusedLayerNorm kernels (Megatron-LM's own copy of them, all it had
+//   before October 2021) 895.8 GB/s forward and 572.2 GB/s backward; the persistent
+//   FastLayerNorm kernels that pull request added (Megatron-LM's persist_layer_norm, whose
+//   design Transformer Engine's norm kernels share) 1,258.0 and 1,163.4 GB/s. Read as shares
+//   of the A100 40 GB's 1,555 GB/s (on the 80 GB's 2,039 the persistent forward, a streaming
+//   kernel that keeps its row in registers, would reach only 0.62, below any copy kernel):
+//   0.576 / 0.368 and 0.809 / 0.748. No such measurement is known for Hopper, whose norms
+//   keep the copy rate. RMSNorm kernels of the same designs move the same bytes.
 // - Fused attention: FlashAttention-2 reaches up to 73 % of the A100 peak forward and about
 //   190 TFLOP/s (0.6) backward at head size 128 (Dao, 2023, abstract and Fig. 6);
 //   FlashAttention-3 740 TFLOP/s forward on H100 (0.75, Shah et al., 2024, abstract) and a
@@ -70,7 +81,12 @@ constexpr double a100_sustained = 1305.0 / 1410.0, hopper_sustained = 702.9 / 82
 constexpr double a100_gemm = 267.9 / 312 * a100_sustained, hopper_gemm = 702.9 / 989.4;
 constexpr double a100_k_fill = 2 * 64, a100_mamf_k = 2048;
 constexpr double hbm_efficiency = 0.9;
-constexpr double a100_scores_efficiency = 40.3e9 / 41.7e-3 / (1555 * giga);
+constexpr double a100_40gb_bandwidth = 1555 * giga;  // where the A100 measurements below ran
+constexpr double a100_scores_efficiency = 40.3e9 / 41.7e-3 / a100_40gb_bandwidth;
+constexpr double a100_norm_forward = 1258.0 * giga / a100_40gb_bandwidth,
+                 a100_norm_backward = 1163.4 * giga / a100_40gb_bandwidth,
+                 a100_nonpersistent_norm_forward = 895.8 * giga / a100_40gb_bandwidth,
+                 a100_nonpersistent_norm_backward = 572.2 * giga / a100_40gb_bandwidth;
 constexpr double launch = 1e-6;
 
 GpuSpec spec(std::string name, std::string description, double peak, double memory,
@@ -84,6 +100,10 @@ GpuSpec spec(std::string name, std::string description, double peak, double memo
     g.gemm_reference_k = hopper ? 0 : a100_mamf_k;
     g.memory_efficiency = hbm_efficiency;
     g.scores_memory_efficiency = hopper ? 0 : a100_scores_efficiency;
+    g.norm_forward_memory_efficiency = hopper ? 0 : a100_norm_forward;
+    g.norm_backward_memory_efficiency = hopper ? 0 : a100_norm_backward;
+    g.nonpersistent_norm_forward_memory_efficiency = hopper ? 0 : a100_nonpersistent_norm_forward;
+    g.nonpersistent_norm_backward_memory_efficiency = hopper ? 0 : a100_nonpersistent_norm_backward;
     const double sustained = hopper ? hopper_sustained : a100_sustained;
     g.attention_forward_efficiency = (hopper ? 0.75 : 0.73) * sustained;
     g.attention_backward_efficiency = (hopper ? 0.55 : 0.6) * sustained;

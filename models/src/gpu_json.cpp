@@ -28,13 +28,19 @@ struct Rate {
 
 // The operator-level model needs every rate without zero_ok; a file without a `base` gives
 // them all. Upper bounds are far above any GPU and keep derived times finite.
-constexpr std::array<Rate, 14> rates = {{
+constexpr std::array<Rate, 18> rates = {{
     {"peak_bf16_flops", &GpuSpec::peak_bf16_flops, 1e18, false},
     {"memory_bytes", &GpuSpec::memory_bytes, 1e15, false},
     {"hbm_bandwidth", &GpuSpec::hbm_bandwidth, 1e15, false},
     {"gemm_efficiency", &GpuSpec::gemm_efficiency, 1, false},
     {"memory_efficiency", &GpuSpec::memory_efficiency, 1, false},
     {"scores_memory_efficiency", &GpuSpec::scores_memory_efficiency, 1, true},
+    {"norm_forward_memory_efficiency", &GpuSpec::norm_forward_memory_efficiency, 1, true},
+    {"norm_backward_memory_efficiency", &GpuSpec::norm_backward_memory_efficiency, 1, true},
+    {"nonpersistent_norm_forward_memory_efficiency",
+     &GpuSpec::nonpersistent_norm_forward_memory_efficiency, 1, true},
+    {"nonpersistent_norm_backward_memory_efficiency",
+     &GpuSpec::nonpersistent_norm_backward_memory_efficiency, 1, true},
     {"attention_forward_efficiency", &GpuSpec::attention_forward_efficiency, 1, false},
     {"attention_backward_efficiency", &GpuSpec::attention_backward_efficiency, 1, false},
     {"tp_bus_bandwidth", &GpuSpec::tp_bus_bandwidth, 1e15, false},

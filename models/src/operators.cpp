@@ -69,6 +69,18 @@ class Builder {
         op.bytes = elements * bytes_each;
         return push(op);
     }
+    // A norm kernel (LayerNorm or RMSNorm) over `elements`: forward reads X and writes Y (4
+    // bytes each); backward reads dY and X and writes dX (6; the γ and β gradients' partial
+    // reductions re-read them inside the time its measured rate was taken with).
+    Operator& norm(std::string_view name, double elements, double flops_each, bool persistent) {
+        const bool forward = pass == Pass::forward;
+        Operator& op = memory(name, elements, forward ? 4 : 6, flops_each);
+        op.memory_rate = forward ? (persistent ? MemoryRate::norm_forward
+                                               : MemoryRate::nonpersistent_norm_forward)
+                                 : (persistent ? MemoryRate::norm_backward
+                                               : MemoryRate::nonpersistent_norm_backward);
+        return op;
+    }
     Operator& attention(std::string_view name, double flops, double bytes) {
         Operator op;
         op.name = name;
@@ -85,7 +97,7 @@ class Builder {
     // are also the attention core selective recomputation re-runs.
     void mark_scores(std::size_t first, bool core) {
         for (std::size_t i = first; i < ops_.size(); ++i) {
-            ops_[i].scores = true;
+            ops_[i].memory_rate = MemoryRate::scores;
             ops_[i].attention_core = core;
         }
     }
@@ -212,11 +224,12 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     const bool dropout = d.mask > 0;
     const double add_bytes = 2 + 2 + 2 + d.mask;
     const double add_op_flops = add_flops + (dropout ? dropout_flops : 0);
+    const bool persistent_norm = w.persistent_norm;
 
     std::vector<Operator> ops;
     Builder o(ops);
     o.pass = Pass::forward;
-    o.memory("norm 1", rows, 4, norm_flops(c));
+    o.norm("norm 1", rows, norm_flops(c), persistent_norm);
     o.gemm("QKV", d.tokens, qkv, d.h);
     // Megatron-LM fuses the other projections' biases into the GeLU and the dropout-adds
     // (skip_bias_add), but adds the QKV bias in a kernel of its own after the GEMM: it reads
@@ -227,7 +240,7 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     o.pass = Pass::forward;
     o.gemm("attention projection", d.tokens, d.h, d.h / d.t);
     o.memory(dropout ? "dropout-add 1" : "residual add 1", rows, add_bytes, add_op_flops);
-    o.memory("norm 2", rows, 4, norm_flops(c));
+    o.norm("norm 2", rows, norm_flops(c), persistent_norm);
     o.gemm("MLP up", d.tokens, up, d.h);
     o.memory(gated ? "SwiGLU" : "GeLU", d.tokens * d.f / d.t, gated ? 6 : 4,
              gated ? swiglu_flops : gelu_flops);
@@ -235,22 +248,25 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     o.memory(dropout ? "dropout-add 2" : "residual add 2", rows, add_bytes, add_op_flops);
 
     // B in reverse order: dX = dY·Wᵀ for every GEMM, the backward of every memory-bound kernel.
-    // Dropout-add backward reads the gradient (and mask), writes the branch's gradient; norm
-    // backward reads dY, its input and the residual gradient and writes their sum.
+    // Dropout-add backward reads the gradient (and mask), writes the branch's gradient. A norm's
+    // input also feeds the residual path: autograd adds the two gradients in a kernel of its
+    // own after the norm's backward (reads both, writes the sum).
     o.pass = Pass::backward_input;
     if (dropout) o.memory("dropout-add 2 backward", rows, 4 + d.mask, dropout_flops);
     o.gemm("MLP down dX", d.tokens, d.f / d.t, d.h);
     o.memory(gated ? "SwiGLU backward" : "GeLU backward", d.tokens * d.f / d.t, gated ? 10 : 6,
              gated ? swiglu_flops : gelu_flops);
     o.gemm("MLP up dX", d.tokens, d.h, up);
-    o.memory("norm 2 backward", rows, 8, norm_flops(c) + add_flops);
+    o.norm("norm 2 backward", rows, norm_flops(c), persistent_norm);
+    o.memory("residual gradient add 2", rows, 6, add_flops);
     if (dropout) o.memory("dropout-add 1 backward", rows, 4 + d.mask, dropout_flops);
     o.gemm("attention projection dX", d.tokens, d.h / d.t, d.h);
     attention_core(o, d, fused, Pass::backward_input);
     o.pass = Pass::backward_input;
     if (rotary) o.memory("rotary backward", d.tokens * (d.h + d.kv) / d.t, 4, rotary_flops);
     o.gemm("QKV dX", d.tokens, d.h, qkv);
-    o.memory("norm 1 backward", rows, 8, norm_flops(c) + add_flops);
+    o.norm("norm 1 backward", rows, norm_flops(c), persistent_norm);
+    o.memory("residual gradient add 1", rows, 6, add_flops);
 
     // W: dW = Xᵀ·dY, accumulated into the gradient buffer by the GEMMs (Megatron-LM's gradient
     // accumulation fusion) or by a kernel of its own after them, and the bias gradients (a
@@ -303,13 +319,13 @@ std::vector<Operator> head_operators(const TransformerConfig& c, const Workload&
     std::vector<Operator> ops;
     Builder o(ops);
     o.pass = Pass::forward;
-    o.memory("final norm", d.row_tokens * d.h, 4, norm_flops(c));
+    o.norm("final norm", d.row_tokens * d.h, norm_flops(c), w.persistent_norm);
     o.gemm("logits", d.tokens, vocab, d.h);
     o.memory("cross-entropy", d.tokens * vocab, 2 + 4, cross_entropy_flops);
     o.pass = Pass::backward_input;
     o.memory("cross-entropy backward", d.tokens * vocab, 4 + 2, cross_entropy_flops);
     o.gemm("logits dX", d.tokens, d.h, vocab);
-    o.memory("final norm backward", d.row_tokens * d.h, 6, norm_flops(c));
+    o.norm("final norm backward", d.row_tokens * d.h, norm_flops(c), w.persistent_norm);
     o.pass = Pass::backward_weight;
     o.gemm("logits dW", d.h, vocab, d.tokens, 1, dw_out_bytes(w));
     accumulate_gradient(o, w, "logits gradient accumulation", d.h * vocab);

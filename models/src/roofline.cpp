@@ -34,6 +34,30 @@ double short_k(const GpuSpec& gpu, double k) {
 
 }  // namespace
 
+double memory_efficiency(const GpuSpec& gpu, MemoryRate rate) {
+    double measured = 0;
+    switch (rate) {
+        case MemoryRate::stream:
+            break;
+        case MemoryRate::scores:
+            measured = gpu.scores_memory_efficiency;
+            break;
+        case MemoryRate::norm_forward:
+            measured = gpu.norm_forward_memory_efficiency;
+            break;
+        case MemoryRate::norm_backward:
+            measured = gpu.norm_backward_memory_efficiency;
+            break;
+        case MemoryRate::nonpersistent_norm_forward:
+            measured = gpu.nonpersistent_norm_forward_memory_efficiency;
+            break;
+        case MemoryRate::nonpersistent_norm_backward:
+            measured = gpu.nonpersistent_norm_backward_memory_efficiency;
+            break;
+    }
+    return measured > 0 ? measured : gpu.memory_efficiency;
+}
+
 double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape) {
     double best = 0;
     for (const Tile& tile : tiles)
@@ -43,9 +67,7 @@ double gemm_efficiency(const GpuSpec& gpu, const GemmShape& shape) {
 
 OperatorTime operator_time(const GpuSpec& gpu, const Operator& op) {
     OperatorTime t;
-    t.memory_efficiency = op.scores && gpu.scores_memory_efficiency > 0
-                              ? gpu.scores_memory_efficiency
-                              : gpu.memory_efficiency;
+    t.memory_efficiency = memory_efficiency(gpu, op.memory_rate);
     t.memory = op.bytes / (gpu.hbm_bandwidth * t.memory_efficiency);
     switch (op.kind) {
         case OpKind::gemm:

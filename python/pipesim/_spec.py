@@ -68,7 +68,7 @@ def cost_triples(value):
 
 def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, attention, efficiency,
                calibration, dist_opt, first_stage_layers, last_stage_layers, zero, cp,
-               tp_comm_overlap, grad_dtype, gradient_accumulation_fusion):
+               tp_comm_overlap, grad_dtype, gradient_accumulation_fusion, persist_layer_norm):
     if model is None or gpu is None or mb is None:
         raise ValueError("model-based costs need all of model=NAME, gpu=NAME and mb=B")
     return {
@@ -92,17 +92,20 @@ def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, attention, eff
         "tp_comm_overlap": bool(tp_comm_overlap),
         "grad_dtype": text("grad_dtype", grad_dtype),
         "gradient_accumulation_fusion": bool(gradient_accumulation_fusion),
+        "persist_layer_norm": bool(persist_layer_norm),
     }
 
 
 MODEL_KEYS = ("model", "gpu", "mb", "seq", "sequence_parallel", "recompute", "attention",
               "efficiency", "calibration", "dist_opt", "first_stage_layers", "last_stage_layers",
-              "zero", "cp", "tp_comm_overlap", "grad_dtype", "gradient_accumulation_fusion")
+              "zero", "cp", "tp_comm_overlap", "grad_dtype", "gradient_accumulation_fusion",
+              "persist_layer_norm")
 MODEL_DEFAULTS = {"model": None, "gpu": None, "mb": None, "seq": None,
                   "sequence_parallel": True, "recompute": "none", "attention": "fused",
                   "efficiency": None, "calibration": None, "dist_opt": False, "first_stage_layers": None,
                   "last_stage_layers": None, "zero": None, "cp": None, "tp_comm_overlap": False,
-                  "grad_dtype": "fp32", "gradient_accumulation_fusion": True}
+                  "grad_dtype": "fp32", "gradient_accumulation_fusion": True,
+                  "persist_layer_norm": True}
 
 
 def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, tp, model_args,

@@ -45,6 +45,7 @@ analysis::ModelSpec model_from_dict(const py::dict& d) {
     m.workload.tp_comm_overlap = get<bool>(d, "tp_comm_overlap");
     m.optimizer.grad_bytes = parsed(d, "grad_dtype", models::parse_grad_dtype);
     m.workload.grad_accumulation_fusion = get<bool>(d, "gradient_accumulation_fusion");
+    m.workload.persistent_norm = get<bool>(d, "persist_layer_norm");
     return m;
 }
 

@@ -84,6 +84,16 @@ def test_gradient_dtype_and_unfused_accumulation_match_the_command_line(cli):
     assert r.model["grad_bytes"] == 2 and r.model["gradient_accumulation_fusion"] is False
 
 
+def test_non_persistent_norms_match_the_command_line(cli):
+    r = pipesim.analyze(schedule="1f1b", p=2, m=4, model="zb-1.5b", gpu="a100-80gb", mb=2,
+                        persist_layer_norm=False)
+    expected = cli("analyze", "-s", "1f1b", "-p", 2, "-m", 4, "--model", "zb-1.5b", "--gpu",
+                   "a100-80gb", "--mb", 2, "--no-persist-layer-norm", "--json")
+    assert r.to_dict() == expected
+    assert r.model["persist_layer_norm"] is False
+
+
+
 def test_zero_stages_shrink_the_weights_and_optimizer_state():
     # Per parameter: 18 bytes unsharded (16-bit weights and gradients, fp32 master weights
     # and two Adam moments); ZeRO-3 over d ranks shards all of them: 18/d.

@@ -30,6 +30,13 @@ struct GpuSpec {
     double memory_efficiency = 0;  ///< achievable / datasheet HBM bandwidth
     /// The same for the unfused attention's kernels over the s×s scores; 0: memory_efficiency.
     double scores_memory_efficiency = 0;
+    /// The same for the norm kernels (LayerNorm, RMSNorm), forward and backward (the backward
+    /// counted as reading dY and X and writing dX; its γ/β reductions inside its time), of the
+    /// persistent kernels and of the older non-persistent ones; 0: memory_efficiency.
+    double norm_forward_memory_efficiency = 0;
+    double norm_backward_memory_efficiency = 0;
+    double nonpersistent_norm_forward_memory_efficiency = 0;
+    double nonpersistent_norm_backward_memory_efficiency = 0;
     double attention_forward_efficiency = 0;   ///< fused attention forward, of peak
     double attention_backward_efficiency = 0;  ///< fused attention backward, of peak
     double launch_overhead = 0;                ///< seconds added to every kernel

@@ -61,6 +61,10 @@ struct Workload {
     /// main_grad hook of Megatron-LM's own DDP) on every microbatch of an iteration but the
     /// first, which stores its dW as the gradient.
     bool grad_accumulation_fusion = true;
+    /// The norm kernels are the persistent ones (apex's FastLayerNorm or Transformer Engine's,
+    /// Megatron-LM's default since October 2021). false: the non-persistent apex kernels
+    /// (Megatron-LM's --no-persist-layer-norm, and all it had before).
+    bool persistent_norm = true;
     /// m, the microbatches of one iteration, for the unfused accumulation: it runs on m − 1
     /// of them, charged as (m − 1)/m of one on each. 0: unknown, charged on every microbatch.
     /// analysis::plan_model() sets it from the schedule.

@@ -24,6 +24,18 @@ const char* pass_letter(Pass pass);
 /// "gemm", "attention" or "memory".
 const char* op_kind_name(OpKind kind);
 
+/// Which measured bandwidth a memory-bound kernel moves its bytes at (GpuSpec): a streaming
+/// kernel's, the unfused attention's score kernels', or a norm kernel's forward or backward,
+/// persistent (one row held in registers; Megatron-LM's default since late 2021) or not.
+enum class MemoryRate {
+    stream,
+    scores,
+    norm_forward,
+    norm_backward,
+    nonpersistent_norm_forward,
+    nonpersistent_norm_backward
+};
+
 /// C[m×n] = A[m×k]·B[k×n], `batch` independent products (batched attention GEMMs).
 struct GemmShape {
     double m = 0;
@@ -42,7 +54,7 @@ struct Operator {
     double bytes = 0;
     GemmShape shape;              ///< kind == gemm only
     bool attention_core = false;  ///< a forward kernel selective recomputation re-runs
-    bool scores = false;          ///< moves the unfused attention's s×s scores
+    MemoryRate memory_rate = MemoryRate::stream;  ///< the bandwidth its bytes move at
 };
 
 /// The kernels of one layer without recomputation (the cost model re-runs forward kernels for

@@ -36,8 +36,13 @@ struct OperatorTime {
 
 /// One kernel on `gpu`: GEMMs compute at gemm_efficiency(), fused attention at the GPU's
 /// measured attention efficiency for its pass, memory-bound kernels only move bytes (the
-/// unfused attention's score kernels at GpuSpec::scores_memory_efficiency where set).
+/// unfused attention's score kernels and the norms at their measured rates where the GPU has
+/// them: memory_efficiency()).
 OperatorTime operator_time(const GpuSpec& gpu, const Operator& op);
+
+/// The share of `gpu`'s HBM bandwidth a memory-bound kernel of class `rate` reaches: its
+/// measured rate where the GPU has one, else GpuSpec::memory_efficiency.
+double memory_efficiency(const GpuSpec& gpu, MemoryRate rate);
 
 /// operator_time(gpu, op).seconds.
 double operator_seconds(const GpuSpec& gpu, const Operator& op);
