@@ -145,6 +145,12 @@ const std::array model_flags = {
          [](State& s, const std::string&, const std::string&) {
              s.model.workload.persistent_norm = false;
          }},
+    Flag{"", "--cross-entropy-loss-fusion", "",
+         "the loss is one fused kernel per pass over\n"
+         "the logits (Megatron-LM's flag; default: its eight separate kernels)",
+         [](State& s, const std::string&, const std::string&) {
+             s.model.workload.cross_entropy_fusion = true;
+         }},
     Flag{"", "--efficiency", "E", "achieved fraction of peak, 0..1 (default: the GPU's)",
          [](State& s, const std::string& f, const std::string& v) {
              s.model.efficiency = parse_number(f, v, 0.0);

@@ -68,7 +68,8 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
     const std::string gradients =
         (w.grad_bytes == 4 ? std::string() : ", 16-bit gradients") +
         (w.grad_accumulation_fusion ? std::string() : ", gradients accumulated unfused") +
-        (w.persistent_norm ? std::string() : ", non-persistent norms");
+        (w.persistent_norm ? std::string() : ", non-persistent norms") +
+        (w.cross_entropy_fusion ? ", fused cross-entropy" : "");
     line("model",
          fmt::format("{} ({:.2f}B params) on {} × {}, b={} s={} t={}{}{}{}", model.config.name,
                      models::total_params(model.config) / 1e9, model.gpus, model.gpu.name,

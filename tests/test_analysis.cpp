@@ -48,7 +48,7 @@ TEST_CASE("a cost-aware schedule is planned with the model's stage times, comput
     PipelineSpec spec;
     spec.schedule = "zb-1p";
     spec.generator = {4, 8, 0, 0};
-    spec.costs.model = model_spec("zb-6.2b", 1);
+    spec.costs.model = model_spec("zb-14.6b", 1);
     // Unfused attention: its stored s×s scores make W's share of the memory small enough
     // that planning with the model's times gives another order than unit times.
     spec.costs.model->workload.attention = pipesim::models::AttentionKernel::unfused;

@@ -252,6 +252,8 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "model-based costs need all of --model NAME, --gpu NAME and --mb B"},
         {"--no-persist-layer-norm",
          "model-based costs need all of --model NAME, --gpu NAME and --mb B"},
+        {"--cross-entropy-loss-fusion",
+         "model-based costs need all of --model NAME, --gpu NAME and --mb B"},
         {"--model llama2-7b --gpu a100-80gb --mb 1 --calibration " +
              std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h100.json",
          "the calibration file was measured on 'h100-sxm', not on the chosen GPU 'a100-80gb'"},
@@ -318,6 +320,29 @@ TEST_CASE("non-persistent norms show in the report and the JSON and lengthen F a
         CHECK(ls["backward_input"].get<double>() > ps["backward_input"].get<double>());
         CHECK(ls["backward_weight"].get<double>() == ps["backward_weight"].get<double>());
     }
+}
+
+TEST_CASE("the fused cross-entropy shows in the report and the JSON and shortens the head",
+          "[models]") {
+    const std::string base = "analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 2";
+    const auto text = run_pipesim(base + " --cross-entropy-loss-fusion");
+    REQUIRE(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("t=1, fused cross-entropy"));
+    const auto separate = run_pipesim(base + " --json");
+    const auto fused = run_pipesim(base + " --cross-entropy-loss-fusion --json");
+    REQUIRE(separate.exit_code == 0);
+    REQUIRE(fused.exit_code == 0);
+    const auto s = nlohmann::json::parse(separate.out), f = nlohmann::json::parse(fused.out);
+    CHECK(s["model"]["cross_entropy_loss_fusion"] == false);
+    CHECK(f["model"]["cross_entropy_loss_fusion"] == true);
+    // The first stage has no head: the same; the last one's F and B are shorter fused.
+    const auto& s0 = s["model"]["virtual_stages"][0];
+    const auto& f0 = f["model"]["virtual_stages"][0];
+    CHECK(f0["forward"].get<double>() == s0["forward"].get<double>());
+    const auto& s1 = s["model"]["virtual_stages"][1];
+    const auto& f1 = f["model"]["virtual_stages"][1];
+    CHECK(f1["forward"].get<double>() < s1["forward"].get<double>());
+    CHECK(f1["backward_input"].get<double>() < s1["backward_input"].get<double>());
 }
 
 TEST_CASE("simulate refuses context parallelism that does not fit with one line", "[models]") {

@@ -349,6 +349,35 @@ TEST_CASE("the norms move hand-counted bytes at the rates NVIDIA's LayerNorm ben
           h100.memory_efficiency);
 }
 
+TEST_CASE("the cross-entropy moves what Megatron-LM's kernels move, or one pass when fused",
+          "[models]") {
+    const TransformerConfig& c = find_model("gpt3-175b");  // V 50257
+    const double s = 2048, b = 1, t = 8, logits = s * b * c.vocab / t;
+    Workload w = work(1, 2048, 8, true);
+    auto bytes_in = [](const std::vector<Operator>& ops, Pass pass) {
+        double sum = 0;
+        for (const Operator& op : ops)
+            if (op.kind == OpKind::memory && op.pass == pass &&
+                op.name.find("norm") == std::string_view::npos)
+                sum += op.bytes;
+        return sum;
+    };
+    // Megatron-LM's default: cast to fp32 (2 read, 4 written), row max (4), subtract in place
+    // (4 + 4), exp in place (4 + 4), row sum (4), divide in place (4 + 4) in F; in B scale in
+    // place by the loss gradient (4 + 4) and cast back (4 + 2).
+    const auto unfused = head_operators(c, w);
+    CHECK(bytes_in(unfused, Pass::forward) == Approx(38 * logits).epsilon(1e-12));
+    CHECK(bytes_in(unfused, Pass::backward_input) == Approx(14 * logits).epsilon(1e-12));
+    CHECK(find_op(unfused, "logits exp").bytes == 8 * logits);
+    // Fused: read the 16-bit logits, keep fp32 probabilities; B reads them, writes 16 bits.
+    w.cross_entropy_fusion = true;
+    const auto fused = head_operators(c, w);
+    CHECK(bytes_in(fused, Pass::forward) == Approx(6 * logits).epsilon(1e-12));
+    CHECK(bytes_in(fused, Pass::backward_input) == Approx(6 * logits).epsilon(1e-12));
+    // Only the loss differs: the logits GEMMs are the same.
+    CHECK(find_op(fused, "logits").flops == find_op(unfused, "logits").flops);
+}
+
 TEST_CASE("recomputation re-runs forward kernels before B", "[models]") {
     const TransformerConfig& c = find_model("gpt3-175b");
     const OperatorCostModel model(find_gpu("a100-80gb"));

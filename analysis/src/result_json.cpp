@@ -48,6 +48,7 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
     m["grad_bytes"] = model.workload.grad_bytes;
     m["gradient_accumulation_fusion"] = model.workload.grad_accumulation_fusion;
     m["persist_layer_norm"] = model.workload.persistent_norm;
+    m["cross_entropy_loss_fusion"] = model.workload.cross_entropy_fusion;
     m["costs"] = model.cost_source;
     m["message_bytes"] = model.plan.message_bytes;
     m["tp_collective_bytes"] = model.plan.tp_comm.bytes;

@@ -321,9 +321,29 @@ std::vector<Operator> head_operators(const TransformerConfig& c, const Workload&
     o.pass = Pass::forward;
     o.norm("final norm", d.row_tokens * d.h, norm_flops(c), w.persistent_norm);
     o.gemm("logits", d.tokens, vocab, d.h);
-    o.memory("cross-entropy", d.tokens * vocab, 2 + 4, cross_entropy_flops);
-    o.pass = Pass::backward_input;
-    o.memory("cross-entropy backward", d.tokens * vocab, 4 + 2, cross_entropy_flops);
+    const double logits = d.tokens * vocab;
+    if (w.cross_entropy_fusion) {
+        // One kernel reads the 16-bit logits and keeps fp32 probabilities for B, which turns
+        // them into the logits' 16-bit gradient.
+        o.memory("cross-entropy", logits, 2 + 4, cross_entropy_flops);
+        o.pass = Pass::backward_input;
+        o.memory("cross-entropy backward", logits, 4 + 2, cross_entropy_flops);
+    } else {
+        // Megatron-LM's vocabulary-parallel cross-entropy (megatron/core/tensor_parallel/
+        // cross_entropy.py; mpu/cross_entropy.py in 2021), one PyTorch kernel per step over the
+        // fp32 logits: the cast, the row maximum, its subtraction in place, exp in place, the
+        // row sum, the division into the probabilities kept for B; in B the scaling by the
+        // loss's gradient in place, and the cast of the result back to 16 bits.
+        o.memory("logits to fp32", logits, 2 + 4, 0);
+        o.memory("logits row max", logits, 4, 1);
+        o.memory("logits minus max", logits, 4 + 4, 1);
+        o.memory("logits exp", logits, 4 + 4, 1);
+        o.memory("exp row sum", logits, 4, 1);
+        o.memory("softmax divide", logits, 4 + 4, 1);
+        o.pass = Pass::backward_input;
+        o.memory("cross-entropy gradient", logits, 4 + 4, 1);
+        o.memory("logits gradient to 16-bit", logits, 4 + 2, 0);
+    }
     o.gemm("logits dX", d.tokens, d.h, vocab);
     o.norm("final norm backward", d.row_tokens * d.h, norm_flops(c), w.persistent_norm);
     o.pass = Pass::backward_weight;

@@ -69,7 +69,8 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
     model, gpu, mb, seq, sequence_parallel, recompute, attention ("fused" or "unfused"),
     efficiency, calibration, dist_opt, first_stage_layers, last_stage_layers, zero (ZeRO stage
     1-3), cp (context-parallel degree), tp_comm_overlap, grad_dtype ("fp32", "bf16" or
-    "fp16"), gradient_accumulation_fusion, persist_layer_norm, with dp and tp; overlap_grad_reduce
+    "fp16"), gradient_accumulation_fusion, persist_layer_norm,
+    cross_entropy_loss_fusion, with dp and tp; overlap_grad_reduce
     (with dp or cp above 1: the gradient reduction during the last backward, else after the
     pipeline);
     overlap_param_gather (with dist_opt or zero 1-2: the parameter all-gather beside the first

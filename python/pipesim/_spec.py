@@ -68,7 +68,8 @@ def cost_triples(value):
 
 def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, attention, efficiency,
                calibration, dist_opt, first_stage_layers, last_stage_layers, zero, cp,
-               tp_comm_overlap, grad_dtype, gradient_accumulation_fusion, persist_layer_norm):
+               tp_comm_overlap, grad_dtype, gradient_accumulation_fusion, persist_layer_norm,
+               cross_entropy_loss_fusion):
     if model is None or gpu is None or mb is None:
         raise ValueError("model-based costs need all of model=NAME, gpu=NAME and mb=B")
     return {
@@ -93,19 +94,20 @@ def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, attention, eff
         "grad_dtype": text("grad_dtype", grad_dtype),
         "gradient_accumulation_fusion": bool(gradient_accumulation_fusion),
         "persist_layer_norm": bool(persist_layer_norm),
+        "cross_entropy_loss_fusion": bool(cross_entropy_loss_fusion),
     }
 
 
 MODEL_KEYS = ("model", "gpu", "mb", "seq", "sequence_parallel", "recompute", "attention",
               "efficiency", "calibration", "dist_opt", "first_stage_layers", "last_stage_layers",
               "zero", "cp", "tp_comm_overlap", "grad_dtype", "gradient_accumulation_fusion",
-              "persist_layer_norm")
+              "persist_layer_norm", "cross_entropy_loss_fusion")
 MODEL_DEFAULTS = {"model": None, "gpu": None, "mb": None, "seq": None,
                   "sequence_parallel": True, "recompute": "none", "attention": "fused",
                   "efficiency": None, "calibration": None, "dist_opt": False, "first_stage_layers": None,
                   "last_stage_layers": None, "zero": None, "cp": None, "tp_comm_overlap": False,
                   "grad_dtype": "fp32", "gradient_accumulation_fusion": True,
-                  "persist_layer_norm": True}
+                  "persist_layer_norm": True, "cross_entropy_loss_fusion": False}
 
 
 def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, tp, model_args,

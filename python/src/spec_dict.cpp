@@ -46,6 +46,7 @@ analysis::ModelSpec model_from_dict(const py::dict& d) {
     m.optimizer.grad_bytes = parsed(d, "grad_dtype", models::parse_grad_dtype);
     m.workload.grad_accumulation_fusion = get<bool>(d, "gradient_accumulation_fusion");
     m.workload.persistent_norm = get<bool>(d, "persist_layer_norm");
+    m.workload.cross_entropy_fusion = get<bool>(d, "cross_entropy_loss_fusion");
     return m;
 }
 

@@ -93,6 +93,15 @@ def test_non_persistent_norms_match_the_command_line(cli):
     assert r.model["persist_layer_norm"] is False
 
 
+def test_fused_cross_entropy_matches_the_command_line(cli):
+    r = pipesim.analyze(schedule="1f1b", p=2, m=4, model="zb-1.5b", gpu="a100-80gb", mb=2,
+                        cross_entropy_loss_fusion=True)
+    expected = cli("analyze", "-s", "1f1b", "-p", 2, "-m", 4, "--model", "zb-1.5b", "--gpu",
+                   "a100-80gb", "--mb", 2, "--cross-entropy-loss-fusion", "--json")
+    assert r.to_dict() == expected
+    assert r.model["cross_entropy_loss_fusion"] is True
+
+
 
 def test_zero_stages_shrink_the_weights_and_optimizer_state():
     # Per parameter: 18 bytes unsharded (16-bit weights and gradients, fp32 master weights

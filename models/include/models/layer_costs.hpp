@@ -65,6 +65,10 @@ struct Workload {
     /// Megatron-LM's default since October 2021). false: the non-persistent apex kernels
     /// (Megatron-LM's --no-persist-layer-norm, and all it had before).
     bool persistent_norm = true;
+    /// The loss is Megatron-LM's fused cross-entropy (--cross-entropy-loss-fusion): one pass
+    /// over the logits in F and one in B. false (Megatron-LM's default): its vocabulary-parallel
+    /// cross-entropy of separate PyTorch kernels, eight passes over the fp32 logits.
+    bool cross_entropy_fusion = false;
     /// m, the microbatches of one iteration, for the unfused accumulation: it runs on m − 1
     /// of them, charged as (m − 1)/m of one on each. 0: unknown, charged on every microbatch.
     /// analysis::plan_model() sets it from the schedule.

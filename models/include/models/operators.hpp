@@ -72,8 +72,9 @@ std::vector<Operator> embedding_operators(const TransformerConfig& config,
                                           const Workload& workload);
 
 /// The last stage's extra kernels: the final norm, the vocabulary-parallel logits GEMM (F, its
-/// dX in B, its dW in W) and a fused softmax cross-entropy that reads the bf16 logits and keeps
-/// fp32 probabilities for B (a lower bound: unfused implementations make several passes).
+/// dX in B, its dW in W) and the cross-entropy: Megatron-LM's vocabulary-parallel one, eight
+/// kernels over the fp32 logits (38 bytes per logit in F, 14 in B), or with
+/// Workload::cross_entropy_fusion one kernel per pass (6 bytes each).
 std::vector<Operator> head_operators(const TransformerConfig& config, const Workload& workload);
 
 }  // namespace pipesim::models
