@@ -373,7 +373,7 @@ run at the rates NVIDIA measured for apex's LayerNorm kernels on A100 (apex pull
 1037: the non-persistent kernels of the SC'21 code at 0.58 of the HBM bandwidth forward and
 0.37 backward, the persistent ones of the Zero Bubble code at 0.81 and 0.75), and autograd
 adds the residual path's gradient to each norm's in a kernel of its own; with the SC'21
-code's slow norms that lengthens its rows by 1.5–3 %. The remaining kernels, GeLU and the
+code's slow norms that lengthens its rows by 1–3.5 %. The remaining kernels, GeLU and the
 dropout-adds, run at a STREAM copy's 90 % of the HBM bandwidth, an upper bound for
 elementwise PyTorch kernels; no published A100 measurement of them was found, and none was
 fitted. On the SC'21 rows the error is +1…+10 % (`simulate` +1…+9 %), largest on the
