@@ -320,6 +320,125 @@ F (the per-pass table above), not in the GEMMs.
     return out;
 }
 
+// Published H100 runs that no target names, predicted with the same operator model and the
+// H100 preset: a holdout, to show where the model stands on Hopper.
+struct H100Row {
+    const char* label;
+    const char* model;  // preset name or experiments/fidelity/models/<model>.json
+    int tp, pp, chunks, dp, microbatches;
+    bool dist_opt;           // else ZeRO-2 (FSDP sharding of the gradients and optimizer state)
+    int first_stage_layers;  // -1: the partitioner's
+    double published;        // TFLOP/s per GPU
+    double flops_per_sequence;
+};
+
+// Megatron-LM's model FLOPs per sequence (megatron/training/training.py,
+// num_floating_point_operations): 12·s·l·h²·((1 + g/a + s/h)·1 + (f/h)·gate + V/(2lh)).
+double megatron_flops(double l, double h, double a, double g, double f, double gate, double v,
+                      double s) {
+    return 12 * s * l * h * h * ((1 + g / a + s / h) + f / h * gate + v / (2 * l * h));
+}
+
+std::string h100_section(const Context& context) {
+    const double mlm_v = 131072, mlm_s = 4096;
+    auto mlm = [&](const char* label, const char* model, int l, int h, int a, int t, int p,
+                   int batch, double published) {
+        const double f = megatron_flops(l, h, a, a, 4 * h, 1, mlm_v, mlm_s);
+        return H100Row{label, model, t, p, 1, 48, batch / 48, true, -1, published, f};
+    };
+    // Llama 3 405B (126 layers, h 16384, 128 heads, 8 K/V heads, SwiGLU f 53248, V 128256).
+    const double llama = megatron_flops(126, 16384, 128, 8, 53248, 1.5, 128256, 8192);
+    const std::vector<H100Row> rows = {
+        mlm("1.7B", "mlm-h100-1.7b", 24, 2048, 16, 1, 1, 192, 408.8),
+        mlm("7.1B", "mlm-h100-7.1b", 30, 4096, 32, 2, 1, 192, 465.9),
+        mlm("16B", "mlm-h100-16b", 32, 6144, 48, 4, 1, 192, 489.1),
+        mlm("32B", "mlm-h100-32b", 48, 7168, 56, 8, 1, 192, 459.6),
+        mlm("70B", "mlm-h100-70b", 84, 8192, 64, 8, 2, 384, 419.7),
+        mlm("119B", "mlm-h100-119b", 92, 10240, 80, 8, 4, 768, 420.5),
+        mlm("177B", "mlm-h100-177b", 96, 12288, 96, 8, 6, 1152, 432.8),
+        mlm("314B", "mlm-h100-314b", 96, 16384, 128, 8, 8, 1536, 474.4),
+        mlm("462B", "mlm-h100-462b", 112, 18432, 144, 8, 16, 3072, 459.9),
+        {"Llama 3 405B, 8,192 GPUs", "llama3-405b", 8, 16, 8, 64, 32, false, 0, 430, llama},
+        {"Llama 3 405B, 16,384 GPUs", "llama3-405b", 8, 16, 8, 128, 16, false, 0, 400, llama},
+    };
+    Table t({"run", "t", "p", "v", "DP", "m", "GPUs", "published TFLOP/s", "analyze", "error"});
+    std::vector<double> predicted, published;
+    for (const H100Row& row : rows) {
+        analysis::PipelineSpec spec;
+        spec.schedule = row.chunks > 1 ? "interleaved-1f1b" : "1f1b";
+        spec.generator.devices = row.pp;
+        spec.generator.microbatches = row.microbatches;
+        spec.generator.chunks = row.chunks;
+        spec.dp = row.dp;
+        spec.tp = row.tp;
+        analysis::ModelSpec m;
+        const bool preset = std::string_view(row.model).starts_with("llama");
+        m.model = preset ? row.model : context.dir + "/models/" + row.model + ".json";
+        m.gpu = "h100-sxm";
+        m.workload.microbatch = 1;
+        m.workload.tp_comm_overlap = row.tp > 1 && !preset;
+        if (row.dist_opt)
+            m.optimizer.distributed = true;
+        else
+            m.optimizer.zero_stage = 2;
+        if (row.first_stage_layers >= 0)
+            m.partition = {row.first_stage_layers, row.first_stage_layers};
+        spec.costs.model = m;
+        const analysis::Analysis a =
+            analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false,
+                                                         .record_ops = false,
+                                                         .overlap_param_gather = row.dist_opt});
+        const int gpus = row.dp * row.pp * row.tp;
+        const double tflops = a.model->samples_per_second * row.flops_per_sequence / gpus / 1e12;
+        predicted.push_back(tflops);
+        published.push_back(row.published);
+        t.add({row.label, std::to_string(row.tp), std::to_string(row.pp),
+               std::to_string(row.chunks), std::to_string(row.dp), std::to_string(row.microbatches),
+               std::to_string(gpus), fixed(row.published, 1), fixed(tflops, 1),
+               percent(tflops / row.published - 1)});
+    }
+    std::string out = R"(
+## H100 runs no target names (a holdout)
+
+The same operator model with the `h100-sxm` preset, `analyze`, against two sets of published
+bf16 runs on H100 80 GB nodes, each mapped once:
+
+- Megatron-LM's weak-scaling table (the model table of its README, 2024: GPT models with
+  V = 131,072 and s = 4096, DP 48, "fine-grained overlapping" of the data-parallel,
+  tensor-parallel and pipeline communication): model files `experiments/fidelity/models/
+  mlm-h100-*.json` (l, h and heads of the table; GeLU, LayerNorm), one sequence per
+  microbatch and plain 1F1B (the table gives neither the microbatch size nor any
+  interleaving), `--dist-opt --overlap-param-gather`, `--tp-comm-overlap` where t > 1, the
+  fused attention, sequence parallelism.
+- Llama 3 405B's pre-training (Llama 3 paper, Table 4: 8,192 and 16,384 GPUs at 430 and 400
+  TFLOP/s per GPU): the `llama3-405b` preset, s = 8192, TP 8, PP 16, interleaved with one
+  layer per chunk (the first chunk only the embedding, the last only the head), 32 or 16
+  sequences per data-parallel rank, FSDP's sharding as `--zero 2` (docs/models.md, "Llama 3
+  405B, checked"), no TP communication overlap.
+
+Predicted TFLOP/s per GPU = Megatron-LM's model FLOPs per sequence (its
+`num_floating_point_operations`: the whole `s×s` attention, the logits) × predicted sequences
+per second / GPUs. Meta does not give its FLOP count; the same formula is used for its rows.
+
+)";
+    out += t.markdown();
+    const ErrorStats st = fidelity::error_stats(predicted, published);
+    out += "\n" + stats_header();
+    out += stats_line("H100, analyze (operator model)", st);
+    out += R"(
+Not a target, and nothing here is fitted to it. From 32B up the Megatron-LM rows come within
+−5…+14 %; the three smallest come out 18–36 % too fast, the more so the fewer the
+tensor-parallel ranks: their kernels are short (a 1.7B layer is 2.7 ms of F, B and W here) and
+attention is a large share of their work (s/h = 2 at 1.7B), so what the model does not have
+weighs most there — host-side launch time, and the rates of the 2024 software's GEMMs and
+attention against the MAMF and FlashAttention-3 figures the preset takes. Llama 3's rows
+come out 24–25 % too fast, on a training stack other than Megatron-LM whose kernels are not
+published. The A100 rows above, with the kernels of their own code counted, do not show
+such a gap: on Hopper the preset's rates are the open question.
+)";
+    return out;
+}
+
 std::string yes_no(bool ok) {
     return ok ? "met" : "**not met**";
 }
@@ -530,6 +649,7 @@ buffers inside a pass are not counted), with the paper's layer split:
     out += fmt::format("\nPeak memory: mean |difference| {:.1f} %, max {:.1f} %.\n",
                        100 * zb.memory_mean, 100 * zb.memory_max);
     out += implied_gemm_section(sc, zb);
+    out += h100_section(context);
     const ErrorStats sc_sim = fidelity::error_stats(sc.simgrid_pred, sc.simgrid_pub);
     out += summary({{"SC'21, analyze", sc_stats},
                     {"SC'21, simulate", sc_sim},
