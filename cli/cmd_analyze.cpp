@@ -54,7 +54,8 @@ int run_analyze(const std::vector<std::string>& args) {
             fmt::print(
                 "{}{}  --json                print one JSON object instead of the "
                 "table\n  --kernels             with --model: one layer's kernels, each with its "
-                "work,\n                        bound and time (operator rooflines)\n\n{}{}\n{}{}",
+                "work,\n                        bound and time (operator rooflines), then the "
+                "first and last\n                        stage's extra ones\n\n{}{}\n{}{}",
                 analyze_usage, schedule_flags_help(), model_flags_help(), grad_reduce_flags_help(),
                 viz_flags_help, html_flag_help);
             return 0;

@@ -246,7 +246,8 @@ void write_single_html(const std::string& path, std::string_view command,
     report.schedules.push_back(html_schedule(a.schedule.name, a));
     if (a.model && a.model->operator_model) {
         // What a layer's pass times are made of.
-        const KernelCells cells = kernel_cells(analysis::layer_kernels(*a.model), *a.model);
+        const analysis::LayerKernels layer = analysis::layer_kernels(*a.model);
+        const KernelCells cells = kernel_cells(layer, *a.model);
         viz::HtmlSection kernels;
         kernels.id = "kernels";
         kernels.heading = "Kernels";
@@ -255,6 +256,18 @@ void write_single_html(const std::string& path, std::string_view command,
         kernels.notes = cells.notes;
         kernels.table = {cells.columns, cells.rows};
         report.sections.push_back(std::move(kernels));
+        const char* ids[] = {"embedding-kernels", "head-kernels"};
+        const char* headings[] = {"Embedding kernels", "Head kernels"};
+        const std::vector<KernelCells> stages = stage_kernel_cells(layer);
+        for (std::size_t i = 0; i < stages.size(); ++i) {
+            viz::HtmlSection section;
+            section.id = ids[i];
+            section.heading = headings[i];
+            section.caption = stages[i].title + ".";
+            section.notes = stages[i].notes;
+            section.table = {stages[i].columns, stages[i].rows};
+            report.sections.push_back(std::move(section));
+        }
     }
     viz::write_html_report(path, report);
 }

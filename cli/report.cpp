@@ -167,14 +167,12 @@ std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec
     return out;
 }
 
-KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelAnalysis& model) {
-    const models::Workload& w = model.workload;
-    KernelCells c;
-    c.title = fmt::format("one layer's kernels per microbatch on one GPU ({}, b={} s={} t={}{})",
-                          model.gpu.name, w.microbatch, w.seq(model.config), w.tp,
-                          w.cp > 1 ? fmt::format(" cp={}", w.cp) : std::string());
-    c.columns = {"pass", "kernel", "GEMM m×n×k (×batch)", "GFLOP", "MB", "bound", "rate", "µs"};
-    for (const analysis::LayerKernel& kernel : k.kernels) {
+namespace {
+
+// One table row per kernel: pass, name, GEMM shape, work, bound, rate and time.
+std::vector<std::vector<std::string>> kernel_rows(const std::vector<analysis::LayerKernel>& ks) {
+    std::vector<std::vector<std::string>> rows;
+    for (const analysis::LayerKernel& kernel : ks) {
         const models::Operator& op = kernel.op;
         const models::OperatorTime& t = kernel.time;
         std::string shape;
@@ -183,13 +181,40 @@ KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelA
             if (op.shape.batch != 1) shape += fmt::format(" ×{:g}", op.shape.batch);
         }
         const bool compute = t.compute_bound();
-        c.rows.push_back({models::pass_letter(op.pass), std::string(op.name), shape,
-                          fmt::format("{:.3f}", op.flops / 1e9),
-                          fmt::format("{:.1f}", op.bytes / 1e6), compute ? "compute" : "memory",
-                          compute ? fmt::format("{:.3f} peak", t.compute_efficiency)
-                                  : fmt::format("{:.2f} HBM", t.memory_efficiency),
-                          fmt::format("{:.1f}", 1e6 * t.seconds)});
+        rows.push_back({models::pass_letter(op.pass), std::string(op.name), shape,
+                        fmt::format("{:.3f}", op.flops / 1e9),
+                        fmt::format("{:.1f}", op.bytes / 1e6), compute ? "compute" : "memory",
+                        compute ? fmt::format("{:.3f} peak", t.compute_efficiency)
+                                : fmt::format("{:.2f} HBM", t.memory_efficiency),
+                        fmt::format("{:.1f}", 1e6 * t.seconds)});
     }
+    return rows;
+}
+
+const std::vector<std::string> kernel_columns = {
+    "pass", "kernel", "GEMM m×n×k (×batch)", "GFLOP", "MB", "bound", "rate", "µs"};
+
+// The kernels' seconds per pass (no recomputation).
+std::string pass_totals(const std::vector<analysis::LayerKernel>& ks) {
+    double f = 0, b = 0, w = 0;
+    for (const analysis::LayerKernel& k : ks)
+        (k.op.pass == models::Pass::forward          ? f
+         : k.op.pass == models::Pass::backward_input ? b
+                                                     : w) += k.time.seconds;
+    return fmt::format("kernels per pass: F {:.1f} µs, B {:.1f} µs, W {:.1f} µs", 1e6 * f, 1e6 * b,
+                       1e6 * w);
+}
+
+}  // namespace
+
+KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelAnalysis& model) {
+    const models::Workload& w = model.workload;
+    KernelCells c;
+    c.title = fmt::format("one layer's kernels per microbatch on one GPU ({}, b={} s={} t={}{})",
+                          model.gpu.name, w.microbatch, w.seq(model.config), w.tp,
+                          w.cp > 1 ? fmt::format(" cp={}", w.cp) : std::string());
+    c.columns = kernel_columns;
+    c.rows = kernel_rows(k.kernels);
     const models::PassTimes& s = k.kernel_seconds;
     c.notes.push_back(fmt::format(
         "kernels per pass: F {:.1f} µs, B {:.1f} µs, W {:.1f} µs ({:g} µs launch overhead each)",
@@ -212,18 +237,40 @@ KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelA
     return c;
 }
 
+std::vector<KernelCells> stage_kernel_cells(const analysis::LayerKernels& k) {
+    std::vector<KernelCells> out;
+    for (const auto& [title, kernels] :
+         {std::pair{"the first stage's extra kernels per microbatch (embedding)", &k.embedding},
+          std::pair{"the last stage's extra kernels per microbatch (final norm, logits, loss)",
+                    &k.head}}) {
+        KernelCells c;
+        c.title = title;
+        c.columns = kernel_columns;
+        c.rows = kernel_rows(*kernels);
+        c.notes.push_back(pass_totals(*kernels));
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
 std::string kernel_table(const analysis::LayerKernels& k, const analysis::ModelAnalysis& model) {
-    const KernelCells c = kernel_cells(k, model);
-    std::string out = fmt::format("\n  {}, operator rooflines:\n", c.title);
-    auto line = [&](const std::vector<std::string>& r) {
-        return fmt::format("  {:<4} {:<26} {:<24} {:>9} {:>9} {:<8} {:>11} {:>10}\n", r[0], r[1],
-                           r[2], r[3], r[4], r[5], r[6], r[7]);
+    auto table = [](const KernelCells& c, const std::string& heading) {
+        std::string out = fmt::format("\n  {}:\n", heading);
+        auto line = [&](const std::vector<std::string>& r) {
+            return fmt::format("  {:<4} {:<32} {:<24} {:>9} {:>9} {:<8} {:>11} {:>10}\n", r[0],
+                               r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
+        };
+        out += line(c.columns);
+        for (const std::vector<std::string>& row : c.rows)
+            out += line(row);
+        for (const std::string& note : c.notes)
+            out += "  " + note + "\n";
+        return out;
     };
-    out += line(c.columns);
-    for (const std::vector<std::string>& row : c.rows)
-        out += line(row);
-    for (const std::string& note : c.notes)
-        out += "  " + note + "\n";
+    const KernelCells layer = kernel_cells(k, model);
+    std::string out = table(layer, layer.title + ", operator rooflines");
+    for (const KernelCells& c : stage_kernel_cells(k))
+        out += table(c, c.title);
     return out;
 }
 

@@ -29,6 +29,9 @@ struct KernelCells {
 };
 KernelCells kernel_cells(const analysis::LayerKernels& kernels,
                          const analysis::ModelAnalysis& model);
+/// The first and the last stage's extra kernels (embedding; final norm, logits and loss), each
+/// as a table with its per-pass totals.
+std::vector<KernelCells> stage_kernel_cells(const analysis::LayerKernels& kernels);
 
 /// One layer's kernels (`analyze --kernels`): one row per kernel with its GEMM shape, work,
 /// bound and time, then the per-pass totals and the collectives.

@@ -165,6 +165,45 @@ TEST_CASE("analyze --kernels lists one layer's kernels as the plan charges them"
     }
 }
 
+TEST_CASE("analyze --kernels lists the first and last stages' extra kernels as charged",
+          "[models]") {
+    const auto r = run_pipesim(
+        "analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 2 --kernels --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& k = j["layer_kernels"];
+    const auto& stages = j["model"]["virtual_stages"];
+    // Each stage's pass time is its layers' kernels plus its extra ones, to rounding.
+    for (const auto& [pass, field] :
+         {std::pair{"F", "forward"}, {"B", "backward_input"}, {"W", "backward_weight"}}) {
+        const double layer = k["kernel_seconds"][pass].get<double>();
+        for (const auto& [stage, list] : {std::pair{0, "embedding_kernels"}, {1, "head_kernels"}}) {
+            double extra = 0;
+            for (const auto& e : k[list])
+                if (e["pass"] == pass) extra += e["seconds"].get<double>();
+            const double layers = stages[stage]["layers"];
+            CAPTURE(pass, stage);
+            CHECK(stages[stage][field].get<double>() == Approx(layers * layer + extra));
+        }
+    }
+    // The loss's eight kernels are among the head's, the logits GEMM a compute-bound one.
+    const std::vector<std::string> loss = {
+        "logits to fp32", "logits row max", "logits minus max",       "logits exp",
+        "exp row sum",    "softmax divide", "cross-entropy gradient", "logits gradient to 16-bit"};
+    std::vector<std::string> found;
+    for (const auto& e : k["head_kernels"]) {
+        const std::string name = e["name"];
+        if (name == "logits") CHECK(e["bound"] == "compute");
+        if (std::find(loss.begin(), loss.end(), name) != loss.end()) found.push_back(name);
+    }
+    CHECK(found == loss);
+    const auto table =
+        run_pipesim("analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 2 --kernels");
+    REQUIRE(table.exit_code == 0);
+    CHECK_THAT(table.out, Catch::Contains("the last stage's extra kernels per microbatch"));
+    CHECK_THAT(table.out, Catch::Contains("logits gradient to 16-bit"));
+}
+
 TEST_CASE("a device over its GPU memory gets a clear warning", "[models]") {
     // Llama-2 70B on two 40 GB A100s cannot fit: 69B params × 18 bytes over 2 devices.
     const auto r = run_pipesim(

@@ -4,6 +4,39 @@
 
 namespace pipesim::analysis {
 
+namespace {
+
+std::vector<LayerKernel> timed(const models::GpuSpec& gpu,
+                               const std::vector<models::Operator>& ops) {
+    std::vector<LayerKernel> kernels;
+    for (const models::Operator& op : ops)
+        kernels.push_back({op, models::operator_time(gpu, op)});
+    return kernels;
+}
+
+nlohmann::ordered_json kernel_list(const std::vector<LayerKernel>& kernels) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const LayerKernel& kernel : kernels) {
+        const models::Operator& op = kernel.op;
+        const models::OperatorTime& t = kernel.time;
+        nlohmann::ordered_json j = {{"pass", models::pass_letter(op.pass)},
+                                    {"name", op.name},
+                                    {"kind", models::op_kind_name(op.kind)}};
+        if (op.kind == models::OpKind::gemm)
+            j["shape"] = {
+                {"m", op.shape.m}, {"n", op.shape.n}, {"k", op.shape.k}, {"batch", op.shape.batch}};
+        j["flops"] = op.flops;
+        j["bytes"] = op.bytes;
+        j["bound"] = t.compute_bound() ? "compute" : "memory";
+        j["efficiency"] = t.compute_bound() ? t.compute_efficiency : t.memory_efficiency;
+        j["seconds"] = t.seconds;
+        list.push_back(std::move(j));
+    }
+    return list;
+}
+
+}  // namespace
+
 LayerKernels layer_kernels(const ModelAnalysis& model) {
     if (!model.operator_model)
         throw std::invalid_argument(
@@ -13,8 +46,9 @@ LayerKernels layer_kernels(const ModelAnalysis& model) {
     const models::Workload& w = model.workload;
     LayerKernels k;
     const std::vector<models::Operator> ops = models::layer_operators(model.config, w);
-    for (const models::Operator& op : ops)
-        k.kernels.push_back({op, models::operator_time(gpu, op)});
+    k.kernels = timed(gpu, ops);
+    k.embedding = timed(gpu, models::embedding_operators(model.config, w));
+    k.head = timed(gpu, models::head_operators(model.config, w));
     k.kernel_seconds = models::pass_seconds(gpu, ops, w.recompute);
     k.recomputed_seconds = k.kernel_seconds.backward_input -
                            models::pass_seconds(gpu, ops, models::Recompute::none).backward_input;
@@ -31,25 +65,8 @@ LayerKernels layer_kernels(const ModelAnalysis& model) {
 }
 
 nlohmann::ordered_json layer_kernels_json(const LayerKernels& k) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const LayerKernel& kernel : k.kernels) {
-        const models::Operator& op = kernel.op;
-        const models::OperatorTime& t = kernel.time;
-        nlohmann::ordered_json j = {{"pass", models::pass_letter(op.pass)},
-                                    {"name", op.name},
-                                    {"kind", models::op_kind_name(op.kind)}};
-        if (op.kind == models::OpKind::gemm)
-            j["shape"] = {
-                {"m", op.shape.m}, {"n", op.shape.n}, {"k", op.shape.k}, {"batch", op.shape.batch}};
-        j["flops"] = op.flops;
-        j["bytes"] = op.bytes;
-        j["bound"] = t.compute_bound() ? "compute" : "memory";
-        j["efficiency"] = t.compute_bound() ? t.compute_efficiency : t.memory_efficiency;
-        j["seconds"] = t.seconds;
-        list.push_back(std::move(j));
-    }
     return {
-        {"kernels", list},
+        {"kernels", kernel_list(k.kernels)},
         {"kernel_seconds",
          {{"F", k.kernel_seconds.forward},
           {"B", k.kernel_seconds.backward_input},
@@ -61,7 +78,9 @@ nlohmann::ordered_json layer_kernels_json(const LayerKernels& k) {
           {"forward", k.tp_forward},
           {"backward", k.tp_backward},
           {"overlap", k.tp_overlap}}},
-        {"cp_exposed_seconds", {{"F", k.cp_exposed.forward}, {"B", k.cp_exposed.backward_input}}}};
+        {"cp_exposed_seconds", {{"F", k.cp_exposed.forward}, {"B", k.cp_exposed.backward_input}}},
+        {"embedding_kernels", kernel_list(k.embedding)},
+        {"head_kernels", kernel_list(k.head)}};
 }
 
 }  // namespace pipesim::analysis

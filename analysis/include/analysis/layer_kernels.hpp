@@ -34,6 +34,10 @@ struct LayerKernels {
     double tp_overlap = 0;
     /// Context parallelism: the ring's K/V transfer time left exposed in F and B.
     models::PassTimes cp_exposed;
+    /// The first stage's extra kernels (the embedding) and the last stage's (the final norm,
+    /// the logits GEMMs and the loss), per microbatch on one GPU, in execution order.
+    std::vector<LayerKernel> embedding;
+    std::vector<LayerKernel> head;
 };
 
 /// The kernels of `model`'s layers. Throws std::invalid_argument unless the model's times
@@ -42,7 +46,8 @@ LayerKernels layer_kernels(const ModelAnalysis& model);
 
 /// The `analyze --kernels --json` list: per kernel its pass (F, B, W), name, kind (gemm,
 /// attention, memory), GEMM shape, flops, bytes, bound (compute or memory), the efficiency
-/// of that bound and seconds; then the per-pass totals and the collectives.
+/// of that bound and seconds; then the per-pass totals and the collectives; then the
+/// embedding's and the head's kernels, listed alike.
 nlohmann::ordered_json layer_kernels_json(const LayerKernels& kernels);
 
 }  // namespace pipesim::analysis
