@@ -194,15 +194,10 @@ std::vector<std::vector<std::string>> kernel_rows(const std::vector<analysis::La
 const std::vector<std::string> kernel_columns = {
     "pass", "kernel", "GEMM m×n×k (×batch)", "GFLOP", "MB", "bound", "rate", "µs"};
 
-// The kernels' seconds per pass (no recomputation).
-std::string pass_totals(const std::vector<analysis::LayerKernel>& ks) {
-    double f = 0, b = 0, w = 0;
-    for (const analysis::LayerKernel& k : ks)
-        (k.op.pass == models::Pass::forward          ? f
-         : k.op.pass == models::Pass::backward_input ? b
-                                                     : w) += k.time.seconds;
-    return fmt::format("kernels per pass: F {:.1f} µs, B {:.1f} µs, W {:.1f} µs", 1e6 * f, 1e6 * b,
-                       1e6 * w);
+// "kernels per pass: F … µs, B … µs, W … µs".
+std::string pass_totals(const models::PassTimes& s) {
+    return fmt::format("kernels per pass: F {:.1f} µs, B {:.1f} µs, W {:.1f} µs", 1e6 * s.forward,
+                       1e6 * s.backward_input, 1e6 * s.backward_weight);
 }
 
 }  // namespace
@@ -216,10 +211,8 @@ KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelA
     c.columns = kernel_columns;
     c.rows = kernel_rows(k.kernels);
     const models::PassTimes& s = k.kernel_seconds;
-    c.notes.push_back(fmt::format(
-        "kernels per pass: F {:.1f} µs, B {:.1f} µs, W {:.1f} µs ({:g} µs launch overhead each)",
-        1e6 * s.forward, 1e6 * s.backward_input, 1e6 * s.backward_weight,
-        1e6 * model.gpu.launch_overhead));
+    c.notes.push_back(fmt::format("{} ({:g} µs launch overhead each)", pass_totals(s),
+                                  1e6 * model.gpu.launch_overhead));
     if (k.recomputed_seconds > 0)
         c.notes.push_back(fmt::format("B includes the recomputed forward: {:.1f} µs",
                                       1e6 * k.recomputed_seconds));
@@ -239,17 +232,14 @@ KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelA
 
 std::vector<KernelCells> stage_kernel_cells(const analysis::LayerKernels& k) {
     std::vector<KernelCells> out;
-    for (const auto& [title, kernels] :
-         {std::pair{"the first stage's extra kernels per microbatch (embedding)", &k.embedding},
-          std::pair{"the last stage's extra kernels per microbatch (final norm, logits, loss)",
-                    &k.head}}) {
-        KernelCells c;
-        c.title = title;
-        c.columns = kernel_columns;
-        c.rows = kernel_rows(*kernels);
-        c.notes.push_back(pass_totals(*kernels));
-        out.push_back(std::move(c));
-    }
+    auto cells = [](const char* title, const std::vector<analysis::LayerKernel>& kernels,
+                    const models::PassTimes& seconds) {
+        return KernelCells{title, kernel_columns, kernel_rows(kernels), {pass_totals(seconds)}};
+    };
+    out.push_back(cells("the first stage's extra kernels per microbatch (embedding)", k.embedding,
+                        k.embedding_seconds));
+    out.push_back(cells("the last stage's extra kernels per microbatch (final norm, logits, loss)",
+                        k.head, k.head_seconds));
     return out;
 }
 

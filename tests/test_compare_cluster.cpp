@@ -5,31 +5,21 @@
 
 #include <string>
 
-#include "cli_runner.hpp"
+#include "cli_json.hpp"
 
 using pipesim::test::run_pipesim;
-
-namespace {
-
-nlohmann::json json_of(const std::string& args) {
-    const auto r = run_pipesim(args);
-    INFO(args << "\n" << r.err);
-    REQUIRE(r.exit_code == 0);
-    return nlohmann::json::parse(r.out);
-}
-
-}  // namespace
+using pipesim::test::run_pipesim_json;
 
 TEST_CASE("compare --cluster gives each schedule the figures simulate gives it alone",
           "[simgrid][cli][compare]") {
     const std::string pipeline = " -p 4 -m 8 --costs 0.01,0.02,0.01 --cluster dgx-h100 --json";
-    const nlohmann::json c = json_of("compare -s 1f1b,zb-h1,zb-v" + pipeline);
+    const nlohmann::json c = run_pipesim_json("compare -s 1f1b,zb-h1,zb-v" + pipeline);
     CHECK(c["engine"] == "simgrid");
     CHECK(c["cluster"] == "dgx-h100");
     REQUIRE(c["schedules"].size() == 3);
     for (const auto& row : c["schedules"]) {
         const nlohmann::json s =
-            json_of("simulate -s " + row["schedule"].get<std::string>() + pipeline);
+            run_pipesim_json("simulate -s " + row["schedule"].get<std::string>() + pipeline);
         CHECK(row["makespan"].get<double>() == Approx(s["iteration_time"].get<double>()));
         CHECK(row["bubble_rate"].get<double>() == Approx(s["bubble_rate"].get<double>()));
         CHECK(row["peak_activation_max"].get<double>() ==
@@ -45,10 +35,10 @@ TEST_CASE("compare --cluster with a model and two replicas matches simulate's it
           "[simgrid][cli][compare]") {
     const std::string pipeline =
         " -p 4 -m 8 --model llama2-7b --gpu h100-sxm --mb 1 --dp 2 --cluster dgx-h100 --json";
-    const nlohmann::json c = json_of("compare -s 1f1b,zb-v" + pipeline);
+    const nlohmann::json c = run_pipesim_json("compare -s 1f1b,zb-v" + pipeline);
     for (const auto& row : c["schedules"]) {
         const nlohmann::json s =
-            json_of("simulate -s " + row["schedule"].get<std::string>() + pipeline);
+            run_pipesim_json("simulate -s " + row["schedule"].get<std::string>() + pipeline);
         CHECK(row["iteration_time"].get<double>() == Approx(s["iteration_time"].get<double>()));
         CHECK(row["samples_per_second"].get<double>() ==
               Approx(s["samples_per_second"].get<double>()));

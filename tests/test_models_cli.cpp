@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli_runner.hpp"
+#include "cli_json.hpp"
 #include "models/cost_model.hpp"
 #include "models/gpu.hpp"
 #include "models/layer_costs.hpp"
@@ -19,6 +19,7 @@
 
 using namespace pipesim::models;
 using pipesim::test::run_pipesim;
+using pipesim::test::run_pipesim_json;
 
 TEST_CASE("analyze with a model reports seconds, bytes, samples, tokens and MFU", "[models]") {
     // GPT-3 on 8 stages of 12 layers, t = 8, b = 1: 1F1B keeps p microbatches on device 0.
@@ -167,10 +168,8 @@ TEST_CASE("analyze --kernels lists one layer's kernels as the plan charges them"
 
 TEST_CASE("analyze --kernels lists the first and last stages' extra kernels as charged",
           "[models]") {
-    const auto r = run_pipesim(
+    const auto j = run_pipesim_json(
         "analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 2 --kernels --json");
-    REQUIRE(r.exit_code == 0);
-    const auto j = nlohmann::json::parse(r.out);
     const auto& k = j["layer_kernels"];
     const auto& stages = j["model"]["virtual_stages"];
     // Each stage's pass time is its layers' kernels plus its extra ones, to rounding.
@@ -326,11 +325,8 @@ TEST_CASE("16-bit gradients and unfused accumulation show in the report and the 
     REQUIRE(text.exit_code == 0);
     CHECK_THAT(text.out, Catch::Contains(
                              "unfused attention, 16-bit gradients, gradients accumulated unfused"));
-    const auto fused = run_pipesim(base + " --json");
-    const auto unfused = run_pipesim(base + " --no-gradient-accumulation-fusion --json");
-    REQUIRE(fused.exit_code == 0);
-    REQUIRE(unfused.exit_code == 0);
-    const auto f = nlohmann::json::parse(fused.out), u = nlohmann::json::parse(unfused.out);
+    const auto f = run_pipesim_json(base + " --json");
+    const auto u = run_pipesim_json(base + " --no-gradient-accumulation-fusion --json");
     CHECK(f["model"]["grad_bytes"] == 4);
     CHECK(f["model"]["gradient_accumulation_fusion"] == true);
     CHECK(u["model"]["gradient_accumulation_fusion"] == false);
@@ -345,11 +341,8 @@ TEST_CASE("non-persistent norms show in the report and the JSON and lengthen F a
     const auto text = run_pipesim(base + " --no-persist-layer-norm");
     REQUIRE(text.exit_code == 0);
     CHECK_THAT(text.out, Catch::Contains("t=1, non-persistent norms"));
-    const auto persistent = run_pipesim(base + " --json");
-    const auto legacy = run_pipesim(base + " --no-persist-layer-norm --json");
-    REQUIRE(persistent.exit_code == 0);
-    REQUIRE(legacy.exit_code == 0);
-    const auto p = nlohmann::json::parse(persistent.out), l = nlohmann::json::parse(legacy.out);
+    const auto p = run_pipesim_json(base + " --json");
+    const auto l = run_pipesim_json(base + " --no-persist-layer-norm --json");
     CHECK(p["model"]["persist_layer_norm"] == true);
     CHECK(l["model"]["persist_layer_norm"] == false);
     for (std::size_t s = 0; s < 2; ++s) {
@@ -367,11 +360,8 @@ TEST_CASE("the fused cross-entropy shows in the report and the JSON and shortens
     const auto text = run_pipesim(base + " --cross-entropy-loss-fusion");
     REQUIRE(text.exit_code == 0);
     CHECK_THAT(text.out, Catch::Contains("t=1, fused cross-entropy"));
-    const auto separate = run_pipesim(base + " --json");
-    const auto fused = run_pipesim(base + " --cross-entropy-loss-fusion --json");
-    REQUIRE(separate.exit_code == 0);
-    REQUIRE(fused.exit_code == 0);
-    const auto s = nlohmann::json::parse(separate.out), f = nlohmann::json::parse(fused.out);
+    const auto s = run_pipesim_json(base + " --json");
+    const auto f = run_pipesim_json(base + " --cross-entropy-loss-fusion --json");
     CHECK(s["model"]["cross_entropy_loss_fusion"] == false);
     CHECK(f["model"]["cross_entropy_loss_fusion"] == true);
     // The first stage has no head: the same; the last one's F and B are shorter fused.

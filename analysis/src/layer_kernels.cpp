@@ -47,8 +47,12 @@ LayerKernels layer_kernels(const ModelAnalysis& model) {
     LayerKernels k;
     const std::vector<models::Operator> ops = models::layer_operators(model.config, w);
     k.kernels = timed(gpu, ops);
-    k.embedding = timed(gpu, models::embedding_operators(model.config, w));
-    k.head = timed(gpu, models::head_operators(model.config, w));
+    const std::vector<models::Operator> embedding = models::embedding_operators(model.config, w);
+    const std::vector<models::Operator> head = models::head_operators(model.config, w);
+    k.embedding = timed(gpu, embedding);
+    k.head = timed(gpu, head);
+    k.embedding_seconds = models::pass_seconds(gpu, embedding, models::Recompute::none);
+    k.head_seconds = models::pass_seconds(gpu, head, models::Recompute::none);
     k.kernel_seconds = models::pass_seconds(gpu, ops, w.recompute);
     k.recomputed_seconds = k.kernel_seconds.backward_input -
                            models::pass_seconds(gpu, ops, models::Recompute::none).backward_input;

@@ -103,12 +103,13 @@ analysis::PipelineSpec sc21_spec(const Sc21Row& row, const std::string& models_d
 }
 
 Prediction predict_analytic(const analysis::PipelineSpec& spec, bool overlap_grad_reduce,
-                            bool post_validation) {
+                            bool post_validation, bool overlap_param_gather) {
     const double start = now();
     Prediction p = from(
         analysis::run(spec, analysis::AnalyticEngine{.record_transfers = false,
                                                      .record_ops = false,
                                                      .overlap_grad_reduce = overlap_grad_reduce,
+                                                     .overlap_param_gather = overlap_param_gather,
                                                      .post_validation = post_validation}));
     p.wall = now() - start;
     return p;

@@ -63,9 +63,11 @@ struct Prediction {
 
 /// The analytic replay of `spec`; with dp > 1 the gradient reduction overlapped with the last
 /// backward or after the pipeline; with `post_validation` the step is the period of repeated
-/// iterations without a pipeline-wide synchronization (AnalyticEngine::post_validation).
+/// iterations without a pipeline-wide synchronization (AnalyticEngine::post_validation); with
+/// `overlap_param_gather` a sharded optimizer's parameter all-gather runs beside the first
+/// forward (AnalyticEngine::overlap_param_gather).
 Prediction predict_analytic(const analysis::PipelineSpec& spec, bool overlap_grad_reduce = true,
-                            bool post_validation = false);
+                            bool post_validation = false, bool overlap_param_gather = false);
 
 /// The SimGrid model of `spec` on `cluster`, in a child process (SimGrid allows one engine per
 /// process) stopped after `limit_s` seconds; the gradient reduction overlapped with the last

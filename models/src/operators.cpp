@@ -69,16 +69,22 @@ class Builder {
         op.bytes = elements * bytes_each;
         return push(op);
     }
-    // A norm kernel (LayerNorm or RMSNorm) over `elements`: forward reads X and writes Y (4
-    // bytes each); backward reads dY and X and writes dX (6; the γ and β gradients' partial
-    // reductions re-read them inside the time its measured rate was taken with).
-    Operator& norm(std::string_view name, double elements, double flops_each, bool persistent) {
+    // The model's norm (LayerNorm or RMSNorm) and which kernels run it, for norm().
+    void set_norm(const TransformerConfig& c, const Workload& w) {
+        norm_flops_ = c.norm == Norm::layernorm ? layernorm_flops : rmsnorm_flops;
+        persistent_norm_ = w.persistent_norm;
+    }
+    // A norm kernel over `elements`: forward reads X and writes Y (4 bytes each); backward
+    // reads dY and X and writes dX (6; the γ and β gradients' partial reductions re-read them
+    // inside the time its measured rate was taken with).
+    Operator& norm(std::string_view name, double elements) {
         const bool forward = pass == Pass::forward;
-        Operator& op = memory(name, elements, forward ? 4 : 6, flops_each);
-        op.memory_rate = forward ? (persistent ? MemoryRate::norm_forward
-                                               : MemoryRate::nonpersistent_norm_forward)
-                                 : (persistent ? MemoryRate::norm_backward
-                                               : MemoryRate::nonpersistent_norm_backward);
+        Operator& op = memory(name, elements, forward ? 4 : 6, norm_flops_);
+        if (persistent_norm_)
+            op.memory_rate = forward ? MemoryRate::norm_forward : MemoryRate::norm_backward;
+        else
+            op.memory_rate = forward ? MemoryRate::nonpersistent_norm_forward
+                                     : MemoryRate::nonpersistent_norm_backward;
         return op;
     }
     Operator& attention(std::string_view name, double flops, double bytes) {
@@ -108,6 +114,8 @@ class Builder {
         return ops_.back();
     }
     std::vector<Operator>& ops_;
+    double norm_flops_ = layernorm_flops;
+    bool persistent_norm_ = true;
 };
 
 // The unfused gradient accumulation runs on m − 1 of an iteration's m microbatches: the share
@@ -129,10 +137,6 @@ void accumulate_gradient(Builder& o, const Workload& w, std::string_view name, d
     const double share = accumulated_share(w);
     if (w.grad_accumulation_fusion || share == 0) return;
     o.memory(name, elements * share, 2 + 2 * w.grad_bytes, add_flops);
-}
-
-double norm_flops(const TransformerConfig& c) {
-    return c.norm == Norm::layernorm ? layernorm_flops : rmsnorm_flops;
 }
 
 // The attention core of F and B. Unfused (Megatron-LM before FlashAttention): batched GEMMs
@@ -224,12 +228,12 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     const bool dropout = d.mask > 0;
     const double add_bytes = 2 + 2 + 2 + d.mask;
     const double add_op_flops = add_flops + (dropout ? dropout_flops : 0);
-    const bool persistent_norm = w.persistent_norm;
 
     std::vector<Operator> ops;
     Builder o(ops);
+    o.set_norm(c, w);
     o.pass = Pass::forward;
-    o.norm("norm 1", rows, norm_flops(c), persistent_norm);
+    o.norm("norm 1", rows);
     o.gemm("QKV", d.tokens, qkv, d.h);
     // Megatron-LM fuses the other projections' biases into the GeLU and the dropout-adds
     // (skip_bias_add), but adds the QKV bias in a kernel of its own after the GEMM: it reads
@@ -240,7 +244,7 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     o.pass = Pass::forward;
     o.gemm("attention projection", d.tokens, d.h, d.h / d.t);
     o.memory(dropout ? "dropout-add 1" : "residual add 1", rows, add_bytes, add_op_flops);
-    o.norm("norm 2", rows, norm_flops(c), persistent_norm);
+    o.norm("norm 2", rows);
     o.gemm("MLP up", d.tokens, up, d.h);
     o.memory(gated ? "SwiGLU" : "GeLU", d.tokens * d.f / d.t, gated ? 6 : 4,
              gated ? swiglu_flops : gelu_flops);
@@ -257,7 +261,7 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     o.memory(gated ? "SwiGLU backward" : "GeLU backward", d.tokens * d.f / d.t, gated ? 10 : 6,
              gated ? swiglu_flops : gelu_flops);
     o.gemm("MLP up dX", d.tokens, d.h, up);
-    o.norm("norm 2 backward", rows, norm_flops(c), persistent_norm);
+    o.norm("norm 2 backward", rows);
     o.memory("residual gradient add 2", rows, 6, add_flops);
     if (dropout) o.memory("dropout-add 1 backward", rows, 4 + d.mask, dropout_flops);
     o.gemm("attention projection dX", d.tokens, d.h / d.t, d.h);
@@ -265,7 +269,7 @@ std::vector<Operator> layer_operators(const TransformerConfig& c, const Workload
     o.pass = Pass::backward_input;
     if (rotary) o.memory("rotary backward", d.tokens * (d.h + d.kv) / d.t, 4, rotary_flops);
     o.gemm("QKV dX", d.tokens, d.h, qkv);
-    o.norm("norm 1 backward", rows, norm_flops(c), persistent_norm);
+    o.norm("norm 1 backward", rows);
     o.memory("residual gradient add 1", rows, 6, add_flops);
 
     // W: dW = Xᵀ·dY, accumulated into the gradient buffer by the GEMMs (Megatron-LM's gradient
@@ -318,8 +322,9 @@ std::vector<Operator> head_operators(const TransformerConfig& c, const Workload&
     const double vocab = d.v / d.t;  // vocabulary-parallel logits on this rank
     std::vector<Operator> ops;
     Builder o(ops);
+    o.set_norm(c, w);
     o.pass = Pass::forward;
-    o.norm("final norm", d.row_tokens * d.h, norm_flops(c), w.persistent_norm);
+    o.norm("final norm", d.row_tokens * d.h);
     o.gemm("logits", d.tokens, vocab, d.h);
     const double logits = d.tokens * vocab;
     if (w.cross_entropy_fusion) {
@@ -345,7 +350,7 @@ std::vector<Operator> head_operators(const TransformerConfig& c, const Workload&
         o.memory("logits gradient to 16-bit", logits, 4 + 2, 0);
     }
     o.gemm("logits dX", d.tokens, d.h, vocab);
-    o.norm("final norm backward", d.row_tokens * d.h, norm_flops(c), w.persistent_norm);
+    o.norm("final norm backward", d.row_tokens * d.h);
     o.pass = Pass::backward_weight;
     o.gemm("logits dW", d.h, vocab, d.tokens, 1, dw_out_bytes(w));
     accumulate_gradient(o, w, "logits gradient accumulation", d.h * vocab);

@@ -74,33 +74,29 @@ def test_sharding_overlap_and_context_parallelism_match_the_command_line(cli):
     assert r.model["gpus"] == 4 * 4 * 8 * 2
 
 
-def test_gradient_dtype_and_unfused_accumulation_match_the_command_line(cli):
+# Each kernel-implementation keyword against its flag: (keywords, flags, the JSON it reports).
+KERNEL_CHOICES = [
+    (dict(dp=2, grad_dtype="fp16", gradient_accumulation_fusion=False),
+     ["--dp", 2, "--grad-dtype", "fp16", "--no-gradient-accumulation-fusion"],
+     {"grad_bytes": 2, "gradient_accumulation_fusion": False}),
+    (dict(persist_layer_norm=False), ["--no-persist-layer-norm"], {"persist_layer_norm": False}),
+    (dict(cross_entropy_loss_fusion=True), ["--cross-entropy-loss-fusion"],
+     {"cross_entropy_loss_fusion": True}),
+]
+
+
+@pytest.mark.parametrize("keywords, flags, reported", KERNEL_CHOICES)
+def test_kernel_choices_match_the_command_line(cli, keywords, flags, reported):
     r = pipesim.analyze(schedule="1f1b", p=2, m=4, model="zb-1.5b", gpu="a100-80gb", mb=2,
-                        dp=2, grad_dtype="fp16", gradient_accumulation_fusion=False)
+                        **keywords)
     expected = cli("analyze", "-s", "1f1b", "-p", 2, "-m", 4, "--model", "zb-1.5b", "--gpu",
-                   "a100-80gb", "--mb", 2, "--dp", 2, "--grad-dtype", "fp16",
-                   "--no-gradient-accumulation-fusion", "--json")
+                   "a100-80gb", "--mb", 2, *flags, "--json")
     assert r.to_dict() == expected
-    assert r.model["grad_bytes"] == 2 and r.model["gradient_accumulation_fusion"] is False
-
-
-def test_non_persistent_norms_match_the_command_line(cli):
-    r = pipesim.analyze(schedule="1f1b", p=2, m=4, model="zb-1.5b", gpu="a100-80gb", mb=2,
-                        persist_layer_norm=False)
-    expected = cli("analyze", "-s", "1f1b", "-p", 2, "-m", 4, "--model", "zb-1.5b", "--gpu",
-                   "a100-80gb", "--mb", 2, "--no-persist-layer-norm", "--json")
-    assert r.to_dict() == expected
-    assert r.model["persist_layer_norm"] is False
-
-
-def test_fused_cross_entropy_matches_the_command_line(cli):
-    r = pipesim.analyze(schedule="1f1b", p=2, m=4, model="zb-1.5b", gpu="a100-80gb", mb=2,
-                        cross_entropy_loss_fusion=True)
-    expected = cli("analyze", "-s", "1f1b", "-p", 2, "-m", 4, "--model", "zb-1.5b", "--gpu",
-                   "a100-80gb", "--mb", 2, "--cross-entropy-loss-fusion", "--json")
-    assert r.to_dict() == expected
-    assert r.model["cross_entropy_loss_fusion"] is True
-
+    for key, value in reported.items():
+        if isinstance(value, bool):
+            assert r.model[key] is value
+        else:
+            assert r.model[key] == value
 
 
 def test_zero_stages_shrink_the_weights_and_optimizer_state():

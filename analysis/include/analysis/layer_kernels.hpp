@@ -38,6 +38,8 @@ struct LayerKernels {
     /// the logits GEMMs and the loss), per microbatch on one GPU, in execution order.
     std::vector<LayerKernel> embedding;
     std::vector<LayerKernel> head;
+    models::PassTimes embedding_seconds;  ///< their seconds per pass
+    models::PassTimes head_seconds;
 };
 
 /// The kernels of `model`'s layers. Throws std::invalid_argument unless the model's times
