@@ -60,6 +60,28 @@ TEST_CASE("preset parameter counts match their published sizes", "[models]") {
     CHECK(std::abs(error) <= tolerance);
 }
 
+// The Zero Bubble paper names its models by their size to one decimal (Table 3) without
+// giving the vocabulary; its repository trains with a 32,000-token SentencePiece one. Counted
+// from the shape alone (12Lh² + 13Lh + Vh + sh + 2h), that vocabulary rounds to all four
+// names, GPT-2's 50,257 to 6.3B, 14.7B and 28.4B.
+TEST_CASE("the zb-* presets round to the sizes the Zero Bubble paper names them by", "[models]") {
+    auto [name, billions] = GENERATE(table<std::string, double>({
+        {"zb-1.5b", 1.5},
+        {"zb-6.2b", 6.2},
+        {"zb-14.6b", 14.6},
+        {"zb-28.3b", 28.3},
+    }));
+    const TransformerConfig& c = find_model(name);
+    const double L = c.layers, h = c.hidden, s = c.seq_len;
+    const auto rounded_billions = [&](double vocab) {
+        return std::round((12 * L * h * h + 13 * L * h + vocab * h + s * h + 2 * h) / 1e8) / 10;
+    };
+    INFO(name);
+    CHECK(rounded_billions(c.vocab) == billions);
+    CHECK(std::round(total_params(c) / 1e8) / 10 == billions);
+    if (name != "zb-1.5b") CHECK(rounded_billions(50257) != billions);
+}
+
 // Not a verification: the cm-* shapes were reconstructed (chosen to match the paper's stated
 // sizes, whose table was not available), so this only guards against a typo in a shape.
 TEST_CASE("reconstructed cm-* shapes stay within 2 % of the size in their name", "[models]") {

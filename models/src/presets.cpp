@@ -10,7 +10,8 @@ namespace pipesim::models {
 namespace {
 
 // GPT-style: GeLU MLP (f = 4h), LayerNorm, biases, learned positions, tied embeddings,
-// dropout, GPT-2 BPE vocabulary of 50,257 (Megatron pads it to a multiple of 128; ignored).
+// dropout, GPT-2 BPE vocabulary of 50,257 unless the preset says otherwise (Megatron pads it
+// to a multiple of 128; ignored).
 TransformerConfig gpt(const char* name, const char* source, int layers, int hidden, int heads,
                       int seq_len, double stated) {
     TransformerConfig c;
@@ -49,6 +50,19 @@ TransformerConfig llama(const char* name, const char* source, int layers, int hi
 }
 
 constexpr const char* zb = "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), Table 3";
+
+// The Zero Bubble paper's models (its Table 3 gives layers, hidden size, heads and the size
+// in its name, not the vocabulary) with the 32,000-token SentencePiece vocabulary of its
+// repository's training script (examples/pretrain_zero_bubble.sh, GPTSentencePieceTokenizer
+// on the repository's sample dataset; Megatron-LM keeps 32,000, a multiple of 128). Only that
+// vocabulary gives all four stated sizes: with it the models hold 1.478, 6.177, 14.643 and
+// 28.293 billion parameters (1.5B, 6.2B, 14.6B, 28.3B), with GPT-2's 50,257 they would hold
+// 1.520, 6.251, 14.736 and 28.405 billion (6.3B, 14.7B, 28.4B).
+TransformerConfig zb_gpt(const char* name, int layers, int hidden, int heads, double stated) {
+    TransformerConfig c = gpt(name, zb, layers, hidden, heads, 1024, stated);
+    c.vocab = 32000;
+    return c;
+}
 // The Controllable Memory paper's table was not available when these were written: the
 // sizes are the paper's, the shapes are GPT-style shapes chosen to match them (within
 // 1.1 %). Check them against the paper before relying on per-layer figures.
@@ -64,10 +78,10 @@ constexpr const char* llama3 =
 
 std::vector<TransformerConfig> make_presets() {
     return {
-        gpt("zb-1.5b", zb, 22, 2304, 24, 1024, 1.5e9),
-        gpt("zb-6.2b", zb, 30, 4096, 32, 1024, 6.2e9),
-        gpt("zb-14.6b", zb, 46, 5120, 40, 1024, 14.6e9),
-        gpt("zb-28.3b", zb, 62, 6144, 48, 1024, 28.3e9),
+        zb_gpt("zb-1.5b", 22, 2304, 24, 1.5e9),
+        zb_gpt("zb-6.2b", 30, 4096, 32, 6.2e9),
+        zb_gpt("zb-14.6b", 46, 5120, 40, 14.6e9),
+        zb_gpt("zb-28.3b", 62, 6144, 48, 28.3e9),
         reconstructed(gpt("cm-9.6b", cm, 30, 5120, 40, 2048, 9.6e9)),
         reconstructed(gpt("cm-21b", cm, 46, 6144, 48, 2048, 21e9)),
         reconstructed(gpt("cm-38.5b", cm, 62, 7168, 56, 2048, 38.5e9)),
