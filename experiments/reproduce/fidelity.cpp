@@ -439,7 +439,9 @@ bf16 runs on H100 80 GB nodes, each mapped once:
   V = 131,072 and s = 4096, DP 48, "fine-grained overlapping" of the data-parallel,
   tensor-parallel and pipeline communication): model files
   `experiments/fidelity/models/mlm-h100-*.json` (l, h and heads of the table; GeLU,
-  LayerNorm), one sequence per
+  LayerNorm; input embedding and output matrix untied, as the table's sizes count them: 1.745
+  billion parameters for its 1.7B, 69.8 for its 70B, 461.5 for its 462B, where tied ones
+  would give 1.48, 68.7 and 459.1), one sequence per
   microbatch and plain 1F1B (the table gives neither the microbatch size nor any
   interleaving), `--dist-opt --overlap-param-gather`, `--tp-comm-overlap` where t > 1, the
   fused attention, sequence parallelism.
