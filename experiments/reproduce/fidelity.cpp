@@ -462,7 +462,7 @@ per second / GPUs. Meta does not give its FLOP count; the same formula is used f
     out += stats_line("H100, analyze (operator model)", st);
     out += R"(
 Not a target, and nothing here is fitted to it. From 32B up the Megatron-LM rows come within
-−5…+14 %; the three smallest come out 18–36 % too fast, the more so the fewer the
+−7…+14 %; the three smallest come out 16–36 % too fast, the more so the fewer the
 tensor-parallel ranks: their kernels are short (a 1.7B layer is 2.7 ms of F, B and W here) and
 attention is a large share of their work (s/h = 2 at 1.7B), so what the model does not have
 weighs most there — host-side launch time, and the rates of the 2024 software's GEMMs and
