@@ -51,21 +51,26 @@ TransformerConfig llama(const char* name, const char* source, int layers, int hi
 
 constexpr const char* zb = "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), Table 3";
 
-// The Zero Bubble paper's models (its Table 3 gives layers, hidden size, heads and the size
-// in its name, not the vocabulary) with the 32,000-token SentencePiece vocabulary of its
-// repository's training script (examples/pretrain_zero_bubble.sh, GPTSentencePieceTokenizer
-// on the repository's sample dataset; Megatron-LM keeps 32,000, a multiple of 128). Only that
-// vocabulary gives all four stated sizes: with it the models hold 1.478, 6.177, 14.643 and
-// 28.293 billion parameters (1.5B, 6.2B, 14.6B, 28.3B), with GPT-2's 50,257 they would hold
-// 1.520, 6.251, 14.736 and 28.405 billion (6.3B, 14.7B, 28.4B).
-TransformerConfig zb_gpt(const char* name, int layers, int hidden, int heads, double stated) {
-    TransformerConfig c = gpt(name, zb, layers, hidden, heads, 1024, stated);
+// The models of the Zero Bubble and Controllable Memory papers, whose experiments ran in one
+// repository (sail-sg/zero-bubble-pipeline-parallelism), with the 32,000-token SentencePiece
+// vocabulary of its training script (examples/pretrain_zero_bubble.sh,
+// GPTSentencePieceTokenizer on the repository's sample dataset; Megatron-LM keeps 32,000, a
+// multiple of 128). The papers give layers, hidden size and heads and name each model by its
+// size, not the vocabulary; only this one gives the Zero Bubble paper's four sizes: with it
+// the models hold 1.478, 6.177, 14.643 and 28.293 billion parameters (1.5B, 6.2B, 14.6B,
+// 28.3B), with GPT-2's 50,257 they would hold 1.520, 6.251, 14.736 and 28.405 billion (6.3B,
+// 14.7B, 28.4B).
+TransformerConfig zb_repository_gpt(const char* name, const char* source, int layers, int hidden,
+                                    int heads, int seq_len, double stated) {
+    TransformerConfig c = gpt(name, source, layers, hidden, heads, seq_len, stated);
     c.vocab = 32000;
     return c;
 }
+
 // The Controllable Memory paper's table was not available when these were written: the
-// sizes are the paper's, the shapes are GPT-style shapes chosen to match them (within
-// 1.1 %). Check them against the paper before relying on per-layer figures.
+// sizes are the paper's, the shapes are GPT-style shapes chosen to match them (with the
+// repository's vocabulary they hold 9.614, 21.050, 38.477 and 98.506 billion parameters).
+// Check them against the paper before relying on per-layer figures.
 constexpr const char* cm =
     "Qi et al., Pipeline Parallelism with Controllable Memory (NeurIPS 2024): stated size; "
     "shape reconstructed, not checked against the paper's table";
@@ -78,14 +83,14 @@ constexpr const char* llama3 =
 
 std::vector<TransformerConfig> make_presets() {
     return {
-        zb_gpt("zb-1.5b", 22, 2304, 24, 1.5e9),
-        zb_gpt("zb-6.2b", 30, 4096, 32, 6.2e9),
-        zb_gpt("zb-14.6b", 46, 5120, 40, 14.6e9),
-        zb_gpt("zb-28.3b", 62, 6144, 48, 28.3e9),
-        reconstructed(gpt("cm-9.6b", cm, 30, 5120, 40, 2048, 9.6e9)),
-        reconstructed(gpt("cm-21b", cm, 46, 6144, 48, 2048, 21e9)),
-        reconstructed(gpt("cm-38.5b", cm, 62, 7168, 56, 2048, 38.5e9)),
-        reconstructed(gpt("cm-98.5b", cm, 78, 10240, 80, 2048, 98.5e9)),
+        zb_repository_gpt("zb-1.5b", zb, 22, 2304, 24, 1024, 1.5e9),
+        zb_repository_gpt("zb-6.2b", zb, 30, 4096, 32, 1024, 6.2e9),
+        zb_repository_gpt("zb-14.6b", zb, 46, 5120, 40, 1024, 14.6e9),
+        zb_repository_gpt("zb-28.3b", zb, 62, 6144, 48, 1024, 28.3e9),
+        reconstructed(zb_repository_gpt("cm-9.6b", cm, 30, 5120, 40, 2048, 9.6e9)),
+        reconstructed(zb_repository_gpt("cm-21b", cm, 46, 6144, 48, 2048, 21e9)),
+        reconstructed(zb_repository_gpt("cm-38.5b", cm, 62, 7168, 56, 2048, 38.5e9)),
+        reconstructed(zb_repository_gpt("cm-98.5b", cm, 78, 10240, 80, 2048, 98.5e9)),
         gpt("gpt3-175b",
             "Brown et al., Language Models are Few-Shot Learners (2020), Table 2.1: "
             "96 layers, d_model 12288, 96 heads, context 2048",
