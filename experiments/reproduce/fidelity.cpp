@@ -583,7 +583,7 @@ the kernels of a layer: TP all-reduces at NCCL's measured bus bandwidth (F, B an
 recomputed F), pipeline transfers split over the TP ranks, the data-parallel gradient
 reduction over one ring per NIC, exposed or overlapped as each run did, the optimizer step,
 embedding and loss (`analyze` the gradient reduction in closed form, on an idle network).
-`simulate` and `analyze` agree within 1.5 % on the SC'21 rows and within 2.4 % on the Zero
+`simulate` and `analyze` agree within 1.5 % on the SC'21 rows and within 2.5 % on the Zero
 Bubble ones: what only `simulate` has, pipeline transfers (with their all-gathers inside the
 receiving node), link latencies and links shared, is small here. What is left is the kernels' own
 time, optimistic by 1–9 % on the SC'21 rows and by 5–18 % on the Zero Bubble ones (their
@@ -623,7 +623,7 @@ The paper profiled 0.38–0.76 ms per transfer (Table 9, T_comm, 10–28 MB). `z
 moves a message between two GPUs of a node at NCCL's send/receive rate, 44.6 GB/s, which is
 the mean of that table's six single-node timings (so the transfers are not an independent
 check of it), and between nodes at the NIC's 25 GB/s; `analyze` charges no transfer, which
-is why its 1F1B-I rows are 1–2 points further off. Peak memory is within 10 % on every row with this split; the
+is why its 1F1B-I rows are 1–3 points further off. Peak memory is within 10 % on every row with this split; the
 earlier split (v = layers/p chunks balanced by time) put two-layer chunks where the kernels'
 times moved them and was 15 % over on two rows.
 
