@@ -546,7 +546,8 @@ the schedule as a list of instructions in Python, and its stage-to-stage transfe
 blocking sends and receives (`deepspeed/runtime/pipe/p2p.py`: `send()` refuses an
 asynchronous send), so a stage cannot go on with its next pass until its neighbour has taken
 the tensor. No published measurement gives what either costs per microbatch, and none is
-assumed: pipesim's pipelines are Megatron-LM's, whose sends do not hold the sender.
+assumed: pipesim's engines send each message as its pass ends, hold no device on a send and
+charge no host time per scheduled pass.
 )";
     return out;
 }
