@@ -245,29 +245,25 @@ void write_single_html(const std::string& path, std::string_view command,
     if (!spec.given) report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
     report.schedules.push_back(html_schedule(a.schedule.name, a));
     if (a.model && a.model->operator_model) {
-        // What a layer's pass times are made of.
+        // What a layer's pass times are made of, then the first and last stage's extra kernels.
         const analysis::LayerKernels layer = analysis::layer_kernels(*a.model);
+        auto section = [&](const char* id, const char* heading, const KernelCells& cells,
+                           const std::string& caption) {
+            viz::HtmlSection s;
+            s.id = id;
+            s.heading = heading;
+            s.caption = caption;
+            s.notes = cells.notes;
+            s.table = {cells.columns, cells.rows};
+            report.sections.push_back(std::move(s));
+        };
         const KernelCells cells = kernel_cells(layer, *a.model);
-        viz::HtmlSection kernels;
-        kernels.id = "kernels";
-        kernels.heading = "Kernels";
-        kernels.caption =
-            cells.title + " (operator rooflines; rate: share of the peak or of the HBM bandwidth).";
-        kernels.notes = cells.notes;
-        kernels.table = {cells.columns, cells.rows};
-        report.sections.push_back(std::move(kernels));
-        const char* ids[] = {"embedding-kernels", "head-kernels"};
-        const char* headings[] = {"Embedding kernels", "Head kernels"};
+        section("kernels", "Kernels", cells,
+                cells.title +
+                    " (operator rooflines; rate: share of the peak or of the HBM bandwidth).");
         const std::vector<KernelCells> stages = stage_kernel_cells(layer);
-        for (std::size_t i = 0; i < stages.size(); ++i) {
-            viz::HtmlSection section;
-            section.id = ids[i];
-            section.heading = headings[i];
-            section.caption = stages[i].title + ".";
-            section.notes = stages[i].notes;
-            section.table = {stages[i].columns, stages[i].rows};
-            report.sections.push_back(std::move(section));
-        }
+        section("embedding-kernels", "Embedding kernels", stages.at(0), stages.at(0).title + ".");
+        section("head-kernels", "Head kernels", stages.at(1), stages.at(1).title + ".");
     }
     viz::write_html_report(path, report);
 }
