@@ -42,6 +42,10 @@ const std::array schedule_flags = {
              s.spec.generator.group_size = parse_int(f, v, 1, bounds::max_microbatches);
              s.have_shape_flag = true;
          }},
+    Flag{"", "--no-overlap-p2p-communication", "",
+         "interleaved-1f1b: each step sends its F's output with its\n"
+         "backward's, after both (Megatron-LM's flag; its only mode before 2023)",
+         [](State& s, const std::string&, const std::string&) { s.spec.step_exchange = true; }},
 };
 
 const std::array cost_flags = {

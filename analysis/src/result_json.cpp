@@ -217,6 +217,7 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const PipelineSpec& spec
     j["device_bubble_rate"] = per_device([](const DeviceMetrics& d) { return d.bubble_rate; });
     add_lifespan_json(j, a);
     j["ops"] = a.schedule.op_count();
+    if (spec.step_exchange) j["step_exchange"] = true;
     if (spec.all_to_all > 0 || spec.fb_overlap > 0) {
         j["all_to_all"] = spec.all_to_all;
         j["fb_overlap"] = spec.fb_overlap;

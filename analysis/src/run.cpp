@@ -116,6 +116,15 @@ std::vector<std::string> shape_warnings(const PipelineSpec& spec) {
 }
 
 void check_spec(const PipelineSpec& spec) {
+    if (spec.step_exchange && (spec.given || spec.schedule != "interleaved-1f1b"))
+        throw std::invalid_argument(fmt::format(
+            "--no-overlap-p2p-communication applies to interleaved-1f1b, not to {}: other "
+            "schedules send each output as its pass ends",
+            spec.given ? "a schedule file" : spec.schedule));
+    if (spec.step_exchange && (spec.all_to_all > 0 || spec.fb_overlap > 0))
+        throw std::invalid_argument(
+            "--no-overlap-p2p-communication runs each step's F and backward back to back: "
+            "--a2a and --overlap-fb do not apply");
     if (spec.dp < 1) throw std::invalid_argument(fmt::format("dp must be ≥ 1, got {}", spec.dp));
     if (spec.tp < 1) throw std::invalid_argument(fmt::format("tp must be ≥ 1, got {}", spec.tp));
     if (!(spec.costs.mem_w_ratio >= 0 && spec.costs.mem_w_ratio <= 1))
@@ -325,6 +334,10 @@ Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
                 : generate_schedule(spec.schedule, spec.generator, check);
         pipeline.validated = true;
         pipeline.order_checked = check == GeneratedCheck::all;
+        if (spec.step_exchange) {
+            pair_steps(pipeline.schedule);
+            if (pipeline.order_checked) require_valid(pipeline.schedule);
+        }
     }
     pipeline.spec.given.reset();  // the schedule is pipeline.schedule now
     pipeline.warnings = shape_warnings(spec);

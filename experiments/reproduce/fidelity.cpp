@@ -145,7 +145,7 @@ ZbResults zb_rows() {
             analysis::PipelineSpec old_spec = spec;
             old_spec.costs.model->efficiency = old_efficiency;
             // The paper's ZB runs step without a pipeline-wide synchronization (its optimizer
-            // post-validation); Megatron-LM's 1F1B and interleaved 1F1B synchronize.
+            // post-validation); Megatron-LM's 1F1B and interleaved 1F1B synchronize before it.
             const bool post = job.post_validation;
             const Prediction a = fidelity::predict_analytic(spec, true, post);
             const Prediction o = fidelity::predict_analytic(old_spec, true, post);
@@ -584,9 +584,11 @@ the kernels of a layer: TP all-reduces at NCCL's measured bus bandwidth (F, B an
 recomputed F), pipeline transfers split over the TP ranks, the data-parallel gradient
 reduction over one ring per NIC, exposed or overlapped as each run did, the optimizer step,
 embedding and loss (`analyze` the gradient reduction in closed form, on an idle network).
-`simulate` and `analyze` agree within 1.5 % on the SC'21 rows and within 2.5 % on the Zero
-Bubble ones: what only `simulate` has, pipeline transfers (with their all-gathers inside the
-receiving node), link latencies and links shared, is small here. What is left is the kernels' own
+`simulate` and `analyze` agree within 2.5 % on the SC'21 rows and on the Zero Bubble ones:
+what only `simulate` has, pipeline transfers (with their all-gathers inside the receiving
+node), link latencies and links shared, is small here. The interleaved SC'21 rows hold each
+F's output to the end of its step, as their code did; `analyze` charges no transfer, so it
+only matters in `simulate`, where it lengthens the 530B row by 0.8 % and the others by less. What is left is the kernels' own
 time, optimistic by 1–9 % on the SC'21 rows and by 5–18 % on the Zero Bubble ones (their
 interleaved ones by up to 25 %): the per-pass table above shows where; and, on the Zero Bubble rows, per-step
 work that even the profiled passes leave over ("What lies outside the passes").
@@ -642,15 +644,16 @@ and the head counted as a layer each) presumes. With GPT-2's vocabulary that sta
 fast, like the larger models' rows: the optimism is common to every size.
 
 What the model leaves out, found in the code the paper ran (the repository at its arXiv
-commit, November 2023), and not modelled: Megatron-LM's 1F1B and interleaved schedules, the
-baselines, exchange activations and gradients with a batched send/receive after which the
-host waits for the whole device (`torch.cuda.synchronize()` in
-`megatron/core/pipeline_parallel/p2p_communication.py`, on by default as `batch_p2p_sync`), so
-that no kernel of the next pass is queued before the exchange has completed; in the
-interleaved schedule the exchange of a step's forward output waits for the step's backward
-too. The paper's own ZB schedules send and receive without that synchronization. pipesim's
-engines send each message as its pass ends and never hold a device on a send; no published
-measurement gives what the synchronization costs per step.
+commit, November 2023), and not modelled: Megatron-LM's plain 1F1B, a baseline, exchanges
+activations and gradients with a batched send/receive after which the host waits for the
+whole device (`torch.cuda.synchronize()` in
+`megatron/core/pipeline_parallel/p2p_communication.py`, on by default as `batch_p2p_sync`),
+so that no kernel of the next pass is queued before the exchange has completed. Its
+interleaved schedule, the other baseline, runs with p2p overlap there (the default; the
+script does not pass `--no-overlap-p2p-communication`): each output is sent as its pass ends,
+without that synchronization, as pipesim's engines send it. The paper's own ZB schedules
+send and receive without the synchronization too. No published measurement gives what it
+costs per step.
 
 The single-efficiency model has a smaller mean error on the Zero Bubble rows because its 0.55
 was chosen with Megatron-LM's end-to-end 44–52 % in view (on SC'21's, a larger one), but it
@@ -679,7 +682,9 @@ every rate is a datasheet figure or a published micro-benchmark (docs/models.md,
 **Mapping, for every row.** Model files `experiments/fidelity/models/sc21-*.json` (l, h and
 the heads of Table 1; s = 2048, V = 51200, GeLU, LayerNorm, learned positions, dropout).
 Schedule 1F1B, interleaved with the row's v chunks where v > 1, the layers split evenly
-over the p·v stages (as Megatron-LM does); full activation recomputation; tensor
+over the p·v stages (as Megatron-LM does); the interleaved rows exchange once per step,
+sending the step's F output with its backward's after both (`--no-overlap-p2p-communication`,
+the only mode of the 2021 code; p2p overlap came in 2023); full activation recomputation; tensor
 parallelism without sequence parallelism; the unfused attention of 2021 (batched GEMMs,
 fused scale-mask-softmax, dropout on the s×s probabilities); fp16 gradients (the scripts'
 `--fp16` without `--accumulate-allreduce-grads-in-fp32`), which every W GEMM writes for
@@ -701,7 +706,8 @@ On the command line, the 145B row is
 `pipesim analyze -s interleaved-1f1b -v 2 -p 8 -m 48 --model
 experiments/fidelity/models/sc21-145b.json --gpu a100-80gb --mb 2 -t 8 --dp 24 --no-sp
 --recompute full --attention unfused --grad-dtype fp16 --no-gradient-accumulation-fusion
---no-persist-layer-norm --first-stage-layers 5 --last-stage-layers 5 --no-overlap-grad-reduce --json` (`simulate`
+--no-persist-layer-norm --first-stage-layers 5 --last-stage-layers 5 --no-overlap-grad-reduce
+--no-overlap-p2p-communication --json` (`simulate`
 adds `--cluster dgx-a100:192`); its TFLOP/s per GPU is eq. 3's FLOPs / B ×
 `samples_per_second` / GPUs.
 

@@ -79,6 +79,9 @@ analysis::PipelineSpec sc21_spec(const Sc21Row& row, const std::string& models_d
     spec.generator.devices = row.pp;
     spec.generator.microbatches = row.microbatches();
     spec.generator.chunks = row.chunks;
+    // The interleaved schedule of 2021 exchanged once per step, after its F and its backward
+    // (p2p overlap came to Megatron-LM in 2023).
+    spec.step_exchange = row.chunks > 1;
     spec.dp = row.dp();
     spec.tp = row.tp;
     analysis::ModelSpec m;

@@ -29,4 +29,18 @@ Schedule make_empty_schedule(std::string name, int devices, int microbatches, in
     return schedule;
 }
 
+void pair_steps(Schedule& schedule) {
+    schedule.fb_pairs.assign(schedule.device_ops.size(), {});
+    for (std::size_t d = 0; d < schedule.device_ops.size(); ++d) {
+        const std::vector<Op>& ops = schedule.device_ops[d];
+        for (std::size_t k = 0; k + 1 < ops.size(); ++k) {
+            const Op& f = ops[k];
+            const Op& back = ops[k + 1];
+            if (f.pass == Pass::F && (back.pass == Pass::B || back.pass == Pass::BW) &&
+                f.microbatch != back.microbatch)
+                schedule.fb_pairs[d].push_back(static_cast<int>(k++));
+        }
+    }
+}
+
 }  // namespace pipesim

@@ -65,6 +65,10 @@ struct PipelineSpec {
     /// Share, 0..1, of an F&B pair's all-to-all hidden behind the other op's compute
     /// (sim::ReplayOptions::fb_overlap). The analytic engine only.
     double fb_overlap = 0;
+    /// Every step exchanges once (pair_steps()): a step's F output leaves with its backward's,
+    /// as in Megatron-LM's interleaved 1F1B without p2p overlap
+    /// (`--no-overlap-p2p-communication`). interleaved-1f1b only.
+    bool step_exchange = false;
     int dp = 1;  ///< data-parallel replicas (each runs the pipeline)
     int tp = 1;  ///< tensor-parallel GPUs per pipeline device, inside a node
 };

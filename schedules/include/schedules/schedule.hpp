@@ -69,4 +69,14 @@ struct Schedule {
 Schedule make_empty_schedule(std::string name, int devices, int microbatches, int chunks,
                              std::vector<int> placement);
 
+/// Makes every step of `schedule` exchange once (Schedule::fb_pairs): on each device, each F
+/// followed directly by a B or BW of another microbatch becomes a pair, so that the F's output
+/// leaves with the backward's at the pair's end and the pair starts once both inputs are
+/// there. Megatron-LM's interleaved 1F1B without p2p overlap runs its steady state so (its
+/// only mode before 2023, `--no-overlap-p2p-communication` since): each step runs an F and a
+/// backward, then sends both outputs and receives the next step's inputs in one batched call.
+/// An F followed by the backward of its own microbatch (the last stage) stays alone: its
+/// output goes nowhere. Replaces any pairs the schedule had.
+void pair_steps(Schedule& schedule);
+
 }  // namespace pipesim
