@@ -139,7 +139,9 @@ TEST_CASE("with unlimited bandwidth and latency c, SimGrid equals the analytic r
     }
 }
 
-TEST_CASE("SimGrid equals the analytic replay for interleaved 1F1B with v = 3 and 4", "[simgrid]") {
+TEST_CASE(
+    "SimGrid equals the analytic replay for interleaved 1F1B with v = 3 and 4, steps paired or not",
+    "[simgrid]") {
     for (int v : {3, 4})
         for (bool step_exchange : {false, true}) {
             CAPTURE(v, step_exchange);

@@ -32,7 +32,8 @@ class PipesimWarning(UserWarning):
     """A choice that runs but that deserves a look (the command line's "warning:" lines)."""
 
 
-_PIPELINE_KEYS = ("v", "group_size", "costs", "comm", "mem_w_ratio", "dp", "tp") + \
+_PIPELINE_KEYS = ("v", "group_size", "costs", "comm", "mem_w_ratio", "dp", "tp",
+                  "overlap_p2p_communication") + \
     _spec.MODEL_KEYS
 _ENGINE_DEFAULTS = {"cluster": None, "layout_order": None, "message_bytes": 0.0,
                     "grad_bytes": 0.0, "overlap_grad_reduce": True,
@@ -45,13 +46,13 @@ def _pipeline(function, schedule, p, m, options, layout_without_model=False):
     if unknown:
         raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")
     o = {"v": None, "group_size": None, "costs": None, "comm": 0.0, "mem_w_ratio": None,
-         "dp": 1, "tp": 1}
+         "dp": 1, "tp": 1, "overlap_p2p_communication": True}
     o.update({k: v for k, v in options.items() if k in o})
     model_args = dict(_spec.MODEL_DEFAULTS)
     model_args.update({k: v for k, v in options.items() if k in model_args})
     return _spec.pipeline_dict(schedule, p, m, o["v"], o["group_size"], o["costs"], o["comm"],
-                               o["mem_w_ratio"], o["dp"], o["tp"], model_args,
-                               layout_without_model)
+                               o["mem_w_ratio"], o["dp"], o["tp"],
+                               o["overlap_p2p_communication"], model_args, layout_without_model)
 
 
 def _warn(messages):
@@ -65,7 +66,9 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
     microbatches through the exact analytic replay and returns a Result.
 
     Options (as the command line's flags): v, group_size, costs=(F, B, W) of a full stage (or
-    one triple per virtual stage), comm (latency between devices), mem_w_ratio; or a model:
+    one triple per virtual stage), comm (latency between devices), mem_w_ratio,
+    overlap_p2p_communication (False: interleaved-1f1b exchanges once per step, as
+    --no-overlap-p2p-communication); or a model:
     model, gpu, mb, seq, sequence_parallel, recompute, attention ("fused" or "unfused"),
     efficiency, calibration, dist_opt, first_stage_layers, last_stage_layers, zero (ZeRO stage
     1-3), cp (context-parallel degree), tp_comm_overlap, grad_dtype ("fp32", "bf16" or

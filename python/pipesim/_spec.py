@@ -110,8 +110,8 @@ MODEL_DEFAULTS = {"model": None, "gpu": None, "mb": None, "seq": None,
                   "persist_layer_norm": True, "cross_entropy_loss_fusion": False}
 
 
-def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, tp, model_args,
-                  layout_without_model):
+def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, tp,
+                  overlap_p2p_communication, model_args, layout_without_model):
     """The pipeline of analyze/simulate/compare. `schedule` is a registered name or a
     Schedule; `model_args` the model keywords (MODEL_KEYS)."""
     d = {"schedule": "", "given": None, "p": 0, "m": 0, "v": 0, "group_size": 0}
@@ -149,6 +149,10 @@ def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, t
     d["comm"] = number("comm", comm)
     d["dp"] = integer("dp", dp, 1, MAX_DP)
     d["tp"] = integer("tp", tp, 1, MAX_TP)
+    if not isinstance(overlap_p2p_communication, bool):
+        raise TypeError("overlap_p2p_communication: expected True or False, got "
+                        f"{overlap_p2p_communication!r}")
+    d["step_exchange"] = not overlap_p2p_communication
     if d["model"] is not None:
         check_sharding(d["model"], d["dp"], d["tp"])
     return d

@@ -71,6 +71,7 @@ analysis::PipelineSpec spec_from_dict(const py::dict& d) {
     spec.comm_latency = get<double>(d, "comm");
     spec.dp = get<int>(d, "dp");
     spec.tp = get<int>(d, "tp");
+    spec.step_exchange = get<bool>(d, "step_exchange");
     return spec;
 }
 

@@ -36,6 +36,21 @@ def test_zb_h1_with_costs_and_latency_matches_the_command_line(cli):
     assert r.comm_latency == 0.05
 
 
+def test_interleaved_exchange_per_step_matches_the_command_line(cli):
+    # Megatron-LM's interleaved schedule without p2p overlap: with latency, the outputs held
+    # to the end of each step lengthen the iteration; without, its warm-up absorbs them.
+    options = dict(schedule="interleaved-1f1b", p=4, m=8, v=2, costs=(1, 2, 1), comm=0.3)
+    r = pipesim.analyze(overlap_p2p_communication=False, **options)
+    expected = cli("analyze", "-s", "interleaved-1f1b", "-p", 4, "-m", 8, "-v", 2, "--costs",
+                   "1,2,1", "--comm", 0.3, "--no-overlap-p2p-communication", "--json")
+    assert r.to_dict() == expected
+    assert expected["step_exchange"] is True
+    assert r.makespan > pipesim.analyze(**options).makespan
+    options["comm"] = 0
+    assert pipesim.analyze(overlap_p2p_communication=False, **options).makespan == \
+        pytest.approx(pipesim.analyze(**options).makespan)
+
+
 def test_per_stage_costs_and_chunks():
     r = pipesim.analyze(schedule="interleaved-1f1b", p=2, m=4, v=2,
                         costs=[(1, 1, 1), (2, 2, 2), (1, 1, 1), (2, 2, 2)], mem_w_ratio=0.5)
