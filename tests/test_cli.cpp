@@ -120,6 +120,9 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
         row{"analyze -s zb-h1 -p 4 --group-size 2 -m 8", "zb-h1 has no microbatch group size"},
         row{"analyze -s 1f1b -p 4 -m 8 --no-overlap-p2p-communication",
             "--no-overlap-p2p-communication applies to interleaved-1f1b, not to 1f1b"},
+        row{"analyze -s interleaved-1f1b -p 4 -m 6 --no-overlap-p2p-communication",
+            "--no-overlap-p2p-communication needs m a multiple of the group size 4 and at least "
+            "2p = 8, as Megatron-LM's interleaved schedule runs it; got m = 6"},
         row{"analyze -s interleaved-1f1b -p 4 -m 8 --no-overlap-p2p-communication --a2a 1",
             "--a2a and --overlap-fb do not apply"},
         row{"frobnicate", "pipesim: unknown command 'frobnicate' (see 'pipesim --help')"},

@@ -121,6 +121,18 @@ void check_spec(const PipelineSpec& spec) {
             "--no-overlap-p2p-communication applies to interleaved-1f1b, not to {}: other "
             "schedules send each output as its pass ends",
             spec.given ? "a schedule file" : spec.schedule));
+    if (spec.step_exchange && !spec.given) {
+        // Megatron-LM runs interleaving with m a multiple of the group; with m = p its code
+        // of 2021 ran every forward first. Below 2p microbatches, or off the group, a step's
+        // pair would wait for an input that only the device's next step produces.
+        const GeneratorOptions& g = spec.generator;
+        const int group = g.group_size > 0 ? g.group_size : g.devices;
+        if (g.microbatches % group != 0 || g.microbatches < 2 * g.devices)
+            throw std::invalid_argument(fmt::format(
+                "--no-overlap-p2p-communication needs m a multiple of the group size {} and at "
+                "least 2p = {}, as Megatron-LM's interleaved schedule runs it; got m = {}",
+                group, 2 * g.devices, g.microbatches));
+    }
     if (spec.step_exchange && (spec.all_to_all > 0 || spec.fb_overlap > 0))
         throw std::invalid_argument(
             "--no-overlap-p2p-communication runs each step's F and backward back to back: "
