@@ -38,7 +38,8 @@ def test_zb_h1_with_costs_and_latency_matches_the_command_line(cli):
 
 def test_interleaved_exchange_per_step_matches_the_command_line(cli):
     # Megatron-LM's interleaved schedule without p2p overlap: with latency, the outputs held
-    # to the end of each step lengthen the iteration; without, its warm-up absorbs them.
+    # to the end of each step lengthen the iteration; without, on equal stages, its warm-up
+    # absorbs them.
     options = dict(schedule="interleaved-1f1b", p=4, m=8, v=2, costs=(1, 2, 1), comm=0.3)
     r = pipesim.analyze(overlap_p2p_communication=False, **options)
     expected = cli("analyze", "-s", "interleaved-1f1b", "-p", 4, "-m", 8, "-v", 2, "--costs",
