@@ -100,6 +100,39 @@ TEST_CASE("the legend names each pass the timeline has, the chunk shades and the
     CHECK(has(viz::timeline_dot(dualpipe, unit_memory(dualpipe)), "-F&B pair (one border)"));
 }
 
+TEST_CASE(
+    "pairs that follow one another without a gap keep their own borders: a notch at "
+    "each seam",
+    "[viz]") {
+    // Interleaved 1F1B exchanging once per step: steady-state pairs back to back.
+    pipesim::Schedule s = pipesim::generate_schedule("interleaved-1f1b", {2, 4, 2, 0});
+    pipesim::pair_steps(s);
+    const pipesim::Timeline t = pipesim::sim::replay(
+        s, pipesim::uniform_stage_costs(2, 2, 1.0, 2.0, 0.0), pipesim::sim::ReplayOptions{});
+    // Seams counted from the times: a pair whose F starts when the device's previous pair ends.
+    int seams = 0;
+    for (std::size_t d = 0; d < t.fb_pairs.size(); ++d) {
+        double previous_end = -1;
+        for (const int k : t.fb_pairs[d]) {
+            const auto& ops = t.device_ops[d];
+            if (ops[static_cast<std::size_t>(k)].start == previous_end) ++seams;
+            previous_end = ops[static_cast<std::size_t>(k) + 1].end;
+        }
+    }
+    REQUIRE(seams >= 1);
+    // The background draws the frames in black, then the notches in white: one polygon each.
+    const std::string dot = viz::timeline_dot(t, unit_memory(t));
+    const std::size_t black = dot.find("C 7 -#000000 ");
+    const std::size_t white = dot.find("C 7 -#ffffff ", black);
+    REQUIRE(black != std::string::npos);
+    REQUIRE(white != std::string::npos);
+    const std::size_t end = dot.find('"', white);
+    int notches = 0;
+    for (std::size_t at = dot.find("P 4 ", white); at < end; at = dot.find("P 4 ", at + 1))
+        ++notches;
+    CHECK(notches == seams);
+}
+
 TEST_CASE("the time axis has a title with its unit, and seconds become ms or µs on short runs",
           "[viz]") {
     const auto t = replayed("1f1b", 4, 8);  // makespan 33 units

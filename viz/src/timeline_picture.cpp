@@ -209,27 +209,44 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
     }
 }
 
-// DualPipe's overlapped F&B pairs as DeepSeek draws them: the F and backward boxes of a pair
-// in one shared black border (a black frame behind the two boxes, showing around them).
+// F&B pairs (DualPipe's overlapped ones, or the steps of an exchange once per step) as
+// DeepSeek draws them: the F and backward boxes of a pair in one shared black border (a black
+// frame behind the two boxes, showing around them). Where one pair starts as the one before
+// it ends, a white notch cuts the frame at the seam, so that each pair keeps its own border.
 void draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
-    constexpr double frame = 1.2;
+    constexpr double frame = 1.2, notch = 2.5;
     bool any = false;
     for (const auto& pairs : t.fb_pairs)
         any = any || !pairs.empty();
     if (!any) return;
+    const double h = box_height / 2 + frame;
+    std::vector<Point> seams;  // x of the seam, y of the row
     c.pen("#000000");
     c.fill("#000000");
     for (std::size_t d = 0; d < t.fb_pairs.size() && d < t.device_ops.size(); ++d) {
         const auto& ops = t.device_ops[d];
+        const double y = l.row_centre(static_cast<int>(d));
+        double previous_end = -1;
         for (const int k : t.fb_pairs[d]) {
             if (k < 0 || static_cast<std::size_t>(k) + 1 >= ops.size()) continue;
-            const double x0 = l.x(ops[static_cast<std::size_t>(k)].start) - frame;
-            const double x1 = l.x(ops[static_cast<std::size_t>(k) + 1].end) + frame;
-            const double y = l.row_centre(static_cast<int>(d));
-            const double h = box_height / 2 + frame;
-            c.polygon({{x0, y - h}, {x1, y - h}, {x1, y + h}, {x0, y + h}});
+            const double start = l.x(ops[static_cast<std::size_t>(k)].start);
+            const double end = l.x(ops[static_cast<std::size_t>(k) + 1].end);
+            if (previous_end >= 0 && std::abs(start - previous_end) < 2 * frame)
+                seams.push_back({start, y});
+            previous_end = end;
+            c.polygon({{start - frame, y - h},
+                       {end + frame, y - h},
+                       {end + frame, y + h},
+                       {start - frame, y + h}});
         }
     }
+    c.pen("#ffffff");
+    c.fill("#ffffff");
+    for (const Point& seam : seams)
+        c.polygon({{seam.x - notch, seam.y - h},
+                   {seam.x + notch, seam.y - h},
+                   {seam.x + notch, seam.y + h},
+                   {seam.x - notch, seam.y + h}});
 }
 
 std::string title(const Timeline& t, const MemoryModel& memory, bool bytes) {
