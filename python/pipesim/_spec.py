@@ -153,9 +153,25 @@ def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, t
         raise TypeError("overlap_p2p_communication: expected True or False, got "
                         f"{overlap_p2p_communication!r}")
     d["step_exchange"] = not overlap_p2p_communication
+    if d["step_exchange"]:
+        check_step_exchange(d)
     if d["model"] is not None:
         check_sharding(d["model"], d["dp"], d["tp"])
     return d
+
+
+def check_step_exchange(d):
+    """overlap_p2p_communication=False as the command line's --no-overlap-p2p-communication
+    takes it: interleaved-1f1b only, with the shapes Megatron-LM runs so."""
+    if d["given"] is not None or d["schedule"] != "interleaved-1f1b":
+        name = "a given Schedule" if d["given"] is not None else d["schedule"]
+        raise ValueError("overlap_p2p_communication=False applies to interleaved-1f1b, not to "
+                         f"{name}: other schedules send each output as its pass ends")
+    group = d["group_size"] or d["p"]
+    if d["m"] % group != 0 or d["m"] < 2 * d["p"]:
+        raise ValueError("overlap_p2p_communication=False needs m a multiple of the group size "
+                         f"{group} and at least 2p = {2 * d['p']}, as Megatron-LM's "
+                         f"interleaved schedule runs it; got m = {d['m']}")
 
 
 def check_sharding(model, dp, tp):

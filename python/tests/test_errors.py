@@ -56,7 +56,10 @@ def test_library_errors_carry_the_command_lines_message(cli, args, kwargs):
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, grad_dtype="fp8"),
      "grad_dtype: expected fp32, bf16 or fp16, got 'fp8'"),
     (dict(schedule="1f1b", p=4, m=4, overlap_p2p_communication=False),
-     "applies to interleaved-1f1b, not to 1f1b"),
+     "overlap_p2p_communication=False applies to interleaved-1f1b, not to 1f1b"),
+    (dict(schedule="interleaved-1f1b", p=4, m=6, overlap_p2p_communication=False),
+     "overlap_p2p_communication=False needs m a multiple of the group size 4 and at least "
+     "2p = 8"),
 ])
 def test_bad_arguments_raise_value_error(kwargs, message):
     with pytest.raises(ValueError, match=message):
