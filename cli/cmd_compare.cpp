@@ -139,7 +139,7 @@ int run_compare(const std::vector<std::string>& args) {
     if (on_cluster) cluster = analysis::load_checked_cluster(cluster_name);
 
     std::vector<ReportRun> runs;
-    analysis::PipelineSpec spec = pipeline.spec();
+    const analysis::PipelineSpec& spec = pipeline.spec();
     const bool show_progress = on_cluster && ::isatty(STDERR_FILENO);
     analysis::Engine engine;
     if (on_cluster) {
@@ -151,13 +151,12 @@ int run_compare(const std::vector<std::string>& args) {
     }
     for (std::size_t i = 0; i < names.size(); ++i) {
         const std::string& name = names[i];
-        spec.schedule = name;
-        spec.generator = analysis::comparison_shape(name, pipeline.spec().generator);
+        const analysis::PipelineSpec one = analysis::comparison_spec(name, spec);
         if (show_progress)
             fmt::print(stderr, "\r\033[K  simulating {} ({} of {}) on '{}'...", name, i + 1,
                        names.size(), cluster.name);
         try {
-            runs.push_back(run_for_report(name, spec, engine, !html.empty()));
+            runs.push_back(run_for_report(name, one, engine, !html.empty()));
         } catch (const std::invalid_argument& e) {
             if (show_progress) fmt::print(stderr, "\r\033[K");
             throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));

@@ -65,6 +65,7 @@ PipelineSpec one_f_one_b_spec(const Pipeline& pipeline) {
     spec.given.reset();
     spec.schedule = "1f1b";
     spec.generator = GeneratorOptions{pipeline.schedule.devices, pipeline.schedule.microbatches};
+    spec.step_exchange = false;  // 1F1B exchanges after each pass either way
     // One full-stage triple is 1F1B's stage as it is; triples per virtual stage become each
     // device's work per microbatch.
     if (!spec.costs.model && spec.costs.passes.size() != 1)

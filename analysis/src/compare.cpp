@@ -19,6 +19,14 @@ GeneratorOptions comparison_shape(const std::string& name, GeneratorOptions shap
     return shape;
 }
 
+PipelineSpec comparison_spec(const std::string& name, const PipelineSpec& spec) {
+    PipelineSpec one = spec;
+    one.schedule = name;
+    one.generator = comparison_shape(name, spec.generator);
+    one.step_exchange = spec.step_exchange && name == "interleaved-1f1b";
+    return one;
+}
+
 CompareRow compare_row(const std::string& name, const Analysis& a) {
     CompareRow r;
     r.schedule = name;
@@ -56,16 +64,14 @@ void add_to_comparison(Comparison& comparison, const std::string& name, const An
 Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names,
                    bool post_validation) {
     Comparison comparison;
-    PipelineSpec one = spec;
     for (const std::string& name : names) {
-        one.schedule = name;
-        one.generator = comparison_shape(name, spec.generator);
         try {
             add_to_comparison(
                 comparison, name,
-                run_with_baseline(one, AnalyticEngine{.record_transfers = false,
-                                                      .record_ops = false,
-                                                      .post_validation = post_validation}));
+                run_with_baseline(comparison_spec(name, spec),
+                                  AnalyticEngine{.record_transfers = false,
+                                                 .record_ops = false,
+                                                 .post_validation = post_validation}));
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
         }

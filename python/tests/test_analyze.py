@@ -47,6 +47,13 @@ def test_interleaved_exchange_per_step_matches_the_command_line(cli):
     assert r.to_dict() == expected
     assert expected["step_exchange"] is True
     assert r.makespan > pipesim.analyze(**options).makespan
+    # The 1F1B baseline and a comparison's other schedules exchange after each pass.
+    one = pipesim.analyze(schedule="1f1b", p=4, m=8, costs=(1, 2, 1), comm=0.3)
+    assert expected["speedup_1f1b"] == pytest.approx(one.makespan / r.makespan)
+    both = cli("compare", "-s", "1f1b,interleaved-1f1b", "-p", 4, "-m", 8, "-v", 2, "--costs",
+               "1,2,1", "--comm", 0.3, "--no-overlap-p2p-communication", "--json")
+    makespans = {row["schedule"]: row["makespan"] for row in both["schedules"]}
+    assert makespans == pytest.approx({"1f1b": one.makespan, "interleaved-1f1b": r.makespan})
     options["comm"] = 0
     assert pipesim.analyze(overlap_p2p_communication=False, **options).makespan == \
         pytest.approx(pipesim.analyze(**options).makespan)

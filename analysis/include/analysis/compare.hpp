@@ -46,6 +46,11 @@ struct Comparison {
 /// the schedule takes them, else its own defaults (0).
 GeneratorOptions comparison_shape(const std::string& name, GeneratorOptions shape);
 
+/// `spec` with schedule `name` in it as a comparison runs it: its shape by comparison_shape(),
+/// and the exchange once per step (PipelineSpec::step_exchange) only where the schedule takes
+/// it (interleaved-1f1b).
+PipelineSpec comparison_spec(const std::string& name, const PipelineSpec& spec);
+
 /// The row of `result` shown as `name`, its speed-up 1 (set by a comparison).
 CompareRow compare_row(const std::string& name, const Analysis& result);
 
