@@ -116,12 +116,12 @@ std::vector<std::string> shape_warnings(const PipelineSpec& spec) {
 }
 
 void check_spec(const PipelineSpec& spec) {
-    if (spec.step_exchange && (spec.given || spec.schedule != "interleaved-1f1b"))
-        throw std::invalid_argument(fmt::format(
-            "--no-overlap-p2p-communication applies to interleaved-1f1b, not to {}: other "
-            "schedules send each output as its pass ends",
-            spec.given ? "a schedule file" : spec.schedule));
-    if (spec.step_exchange && !spec.given) {
+    if (spec.step_exchange) {
+        if (spec.given || spec.schedule != "interleaved-1f1b")
+            throw std::invalid_argument(fmt::format(
+                "--no-overlap-p2p-communication applies to interleaved-1f1b, not to {}: other "
+                "schedules send each output as its pass ends",
+                spec.given ? "a schedule file" : spec.schedule));
         // Megatron-LM runs interleaving with m a multiple of the group; with m = p its code
         // of 2021 ran every forward first. Below 2p microbatches, or off the group, a step's
         // pair would wait for an input that only the device's next step produces.
@@ -132,11 +132,11 @@ void check_spec(const PipelineSpec& spec) {
                 "--no-overlap-p2p-communication needs m a multiple of the group size {} and at "
                 "least 2p = {}, as Megatron-LM's interleaved schedule runs it; got m = {}",
                 group, 2 * g.devices, g.microbatches));
+        if (spec.all_to_all > 0 || spec.fb_overlap > 0)
+            throw std::invalid_argument(
+                "--no-overlap-p2p-communication runs each step's F and backward back to back: "
+                "--a2a and --overlap-fb do not apply");
     }
-    if (spec.step_exchange && (spec.all_to_all > 0 || spec.fb_overlap > 0))
-        throw std::invalid_argument(
-            "--no-overlap-p2p-communication runs each step's F and backward back to back: "
-            "--a2a and --overlap-fb do not apply");
     if (spec.dp < 1) throw std::invalid_argument(fmt::format("dp must be ≥ 1, got {}", spec.dp));
     if (spec.tp < 1) throw std::invalid_argument(fmt::format("tp must be ≥ 1, got {}", spec.tp));
     if (!(spec.costs.mem_w_ratio >= 0 && spec.costs.mem_w_ratio <= 1))
@@ -336,20 +336,21 @@ Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
         pipeline.schedule = *spec.given;  // validated by the engine
     } else {
         const ScheduleGenerator* generator = find_generator(spec.schedule);
-        // The analytic replay's own walk makes validate()'s order and deadlock checks.
-        const GeneratedCheck check = std::holds_alternative<AnalyticEngine>(engine)
-                                         ? GeneratedCheck::structure
-                                         : GeneratedCheck::all;
+        // The analytic replay's own walk makes validate()'s order and deadlock checks; with
+        // steps paired, the order checked is the paired schedule's, once it is paired.
+        const bool analytic = std::holds_alternative<AnalyticEngine>(engine);
+        const GeneratedCheck check =
+            analytic || spec.step_exchange ? GeneratedCheck::structure : GeneratedCheck::all;
         pipeline.schedule =
             generator && generator->plans_with_costs && spec.generator.planning.empty()
                 ? generate_with_costs(pipeline, *generator, check)
                 : generate_schedule(spec.schedule, spec.generator, check);
-        pipeline.validated = true;
-        pipeline.order_checked = check == GeneratedCheck::all;
         if (spec.step_exchange) {
             pair_steps(pipeline.schedule);
-            if (pipeline.order_checked) require_valid(pipeline.schedule);
+            if (!analytic) require_valid(pipeline.schedule);
         }
+        pipeline.validated = true;
+        pipeline.order_checked = !analytic;
     }
     pipeline.spec.given.reset();  // the schedule is pipeline.schedule now
     pipeline.warnings = shape_warnings(spec);

@@ -72,6 +72,11 @@ double sc21_iteration_flops(const Sc21Row& r) {
     return 96.0 * r.batch * seq * l * h * h * (1 + seq / (6 * h) + vocab / (16 * l * h));
 }
 
+double model_iteration_flops(const Sc21Row& r) {
+    const double l = r.layers, h = r.hidden;
+    return 72.0 * r.batch * seq * l * h * h * (1 + seq / (6 * h) + vocab / (12 * l * h));
+}
+
 analysis::PipelineSpec sc21_spec(const Sc21Row& row, const std::string& models_dir,
                                  const std::string& gpu) {
     analysis::PipelineSpec spec;

@@ -45,6 +45,10 @@ inline constexpr std::array<Sc21Row, 10> sc21 = {{
 /// 96·B·s·l·h²·(1 + s/(6h) + V/(16lh)).
 double sc21_iteration_flops(const Sc21Row& row);
 
+/// Model FLOPs of one iteration as Korthikanti et al. (MLSys 2023, §6.3) count them for their
+/// MFU, without recomputation: 72·B·s·l·h²·(1 + s/(6h) + V/(12lh)).
+double model_iteration_flops(const Sc21Row& row);
+
 /// The one mapping of every row: 1F1B (interleaved with the row's chunks when > 1), the
 /// layers split evenly over the p·v stages (as Megatron-LM does), full recomputation, no
 /// sequence parallelism, the unfused attention of 2021, on `gpu`.
