@@ -34,6 +34,7 @@ std::string options_of(const sweep::Job& j) {
     if (!j.overlap_grad_reduce) out.push_back("reduce after pipeline");
     if (j.overlap_param_gather) out.push_back("gather beside F");
     if (j.post_validation) out.push_back("post-validation");
+    if (!j.overlap_p2p_communication) out.push_back("exchange once per step");
     if (j.first_stage_layers >= 0)
         out.push_back(fmt::format("first stage {} layers", j.first_stage_layers));
     if (j.last_stage_layers >= 0)

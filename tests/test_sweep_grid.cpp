@@ -339,6 +339,41 @@ TEST_CASE("a grid sweeps post-validation; its rows run and keep it", "[sweep]") 
     CHECK(job_key(back.rows[0].job) != job_key(plain.job));
 }
 
+TEST_CASE("a grid sweeps the exchange once per step; its rows run and keep it", "[sweep]") {
+    const Grid g = parse_grid("g.json", grid_text(R"("schedule": ["1f1b", "interleaved-1f1b"],
+            "p": 4, "m": 8, "v": 2, "comm": 0.25, "overlap_p2p_communication": [true, false])"));
+    const std::vector<Job> jobs = expand(g);
+    REQUIRE(jobs.size() == 4);
+    CHECK(jobs[0].overlap_p2p_communication);
+    CHECK_FALSE(jobs[1].overlap_p2p_communication);
+    CHECK_FALSE(pipeline_spec(jobs[0]).step_exchange);
+    CHECK(pipeline_spec(jobs[1]).step_exchange);
+    // 1F1B sends each output as its pass ends either way: an infeasible row saying so.
+    const Result one = pipesim::sweep::run_job(jobs[1]);
+    CHECK(one.status == pipesim::sweep::Status::infeasible);
+    CHECK_THAT(one.reason, Catch::Contains("applies to interleaved-1f1b, not to 1f1b"));
+    // Interleaved: the row is the pipeline with its steps paired. With a latency per
+    // transfer the F outputs held until the step's backward ends arrive later: 32 → 34.5.
+    const Result overlapped = pipesim::sweep::run_job(jobs[2]);
+    const Result paired = pipesim::sweep::run_job(jobs[3]);
+    REQUIRE(overlapped.status == pipesim::sweep::Status::ok);
+    REQUIRE(paired.status == pipesim::sweep::Status::ok);
+    CHECK(overlapped.makespan == Approx(32));
+    CHECK(paired.makespan == Approx(34.5));
+    CHECK(paired.makespan ==
+          Approx(analysis::run(pipeline_spec(jobs[3]), analysis::AnalyticEngine{}).iteration_time));
+    const ResultsFile back = parse_results("r.csv", csv_header() + "\n" + csv_row(paired) + "\n");
+    REQUIRE(back.rows.size() == 1);
+    CHECK_FALSE(back.rows[0].job.overlap_p2p_communication);
+    CHECK(job_key(back.rows[0].job) != job_key(overlapped.job));
+    // m off the group size: the row says why, as the command line does.
+    Job off = jobs[3];
+    off.m = 6;
+    const Result refused = pipesim::sweep::run_job(off);
+    CHECK(refused.status == pipesim::sweep::Status::infeasible);
+    CHECK_THAT(refused.reason, Catch::Contains("multiple of the group size 4"));
+}
+
 TEST_CASE("a grid fixes the end stages' layers; its rows run and keep them", "[sweep]") {
     // The Zero Bubble repository's split of zb-1.5b (22 layers) on p = 8: 3 layers a stage,
     // 2 on the ends, or with interleaving one layer a chunk and the ends holding none.

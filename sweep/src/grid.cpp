@@ -181,6 +181,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
                     "overlap_grad_reduce",
                     "overlap_param_gather",
                     "post_validation",
+                    "overlap_p2p_communication",
                     "first_stage_layers",
                     "last_stage_layers",
                     "nccl_algo"});
@@ -227,6 +228,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.overlap_grad_reduce = bool_axis(doc, "overlap_grad_reduce");
     grid.overlap_param_gather = bool_axis(doc, "overlap_param_gather");
     grid.post_validation = bool_axis(doc, "post_validation");
+    grid.overlap_p2p_communication = bool_axis(doc, "overlap_p2p_communication");
     grid.first_stage_layers =
         int_axis(doc, "first_stage_layers", 0, models::ModelLimits::max_layers);
     grid.last_stage_layers = int_axis(doc, "last_stage_layers", 0, models::ModelLimits::max_layers);
@@ -323,6 +325,7 @@ std::vector<std::size_t> axis_sizes(const Grid& grid, Engine engine) {
             size(grid.overlap_grad_reduce),
             size(grid.overlap_param_gather),
             size(grid.post_validation),
+            size(grid.overlap_p2p_communication),
             size(grid.first_stage_layers),
             size(grid.last_stage_layers),
             sg ? size(grid.nccl_algo) : 1};
@@ -365,6 +368,8 @@ std::vector<Job> expand(const Grid& grid) {
     const auto grad_overlaps = or_default(grid.overlap_grad_reduce, d.overlap_grad_reduce);
     const auto gather_overlaps = or_default(grid.overlap_param_gather, d.overlap_param_gather);
     const auto post_validations = or_default(grid.post_validation, d.post_validation);
+    const auto p2p_overlaps =
+        or_default(grid.overlap_p2p_communication, d.overlap_p2p_communication);
     const auto firsts = or_default(grid.first_stage_layers, d.first_stage_layers);
     const auto lasts = or_default(grid.last_stage_layers, d.last_stage_layers);
     std::vector<Job> jobs;
@@ -403,9 +408,10 @@ std::vector<Job> expand(const Grid& grid) {
             j.overlap_grad_reduce = grad_overlaps[at[19]];
             j.overlap_param_gather = gather_overlaps[at[20]];
             j.post_validation = post_validations[at[21]];
-            j.first_stage_layers = firsts[at[22]];
-            j.last_stage_layers = lasts[at[23]];
-            j.nccl_algo = algos[at[24]];
+            j.overlap_p2p_communication = p2p_overlaps[at[22]];
+            j.first_stage_layers = firsts[at[23]];
+            j.last_stage_layers = lasts[at[24]];
+            j.nccl_algo = algos[at[25]];
             jobs.push_back(std::move(j));
         } while (advance(at, sizes));
     }

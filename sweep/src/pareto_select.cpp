@@ -28,6 +28,7 @@ constexpr const char* choice_columns[] = {"v",
                                           "overlap_grad_reduce",
                                           "overlap_param_gather",
                                           "post_validation",
+                                          "overlap_p2p_communication",
                                           "first_stage_layers",
                                           "last_stage_layers",
                                           "nccl_algo"};

@@ -16,7 +16,7 @@ namespace pipesim::sweep {
 namespace {
 
 // The columns, in order: the job's parameters, then its outcome.
-constexpr std::array<const char*, 47> columns = {"job",
+constexpr std::array<const char*, 48> columns = {"job",
                                                  "engine",
                                                  "schedule",
                                                  "p",
@@ -40,6 +40,7 @@ constexpr std::array<const char*, 47> columns = {"job",
                                                  "overlap_grad_reduce",
                                                  "overlap_param_gather",
                                                  "post_validation",
+                                                 "overlap_p2p_communication",
                                                  "first_stage_layers",
                                                  "last_stage_layers",
                                                  "nccl_algo",
@@ -115,6 +116,7 @@ std::vector<std::string> parameter_fields(const Job& j) {
             j.overlap_grad_reduce ? "true" : "false",
             j.overlap_param_gather ? "true" : "false",
             j.post_validation ? "true" : "false",
+            j.overlap_p2p_communication ? "true" : "false",
             layer_count(j.first_stage_layers),
             layer_count(j.last_stage_layers),
             j.nccl_algo};
@@ -247,6 +249,7 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     j.overlap_grad_reduce = row.boolean(c++);
     j.overlap_param_gather = row.boolean(c++);
     j.post_validation = row.boolean(c++);
+    j.overlap_p2p_communication = row.boolean(c++);
     j.first_stage_layers = row.layer_count(c++);
     j.last_stage_layers = row.layer_count(c++);
     j.nccl_algo = row.text(c++);

@@ -44,6 +44,10 @@ struct Job {
     /// Optimizer post-validation: iterations repeated without a pipeline-wide
     /// synchronization (analysis::AnalyticEngine::post_validation).
     bool post_validation = false;
+    /// false: every step exchanges once, Megatron-LM's interleaved 1F1B without p2p overlap
+    /// (`--no-overlap-p2p-communication`, analysis::PipelineSpec::step_exchange;
+    /// interleaved-1f1b only).
+    bool overlap_p2p_communication = true;
     /// With a model: the layers fixed on the first and on the last stage (0: only the
     /// embedding, only the head); −1: the partitioner's choice (`--first/last-stage-layers`).
     int first_stage_layers = -1;
@@ -80,6 +84,7 @@ struct Grid {
     std::vector<bool> overlap_grad_reduce;
     std::vector<bool> overlap_param_gather;
     std::vector<bool> post_validation;
+    std::vector<bool> overlap_p2p_communication;
     std::vector<int> first_stage_layers;
     std::vector<int> last_stage_layers;
     std::vector<std::string> nccl_algo;
@@ -103,8 +108,8 @@ std::size_t job_count(const Grid& grid);
 
 /// All jobs, in a fixed order (engine, model, gpu, cluster, schedule, p, m, v, mb, tp, dp,
 /// recompute, attention, costs, comm, mem_w_ratio, mem_limit, cp, zero, tp_comm_overlap,
-/// overlap_grad_reduce, overlap_param_gather, post_validation, first_stage_layers,
-/// last_stage_layers, nccl_algo; the last varies fastest), numbered
+/// overlap_grad_reduce, overlap_param_gather, post_validation, overlap_p2p_communication,
+/// first_stage_layers, last_stage_layers, nccl_algo; the last varies fastest), numbered
 /// from 0.
 /// Throws std::invalid_argument for more than max_jobs jobs.
 std::vector<Job> expand(const Grid& grid);
