@@ -64,7 +64,16 @@ void write_picture(const Context& context, const Sc21Results& r) {
             sim.points.push_back({{r.published[i], r.simgrid_pred[k++]}, "", r.labels[i]});
     }
     plot.series = {std::move(ops), std::move(old), std::move(sim)};
-    plot.lines.push_back({"y = x", -1, {{130, 130}, {210, 210}}});
+    // y = x across the points, 5 TFLOP/s beyond them: the axes span the data, not more.
+    double low = r.published.front(), high = low;
+    for (const viz::ScatterSeries& series : plot.series)
+        for (const auto& point : series.points) {
+            low = std::min({low, point.at.x, point.at.y});
+            high = std::max({high, point.at.x, point.at.y});
+        }
+    low = 5 * std::floor(low / 5) - 5;
+    high = 5 * std::ceil(high / 5) + 5;
+    plot.lines.push_back({"y = x", -1, {{low, low}, {high, high}}});
     viz::write_picture(context.dir + "/predicted-vs-published.png", viz::scatter_plot_dot(plot));
 }
 
