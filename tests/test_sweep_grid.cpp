@@ -167,7 +167,7 @@ TEST_CASE("a results file cut short drops its last row and a foreign header is r
     CHECK(f.incomplete_tail);
     CHECK_THROWS_WITH(parse_results("r.csv", "a,b,c\n"), Catch::Contains("r.csv:1:1"));
     CHECK_THROWS_WITH(parse_results("r.csv", csv_header() + "\n1,analytic\n"),
-                      Catch::Contains("r.csv:2:1: expected 47 fields"));
+                      Catch::Contains("r.csv:2:1: expected 48 fields"));
 }
 
 TEST_CASE("merging keeps one row per job, in job order, and prefers finished rows to errors",
