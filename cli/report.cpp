@@ -1,6 +1,7 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -200,6 +201,29 @@ std::string pass_totals(const models::PassTimes& s) {
                        1e6 * s.backward_input, 1e6 * s.backward_weight);
 }
 
+// "F + B + W by bound: compute-bound GEMMs … µs (… %), fused attention …, memory-bound kernels
+// …": the listed kernels' times summed by what holds them (the batched GEMMs of the unfused
+// attention count as memory-bound where HBM holds them); shares with no kernel left out.
+std::string bound_totals(const std::vector<analysis::LayerKernel>& ks) {
+    constexpr std::array<const char*, 3> names = {"compute-bound GEMMs", "fused attention",
+                                                  "memory-bound kernels"};
+    std::array<double, 3> seconds{};
+    double total = 0;
+    for (const analysis::LayerKernel& kernel : ks) {
+        const std::size_t share = kernel.op.kind == models::OpKind::attention ? 1
+                                  : kernel.time.compute_bound()               ? 0
+                                                                              : 2;
+        seconds[share] += kernel.time.seconds;
+        total += kernel.time.seconds;
+    }
+    std::string out;
+    for (std::size_t share = 0; share < names.size(); ++share)
+        if (seconds[share] > 0)
+            out += fmt::format("{}{} {:.1f} µs ({:.1f} %)", out.empty() ? "" : ", ", names[share],
+                               1e6 * seconds[share], 100 * seconds[share] / total);
+    return "F + B + W by bound: " + out;
+}
+
 }  // namespace
 
 KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelAnalysis& model) {
@@ -213,6 +237,7 @@ KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelA
     const models::PassTimes& s = k.kernel_seconds;
     c.notes.push_back(fmt::format("{} ({:g} µs launch overhead each)", pass_totals(s),
                                   1e6 * model.gpu.launch_overhead));
+    if (!k.kernels.empty()) c.notes.push_back(bound_totals(k.kernels));
     if (k.recomputed_seconds > 0)
         c.notes.push_back(fmt::format("B includes the recomputed forward: {:.1f} µs",
                                       1e6 * k.recomputed_seconds));

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -150,6 +151,28 @@ TEST_CASE("analyze --kernels lists one layer's kernels as the plan charges them"
     // Two all-reduces (or their sequence-parallel halves) of b·s·h 16-bit values each way.
     CHECK(k["tp_allreduce"]["bytes"].get<double>() == Approx(2 * tokens * h));
     CHECK(k["tp_allreduce"]["forward"] == 2);
+    // The table sums the same kernels by what bounds them: compute-bound GEMMs, the fused
+    // attention kernels, memory-bound kernels; their shares of the layer's F + B + W.
+    double gemm = 0, memory = 0, attention = 0;
+    for (const auto& e : k["kernels"]) {
+        const double seconds = e["seconds"].get<double>();
+        if (e["kind"] == "attention")
+            attention += seconds;
+        else if (e["bound"] == "compute")
+            gemm += seconds;
+        else
+            memory += seconds;
+    }
+    const double all = gemm + memory + attention;
+    const auto listed = run_pipesim(
+        "analyze -s 1f1b -p 4 -m 8 --model zb-1.5b --gpu a100-80gb --mb 2 -t 2 --kernels");
+    REQUIRE(listed.exit_code == 0);
+    CHECK_THAT(listed.out,
+               Catch::Contains(fmt::format(
+                   "F + B + W by bound: compute-bound GEMMs {:.1f} µs ({:.1f} %), fused "
+                   "attention {:.1f} µs ({:.1f} %), memory-bound kernels {:.1f} µs ({:.1f} %)",
+                   1e6 * gemm, 100 * gemm / all, 1e6 * attention, 100 * attention / all,
+                   1e6 * memory, 100 * memory / all)));
 
     const auto table = run_pipesim(
         "analyze -s 1f1b -p 4 -m 8 --model zb-1.5b --gpu a100-80gb --mb 2 --recompute full "
