@@ -483,19 +483,29 @@ counted, do not show such a gap: on Hopper the preset's rates are the open quest
     return out;
 }
 
+// A holdout's runs as rates (1 / iteration time), published and predicted by both engines;
+// simulate's only where it finished.
+struct HoldoutRates {
+    std::vector<double> published, analytic, simulated, simulated_published;
+
+    void add(double published_s, const Prediction& a, const Prediction& sg) {
+        published.push_back(1 / published_s);
+        analytic.push_back(1 / a.step_time);
+        if (!sg.ran) return;
+        simulated.push_back(1 / sg.step_time);
+        simulated_published.push_back(1 / published_s);
+    }
+};
+
 // A holdout's table of runs, then the error statistics of both engines (simulate's over the
 // runs it finished).
-std::string holdout_tables(const Table& runs, const std::string& label,
-                           const std::vector<double>& analytic,
-                           const std::vector<double>& published,
-                           const std::vector<double>& simulated,
-                           const std::vector<double>& simulated_published) {
+std::string holdout_tables(const Table& runs, const std::string& label, const HoldoutRates& r) {
     std::string out = runs.markdown() + "\n" + stats_header();
     out += stats_line(label + ", analyze (operator model)",
-                      fidelity::error_stats(analytic, published));
-    if (simulated.size() >= 2)
+                      fidelity::error_stats(r.analytic, r.published));
+    if (r.simulated.size() >= 2)
         out += stats_line(label + ", simulate (operator model)",
-                          fidelity::error_stats(simulated, simulated_published));
+                          fidelity::error_stats(r.simulated, r.simulated_published));
     return out;
 }
 
@@ -510,7 +520,7 @@ std::string mtnlg_section(const Context& context) {
     constexpr Run runs[] = {{280, 60.1, 126}, {350, 50.2, 121}, {420, 44.4, 113}};
     Table t({"nodes", "GPUs", "DP", "m", "published s", "TFLOP/s", "analyze s", "error",
              "simulate s", "error", "analyze took s", "simulate took s"});
-    std::vector<double> published, analytic, simulated, simulated_published;
+    HoldoutRates rates;
     for (const Run& run : runs) {
         // The SC'21 row's code and shape (fidelity_runs.hpp) with MT-NLG's layout: TP 8,
         // PP 35, one sequence per microbatch, 1,920 sequences per iteration, plain 1F1B.
@@ -525,12 +535,7 @@ std::string mtnlg_section(const Context& context) {
         const Prediction sg = fidelity::predict_simgrid(spec, fmt::format("dgx-a100:{}", run.nodes),
                                                         simgrid_limit_s, false);
         // Throughput error from the iteration times: published / predicted − 1.
-        published.push_back(1 / run.iteration_s);
-        analytic.push_back(1 / a.step_time);
-        if (sg.ran) {
-            simulated.push_back(1 / sg.step_time);
-            simulated_published.push_back(1 / run.iteration_s);
-        }
+        rates.add(run.iteration_s, a, sg);
         t.add({std::to_string(run.nodes), std::to_string(row.gpus()), std::to_string(row.dp()),
                std::to_string(row.microbatches()), fixed(run.iteration_s, 1), fixed(run.tflops, 0),
                fixed(a.step_time, 1), percent(run.iteration_s / a.step_time - 1),
@@ -554,7 +559,7 @@ reduction after the pipeline; `simulate` on `dgx-a100:NODES`. The error is on th
 iteration time over predicted − 1.
 
 )";
-    out += holdout_tables(t, "MT-NLG 530B", analytic, published, simulated, simulated_published);
+    out += holdout_tables(t, "MT-NLG 530B", rates);
     out += R"(
 Not a target, and nothing here is fitted to it. The same layers under Megatron-LM's own
 scheduler (SC'21's 530B row above: interleaved, 280 microbatches per pipeline) come out
@@ -597,7 +602,7 @@ std::string korthikanti_section(const Context& context) {
     Table t({"model", "t", "p", "GPUs", "m", "recomputation", "published s", "its MFU (README)",
              "analyze s", "error", "simulate s", "error", "analyze took s", "simulate took s"});
     const double peak = models::resolve_gpu("a100-80gb").peak_bf16_flops;  // dense bf16
-    std::vector<double> published, analytic, simulated, simulated_published;
+    HoldoutRates rates;
     for (const bool selective : {true, false})
         for (const Run& run : runs) {
             const fidelity::Sc21Row row{run.label, run.model, run.layers, run.hidden, 8, run.pp,
@@ -620,12 +625,7 @@ std::string korthikanti_section(const Context& context) {
             const Prediction a = fidelity::predict_analytic(spec, false);
             const Prediction sg = fidelity::predict_simgrid(
                 spec, fmt::format("dgx-a100:{}", run.pp), simgrid_limit_s, false);
-            published.push_back(1 / published_s);
-            analytic.push_back(1 / a.step_time);
-            if (sg.ran) {
-                simulated.push_back(1 / sg.step_time);
-                simulated_published.push_back(1 / published_s);
-            }
+            rates.add(published_s, a, sg);
             t.add({run.label, "8", std::to_string(run.pp), std::to_string(row.gpus()),
                    std::to_string(run.batch), selective ? "selective, SP" : "full, no SP",
                    fixed(published_s, 2),
@@ -655,8 +655,7 @@ without sequence parallelism; `simulate` on `dgx-a100:p`. The error is on throug
 published iteration time over predicted − 1.
 
 )";
-    out += holdout_tables(t, "Korthikanti et al. 2022", analytic, published, simulated,
-                          simulated_published);
+    out += holdout_tables(t, "Korthikanti et al. 2022", rates);
     out += R"(
 Not a target, and nothing here is fitted to it: the model, the GPU and the mapping are the
 SC'21 rows', moved to the code of 2022 as its changes are dated. These are Megatron-LM's

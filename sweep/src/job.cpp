@@ -99,11 +99,6 @@ void check_parallelism(const Job& job) {
     if (job.overlap_param_gather && (job.zero < 1 || job.zero > 2))
         throw std::invalid_argument(
             "overlap_param_gather moves the parameter all-gather of ZeRO stage 1 or 2");
-    if (!job.overlap_p2p_communication && job.schedule != "interleaved-1f1b")
-        throw std::invalid_argument(fmt::format(
-            "overlap_p2p_communication false applies to interleaved-1f1b, not to {}: other "
-            "schedules send each output as its pass ends",
-            job.schedule));
 }
 
 }  // namespace
