@@ -244,10 +244,20 @@ void write_single_html(const std::string& path, std::string_view command,
                                  a.timeline.time_unit, /*speedup=*/false, a.post_validation);
     if (!spec.given) report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
     report.schedules.push_back(html_schedule(a.schedule.name, a));
+    if (a.model) {
+        const TableCells budget = time_budget_cells(analysis::time_budget(a));
+        viz::HtmlSection s;
+        s.id = "time-budget";
+        s.heading = "Where the step goes";
+        s.caption = budget.title + ".";
+        s.notes = budget.notes;
+        s.table = {budget.columns, budget.rows};
+        report.sections.push_back(std::move(s));
+    }
     if (a.model && a.model->operator_model) {
         // What a layer's pass times are made of, then the first and last stage's extra kernels.
         const analysis::LayerKernels layer = analysis::layer_kernels(*a.model);
-        auto section = [&](const char* id, const char* heading, const KernelCells& cells,
+        auto section = [&](const char* id, const char* heading, const TableCells& cells,
                            const std::string& caption) {
             viz::HtmlSection s;
             s.id = id;
@@ -257,11 +267,11 @@ void write_single_html(const std::string& path, std::string_view command,
             s.table = {cells.columns, cells.rows};
             report.sections.push_back(std::move(s));
         };
-        const KernelCells cells = kernel_cells(layer, *a.model);
+        const TableCells cells = kernel_cells(layer, *a.model);
         section("kernels", "Kernels", cells,
                 cells.title +
                     " (operator rooflines; rate: share of the peak or of the HBM bandwidth).");
-        const std::vector<KernelCells> stages = stage_kernel_cells(layer);
+        const std::vector<TableCells> stages = stage_kernel_cells(layer);
         section("embedding-kernels", "Embedding kernels", stages.at(0), stages.at(0).title + ".");
         section("head-kernels", "Head kernels", stages.at(1), stages.at(1).title + ".");
     }

@@ -50,6 +50,33 @@ std::string pipeline_lines(const Analysis& a) {
     return out;
 }
 
+// A cells table as text: its title, every column right-aligned to its widest cell, then its
+// notes.
+std::string aligned_table(const TableCells& c) {
+    std::vector<std::size_t> width(c.columns.size(), 0);
+    auto widen = [&](const std::vector<std::string>& r) {
+        for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
+            width[i] = std::max(width[i], r[i].size());
+    };
+    widen(c.columns);
+    for (const std::vector<std::string>& r : c.rows)
+        widen(r);
+    auto line = [&](const std::vector<std::string>& r) {
+        std::string out = " ";
+        for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
+            out += i == 0 ? fmt::format(" {:>{}}", r[i], width[i])
+                          : fmt::format("  {:>{}}", r[i], width[i]);
+        return out + "\n";
+    };
+    std::string out = fmt::format("\n  {}\n", c.title);
+    out += line(c.columns);
+    for (const std::vector<std::string>& r : c.rows)
+        out += line(r);
+    for (const std::string& note : c.notes)
+        out += "  " + note + "\n";
+    return out;
+}
+
 std::string model_table(const Analysis& a, const ModelAnalysis& model) {
     const Metrics& m = a.metrics;
     std::string out;
@@ -103,6 +130,7 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
                            d, m.devices[d].busy, 100 * m.devices[d].bubble_rate,
                            model.static_bytes[d] / gib, model.activation_bytes[d] / gib,
                            model.total_bytes[d] / gib);
+    out += aligned_table(time_budget_cells(analysis::time_budget(a)));
     const std::vector<std::string> warnings = analysis::memory_warnings(model);
     if (!warnings.empty()) out += "\n";
     for (const std::string& warning : warnings)
@@ -205,30 +233,27 @@ std::string pass_totals(const models::PassTimes& s) {
 // …": the listed kernels' times summed by what holds them (the batched GEMMs of the unfused
 // attention count as memory-bound where HBM holds them); shares with no kernel left out.
 std::string bound_totals(const std::vector<analysis::LayerKernel>& ks) {
-    constexpr std::array<const char*, 3> names = {"compute-bound GEMMs", "fused attention",
-                                                  "memory-bound kernels"};
-    std::array<double, 3> seconds{};
+    std::array<double, analysis::kernel_share_count> seconds{};
     double total = 0;
     for (const analysis::LayerKernel& kernel : ks) {
-        const std::size_t share = kernel.op.kind == models::OpKind::attention ? 1
-                                  : kernel.time.compute_bound()               ? 0
-                                                                              : 2;
-        seconds[share] += kernel.time.seconds;
+        seconds[static_cast<std::size_t>(analysis::kernel_share(kernel))] += kernel.time.seconds;
         total += kernel.time.seconds;
     }
     std::string out;
-    for (std::size_t share = 0; share < names.size(); ++share)
+    for (std::size_t share = 0; share < seconds.size(); ++share)
         if (seconds[share] > 0)
-            out += fmt::format("{}{} {:.1f} µs ({:.1f} %)", out.empty() ? "" : ", ", names[share],
-                               1e6 * seconds[share], 100 * seconds[share] / total);
+            out +=
+                fmt::format("{}{} {:.1f} µs ({:.1f} %)", out.empty() ? "" : ", ",
+                            analysis::kernel_share_label(static_cast<analysis::KernelShare>(share)),
+                            1e6 * seconds[share], 100 * seconds[share] / total);
     return "F + B + W by bound: " + out;
 }
 
 }  // namespace
 
-KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelAnalysis& model) {
+TableCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelAnalysis& model) {
     const models::Workload& w = model.workload;
-    KernelCells c;
+    TableCells c;
     c.title = fmt::format("one layer's kernels per microbatch on one GPU ({}, b={} s={} t={}{})",
                           model.gpu.name, w.microbatch, w.seq(model.config), w.tp,
                           w.cp > 1 ? fmt::format(" cp={}", w.cp) : std::string());
@@ -255,11 +280,11 @@ KernelCells kernel_cells(const analysis::LayerKernels& k, const analysis::ModelA
     return c;
 }
 
-std::vector<KernelCells> stage_kernel_cells(const analysis::LayerKernels& k) {
-    std::vector<KernelCells> out;
+std::vector<TableCells> stage_kernel_cells(const analysis::LayerKernels& k) {
+    std::vector<TableCells> out;
     auto cells = [](const char* title, const std::vector<analysis::LayerKernel>& kernels,
                     const models::PassTimes& seconds) {
-        return KernelCells{title, kernel_columns, kernel_rows(kernels), {pass_totals(seconds)}};
+        return TableCells{title, kernel_columns, kernel_rows(kernels), {pass_totals(seconds)}};
     };
     out.push_back(cells("the first stage's extra kernels per microbatch (embedding)", k.embedding,
                         k.embedding_seconds));
@@ -268,8 +293,48 @@ std::vector<KernelCells> stage_kernel_cells(const analysis::LayerKernels& k) {
     return out;
 }
 
+TableCells time_budget_cells(const analysis::TimeBudget& b) {
+    TableCells c;
+    c.title = fmt::format("where the step goes: each part's share of the {:.6g} s step per device",
+                          b.step_time);
+    c.columns = {"device"};
+    if (b.kernel_shares)
+        c.columns.insert(c.columns.end(), {"GEMMs", "attention", "memory-bound"});
+    else
+        c.columns.push_back("kernels");
+    c.columns.insert(c.columns.end(),
+                     {"communication", "pipeline idle", "data-parallel", "optimizer"});
+    auto row = [&](std::string label, const analysis::DeviceTime& t, double step) {
+        std::vector<std::string> r = {std::move(label)};
+        auto share = [&](double seconds) {
+            r.push_back(fmt::format("{:.1f} %", step > 0 ? 100 * seconds / step : 0.0));
+        };
+        if (b.kernel_shares)
+            for (double seconds : t.shares)
+                share(seconds);
+        else
+            share(t.kernels);
+        for (double seconds : {t.communication, t.pipeline_idle, t.data_parallel, t.optimizer})
+            share(seconds);
+        return r;
+    };
+    for (std::size_t d = 0; d < b.devices.size(); ++d)
+        c.rows.push_back(row(std::to_string(d), b.devices[d], b.step_time));
+    if (b.devices.size() > 1)
+        c.rows.push_back(row("all", b.all, b.step_time * static_cast<double>(b.devices.size())));
+    c.notes.push_back(
+        "communication: tensor-parallel collectives and ring-attention transfers in the passes");
+    c.notes.push_back(
+        "data-parallel: gradient reduction and parameter all-gather after the device's last pass");
+    if (b.all.recompute > 0)
+        c.notes.push_back(
+            fmt::format("recomputation (inside the kernel columns): {:.1f} % of the kernel time",
+                        100 * b.all.recompute / b.all.kernels));
+    return c;
+}
+
 std::string kernel_table(const analysis::LayerKernels& k, const analysis::ModelAnalysis& model) {
-    auto table = [](const KernelCells& c, const std::string& heading) {
+    auto table = [](const TableCells& c, const std::string& heading) {
         std::string out = fmt::format("\n  {}:\n", heading);
         auto line = [&](const std::vector<std::string>& r) {
             return fmt::format("  {:<4} {:<32} {:<24} {:>9} {:>9} {:<8} {:>11} {:>10}\n", r[0],
@@ -282,9 +347,9 @@ std::string kernel_table(const analysis::LayerKernels& k, const analysis::ModelA
             out += "  " + note + "\n";
         return out;
     };
-    const KernelCells layer = kernel_cells(k, model);
+    const TableCells layer = kernel_cells(k, model);
     std::string out = table(layer, layer.title + ", operator rooflines");
-    for (const KernelCells& c : stage_kernel_cells(k))
+    for (const TableCells& c : stage_kernel_cells(k))
         out += table(c, c.title);
     return out;
 }

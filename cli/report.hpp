@@ -8,6 +8,7 @@
 #include "analysis/layer_kernels.hpp"
 #include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
+#include "analysis/time_budget.hpp"
 
 namespace pipesim::cli {
 
@@ -19,19 +20,24 @@ void print_warnings(const analysis::Analysis& result, std::string_view command);
 /// A readable summary with a per-device table.
 std::string analysis_table(const analysis::Analysis& result, const analysis::PipelineSpec& spec);
 
-/// One layer's kernels as formatted cells: a title, one row per kernel (pass, name, GEMM
-/// shape, GFLOP, MB, bound, rate, µs) and notes (per-pass totals, recomputation, collectives).
-struct KernelCells {
+/// A table as formatted cells: a title, a header, rows and notes under it.
+struct TableCells {
     std::string title;
     std::vector<std::string> columns;
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> notes;
 };
-KernelCells kernel_cells(const analysis::LayerKernels& kernels,
-                         const analysis::ModelAnalysis& model);
+/// One layer's kernels: one row per kernel (pass, name, GEMM shape, GFLOP, MB, bound, rate, µs)
+/// and notes (per-pass totals, recomputation, collectives).
+TableCells kernel_cells(const analysis::LayerKernels& kernels,
+                        const analysis::ModelAnalysis& model);
 /// The first and the last stage's extra kernels (embedding; final norm, logits and loss), each
 /// as a table with its per-pass totals.
-std::vector<KernelCells> stage_kernel_cells(const analysis::LayerKernels& kernels);
+std::vector<TableCells> stage_kernel_cells(const analysis::LayerKernels& kernels);
+
+/// Where the step goes: one row per device and one for all of them, each part's share of the
+/// step time (analysis/time_budget.hpp); a note gives recomputation's share of the kernels.
+TableCells time_budget_cells(const analysis::TimeBudget& budget);
 
 /// One layer's kernels (`analyze --kernels`): one row per kernel with its GEMM shape, work,
 /// bound and time, then the per-pass totals and the collectives.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analysis/published.hpp"
+#include "analysis/time_budget.hpp"
 #include "schedules/placement.hpp"
 
 namespace pipesim::analysis {
@@ -28,6 +29,7 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
     j["samples_per_second"] = model.samples_per_second;
     j["tokens_per_second"] = model.tokens_per_second;
     j["mfu"] = model.mfu;
+    j["time_budget"] = time_budget_json(time_budget(a));
     j["memory_bytes"] = model.total_bytes;
     nlohmann::ordered_json memory_gib = nlohmann::ordered_json::array();
     for (double bytes : model.total_bytes)

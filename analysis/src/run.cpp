@@ -180,8 +180,10 @@ void finish(Analysis& a, double iteration_time, const std::vector<double>* windo
     a.single_iteration_time = iteration_time < 0 ? a.metrics.makespan : iteration_time;
     a.post_validation = windows != nullptr;
     a.iteration_time = a.single_iteration_time;
-    if (windows != nullptr && !windows->empty())
+    if (windows != nullptr && !windows->empty()) {
         a.iteration_time = *std::max_element(windows->begin(), windows->end());
+        a.device_windows = *windows;
+    }
     if (!std::isfinite(a.iteration_time))
         throw std::invalid_argument(fmt::format(
             "the iteration time is not a finite number ({}): pass times or latencies too large",

@@ -34,6 +34,21 @@ def _table(header, rows):
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+# Parts of a time budget (the `time_budget` JSON object) as they are named in the summary.
+_BUDGET_PARTS = (("gemm", "GEMMs"), ("attention", "attention"), ("memory_bound", "memory-bound"),
+                 ("communication", "communication"), ("pipeline_idle", "pipeline idle"),
+                 ("data_parallel", "data-parallel"), ("optimizer", "optimizer"))
+
+
+def _budget_text(budget):
+    """All devices' step time split, as shares: "GEMMs 65.8 %, attention 8.4 %, ...";
+    one "kernels" share where the budget has no split of the kernels."""
+    whole = budget["step_time"] * len(budget["devices"])
+    parts = budget["all"]
+    names = _BUDGET_PARTS if "gemm" in parts else (("kernels", "kernels"),) + _BUDGET_PARTS[3:]
+    return ", ".join(f"{label} {100 * parts[key] / whole:.1f} %" for key, label in names)
+
+
 class _Fields:
     """Attribute access to the keys of a JSON object (`to_dict()`)."""
 
@@ -125,6 +140,8 @@ class Result(_Fields):
         if "samples_per_second" in f:
             rows.append(("throughput", f'{f["samples_per_second"]:.6g} samples/s'))
             rows.append(("MFU", f'{100 * f["mfu"]:.1f} %'))
+            if "time_budget" in f:
+                rows.append(("where the step goes", _budget_text(f["time_budget"])))
         else:
             rows.append(("throughput", f'{f["throughput"]:.6g} microbatches / {unit}'))
         return rows

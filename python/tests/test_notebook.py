@@ -44,6 +44,14 @@ def test_model_result_table_names_the_model():
     r = pipesim.analyze(schedule="1f1b", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1)
     page = r._repr_html_()
     assert "llama2-7b" in page and "MFU" in page
+    # The step split over all devices, each share of p × the step time.
+    budget = r.time_budget
+    whole = budget["step_time"] * 4
+    assert f'pipeline idle {100 * budget["all"]["pipeline_idle"] / whole:.1f} %' in page
+    assert f'GEMMs {100 * budget["all"]["gemm"] / whole:.1f} %' in page
+    assert sum(budget["devices"][0][k] for k in ("kernels", "communication", "pipeline_idle",
+                                                 "data_parallel", "optimizer")) == \
+        pytest.approx(budget["step_time"])
 
 
 def test_comparison_and_search_tables():

@@ -99,6 +99,10 @@ struct Analysis {
     /// One iteration alone, as iteration_time is without post-validation.
     double single_iteration_time = 0;
     bool post_validation = false;  ///< whether iteration_time is the post-validation period
+    /// With post-validation, per device: its window, from its first op's start until it is
+    /// done with the iteration (its last op's or gradient reduction's end, plus a parameter
+    /// all-gather it exposes); iteration_time is the longest. Empty without post-validation.
+    std::vector<double> device_windows;
     /// The longest data-parallel gradient reduction of any device (seconds; 0 without a model
     /// or with dp·C = 1): the closed form of grad_reduce.hpp, or SimGrid's simulated one.
     double grad_reduce_time = 0;

@@ -1,0 +1,71 @@
+#pragma once
+// Where a step's time goes, device by device: the kernels (compute-bound GEMMs, fused
+// attention, memory-bound kernels), the communication inside the passes, the pipeline's idle
+// time, the data-parallel communication left exposed and the optimizer step. docs/models.md,
+// "Where the time goes".
+
+#include <array>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/layer_kernels.hpp"
+#include "analysis/run.hpp"
+
+namespace pipesim::analysis {
+
+/// What holds a kernel: a GEMM (or the unfused attention's batched GEMMs) that reaches its
+/// compute roofline, the fused attention kernel, or a kernel HBM holds (a GEMM too small for
+/// its compute roofline counts here).
+enum class KernelShare { gemm, attention, memory };
+inline constexpr std::size_t kernel_share_count = 3;
+
+/// The share `kernel` belongs to.
+KernelShare kernel_share(const LayerKernel& kernel);
+
+/// "compute-bound GEMMs", "fused attention" or "memory-bound kernels".
+const char* kernel_share_label(KernelShare share);
+
+/// One device's step time, split. The parts add up to the step time (ModelAnalysis::step_time).
+struct DeviceTime {
+    /// Kernel seconds per share (operator-level model only; all 0 otherwise), recomputed
+    /// forward kernels included.
+    std::array<double, kernel_share_count> shares{};
+    double kernels = 0;    ///< all kernels: the passes' computation (any cost model)
+    double recompute = 0;  ///< of `kernels`, forward kernels re-run before B
+    /// Busy time beyond the kernels: tensor-parallel collectives and ring attention's K/V
+    /// transfers left exposed inside the passes (the SimGrid engine's simulated ones).
+    double communication = 0;
+    /// Idle inside the pipeline: the makespan (with post-validation, the step's period less
+    /// the device's own reduction and optimizer step) not spent in its passes.
+    double pipeline_idle = 0;
+    /// Data-parallel communication after the device's last pass: the gradient reduction and
+    /// the parameter all-gather where no pass hides them (the iteration time less the makespan;
+    /// with post-validation the device's own).
+    double data_parallel = 0;
+    /// The optimizer step (the slowest device's, which every device waits for; with
+    /// post-validation the device's own).
+    double optimizer = 0;
+
+    double total() const {
+        return kernels + communication + pipeline_idle + data_parallel + optimizer;
+    }
+};
+
+struct TimeBudget {
+    double step_time = 0;             ///< ModelAnalysis::step_time: every device's total
+    bool kernel_shares = false;       ///< DeviceTime::shares filled (operator-level model)
+    std::vector<DeviceTime> devices;  ///< per pipeline device (one GPU of its TP group)
+    DeviceTime all;                   ///< summed over the devices
+};
+
+/// The budget of a run with a model (`a.model` set and summarized by run()): each op a device
+/// ran is charged its stage's kernel seconds for its pass (BW: B and W); the device's busy time
+/// beyond them is communication. Throws std::invalid_argument without a model.
+TimeBudget time_budget(const Analysis& a);
+
+/// The `time_budget` JSON object: step_time, then per device and for all of them the parts in
+/// seconds (gemm, attention and memory_bound only with the operator-level model).
+nlohmann::ordered_json time_budget_json(const TimeBudget& budget);
+
+}  // namespace pipesim::analysis

@@ -1,0 +1,181 @@
+#include "analysis/time_budget.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "models/roofline.hpp"
+
+namespace pipesim::analysis {
+
+namespace {
+
+// A stage's kernel seconds per pass, split by share (operator-level model), and the
+// recomputed forward kernels' share of its B.
+struct StageSplit {
+    std::array<models::PassTimes, kernel_share_count> shares{};
+    double recompute = 0;
+};
+
+void add(models::PassTimes& to, const models::PassTimes& t, double times = 1) {
+    to.forward += times * t.forward;
+    to.backward_input += times * t.backward_input;
+    to.backward_weight += times * t.backward_weight;
+}
+
+// The seconds per pass of the kernels of `kernels` in `share`, with `recompute`'s rule for
+// which forward kernels B re-runs (models::pass_seconds()).
+models::PassTimes share_seconds(const models::GpuSpec& gpu, const std::vector<LayerKernel>& kernels,
+                                KernelShare share, models::Recompute recompute) {
+    std::vector<models::Operator> ops;
+    for (const LayerKernel& kernel : kernels)
+        if (kernel_share(kernel) == share) ops.push_back(kernel.op);
+    return models::pass_seconds(gpu, ops, recompute);
+}
+
+std::vector<StageSplit> stage_splits(const ModelAnalysis& model) {
+    const LayerKernels k = layer_kernels(model);
+    const models::Recompute recompute = model.workload.recompute;
+    std::array<models::PassTimes, kernel_share_count> layer{}, embedding{}, head{};
+    for (std::size_t i = 0; i < kernel_share_count; ++i) {
+        const auto share = static_cast<KernelShare>(i);
+        layer[i] = share_seconds(model.gpu, k.kernels, share, recompute);
+        embedding[i] = share_seconds(model.gpu, k.embedding, share, models::Recompute::none);
+        head[i] = share_seconds(model.gpu, k.head, share, models::Recompute::none);
+    }
+    std::vector<StageSplit> splits;
+    for (const models::StagePlan& s : model.plan.stages) {
+        StageSplit split;
+        for (std::size_t i = 0; i < kernel_share_count; ++i) {
+            add(split.shares[i], layer[i], s.layers);
+            if (s.has_embedding) add(split.shares[i], embedding[i]);
+            if (s.has_head) add(split.shares[i], head[i]);
+        }
+        split.recompute = s.layers * k.recomputed_seconds;
+        splits.push_back(split);
+    }
+    return splits;
+}
+
+// `difference` of two sums of magnitude `scale`, 0 where it is rounding.
+double settled(double difference, double scale) {
+    return std::abs(difference) <= 1e-9 * std::abs(scale) ? 0.0 : difference;
+}
+
+// Seconds of `pass` in `t` (BW: B and W).
+double pass_time(const models::PassTimes& t, Pass pass) {
+    switch (pass) {
+        case Pass::F:
+            return t.forward;
+        case Pass::B:
+            return t.backward_input;
+        case Pass::W:
+            return t.backward_weight;
+        case Pass::BW:
+            return t.backward_input + t.backward_weight;
+    }
+    return 0;
+}
+
+void accumulate(DeviceTime& to, const DeviceTime& d) {
+    for (std::size_t i = 0; i < kernel_share_count; ++i)
+        to.shares[i] += d.shares[i];
+    to.kernels += d.kernels;
+    to.recompute += d.recompute;
+    to.communication += d.communication;
+    to.pipeline_idle += d.pipeline_idle;
+    to.data_parallel += d.data_parallel;
+    to.optimizer += d.optimizer;
+}
+
+nlohmann::ordered_json device_json(const DeviceTime& d, bool shares) {
+    nlohmann::ordered_json j;
+    if (shares) {
+        j["gemm"] = d.shares[0];
+        j["attention"] = d.shares[1];
+        j["memory_bound"] = d.shares[2];
+    }
+    j["kernels"] = d.kernels;
+    j["recompute"] = d.recompute;
+    j["communication"] = d.communication;
+    j["pipeline_idle"] = d.pipeline_idle;
+    j["data_parallel"] = d.data_parallel;
+    j["optimizer"] = d.optimizer;
+    return j;
+}
+
+}  // namespace
+
+KernelShare kernel_share(const LayerKernel& kernel) {
+    if (kernel.op.kind == models::OpKind::attention) return KernelShare::attention;
+    return kernel.time.compute_bound() ? KernelShare::gemm : KernelShare::memory;
+}
+
+const char* kernel_share_label(KernelShare share) {
+    switch (share) {
+        case KernelShare::gemm:
+            return "compute-bound GEMMs";
+        case KernelShare::attention:
+            return "fused attention";
+        case KernelShare::memory:
+            return "memory-bound kernels";
+    }
+    return "";
+}
+
+TimeBudget time_budget(const Analysis& a) {
+    if (!a.model) throw std::invalid_argument("a time budget needs a model (--model)");
+    const ModelAnalysis& model = *a.model;
+    const Schedule& schedule = a.schedule;
+    const auto devices = static_cast<std::size_t>(schedule.devices);
+    TimeBudget budget;
+    budget.step_time = model.step_time;
+    budget.kernel_shares = model.operator_model;
+    const std::vector<StageSplit> splits =
+        model.operator_model ? stage_splits(model) : std::vector<StageSplit>{};
+    budget.devices.assign(devices, DeviceTime{});
+    std::vector<double> optimizer(devices, 0.0);
+    for (std::size_t s = 0; s < model.plan.stages.size(); ++s)
+        optimizer[static_cast<std::size_t>(schedule.stage_device[s])] +=
+            model.plan.stages[s].optimizer_seconds;
+    const bool windows = a.post_validation && a.device_windows.size() == devices;
+    for (std::size_t d = 0; d < devices; ++d) {
+        DeviceTime& t = budget.devices[d];
+        for (const Op& op : schedule.device_ops[d]) {
+            const auto s = static_cast<std::size_t>(op.stage);
+            t.kernels += pass_time(model.plan.stages[s].times, op.pass);
+            if (splits.empty()) continue;
+            for (std::size_t i = 0; i < kernel_share_count; ++i)
+                t.shares[i] += pass_time(splits[s].shares[i], op.pass);
+            if (op.pass == Pass::B || op.pass == Pass::BW) t.recompute += splits[s].recompute;
+        }
+        const DeviceMetrics& dm = a.metrics.devices[d];
+        // Busy time is summed op by op in the replay, the kernels stage by stage: equal sums
+        // may differ in the last bits.
+        t.communication = settled(dm.busy - t.kernels, dm.busy);
+        if (windows) {
+            // The device's own window and step; the rest of the period it waits.
+            t.data_parallel = a.device_windows[d] - dm.span;
+            t.optimizer = optimizer[d];
+        } else {
+            // Every device runs until the makespan, waits for the last reduction, then steps
+            // with the others.
+            t.data_parallel = a.iteration_time - a.metrics.makespan;
+            t.optimizer = model.step_time - a.iteration_time;
+        }
+        t.pipeline_idle =
+            settled(model.step_time - dm.busy - t.data_parallel - t.optimizer, model.step_time);
+        accumulate(budget.all, t);
+    }
+    return budget;
+}
+
+nlohmann::ordered_json time_budget_json(const TimeBudget& budget) {
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (const DeviceTime& d : budget.devices)
+        devices.push_back(device_json(d, budget.kernel_shares));
+    return {{"step_time", budget.step_time},
+            {"devices", std::move(devices)},
+            {"all", device_json(budget.all, budget.kernel_shares)}};
+}
+
+}  // namespace pipesim::analysis

@@ -1,0 +1,172 @@
+// Where the step goes: every device's parts add up to the step time, and each part agrees with
+// what the plan, the replay and the closed-form reduction say on their own.
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "analysis/result_json.hpp"
+#include "analysis/run.hpp"
+#include "analysis/time_budget.hpp"
+#include "cli_runner.hpp"
+#include "pipeline_specs.hpp"
+
+using namespace pipesim;
+using namespace pipesim::analysis;
+using pipesim::test::run_pipesim;
+using pipesim::test::zb_1_5b_spec;
+
+namespace {
+
+AnalyticEngine engine(bool post_validation) {
+    AnalyticEngine e;
+    e.record_transfers = false;
+    e.post_validation = post_validation;
+    return e;
+}
+
+// Every part ≥ 0 and the parts of every device add up to the step time; the shares add up to
+// the kernels, which for a device are its passes' computation in the plan.
+void check_adds_up(const Analysis& a, const TimeBudget& b) {
+    REQUIRE(b.devices.size() == static_cast<std::size_t>(a.schedule.devices));
+    CHECK(b.step_time == Approx(a.model->step_time));
+    for (const DeviceTime& t : b.devices) {
+        CHECK(t.total() == Approx(b.step_time).epsilon(1e-9));
+        for (double part : {t.kernels, t.communication, t.pipeline_idle, t.data_parallel,
+                            t.optimizer, t.recompute})
+            CHECK(part >= 0);
+        CHECK(t.recompute <= t.kernels);
+        if (b.kernel_shares) CHECK(t.shares[0] + t.shares[1] + t.shares[2] == Approx(t.kernels));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a device's time budget adds up to the step time", "[analysis][time-budget]") {
+    const std::string schedule =
+        GENERATE(as<std::string>{}, "1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "dualpipe");
+    const bool post_validation = GENERATE(false, true);
+    const int tp = GENERATE(1, 2);
+    CAPTURE(schedule, post_validation, tp);
+    PipelineSpec spec = zb_1_5b_spec(schedule, 4, 8, 2, tp);
+    spec.costs.model->workload.recompute = models::Recompute::selective;
+    spec.costs.model->optimizer.distributed = true;
+    const Analysis a = run(spec, engine(post_validation));
+    const TimeBudget b = time_budget(a);
+    check_adds_up(a, b);
+    CHECK(b.kernel_shares);
+    // Each microbatch's passes through the stages a device holds, summed from the plan.
+    for (int d = 0; d < a.schedule.devices; ++d) {
+        double passes = 0;
+        for (std::size_t s = 0; s < a.model->plan.stages.size(); ++s)
+            if (a.schedule.stage_device[s] == d) {
+                int through = 0;  // microbatches passing through stage s
+                for (int mb = 0; mb < a.schedule.microbatches; ++mb) {
+                    const StageRange r = a.schedule.stages_of(mb);
+                    if (static_cast<int>(s) >= r.first && static_cast<int>(s) <= r.last) ++through;
+                }
+                passes += through * a.model->plan.stages[s].times.total();
+            }
+        CHECK(b.devices[static_cast<std::size_t>(d)].kernels == Approx(passes));
+    }
+    CHECK(b.all.kernels + b.all.communication + b.all.pipeline_idle + b.all.data_parallel +
+              b.all.optimizer ==
+          Approx(a.schedule.devices * b.step_time));
+}
+
+TEST_CASE("the budget's communication is the plan's exposed collectives, its idle the replay's",
+          "[analysis][time-budget]") {
+    // 1F1B, TP 2 without overlap: every collective is exposed and lengthens its pass; one
+    // iteration without data parallelism ends at the makespan and then steps.
+    const int p = 4, m = 6;
+    const PipelineSpec spec = zb_1_5b_spec("1f1b", p, m, 1, 2);
+    const Analysis a = run(spec, engine(false));
+    const TimeBudget b = time_budget(a);
+    check_adds_up(a, b);
+    for (int d = 0; d < p; ++d) {
+        const models::StagePlan& stage = a.model->plan.stages[static_cast<std::size_t>(d)];
+        const DeviceTime& t = b.devices[static_cast<std::size_t>(d)];
+        CHECK(stage.tp_comm_times.total() > 0);
+        CHECK(t.communication == Approx(m * stage.tp_comm_times.total()));
+        CHECK(t.kernels == Approx(m * stage.times.total()));
+        CHECK(t.pipeline_idle ==
+              Approx(a.metrics.makespan - a.metrics.devices[static_cast<std::size_t>(d)].busy));
+        CHECK(t.data_parallel == 0);
+        CHECK(t.optimizer == Approx(a.model->optimizer_seconds));
+        CHECK(t.recompute == 0);
+    }
+    // Summed over the devices, the idle time is the pipeline's inefficiency.
+    CHECK(b.all.pipeline_idle ==
+          Approx(p * a.metrics.makespan * (1 - a.metrics.efficiency)).epsilon(1e-9));
+}
+
+TEST_CASE("the budget's data-parallel part is the reduction the pipeline leaves exposed",
+          "[analysis][time-budget]") {
+    // The reduction after the whole pipeline: all of it is exposed, on every device.
+    PipelineSpec spec = zb_1_5b_spec("1f1b", 4, 8, 4);
+    AnalyticEngine e = engine(false);
+    e.overlap_grad_reduce = false;
+    const Analysis a = run(spec, e);
+    const TimeBudget b = time_budget(a);
+    check_adds_up(a, b);
+    REQUIRE(a.grad_reduce_time > 0);
+    for (const DeviceTime& t : b.devices)
+        CHECK(t.data_parallel == Approx(a.iteration_time - a.metrics.makespan));
+    CHECK(b.devices.front().data_parallel == Approx(a.grad_reduce_time));
+}
+
+TEST_CASE("full recomputation re-runs a middle stage's forward kernels",
+          "[analysis][time-budget]") {
+    // A middle stage holds no embedding or head: what it recomputes before each B is exactly
+    // the forward it ran, so its recomputed seconds equal its F passes' seconds.
+    const int p = 4, m = 8;
+    PipelineSpec spec = zb_1_5b_spec("1f1b", p, m, 1);
+    spec.costs.model->workload.recompute = models::Recompute::full;
+    const Analysis a = run(spec, engine(false));
+    const TimeBudget b = time_budget(a);
+    check_adds_up(a, b);
+    for (int d = 1; d < p - 1; ++d) {
+        const models::StagePlan& stage = a.model->plan.stages[static_cast<std::size_t>(d)];
+        CHECK(b.devices[static_cast<std::size_t>(d)].recompute == Approx(m * stage.times.forward));
+    }
+    CHECK(b.devices.front().recompute > 0);
+}
+
+TEST_CASE("without the operator model the budget has kernels but no shares",
+          "[analysis][time-budget]") {
+    PipelineSpec spec = zb_1_5b_spec("zb-h1", 4, 8, 1);
+    spec.costs.model->efficiency = 0.5;
+    const Analysis a = run(spec, engine(false));
+    const TimeBudget b = time_budget(a);
+    check_adds_up(a, b);
+    CHECK_FALSE(b.kernel_shares);
+    const nlohmann::ordered_json j = time_budget_json(b);
+    CHECK_FALSE(j.at("all").contains("gemm"));
+    CHECK(j.at("all").at("kernels").get<double>() == Approx(b.all.kernels));
+    CHECK(j.at("devices").size() == 4);
+}
+
+TEST_CASE("analyze prints where the step goes and writes it in its JSON", "[cli][time-budget]") {
+    const std::string args =
+        "analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --gpu a100-80gb --mb 1 -t 2 --dp 2";
+    const auto text = run_pipesim(args);
+    REQUIRE(text.exit_code == 0);
+    CHECK(text.out.find("where the step goes") != std::string::npos);
+    CHECK(text.out.find("memory-bound") != std::string::npos);
+    const auto json = run_pipesim(args + " --json");
+    REQUIRE(json.exit_code == 0);
+    const nlohmann::json j = nlohmann::json::parse(json.out);
+    const nlohmann::json& budget = j.at("time_budget");
+    REQUIRE(budget.at("devices").size() == 2);
+    const double step = budget.at("step_time").get<double>();
+    for (const nlohmann::json& d : budget.at("devices")) {
+        CHECK(d.at("communication").get<double>() > 0);  // TP 2, no overlap
+        CHECK(d.at("gemm").get<double>() + d.at("attention").get<double>() +
+                  d.at("memory_bound").get<double>() ==
+              Approx(d.at("kernels").get<double>()));
+        CHECK(d.at("kernels").get<double>() + d.at("communication").get<double>() +
+                  d.at("pipeline_idle").get<double>() + d.at("data_parallel").get<double>() +
+                  d.at("optimizer").get<double>() ==
+              Approx(step));
+    }
+}
