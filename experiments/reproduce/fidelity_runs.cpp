@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/time_budget.hpp"
+
 namespace pipesim::reproduce::fidelity {
 
 namespace {
@@ -33,6 +35,14 @@ Prediction from(const analysis::Analysis& a) {
     p.step_time = a.model->step_time;
     p.samples = a.model->samples_per_second;
     p.peak_bytes = *std::max_element(a.model->total_bytes.begin(), a.model->total_bytes.end());
+    const analysis::TimeBudget budget = analysis::time_budget(a);
+    if (budget.kernel_shares) {
+        const double whole = budget.step_time * static_cast<double>(budget.devices.size());
+        const analysis::DeviceTime& all = budget.all;
+        for (std::size_t i = 0; i < analysis::kernel_share_count; ++i)
+            p.step_shares[i] = all.shares[i] / whole;
+        p.step_shares[3] = (whole - all.kernels) / whole;
+    }
     return p;
 }
 

@@ -63,6 +63,10 @@ struct Prediction {
     double samples = 0;     ///< samples per second over all GPUs
     double peak_bytes = 0;  ///< the largest device's weights, optimizer state and activations
     double wall = 0;        ///< seconds the prediction took
+    /// Shares of all devices' step time (analysis::time_budget()): compute-bound GEMMs, fused
+    /// attention, memory-bound kernels, and the rest (communication, idle, data-parallel
+    /// communication, optimizer step); analytic predictions on the operator-level model only.
+    std::array<double, 4> step_shares{};
 };
 
 /// The analytic replay of `spec`; with dp > 1 the gradient reduction overlapped with the last
