@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
+#include "report.hpp"
 #include "schedules/registry.hpp"
 #include "viz/html_report.hpp"
 
@@ -182,6 +183,15 @@ int run_compare(const std::vector<std::string>& args) {
         report.table = summary_table(rows, model, unit, /*speedup=*/true, post_validation);
         for (ReportRun& r : runs)
             report.schedules.push_back(std::move(*r.picture));
+        if (model) {
+            const TableCells shares = step_shares_cells(rows);
+            viz::HtmlSection section;
+            section.id = "time-budget";
+            section.heading = "Where the step goes";
+            section.caption = shares.title + ".";
+            section.table = {shares.columns, shares.rows};
+            report.sections.push_back(std::move(section));
+        }
         viz::write_html_report(html, report);
     }
     if (json) {
@@ -214,6 +224,7 @@ int run_compare(const std::vector<std::string>& args) {
                    spec.generator.microbatches,
                    on_cluster ? fmt::format(" on '{}' (SimGrid)", cluster.name) : std::string(),
                    rows.front().schedule, table(rows, model, unit, post_validation));
+        if (model) fmt::print("{}", aligned_table(step_shares_cells(rows)));
         if (!html.empty()) fmt::print("\nreport written to {}\n", html);
     }
     return 0;

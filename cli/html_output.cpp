@@ -59,9 +59,12 @@ std::string report_run_json(const ReportRun& r) {
                         {"throughput", r.row.throughput},
                         {"speedup_1f1b", r.row.speedup_1f1b},
                         {"lifespan_max", r.row.lifespan_max},
+                        {"step_shares", nlohmann::json::array()},
                         {"model", r.model},
                         {"unit", r.unit},
                         {"warnings", r.warnings}};
+    for (const analysis::StepShare& share : r.row.step_shares)  // in order: an array of pairs
+        j["step_shares"].push_back({share.key, share.share});
     if (r.picture) j["timeline"] = viz::timeline_json(r.picture->timeline, &r.picture->memory);
     return j.dump();
 }
@@ -78,6 +81,8 @@ ReportRun parse_report_run(const std::string& name, const std::string& text) {
     r.row.throughput = j.at("throughput").get<double>();
     r.row.speedup_1f1b = j.at("speedup_1f1b").get<double>();
     r.row.lifespan_max = j.at("lifespan_max").get<double>();
+    for (const nlohmann::json& share : j.at("step_shares"))
+        r.row.step_shares.push_back({share.at(0).get<std::string>(), share.at(1).get<double>()});
     r.model = j.at("model").get<bool>();
     r.unit = j.at("unit").get<std::string>();
     r.warnings = j.at("warnings").get<std::vector<std::string>>();

@@ -50,33 +50,6 @@ std::string pipeline_lines(const Analysis& a) {
     return out;
 }
 
-// A cells table as text: its title, every column right-aligned to its widest cell, then its
-// notes.
-std::string aligned_table(const TableCells& c) {
-    std::vector<std::size_t> width(c.columns.size(), 0);
-    auto widen = [&](const std::vector<std::string>& r) {
-        for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
-            width[i] = std::max(width[i], r[i].size());
-    };
-    widen(c.columns);
-    for (const std::vector<std::string>& r : c.rows)
-        widen(r);
-    auto line = [&](const std::vector<std::string>& r) {
-        std::string out = " ";
-        for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
-            out += i == 0 ? fmt::format(" {:>{}}", r[i], width[i])
-                          : fmt::format("  {:>{}}", r[i], width[i]);
-        return out + "\n";
-    };
-    std::string out = fmt::format("\n  {}\n", c.title);
-    out += line(c.columns);
-    for (const std::vector<std::string>& r : c.rows)
-        out += line(r);
-    for (const std::string& note : c.notes)
-        out += "  " + note + "\n";
-    return out;
-}
-
 std::string model_table(const Analysis& a, const ModelAnalysis& model) {
     const Metrics& m = a.metrics;
     std::string out;
@@ -291,6 +264,47 @@ std::vector<TableCells> stage_kernel_cells(const analysis::LayerKernels& k) {
     out.push_back(cells("the last stage's extra kernels per microbatch (final norm, logits, loss)",
                         k.head, k.head_seconds));
     return out;
+}
+
+std::string aligned_table(const TableCells& c) {
+    std::vector<std::size_t> width(c.columns.size(), 0);
+    auto widen = [&](const std::vector<std::string>& r) {
+        for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
+            width[i] = std::max(width[i], r[i].size());
+    };
+    widen(c.columns);
+    for (const std::vector<std::string>& r : c.rows)
+        widen(r);
+    auto line = [&](const std::vector<std::string>& r) {
+        std::string out = " ";
+        for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
+            out += i == 0 ? fmt::format(" {:<{}}", r[i], width[i])
+                          : fmt::format("  {:>{}}", r[i], width[i]);
+        return out + "\n";
+    };
+    std::string out = fmt::format("\n  {}\n", c.title);
+    out += line(c.columns);
+    for (const std::vector<std::string>& r : c.rows)
+        out += line(r);
+    for (const std::string& note : c.notes)
+        out += "  " + note + "\n";
+    return out;
+}
+
+TableCells step_shares_cells(const std::vector<analysis::CompareRow>& rows) {
+    TableCells c;
+    c.title = "where the step goes: each part's share of all devices' time (p × step time)";
+    c.columns = {"schedule"};
+    if (rows.empty() || rows.front().step_shares.empty()) return c;
+    for (const analysis::StepShare& share : rows.front().step_shares)
+        c.columns.push_back(analysis::step_share_label(share.key));
+    for (const analysis::CompareRow& r : rows) {
+        std::vector<std::string> cells = {r.schedule};
+        for (const analysis::StepShare& share : r.step_shares)
+            cells.push_back(fmt::format("{:.1f} %", 100 * share.share));
+        c.rows.push_back(std::move(cells));
+    }
+    return c;
 }
 
 TableCells time_budget_cells(const analysis::TimeBudget& b) {

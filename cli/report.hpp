@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/compare.hpp"
 #include "analysis/layer_kernels.hpp"
 #include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
@@ -34,6 +35,14 @@ TableCells kernel_cells(const analysis::LayerKernels& kernels,
 /// The first and the last stage's extra kernels (embedding; final norm, logits and loss), each
 /// as a table with its per-pass totals.
 std::vector<TableCells> stage_kernel_cells(const analysis::LayerKernels& kernels);
+
+/// A cells table as text: its title, the first column left-aligned and the others
+/// right-aligned to their widest cell, then its notes.
+std::string aligned_table(const TableCells& cells);
+
+/// Where the step goes in each compared schedule (CompareRow::step_shares): one row per
+/// schedule; only a title and the schedule column without a model.
+TableCells step_shares_cells(const std::vector<analysis::CompareRow>& rows);
 
 /// Where the step goes: one row per device and one for all of them, each part's share of the
 /// step time (analysis/time_budget.hpp); a note gives recomputation's share of the kernels.

@@ -1,6 +1,7 @@
 // Where the step goes: every device's parts add up to the step time, and each part agrees with
 // what the plan, the replay and the closed-form reduction say on their own.
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -168,5 +169,42 @@ TEST_CASE("analyze prints where the step goes and writes it in its JSON", "[cli]
                   d.at("pipeline_idle").get<double>() + d.at("data_parallel").get<double>() +
                   d.at("optimizer").get<double>() ==
               Approx(step));
+    }
+}
+
+TEST_CASE("compare shows where each schedule's step goes", "[cli][time-budget]") {
+    const std::string args =
+        "compare -s 1f1b,zb-h1 -p 4 -m 8 --model zb-1.5b --gpu a100-80gb --mb 1";
+    const auto text = run_pipesim(args);
+    REQUIRE(text.exit_code == 0);
+    CHECK(text.out.find("where the step goes") != std::string::npos);
+    CHECK(text.out.find("pipeline idle") != std::string::npos);
+    // The analytic replay and SimGrid (whose rows come back from a child process).
+    for (const std::string& engine : {std::string(), std::string(" --cluster dgx-a100:1")}) {
+        CAPTURE(engine);
+        const auto json = run_pipesim(args + engine + " --json");
+        REQUIRE(json.exit_code == 0);
+        const nlohmann::json j = nlohmann::json::parse(json.out);
+        std::vector<double> idle;
+        for (const nlohmann::json& row : j.at("schedules")) {
+            const nlohmann::json& shares = row.at("step_shares");
+            double sum = 0;
+            for (const auto& [key, share] : shares.items())
+                sum += share.get<double>();
+            CHECK(sum == Approx(1));
+            CHECK(shares.contains("gemm"));
+            idle.push_back(shares.at("pipeline_idle").get<double>());
+            if (engine.empty()) {
+                // One replica, no collectives: the idle share is the pipeline's inefficiency
+                // over the iteration, as a share of the step (iteration + optimizer step).
+                const double iteration = row.at("iteration_time").get<double>();
+                const double step = iteration / (1 - shares.at("optimizer").get<double>());
+                CHECK(shares.at("pipeline_idle").get<double>() ==
+                      Approx((1 - row.at("efficiency").get<double>()) * iteration / step));
+            }
+        }
+        // Zero Bubble's H1 fills most of 1F1B's bubble.
+        REQUIRE(idle.size() == 2);
+        CHECK(idle[1] < idle[0]);
     }
 }

@@ -39,6 +39,7 @@ CompareRow compare_row(const std::string& name, const Analysis& a) {
     if (a.model) {
         r.peak = *std::max_element(a.model->total_bytes.begin(), a.model->total_bytes.end());
         r.throughput = a.model->samples_per_second;
+        r.step_shares = step_shares(time_budget(a));
     } else {
         r.peak = a.metrics.peak_activation_max;
         r.throughput = microbatch_throughput(a);
@@ -87,17 +88,25 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
     j["engine"] = c.engine;
     if (!c.cluster.empty()) j["cluster"] = c.cluster;
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const CompareRow& r : c.rows)
-        list.push_back({{"schedule", r.schedule},
-                        {"chunks", r.chunks},
-                        {time_field(c.model, c.post_validation), r.makespan},
-                        {"bubble_rate", r.bubble_rate},
-                        {"efficiency", r.efficiency},
-                        {c.model ? "peak_memory_bytes" : "peak_activation_max", r.peak},
-                        {c.model ? "samples_per_second" : "throughput", r.throughput},
-                        {"speedup", r.speedup},
-                        {"speedup_1f1b", r.speedup_1f1b},
-                        {"lifespan_max", r.lifespan_max}});
+    for (const CompareRow& r : c.rows) {
+        nlohmann::ordered_json row = {
+            {"schedule", r.schedule},
+            {"chunks", r.chunks},
+            {time_field(c.model, c.post_validation), r.makespan},
+            {"bubble_rate", r.bubble_rate},
+            {"efficiency", r.efficiency},
+            {c.model ? "peak_memory_bytes" : "peak_activation_max", r.peak},
+            {c.model ? "samples_per_second" : "throughput", r.throughput},
+            {"speedup", r.speedup},
+            {"speedup_1f1b", r.speedup_1f1b},
+            {"lifespan_max", r.lifespan_max}};
+        if (!r.step_shares.empty()) {
+            nlohmann::ordered_json& shares = row["step_shares"];
+            for (const StepShare& share : r.step_shares)
+                shares[share.key] = share.share;
+        }
+        list.push_back(std::move(row));
+    }
     j["schedules"] = list;
     return j;
 }

@@ -169,6 +169,42 @@ TimeBudget time_budget(const Analysis& a) {
     return budget;
 }
 
+std::vector<StepShare> step_shares(const TimeBudget& budget) {
+    const double whole = budget.step_time * static_cast<double>(budget.devices.size());
+    const DeviceTime& all = budget.all;
+    std::vector<StepShare> shares;
+    auto add_share = [&](const char* key, double seconds) {
+        shares.push_back({key, whole > 0 ? seconds / whole : 0.0});
+    };
+    if (budget.kernel_shares) {
+        add_share("gemm", all.shares[0]);
+        add_share("attention", all.shares[1]);
+        add_share("memory_bound", all.shares[2]);
+    } else {
+        add_share("kernels", all.kernels);
+    }
+    add_share("communication", all.communication);
+    add_share("pipeline_idle", all.pipeline_idle);
+    add_share("data_parallel", all.data_parallel);
+    add_share("optimizer", all.optimizer);
+    return shares;
+}
+
+std::string step_share_label(std::string_view key) {
+    static constexpr std::pair<std::string_view, std::string_view> labels[] = {
+        {"gemm", "GEMMs"},
+        {"attention", "attention"},
+        {"memory_bound", "memory-bound"},
+        {"kernels", "kernels"},
+        {"communication", "communication"},
+        {"pipeline_idle", "pipeline idle"},
+        {"data_parallel", "data-parallel"},
+        {"optimizer", "optimizer"}};
+    for (const auto& [k, label] : labels)
+        if (k == key) return std::string(label);
+    return std::string(key);
+}
+
 nlohmann::ordered_json time_budget_json(const TimeBudget& budget) {
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
     for (const DeviceTime& d : budget.devices)

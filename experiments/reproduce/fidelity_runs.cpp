@@ -37,11 +37,13 @@ Prediction from(const analysis::Analysis& a) {
     p.peak_bytes = *std::max_element(a.model->total_bytes.begin(), a.model->total_bytes.end());
     const analysis::TimeBudget budget = analysis::time_budget(a);
     if (budget.kernel_shares) {
-        const double whole = budget.step_time * static_cast<double>(budget.devices.size());
-        const analysis::DeviceTime& all = budget.all;
-        for (std::size_t i = 0; i < analysis::kernel_share_count; ++i)
-            p.step_shares[i] = all.shares[i] / whole;
-        p.step_shares[3] = (whole - all.kernels) / whole;
+        // gemm, attention and memory_bound come first; the rest is not kernels.
+        const std::vector<analysis::StepShare> shares = analysis::step_shares(budget);
+        p.step_shares[3] = 1;
+        for (std::size_t i = 0; i < analysis::kernel_share_count; ++i) {
+            p.step_shares[i] = shares[i].share;
+            p.step_shares[3] -= shares[i].share;
+        }
     }
     return p;
 }

@@ -187,8 +187,13 @@ class Comparison(_Fields):
 
     def _repr_html_(self):
         rows = self._fields["schedules"]
-        header = list(rows[0].keys()) if rows else []
-        return _table(header, [list(r.values()) for r in rows])
+        header = [k for k in rows[0] if k != "step_shares"] if rows else []
+        # With a model, where each schedule's step goes: one column per part, in percent.
+        parts = list(rows[0].get("step_shares", {})) if rows else []
+        labels = dict(_BUDGET_PARTS, kernels="kernels")
+        return _table(header + [f"{labels.get(k, k)} %" for k in parts],
+                      [[r[k] for k in header] +
+                       [f'{100 * r["step_shares"][k]:.1f}' for k in parts] for r in rows])
 
     def __repr__(self):
         names = ", ".join(r["schedule"] for r in self._fields["schedules"])

@@ -54,6 +54,15 @@ def test_model_result_table_names_the_model():
         pytest.approx(budget["step_time"])
 
 
+def test_comparison_table_splits_the_step():
+    c = pipesim.compare(["1f1b", "zb-h1"], p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1)
+    page = c._repr_html_()
+    assert "<th>pipeline idle %</th>" in page and "step_shares" not in page
+    for row in c:
+        assert sum(row["step_shares"].values()) == pytest.approx(1)
+        assert f'<td>{100 * row["step_shares"]["gemm"]:.1f}</td>' in page
+
+
 def test_comparison_and_search_tables():
     c = pipesim.compare(["1f1b", "zb-h1"], p=4, m=8)
     page = c._repr_html_()

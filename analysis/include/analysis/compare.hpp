@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/run.hpp"
+#include "analysis/time_budget.hpp"
 #include "schedules/registry.hpp"
 
 namespace pipesim::analysis {
@@ -25,6 +26,8 @@ struct CompareRow {
     double speedup = 1;       ///< the first row's makespan / this row's
     double speedup_1f1b = 0;  ///< over 1F1B with the same inputs (0: not run)
     double lifespan_max = 0;  ///< longest activation lifespan (F start to W end)
+    /// With a model: where all devices' step time goes (time_budget.hpp, step_shares()).
+    std::vector<StepShare> step_shares;
 };
 
 /// The schedules compared, in the order given, with what they share.
@@ -68,7 +71,8 @@ Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& nam
 /// The `pipesim compare --json` object: devices, microbatches, time_unit, engine (and cluster
 /// with SimGrid) and one entry per
 /// schedule (makespan or iteration_time, bubble_rate, efficiency, peak_activation_max or
-/// peak_memory_bytes, throughput or samples_per_second, speedup, speedup_1f1b, lifespan_max).
+/// peak_memory_bytes, throughput or samples_per_second, speedup, speedup_1f1b, lifespan_max,
+/// and with a model step_shares: where the step goes, each part's share by its key).
 nlohmann::ordered_json comparison_json(const Comparison& comparison);
 
 }  // namespace pipesim::analysis

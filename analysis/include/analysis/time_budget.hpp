@@ -5,6 +5,8 @@
 // "Where the time goes".
 
 #include <array>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -63,6 +65,22 @@ struct TimeBudget {
 /// ran is charged its stage's kernel seconds for its pass (BW: B and W); the device's busy time
 /// beyond them is communication. Throws std::invalid_argument without a model.
 TimeBudget time_budget(const Analysis& a);
+
+/// One part of all devices' time (TimeBudget::all) as a share of p × the step time, by its
+/// JSON key.
+struct StepShare {
+    std::string key;
+    double share = 0;
+};
+
+/// All devices' parts as shares adding up to 1, in order: gemm, attention, memory_bound (the
+/// operator-level model) or kernels, then communication, pipeline_idle, data_parallel and
+/// optimizer.
+std::vector<StepShare> step_shares(const TimeBudget& budget);
+
+/// A part's name in tables, by its JSON key ("gemm": "GEMMs", "pipeline_idle": "pipeline
+/// idle", ...); the key itself for one it does not know.
+std::string step_share_label(std::string_view key);
 
 /// The `time_budget` JSON object: step_time, then per device and for all of them the parts in
 /// seconds (gemm, attention and memory_bound only with the operator-level model).
