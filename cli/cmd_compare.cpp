@@ -190,6 +190,7 @@ int run_compare(const std::vector<std::string>& args) {
             section.heading = "Where the step goes";
             section.caption = shares.title + ".";
             section.table = {shares.columns, shares.rows};
+            section.bars = step_shares_bars(rows);
             report.sections.push_back(std::move(section));
         }
         viz::write_html_report(html, report);

@@ -102,7 +102,48 @@ ReportRun parse_report_run(const std::string& name, const std::string& text) {
     return r;
 }
 
+// Shares as a bar: each part's share, a rounding-level negative as 0.
+std::vector<double> bar_of(const std::vector<analysis::StepShare>& shares) {
+    std::vector<double> bar;
+    for (const analysis::StepShare& share : shares)
+        bar.push_back(std::max(0.0, share.share));
+    return bar;
+}
+
+std::vector<std::string> part_labels(const std::vector<analysis::StepShare>& shares) {
+    std::vector<std::string> parts;
+    for (const analysis::StepShare& share : shares)
+        parts.push_back(analysis::step_share_label(share.key));
+    return parts;
+}
+
 }  // namespace
+
+viz::HtmlBars time_budget_bars(const analysis::TimeBudget& b) {
+    viz::HtmlBars bars;
+    bars.parts = part_labels(analysis::step_shares(b));
+    for (std::size_t d = 0; d < b.devices.size(); ++d) {
+        bars.labels.push_back(fmt::format("device {}", d));
+        bars.shares.push_back(
+            bar_of(analysis::step_shares(b.devices[d], b.step_time, b.kernel_shares)));
+    }
+    if (b.devices.size() > 1) {
+        bars.labels.emplace_back("all devices");
+        bars.shares.push_back(bar_of(analysis::step_shares(b)));
+    }
+    return bars;
+}
+
+viz::HtmlBars step_shares_bars(const std::vector<SummaryRow>& rows) {
+    viz::HtmlBars bars;
+    if (rows.empty() || rows.front().step_shares.empty()) return bars;
+    bars.parts = part_labels(rows.front().step_shares);
+    for (const SummaryRow& r : rows) {
+        bars.labels.push_back(r.schedule);
+        bars.shares.push_back(bar_of(r.step_shares));
+    }
+    return bars;
+}
 
 analysis::SimGridEngine simgrid_engine(const simgrid::ClusterSpec& cluster) {
     analysis::SimGridEngine engine;
@@ -257,6 +298,7 @@ void write_single_html(const std::string& path, std::string_view command,
         s.caption = budget.title + ".";
         s.notes = budget.notes;
         s.table = {budget.columns, budget.rows};
+        s.bars = time_budget_bars(analysis::time_budget(a));
         report.sections.push_back(std::move(s));
     }
     if (a.model && a.model->operator_model) {

@@ -9,6 +9,7 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/run.hpp"
+#include "analysis/time_budget.hpp"
 #include "args.hpp"
 #include "viz/html_report.hpp"
 #include "viz/outputs.hpp"
@@ -57,6 +58,14 @@ struct ReportRun {
     std::vector<std::string> warnings;
     std::optional<viz::HtmlSchedule> picture;
 };
+
+/// Where the step goes as bars: one per device ("device D") and, with several, one for all
+/// of them; each part's share of the step (analysis::time_budget()).
+viz::HtmlBars time_budget_bars(const analysis::TimeBudget& budget);
+
+/// Where each compared schedule's step goes (SummaryRow::step_shares) as one bar per
+/// schedule; no bars without a model.
+viz::HtmlBars step_shares_bars(const std::vector<SummaryRow>& rows);
 
 /// The SimGrid engine on `cluster` as compare and sweep run it (no transfers recorded).
 analysis::SimGridEngine simgrid_engine(const simgrid::ClusterSpec& cluster);

@@ -312,24 +312,12 @@ TableCells time_budget_cells(const analysis::TimeBudget& b) {
     c.title = fmt::format("where the step goes: each part's share of the {:.6g} s step per device",
                           b.step_time);
     c.columns = {"device"};
-    if (b.kernel_shares)
-        c.columns.insert(c.columns.end(), {"GEMMs", "attention", "memory-bound"});
-    else
-        c.columns.push_back("kernels");
-    c.columns.insert(c.columns.end(),
-                     {"communication", "pipeline idle", "data-parallel", "optimizer"});
-    auto row = [&](std::string label, const analysis::DeviceTime& t, double step) {
+    for (const analysis::StepShare& share : analysis::step_shares(b))
+        c.columns.push_back(analysis::step_share_label(share.key));
+    auto row = [&](std::string label, const analysis::DeviceTime& t, double whole) {
         std::vector<std::string> r = {std::move(label)};
-        auto share = [&](double seconds) {
-            r.push_back(fmt::format("{:.1f} %", step > 0 ? 100 * seconds / step : 0.0));
-        };
-        if (b.kernel_shares)
-            for (double seconds : t.shares)
-                share(seconds);
-        else
-            share(t.kernels);
-        for (double seconds : {t.communication, t.pipeline_idle, t.data_parallel, t.optimizer})
-            share(seconds);
+        for (const analysis::StepShare& share : analysis::step_shares(t, whole, b.kernel_shares))
+            r.push_back(fmt::format("{:.1f} %", 100 * share.share));
         return r;
     };
     for (std::size_t d = 0; d < b.devices.size(); ++d)

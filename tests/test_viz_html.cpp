@@ -294,3 +294,54 @@ TEST_CASE("the sweep report tells rows apart by their recompute and attention",
     CHECK(count(page, "<td>full recompute, unfused attention</td>") == 1);
     CHECK(count(page, "attention</td>") == 2);  // the fused default is not named
 }
+
+TEST_CASE("a section's bar chart draws each part as long as its share", "[viz][html]") {
+    viz::HtmlBars bars;
+    bars.parts = {"work", "idle <wait>"};
+    bars.labels = {"device 0", "a&b"};
+    bars.shares = {{0.75, 0.25}, {0.5, 0}};
+    const std::string svg = viz::bars_svg(bars, "budget-bars");
+    // Two legend swatches, then one segment per non-zero share: 3 of 4.
+    CHECK(count(svg, "<rect") == 2 + 3);
+    // 560 px of bar: 75 % is 420 px, starting after the 130 px label column; 25 % 140 px.
+    CHECK(svg.find("x=\"130\" y=\"26\" width=\"420\"") != std::string::npos);
+    CHECK(svg.find("x=\"550\" y=\"26\" width=\"140\"") != std::string::npos);
+    CHECK(svg.find("<title>device 0: idle &lt;wait&gt; 25.0 %</title>") != std::string::npos);
+    CHECK(svg.find(">a&amp;b</text>") != std::string::npos);
+    CHECK(svg.find("a&b") == std::string::npos);
+
+    viz::HtmlReport r = three_schedules();
+    viz::HtmlSection section;
+    section.id = "budget";
+    section.heading = "Where the step goes";
+    section.bars = bars;
+    r.sections.push_back(section);
+    const std::string page = viz::html_document(r, {fake_svg(100), fake_svg(100), fake_svg(100)});
+    CHECK(count(page, "<svg class=\"bars\" id=\"budget-bars\"") == 1);
+
+    viz::HtmlBars wrong = bars;
+    wrong.shares[1] = {0.5};
+    CHECK_THROWS_WITH(viz::bars_svg(wrong, "b"), Catch::Contains("has 1 shares for 2 parts"));
+    wrong.shares[1] = {0.9, 0.2};
+    CHECK_THROWS_WITH(viz::bars_svg(wrong, "b"), Catch::Contains("more than 1"));
+    wrong.shares[1] = {-0.1, 0.2};
+    CHECK_THROWS_WITH(viz::bars_svg(wrong, "b"), Catch::Contains("outside [0, 1]"));
+}
+
+TEST_CASE("compare and analyze --html with a model show where the step goes as bars",
+          "[viz][html][cli]") {
+    TempDir dir;
+    const std::string model = " -p 4 -m 8 --model zb-1.5b --gpu a100-80gb --mb 1 --html ";
+    const auto c = run_pipesim("compare -s 1f1b,zb-h1" + model + (dir / "c.html"));
+    if (c.exit_code == 2 && c.err.find("Graphviz") != std::string::npos) return;  // no Graphviz
+    REQUIRE(c.exit_code == 0);
+    const std::string compared = read_file(dir / "c.html");
+    CHECK(count(compared, "<svg class=\"bars\" id=\"time-budget-bars\"") == 1);
+    CHECK(count(compared, "<title>zb-h1: pipeline idle ") == 1);
+    const auto a = run_pipesim("analyze -s zb-h1" + model + (dir / "a.html"));
+    REQUIRE(a.exit_code == 0);
+    const std::string analyzed = read_file(dir / "a.html");
+    CHECK(count(analyzed, "<svg class=\"bars\" id=\"time-budget-bars\"") == 1);
+    for (const char* bar : {"device 0", "device 3", "all devices"})
+        CHECK(count(analyzed, std::string("<title>") + bar + ": GEMMs ") == 1);
+}

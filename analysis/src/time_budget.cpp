@@ -169,25 +169,28 @@ TimeBudget time_budget(const Analysis& a) {
     return budget;
 }
 
-std::vector<StepShare> step_shares(const TimeBudget& budget) {
-    const double whole = budget.step_time * static_cast<double>(budget.devices.size());
-    const DeviceTime& all = budget.all;
+std::vector<StepShare> step_shares(const DeviceTime& time, double whole, bool kernel_shares) {
     std::vector<StepShare> shares;
     auto add_share = [&](const char* key, double seconds) {
         shares.push_back({key, whole > 0 ? seconds / whole : 0.0});
     };
-    if (budget.kernel_shares) {
-        add_share("gemm", all.shares[0]);
-        add_share("attention", all.shares[1]);
-        add_share("memory_bound", all.shares[2]);
+    if (kernel_shares) {
+        add_share("gemm", time.shares[0]);
+        add_share("attention", time.shares[1]);
+        add_share("memory_bound", time.shares[2]);
     } else {
-        add_share("kernels", all.kernels);
+        add_share("kernels", time.kernels);
     }
-    add_share("communication", all.communication);
-    add_share("pipeline_idle", all.pipeline_idle);
-    add_share("data_parallel", all.data_parallel);
-    add_share("optimizer", all.optimizer);
+    add_share("communication", time.communication);
+    add_share("pipeline_idle", time.pipeline_idle);
+    add_share("data_parallel", time.data_parallel);
+    add_share("optimizer", time.optimizer);
     return shares;
+}
+
+std::vector<StepShare> step_shares(const TimeBudget& budget) {
+    return step_shares(budget.all, budget.step_time * static_cast<double>(budget.devices.size()),
+                       budget.kernel_shares);
 }
 
 std::string step_share_label(std::string_view key) {

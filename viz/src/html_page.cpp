@@ -75,6 +75,10 @@ svg.memory g.device:hover polyline { stroke-width: 2.6; }
 svg.memory .grid { stroke: #e8e8e8; }
 svg.memory .axis { stroke: #333; }
 svg.memory text { font: 9px Helvetica, Arial, sans-serif; fill: #333; }
+svg.bars { display: block; margin: 4px 0 10px; }
+svg.bars text { font: 11px system-ui, Helvetica, Arial, sans-serif; fill: #333; }
+svg.bars text.label { text-anchor: end; }
+svg.bars text.share { text-anchor: middle; font-size: 10px; }
 svg.memory text.title { font-size: 10px; }
 .devices { font-size: 11px; color: var(--muted); margin: 2px 0 0; display: flex; flex-wrap: wrap; gap: 2px 10px; }
 .devices span { display: inline-flex; align-items: center; gap: 3px; }

@@ -224,6 +224,18 @@ std::string table_section(const HtmlTable& table) {
            table_html(table, "figures-table") + "</section>\n";
 }
 
+// The bar chart's layout, in pixels: the labels' column, the bars' length and each bar's
+// height and the gap below it; a legend row above the bars.
+constexpr double bars_label_width = 130, bars_length = 560, bar_height = 18, bar_gap = 6;
+constexpr double bars_legend_height = 26;
+// Segment fills by part, cycling: distinct hues that stay apart for colour-blind readers
+// (Okabe and Ito's palette), then greys.
+constexpr std::array<std::string_view, 8> bar_fills = {"#0072B2", "#CC79A7", "#009E73", "#E69F00",
+                                                       "#BBBBBB", "#D55E00", "#56B4E9", "#777777"};
+// The share written on a segment: white on the dark fills, near-black on the light ones.
+constexpr std::array<std::string_view, 8> bar_inks = {"#fff", "#fff", "#fff", "#222",
+                                                      "#222", "#fff", "#222", "#fff"};
+
 std::string extra_section(const HtmlSection& section) {
     for (char c : section.id)
         if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-')
@@ -232,6 +244,7 @@ std::string extra_section(const HtmlSection& section) {
                                   detail::html_escape(section.heading));
     if (!section.caption.empty())
         out += fmt::format("<p class=\"hint\">{}</p>\n", detail::html_escape(section.caption));
+    if (!section.bars.labels.empty()) out += bars_svg(section.bars, section.id + "-bars") + "\n";
     out += table_html(section.table, section.id + "-table") + "\n";
     for (const std::string& note : section.notes)
         out += fmt::format("<p class=\"hint\">{}</p>\n", detail::html_escape(note));
@@ -286,6 +299,84 @@ TimelinePictureOptions html_picture_options(const HtmlReport& report, std::size_
     const Span span = span_of(t);
     options.width = std::max(1.0, (span.last - span.first) * points_per_unit(report, t.time_unit));
     return options;
+}
+
+std::string bars_svg(const HtmlBars& bars, const std::string& id) {
+    const std::size_t n = bars.labels.size();
+    if (bars.shares.size() != n)
+        throw std::invalid_argument(
+            fmt::format("bar chart '{}': {} labels but {} bars", id, n, bars.shares.size()));
+    for (std::size_t b = 0; b < n; ++b) {
+        const std::vector<double>& row = bars.shares[b];
+        if (row.size() != bars.parts.size())
+            throw std::invalid_argument(
+                fmt::format("bar chart '{}': bar '{}' has {} shares for {} parts", id,
+                            bars.labels[b], row.size(), bars.parts.size()));
+        double sum = 0;
+        for (double x : row) {
+            if (!(x >= 0 && x <= 1))
+                throw std::invalid_argument(
+                    fmt::format("bar chart '{}': bar '{}' has a share of {}, outside [0, 1]", id,
+                                bars.labels[b], x));
+            sum += x;
+        }
+        if (sum > 1 + 1e-6)
+            throw std::invalid_argument(
+                fmt::format("bar chart '{}': bar '{}' has shares adding up to {:.6g}, more than 1",
+                            id, bars.labels[b], sum));
+    }
+    const double width = bars_label_width + bars_length + 60;
+    // The legend: a swatch and the part's name each, left to right, wrapped to the width
+    // (names measured at an average 7 px per character).
+    std::string legend;
+    double x = bars_label_width, legend_y = 0;
+    for (std::size_t p = 0; p < bars.parts.size(); ++p) {
+        const double item = 16 + 7.0 * static_cast<double>(bars.parts[p].size()) + 14;
+        if (x + item > width && x > bars_label_width) {
+            x = bars_label_width;
+            legend_y += bars_legend_height - 6;
+        }
+        legend += fmt::format(
+            "<rect x=\"{:g}\" y=\"{:g}\" width=\"12\" height=\"12\" fill=\"{}\"/>"
+            "<text x=\"{:g}\" y=\"{:g}\">{}</text>\n",
+            x, legend_y + 6, bar_fills[p % bar_fills.size()], x + 16, legend_y + 16,
+            detail::html_escape(bars.parts[p]));
+        x += item;
+    }
+    const double top = legend_y + bars_legend_height;
+    const double height = top + static_cast<double>(n) * (bar_height + bar_gap);
+    std::string out = fmt::format(
+        "<svg class=\"bars\" id=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{:g}\" "
+        "height=\"{:g}\" viewBox=\"0 0 {:g} {:g}\" role=\"img\">\n",
+        id, width, height, width, height);
+    out += legend;
+    for (std::size_t b = 0; b < n; ++b) {
+        const double y = top + static_cast<double>(b) * (bar_height + bar_gap);
+        const std::string label = detail::html_escape(bars.labels[b]);
+        out += fmt::format("<text class=\"label\" x=\"{:g}\" y=\"{:g}\">{}</text>\n",
+                           bars_label_width - 8, y + bar_height - 5, label);
+        double at = bars_label_width;
+        for (std::size_t p = 0; p < bars.parts.size(); ++p) {
+            const double share = bars.shares[b][p];
+            const double length = share * bars_length;
+            if (length <= 0) continue;
+            const std::string part = detail::html_escape(bars.parts[p]);
+            out += fmt::format(
+                "<rect x=\"{:g}\" y=\"{:g}\" width=\"{:g}\" height=\"{:g}\" fill=\"{}\">"
+                "<title>{}: {} {:.1f} %</title></rect>\n",
+                at, y, length, bar_height, bar_fills[p % bar_fills.size()], label, part,
+                100 * share);
+            // The share written on its segment where it fits.
+            if (length >= 38)
+                out += fmt::format(
+                    "<text class=\"share\" x=\"{:g}\" y=\"{:g}\" style=\"fill:{}\">{:.0f} "
+                    "%</text>\n",
+                    at + length / 2, y + bar_height - 5, bar_inks[p % bar_inks.size()],
+                    100 * share);
+            at += length;
+        }
+    }
+    return out + "</svg>";
 }
 
 std::string html_document(const HtmlReport& report, const std::vector<std::string>& svgs) {

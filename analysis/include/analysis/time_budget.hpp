@@ -73,9 +73,12 @@ struct StepShare {
     double share = 0;
 };
 
-/// All devices' parts as shares adding up to 1, in order: gemm, attention, memory_bound (the
-/// operator-level model) or kernels, then communication, pipeline_idle, data_parallel and
+/// The parts of `time` as shares of `whole` seconds, in order: gemm, attention, memory_bound
+/// (with `kernel_shares`) or kernels, then communication, pipeline_idle, data_parallel and
 /// optimizer.
+std::vector<StepShare> step_shares(const DeviceTime& time, double whole, bool kernel_shares);
+
+/// All devices' parts (TimeBudget::all) as shares of p × the step time, adding up to 1.
 std::vector<StepShare> step_shares(const TimeBudget& budget);
 
 /// A part's name in tables, by its JSON key ("gemm": "GEMMs", "pipeline_idle": "pipeline

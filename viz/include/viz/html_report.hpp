@@ -33,15 +33,30 @@ struct HtmlTable {
     std::vector<std::vector<std::string>> rows;
 };
 
-/// A further table below the timelines, with its heading, a caption above it and notes below
-/// it (one paragraph each).
+/// Horizontal stacked bars, one per label, each split into the same parts (a legend names
+/// them, in stacking order); a part's share of its bar is in [0, 1] and a bar's shares add up
+/// to at most 1. Hovering a segment names its bar, part and share.
+struct HtmlBars {
+    std::vector<std::string> parts;
+    std::vector<std::string> labels;
+    std::vector<std::vector<double>> shares;  ///< per label, one per part
+};
+
+/// A further table below the timelines, with its heading, a caption above it, optionally a
+/// bar chart between the caption and the table, and notes below it (one paragraph each).
 struct HtmlSection {
     std::string id;  ///< the section's element id (letters, digits and '-')
     std::string heading;
     std::string caption;  ///< what the table shows (none when empty)
     std::vector<std::string> notes;
     HtmlTable table;
+    HtmlBars bars;  ///< none when it has no labels
 };
+
+/// The bar chart's SVG element (inline in the page; `id` prefixes its element ids). Throws
+/// std::invalid_argument when a bar's shares do not match the parts, a share is outside
+/// [0, 1] or not a number, or a bar's shares add up to more than 1 (beyond rounding).
+std::string bars_svg(const HtmlBars& bars, const std::string& id);
 
 /// Everything the page shows. Text is given as plain text (the page escapes it).
 struct HtmlReport {
