@@ -41,6 +41,9 @@ run: build
 	@echo
 	@for s in 1f1b zb-h1 zb-h2; do $(PIPESIM) analyze -s $$s -p 4 -m 12 --costs 1,1,1 || exit $$?; echo; done
 	$(PIPESIM) analyze -s interleaved-1f1b -p 4 -m 12 -v 2 --costs 1,1,1
+	@echo
+	$(PIPESIM) compare -s 1f1b,interleaved-1f1b,zb-h1,zb-v -p 4 -m 16 --model llama2-7b \
+		--gpu h100-sxm --mb 1 -t 2 --dp 2
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
