@@ -390,10 +390,14 @@ std::string share(double x) {
 std::string h100_section(const Context& context) {
     const double mlm_v = 131072, mlm_s = 4096;
     auto mlm = [&](const char* label, const char* model, int l, int h, int a, int t, int p,
-                   int batch, double published) {
+                   int batch, double published, int dp = 48) {
         const double f = megatron_flops(l, h, a, a, 4 * h, 1, mlm_v, mlm_s);
-        return H100Row{label, model, t, p, 1, 48, batch / 48, true, -1, published, f};
+        return H100Row{label, model, t, p, 1, dp, batch / dp, true, -1, published, f};
     };
+    // The README's strong scaling of its 177B model (the weak-scaling table's row: t 8, p 6)
+    // at 1,152 sequences per iteration, given as MFU of the 989.4 TFLOP/s peak at its ends:
+    // 47 % on 96 GPUs, 42 % on 4,608.
+    constexpr double h100_peak_tflops = 989.4;
     // Llama 3 405B (126 layers, h 16384, 128 heads, 8 K/V heads, SwiGLU f 53248, V 128256).
     const double llama = megatron_flops(126, 16384, 128, 8, 53248, 1.5, 128256, 8192);
     const std::vector<H100Row> rows = {
@@ -406,6 +410,10 @@ std::string h100_section(const Context& context) {
         mlm("177B", "mlm-h100-177b", 96, 12288, 96, 8, 6, 1152, 432.8),
         mlm("314B", "mlm-h100-314b", 96, 16384, 128, 8, 8, 1536, 474.4),
         mlm("462B", "mlm-h100-462b", 112, 18432, 144, 8, 16, 3072, 459.9),
+        mlm("177B, strong scaling, 96 GPUs", "mlm-h100-177b", 96, 12288, 96, 8, 6, 1152,
+            0.47 * h100_peak_tflops, 2),
+        mlm("177B, strong scaling, 4,608 GPUs", "mlm-h100-177b", 96, 12288, 96, 8, 6, 1152,
+            0.42 * h100_peak_tflops, 96),
         {"Llama 3 405B, 8,192 GPUs", "llama3-405b", 8, 16, 8, 64, 32, false, 0, 430, llama},
         {"Llama 3 405B, 16,384 GPUs", "llama3-405b", 8, 16, 8, 128, 16, false, 0, 400, llama},
     };
@@ -461,6 +469,10 @@ bf16 runs on H100 80 GB nodes, each mapped once:
   microbatch and plain 1F1B (the table gives neither the microbatch size nor any
   interleaving), `--dist-opt --overlap-param-gather`, `--tp-comm-overlap` where t > 1, the
   fused attention, sequence parallelism.
+- The same README's strong scaling of its 177B model (Megatron-Core r0.8.0) at 1,152
+  sequences per iteration, given only at its ends, as MFU: 47 % on 96 GPUs and 42 % on 4,608
+  (465.0 and 415.5 TFLOP/s of the 989.4 peak, rounded to a percent); mapped as the table's
+  177B row (t 8, p 6), so DP 2 with 576 microbatches per pipeline and DP 96 with 12.
 - Llama 3 405B's pre-training (Llama 3 paper, Table 4: 8,192 and 16,384 GPUs at 430 and 400
   TFLOP/s per GPU): the `llama3-405b` preset, s = 8192, TP 8, PP 16, interleaved with one
   layer per chunk (the first chunk only the embedding, the last only the head), 32 or 16
@@ -482,7 +494,7 @@ The GEMMs, attention, memory-bound and other columns split the predicted step ov
 memory-bound kernels, and the rest, which is communication, idle pipeline, exposed
 data-parallel communication and the optimizer step).
 
-Not a target, and nothing here is fitted to it. From 32B up the Megatron-LM rows come within
+Not a target, and nothing here is fitted to it. From 32B up the weak-scaling rows come within
 −7…+14 %; the three smallest come out 16–36 % too fast, the more so the fewer the
 tensor-parallel ranks: their kernels are short (a 1.7B layer is 2.7 ms of F, B and W here) and
 attention is a large share of their work (s/h = 2 at 1.7B), so what the model does not have
@@ -496,7 +508,21 @@ reduce-scattered and bf16 parameters all-gathered over 48 ranks one per node on 
 passes (the last backward hides the reduction's first part, the first forward the gather's).
 Kernel rates as optimistic there as at 1.7B, with that exposure, would put the row well
 below the published one, so at least one of the two is off at 32B; no published figure says
-which. Llama 3's rows come out 24–25 % too fast, on a training stack other than Megatron-LM
+which. The strong-scaling ends tell the two apart for the 177B model: on 96 GPUs its 576
+microbatches per pipeline leave under 1 % of bubble and its data-parallel reduction runs
+over two ranks, so the step is kernels and the collectives inside the passes, and pipesim
+has it 34 % too fast, as it has the 1.7B and 7.1B rows. On 4,608 GPUs, 12 microbatches per
+pipeline, pipesim is 4 % slow: plain 1F1B leaves (p − 1)/(m + p − 1) = 5/17 of the step
+idle there, and a run at the 96-GPU point's efficiency with that bubble would reach only
+33 % MFU, not the published 42 %. So the published runs must have idled less than plain
+1F1B (the README names no schedule; Megatron-LM's interleaved one is the usual choice), and
+the rows with several stages come close by two errors cancelling: kernels about a third too
+fast on every H100 row, and a bubble too large where p > 1. At 32B the same kernel gap would
+leave almost no room for the 0.30 s of data-parallel communication pipesim exposes there; how
+the run hid it, the README does not say. On Hopper, with Megatron-Core of
+2024, the preset's rates (the sustained MAMF, FlashAttention-3, the copy bandwidth) are
+higher than what the runs got; a user who has measured a sustained rate puts it in a GPU
+file (docs/gpu-format.md) or calibrates (`--calibration`). Llama 3's rows come out 24–25 % too fast, on a training stack other than Megatron-LM
 whose kernels are not published. The SC'21 rows above, Megatron-LM's own runs with the
 kernels of their code counted, do not show such a gap: on Hopper the preset's rates are the
 open question.
