@@ -516,14 +516,15 @@ pipeline, pipesim is 4 % slow: plain 1F1B leaves (p − 1)/(m + p − 1) = 5/17 
 idle there, and a run at the 96-GPU point's efficiency with that bubble would reach only
 33 % MFU, not the published 42 %. So the published runs must have idled less than plain
 1F1B (the README names no schedule; Megatron-LM's interleaved one is the usual choice), and
-the rows with several stages come close by two errors cancelling: kernels about a third too
-fast on every H100 row, and a bubble too large where p > 1. At 32B the same kernel gap would
-leave almost no room for the 0.30 s of data-parallel communication pipesim exposes there; how
-the run hid it, the README does not say. On Hopper, with Megatron-Core of
-2024, the preset's rates (the sustained MAMF, FlashAttention-3, the copy bandwidth) are
-higher than what the runs got; a user who has measured a sustained rate puts it in a GPU
-file (docs/gpu-format.md) or calibrates (`--calibration`). Llama 3's rows come out 24–25 % too fast, on a training stack other than Megatron-LM
-whose kernels are not published. The SC'21 rows above, Megatron-LM's own runs with the
+the rows with several stages come close by two errors cancelling: passes about a third too
+fast on every H100 row (their kernels; at t = 8 perhaps also the collectives the overlap is
+taken to hide at 0.96, an upper bound), and a bubble too large where p > 1. At 32B the same
+gap would leave almost no room for the 0.30 s of data-parallel communication pipesim exposes
+there; how the run hid it, the README does not say. On Hopper, with Megatron-Core of 2024,
+the preset's rates (the sustained MAMF, FlashAttention-3, the copy bandwidth) are higher
+than what the runs got; a user who has measured a sustained rate puts it in a GPU file
+(docs/gpu-format.md) or calibrates (`--calibration`). Llama 3's rows come out 24–25 % too
+fast, on a training stack other than Megatron-LM whose kernels are not published. The SC'21 rows above, Megatron-LM's own runs with the
 kernels of their code counted, do not show such a gap: on Hopper the preset's rates are the
 open question.
 )";
