@@ -183,16 +183,9 @@ int run_compare(const std::vector<std::string>& args) {
         report.table = summary_table(rows, model, unit, /*speedup=*/true, post_validation);
         for (ReportRun& r : runs)
             report.schedules.push_back(std::move(*r.picture));
-        if (model) {
-            const TableCells shares = step_shares_cells(rows);
-            viz::HtmlSection section;
-            section.id = "time-budget";
-            section.heading = "Where the step goes";
-            section.caption = shares.title + ".";
-            section.table = {shares.columns, shares.rows};
-            section.bars = step_shares_bars(rows);
-            report.sections.push_back(std::move(section));
-        }
+        if (model)
+            report.sections.push_back(
+                time_budget_section(step_shares_cells(rows), step_shares_bars(rows)));
         viz::write_html_report(html, report);
     }
     if (json) {

@@ -119,6 +119,17 @@ std::vector<std::string> part_labels(const std::vector<analysis::StepShare>& sha
 
 }  // namespace
 
+viz::HtmlSection time_budget_section(const TableCells& cells, viz::HtmlBars bars) {
+    viz::HtmlSection s;
+    s.id = "time-budget";
+    s.heading = "Where the step goes";
+    s.caption = cells.title + ".";
+    s.notes = cells.notes;
+    s.table = {cells.columns, cells.rows};
+    s.bars = std::move(bars);
+    return s;
+}
+
 viz::HtmlBars time_budget_bars(const analysis::TimeBudget& b) {
     viz::HtmlBars bars;
     bars.parts = part_labels(analysis::step_shares(b));
@@ -291,15 +302,9 @@ void write_single_html(const std::string& path, std::string_view command,
     if (!spec.given) report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
     report.schedules.push_back(html_schedule(a.schedule.name, a));
     if (a.model) {
-        const TableCells budget = time_budget_cells(analysis::time_budget(a));
-        viz::HtmlSection s;
-        s.id = "time-budget";
-        s.heading = "Where the step goes";
-        s.caption = budget.title + ".";
-        s.notes = budget.notes;
-        s.table = {budget.columns, budget.rows};
-        s.bars = time_budget_bars(analysis::time_budget(a));
-        report.sections.push_back(std::move(s));
+        const analysis::TimeBudget budget = analysis::time_budget(a);
+        report.sections.push_back(
+            time_budget_section(time_budget_cells(budget), time_budget_bars(budget)));
     }
     if (a.model && a.model->operator_model) {
         // What a layer's pass times are made of, then the first and last stage's extra kernels.

@@ -11,6 +11,7 @@
 #include "analysis/run.hpp"
 #include "analysis/time_budget.hpp"
 #include "args.hpp"
+#include "report.hpp"
 #include "viz/html_report.hpp"
 #include "viz/outputs.hpp"
 
@@ -58,6 +59,10 @@ struct ReportRun {
     std::vector<std::string> warnings;
     std::optional<viz::HtmlSchedule> picture;
 };
+
+/// The "Where the step goes" section: `cells` as its caption (their title), table and notes,
+/// with `bars` above the table.
+viz::HtmlSection time_budget_section(const TableCells& cells, viz::HtmlBars bars);
 
 /// Where the step goes as bars: one per device ("device D") and, with several, one for all
 /// of them; each part's share of the step (analysis::time_budget()).

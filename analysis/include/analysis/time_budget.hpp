@@ -2,7 +2,7 @@
 // Where a step's time goes, device by device: the kernels (compute-bound GEMMs, fused
 // attention, memory-bound kernels), the communication inside the passes, the pipeline's idle
 // time, the data-parallel communication left exposed and the optimizer step. docs/models.md,
-// "Where the time goes".
+// "Where the step goes".
 
 #include <array>
 #include <string>
@@ -33,8 +33,9 @@ struct DeviceTime {
     /// Kernel seconds per share (operator-level model only; all 0 otherwise), recomputed
     /// forward kernels included.
     std::array<double, kernel_share_count> shares{};
-    double kernels = 0;    ///< all kernels: the passes' computation (any cost model)
-    double recompute = 0;  ///< of `kernels`, forward kernels re-run before B
+    double kernels = 0;  ///< all kernels: the passes' computation (any cost model)
+    /// Of `kernels`, forward kernels re-run before B (operator-level model only; 0 otherwise).
+    double recompute = 0;
     /// Busy time beyond the kernels: tensor-parallel collectives and ring attention's K/V
     /// transfers left exposed inside the passes (the SimGrid engine's simulated ones).
     double communication = 0;
