@@ -186,15 +186,20 @@ int run_simulate(const std::vector<std::string>& args) {
                    run.cluster, run.description, layout.dp, layout.pp, layout.tp,
                    layout.cp > 1 ? fmt::format(" × cp={}", layout.cp) : std::string(),
                    layout.gpus(), simgrid::layout_order_string(layout.order));
-        fmt::print(
-            "  {:<22}{:.6g} s ({}replica 0's pipeline: {:.6g} s; gradient all-reduce "
-            "{:.6g} s{})\n",
-            "iteration time", result.iteration_time,
-            result.post_validation ? "the post-validation period; " : "",
-            run.result.replica_makespan.front(), run.result.grad_reduce_time,
-            run.result.grad_reduce_algorithms.empty()
-                ? std::string()
-                : ", " + analysis::grad_reduce_algorithm(run.result));
+        // With a sharded optimizer the reduction is a reduce-scatter, followed by the
+        // parameter all-gather unless that runs beside the first forward.
+        const int sharding = spec.costs.model ? spec.costs.model->optimizer.sharding() : 0;
+        const char* reduction = sharding == 0 ? "gradient all-reduce"
+                                : sharding < 3 && !grad_reduce.overlap_param_gather
+                                    ? "gradient reduce-scatter and parameter all-gather"
+                                    : "gradient reduce-scatter";
+        fmt::print("  {:<22}{:.6g} s ({}replica 0's pipeline: {:.6g} s; {} {:.6g} s{})\n",
+                   "iteration time", result.iteration_time,
+                   result.post_validation ? "the post-validation period; " : "",
+                   run.result.replica_makespan.front(), reduction, run.result.grad_reduce_time,
+                   run.result.grad_reduce_algorithms.empty()
+                       ? std::string()
+                       : ", " + analysis::grad_reduce_algorithm(run.result));
         fmt::print(
             "  {:<22}{}{}\n", "mode", to_string(run.result.mode),
             run.result.mode == simgrid::SimMode::full ? " (" + run.result.full_reason + ")" : "");

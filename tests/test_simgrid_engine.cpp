@@ -179,6 +179,38 @@ TEST_CASE("a transfer takes latency + bytes / bandwidth", "[simgrid]") {
     CHECK(start == Approx(1.0 + 1e-5 + 2e6 / 1e9).epsilon(1e-12));  // after F on device 0
 }
 
+TEST_CASE("a message of no bytes between nodes is recorded from its send to its arrival",
+          "[simgrid]") {
+    // Without a model or --message-bytes the messages carry no bytes; SimGrid gives some such
+    // communications no finish time, and the timeline (traces, Python) must still hold an end
+    // between the send and the receiving op's start.
+    const std::string result = run_in_child([] {
+        const Schedule s = generate_schedule("1f1b", GeneratorOptions{16, 32, 1, 0});
+        const SimResult sim =
+            simulate(s, simple_workload(uniform_stage_costs(16, 1, 1, 1, 1), 16, 0, 0),
+                     load_cluster("dgx-h100"), Layout{1, 16, 1});
+        std::string out = fmt::format("{}", sim.timeline.transfers.size());
+        for (const Transfer& t : sim.timeline.transfers) {
+            double consumer_start = -1;
+            for (const TimedOp& op : sim.timeline.device_ops[t.dst_device])
+                if (op.op == t.consumer) consumer_start = op.start;
+            out += fmt::format(" {:.17g} {:.17g} {:.17g}", t.start, t.end, consumer_start);
+        }
+        return out;
+    });
+    INFO(result);
+    std::istringstream in(result);
+    std::size_t transfers = 0;
+    in >> transfers;
+    CHECK(transfers == 2 * 32 * 15);  // each microbatch's F and B cross every boundary
+    for (std::size_t i = 0; i < transfers; ++i) {
+        double start = 0, end = 0, consumer = 0;
+        in >> start >> end >> consumer;
+        CHECK(end >= start);
+        CHECK(end <= consumer);
+    }
+}
+
 TEST_CASE("a message inside a node moves at NCCL's point-to-point rate, one between nodes not",
           "[simgrid]") {
     // Two stages on one node, then on two nodes (one GPU per node): the node's port is

@@ -221,10 +221,14 @@ double DeviceActor::wait_for_input(const Op& op) {
             if (replica_ == 0 && s_.options.record_transfers) {
                 sg::CommPtr comm = channel->get_async<Message>(&message);
                 comm->wait();
+                // A message of no bytes may get no network action, and SimGrid then reports no
+                // finish time (-1) for it: it arrived when the wait returned.
+                double finish = comm->get_finish_time();
+                if (!(finish >= message->sent)) finish = sg::Engine::get_clock();
                 s_.timeline->transfers.push_back(
                     Transfer{src, device_, message->producer, message->consumer,
                              s_.workload.message_bytes[message->producer.stage], message->sent,
-                             comm->get_finish_time(), TransferKind::pipeline});
+                             finish, TransferKind::pipeline});
             } else {
                 message = channel->get<Message>();
             }
