@@ -94,18 +94,26 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
         s.name = name;
         return s;
     };
+    // The planners choose their layouts by the cap, so a cap between two whole stages' worth
+    // may lose a layout that a smaller cap keeps (p = 4, m = 8: at 1.5 no V layout was placed,
+    // at 1.25 one of peak 1 was). They also plan under the whole-stage cap below, and each
+    // family keeps its best under the given cap: raising the cap never loses a schedule.
+    std::vector<double> plan_caps = {o.memory_limit};
+    if (const double whole = std::floor(o.memory_limit); whole >= 1 && whole < o.memory_limit)
+        plan_caps.push_back(whole);
     add(fmt::format("v-shape planned (cap {:g})", o.memory_limit), "auto", [&] {
         return best_v("v-planned", [&](detail::BestPlan& best) {
-            detail::offer_v_candidates({o.devices, o.microbatches, {1, 2, 3, 4, 5}, true, true},
-                                       v_costs, o.memory_limit, best);
+            for (const double cap : plan_caps)
+                detail::offer_v_candidates({o.devices, o.microbatches, {1, 2, 3, 4, 5}, true, true},
+                                           v_costs, cap, best);
         });
     });
     // V-shape blocks of every six-slot starting pattern and pair of offsets, warm-up and
     // cool-down rebuilt under the cap (v_patterns.hpp).
     add(fmt::format("v-shape patterns (cap {:g})", o.memory_limit), "auto", [&] {
         return best_v("v-patterns", [&](detail::BestPlan& best) {
-            detail::offer_v_patterns(o.devices, o.microbatches, o.memory_limit, max_pattern_cells,
-                                     best);
+            for (const double cap : plan_caps)
+                detail::offer_v_patterns(o.devices, o.microbatches, cap, max_pattern_cells, best);
         });
     });
     // Interleaved 1F1B with v = 2 and 3 chunks and microbatch groups of p and 2p.
