@@ -32,9 +32,11 @@ cluster, p, m, costs, comm, mem_w_ratio) are not ranked against each other: pick
   -o, --output FILE     picture; the format follows the extension ('-': standard output,
                         in the --format given, without the printed front)
   --format NAME         svg, png, pdf or dot: the format of -o '-' or of a name without one
-  --x COLUMN            lower is better: peak_memory (default with a model), peak_activation
-  --y COLUMN            samples_per_s_per_gpu (default with a model), throughput,
-                        bubble_rate or makespan
+  --x COLUMN            peak_memory (default with a model), peak_activation (default
+                        without), or any --y column
+  --y COLUMN            samples_per_s_per_gpu (default with a model), throughput (default
+                        without), bubble_rate, makespan, or a memory column; each column is
+                        ranked its own way (memory, bubble and makespan lower is better)
   --where COL=VALUE     keep only rows whose parameter column COL is VALUE (e.g. p=8,
                         model=zb-1.5b); repeatable
   --group-by COLUMNS    one series and one front per value of these columns (comma-separated,

@@ -65,6 +65,17 @@ TEST_CASE("real differences still decide the front, in either direction of y", "
     CHECK(pareto_front(b, bubble) == std::vector<std::size_t>{4, 1, 3, 2});
 }
 
+TEST_CASE("a column where higher is better ranks that way on x too", "[sweep]") {
+    // The axes swapped: throughput (maximized) on x, memory (minimized) on y. The front is
+    // the same rows as with memory on x: row 0 (0.242, 4) is beaten by row 1 (0.302, 3).
+    const std::vector<Result> rows = {row(0, 4, 0.242), row(1, 3, 0.302), row(2, 4, 0.314)};
+    ParetoOptions swapped;
+    swapped.x = Metric::throughput;
+    swapped.y = Metric::peak_activation;
+    CHECK(pareto_front(rows, swapped) == std::vector<std::size_t>{2, 1});
+    CHECK(pareto_front(rows, {}) == std::vector<std::size_t>{1, 2});
+}
+
 namespace {
 
 const std::string data = std::string(PIPESIM_SOURCE_DIR) + "/tests/data/sweeps/";
@@ -102,7 +113,16 @@ TEST_CASE("pareto refuses rows of different problems on one front, in one line",
     const CommandResult bad =
         run_pipesim("pareto " + csv + " -o " + (s / "p.dot") + " --group-by m,nope");
     CHECK(bad.exit_code == 2);
-    CHECK_THAT(bad.err, Catch::Contains("--group-by: no column 'nope'"));
+    // One column on both axes, or a model's column on rows without a model: no front.
+    const std::string group = " -o " + (s / "p.dot") + " --group-by m";
+    const CommandResult same =
+        run_pipesim("pareto " + csv + group + " --x peak_activation --y peak_activation");
+    CHECK(same.exit_code == 2);
+    CHECK_THAT(same.err, Catch::Contains("both are peak_activation"));
+    const CommandResult bytes = run_pipesim("pareto " + csv + group + " --x peak_memory");
+    CHECK(bytes.exit_code == 2);
+    CHECK_THAT(bytes.err, Catch::Contains("peak_memory needs results with a model"));
+    CHECK_FALSE(fs::exists(s / "p.dot"));
 }
 
 TEST_CASE("pareto --group-by draws and prints one front per group", "[sweep][cli]") {

@@ -93,10 +93,12 @@ std::vector<std::size_t> pareto_front(const std::vector<Result>& rows,
     for (std::size_t i = 0; i < rows.size(); ++i)
         if (rows[i].status == Status::ok) ok.push_back(i);
     const bool up = higher_is_better(options.y);
-    // y as "larger is better" so one comparison serves both directions.
+    const bool x_up = higher_is_better(options.x);
+    // x as "smaller is better" and y as "larger is better", so one comparison serves every
+    // pair of columns.
     std::vector<double> xs, ys;
     for (std::size_t i : ok) {
-        xs.push_back(metric_value(rows[i], options.x));
+        xs.push_back(x_up ? -metric_value(rows[i], options.x) : metric_value(rows[i], options.x));
         ys.push_back(up ? metric_value(rows[i], options.y) : -metric_value(rows[i], options.y));
     }
     xs = snapped(xs, options.tolerance);

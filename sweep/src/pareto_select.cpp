@@ -188,6 +188,16 @@ ParetoSelection select_rows(const std::vector<Result>& results,
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(fmt::format("--x/--y: {}", e.what()));
     }
+    if (s.options.x == s.options.y)
+        throw std::invalid_argument(fmt::format(
+            "--x/--y: both are {}: a front needs two different columns", metric_name(s.options.x)));
+    // Without a model there are no bytes or samples: those columns are 0 on every row.
+    for (const Metric metric : {s.options.x, s.options.y})
+        if (!model && (metric == Metric::peak_memory || metric == Metric::samples_per_gpu))
+            throw std::invalid_argument(fmt::format(
+                "--x/--y: {} needs results with a model (--model in the grid); these rows have "
+                "none: use peak_activation, throughput, bubble_rate or makespan",
+                metric_name(metric)));
     double largest_x = 0, largest_y = 0;
     for (const auto& [key, rows] : s.groups)
         for (const PlottedRow& r : rows) {

@@ -27,7 +27,8 @@ bool higher_is_better(Metric metric);
 double metric_value(const Result& result, Metric metric);
 
 struct ParetoOptions {
-    Metric x = Metric::peak_activation;  ///< lower is better on x
+    /// Each column is ranked its own way (higher_is_better): throughput as x is maximized.
+    Metric x = Metric::peak_activation;
     Metric y = Metric::throughput;
     /// Values this close (relative: |a − b| ≤ tolerance · max(|a|, |b|)) count as equal, so
     /// that float noise (78.99999999999996 against 79) ranks no row above another. Precisely:
@@ -38,8 +39,8 @@ struct ParetoOptions {
 
 /// Indices (into `rows`) of the Pareto-optimal rows among the `ok` ones: those for which no
 /// other ok row has an x no worse and a y better, or an x better and a y no worse (values
-/// compared with the tolerance). Rows that tie on both are all kept. Sorted by x, ties by
-/// index.
+/// compared with the tolerance). Rows that tie on both are all kept. Sorted from the best x
+/// to the worst, ties by index.
 std::vector<std::size_t> pareto_front(const std::vector<Result>& rows,
                                       const ParetoOptions& options);
 
