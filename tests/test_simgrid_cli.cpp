@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -110,6 +111,28 @@ TEST_CASE("a simulation that cannot fit in the address-space limit is refused in
     CHECK(r.exit_code == 2);
     CHECK(pipesim::test::lines_of(r.err).size() == 1);
     CHECK_THAT(r.err, Catch::Contains("MiB of address space") && Catch::Contains("ulimit -v"));
+}
+
+TEST_CASE("a simulation with more actors than the kernel's mapping limit is refused in one line",
+          "[simgrid][cli]") {
+    // SimGrid maps each actor's stack with a guard page (two mappings) and aborts with a
+    // backtrace past vm.max_map_count. 8 stages × dp replicas, kept apart by the straggler,
+    // with dp chosen so that they need more mappings than the limit allows.
+    std::ifstream in("/proc/sys/vm/max_map_count");
+    long limit = 0;
+    if (!(in >> limit) || limit > 70000) {
+        WARN("vm.max_map_count is not the default 65530 here (" << limit << "): not checked");
+        return;
+    }
+    const long dp = (limit / 2) / 8 + 64;
+    const auto r = run_limited(
+        16000000, fmt::format("simulate -s 1f1b -p 8 -m 8 --cluster dgx-h100:{} --dp {} "
+                              "--straggler 5:2 --costs 0.01,0.02,0.01 --json",
+                              dp, dp));
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(pipesim::test::lines_of(r.err).size() == 1);
+    CHECK_THAT(r.err, Catch::Contains("vm.max_map_count") && Catch::Contains("SimGrid actors"));
 }
 
 TEST_CASE("a 2,048-device pipeline fits in 1 GB: mailboxes only between neighbours, small stacks",

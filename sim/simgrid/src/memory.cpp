@@ -1,7 +1,9 @@
 #include "memory.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -26,6 +28,29 @@ constexpr double op_bytes = 40;                    // TimedOp
 constexpr double transfer_bytes = 96;              // Transfer
 constexpr double engine_bytes = 32 * 1024 * 1024;  // SimGrid's engine and models
 constexpr double mib = 1024.0 * 1024.0;
+
+// SimGrid maps each actor's stack and protects a guard page at its end, which splits the
+// mapping in two: two entries of the kernel's table of this process's mappings, whose size is
+// vm.max_map_count (65,530 by default). Past it SimGrid aborts ("Failed to protect stack").
+// The margin leaves room for what SimGrid and the allocator map besides.
+constexpr std::size_t maps_per_actor = 2;
+constexpr std::size_t map_margin = 4096;
+
+// vm.max_map_count, or 0 where the kernel does not say.
+std::size_t max_map_count() {
+    std::ifstream in("/proc/sys/vm/max_map_count");
+    long long value = 0;
+    return in >> value && value > 0 ? static_cast<std::size_t>(value) : 0;
+}
+
+// The mappings this process holds now (lines of /proc/self/maps).
+std::size_t mappings_now() {
+    std::ifstream in("/proc/self/maps");
+    std::size_t lines = 0;
+    for (std::string line; std::getline(in, line);)
+        ++lines;
+    return lines;
+}
 
 }  // namespace
 
@@ -59,6 +84,17 @@ void check_memory(const RunSize& size, const MemoryEstimate& e) {
             "the simulation needs about {:.0f} MiB of memory ({}), more than the {:.0f} MiB "
             "this machine has",
             e.resident / mib, what, budget.physical / mib));
+    if (const std::size_t limit = max_map_count(); limit > 0) {
+        const std::size_t held = mappings_now();
+        const std::size_t needed = maps_per_actor * size.actors;
+        if (held + needed + map_margin > limit)
+            throw std::invalid_argument(fmt::format(
+                "the simulation needs {} SimGrid actors, {} memory mappings each, and this "
+                "process holds {} of the {} mappings the kernel allows (vm.max_map_count): "
+                "simulate fewer devices or replicas (a straggler or unequal GPUs simulate every "
+                "replica), or raise vm.max_map_count",
+                size.actors, maps_per_actor, held, limit));
+    }
 }
 
 }  // namespace pipesim::simgrid::detail
