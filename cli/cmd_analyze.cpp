@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analysis/run.hpp"
+#include "fileio/files.hpp"
 #include "args.hpp"
 #include "commands.hpp"
 #include "html_output.hpp"
@@ -81,9 +82,12 @@ int run_analyze(const std::vector<std::string>& args) {
     const analysis::Analysis result = analysis::run_with_baseline(spec, engine);
     print_warnings(result, "analyze");
     viz_outputs.picture.memory_in_bytes = result.model.has_value();
-    // The pictures first: they may still refuse (a dependency graph too large to draw).
+    // The pictures first: they may still refuse (a dependency graph too large to draw), and
+    // then no file is written.
+    const std::string html_text =
+        html.empty() ? std::string() : single_html("analyze", args, spec, "", result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
-    if (!html.empty()) write_single_html(html, "analyze", args, spec, "", result);
+    if (!html.empty()) fileio::write_file_atomically(html, html_text);
     pipeline.save(result.schedule, viz_outputs.format_without_extension);
     if (!report) return 0;  // a file went to standard output
     if (json) {

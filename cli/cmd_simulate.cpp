@@ -9,6 +9,7 @@
 #include "analysis/cluster_workload.hpp"
 #include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
+#include "fileio/files.hpp"
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
@@ -173,8 +174,10 @@ int run_simulate(const std::vector<std::string>& args) {
     const analysis::ClusterRun& run = *result.cluster;
     const simgrid::Layout& layout = run.layout;
     // The pictures first: they may still refuse (a dependency graph too large to draw).
+    const std::string html_text =
+        html.empty() ? std::string() : single_html("simulate", args, spec, run.cluster, result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
-    if (!html.empty()) write_single_html(html, "simulate", args, spec, run.cluster, result);
+    if (!html.empty()) fileio::write_file_atomically(html, html_text);
     pipeline.save(schedule, viz_outputs.format_without_extension);
     if (!report) return 0;  // a file went to standard output
 

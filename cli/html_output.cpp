@@ -291,9 +291,9 @@ void check_html_flag(const std::string& path, const viz::VizOutputs& outputs,
     check_output_files(files);
 }
 
-void write_single_html(const std::string& path, std::string_view command,
-                       const std::vector<std::string>& args, const analysis::PipelineSpec& spec,
-                       const std::string& cluster, const analysis::Analysis& a) {
+std::string single_html(std::string_view command, const std::vector<std::string>& args,
+                        const analysis::PipelineSpec& spec, const std::string& cluster,
+                        const analysis::Analysis& a) {
     viz::HtmlReport report = html_report_for(command, args, spec, cluster);
     report.title = fmt::format("pipesim {}: {}, p={} m={} v={}", command, a.schedule.name,
                                a.schedule.devices, a.schedule.microbatches, a.schedule.chunks);
@@ -327,7 +327,7 @@ void write_single_html(const std::string& path, std::string_view command,
         section("embedding-kernels", "Embedding kernels", stages.at(0), stages.at(0).title + ".");
         section("head-kernels", "Head kernels", stages.at(1), stages.at(1).title + ".");
     }
-    viz::write_html_report(path, report);
+    return viz::html_report_text(report);
 }
 
 }  // namespace pipesim::cli

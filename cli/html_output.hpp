@@ -87,10 +87,10 @@ ReportRun run_for_report(const std::string& name, const analysis::PipelineSpec& 
 void check_html_flag(const std::string& path, const viz::VizOutputs& outputs,
                      const std::string& save_file);
 
-/// analyze's and simulate's report of one analysis: its summary row, its timeline and memory,
-/// the inputs. `cluster` is empty for the analytic replay.
-void write_single_html(const std::string& path, std::string_view command,
-                       const std::vector<std::string>& args, const analysis::PipelineSpec& spec,
-                       const std::string& cluster, const analysis::Analysis& a);
+/// analyze's and simulate's report of one analysis, as the HTML text to write: its summary
+/// row, its timeline and memory, the inputs. `cluster` is empty for the analytic replay.
+std::string single_html(std::string_view command, const std::vector<std::string>& args,
+                        const analysis::PipelineSpec& spec, const std::string& cluster,
+                        const analysis::Analysis& a);
 
 }  // namespace pipesim::cli

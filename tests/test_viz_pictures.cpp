@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "viz/critical_path.hpp"
 #include "viz/dependency_graph.hpp"
 #include "viz/gantt.hpp"
+#include "viz/outputs.hpp"
 #include "viz/timeline_picture.hpp"
 #include "viz_fixtures.hpp"
 
@@ -247,4 +249,28 @@ TEST_CASE("a timeline picture over its op limit is refused before any layout", "
                                         "than the 63 it draws"));
     options.max_ops = 64;
     CHECK_NOTHROW(viz::timeline_dot(t, unit_memory(t), options));
+}
+
+TEST_CASE("a picture refused for its size leaves none of the other requested files",
+          "[viz][errors]") {
+    // The trace and the saved timeline have no op limit; written before the picture was
+    // drawn they stayed behind when it refused (hundreds of MB for a large run).
+    const pipesim::Timeline t = replayed("1f1b", 4, 8);  // 64 ops
+    const auto dir = std::filesystem::temp_directory_path() / "pipesim_outputs_refused";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    viz::VizOutputs outputs;
+    outputs.trace = (dir / "trace.json").string();
+    outputs.saved_timeline = (dir / "timeline.json").string();
+    outputs.timeline_picture = (dir / "picture.dot").string();
+    outputs.picture.max_ops = 63;
+    CHECK_THROWS_WITH(viz::write_outputs(t, unit_memory(t), outputs),
+                      Catch::StartsWith("the timeline picture draws every op"));
+    CHECK(std::filesystem::is_empty(dir));
+    outputs.picture.max_ops = 64;  // within the limit all three are written
+    CHECK_NOTHROW(viz::write_outputs(t, unit_memory(t), outputs));
+    CHECK(std::filesystem::exists(outputs.trace));
+    CHECK(std::filesystem::exists(outputs.saved_timeline));
+    CHECK(std::filesystem::exists(outputs.timeline_picture));
+    std::filesystem::remove_all(dir);
 }

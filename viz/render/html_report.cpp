@@ -22,7 +22,7 @@ void check_html_report(const std::string& flag, const std::string& path) {
             flag, path));
 }
 
-void write_html_report(const std::string& path, const HtmlReport& report) {
+std::string html_report_text(const HtmlReport& report) {
     std::vector<std::string> svgs;
     svgs.reserve(report.schedules.size());
     for (std::size_t i = 0; i < report.schedules.size(); ++i) {
@@ -30,7 +30,11 @@ void write_html_report(const std::string& path, const HtmlReport& report) {
         svgs.push_back(render_dot(
             timeline_dot(s.timeline, s.memory, html_picture_options(report, i)), ImageFormat::svg));
     }
-    fileio::write_file_atomically(path, html_document(report, svgs));
+    return html_document(report, svgs);
+}
+
+void write_html_report(const std::string& path, const HtmlReport& report) {
+    fileio::write_file_atomically(path, html_report_text(report));
 }
 
 }  // namespace pipesim::viz

@@ -32,6 +32,16 @@ void write_picture(const std::string& path, std::string_view dot,
 std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
                           const VizOutputs& outputs) {
     check_outputs(outputs);
+    // Drawn first: the pictures are what may still refuse (too many ops).
+    std::string picture, graph;
+    if (!outputs.timeline_picture.empty())
+        picture = render_dot(
+            timeline_dot(timeline, memory, outputs.picture),
+            image_format_for_path(outputs.timeline_picture, outputs.format_without_extension));
+    if (!outputs.dependency_graph.empty())
+        graph = render_dot(
+            dependency_graph_dot(timeline),
+            image_format_for_path(outputs.dependency_graph, outputs.format_without_extension));
     if (!outputs.saved_timeline.empty())
         save_timeline_file(outputs.saved_timeline, timeline, &memory,
                            outputs.picture.memory_in_bytes);
@@ -39,11 +49,9 @@ std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
         fileio::write_file_atomically(outputs.trace,
                                       chrome_trace_json(timeline, &memory, outputs.trace_options));
     if (!outputs.timeline_picture.empty())
-        write_picture(outputs.timeline_picture, timeline_dot(timeline, memory, outputs.picture),
-                      outputs.format_without_extension);
+        fileio::write_file_atomically(outputs.timeline_picture, picture);
     if (!outputs.dependency_graph.empty())
-        write_picture(outputs.dependency_graph, dependency_graph_dot(timeline),
-                      outputs.format_without_extension);
+        fileio::write_file_atomically(outputs.dependency_graph, graph);
     return outputs.gantt ? text_gantt(timeline, *outputs.gantt) : std::string();
 }
 

@@ -84,9 +84,13 @@ TimelinePictureOptions html_picture_options(const HtmlReport& report, std::size_
 /// memory model does not match its timeline.
 std::string html_document(const HtmlReport& report, const std::vector<std::string>& timeline_svgs);
 
-/// Renders every schedule's picture with Graphviz and writes html_document() to `path` whole
-/// or not at all. Throws std::invalid_argument when this build has no Graphviz (SVG is
-/// needed), for pictures timeline_dot refuses, and "cannot write PATH: REASON".
+/// Renders every schedule's picture with Graphviz and returns html_document(). Throws
+/// std::invalid_argument when this build has no Graphviz (SVG is needed) and for pictures
+/// timeline_dot refuses.
+std::string html_report_text(const HtmlReport& report);
+
+/// Writes html_report_text() to `path` whole or not at all. Throws like html_report_text and
+/// "cannot write PATH: REASON".
 void write_html_report(const std::string& path, const HtmlReport& report);
 
 /// Checks before any work that write_html_report() can work in this build (Graphviz present)

@@ -38,7 +38,9 @@ void check_outputs(const VizOutputs& outputs);
 
 /// Writes each requested file (each whole or not at all) and returns the Gantt chart's text
 /// (empty if not asked for). `memory` has one entry per virtual stage. Throws like
-/// write_picture, timeline_dot and dependency_graph_dot; files written before a failure stay.
+/// write_picture, timeline_dot and dependency_graph_dot. The pictures are drawn before any
+/// file is written, so that one they refuse (too many ops to draw) leaves no other behind; a
+/// file that cannot be written leaves those written before it.
 std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
                           const VizOutputs& outputs);
 
