@@ -1,5 +1,6 @@
 // The analysis layer: one spec, prepared once, run on either engine into the same Analysis.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -164,6 +165,11 @@ TEST_CASE("cost lists are one full stage or one triple per virtual stage", "[ana
     CHECK_THROWS_WITH(run(spec), Catch::StartsWith("every pass takes no time"));
     spec.costs.passes = {PassCosts{1e308, 1e308, 1e308}};
     CHECK_THROWS_WITH(run(spec), Catch::StartsWith("the iteration time is not a finite number"));
+    // Subnormal times: microbatches per time unit overflow to infinity.
+    spec.costs.passes = {PassCosts{1e-320, 1e-320, 1e-320}};
+    CHECK_THROWS_WITH(run(spec), Catch::StartsWith("the pass times and latencies are too small"));
+    spec.costs.passes = {PassCosts{1e-300, 1e-300, 1e-300}};
+    CHECK(std::isfinite(run(spec).metrics.throughput));
 }
 
 TEST_CASE("the cluster workload carries the collectives the analytic pass times include",

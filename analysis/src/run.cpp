@@ -376,6 +376,15 @@ Analysis run(Pipeline pipeline, const Engine& engine) {
     if (generated)
         if (const auto block = catalog_block(a.schedule))
             a.block = block_lifespans(*block, a.metrics, a.memory, a.schedule.microbatches);
+    // Times so small (or so far apart) that a ratio of them overflows: the figures would be
+    // infinite, and JSON cannot even hold them.
+    if (!std::isfinite(a.metrics.throughput) ||
+        (a.block && !std::isfinite(a.block->measured_max_intervals)))
+        throw std::invalid_argument(fmt::format(
+            "the pass times and latencies are too small, or too far apart, to compute with: the "
+            "iteration takes {:g} and its throughput or lifespans in intervals overflow; give "
+            "times in a larger unit",
+            a.iteration_time));
     return a;
 }
 
