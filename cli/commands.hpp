@@ -3,11 +3,14 @@
 // process exit code; errors are thrown (std::invalid_argument → 2, a SimGrid engine that
 // cannot be loaded → 3, others → 1, by run_command()).
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -36,11 +39,20 @@ using Command = int (*)(const std::vector<std::string>& args);
 /// Runs `run(args)` for the subcommand called `name` and returns its exit code; what it
 /// throws becomes one line "pipesim NAME: ..." on stderr and exit code 2
 /// (std::invalid_argument: bad usage or input; std::bad_alloc: a run too large for the
-/// memory), 3 (simgrid::EngineUnavailable: a part this installation lacks) or 1 (anything
-/// else: an internal failure).
+/// memory; std::system_error and a failed flush of standard output: what the system refused), 3
+/// (simgrid::EngineUnavailable: a part this installation lacks) or 1 (anything else: an internal
+/// failure).
 inline int run_command(const std::string& name, Command run, const std::vector<std::string>& args) {
     try {
-        return run(args);
+        const int code = run(args);
+        // What is still buffered for standard output (a full disk, a closed pipe) fails here,
+        // not at exit where no one would hear of it.
+        if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+            fmt::print(stderr, "pipesim {}: cannot write standard output: {}\n", name,
+                       std::strerror(errno));
+            return 2;
+        }
+        return code;
     } catch (const std::invalid_argument& e) {
         fmt::print(stderr, "pipesim {}: {}\n", name, e.what());
         return 2;
@@ -54,6 +66,11 @@ inline int run_command(const std::string& name, Command run, const std::vector<s
     } catch (const simgrid::EngineUnavailable& e) {
         fmt::print(stderr, "pipesim {}: {}\n", name, e.what());
         return 3;
+    } catch (const std::system_error& e) {
+        // The system refused something (writing standard output to a full disk): not a fault
+        // of pipesim's, and nothing the input can change but where it goes.
+        fmt::print(stderr, "pipesim {}: {}\n", name, e.what());
+        return 2;
     } catch (const std::exception& e) {
         fmt::print(stderr, "pipesim {}: internal error: {}\n", name, e.what());
         return 1;

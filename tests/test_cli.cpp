@@ -1,6 +1,8 @@
 // The pipesim command line: output contract and bad-input handling.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -245,4 +247,18 @@ TEST_CASE("every command listed by --help takes --help and exits 0", "[cli]") {
             CHECK(r.err.empty());
             CHECK_THAT(r.out, Catch::StartsWith("usage: pipesim " + command));
         }
+}
+
+TEST_CASE("output that cannot be written to standard output is an error, not exit 0", "[cli]") {
+    // /dev/full refuses every write: what stayed buffered until exit used to be lost silently.
+    if (!std::filesystem::exists("/dev/full")) return;
+    for (const char* args :
+         {"list", "analyze -s zb-h1 -p 4 -m 8", "analyze -s 1f1b -p 2 -m 2 --json"}) {
+        CAPTURE(args);
+        const std::string command =
+            std::string(PIPESIM_BINARY) + " " + args + " > /dev/full 2> /dev/null";
+        const int status = std::system(command.c_str());
+        REQUIRE(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 2);
+    }
 }

@@ -186,6 +186,8 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --straggler 9:2",
             "straggler GPU 9 is not one of the 4 GPUs in use"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --straggler 1", "expected GPU:FACTOR"},
+        row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --straggler 0:2 --straggler 0:3",
+            "straggler GPU 0 is given more than once"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --layout-order tp,pp",
             "name each of tp, dp, pp exactly once"},
         row{"simulate -s 1f1b -p 4 -m 8", "missing --cluster"},

@@ -230,6 +230,20 @@ TEST_CASE("a message inside a node moves at NCCL's point-to-point rate, one betw
         const double expected = per_node == 2 ? 1e-6 + 2e6 / 0.25e9 : 1e-5 + 2e6 / 1e9;
         CHECK(number(result) == Approx(expected).epsilon(1e-9));
     }
+    // --bw-scale 2 doubles that rate with the links (the cap once stayed where it was).
+    const std::string scaled = run_in_child([] {
+        const Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 1, 1, 0});
+        ClusterSpec c = test_cluster(1, 2, 1e9, 1e-6, 1e-5);
+        c.intra_node_p2p_bandwidth = 0.25e9;
+        SimOptions options;
+        options.bandwidth_scale = 2;
+        const SimResult sim =
+            simulate(s, simple_workload(uniform_stage_costs(2, 1, 1, 1, 1), 2, 2e6, 0), c,
+                     Layout{1, 2, 1}, options);
+        const Transfer& forward = sim.timeline.transfers.at(0);
+        return fmt::format("{:.17g}", forward.end - forward.start);
+    });
+    CHECK(number(scaled) == Approx(1e-6 + 2e6 / 0.5e9).epsilon(1e-9));
 }
 
 TEST_CASE("with tensor parallelism the receiving GPUs all-gather a scattered message first",

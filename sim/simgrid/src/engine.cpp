@@ -224,7 +224,9 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
             s.channels.push_back(mailbox);
             const bool same_node = gpu_index(layout, r, src, 0) / cluster.gpus_per_node ==
                                    gpu_index(layout, r, dst, 0) / cluster.gpus_per_node;
-            s.channel_rates.push_back(same_node ? cluster.intra_node_p2p_bandwidth : 0.0);
+            // --bw-scale scales this rate with the links it bounds.
+            s.channel_rates.push_back(
+                same_node ? cluster.intra_node_p2p_bandwidth * options.bandwidth_scale : 0.0);
         }
     if (layout.dp * layout.cp > 1)  // CP ranks hold the same weights: they reduce too
         for (int d = 0; d < p; ++d)

@@ -2,6 +2,7 @@
 
 #include "collectives.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -103,6 +104,11 @@ void check_options(const SimOptions& options, const ClusterSpec& cluster, const 
         if (!(factor > 0 && std::isfinite(factor)))
             throw std::invalid_argument(
                 fmt::format("straggler GPU {}: factor must be a number > 0, got {}", gpu, factor));
+        // Two factors for one GPU would multiply, which no one means by giving both.
+        const auto same = [gpu = gpu](const auto& other) { return other.first == gpu; };
+        if (std::count_if(options.stragglers.begin(), options.stragglers.end(), same) > 1)
+            throw std::invalid_argument(fmt::format(
+                "straggler GPU {} is given more than once: give each GPU one factor", gpu));
     }
 }
 
