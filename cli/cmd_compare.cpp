@@ -122,7 +122,7 @@ int run_compare(const std::vector<std::string>& args) {
                 "the cluster");
         } else if (pipeline.read(flag, reader)) {
         } else if (flag == "-h" || flag == "--help") {
-            fmt::print("{}{}\n{}\n{}", compare_usage, html_flag_help, schedule_flags_help(),
+            fmt::print("{}{}\n{}\n{}", compare_usage, html_flag_help, compare_schedule_flags_help(),
                        model_flags_help());
             return 0;
         } else {

@@ -238,6 +238,14 @@ std::string schedule_flags_help(bool with_latency) {
     return flags_help(schedule_flags) + cost_flags_help(with_latency) + flags_help(file_flags);
 }
 
+std::string compare_schedule_flags_help() {
+    std::string out;
+    for (const Flag& f : schedule_flags)
+        if (f.long_name != "--schedule")
+            out += flag_help(f.short_name, f.long_name, f.value_name, f.help);
+    return out + cost_flags_help(true);
+}
+
 std::string cost_flags_help(bool with_latency) {
     std::string out;
     for (const Flag& f : cost_flags)

@@ -16,6 +16,9 @@ namespace pipesim::cli {
 /// `with_latency`: whether --comm is listed (the SimGrid engine takes latencies from the
 /// cluster instead).
 std::string schedule_flags_help(bool with_latency = true);
+/// compare's: the schedule and cost flags without -s (compare's own takes a list) and
+/// without the file flags (compare runs registered schedules only).
+std::string compare_schedule_flags_help();
 std::string cost_flags_help(bool with_latency = true);
 /// `with_dp`: whether --dp is listed (search reads -t but not --dp).
 std::string model_flags_help(bool with_dp = true);

@@ -262,3 +262,15 @@ TEST_CASE("output that cannot be written to standard output is an error, not exi
         CHECK(WEXITSTATUS(status) == 2);
     }
 }
+
+TEST_CASE("compare's help lists only flags compare takes", "[cli]") {
+    // It once listed -s NAME, --schedule-file and --save from analyze's table, which compare
+    // then refused.
+    const auto help = run_pipesim("compare --help");
+    REQUIRE(help.exit_code == 0);
+    CHECK_THAT(help.out,
+               Catch::Contains("-s, --schedule LIST") && Catch::Contains("--costs F,B,W"));
+    CHECK_THAT(help.out, !Catch::Contains("--schedule-file") && !Catch::Contains("--save FILE") &&
+                             !Catch::Contains("--schedule NAME"));
+    CHECK(run_pipesim("compare -s 1f1b -p 2 -m 2 --save x.json").exit_code == 2);
+}
