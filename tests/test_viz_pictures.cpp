@@ -274,3 +274,14 @@ TEST_CASE("a picture refused for its size leaves none of the other requested fil
     CHECK(std::filesystem::exists(outputs.timeline_picture));
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("control bytes in a schedule's name reach no picture", "[viz][errors]") {
+    // A NUL broke Graphviz's parser (exit 1); an escape byte made SVG that no XML parser reads.
+    pipesim::Timeline t = replayed("1f1b", 2, 2);
+    t.schedule = std::string("a\0b\x1b[2Jc", 8);
+    const std::string dot = viz::timeline_dot(t, unit_memory(t), {});
+    CHECK(dot.find('\0') == std::string::npos);
+    CHECK(dot.find('\x1b') == std::string::npos);
+    CHECK_THAT(dot, Catch::Contains("a\xEF\xBF\xBD"
+                                    "b\xEF\xBF\xBD[2Jc"));
+}

@@ -254,7 +254,12 @@ std::string html_escape(std::string_view text) {
                 out += "&#39;";
                 break;
             default:
-                out += c;
+                // Control bytes are not allowed in HTML text (nor in XML): U+FFFD instead.
+                if (const auto byte = static_cast<unsigned char>(c);
+                    (byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f)
+                    out += "\xEF\xBF\xBD";
+                else
+                    out += c;
         }
     }
     return out;

@@ -52,6 +52,13 @@ std::string dot_escape(std::string_view text) {
     std::string out;
     out.reserve(text.size());
     for (char c : text) {
+        // A control byte (a NUL, an escape sequence) breaks Graphviz's parser or the SVG's
+        // XML: shown as the replacement character instead.
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20 || byte == 0x7f) {
+            out += "\xEF\xBF\xBD";  // U+FFFD
+            continue;
+        }
         if (c == '"' || c == '\\') out += '\\';
         out += c;
     }

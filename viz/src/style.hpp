@@ -42,7 +42,7 @@ ShownUnit memory_unit(double largest, bool bytes);
 /// under 1 s or 1 ms; other units are shown as they are.
 ShownUnit time_axis_unit(double span, const std::string& time_unit);
 
-/// Text escaped for a DOT double-quoted string.
+/// Text escaped for a DOT double-quoted string; control bytes become U+FFFD.
 std::string dot_escape(std::string_view text);
 
 }  // namespace pipesim::viz::detail
