@@ -105,6 +105,17 @@ TEST_CASE("uniform layers split evenly and a heavy head takes layers off the las
     CHECK(even == std::vector<int>{2, 2, 3, 3});
 }
 
+TEST_CASE("the split does not depend on the unit of the layer costs", "[models]") {
+    // Costs of 1e200 (a tiny --efficiency) once overflowed the sums of squares that pick the
+    // most even split and put every layer on the last stage.
+    const std::vector<int> unit = partition_layers(std::vector<double>(32, 1.0), 4, 0.5, 1.5);
+    for (double scale : {1e-300, 1e-100, 1e100, 1e200, 1e300}) {
+        CAPTURE(scale);
+        CHECK(partition_layers(std::vector<double>(32, scale), 4, 0.5 * scale, 1.5 * scale) ==
+              unit);
+    }
+}
+
 TEST_CASE("fixed first and last stage layer counts are respected", "[models]") {
     const std::vector<double> layers(14, 1.0);
     PartitionOptions options;

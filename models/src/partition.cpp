@@ -1,8 +1,10 @@
 #include "models/partition.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -120,7 +122,17 @@ std::vector<int> partition_layers(std::span<const double> layer_costs, int parts
             throw std::invalid_argument(
                 fmt::format("a fixed first/last stage layer count must be ≥ 0, got {}", fixed));
 
-    const Splitter splitter(layer_costs, parts, first_extra, last_extra, options);
+    // The split does not depend on the unit: costs scaled to at most 1, so that the sums of
+    // squares most_even() compares stay finite whatever the unit (1e177 s per layer, from a
+    // tiny --efficiency, once overflowed and put every layer on the last stage).
+    double largest = std::max(first_extra, last_extra);
+    for (double c : layer_costs)
+        largest = std::max(largest, c);
+    const double scale = largest > 0 ? largest : 1.0;
+    std::vector<double> scaled(layer_costs.begin(), layer_costs.end());
+    for (double& c : scaled)
+        c /= scale;
+    const Splitter splitter(scaled, parts, first_extra / scale, last_extra / scale, options);
     const double bottleneck = splitter.min_bottleneck();
     if (bottleneck == infinity)
         throw std::invalid_argument(fmt::format(
