@@ -148,9 +148,11 @@ TEST_CASE("analyze --post-validation reports the period, and --json its three fi
     CHECK(j.at("single_iteration_time").get<double>() == Approx(39));
     CHECK(j.at("makespan").get<double>() == Approx(39));
     CHECK(j.at("speedup_1f1b").get<double>() == Approx(45.0 / 36));  // 1F1B: (m+p−1)·3
+    CHECK(j.at("throughput").get<double>() == Approx(12.0 / 36));    // per period, as compare
     const auto plain = run_pipesim(zb + "--json");
     REQUIRE(plain.exit_code == 0);
     CHECK_FALSE(nlohmann::json::parse(plain.out).contains("post_validation"));
+    CHECK(nlohmann::json::parse(plain.out).at("throughput").get<double>() == Approx(12.0 / 39));
     const auto table = run_pipesim(zb + "--post-validation");
     REQUIRE(table.exit_code == 0);
     CHECK_THAT(table.out, Catch::Contains("period                36 unit"));
