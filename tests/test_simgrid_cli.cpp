@@ -85,7 +85,9 @@ namespace {
 
 // Runs pipesim with `args` under an address-space limit of `kib` KiB (ulimit -v).
 pipesim::test::CommandResult run_limited(long kib, const std::string& args) {
-    const auto err = std::filesystem::temp_directory_path() / "pipesim_simulate_ulimit_err";
+    // One file per process: ctest runs the tests that use this side by side.
+    const auto err = std::filesystem::temp_directory_path() /
+                     ("pipesim_simulate_ulimit_err_" + std::to_string(::getpid()));
     const std::string command = "sh -c 'ulimit -v " + std::to_string(kib) + "; exec " +
                                 std::string(PIPESIM_BINARY) + " " + args + "' 2>" + err.string() +
                                 " >/dev/null";
@@ -191,6 +193,8 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --layout-order tp,pp",
             "name each of tp, dp, pp exactly once"},
         row{"simulate -s 1f1b -p 4 -m 8", "missing --cluster"},
+        row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --costs 0,0,0",
+            "every pass takes no time"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --comm 1", "--comm is the analytic"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster " + tpu_file.string(),
             tpu_file.string() + ":2:32: unknown GPU 'tpu' (known: "},

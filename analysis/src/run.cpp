@@ -40,6 +40,10 @@ StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int dev
 
 namespace {
 
+constexpr const char* no_time =
+    "every pass takes no time, so the iteration does too and its throughput is undefined: "
+    "give pass times > 0";
+
 // The model spec as run: its TP and DP degrees are the spec's; the optimizer is sharded over
 // the dp·C GPUs that hold the same weights (Megatron-LM's distributed optimizer spans the
 // context-parallel ranks too).
@@ -143,6 +147,13 @@ void check_spec(const PipelineSpec& spec) {
         throw std::invalid_argument(
             fmt::format("the share of activations held until W must be in 0..1, got {}",
                         spec.costs.mem_w_ratio));
+    // Given pass times all 0: refused here for every engine (a cluster's latencies would
+    // otherwise give the iteration a length, and an efficiency of 0).
+    if (!spec.costs.model && !(spec.all_to_all > 0) &&
+        std::all_of(spec.costs.passes.begin(), spec.costs.passes.end(), [](const PassCosts& c) {
+            return c.forward == 0 && c.backward_input == 0 && c.backward_weight == 0;
+        }))
+        throw std::invalid_argument(no_time);
 }
 
 }  // namespace
@@ -188,10 +199,7 @@ void finish(Analysis& a, double iteration_time, const std::vector<double>* windo
         throw std::invalid_argument(fmt::format(
             "the iteration time is not a finite number ({}): pass times or latencies too large",
             a.iteration_time));
-    if (!(a.iteration_time > 0))
-        throw std::invalid_argument(
-            "every pass takes no time, so the iteration does too and its throughput is "
-            "undefined: give pass times > 0");
+    if (!(a.iteration_time > 0)) throw std::invalid_argument(no_time);
     if (a.model)
         summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time,
                         windows != nullptr ? *windows : std::vector<double>{});
