@@ -83,8 +83,10 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
     """
     spec = _pipeline("analyze", schedule, p, m, options)
     _spec.check_param_gather(spec, overlap_param_gather)
-    result = Result(_pipesim.analyze(spec, bool(overlap_grad_reduce),
-                                     bool(overlap_param_gather), bool(post_validation)))
+    result = Result(_pipesim.analyze(
+        spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce),
+        _spec.flag("overlap_param_gather", overlap_param_gather),
+        _spec.flag("post_validation", post_validation)))
     _warn(result.warnings)
     return result
 
@@ -129,7 +131,8 @@ def compare(schedules, p=None, m=None, *, post_validation=False, **options):
         if name in names[:i]:
             raise ValueError(f"schedules: '{name}' is listed twice")
     spec = _pipeline("compare", names[0], p, m, options)
-    fields, messages = _pipesim.compare(spec, names, bool(post_validation))
+    fields, messages = _pipesim.compare(spec, names,
+                                        _spec.flag("post_validation", post_validation))
     _warn(messages)
     return Comparison(_json.loads(fields), messages)
 

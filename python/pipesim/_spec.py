@@ -43,6 +43,13 @@ def number(name, value, low=0.0, high=1e30, low_open=False):
     return value
 
 
+def flag(name, value):
+    """True or False only: bool('no') is True, which no one means."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":  # numpy's bool too
+        return bool(value)
+    raise TypeError(f"{name}: expected True or False, got {value!r}")
+
+
 def text(name, value):
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
@@ -77,24 +84,26 @@ def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, attention, eff
         "gpu": text("gpu", gpu),
         "mb": integer("mb", mb, 1, MAX_MICROBATCH_SIZE),
         "seq": 0 if seq is None else integer("seq", seq, 1, MAX_SEQ_LEN),
-        "sequence_parallel": bool(sequence_parallel),
+        "sequence_parallel": flag("sequence_parallel", sequence_parallel),
         "recompute": text("recompute", recompute),
         "attention": text("attention", attention),
         "efficiency": 0.0 if efficiency is None else number("efficiency", efficiency, 0.0, 1.0,
                                                             low_open=True),
         "calibration": "" if calibration is None else text("calibration", calibration),
-        "dist_opt": bool(dist_opt),
+        "dist_opt": flag("dist_opt", dist_opt),
         "first_stage_layers": -1 if first_stage_layers is None else integer(
             "first_stage_layers", first_stage_layers, 0, MAX_LAYERS),
         "last_stage_layers": -1 if last_stage_layers is None else integer(
             "last_stage_layers", last_stage_layers, 0, MAX_LAYERS),
         "zero": 0 if zero is None else integer("zero", zero, 1, 3),
         "cp": 1 if cp is None else integer("cp", cp, 1, MAX_TP),
-        "tp_comm_overlap": bool(tp_comm_overlap),
+        "tp_comm_overlap": flag("tp_comm_overlap", tp_comm_overlap),
         "grad_dtype": text("grad_dtype", grad_dtype),
-        "gradient_accumulation_fusion": bool(gradient_accumulation_fusion),
-        "persist_layer_norm": bool(persist_layer_norm),
-        "cross_entropy_loss_fusion": bool(cross_entropy_loss_fusion),
+        "gradient_accumulation_fusion": flag("gradient_accumulation_fusion",
+                                             gradient_accumulation_fusion),
+        "persist_layer_norm": flag("persist_layer_norm", persist_layer_norm),
+        "cross_entropy_loss_fusion": flag("cross_entropy_loss_fusion",
+                                          cross_entropy_loss_fusion),
     }
 
 
@@ -224,9 +233,9 @@ def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_r
         "layout_order": None if layout_order is None else text("layout_order", layout_order),
         "message_bytes": number("message_bytes", message_bytes),
         "grad_bytes": number("grad_bytes", grad_bytes),
-        "overlap_grad_reduce": bool(overlap_grad_reduce),
-        "overlap_param_gather": bool(overlap_param_gather),
-        "post_validation": bool(post_validation),
+        "overlap_grad_reduce": flag("overlap_grad_reduce", overlap_grad_reduce),
+        "overlap_param_gather": flag("overlap_param_gather", overlap_param_gather),
+        "post_validation": flag("post_validation", post_validation),
         "bw_scale": number("bw_scale", bw_scale, 0.0, low_open=True),
         "lat_scale": number("lat_scale", lat_scale),
         "stragglers": pairs,

@@ -79,3 +79,16 @@ def test_a_run_too_large_for_memory_is_refused_not_attempted():
     # 4096 devices × 2^20 microbatches: trillions of ops.
     with pytest.raises(ValueError):
         pipesim.analyze(schedule="1f1b", p=4096, m=2**20)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: pipesim.analyze("1f1b", 4, 8, post_validation="no"),
+    lambda: pipesim.analyze("1f1b", 4, 8, overlap_grad_reduce="false"),
+    lambda: pipesim.compare(["1f1b", "zb-h1"], 4, 8, post_validation="yes"),
+    lambda: pipesim.analyze("1f1b", 4, 8, model="llama2-7b", gpu="h100-sxm", mb=1,
+                            sequence_parallel="no"),
+])
+def test_switches_take_true_or_false_only(call):
+    # bool("no") is True: a string would silently mean the opposite of what it says.
+    with pytest.raises(TypeError, match="expected True or False"):
+        call()
