@@ -145,6 +145,17 @@ TEST_CASE("result rows survive a CSV round trip, quotes and commas included", "[
     CHECK_FALSE(f.incomplete_tail);
 }
 
+TEST_CASE("a results file saved by a spreadsheet (byte-order mark, CRLF) reads the same",
+          "[sweep]") {
+    const Result r = ok_row(3, "zb-h1", 4, 0.25);
+    const std::string row = csv_row(r);
+    const ResultsFile f =
+        parse_results("r.csv", "\xEF\xBB\xBF" + csv_header() + "\r\n" + row + "\r\n");
+    REQUIRE(f.rows.size() == 1);
+    CHECK(csv_row(f.rows[0]) == row);
+    CHECK_FALSE(f.incomplete_tail);
+}
+
 TEST_CASE("a carriage return quoted in a results field reads as the space csv_row writes",
           "[sweep]") {
     // Found by fuzz_results_csv: "a\rb" read back as itself but was written as "a b".

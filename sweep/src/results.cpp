@@ -394,7 +394,9 @@ std::optional<std::vector<std::string>> split_csv_line(const std::string& line,
 
 ResultsFile parse_results(const std::string& file, const std::string& text) {
     ResultsFile out;
-    std::size_t start = 0;
+    // A spreadsheet's save: a UTF-8 byte-order mark first, CRLF line ends (RFC 4180's).
+    constexpr std::string_view bom = "\xEF\xBB\xBF";
+    std::size_t start = text.starts_with(bom) ? bom.size() : 0;
     int line = 0;
     while (start < text.size()) {
         const std::size_t end = text.find('\n', start);
@@ -403,7 +405,9 @@ ResultsFile parse_results(const std::string& file, const std::string& text) {
             out.incomplete_tail = true;
             break;
         }
-        const std::string row = text.substr(start, end - start);
+        const std::size_t length =
+            end > start && text[end - 1] == '\r' ? end - start - 1 : end - start;
+        const std::string row = text.substr(start, length);
         start = end + 1;
         if (line == 1) {
             if (row != csv_header())
