@@ -75,6 +75,7 @@ int run_merge(const std::vector<std::string>& args) {
         if (!rows.empty() && rows.front().grid != grid)
             throw UsageError(fmt::format("the inputs hold results of grid {}, not of {} (grid {})",
                                          rows.front().grid, grid_file, grid));
+        sweep::check_rows_match_jobs(jobs, rows, "the inputs");
     }
     std::string text = sweep::csv_header() + "\n";
     for (const sweep::Result& r : rows)

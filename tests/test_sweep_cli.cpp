@@ -208,6 +208,33 @@ TEST_CASE("shards merged give the whole sweep, in job order", "[sweep][cli]") {
     fs::remove_all(dir);
 }
 
+TEST_CASE("a row whose job index is not its grid's job is refused by resume and merge",
+          "[sweep][cli]") {
+    // Edited by hand to job 99, job 2's row was kept by merge --grid (which then called the
+    // grid complete without job 2) and skipped job 2 on resume.
+    const fs::path dir = scratch("job-index");
+    const fs::path a = dir / "a.csv", edited = dir / "edited.csv";
+    REQUIRE(run_pipesim("sweep " + data + "tiny.json -o " + a.string() + " -j 1").exit_code == 0);
+    pipesim::sweep::ResultsFile results = pipesim::sweep::load_results(a.string());
+    REQUIRE(results.rows.size() == 16);
+    results.rows[2].job.index = 99;
+    std::string text = pipesim::sweep::csv_header() + "\n";
+    for (const pipesim::sweep::Result& r : results.rows)
+        text += pipesim::sweep::csv_row(r) + "\n";
+    std::ofstream(edited) << text;
+    const CommandResult merged =
+        run_pipesim("merge " + edited.string() + " -o " + (dir / "m.csv").string() + " --grid " +
+                    data + "tiny.json");
+    CHECK(merged.exit_code == 2);
+    CHECK_THAT(merged.err, Catch::Contains("a row names job 99"));
+    CHECK_FALSE(fs::exists(dir / "m.csv"));
+    const CommandResult resumed =
+        run_pipesim("sweep " + data + "tiny.json -o " + edited.string() + " -j 1");
+    CHECK(resumed.exit_code == 2);
+    CHECK_THAT(resumed.err, Catch::Contains(edited.string() + ": a row names job 99"));
+    CHECK(read_file(edited) == text);  // nothing appended
+}
+
 TEST_CASE("a results file belongs to one grid: resume and merge refuse another's rows",
           "[sweep][cli]") {
     const fs::path dir = scratch("identity");

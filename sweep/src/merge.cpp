@@ -59,6 +59,29 @@ std::vector<Result> merge_results(const std::vector<ResultsFile>& files, MergeSu
     return out;
 }
 
+void check_rows_match_jobs(const std::vector<Job>& jobs, const std::vector<Result>& rows,
+                           const std::string& source) {
+    const auto describe = [](const Job& j) {
+        return fmt::format("{} p={} m={}", j.schedule, j.p, j.m);
+    };
+    std::map<int, const Job*> by_index;  // a shard's jobs keep their indices in the grid
+    for (const Job& j : jobs)
+        by_index.emplace(j.index, &j);
+    for (const Result& r : rows) {
+        const auto found = by_index.find(r.job.index);
+        if (found == by_index.end())
+            throw std::invalid_argument(
+                fmt::format("{}: a row names job {} ({}), which is not one of the grid's jobs "
+                            "here",
+                            source, r.job.index, describe(r.job)));
+        if (job_key(r.job) != job_key(*found->second))
+            throw std::invalid_argument(fmt::format(
+                "{}: the row of job {} ({}) does not hold the grid's job {} ({}): "
+                "its parameters differ",
+                source, r.job.index, describe(r.job), r.job.index, describe(*found->second)));
+    }
+}
+
 std::vector<Job> missing_jobs(const std::vector<Job>& jobs, const std::vector<Result>& rows) {
     std::set<std::string> have;
     for (const Result& r : rows)

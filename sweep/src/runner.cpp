@@ -16,6 +16,7 @@
 #include "progress.hpp"
 #include "sim/simgrid/simulate.hpp"
 #include "sweep/job.hpp"
+#include "sweep/merge.hpp"
 #include "sweep/worker_pool.hpp"
 
 namespace pipesim::sweep {
@@ -98,6 +99,7 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
             kept += csv_row(r) + "\n";
             finished.insert(job_key(r.job));
         }
+        check_rows_match_jobs(jobs, existing.rows, output);
         if (dropped) fileio::write_file_atomically(output, kept);
     } else {
         fileio::write_file_atomically(output, csv_header() + "\n");

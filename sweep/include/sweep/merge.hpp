@@ -20,6 +20,12 @@ struct MergeSummary {
 /// std::invalid_argument naming the job (the shards came from different grids or builds).
 std::vector<Result> merge_results(const std::vector<ResultsFile>& files, MergeSummary& summary);
 
+/// Throws std::invalid_argument naming `source` when a row's job index is not one of `jobs`
+/// or names a job of other parameters (a results file edited by hand, or of another grid of
+/// the same id): the row would stand for a job it did not run.
+void check_rows_match_jobs(const std::vector<Job>& jobs, const std::vector<Result>& rows,
+                           const std::string& source);
+
 /// The keys of `jobs` missing from `rows` (to check a merge against its grid).
 std::vector<Job> missing_jobs(const std::vector<Job>& jobs, const std::vector<Result>& rows);
 
