@@ -1,13 +1,19 @@
 // fileio: positions, excerpts, capped reading, atomic writing, JSON documents.
 #include <catch2/catch.hpp>
 
+#include <malloc.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "child_process.hpp"
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
 #include "fileio/parse_error.hpp"
@@ -198,4 +204,79 @@ TEST_CASE("JSON strictness errors inside arrays name the element they are in", "
                       "d.json:1:12: nesting deeper than 3 levels");
     CHECK(JsonDocument("d.json", R"({"a": [0, [[1]]]})", JsonLimits{.max_depth = 4})
               .integer("/a/1/0/0", 0, 1) == 1);
+}
+
+namespace {
+
+// Bytes the heap hands out now (glibc: small blocks and mapped ones).
+double heap_in_use() {
+    const struct mallinfo2 info = ::mallinfo2();
+    return static_cast<double>(info.uordblks + info.hblkhd);
+}
+
+std::string repeated(const std::string& open, const std::string& item, int count,
+                     const std::string& close) {
+    std::string text = open;
+    for (int k = 0; k < count; ++k)
+        text += (k ? "," : "") + item;
+    return text + close;
+}
+
+}  // namespace
+
+TEST_CASE("estimated_bytes bounds what parsing allocates, within a small factor", "[fileio]") {
+    const std::string op = R"({"pass": "F", "mb": 17, "stage": 3, "start": 0.25, "end": 1.5})";
+    const std::vector<std::pair<std::string, std::string>> documents = {
+        {"empty objects", repeated("[", "{}", 100000, "]")},
+        {"ops", repeated(R"({"device_ops": [)", op, 50000, "]}")},
+        {"short strings", repeated("[", R"("abc")", 50000, "]")},
+        {"long strings", repeated("[", '"' + std::string(100, 'x') + '"', 20000, "]")},
+        {"pairs", repeated("[", "[1, 2.5]", 50000, "]")},
+        {"numbers", repeated("[", "12345", 100000, "]")},
+        {"long keys", repeated("[", R"({"a key longer than fifteen": true})", 30000, "]")},
+    };
+    for (const auto& [name, text] : documents) {
+        CAPTURE(name);
+        std::string copy = text;  // allocated before the measurement, moved in
+        const double before = heap_in_use();
+        double allocated = 0;
+        {
+            const JsonDocument doc("x.json", std::move(copy));
+            allocated = heap_in_use() - before;
+            REQUIRE(doc.root().size() > 0);
+        }
+        const double estimate = JsonDocument::estimated_bytes(text, JsonLimits{}.max_depth);
+        CAPTURE(allocated, estimate);
+        CHECK(estimate >= allocated);
+        CHECK(estimate <= 3 * allocated);
+    }
+    // Counted by hand: 2 objects' vectors (32 + 16 each), 3 values' slots doubled in the
+    // array (96 + 16), the array's own vector (32 + 16), and the destroy stack (2 slots).
+    CHECK(JsonDocument::estimated_bytes("[{}, {}]", 32) == 2 * 48 + (64 + 16) + 48 + 2 * 16);
+}
+
+TEST_CASE("a JSON text too large for the memory left is refused before it is parsed",
+          "[fileio][memory]") {
+    // 20 million empty objects: 60 MB of text, over a GB parsed. With 400 MB of address
+    // space left, nlohmann's DOM runs out of memory while unwinding (its destructor allocates)
+    // and ends the process; read, the text is refused in one line.
+    const std::string message = test::run_in_child([]() -> std::string {
+        std::string text = repeated("[", "{}", 20'000'000, "]");
+        rlimit limit{};
+        std::ifstream statm("/proc/self/statm");
+        double pages = 0;
+        statm >> pages;
+        limit.rlim_cur = limit.rlim_max =
+            static_cast<rlim_t>(pages * static_cast<double>(::sysconf(_SC_PAGESIZE))) +
+            (rlim_t{400} << 20);
+        if (::setrlimit(RLIMIT_AS, &limit) != 0) return "setrlimit failed";
+        try {
+            const JsonDocument doc("huge.json", std::move(text));
+            return "parsed";
+        } catch (const std::invalid_argument& e) {
+            return e.what();
+        }
+    });
+    CHECK_THAT(message, Catch::StartsWith("reading huge.json needs about ") &&
+                            Catch::Contains("GB left under this process's address-space limit"));
 }

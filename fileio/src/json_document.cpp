@@ -1,10 +1,12 @@
 #include "fileio/json_document.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "fileio/memory_budget.hpp"
 #include "strict_json_builder.hpp"
 
 namespace pipesim::fileio {
@@ -194,8 +196,113 @@ std::string nlohmann_problem(const std::string& what) {
 
 }  // namespace
 
+double JsonDocument::estimated_bytes(std::string_view text, int max_depth) {
+    // What nlohmann's DOM allocates (its values are 16 bytes, Value::object_t is a vector of
+    // key/value pairs): each container a heap block holding its vector, and the vector's
+    // elements, with room to double as vectors grow; each string a heap block holding a
+    // std::string, and its characters where they outgrow the string's own buffer (15 bytes);
+    // numbers, booleans and null sit in their slot. Destroying the DOM moves the largest
+    // container's values onto a stack, which must fit too (JsonDocument's text is already
+    // held). Every malloc'd block costs its size rounded up to 16 bytes plus 16 of header;
+    // the scan takes the raw length of a string for its decoded length, an upper bound.
+    constexpr double block_overhead = 16;
+    constexpr double small_string = 15;
+    const auto block = [](double bytes) { return std::ceil(bytes / 16) * 16 + block_overhead; };
+    const auto string_bytes = [&](double length) {
+        return length > small_string ? block(length + 1) : 0.0;
+    };
+    constexpr double value_slot = sizeof(Value);
+    constexpr double member_slot = sizeof(Value::object_t::value_type);
+    struct Open {
+        bool is_array = false;
+        bool has_value = false;  // arrays: an element has begun
+        double items = 0;        // array elements or object members
+    };
+    std::vector<Open> open;
+    int untracked_depth = 0;  // levels past max_depth: the parser refuses those anyway
+    double bytes = 0, largest = 0;
+    const auto close = [&]() {
+        if (untracked_depth > 0) {
+            --untracked_depth;
+            return;
+        }
+        if (open.empty()) return;
+        const Open& o = open.back();
+        const double items = o.is_array ? o.items + (o.has_value ? 1 : 0) : o.items;
+        bytes += block(sizeof(std::vector<char>)) +
+                 (items > 0 ? block(2 * items * (o.is_array ? value_slot : member_slot)) : 0);
+        largest = std::max(largest, items);
+        open.pop_back();
+    };
+    std::size_t i = 0;
+    bool after_colon = false;  // the next string is a value, not a key
+    while (i < text.size()) {
+        const char c = text[i];
+        if (c == '"') {
+            const std::size_t begin = ++i;
+            while (i < text.size() && text[i] != '"')
+                i += text[i] == '\\' ? 2 : 1;
+            const auto length = static_cast<double>(std::min(i, text.size()) - begin);
+            ++i;
+            const bool is_key =
+                !open.empty() && !open.back().is_array && !after_colon && untracked_depth == 0;
+            if (is_key) {
+                bytes += string_bytes(length);
+            } else {
+                bytes += block(sizeof(std::string)) + string_bytes(length);
+                if (!open.empty() && open.back().is_array) open.back().has_value = true;
+            }
+            after_colon = false;
+            continue;
+        }
+        ++i;
+        switch (c) {
+            case '{':
+            case '[':
+                if (!open.empty() && open.back().is_array) open.back().has_value = true;
+                if (static_cast<int>(open.size()) < max_depth)
+                    open.push_back(Open{c == '[', false, 0});
+                else
+                    ++untracked_depth;
+                after_colon = false;
+                break;
+            case '}':
+            case ']':
+                close();
+                break;
+            case ',':
+                if (!open.empty() && untracked_depth == 0 && open.back().is_array)
+                    ++open.back().items;
+                break;
+            case ':':
+                if (!open.empty() && untracked_depth == 0 && !open.back().is_array)
+                    ++open.back().items;
+                after_colon = true;
+                break;
+            case ' ':
+            case '\t':
+            case '\n':
+            case '\r':
+                break;
+            default:  // a number or literal
+                if (!open.empty() && open.back().is_array) open.back().has_value = true;
+                after_colon = false;
+                break;
+        }
+    }
+    while (!open.empty() || untracked_depth > 0)
+        close();
+    return bytes + largest * value_slot;
+}
+
 JsonDocument::JsonDocument(std::string file, std::string text, const JsonLimits& limits)
     : file_(std::move(file)), text_(std::move(text)) {
+    // Refused before parsing: nlohmann cannot unwind a DOM it ran out of memory building (its
+    // destructor allocates, so std::bad_alloc there ends the process).
+    // (Small documents skip asking the system what is left: most files read are a few KB.)
+    constexpr double ask_from = 64.0 * 1024 * 1024;
+    if (const double bytes = estimated_bytes(text_, limits.max_depth); bytes > ask_from)
+        check_memory(bytes, memory_budget(), fmt::format("reading {}", file_));
     try {
         detail::StrictJsonBuilder builder(*this, limits, root_);
         Value::sax_parse(text_, &builder);

@@ -38,8 +38,14 @@ class JsonDocument {
   public:
     using Value = nlohmann::ordered_json;
 
-    /// Parses `text`; `file` names it in messages. Throws ParseError at the first syntax error.
+    /// Parses `text`; `file` names it in messages. Throws ParseError at the first syntax error,
+    /// and std::invalid_argument (one line, the estimate and what is left) before parsing a
+    /// text whose values would not fit in this process's memory (estimated_bytes).
     JsonDocument(std::string file, std::string text, const JsonLimits& limits = {});
+
+    /// An upper bound on the bytes parsing `text` allocates (and destroying the result needs),
+    /// from one linear scan of it; levels deeper than `max_depth` are not counted.
+    static double estimated_bytes(std::string_view text, int max_depth);
 
     const std::string& file() const { return file_; }
     const std::string& text() const { return text_; }

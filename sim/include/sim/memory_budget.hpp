@@ -3,8 +3,7 @@
 // this process may still allocate, so that a run too large is refused with its estimate
 // instead of failing halfway with std::bad_alloc.
 
-#include <string_view>
-
+#include "fileio/memory_budget.hpp"
 #include "sim/replay.hpp"
 
 namespace pipesim::sim {
@@ -15,19 +14,9 @@ namespace pipesim::sim {
 /// an upper bound (max_op_count); `stage_passes` = p·v·m.
 double replay_peak_bytes(double ops, double stage_passes, const ReplayOptions& options);
 
-/// What this process may still allocate, in bytes: its address-space limit (RLIMIT_AS, as
-/// `ulimit -v` sets it) less the address space it uses now, and the machine's physical memory.
-/// Either is +inf when unknown or unlimited.
-struct MemoryBudget {
-    double address_space_left = 0;
-    double physical = 0;
-};
-
-/// The budget of this process now.
-MemoryBudget memory_budget();
-
-/// Throws std::invalid_argument with one line naming `what`, the estimate and the budget when
-/// `bytes` exceed either figure of `budget`.
-void check_memory(double bytes, const MemoryBudget& budget, std::string_view what);
+// The budget and its check live in fileio, the leaf library, where file readers use them too.
+using fileio::check_memory;
+using fileio::memory_budget;
+using fileio::MemoryBudget;
 
 }  // namespace pipesim::sim

@@ -1,0 +1,25 @@
+#pragma once
+// What this process may still allocate, so that work too large for it is refused with its
+// estimate (one line, exit code 2) before it is allocated, instead of failing halfway with
+// std::bad_alloc. In fileio, the leaf library, so that file readers and engines share it.
+
+#include <string_view>
+
+namespace pipesim::fileio {
+
+/// What this process may still allocate, in bytes: its address-space limit (RLIMIT_AS, as
+/// `ulimit -v` sets it) less the address space it uses now, and the machine's physical memory.
+/// Either is +inf when unknown or unlimited.
+struct MemoryBudget {
+    double address_space_left = 0;
+    double physical = 0;
+};
+
+/// The budget of this process now.
+MemoryBudget memory_budget();
+
+/// Throws std::invalid_argument with one line naming `what`, the estimate and the budget when
+/// `bytes` exceed either figure of `budget`.
+void check_memory(double bytes, const MemoryBudget& budget, std::string_view what);
+
+}  // namespace pipesim::fileio
