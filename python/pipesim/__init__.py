@@ -28,6 +28,11 @@ __version__ = _pipesim.__version__
 Schedule = _pipesim.Schedule
 
 
+def _schedule_from_pickle(text):
+    """A pickled or copied Schedule, rebuilt from its JSON (what Schedule.__reduce__ names)."""
+    return Schedule.from_json(text, "pickle")
+
+
 class PipesimWarning(UserWarning):
     """A choice that runs but that deserves a look (the command line's "warning:" lines)."""
 

@@ -24,6 +24,20 @@ namespace pipesim::python {
 
 namespace {
 
+// These classes have no Python constructor: their objects come from C++, which fills them
+// through tp_alloc. Python's Cls.__new__(Cls) would make one with no C++ value behind it, and
+// using it read null or freed memory (a segmentation fault), so __new__ is refused.
+template <class Class>
+void refuse_python_new(Class& cls, const char* where_from) {
+    const std::string name = py::str(cls.attr("__name__"));
+    cls.def_static(
+        "__new__",
+        [name, where_from](const py::object&, const py::args&, const py::kwargs&) -> py::object {
+            throw py::type_error(fmt::format("pipesim.{} objects cannot be made directly; they {}",
+                                             name, where_from));
+        });
+}
+
 template <typename T>
 py::array_t<T> to_array(const std::vector<T>& values) {
     return py::array_t<T>(static_cast<py::ssize_t>(values.size()), values.data());
@@ -199,8 +213,8 @@ PYBIND11_MODULE(_pipesim, m) {
     m.doc() = "pipesim's compiled core; use the `pipesim` package.";
     m.attr("__version__") = PIPESIM_VERSION;
 
-    py::class_<Schedule>(m, "Schedule")
-        .def_readonly("name", &Schedule::name)
+    py::class_<Schedule> schedule_class(m, "Schedule");
+    schedule_class.def_readonly("name", &Schedule::name)
         .def_readonly("devices", &Schedule::devices)
         .def_readonly("microbatches", &Schedule::microbatches)
         .def_readonly("chunks", &Schedule::chunks)
@@ -223,12 +237,19 @@ PYBIND11_MODULE(_pipesim, m) {
                  return fmt::format("<pipesim.Schedule {} p={} m={} v={}: {} ops>", s.name,
                                     s.devices, s.microbatches, s.chunks, s.op_count());
              })
-        .def(py::pickle(
-            [](const Schedule& s) { return schedule_to_json(s); },
-            [](const std::string& text) { return parse_schedule_json(text, "pickle"); }));
+        // Pickled and copied as its JSON, rebuilt by the package's _schedule_from_pickle (not
+        // py::pickle, whose unpickling goes through the __new__ refused below; not from_json,
+        // which pickle cannot name).
+        .def("__reduce__", [](const Schedule& s) {
+            return py::make_tuple(py::module_::import("pipesim").attr("_schedule_from_pickle"),
+                                  py::make_tuple(schedule_to_json(s)));
+        });
+    refuse_python_new(schedule_class,
+                      "come from Result.to_schedule(), Schedule.load() or "
+                      "Schedule.from_json()");
 
-    py::class_<RunData>(m, "Run")
-        .def_readonly("json", &RunData::json)
+    py::class_<RunData> run_class(m, "Run");
+    run_class.def_readonly("json", &RunData::json)
         .def_readonly("schedule", &RunData::schedule)
         .def_property_readonly("time_unit", [](const RunData& r) { return r.timeline.time_unit; })
         .def("op_arrays", [](const RunData& r) { return op_arrays(r.timeline); })
@@ -237,6 +258,7 @@ PYBIND11_MODULE(_pipesim, m) {
         .def("memory_curve", &memory_curve, py::arg("device"))
         .def("svg", &timeline_svg, py::arg("memory") = true, py::arg("transfers") = false,
              py::arg("critical_path") = false, py::arg("width") = 0.0);
+    refuse_python_new(run_class, "are made by pipesim.analyze() and pipesim.simulate()");
 
     m.def("analyze", &analyze);
     m.def("simulate", &simulate);

@@ -1,5 +1,6 @@
 """Schedule.load/save: pipesim schedule JSON and PyTorch pipelining CSV round trips."""
 
+import copy
 import pickle
 
 import pytest
@@ -47,3 +48,17 @@ def test_bad_schedule_files_raise_value_error_naming_the_file(tmp_path):
         pipesim.Schedule.load(str(tmp_path / "missing.json"))
     with pytest.raises(ValueError, match="extension|\\.txt"):
         pipesim.analyze(schedule="1f1b", p=2, m=2).to_schedule().save(str(tmp_path / "s.txt"))
+
+
+def test_schedules_cannot_be_made_empty_and_copy_as_their_json():
+    # An object from __new__ alone had no C++ value behind it: using it crashed the interpreter.
+    with pytest.raises(TypeError, match="Schedule objects cannot be made directly"):
+        pipesim.Schedule.__new__(pipesim.Schedule)
+    with pytest.raises(TypeError, match="Schedule objects cannot be made directly"):
+        pipesim.Schedule()
+    with pytest.raises(TypeError, match="Run objects cannot be made directly"):
+        pipesim._pipesim.Run.__new__(pipesim._pipesim.Run)
+    s = pipesim.analyze(schedule="zb-v", p=4, m=8).to_schedule()
+    for other in (copy.copy(s), copy.deepcopy(s), pickle.loads(pickle.dumps(s, protocol=2))):
+        assert other == s and other is not s
+        assert other.device_ops == s.device_ops and other.name == "zb-v"
