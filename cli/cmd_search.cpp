@@ -1,8 +1,9 @@
 // pipesim search: the lowest-bubble schedule under an activation-memory cap.
-#include <cstdio>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <optional>
 
 #include <fmt/format.h>
@@ -179,8 +180,23 @@ int run_search(const std::vector<std::string>& args) {
                    flags_help(output_flags), model_flags_help(/*with_dp=*/false));
         return 0;
     }
-    const analysis::SearchReport report =
-        analysis::search_report(c.search, c.spec, c.cap_bytes, c.post_validation);
+    // On a terminal, which candidate is being built and timed (p = m = 1024 takes minutes).
+    const bool show_progress = !c.json && ::isatty(STDERR_FILENO);
+    if (show_progress)
+        c.search.progress = [](std::size_t done, std::size_t total, const std::string& label) {
+            if (done < total)
+                fmt::print(stderr, "\r\033[K  search: {} ({} of {})...", label, done + 1, total);
+            else
+                fmt::print(stderr, "\r\033[K");
+        };
+    const analysis::SearchReport report = [&] {
+        try {
+            return analysis::search_report(c.search, c.spec, c.cap_bytes, c.post_validation);
+        } catch (...) {
+            if (show_progress) fmt::print(stderr, "\r\033[K");
+            throw;
+        }
+    }();
     const SearchResult& result = report.result;
     const std::optional<DeviceCap>& cap = report.cap;
     const analysis::Analysis& best = report.best;

@@ -176,3 +176,31 @@ TEST_CASE("pipesim search prints the ranking, saves the best and exits 2 without
     CHECK(run_pipesim("search -p 4 -m 16").exit_code == 2);
     CHECK_THAT(run_pipesim("search -p 4 -m 16").err, Catch::Contains("missing --mem-limit"));
 }
+
+TEST_CASE("the search reports each candidate before building it, and stops where told",
+          "[blocks][search]") {
+    SearchOptions o = options(4, 8, 4.0);
+    std::vector<std::string> labels;
+    std::size_t totals = 0, calls = 0;
+    o.progress = [&](std::size_t done, std::size_t total, const std::string& label) {
+        CHECK(done == calls++);
+        totals = total;
+        if (done < total)
+            labels.push_back(label);
+        else
+            CHECK(label.empty());
+    };
+    const SearchResult r = search_schedules(o, replay_evaluator(o));
+    CHECK(calls == totals + 1);
+    CHECK(labels.size() == totals);
+    // Every ranked candidate was announced (those that cannot be built are left out).
+    CHECK(r.ranking.size() <= labels.size());
+    for (const SearchEntry& e : r.ranking)
+        CHECK(std::find(labels.begin(), labels.end(), e.label) != labels.end());
+    // What the callback throws ends the search: the way Ctrl-C reaches a Python caller.
+    struct Stop {};
+    o.progress = [](std::size_t done, std::size_t, const std::string&) {
+        if (done == 3) throw Stop{};
+    };
+    CHECK_THROWS_AS(search_schedules(o, replay_evaluator(o)), Stop);
+}

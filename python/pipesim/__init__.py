@@ -142,11 +142,18 @@ def compare(schedules, p=None, m=None, *, post_validation=False, **options):
     return Comparison(_json.loads(fields), messages)
 
 
-def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_ratio=1.0):
+def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_ratio=1.0,
+           progress=None):
     """The lowest-bubble schedule whose peak activation stays within `mem_limit` (full-stage
     microbatches per device; 1F1B needs p) among the registered schedules, V-shape building
     blocks and the automatic scheduler, each replayed with costs=(F, B, W), comm and
-    mem_w_ratio. Returns a SearchResult (fields of `pipesim search --json`, best_schedule)."""
+    mem_w_ratio. Returns a SearchResult (fields of `pipesim search --json`, best_schedule).
+
+    progress: None, or a function called as progress(done, total, label) before each
+    candidate is built (and once with done == total and label "" at the end); what it raises
+    ends the search. Ctrl-C stops a search between candidates."""
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress: expected a function or None, got {progress!r}")
     if p is None:
         raise ValueError("missing p=P (number of pipeline devices)")
     if m is None:
@@ -160,7 +167,8 @@ def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_r
         _spec.integer("p", p, 1, _spec.MAX_DEVICES),
         _spec.integer("m", m, 1, _spec.MAX_MICROBATCHES),
         _spec.number("mem_limit", mem_limit, 0.0, low_open=True), triples[0],
-        _spec.number("comm", comm), _spec.number("mem_w_ratio", mem_w_ratio, 0.0, 1.0))
+        _spec.number("comm", comm), _spec.number("mem_w_ratio", mem_w_ratio, 0.0, 1.0),
+        progress)
     return SearchResult(_json.loads(fields), best)
 
 

@@ -175,7 +175,8 @@ py::tuple compare(const py::dict& d, const std::vector<std::string>& names, bool
 }
 
 py::tuple search(int devices, int microbatches, double memory_limit,
-                 const std::array<double, 3>& costs, double comm, double mem_w_ratio) {
+                 const std::array<double, 3>& costs, double comm, double mem_w_ratio,
+                 const py::object& progress) {
     SearchOptions options;
     options.devices = devices;
     options.microbatches = microbatches;
@@ -187,6 +188,13 @@ py::tuple search(int devices, int microbatches, double memory_limit,
     spec.costs.passes = {options.costs};
     spec.costs.mem_w_ratio = options.mem_w_ratio;
     spec.comm_latency = options.comm_latency;
+    // Before each candidate: the caller's progress function, if any (what it raises ends the
+    // search), and Ctrl-C (while C++ runs, Python's handler only notes the signal).
+    options.progress = [&progress](std::size_t done, std::size_t total, const std::string& label) {
+        py::gil_scoped_acquire acquire;
+        if (!progress.is_none()) progress(done, total, label);
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    };
     analysis::SearchReport report;
     {
         py::gil_scoped_release release;

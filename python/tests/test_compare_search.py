@@ -70,3 +70,31 @@ def test_search_errors_are_the_command_lines(cli):
     assert "pipesim search: " + str(e.value) + "\n" == message
     with pytest.raises(ValueError, match="mem_limit: must be > 0"):
         pipesim.search(p=4, m=8, mem_limit=0)
+
+
+
+def test_search_reports_progress_and_stops_where_its_progress_function_raises():
+    seen = []
+    result = pipesim.search(p=4, m=8, mem_limit=4, progress=lambda *a: seen.append(a))
+    total = seen[0][1]
+    assert [done for done, _, _ in seen] == list(range(total + 1))
+    assert seen[-1] == (total, total, "")
+    labels = [label for _, _, label in seen[:-1]]
+    assert {row["label"] for row in result.ranking} <= set(labels)
+
+    class Stop(Exception):
+        pass
+
+    calls = []
+
+    def stop_at_third(done, total, label):
+        calls.append(done)
+        if done == 2:
+            raise Stop(label)
+
+    # A p=256, m=1024 search runs for seconds: stopped at its third candidate, it returns at once.
+    with pytest.raises(Stop):
+        pipesim.search(p=256, m=1024, mem_limit=256, progress=stop_at_third)
+    assert calls == [0, 1, 2]
+    with pytest.raises(ValueError, match="progress: expected a function or None"):
+        pipesim.search(p=4, m=8, mem_limit=4, progress=3)

@@ -29,21 +29,20 @@ constexpr int max_vshape_offset = 6;
 // the whole search there must stay within about a second).
 constexpr double max_pattern_cells = 8e6;
 
+// A candidate, built when its turn comes: the search holds only the best schedule so far and
+// the one being timed (at p = m = 1024 each is some 10⁷ ops).
 struct Candidate {
     std::string label;
     std::string kind;
-    Schedule schedule;
+    std::function<Schedule()> build;
 };
 
-// Every candidate that can be built for this p and m (some need e.g. more microbatches).
+// Every candidate for this p and m; a build throws std::invalid_argument where the candidate
+// cannot be built (some need e.g. more microbatches). The builds capture by value.
 std::vector<Candidate> candidates(const SearchOptions& o) {
     std::vector<Candidate> out;
-    auto add = [&](std::string label, std::string kind, auto&& build) {
-        try {
-            out.push_back(Candidate{std::move(label), std::move(kind), build()});
-        } catch (const std::invalid_argument&) {
-            // Not buildable for this p and m: not a candidate.
-        }
+    auto add = [&](std::string label, std::string kind, std::function<Schedule()> build) {
+        out.push_back(Candidate{std::move(label), std::move(kind), std::move(build)});
     };
     // Cost-aware generators (zb-1p, zb-2p, the V shapes) and the heuristic plan with the
     // search's times (per virtual stage of each generator's default chunk count).
@@ -53,7 +52,7 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
     planning.comm_latency = o.comm_latency;
     planning.w_memory_share = o.mem_w_ratio;
     for (const ScheduleGenerator& g : schedule_generators())
-        add(std::string(g.name), "registered", [&] {
+        add(std::string(g.name), "registered", [o, planning, &g] {
             GeneratorOptions options{o.devices, o.microbatches, 0, 0};
             if (g.plans_with_costs) {
                 options.planning = planning;
@@ -70,10 +69,11 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
             return s;
         });
     for (int offset = 1; offset <= max_vshape_offset; ++offset) {
-        add(fmt::format("v-shape offset {}", offset), "block",
-            [&] { return schedule_from_block(vshape_block(o.devices, offset), o.microbatches); });
+        add(fmt::format("v-shape offset {}", offset), "block", [o, offset] {
+            return schedule_from_block(vshape_block(o.devices, offset), o.microbatches);
+        });
         // The same block with its idle slots filled within its lifespan bound.
-        add(fmt::format("v-shape offset {} filled", offset), "block", [&] {
+        add(fmt::format("v-shape offset {} filled", offset), "block", [o, offset] {
             return schedule_from_block(vshape_block(o.devices, offset), o.microbatches,
                                        BlockScheduleOptions{.reorder = true, .fill_idle = true});
         });
@@ -86,7 +86,7 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
                                         o.costs.backward_weight);
     v_costs.comm_latency = o.comm_latency;
     v_costs.w_memory_share = o.mem_w_ratio;
-    auto best_v = [&](const char* name, auto&& offer) {
+    auto best_v = [o, v_costs](const char* name, auto&& offer) {
         detail::BestPlan best(v_costs, o.memory_limit);
         offer(best);
         if (best.empty()) throw std::invalid_argument("no V-shape candidate fits the cap");
@@ -101,7 +101,7 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
     std::vector<double> plan_caps = {o.memory_limit};
     if (const double whole = std::floor(o.memory_limit); whole >= 1 && whole < o.memory_limit)
         plan_caps.push_back(whole);
-    add(fmt::format("v-shape planned (cap {:g})", o.memory_limit), "auto", [&] {
+    add(fmt::format("v-shape planned (cap {:g})", o.memory_limit), "auto", [=] {
         return best_v("v-planned", [&](detail::BestPlan& best) {
             for (const double cap : plan_caps)
                 detail::offer_v_candidates({o.devices, o.microbatches, {1, 2, 3, 4, 5}, true, true},
@@ -110,7 +110,7 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
     });
     // V-shape blocks of every six-slot starting pattern and pair of offsets, warm-up and
     // cool-down rebuilt under the cap (v_patterns.hpp).
-    add(fmt::format("v-shape patterns (cap {:g})", o.memory_limit), "auto", [&] {
+    add(fmt::format("v-shape patterns (cap {:g})", o.memory_limit), "auto", [=] {
         return best_v("v-patterns", [&](detail::BestPlan& best) {
             for (const double cap : plan_caps)
                 detail::offer_v_patterns(o.devices, o.microbatches, cap, max_pattern_cells, best);
@@ -119,12 +119,13 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
     // Interleaved 1F1B with v = 2 and 3 chunks and microbatch groups of p and 2p.
     for (int chunks : {2, 3})
         for (int group : {o.devices, 2 * o.devices})
-            add(fmt::format("interleaved-1f1b (v={}, group {})", chunks, group), "registered", [&] {
-                return generate_schedule("interleaved-1f1b",
-                                         {o.devices, o.microbatches, chunks, group});
-            });
+            add(fmt::format("interleaved-1f1b (v={}, group {})", chunks, group), "registered",
+                [o, chunks, group] {
+                    return generate_schedule("interleaved-1f1b",
+                                             {o.devices, o.microbatches, chunks, group});
+                });
     for (int chunks : {1, 2, 3}) {
-        add(fmt::format("auto (v={}, cap {:g})", chunks, o.memory_limit), "auto", [&] {
+        add(fmt::format("auto (v={}, cap {:g})", chunks, o.memory_limit), "auto", [o, chunks] {
             AutoScheduleOptions a;
             a.name = fmt::format("auto-v{}", chunks);
             a.devices = o.devices;
@@ -139,7 +140,7 @@ std::vector<Candidate> candidates(const SearchOptions& o) {
             return auto_schedule(a);
         });
     }
-    add(fmt::format("zb heuristic (cap {:g})", o.memory_limit), "auto", [&] {
+    add(fmt::format("zb heuristic (cap {:g})", o.memory_limit), "auto", [o, planning] {
         ShortestSchedule shortest;
         offer_zero_bubble_candidates("zb-heuristic", o.devices, o.microbatches, planning,
                                      o.memory_limit, shortest);
@@ -158,21 +159,7 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
     if (!(o.memory_limit > 0) || !std::isfinite(o.memory_limit))
         throw std::invalid_argument(
             fmt::format("search: the memory limit must be a number > 0, got {:g}", o.memory_limit));
-    std::vector<Candidate> built = candidates(o);
-    std::vector<std::pair<SearchEntry, std::size_t>> entries;
-    for (std::size_t k = 0; k < built.size(); ++k) {
-        SearchEntry e{built[k].label, built[k].kind, {}, false};
-        try {
-            e.evaluation = evaluate(built[k].schedule);
-        } catch (const std::invalid_argument&) {
-            continue;  // cannot be timed with these inputs (e.g. more stages than layers)
-        }
-        e.fits = e.evaluation.peak_activation_max <= o.memory_limit + eps;
-        entries.emplace_back(std::move(e), k);
-    }
-    std::stable_sort(entries.begin(), entries.end(), [&](const auto& x, const auto& y) {
-        const SearchEntry& a = x.first;
-        const SearchEntry& b = y.first;
+    const auto before = [&](const SearchEntry& a, const SearchEntry& b) {
         if (a.fits != b.fits) return a.fits;
         if (o.rank_by_time && std::abs(a.evaluation.makespan - b.evaluation.makespan) >
                                   eps * std::max(a.evaluation.makespan, b.evaluation.makespan))
@@ -182,11 +169,38 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
         if (std::abs(a.evaluation.peak_activation_max - b.evaluation.peak_activation_max) > eps)
             return a.evaluation.peak_activation_max < b.evaluation.peak_activation_max;
         return a.evaluation.makespan < b.evaluation.makespan;
-    });
-    if (entries.empty() || !entries.front().first.fits) {
+    };
+    const std::vector<Candidate> planned = candidates(o);
+    std::vector<SearchEntry> entries;
+    // The best so far: the first entry no later one comes before, which the stable sort below
+    // puts first.
+    std::size_t best_entry = 0;
+    Schedule best;
+    for (std::size_t k = 0; k < planned.size(); ++k) {
+        if (o.progress) o.progress(k, planned.size(), planned[k].label);
+        SearchEntry e{planned[k].label, planned[k].kind, {}, false};
+        Schedule schedule;
+        try {
+            schedule = planned[k].build();
+            e.evaluation = evaluate(schedule);
+        } catch (const std::invalid_argument&) {
+            // Not buildable for this p and m, or cannot be timed with these inputs (e.g. more
+            // stages than layers): not a candidate.
+            continue;
+        }
+        e.fits = e.evaluation.peak_activation_max <= o.memory_limit + eps;
+        if (entries.empty() || before(e, entries[best_entry])) {
+            best_entry = entries.size();
+            best = std::move(schedule);
+        }
+        entries.push_back(std::move(e));
+    }
+    if (o.progress) o.progress(planned.size(), planned.size(), "");
+    std::stable_sort(entries.begin(), entries.end(), before);
+    if (entries.empty() || !entries.front().fits) {
         double least = 0;
         std::string needs = "none could be built";
-        for (const auto& [e, k] : entries)
+        for (const SearchEntry& e : entries)
             if (needs == "none could be built" || e.evaluation.peak_activation_max < least) {
                 least = e.evaluation.peak_activation_max;
                 needs = fmt::format("the smallest peak is {:g}, {}'s", least, e.label);
@@ -197,9 +211,8 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
             o.memory_limit, o.devices, o.microbatches, needs));
     }
     SearchResult result;
-    result.best = std::move(built[entries.front().second].schedule);
-    for (auto& [e, k] : entries)
-        result.ranking.push_back(std::move(e));
+    result.best = std::move(best);
+    result.ranking = std::move(entries);
     // The ranking orders the fitting candidates by rank, then peak: one is beaten on neither
     // by those before it exactly when its peak is below all of theirs. Peaks within 0.1 % of
     // each other count as one (a model's layer splits differ by a few MB in GBs).

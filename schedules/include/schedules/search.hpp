@@ -39,6 +39,10 @@ struct SearchOptions {
     /// anew for each chunk count (the embedding and head land on other devices), the work
     /// per device differs, and only the time says which candidate is faster.
     bool rank_by_time = false;
+    /// Called before each candidate is built (`done` of `total` so far, its label) and once
+    /// at the end (`done` = `total`, no label): a progress line, or a place to stop (what it
+    /// throws ends the search).
+    std::function<void(std::size_t done, std::size_t total, const std::string& label)> progress;
 };
 
 /// One candidate of the ranking.
