@@ -92,14 +92,23 @@ TEST_CASE("the file records which attention ran — files without it match eithe
         models::parse_calibration(calibration_json(both).dump(), "b.json"));
     CHECK(measured.layer(c, fused).forward == 0.0042);
     CHECK(measured.layer(c, unfused).forward == 0.0061);
-    // An older file (no "attention") matches both.
+    // Without "attention" the two entries have one shape, of which only the first would ever
+    // be used: refused, naming both.
     nlohmann::ordered_json old = calibration_json(both);
     old["layers"][0].erase("attention");
     old["layers"][1].erase("attention");
+    CHECK_THROWS_WITH(models::parse_calibration(old.dump(), "old.json"),
+                      Catch::StartsWith("old.json:1:") &&
+                          Catch::Contains("layers[1] has the shape of layers[0] (hidden 2304, "
+                                          "heads 24, kv_heads 24, ffn_hidden 9216, gelu, "
+                                          "seq_len 1024, microbatch 6, tp 1); give each shape "
+                                          "once"));
+    // An older file (no "attention") matches both kernels.
+    old["layers"].erase(1);
     const models::Calibration cal = models::parse_calibration(old.dump(), "old.json");
     CHECK_FALSE(cal.layers[0].attention.has_value());
     const models::CalibratedCostModel any(models::find_gpu("h200"), cal);
-    CHECK(any.layer(c, fused).forward == 0.0042);  // the first entry of the shape
+    CHECK(any.layer(c, fused).forward == 0.0042);
     CHECK(any.layer(c, unfused).forward == 0.0042);
     // Anything else is refused with the file position.
     old["layers"][0]["attention"] = "flash";

@@ -191,6 +191,22 @@ TEST_CASE("malformed calibration files name the file, line and column", "[models
                       "c.json:1:12: format: expected \"pipesim-calibration\", got '\"other\"'");
 }
 
+TEST_CASE("a calibration time below what the GPU's peak allows is refused", "[models]") {
+    // Counted by hand: zb-1.5b's layer shape (h 2304, GPT MLP of 4h) has 12h² weights, whose
+    // GEMMs take 2·s·b FLOPs each per pass: 24 · 1024 · 2304² = 130.46 GFLOP, 0.13186 ms at
+    // the H100's 989.4 TFLOP/s. 1e-300 s once gave an MFU of 445 %.
+    CHECK_THROWS_WITH(parse_calibration(calibration_text(0.0001, 0.001, 0.001), "c.json"),
+                      Catch::StartsWith("c.json:8:17:") &&
+                          Catch::Contains("'forward' 0.0001 s is faster than the GPU can be: "
+                                          "the layer's GEMMs alone (130.5 GFLOP) take 0.1319 ms "
+                                          "at the h100-sxm peak (989.4 TFLOP/s) on 1 GPU"));
+    CHECK_THROWS_WITH(parse_calibration(calibration_text(0.001, 0.001, 0.000131), "c.json"),
+                      Catch::Contains("'backward_weight' 0.000131 s is faster"));
+    CHECK(
+        parse_calibration(calibration_text(0.000132, 0.000132, 0.000132), "c.json").layers.size() ==
+        1);
+}
+
 TEST_CASE("calibration files beyond the documented limits are refused", "[models]") {
     std::string many = R"({"format": "pipesim-calibration", "version": 1, "gpu": "h100-sxm",
         "layers": [)";

@@ -149,6 +149,46 @@ bool same_shape(const CalibrationEntry& e, const TransformerConfig& c, const Wor
            (!e.attention || *e.attention == w.attention);
 }
 
+std::string shape_text(const CalibrationEntry& e) {
+    return fmt::format(
+        "hidden {}, heads {}, kv_heads {}, ffn_hidden {}, {}, seq_len {}, "
+        "microbatch {}, tp {}{}",
+        e.hidden, e.heads, e.kv_heads, e.ffn_hidden, e.mlp == Mlp::swiglu ? "swiglu" : "gelu",
+        e.seq_len, e.microbatch, e.tp,
+        !e.attention                             ? ""
+        : *e.attention == AttentionKernel::fused ? ", fused attention"
+                                                 : ", unfused attention");
+}
+
+bool same_entry_shape(const CalibrationEntry& a, const CalibrationEntry& b) {
+    return a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads &&
+           a.ffn_hidden == b.ffn_hidden && a.mlp == b.mlp && a.seq_len == b.seq_len &&
+           a.microbatch == b.microbatch && a.tp == b.tp && a.attention == b.attention;
+}
+
+// Each pass of a layer runs at least its linear layers' GEMMs, 2·s·b FLOPs per weight (the
+// backward-weight pass is nothing else; the forward and backward-input passes add the
+// attention core): no time below those FLOPs at the GPU's datasheet peak on tp GPUs is a
+// measurement.
+void check_physical(const fileio::JsonDocument& doc, const std::string& at,
+                    const CalibrationEntry& e, const GpuSpec& gpu) {
+    const auto [config, workload] = entry_shape(e);
+    const double gemm_flops = layer_flops(config, workload).backward_weight;
+    const double fastest = gemm_flops / (gpu.peak_bf16_flops * e.tp);
+    const std::pair<const char*, double> passes[] = {{"forward", e.times.forward},
+                                                     {"backward_input", e.times.backward_input},
+                                                     {"backward_weight", e.times.backward_weight}};
+    for (const auto& [key, seconds] : passes)
+        if (seconds < fastest)
+            throw doc.error_at(
+                fileio::json_pointer_child(at, key),
+                fmt::format("'{}' {:g} s is faster than the GPU can be: the layer's GEMMs alone "
+                            "({:.4g} GFLOP) take {:.4g} ms at the {} peak ({:g} TFLOP/s) on {} "
+                            "GPU{}",
+                            key, seconds, gemm_flops / 1e9, fastest * 1e3, gpu.name,
+                            gpu.peak_bf16_flops / 1e12, e.tp, e.tp == 1 ? "" : "s"));
+}
+
 }  // namespace
 
 Calibration parse_calibration(std::string_view text, const std::string& source) {
@@ -158,8 +198,9 @@ Calibration parse_calibration(std::string_view text, const std::string& source) 
     doc.require_format(format_name, 1);
     Calibration cal;
     cal.gpu = detail::text_field(doc, "/gpu", 64);
+    const GpuSpec* gpu = nullptr;
     try {
-        find_gpu(cal.gpu);
+        gpu = &find_gpu(cal.gpu);
     } catch (const std::invalid_argument& e) {
         throw doc.error_at("/gpu", e.what());
     }
@@ -169,8 +210,18 @@ Calibration parse_calibration(std::string_view text, const std::string& source) 
         throw doc.error_at("/layers",
                            "'layers' must be a non-empty array of measured layer shapes");
     cal.layers.reserve(layers.size());
-    for (std::size_t i = 0; i < layers.size(); ++i)
-        cal.layers.push_back(read_entry(doc, fileio::json_pointer_child("/layers", i)));
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const std::string at = fileio::json_pointer_child("/layers", i);
+        CalibrationEntry entry = read_entry(doc, at);
+        check_physical(doc, at, entry, *gpu);
+        // Only the first of two entries of one shape would ever be used.
+        for (std::size_t k = 0; k < i; ++k)
+            if (same_entry_shape(cal.layers[k], entry))
+                throw doc.error_at(at, fmt::format("layers[{}] has the shape of layers[{}] ({}); "
+                                                   "give each shape once",
+                                                   i, k, shape_text(entry)));
+        cal.layers.push_back(std::move(entry));
+    }
     return cal;
 }
 
