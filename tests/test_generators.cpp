@@ -184,6 +184,28 @@ TEST_CASE("generate_schedule explains what it cannot do", "[schedules][generator
                       "1f1b: the number of devices p must be in 1..4096, got 0");
     CHECK_THROWS_WITH(generate_schedule("1f1b", GeneratorOptions{4, 0, 0, 0}),
                       "1f1b: the number of microbatches m must be in 1..1048576, got 0");
+    // A deadlocked interleaved shape names the rule it breaks, then the cycle.
     CHECK_THROWS_WITH(generate_schedule("interleaved-1f1b", GeneratorOptions{8, 12, 2, 0}),
-                      Catch::StartsWith("interleaved-1f1b cannot run with p=8 m=12 v=2: deadlock"));
+                      Catch::StartsWith("interleaved-1f1b cannot run with p=8 m=12 v=2: the last "
+                                        "microbatch group holds 4 of a group's 8 (m = 12 is not "
+                                        "a multiple of the group size), which leaves "
+                                        "Megatron-LM's order deadlocked here: use m = 8 or 16; "
+                                        "deadlock: device "));
+    CHECK_THROWS_WITH(generate_schedule("interleaved-1f1b", GeneratorOptions{4, 8, 2, 2}),
+                      Catch::StartsWith("interleaved-1f1b cannot run with p=4 m=8 v=2: microbatch "
+                                        "groups of 2, fewer than p = 4, leave Megatron-LM's order "
+                                        "deadlocked here: use --group-size 4 or more; deadlock: "));
+    // Every shape of p ≤ 8 and m ≤ 24 that deadlocks breaks one of the two rules: the
+    // message always has one to give.
+    for (int p = 2; p <= 8; ++p)
+        for (int group = 1; group <= p + 1; ++group)
+            for (int m = 1; m <= 24; ++m) {
+                CAPTURE(p, group, m);
+                try {
+                    generate_schedule("interleaved-1f1b", GeneratorOptions{p, m, 2, group});
+                } catch (const std::invalid_argument& e) {
+                    CHECK_THAT(e.what(), Catch::Contains("deadlocked here: use "));
+                    CHECK((group < p || m % group != 0));
+                }
+            }
 }

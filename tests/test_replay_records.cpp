@@ -124,7 +124,8 @@ TEST_CASE("a generated schedule that cannot run is refused as generate_schedule 
         expected = e.what();
     }
     REQUIRE_THAT(expected, Catch::StartsWith("interleaved-1f1b cannot run with p=8 m=12 v=2: "
-                                             "deadlock"));
+                                             "the last microbatch group holds 4 of a group's 8") &&
+                               Catch::Contains("; deadlock: device"));
     CHECK_THROWS_WITH(analysis::run(spec), expected);
     CHECK_THROWS_WITH(analysis::run_with_baseline(spec), expected);
     spec.generator.chunks = 0;  // the generator's default v, named in the message

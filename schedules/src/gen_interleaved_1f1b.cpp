@@ -7,8 +7,11 @@
 // and one fused backward, then drains. With m a multiple of p and G = p the bubble is
 // (p−1)(F+B+W)/v for uniform stages and no communication.
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "generators.hpp"
 #include "schedules/placement.hpp"
@@ -61,6 +64,29 @@ Schedule generate_interleaved_1f1b(const GeneratorOptions& o) {
         }
     }
     return s;
+}
+
+// Groups smaller than p, and a last group smaller than the others, can leave this order
+// deadlocked (p = 5: m = 7, 12, 17, …; p = 4 with groups of 2 from m = 4 on); m a multiple
+// of a group size of at least p never does (Megatron-LM asks m to be a multiple of p).
+std::string interleaved_1f1b_shape_problem(const GeneratorOptions& o) {
+    const int p = o.devices, m = o.microbatches;
+    const int group = o.group_size > 0 ? o.group_size : p;
+    if (group < p)
+        return fmt::format(
+            "microbatch groups of {}, fewer than p = {}, leave Megatron-LM's "
+            "order deadlocked here: use --group-size {} or more",
+            group, p, p);
+    if (m % group != 0) {
+        const int below = m / group * group, above = below + group;
+        return fmt::format(
+            "the last microbatch group holds {} of a group's {} (m = {} is not a "
+            "multiple of the group size), which leaves Megatron-LM's order "
+            "deadlocked here: use m = {}",
+            m % group, group, m,
+            below > 0 ? fmt::format("{} or {}", below, above) : fmt::format("{}", above));
+    }
+    return "";
 }
 
 }  // namespace pipesim::detail

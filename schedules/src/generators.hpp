@@ -8,6 +8,8 @@ namespace pipesim::detail {
 Schedule generate_gpipe(const GeneratorOptions& options);
 Schedule generate_1f1b(const GeneratorOptions& options);
 Schedule generate_interleaved_1f1b(const GeneratorOptions& options);
+/// What a shape that deadlocks breaks (registry.hpp, ScheduleGenerator::shape_problem).
+std::string interleaved_1f1b_shape_problem(const GeneratorOptions& options);
 Schedule generate_zb_h1(const GeneratorOptions& options);
 Schedule generate_zb_h2(const GeneratorOptions& options);
 /// Whether the V generators plan with `options`' costs (plan_v_schedule, v_plan.hpp): they are

@@ -30,7 +30,8 @@ constexpr std::array generators{
     ScheduleGenerator{"interleaved-1f1b",
                       "interleaved 1F1B: v looped chunks per device, Megatron-LM's order "
                       "(Narayanan et al., SC21); --group-size G microbatches per chunk round",
-                      2, 2, max_chunks_any, true, &detail::generate_interleaved_1f1b, false, 2},
+                      2, 2, max_chunks_any, true, &detail::generate_interleaved_1f1b, false, 2,
+                      nullptr, &detail::interleaved_1f1b_shape_problem},
     ScheduleGenerator{"zb-h1",
                       "ZB-H1: split backward, W deferred; 1F1B's memory, bubble "
                       "(p−1)(F+B−W) (Qi et al., ICLR 2024)",
@@ -180,9 +181,11 @@ std::invalid_argument unrunnable_schedule(std::string_view name, const Generator
     const ScheduleGenerator* generator = find_generator(name);
     const int chunks =
         options.chunks == 0 && generator ? generator->default_chunks : options.chunks;
-    return std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: {}", name,
+    const std::string rule =
+        generator && generator->shape_problem ? generator->shape_problem(options) : "";
+    return std::invalid_argument(fmt::format("{} cannot run with p={} m={} v={}: {}{}", name,
                                              options.devices, options.microbatches, chunks,
-                                             problem));
+                                             rule.empty() ? "" : rule + "; ", problem));
 }
 
 }  // namespace pipesim

@@ -58,6 +58,9 @@ struct ScheduleGenerator {
     /// dependency walk validation does, but not their unit order alone): then it is not
     /// validated again. Null: never.
     bool (*validates_itself)(const GeneratorOptions& options) = nullptr;
+    /// For options whose schedule cannot run (a deadlock): the rule of the generator's these
+    /// options break, in words a user can act on, or "" where it knows none. Null: none.
+    std::string (*shape_problem)(const GeneratorOptions& options) = nullptr;
 };
 
 /// All generators, in the order `pipesim list` shows them.
