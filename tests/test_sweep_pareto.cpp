@@ -125,6 +125,30 @@ TEST_CASE("pareto refuses rows of different problems on one front, in one line",
     CHECK_FALSE(fs::exists(s / "p.dot"));
 }
 
+TEST_CASE("pareto says which --where kept no row, and what the rows have", "[sweep][cli]") {
+    Scratch s("where");
+    const std::string csv = tiny_results(s);
+    const std::string out = " -o " + (s / "p.dot");
+    const CommandResult none = run_pipesim("pareto " + csv + out + " --where m=16");
+    CHECK(none.exit_code == 2);
+    CHECK(none.err ==
+          "pipesim pareto: --where m=16: no row with status ok has m '16'; they have 4, 8\n");
+    const CommandResult name =
+        run_pipesim("pareto " + csv + out + " --where m=4 --where schedule=zb-h2");
+    CHECK(name.exit_code == 2);
+    CHECK_THAT(name.err, Catch::Contains("--where schedule=zb-h2: no row with status ok has "
+                                         "schedule 'zb-h2'; they have 1f1b, interleaved-1f1b, "
+                                         "zb-h1, zb-v"));
+    // Each matches some rows, but no row both: zb-v does not run with v = 3.
+    const CommandResult both =
+        run_pipesim("pareto " + csv + out + " --where schedule=zb-v --where v=3");
+    CHECK(both.exit_code == 2);
+    CHECK(both.err ==
+          "pipesim pareto: --where schedule=zb-v --where v=3: no row with status ok "
+          "matches all of these together\n");
+    CHECK_FALSE(fs::exists(s / "p.dot"));
+}
+
 TEST_CASE("pareto --group-by draws and prints one front per group", "[sweep][cli]") {
     Scratch s("grouped");
     const std::string csv = tiny_results(s);

@@ -4,9 +4,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace pipesim::sweep {
 
@@ -164,14 +166,45 @@ ParetoSelection select_rows(const std::vector<Result>& results,
     if (!group_by.empty()) s.group_by = split_list(group_by);
     for (const std::string& c : s.group_by)
         (void)column_index("--group-by", c);
+    // Per condition, the values the ok rows have in its column: what to say if none is kept.
+    std::vector<std::set<std::string>> seen(wanted.size());
+    bool any_ok = false;
     for (const Result& r : results) {
         if (r.status != Status::ok) continue;
+        any_ok = true;
         PlottedRow row{&r, split_csv_line(csv_row(r)).value()};
+        for (std::size_t k = 0; k < wanted.size(); ++k)
+            seen[k].insert(row.fields[wanted[k].first]);
         if (std::all_of(wanted.begin(), wanted.end(),
                         [&](const auto& w) { return row.fields[w.first] == w.second; }))
             s.groups[describe(row, s.group_by)].push_back(std::move(row));
     }
-    if (s.groups.empty()) throw std::invalid_argument("no row with status ok to plot");
+    if (!any_ok) throw std::invalid_argument("no row with status ok to plot");
+    if (s.groups.empty()) {
+        for (std::size_t k = 0; k < wanted.size(); ++k) {
+            if (seen[k].count(wanted[k].second) != 0) continue;
+            constexpr std::size_t listed = 8;
+            std::vector<std::string> values(seen[k].begin(), seen[k].end());
+            // Numbers in numeric order (8 before 16), then the rest as text.
+            std::stable_sort(values.begin(), values.end(), [](const auto& a, const auto& b) {
+                char* end_a = nullptr;
+                char* end_b = nullptr;
+                const double x = std::strtod(a.c_str(), &end_a), y = std::strtod(b.c_str(), &end_b);
+                const bool na = !a.empty() && *end_a == '\0', nb = !b.empty() && *end_b == '\0';
+                if (na != nb) return na;
+                return na ? x < y : a < b;
+            });
+            const std::size_t more = values.size() > listed ? values.size() - listed : 0;
+            values.resize(std::min(values.size(), listed));
+            throw std::invalid_argument(fmt::format(
+                "--where {}: no row with status ok has {} '{}'; they have {}{}", conditions[k],
+                conditions[k].substr(0, conditions[k].find('=')), wanted[k].second,
+                fmt::join(values, ", "), more ? fmt::format(" and {} more", more) : ""));
+        }
+        throw std::invalid_argument(
+            fmt::format("--where {}: no row with status ok matches all of these together",
+                        fmt::join(conditions, " --where ")));
+    }
     check_comparable(s.groups);
     const bool model = !s.groups.begin()->second.front().result->job.model.empty();
     for (const auto& [key, rows] : s.groups)
