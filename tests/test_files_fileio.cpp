@@ -197,6 +197,17 @@ TEST_CASE("a JSON object may have at most max_object_keys keys", "[fileio]") {
           65);
 }
 
+TEST_CASE("a NUL byte in a JSON text is an error where it stands", "[fileio]") {
+    // nlohmann stops at a NUL: what followed was ignored, a broken file read as a good one.
+    using namespace std::string_literals;
+    CHECK_THROWS_WITH(JsonDocument("n.json", "{\"a\": 1}\n\0garbage"s),
+                      "n.json:2:1: invalid JSON: a NUL byte (JSON text has none; is this a binary "
+                      "file?)");
+    CHECK_THROWS_WITH(JsonDocument("n.json", "{\"a\": \"x\0y\"}"s),
+                      Catch::StartsWith("n.json:1:9:"));
+    CHECK(JsonDocument("n.json", R"({"a": "x\u0000y"})").string("/a", 8) == "x\0y"s);
+}
+
 TEST_CASE("JSON strictness errors inside arrays name the element they are in", "[fileio]") {
     CHECK_THROWS_WITH(JsonDocument("d.json", "[{\"a\": 1},\n {\"b\": 1, \"b\": 2}]"),
                       "d.json:2:11: key 'b' appears twice in this object");

@@ -74,6 +74,10 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
             "m.json:1:40: version 2 is not supported: this pipesim reads version 1"},
         row{"m.json", head + R"("devices":0})",
             "m.json:1:52: devices: expected an integer in 1..4096, got '0'"},
+        // A name goes to the terminal as it is: an escape sequence in it would run there.
+        row{"m.json", head + R"("name":"a\u001b[31mred",)" + shape + ops,
+            "m.json:1:49: name: expected text without control characters, got "
+            "'a\\x1b[31mred'"},
         row{"m.json", head + R"("devices":"four"})",
             "m.json:1:52: devices: expected an integer in 1..4096, got '\"four\"'"},
         row{"m.json", head + R"("devices":2,"microbatches":1000000000000})",

@@ -299,6 +299,11 @@ JsonDocument::JsonDocument(std::string file, std::string text, const JsonLimits&
     : file_(std::move(file)), text_(std::move(text)) {
     // Refused before parsing: nlohmann cannot unwind a DOM it ran out of memory building (its
     // destructor allocates, so std::bad_alloc there ends the process).
+    // nlohmann's lexer takes a NUL byte for the end of the text and ignores what follows; no
+    // JSON text has one (inside a string it is written \u0000).
+    if (const std::size_t nul = text_.find('\0'); nul != std::string::npos)
+        throw ParseError(file_, position_at(text_, nul),
+                         "invalid JSON: a NUL byte (JSON text has none; is this a binary file?)");
     // (Small documents skip asking the system what is left: most files read are a few KB.)
     constexpr double ask_from = 64.0 * 1024 * 1024;
     if (const double bytes = estimated_bytes(text_, limits.max_depth); bytes > ask_from)
@@ -540,6 +545,18 @@ const std::string& JsonDocument::string(std::string_view pointer, std::size_t ma
     if (s.size() > max_size)
         throw error_at(pointer, fmt::format("{}: expected a string of at most {} bytes, got {}",
                                             display_name(pointer), max_size, s.size()));
+    return s;
+}
+
+const std::string& JsonDocument::text(std::string_view pointer, std::size_t max_size) const {
+    const std::string& s = string(pointer, max_size);
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f)
+            throw error_at(pointer,
+                           fmt::format("{}: expected text without control characters, got {}",
+                                       display_name(pointer), quote_excerpt(s)));
+    }
     return s;
 }
 

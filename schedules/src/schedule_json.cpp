@@ -141,7 +141,7 @@ Schedule parse_schedule_json(std::string_view text, const std::string& file,
     doc.object("", {"format", "version", "name", "devices", "microbatches", "chunks", "placement",
                     "microbatch_stages", "device_ops", "fb_pairs"});
     Schedule schedule;
-    schedule.name = doc.has("/name") ? doc.string("/name", max_name_bytes) : default_name;
+    schedule.name = doc.has("/name") ? doc.text("/name", max_name_bytes) : default_name;
     schedule.devices = static_cast<int>(doc.integer("/devices", 1, limits.max_devices));
     schedule.microbatches =
         static_cast<int>(doc.integer("/microbatches", 1, limits.max_microbatches));

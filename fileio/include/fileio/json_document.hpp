@@ -85,6 +85,10 @@ class JsonDocument {
     double number(std::string_view pointer, double min, double max) const;
     /// The string at `pointer`, at most `max_size` bytes.
     const std::string& string(std::string_view pointer, std::size_t max_size) const;
+    /// The string at `pointer` as string() reads it, and printable: no control characters
+    /// (bytes below 0x20 and 0x7f), so a name can go into a terminal, a report or a message as
+    /// it is (an escape sequence would run in the terminal).
+    const std::string& text(std::string_view pointer, std::size_t max_size) const;
 
     /// Checks the header every pipesim JSON format starts with: the root is an object whose
     /// "format" is `tag` (checked first, so another kind of JSON file is named as such) and
