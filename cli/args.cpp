@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -30,12 +32,18 @@ bool ArgReader::next(std::string& flag) {
 }
 
 std::string ArgReader::value(const std::string& flag) {
+    std::string text;
     if (has_pending_) {
         has_pending_ = false;
-        return pending_value_;
+        text = std::move(pending_value_);
+    } else {
+        if (pos_ >= args_.size()) throw UsageError(fmt::format("{} needs a value", flag));
+        text = args_[pos_++];
     }
-    if (pos_ >= args_.size()) throw UsageError(fmt::format("{} needs a value", flag));
-    return args_[pos_++];
+    // No flag takes an empty value; an empty file name (--timeline "", an unset shell
+    // variable) read as "not asked for" and silently wrote nothing.
+    if (text.empty()) throw UsageError(fmt::format("{} needs a value, got an empty one", flag));
+    return text;
 }
 
 void ArgReader::claim_once(std::string_view name, const std::string& given) {
@@ -92,10 +100,26 @@ int parse_int(const std::string& flag, const std::string& text, int min, int max
     return value;
 }
 
+namespace {
+
+// A finite decimal number ("2", "-0.5", "1e-3", "+4"), the whole text: not strtod's
+// hexadecimal floats ("0x1p3"), leading spaces, "inf" or "nan".
+std::optional<double> decimal_number(std::string_view text) {
+    if (text.size() > 1 && text.front() == '+' && text[1] != '-') text.remove_prefix(1);
+    double value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::general);
+    if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value))
+        return std::nullopt;
+    return value == 0 ? 0.0 : value;  // "-0" is 0 (printed "-0" otherwise)
+}
+
+}  // namespace
+
 double parse_number(const std::string& flag, const std::string& text, double min, double max) {
-    char* end = nullptr;
-    const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+    const std::optional<double> number = decimal_number(text);
+    const double value = number.value_or(0);
+    if (!number)
         throw UsageError(fmt::format("{}: expected a number, got {}", flag, quote_arg(text)));
     if (value < min) throw UsageError(fmt::format("{}: must be ≥ {}, got {}", flag, min, text));
     if (value > max) throw UsageError(fmt::format("{}: must be ≤ {:g}, got {}", flag, max, text));
@@ -122,10 +146,9 @@ std::vector<std::vector<double>> parse_cost_triples(const std::string& flag,
             const auto comma = part.find(',', pos);
             const std::string number =
                 part.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-            char* end = nullptr;
-            const double value = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
-            if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value) ||
-                value < 0 || value > 1e30)
+            const std::optional<double> parsed = decimal_number(number);
+            const double value = parsed.value_or(0);
+            if (!parsed || value < 0 || value > 1e30)
                 throw UsageError(fmt::format(
                     "{}: expected numbers F,B,W in 0..1e30 (triples separated by ':'), got "
                     "{} in {}",

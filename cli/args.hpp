@@ -22,7 +22,8 @@ class ArgReader {
 
     /// Moves to the next argument; false at the end. `flag` gets "--costs" for "--costs=1,2,3".
     bool next(std::string& flag);
-    /// The value of the current flag (from "=value" or the next argument).
+    /// The value of the current flag (from "=value" or the next argument); never empty (an
+    /// empty one is a UsageError).
     std::string value(const std::string& flag);
     /// Records that the flag called `name` (its long name) was given as `given`; throws
     /// UsageError if it was given before.

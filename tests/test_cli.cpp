@@ -114,6 +114,11 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
         row{"analyze -s 1f1b -p 4 -m 8 --costs 1,1,1:1,1,1", "give one (a full stage) or p·v = 4"},
         row{"analyze -s 1f1b -p 4 -m 8 --comm -1", "--comm: must be ≥ 0"},
         row{"analyze -s 1f1b -p 4 -m 8 --comm nan", "--comm: expected a number"},
+        // Decimal numbers only: strtod's hexadecimal floats read 0x10 as 16.
+        row{"analyze -s 1f1b -p 4 -m 8 --comm 0x10", "--comm: expected a number, got '0x10'"},
+        row{"analyze -s 1f1b -p 4 -m 8 --costs 0x1p0,1,1", "got '0x1p0' in '0x1p0,1,1'"},
+        // An empty value (an unset shell variable) once meant "no picture" and wrote nothing.
+        row{"analyze -s 1f1b -p 4 -m 8 --timeline=", "--timeline needs a value, got an empty one"},
         row{"analyze -s 1f1b -p 4 -m 8 --mem-w-ratio 2", "--mem-w-ratio: must be in 0..1"},
         row{"analyze -s 1f1b -p 4 -m 8 --frobnicate", "unknown option '--frobnicate'"},
         row{"analyze -s 1f1b -p 4 -m", "-m needs a value"},

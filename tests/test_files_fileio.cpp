@@ -74,6 +74,25 @@ TEST_CASE("files are read whole up to a cap, and written atomically", "[fileio]"
     CHECK(file_stem("runs/a.b.csv") == "a.b");
 }
 
+TEST_CASE("a name as long as the file system allows is written", "[fileio]") {
+    // The temporary file beside it once took the name plus a suffix: past 255 bytes.
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_fileio_long_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    for (const std::size_t length : {230, 240, 255}) {
+        CAPTURE(length);
+        const std::string path = (dir / (std::string(length - 4, 'a') + ".svg")).string();
+        write_file_atomically(path, "x");
+        write_file_atomically(path, "y");
+        CHECK(read_text_file(path, 10) == "y");
+    }
+    CHECK(std::distance(std::filesystem::directory_iterator(dir),
+                        std::filesystem::directory_iterator{}) == 3);
+    CHECK_THROWS_WITH(write_file_atomically((dir / std::string(256, 'b')).string(), "z"),
+                      Catch::EndsWith("File name too long"));
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a file written in pieces is whole or absent", "[fileio]") {
     const auto dir = std::filesystem::temp_directory_path() /
                      ("pipesim_fileio_pieces_" + std::to_string(::getpid()));

@@ -147,10 +147,20 @@ void write_file_atomically(const std::string& requested,
     // O_EXCL with a random suffix instead of mkstemp: the file gets mode 0666 minus the umask
     // (mkstemp's 0600 would need a umask() query, which is process-global and racy).
     std::random_device random;
+    // The temporary file is the target's name and a suffix of at most 24 bytes; a name near
+    // the file system's limit of 255 bytes is cut so that the temporary one still fits (a
+    // 240-byte name failed with "File name too long").
+    constexpr std::size_t longest_name = 255, suffix_bytes = 24;
+    const std::size_t slash = path.rfind('/');
+    const std::size_t name_bytes = path.size() - (slash == std::string::npos ? 0 : slash + 1);
+    const std::string temp_stem =
+        name_bytes + suffix_bytes > longest_name
+            ? path.substr(0, path.size() - (name_bytes + suffix_bytes - longest_name))
+            : path;
     std::string temp;
     int fd = -1;
     for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
-        temp = fmt::format("{}.tmp.{}.{:08x}", path, ::getpid(), random());
+        temp = fmt::format("{}.tmp.{}.{:08x}", temp_stem, ::getpid(), random());
         fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
