@@ -54,6 +54,24 @@ TEST_CASE("interleaved 1F1B with m not a multiple of p runs with a warning", "[c
     CHECK(run_pipesim("analyze -s interleaved-1f1b -p 4 -m 8 -v 2").err.empty());
 }
 
+TEST_CASE("an F&B overlap where it changes nothing runs with a warning saying so", "[cli]") {
+    const auto one = run_pipesim("analyze -s 1f1b -p 4 -m 8 --a2a 1 --overlap-fb 0.5 --json");
+    CHECK(one.exit_code == 0);
+    CHECK(one.err ==
+          "pipesim analyze: warning: --overlap-fb hides all-to-all inside F&B pairs "
+          "(dualpipe, dualpipe-v), which 1f1b has none of: it changes nothing\n");
+    // The figures are those without it.
+    CHECK(nlohmann::json::parse(one.out)["makespan"] ==
+          nlohmann::json::parse(
+              run_pipesim("analyze -s 1f1b -p 4 -m 8 --a2a 1 --json").out)["makespan"]);
+    const auto no_a2a = run_pipesim("analyze -s dualpipe -p 4 -m 8 --overlap-fb 0.5");
+    CHECK(no_a2a.exit_code == 0);
+    CHECK_THAT(no_a2a.err, Catch::Contains("--a2a is 0: it changes nothing"));
+    const auto pairs = run_pipesim("analyze -s dualpipe -p 4 -m 8 --a2a 1 --overlap-fb 0.5");
+    CHECK(pairs.exit_code == 0);
+    CHECK(pairs.err.empty());
+}
+
 TEST_CASE("compare puts schedules side by side with closed-form figures", "[cli]") {
     const auto r = run_pipesim("compare -s 1f1b,zb-h1 -p 4 -m 8 --json");
     REQUIRE(r.exit_code == 0);

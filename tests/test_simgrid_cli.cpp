@@ -64,6 +64,20 @@ TEST_CASE("gradient-reduction overlap flags without data parallelism are refused
     CHECK(ok.exit_code == 0);
 }
 
+TEST_CASE("byte counts for runs without a model are refused with one", "[simgrid][cli]") {
+    // The model gives the bytes between stages and the gradients; the flags were ignored.
+    for (const char* flag : {"--message-bytes 1e6", "--grad-bytes 1e8"}) {
+        const auto r = run_pipesim(
+            std::string("simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 --model zb-1.5b --gpu "
+                        "h100-sxm --mb 1 --dp 2 ") +
+            flag);
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::EndsWith("--message-bytes and --grad-bytes give the bytes of a "
+                                          "run without a model; with --model, the model gives "
+                                          "those between stages and the gradients\n"));
+    }
+}
+
 TEST_CASE("simulate reports whether one replica stood for all (symmetric) or all ran (full)",
           "[simgrid][cli]") {
     using row = std::tuple<std::string, std::string, std::string>;

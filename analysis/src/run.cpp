@@ -273,6 +273,10 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
         throw std::invalid_argument(
             "the all-to-all time and the F&B overlap are options of the analytic replay; the "
             "cluster simulation runs F&B pairs back to back, hiding nothing");
+    if (a.model && (engine.message_bytes > 0 || engine.grad_bytes > 0))
+        throw std::invalid_argument(
+            "--message-bytes and --grad-bytes give the bytes of a run without a model; with "
+            "--model, the model gives those between stages and the gradients");
 
     ClusterRun run;
     run.cluster = engine.cluster.name;
@@ -364,6 +368,20 @@ Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
     }
     pipeline.spec.given.reset();  // the schedule is pipeline.schedule now
     pipeline.warnings = shape_warnings(spec);
+    // A flag that changes nothing for this schedule: said, not refused (compare gives one
+    // flag to schedules with and without F&B pairs).
+    if (spec.fb_overlap > 0) {
+        const auto& pairs = pipeline.schedule.fb_pairs;
+        if (std::all_of(pairs.begin(), pairs.end(), [](const auto& d) { return d.empty(); }))
+            pipeline.warnings.push_back(fmt::format(
+                "--overlap-fb hides all-to-all inside F&B pairs (dualpipe, dualpipe-v), which "
+                "{} has none of: it changes nothing",
+                pipeline.schedule.name));
+        else if (!(spec.all_to_all > 0))
+            pipeline.warnings.push_back(
+                "--overlap-fb hides part of the all-to-all time, and --a2a is 0: it changes "
+                "nothing");
+    }
     derive_costs(pipeline);
     return pipeline;
 }
