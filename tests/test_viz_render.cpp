@@ -4,9 +4,14 @@
 
 #include <expat.h>
 #include <png.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <string>
@@ -215,4 +220,42 @@ TEST_CASE("DOT that Graphviz cannot read is an internal error with Graphviz's wo
     CHECK_THROWS_AS(viz::render_dot("digraph { a -> }", viz::ImageFormat::svg), std::runtime_error);
     CHECK_THROWS_WITH(viz::render_dot("digraph { a -> }", viz::ImageFormat::svg),
                       Catch::Contains("Graphviz could not parse"));
+}
+
+TEST_CASE("a wide timeline's DOT is read by the dot command, its strings in short pieces",
+          "[viz][render]") {
+    // 512 devices draw a background of some 700 KB in one quoted string: the dot command
+    // refused it ("scanning a quoted string ... longer than 16384?"), and the library took
+    // time quadratic in its length.
+    const auto timeline = replayed("1f1b", 512, 2);
+    const std::string dot = viz::timeline_dot(timeline, unit_memory(timeline));
+    // Every quoted string of the text, escapes skipped.
+    std::size_t longest = 0, strings = 0;
+    for (std::size_t i = 0; i < dot.size(); ++i) {
+        if (dot[i] != '"') continue;
+        const std::size_t begin = ++i;
+        while (i < dot.size() && dot[i] != '"')
+            i += dot[i] == '\\' ? 2 : 1;
+        longest = std::max(longest, i - begin);
+        ++strings;
+    }
+    CHECK(strings > 1000);
+    CHECK(longest <= 8192);
+    CHECK(dot.size() > 500000);
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("pipesim_wide_dot_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    { std::ofstream((dir / "t.dot").string()) << dot; }
+    const std::string command = "dot -Tsvg '" + (dir / "t.dot").string() + "' -o '" +
+                                (dir / "t.svg").string() + "' 2> '" + (dir / "err").string() + "'";
+    const int status = std::system(command.c_str());
+    std::ifstream err((dir / "err").string());
+    const std::string message((std::istreambuf_iterator<char>(err)), {});
+    INFO(message);
+    CHECK(status == 0);
+    // The same picture as the library draws.
+    std::ifstream svg((dir / "t.svg").string());
+    const std::string drawn((std::istreambuf_iterator<char>(svg)), {});
+    CHECK(drawn.size() == viz::render_dot(dot, viz::ImageFormat::svg).size());
+    std::filesystem::remove_all(dir);
 }

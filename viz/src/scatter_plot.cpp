@@ -169,8 +169,8 @@ std::string scatter_plot_dot(const ScatterPlot& plot) {
     std::string out = "digraph scatter {\n";
     out += fmt::format(
         "  graph [layout=nop2, bgcolor=white, pad=0.1, fontname=\"{}\", fontsize=13, "
-        "labelloc=t, label=\"{}\",\n         _background=\"{}\"];\n",
-        XdotCanvas::font_name, detail::dot_escape(plot.title), detail::dot_escape(canvas.ops()));
+        "labelloc=t, label=\"{}\",\n         _background={}];\n",
+        XdotCanvas::font_name, detail::dot_escape(plot.title), detail::dot_quoted(canvas.ops()));
     out += fmt::format(
         "  node [style=filled, fixedsize=true, width={0:.4f}, height={0:.4f}, label=\"\", "
         "penwidth=1.2];\n",

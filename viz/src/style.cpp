@@ -65,4 +65,27 @@ std::string dot_escape(std::string_view text) {
     return out;
 }
 
+std::string dot_quoted(std::string_view text) {
+    const std::string escaped = dot_escape(text);
+    std::string out = "\"";
+    out.reserve(escaped.size() + escaped.size() / dot_piece_bytes * 8 + 2);
+    std::size_t begin = 0;
+    while (escaped.size() - begin > dot_piece_bytes) {
+        std::size_t end = begin + dot_piece_bytes;
+        // Not inside a UTF-8 character, nor between a backslash and what it escapes.
+        while (end > begin + 1 && (static_cast<unsigned char>(escaped[end]) & 0xc0) == 0x80)
+            --end;
+        std::size_t backslashes = 0;
+        while (end - backslashes > begin && escaped[end - backslashes - 1] == '\\')
+            ++backslashes;
+        if (backslashes % 2 == 1) --end;
+        out.append(escaped, begin, end - begin);
+        out += "\"\n    + \"";
+        begin = end;
+    }
+    out.append(escaped, begin, std::string::npos);
+    out += '"';
+    return out;
+}
+
 }  // namespace pipesim::viz::detail

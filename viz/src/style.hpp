@@ -2,6 +2,7 @@
 // Colours, names and number formats shared by every picture and the terminal view, so that
 // an F of chunk 1 looks the same everywhere.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -44,5 +45,13 @@ ShownUnit time_axis_unit(double span, const std::string& time_unit);
 
 /// Text escaped for a DOT double-quoted string; control bytes become U+FFFD.
 std::string dot_escape(std::string_view text);
+
+/// Longest piece of one quoted string dot_quoted() writes.
+constexpr std::size_t dot_piece_bytes = 8192;
+/// `text` as a DOT string with its quotes, escaped as dot_escape() does; past dot_piece_bytes,
+/// as pieces joined by DOT's '+' ("…" + "…"). Graphviz's scanner refuses a quoted string over
+/// 16,384 bytes (the `dot` command: "syntax error ... scanning a quoted string"), and in the
+/// library takes time quadratic in its length (a 6 MB picture background: 20 s).
+std::string dot_quoted(std::string_view text);
 
 }  // namespace pipesim::viz::detail
