@@ -145,6 +145,21 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
             "t.csv:1:5: microbatch number '99999999999' is over "
             "the limit of 1048575"},
         row{"t.csv", "0F0,0OVERLAP_F_B0", "t.csv:1:5: expected an action like 2F0"},
+        // Communication actions agree with the compute actions: the rank's own stage, a
+        // microbatch for a send or receive and none for a whole-stage action.
+        row{"t.csv", "0F0,9SEND_F0,0B0\n1F0,1B0",
+            "t.csv:1:5: '9SEND_F0' is for stage 9, which no compute action runs (stages 0..1)"},
+        row{"t.csv", "0F0,1SEND_F0,0B0\n1F0,1B0",
+            "t.csv:1:5: '1SEND_F0' on rank 0 is for stage 1, which runs on rank 1"},
+        row{"t.csv", "0F0,0UNSHARD7,0B0\n1F0,1B0",
+            "t.csv:1:5: '0UNSHARD7': UNSHARD acts on the stage as a whole and names no "
+            "microbatch (PyTorch writes 0UNSHARD)"},
+        row{"t.csv", "0F0,0SEND_F,0B0\n1F0,1B0",
+            "t.csv:1:5: expected a microbatch number after '0SEND_F': SEND_F names the "
+            "microbatch it moves"},
+        row{"t.csv", "0F0,0B0\n1F0,(1RECV_B3;1B0)OVERLAP_F_B",
+            "t.csv:2:6: '1RECV_B3' moves microbatch 3, but the compute actions run "
+            "microbatches 0..0"},
         row{"t.csv", "(0F0;0B0)F",
             "t.csv:1:1: expected OVERLAP_F_B after a parenthesized "
             "group, got 'F' (PyTorch runs only OVERLAP_F_B groups)"},

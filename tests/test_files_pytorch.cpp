@@ -151,10 +151,13 @@ TEST_CASE("read_schedule_file picks the format by extension and names the schedu
 TEST_CASE("every annotation of a large CSV keeps the line and column of its cell", "[files]") {
     const std::string plain =
         schedule_to_pytorch_csv(generate_schedule("1f1b", GeneratorOptions{8, 128, 1, 0}));
-    std::string text;  // a RECV_F before every compute cell
+    std::string text;  // a RECV_F of the rank's own stage before every compute cell
+    int rank = 0;
     for (std::size_t i = 0; i < plain.size(); ++i) {
+        if (i > 0 && plain[i - 1] == '\n') ++rank;
         const bool cell_start = i == 0 || plain[i - 1] == '\n' || plain[i - 1] == ',';
-        if (cell_start && plain[i] != ',' && plain[i] != '\n') text += "0RECV_F1, ";
+        if (cell_start && plain[i] != ',' && plain[i] != '\n')
+            text += std::to_string(rank) + "RECV_F1, ";
         text += plain[i];
     }
     const PytorchCsvImport imported = parse_pytorch_csv(text, "a.csv");

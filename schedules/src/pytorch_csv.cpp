@@ -58,7 +58,22 @@ struct Action {
     bool compute = false;
     Op op;
     int stage = 0;
+    std::string_view type;
 };
+
+// A communication action, checked once the stages' ranks are known.
+struct Communication {
+    int rank = 0;
+    Action action;
+    std::size_t offset = 0;
+    std::string text;
+};
+
+// PyTorch's actions that move or shard a stage's data as a whole (its schedules build them with
+// no microbatch: _Action(stage, UNSHARD, None)); the sends and receives name one.
+bool takes_microbatch(std::string_view type) {
+    return type != "UNSHARD" && type != "RESHARD" && type != "REDUCE_GRAD";
+}
 
 class CsvImporter {
   public:
@@ -93,6 +108,7 @@ class CsvImporter {
     void add_cell(int rank, const detail::CsvCell& cell);
     void add_action(int rank, const Action& action, std::size_t offset);
     void infer_placement(PytorchCsvImport& result) const;
+    void check_communications(int microbatches) const;
 
     std::string_view text_;
     const std::string& file_;
@@ -103,6 +119,7 @@ class CsvImporter {
     std::vector<std::vector<Op>> ops_;
     detail::OpPositions positions_;
     std::vector<CsvAnnotation> annotations_;
+    std::vector<Communication> communications_;
     std::vector<int> stage_rank_;              // −1: not seen yet
     std::vector<std::size_t> stage_first_at_;  // offset of the stage's first op
     int max_microbatch_ = -1;
@@ -128,6 +145,7 @@ Action CsvImporter::parse_action(std::string_view s, std::size_t offset) const {
                                  fileio::quote_excerpt(s.substr(i)), s.substr(0, i)));
     Action action;
     action.stage = static_cast<int>(stage);
+    action.type = type;
     action.compute = compute_pass(type, action.op.pass);
     if (action.compute && mb < 0)
         fail(offset, fmt::format("expected a microbatch number after '{}': compute actions "
@@ -140,7 +158,10 @@ Action CsvImporter::parse_action(std::string_view s, std::size_t offset) const {
 
 void CsvImporter::add_action(int rank, const Action& action, std::size_t offset) {
     const auto stage = static_cast<std::size_t>(action.stage);
-    if (!action.compute) return;
+    if (!action.compute) {
+        communications_.push_back(Communication{rank, action, offset, {}});
+        return;
+    }
     if (stage >= stage_rank_.size()) {
         stage_rank_.resize(stage + 1, -1);
         stage_first_at_.resize(stage + 1, 0);
@@ -176,6 +197,7 @@ void CsvImporter::add_cell(int rank, const detail::CsvCell& cell) {
         const Action action = parse_action(s, offset);
         if (!action.compute) annotate();
         add_action(rank, action, offset);
+        if (!action.compute) communications_.back().text = std::string(s);
         return;
     }
     // "(0F1;1B0)OVERLAP_F_B": sub-actions up to the first ')', then the group's type.
@@ -197,7 +219,9 @@ void CsvImporter::add_cell(int rank, const detail::CsvCell& cell) {
         if (!part.empty()) {
             const std::size_t part_offset =
                 offset + static_cast<std::size_t>(part.data() - s.data());
-            add_action(rank, parse_action(part, part_offset), part_offset);
+            const Action action = parse_action(part, part_offset);
+            add_action(rank, action, part_offset);
+            if (!action.compute) communications_.back().text = std::string(part);
             ++subs;
         }
         start = end + 1;
@@ -236,6 +260,36 @@ void CsvImporter::infer_placement(PytorchCsvImport& result) const {
     result.placement = classify_placement(schedule.stage_device, ranks);
 }
 
+// What the compute actions fixed, the communication actions must agree with: their stage is
+// one of the rank's own, and a send or receive names a microbatch the schedule has.
+void CsvImporter::check_communications(int microbatches) const {
+    const auto stages = static_cast<int>(stage_rank_.size());
+    for (const Communication& c : communications_) {
+        const Action& a = c.action;
+        if (a.stage >= stages)
+            fail(c.offset, fmt::format("'{}' is for stage {}, which no compute action runs "
+                                       "(stages 0..{})",
+                                       c.text, a.stage, stages - 1));
+        const int owner = stage_rank_[static_cast<std::size_t>(a.stage)];
+        if (owner != c.rank)
+            fail(c.offset, fmt::format("'{}' on rank {} is for stage {}, which runs on rank {}",
+                                       c.text, c.rank, a.stage, owner));
+        const int mb = a.op.microbatch;
+        if (!takes_microbatch(a.type) && mb >= 0)
+            fail(c.offset, fmt::format("'{}': {} acts on the stage as a whole and names no "
+                                       "microbatch (PyTorch writes {}{})",
+                                       c.text, a.type, a.stage, a.type));
+        if (takes_microbatch(a.type) && mb < 0)
+            fail(c.offset, fmt::format("expected a microbatch number after '{}': {} names the "
+                                       "microbatch it moves",
+                                       c.text, a.type));
+        if (takes_microbatch(a.type) && mb >= microbatches)
+            fail(c.offset, fmt::format("'{}' moves microbatch {}, but the compute actions run "
+                                       "microbatches 0..{}",
+                                       c.text, mb, microbatches - 1));
+    }
+}
+
 PytorchCsvImport CsvImporter::run(const std::string& name) {
     if (text_.size() > limits_.max_bytes)
         throw fileio::ParseError(file_, fileio::TextPosition{},
@@ -263,6 +317,7 @@ PytorchCsvImport CsvImporter::run(const std::string& name) {
     schedule.devices = static_cast<int>(rows.size());
     schedule.microbatches = max_microbatch_ + 1;
     infer_placement(result);
+    check_communications(schedule.microbatches);
     schedule.device_ops = std::move(ops_);
     result.annotations = std::move(annotations_);
     detail::check_op_budget(schedule, total_ops_, file_);
