@@ -132,6 +132,7 @@ int run_compare(const std::vector<std::string>& args) {
     }
     pipeline.finish();
     if (json && csv) throw UsageError("--json and --csv are alternatives: give one of them");
+    analysis::check_comparison_shape(pipeline.spec(), names);
     if (!html.empty()) {
         viz::check_html_report("--html", html);
         check_output_files({{"--html", html}});

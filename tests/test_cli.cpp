@@ -150,6 +150,11 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
             "2p = 8, as Megatron-LM's interleaved schedule runs it; got m = 6"},
         row{"analyze -s interleaved-1f1b -p 4 -m 8 --no-overlap-p2p-communication --a2a 1",
             "--a2a and --overlap-fb do not apply"},
+        // A shape none of the compared schedules takes was dropped silently.
+        row{"compare -s 1f1b,zb-h1 -p 4 -m 8 -v 2",
+            "-v 2: none of 1f1b, zb-h1 runs with v = 2, so it would change nothing"},
+        row{"compare -s 1f1b,zb-h1 -p 4 -m 8 --group-size 4",
+            "--group-size 4: none of 1f1b, zb-h1 runs microbatches in groups"},
         row{"frobnicate", "pipesim: unknown command 'frobnicate' (see 'pipesim --help')"},
         row{"", "pipesim: missing command (see 'pipesim --help')"},
         row{"list extra", "list takes no arguments, got 'extra'"},

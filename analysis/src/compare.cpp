@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "schedules/schedule_file.hpp"
 
@@ -17,6 +18,27 @@ GeneratorOptions comparison_shape(const std::string& name, GeneratorOptions shap
         shape.chunks = 0;
     if (!g->takes_group_size) shape.group_size = 0;
     return shape;
+}
+
+void check_comparison_shape(const PipelineSpec& spec, const std::vector<std::string>& names) {
+    const GeneratorOptions& shape = spec.generator;
+    const auto none_takes = [&](auto&& takes) {
+        return std::none_of(names.begin(), names.end(),
+                            [&](const std::string& name) { return takes(name); });
+    };
+    const std::string listed = fmt::format("{}", fmt::join(names, ", "));
+    if (shape.chunks != 0 && none_takes([&](const std::string& name) {
+            return comparison_shape(name, shape).chunks == shape.chunks;
+        }))
+        throw std::invalid_argument(
+            fmt::format("-v {}: none of {} runs with v = {}, so it would change nothing",
+                        shape.chunks, listed, shape.chunks));
+    if (shape.group_size != 0 && none_takes([&](const std::string& name) {
+            return comparison_shape(name, shape).group_size == shape.group_size;
+        }))
+        throw std::invalid_argument(fmt::format(
+            "--group-size {}: none of {} runs microbatches in groups, so it would change nothing",
+            shape.group_size, listed));
 }
 
 PipelineSpec comparison_spec(const std::string& name, const PipelineSpec& spec) {
@@ -64,6 +86,7 @@ void add_to_comparison(Comparison& comparison, const std::string& name, const An
 
 Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names,
                    bool post_validation) {
+    check_comparison_shape(spec, names);
     Comparison comparison;
     for (const std::string& name : names) {
         try {
