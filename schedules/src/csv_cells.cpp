@@ -87,7 +87,9 @@ std::vector<CsvRow> split_csv(std::string_view text, const std::string& file,
                                              csv_max_cell_bytes));
             const std::string_view stripped = strip_python_space(raw);
             const auto lead = static_cast<std::size_t>(stripped.data() - raw.data());
-            row.cells.push_back(CsvCell{std::string(stripped), content_start + lead});
+            // An empty cell (an idle step) is not kept: a file of commas held 45 bytes each.
+            if (!stripped.empty())
+                row.cells.push_back(CsvCell{std::string(stripped), content_start + lead});
             if (i < n && text[i] == ',') {
                 ++i;
                 continue;

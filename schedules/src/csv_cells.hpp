@@ -15,8 +15,10 @@ struct CsvCell {
 };
 
 struct CsvRow {
-    std::vector<CsvCell> cells;  ///< empty for a blank line
-    std::size_t offset = 0;      ///< byte offset of the row's first character
+    /// The cells with text, in order: empty ones (idle steps) are left out, and a blank line
+    /// has none.
+    std::vector<CsvCell> cells;
+    std::size_t offset = 0;  ///< byte offset of the row's first character
 };
 
 /// Python's field size limit (csv.field_size_limit() default).

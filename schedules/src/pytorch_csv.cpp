@@ -185,7 +185,6 @@ void CsvImporter::add_action(int rank, const Action& action, std::size_t offset)
 void CsvImporter::add_cell(int rank, const detail::CsvCell& cell) {
     const std::string_view s = cell.text;
     const std::size_t offset = cell.content_offset;
-    if (s.empty()) return;  // an idle step
     auto annotate = [&] {
         const fileio::TextPosition where = cursor_.position(offset);
         annotations_.push_back(
