@@ -2,9 +2,11 @@
 // Runs a piece of a test in a forked child process. SimGrid allows one engine per process,
 // so a test that simulates several configurations runs each in its own child.
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -49,6 +51,21 @@ std::string run_in_child(Body&& body) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return "child died: status " + std::to_string(status) + "; output: " + out;
     return out;
+}
+
+/// In a child process: caps this process's address space (ulimit -v) at what it uses now plus
+/// `extra_bytes`. False if the cap could not be set.
+inline bool cap_address_space(std::size_t extra_bytes) {
+    std::FILE* statm = std::fopen("/proc/self/statm", "r");
+    if (statm == nullptr) return false;
+    unsigned long pages = 0;
+    const bool read = std::fscanf(statm, "%lu", &pages) == 1;
+    std::fclose(statm);
+    if (!read) return false;
+    rlimit limit{};
+    limit.rlim_cur = limit.rlim_max =
+        static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + extra_bytes;
+    return ::setrlimit(RLIMIT_AS, &limit) == 0;
 }
 
 }  // namespace pipesim::test

@@ -2,7 +2,6 @@
 #include <catch2/catch.hpp>
 
 #include <malloc.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -292,14 +291,7 @@ TEST_CASE("a JSON text too large for the memory left is refused before it is par
     // and ends the process; read, the text is refused in one line.
     const std::string message = test::run_in_child([]() -> std::string {
         std::string text = repeated("[", "{}", 20'000'000, "]");
-        rlimit limit{};
-        std::ifstream statm("/proc/self/statm");
-        double pages = 0;
-        statm >> pages;
-        limit.rlim_cur = limit.rlim_max =
-            static_cast<rlim_t>(pages * static_cast<double>(::sysconf(_SC_PAGESIZE))) +
-            (rlim_t{400} << 20);
-        if (::setrlimit(RLIMIT_AS, &limit) != 0) return "setrlimit failed";
+        if (!test::cap_address_space(std::size_t{400} << 20)) return "setrlimit failed";
         try {
             const JsonDocument doc("huge.json", std::move(text));
             return "parsed";

@@ -1,9 +1,4 @@
 // PyTorch pipelining CSV: hand-written files import with the right placement and timing.
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <fstream>
-
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -182,14 +177,7 @@ TEST_CASE("idle steps cost no memory: a file of 20 million empty cells reads in 
     // Each empty cell was kept as a cell (45 bytes): 20 MB of commas needed about 1 GB.
     const std::string message = test::run_in_child([]() -> std::string {
         const std::string text = "0F0," + std::string(20'000'000, ',') + "0B0\n";
-        rlimit limit{};
-        std::ifstream statm("/proc/self/statm");
-        double pages = 0;
-        statm >> pages;
-        limit.rlim_cur = limit.rlim_max =
-            static_cast<rlim_t>(pages * static_cast<double>(::sysconf(_SC_PAGESIZE))) +
-            (rlim_t{300} << 20);
-        if (::setrlimit(RLIMIT_AS, &limit) != 0) return "setrlimit failed";
+        if (!test::cap_address_space(std::size_t{300} << 20)) return "setrlimit failed";
         const PytorchCsvImport imported = parse_pytorch_csv(text, "idle.csv");
         return std::to_string(imported.schedule.op_count());
     });
