@@ -196,6 +196,7 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
         entries.push_back(std::move(e));
     }
     if (o.progress) o.progress(planned.size(), planned.size(), "");
+    const std::string best_label = entries.empty() ? "" : entries[best_entry].label;
     std::stable_sort(entries.begin(), entries.end(), before);
     if (entries.empty() || !entries.front().fits) {
         double least = 0;
@@ -211,7 +212,17 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
             o.memory_limit, o.devices, o.microbatches, needs));
     }
     SearchResult result;
-    result.best = std::move(best);
+    // Ties within eps need not order transitively: should the sort put another first than
+    // the running best, that one is built again (labels are unique), so that the schedule
+    // returned is always the ranking's first.
+    if (entries.front().label == best_label) {
+        result.best = std::move(best);
+    } else {
+        const auto front = std::find_if(planned.begin(), planned.end(), [&](const Candidate& c) {
+            return c.label == entries.front().label;
+        });
+        result.best = front->build();
+    }
     result.ranking = std::move(entries);
     // The ranking orders the fitting candidates by rank, then peak: one is beaten on neither
     // by those before it exactly when its peak is below all of theirs. Peaks within 0.1 % of
