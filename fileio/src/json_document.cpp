@@ -297,14 +297,14 @@ double JsonDocument::estimated_bytes(std::string_view text, int max_depth) {
 
 JsonDocument::JsonDocument(std::string file, std::string text, const JsonLimits& limits)
     : file_(std::move(file)), text_(std::move(text)) {
-    // Refused before parsing: nlohmann cannot unwind a DOM it ran out of memory building (its
-    // destructor allocates, so std::bad_alloc there ends the process).
     // nlohmann's lexer takes a NUL byte for the end of the text and ignores what follows; no
     // JSON text has one (inside a string it is written \u0000).
     if (const std::size_t nul = text_.find('\0'); nul != std::string::npos)
         throw ParseError(file_, position_at(text_, nul),
                          "invalid JSON: a NUL byte (JSON text has none; is this a binary file?)");
-    // (Small documents skip asking the system what is left: most files read are a few KB.)
+    // Refused before parsing: nlohmann cannot unwind a DOM it ran out of memory building (its
+    // destructor allocates, so std::bad_alloc there ends the process). Small documents skip
+    // asking the system what is left: most files read are a few KB.
     constexpr double ask_from = 64.0 * 1024 * 1024;
     if (const double bytes = estimated_bytes(text_, limits.max_depth); bytes > ask_from)
         check_memory(bytes, memory_budget(), fmt::format("reading {}", file_));
