@@ -27,17 +27,30 @@ schedule files (--mem-w-ratio also for saved timelines without a memory model):
 )";
 
 // The timeline in `path` and its memory model: a saved timeline as is, a schedule replayed.
-viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bool have_costs) {
+viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bool have_costs,
+                        const viz::VizOutputs& outputs) {
     // Standard input is read once, then tried as a timeline and as a schedule.
     const bool standard_input = fileio::is_standard_stream(path);
     const std::string text = standard_input
                                  ? fileio::read_text_file(path, viz::TimelineFileLimits{}.max_bytes)
                                  : std::string();
     if (fileio::file_extension(path) != ".csv") {
+        // A saved timeline too large for the picture is refused from its header, before the
+        // whole file is parsed (p = m = 1,024: 40 s and 3.7 GB only to be refused).
+        const std::string timeline_text =
+            standard_input ? text
+                           : fileio::read_text_file(path, viz::TimelineFileLimits{}.max_bytes);
+        const std::size_t max_ops = outputs.picture.max_ops;
+        if (const auto least = viz::timeline_min_ops(timeline_text);
+            !outputs.timeline_picture.empty() && least && *least > static_cast<double>(max_ops))
+            throw std::invalid_argument(fmt::format(
+                "the timeline picture draws every op: {}'s p·v·m says at least {:.0f} ops, more "
+                "than the {} it draws (use fewer microbatches, or --trace for Perfetto or "
+                "--gantt)",
+                standard_input ? "standard input" : path, *least, max_ops));
         try {
-            viz::SavedTimeline saved = standard_input
-                                           ? viz::parse_timeline_json(text, "standard input")
-                                           : viz::read_timeline_file(path);
+            viz::SavedTimeline saved =
+                viz::parse_timeline_json(timeline_text, standard_input ? "standard input" : path);
             if (have_costs)
                 throw UsageError(
                     fmt::format("{} is a saved timeline: its times are fixed, so "
@@ -96,7 +109,7 @@ int run_render(const std::vector<std::string>& args) {
     check_output_formats(outputs);
     check_viz_flags(outputs, "-o");
     check_output_files(output_files(outputs));
-    const viz::SavedTimeline saved = load(input, spec, have_costs);
+    const viz::SavedTimeline saved = load(input, spec, have_costs, outputs);
     outputs.picture.memory_in_bytes = saved.memory_in_bytes;
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
     return 0;

@@ -45,6 +45,26 @@ TEST_CASE("analyze writes the picture, dependency graph, trace and saved timelin
     CHECK(dir.files() == 4);  // no temporary files left
 }
 
+TEST_CASE("render refuses a picture of too many ops from the file's header", "[viz][cli]") {
+    // The header claims p = m = 1,024 (at least 2,097,152 ops); the rest of the file is never
+    // read: a whole file of that size took 40 s and 3.7 GB to parse before being refused.
+    TempDir dir;
+    std::ofstream(dir / "big.json")
+        << R"({"format": "pipesim-timeline", "version": 1, "schedule": "1f1b", "devices": 1024,
+  "microbatches": 1024, "chunks": 1, "time_unit": "unit", "stage_device": [0],
+  "device_ops": [ not read)";
+    const auto r = run_pipesim("render " + (dir / "big.json") + " -o " + (dir / "t.svg"));
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "pipesim render: the timeline picture draws every op: " + (dir / "big.json") +
+                       "'s p·v·m says at least 2097152 ops, more than the 200000 it draws (use "
+                       "fewer microbatches, or --trace for Perfetto or --gantt)\n");
+    CHECK(dir.files() == 1);
+    // Without a picture the whole file is read, and its error found.
+    const auto gantt = run_pipesim("render " + (dir / "big.json") + " --gantt");
+    CHECK(gantt.exit_code == 2);
+    CHECK_THAT(gantt.err, Catch::Contains("invalid JSON"));
+}
+
 TEST_CASE("render draws a saved timeline exactly as analyze drew it", "[viz][cli]") {
     TempDir dir;
     REQUIRE(run_pipesim("analyze -s interleaved-1f1b -p 4 -m 8 -v 2 --mem-w-ratio 0.5 --comm 0.1 "

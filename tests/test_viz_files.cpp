@@ -228,3 +228,26 @@ TEST_CASE("the example in docs/timeline-format.md is what the replay saves", "[v
     REQUIRE(saved.memory.has_value());
     CHECK(saved.memory->activation == unit_memory(saved.timeline).activation);
 }
+
+TEST_CASE("a saved timeline's header gives the fewest ops it can hold", "[viz]") {
+    const pipesim::Timeline one = replayed("1f1b", 4, 8);
+    CHECK(viz::timeline_min_ops(viz::timeline_json(one)) == Approx(2 * 4 * 8));
+    const pipesim::Timeline looped = replayed("interleaved-1f1b", 4, 8, 2);
+    CHECK(viz::timeline_min_ops(viz::timeline_json(looped)) == Approx(2 * 4 * 2 * 8));
+    // Every op of a complete timeline counted, the bound holds (zb-h1 splits its backwards).
+    const pipesim::Timeline split = replayed("zb-h1", 4, 8);
+    std::size_t ops = 0;
+    for (const auto& list : split.device_ops)
+        ops += list.size();
+    CHECK(*viz::timeline_min_ops(viz::timeline_json(split)) <= static_cast<double>(ops));
+    // Where the header does not say, the full reader decides: per-microbatch stage ranges
+    // (DualPipe), keys in another order, another format, broken JSON.
+    CHECK_FALSE(viz::timeline_min_ops(viz::timeline_json(replayed("dualpipe", 4, 8))));
+    CHECK_FALSE(viz::timeline_min_ops(
+        R"({"device_ops": [], "format": "pipesim-timeline", "devices": 2, "microbatches": 2,
+           "chunks": 1})"));
+    CHECK_FALSE(viz::timeline_min_ops(
+        R"({"format": "pipesim-schedule", "devices": 2, "microbatches": 2, "chunks": 1,
+           "device_ops": []})"));
+    CHECK_FALSE(viz::timeline_min_ops(R"({"format": "pipesim-timeline", "devices": 2,)"));
+}

@@ -393,6 +393,66 @@ std::string timeline_json(const Timeline& t, const MemoryModel* memory, bool mem
     return text;
 }
 
+namespace {
+
+// SAX events of a timeline's top-level keys up to "device_ops", where it stops the parse.
+class HeaderReader : public nlohmann::json_sax<nlohmann::json> {
+  public:
+    bool timeline = false, ranges = false, reached_ops = false;
+    double devices = 0, microbatches = 0, chunks = 0;
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t value) override {
+        return number(static_cast<double>(value));
+    }
+    bool number_unsigned(number_unsigned_t value) override {
+        return number(static_cast<double>(value));
+    }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t& value) override {
+        if (depth_ == 1 && key_ == "format") timeline = value == "pipesim-timeline";
+        return true;
+    }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return ++depth_, true; }
+    bool end_object() override { return --depth_, true; }
+    bool start_array(std::size_t) override { return ++depth_, true; }
+    bool end_array() override { return --depth_, true; }
+    bool key(string_t& key) override {
+        if (depth_ != 1) return true;
+        key_ = key;
+        if (key == "microbatch_stages") ranges = true;
+        reached_ops = key == "device_ops";
+        return !reached_ops;  // stop: the header is read
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
+
+  private:
+    bool number(double value) {
+        if (depth_ == 1 && key_ == "devices") devices = value;
+        if (depth_ == 1 && key_ == "microbatches") microbatches = value;
+        if (depth_ == 1 && key_ == "chunks") chunks = value;
+        return true;
+    }
+
+    int depth_ = 0;
+    std::string key_;
+};
+
+}  // namespace
+
+std::optional<double> timeline_min_ops(std::string_view text) {
+    HeaderReader header;
+    nlohmann::json::sax_parse(text, &header, nlohmann::json::input_format_t::json, false);
+    if (!header.reached_ops || !header.timeline || header.ranges || !(header.devices >= 1) ||
+        !(header.microbatches >= 1) || !(header.chunks >= 1))
+        return std::nullopt;
+    return 2 * header.devices * header.chunks * header.microbatches;
+}
+
 SavedTimeline parse_timeline_json(std::string text, std::string source,
                                   const TimelineFileLimits& limits) {
     const fileio::JsonDocument doc(std::move(source), std::move(text));

@@ -60,6 +60,13 @@ void write_timeline_json(const Timeline& timeline, const MemoryModel* memory, bo
 SavedTimeline parse_timeline_json(std::string text, std::string source,
                                   const TimelineFileLimits& limits = {});
 
+/// The fewest ops the saved timeline `text` can hold, read from its header alone (the keys
+/// before "device_ops", as timeline_json() writes them): with no "microbatch_stages", every
+/// microbatch runs an F and a backward on each of the p·v stages, 2·p·v·m ops. Empty where
+/// the header does not say (another key order, microbatch_stages, not a timeline, bad JSON):
+/// the full reader decides then. Lets a picture's op cap refuse a file before parsing it.
+std::optional<double> timeline_min_ops(std::string_view text);
+
 /// Reads and parses `path`. Throws like parse_timeline_json, or std::invalid_argument when
 /// the file cannot be read or is over the size limit.
 SavedTimeline read_timeline_file(const std::string& path, const TimelineFileLimits& limits = {});
