@@ -29,28 +29,25 @@ schedule files (--mem-w-ratio also for saved timelines without a memory model):
 // The timeline in `path` and its memory model: a saved timeline as is, a schedule replayed.
 viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bool have_costs,
                         const viz::VizOutputs& outputs) {
-    // Standard input is read once, then tried as a timeline and as a schedule.
+    // Standard input and JSON files are read once, then tried as a timeline and as a schedule.
     const bool standard_input = fileio::is_standard_stream(path);
-    const std::string text = standard_input
-                                 ? fileio::read_text_file(path, viz::TimelineFileLimits{}.max_bytes)
-                                 : std::string();
-    if (fileio::file_extension(path) != ".csv") {
+    const std::string source = standard_input ? "standard input" : path;
+    if (!standard_input && fileio::file_extension(path) == ".csv") {
+        spec.given = read_schedule_file(path);
+    } else {
+        const std::string text = fileio::read_text_file(path, viz::TimelineFileLimits{}.max_bytes);
         // A saved timeline too large for the picture is refused from its header, before the
         // whole file is parsed (p = m = 1,024: 40 s and 3.7 GB only to be refused).
-        const std::string timeline_text =
-            standard_input ? text
-                           : fileio::read_text_file(path, viz::TimelineFileLimits{}.max_bytes);
         const std::size_t max_ops = outputs.picture.max_ops;
-        if (const auto least = viz::timeline_min_ops(timeline_text);
+        if (const auto least = viz::timeline_min_ops(text);
             !outputs.timeline_picture.empty() && least && *least > static_cast<double>(max_ops))
             throw std::invalid_argument(fmt::format(
                 "the timeline picture draws every op: {}'s p·v·m says at least {:.0f} ops, more "
                 "than the {} it draws (use fewer microbatches, or --trace for Perfetto or "
                 "--gantt)",
-                standard_input ? "standard input" : path, *least, max_ops));
+                source, *least, max_ops));
         try {
-            viz::SavedTimeline saved =
-                viz::parse_timeline_json(timeline_text, standard_input ? "standard input" : path);
+            viz::SavedTimeline saved = viz::parse_timeline_json(text, source);
             if (have_costs)
                 throw UsageError(
                     fmt::format("{} is a saved timeline: its times are fixed, so "
@@ -65,8 +62,8 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bo
         } catch (const viz::NotATimeline&) {
             // Valid JSON without the timeline tag: read it as a schedule below.
         }
+        spec.given = parse_schedule_file(text, path);
     }
-    spec.given = standard_input ? parse_schedule_file(text, path) : read_schedule_file(path);
     analysis::Analysis result = analysis::run(spec);
     return viz::SavedTimeline{std::move(result.timeline), std::move(result.memory),
                               result.model.has_value()};

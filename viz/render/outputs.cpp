@@ -33,15 +33,16 @@ std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
                           const VizOutputs& outputs) {
     check_outputs(outputs);
     // Drawn first: the pictures are what may still refuse (too many ops).
-    std::string picture, graph;
-    if (!outputs.timeline_picture.empty())
-        picture = render_dot(
-            timeline_dot(timeline, memory, outputs.picture),
-            image_format_for_path(outputs.timeline_picture, outputs.format_without_extension));
-    if (!outputs.dependency_graph.empty())
-        graph = render_dot(
-            dependency_graph_dot(timeline),
-            image_format_for_path(outputs.dependency_graph, outputs.format_without_extension));
+    const auto draw = [&](const std::string& path, const std::string& dot) {
+        return render_dot(dot, image_format_for_path(path, outputs.format_without_extension));
+    };
+    const std::string picture =
+        outputs.timeline_picture.empty()
+            ? std::string()
+            : draw(outputs.timeline_picture, timeline_dot(timeline, memory, outputs.picture));
+    const std::string graph = outputs.dependency_graph.empty()
+                                  ? std::string()
+                                  : draw(outputs.dependency_graph, dependency_graph_dot(timeline));
     if (!outputs.saved_timeline.empty())
         save_timeline_file(outputs.saved_timeline, timeline, &memory,
                            outputs.picture.memory_in_bytes);
