@@ -34,8 +34,13 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bo
     const std::string source = standard_input ? "standard input" : path;
     if (!standard_input && fileio::file_extension(path) == ".csv") {
         spec.given = read_schedule_file(path);
+    } else if (const std::string text =
+                   fileio::read_text_file(path, viz::TimelineFileLimits{}.max_bytes);
+               !starts_as_json_object(text)) {
+        // Not a JSON object, so not a saved timeline: PyTorch's CSV on standard input or in a
+        // file without an extension (or a JSON schedule file's own error).
+        spec.given = parse_schedule_file(text, path);
     } else {
-        const std::string text = fileio::read_text_file(path, viz::TimelineFileLimits{}.max_bytes);
         // A saved timeline too large for the picture is refused from its header, before the
         // whole file is parsed (p = m = 1,024: 40 s and 3.7 GB only to be refused).
         const std::size_t max_ops = outputs.picture.max_ops;

@@ -84,6 +84,30 @@ TEST_CASE("a schedule read from standard input gives the same analysis as from i
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE(
+    "render reads a PyTorch CSV schedule from standard input and from a file without "
+    "an extension",
+    "[files][cli][streams][viz]") {
+    const auto dir = scratch_dir("render_csv");
+    // The picture's title is the schedule's name, the input's stem ("stdin" for standard
+    // input), so the file is named to match and the three pictures must be the same text.
+    const auto csv = dir / "stdin.csv";
+    REQUIRE(run_pipesim("analyze -s 1f1b -p 2 -m 4 --save " + csv.string()).exit_code == 0);
+    std::filesystem::copy_file(csv, dir / "stdin");
+    const auto from_file = run_pipesim("render " + csv.string() + " -o - --format dot");
+    REQUIRE(from_file.exit_code == 0);
+    CHECK(from_file.out.find("label=\"stdin   p=2 m=4") != std::string::npos);
+    const auto from_stdin = run_pipesim("render - -o - --format dot", csv.string());
+    CHECK(from_stdin.err == "");
+    REQUIRE(from_stdin.exit_code == 0);
+    const auto no_extension =
+        run_pipesim("render " + (dir / "stdin").string() + " -o - --format dot");
+    REQUIRE(no_extension.exit_code == 0);
+    CHECK(from_stdin.out == from_file.out);
+    CHECK(no_extension.out == from_file.out);
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("convert reads '-' by its content and writes '-' in the named format",
           "[files][cli][streams]") {
     const auto dir = scratch_dir("convert");

@@ -29,11 +29,8 @@ std::optional<ScheduleFormat> format_of_name(const std::string& path) {
         path, ext));
 }
 
-// pipesim's schedule JSON is an object; PyTorch's CSV starts with a cell.
 ScheduleFormat format_of_content(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t\r\n");
-    return first != std::string_view::npos && text[first] == '{' ? ScheduleFormat::json
-                                                                 : ScheduleFormat::csv;
+    return starts_as_json_object(text) ? ScheduleFormat::json : ScheduleFormat::csv;
 }
 
 std::optional<ScheduleFormat> parse_format(std::string_view format) {
@@ -43,6 +40,11 @@ std::optional<ScheduleFormat> parse_format(std::string_view format) {
 }
 
 }  // namespace
+
+bool starts_as_json_object(std::string_view text) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    return first != std::string_view::npos && text[first] == '{';
+}
 
 bool is_schedule_file_format(std::string_view format) {
     return parse_format(format).has_value();

@@ -42,6 +42,11 @@ Schedule parse_schedule_file(std::string_view text, const std::string& path,
 void write_schedule_file(const Schedule& schedule, const std::string& path,
                          std::string_view format = {});
 
+/// Whether `text`, read by content (standard input, a name without an extension), is JSON:
+/// pipesim's schedule JSON is an object (so is a saved timeline); PyTorch's CSV starts with
+/// a cell.
+bool starts_as_json_object(std::string_view text);
+
 /// Whether `format` names a schedule file format: "json" or "csv".
 bool is_schedule_file_format(std::string_view format);
 
