@@ -47,9 +47,9 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bo
         if (const auto least = viz::timeline_min_ops(text);
             !outputs.timeline_picture.empty() && least && *least > static_cast<double>(max_ops))
             throw std::invalid_argument(fmt::format(
-                "the timeline picture draws every op: {}'s p·v·m says at least {:.0f} ops, more "
-                "than the {} it draws (use fewer microbatches, or --trace for Perfetto or "
-                "--gantt)",
+                "the timeline picture draws every op: {}'s header says at least {:.0f} ops (an "
+                "F and a backward per microbatch and stage), more than the {} it draws (use "
+                "fewer microbatches, or --trace for Perfetto or --gantt)",
                 source, *least, max_ops));
         try {
             viz::SavedTimeline saved = viz::parse_timeline_json(text, source);

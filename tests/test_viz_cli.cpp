@@ -1,5 +1,6 @@
 // The picture flags of `pipesim analyze` and `pipesim render`: files written, bad input.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -56,9 +57,25 @@ TEST_CASE("render refuses a picture of too many ops from the file's header", "[v
     const auto r = run_pipesim("render " + (dir / "big.json") + " -o " + (dir / "t.svg"));
     CHECK(r.exit_code == 2);
     CHECK(r.err == "pipesim render: the timeline picture draws every op: " + (dir / "big.json") +
-                       "'s p·v·m says at least 2097152 ops, more than the 200000 it draws (use "
-                       "fewer microbatches, or --trace for Perfetto or --gantt)\n");
+                       "'s header says at least 2097152 ops (an F and a backward per "
+                       "microbatch and stage), more than the 200000 it draws (use fewer "
+                       "microbatches, or --trace for Perfetto or --gantt)\n");
     CHECK(dir.files() == 1);
+    // DualPipe's header gives each microbatch's range of stages instead: 4,096 microbatches
+    // over 32 of the 64 stages each, 262,144 ops at least.
+    std::string ranges;
+    for (int mb = 0; mb < 4096; ++mb)
+        ranges += fmt::format("{}[{}, {}]", mb ? ", " : "", mb % 2 ? 32 : 0, mb % 2 ? 63 : 31);
+    std::ofstream(dir / "dual.json")
+        << R"({"format": "pipesim-timeline", "version": 1, "schedule": "dualpipe", "devices": 32,
+  "microbatches": 4096, "chunks": 2, "time_unit": "unit", "stage_device": [0],
+  "microbatch_stages": [)" +
+               ranges + R"(],
+  "device_ops": [ not read)";
+    const auto dual = run_pipesim("render " + (dir / "dual.json") + " -o " + (dir / "t.svg"));
+    CHECK(dual.exit_code == 2);
+    CHECK_THAT(dual.err, Catch::Contains("dual.json's header says at least 262144 ops"));
+    CHECK(dir.files() == 2);
     // Without a picture the whole file is read, and its error found.
     const auto gantt = run_pipesim("render " + (dir / "big.json") + " --gantt");
     CHECK(gantt.exit_code == 2);

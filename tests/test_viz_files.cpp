@@ -240,9 +240,34 @@ TEST_CASE("a saved timeline's header gives the fewest ops it can hold", "[viz]")
     for (const auto& list : split.device_ops)
         ops += list.size();
     CHECK(*viz::timeline_min_ops(viz::timeline_json(split)) <= static_cast<double>(ops));
-    // Where the header does not say, the full reader decides: per-microbatch stage ranges
-    // (DualPipe), keys in another order, another format, broken JSON.
-    CHECK_FALSE(viz::timeline_min_ops(viz::timeline_json(replayed("dualpipe", 4, 8))));
+    // Per-microbatch stage ranges (DualPipe: half the microbatches on stages 0–3, half on
+    // 4–7): an F and a backward per microbatch on each stage of its range.
+    const pipesim::Timeline dual = replayed("dualpipe", 4, 8);
+    REQUIRE(dual.microbatch_stages.size() == 8);
+    std::size_t dual_ops = 0;
+    for (const auto& list : dual.device_ops)
+        dual_ops += list.size();
+    CHECK(viz::timeline_min_ops(viz::timeline_json(dual)) == Approx(2 * 4 * 8));
+    CHECK(2 * 4 * 8 <= dual_ops);
+    // Where the header does not say, the full reader decides: ranges that are not pairs of
+    // stages, one range too few, keys in another order, another format, broken JSON.
+    const std::string dual_text = viz::timeline_json(dual);
+    const auto with_ranges = [&](const std::string& ranges) {
+        const auto at = dual_text.find("\"microbatch_stages\": [");
+        const auto end = dual_text.find("],\n", at);
+        return dual_text.substr(0, at) + "\"microbatch_stages\": " + ranges + ",\n" +
+               dual_text.substr(end + 3);
+    };
+    CHECK(viz::timeline_min_ops(
+              with_ranges("[[0, 3], [0, 3], [0, 3], [0, 3], [4, 7], [4, 7], [4, 7], [4, 7]]")) ==
+          Approx(2 * 4 * 8));
+    CHECK_FALSE(viz::timeline_min_ops(with_ranges("[[0, 3], [0, 3]]")));
+    CHECK_FALSE(viz::timeline_min_ops(
+        with_ranges("[[3, 0], [0, 3], [0, 3], [0, 3], [4, 7], [4, 7], [4, 7], [4, 7]]")));
+    CHECK_FALSE(viz::timeline_min_ops(
+        with_ranges("[[0, \"3\"], [0, 3], [0, 3], [0, 3], [4, 7], [4, 7], [4, 7], [4, 7]]")));
+    CHECK_FALSE(viz::timeline_min_ops(
+        with_ranges("[[0, 3, 5], [0], [0, 3], [0, 3], [4, 7], [4, 7], [4, 7], [4, 7]]")));
     CHECK_FALSE(viz::timeline_min_ops(
         R"({"device_ops": [], "format": "pipesim-timeline", "devices": 2, "microbatches": 2,
            "chunks": 1})"));

@@ -398,31 +398,44 @@ namespace {
 // SAX events of a timeline's top-level keys up to "device_ops", where it stops the parse.
 class HeaderReader : public nlohmann::json_sax<nlohmann::json> {
   public:
-    bool timeline = false, ranges = false, reached_ops = false;
+    bool timeline = false, has_ranges = false, reached_ops = false, ranges_ok = true;
     double devices = 0, microbatches = 0, chunks = 0;
+    std::vector<double> range_ends;  // microbatch_stages flattened: first, last, first, ...
 
-    bool null() override { return true; }
-    bool boolean(bool) override { return true; }
+    bool null() override { return in_ranges() ? ranges_ok = false, true : true; }
+    bool boolean(bool) override { return in_ranges() ? ranges_ok = false, true : true; }
     bool number_integer(number_integer_t value) override {
         return number(static_cast<double>(value));
     }
     bool number_unsigned(number_unsigned_t value) override {
         return number(static_cast<double>(value));
     }
-    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool number_float(number_float_t, const string_t&) override {
+        return in_ranges() ? ranges_ok = false, true : true;
+    }
     bool string(string_t& value) override {
         if (depth_ == 1 && key_ == "format") timeline = value == "pipesim-timeline";
+        if (in_ranges()) ranges_ok = false;
         return true;
     }
     bool binary(binary_t&) override { return true; }
-    bool start_object(std::size_t) override { return ++depth_, true; }
+    bool start_object(std::size_t) override {
+        if (in_ranges()) ranges_ok = false;
+        return ++depth_, true;
+    }
     bool end_object() override { return --depth_, true; }
-    bool start_array(std::size_t) override { return ++depth_, true; }
-    bool end_array() override { return --depth_, true; }
+    bool start_array(std::size_t) override {
+        if (++depth_ == 3 && in_ranges()) pair_numbers_ = 0;
+        return true;
+    }
+    bool end_array() override {
+        if (depth_ == 3 && in_ranges() && pair_numbers_ != 2) ranges_ok = false;
+        return --depth_, true;
+    }
     bool key(string_t& key) override {
         if (depth_ != 1) return true;
         key_ = key;
-        if (key == "microbatch_stages") ranges = true;
+        if (key == "microbatch_stages") has_ranges = true;
         reached_ops = key == "device_ops";
         return !reached_ops;  // stop: the header is read
     }
@@ -431,14 +444,24 @@ class HeaderReader : public nlohmann::json_sax<nlohmann::json> {
     }
 
   private:
+    // Inside microbatch_stages' [first, last] pairs.
+    bool in_ranges() const { return key_ == "microbatch_stages" && depth_ >= 2; }
     bool number(double value) {
         if (depth_ == 1 && key_ == "devices") devices = value;
         if (depth_ == 1 && key_ == "microbatches") microbatches = value;
         if (depth_ == 1 && key_ == "chunks") chunks = value;
+        if (in_ranges()) {
+            if (depth_ == 3) {
+                range_ends.push_back(value);
+                ++pair_numbers_;
+            } else {
+                ranges_ok = false;
+            }
+        }
         return true;
     }
 
-    int depth_ = 0;
+    int depth_ = 0, pair_numbers_ = 0;
     std::string key_;
 };
 
@@ -447,10 +470,20 @@ class HeaderReader : public nlohmann::json_sax<nlohmann::json> {
 std::optional<double> timeline_min_ops(std::string_view text) {
     HeaderReader header;
     nlohmann::json::sax_parse(text, &header, nlohmann::json::input_format_t::json, false);
-    if (!header.reached_ops || !header.timeline || header.ranges || !(header.devices >= 1) ||
+    if (!header.reached_ops || !header.timeline || !(header.devices >= 1) ||
         !(header.microbatches >= 1) || !(header.chunks >= 1))
         return std::nullopt;
-    return 2 * header.devices * header.chunks * header.microbatches;
+    if (!header.has_ranges) return 2 * header.devices * header.chunks * header.microbatches;
+    // Each microbatch runs an F and a backward on every stage of its [first, last] range.
+    const auto& ends = header.range_ends;
+    if (!header.ranges_ok || static_cast<double>(ends.size()) != 2 * header.microbatches)
+        return std::nullopt;
+    double least = 0;
+    for (std::size_t i = 0; i < ends.size(); i += 2) {
+        if (!(ends[i] >= 0 && ends[i] <= ends[i + 1])) return std::nullopt;
+        least += 2 * (ends[i + 1] - ends[i] + 1);
+    }
+    return least;
 }
 
 SavedTimeline parse_timeline_json(std::string text, std::string source,

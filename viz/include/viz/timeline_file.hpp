@@ -61,10 +61,12 @@ SavedTimeline parse_timeline_json(std::string text, std::string source,
                                   const TimelineFileLimits& limits = {});
 
 /// The fewest ops the saved timeline `text` can hold, read from its header alone (the keys
-/// before "device_ops", as timeline_json() writes them): with no "microbatch_stages", every
-/// microbatch runs an F and a backward on each of the p·v stages, 2·p·v·m ops. Empty where
-/// the header does not say (another key order, microbatch_stages, not a timeline, bad JSON):
-/// the full reader decides then. Lets a picture's op cap refuse a file before parsing it.
+/// before "device_ops", as timeline_json() writes them): every microbatch runs an F and a
+/// backward on each of the p·v stages, 2·p·v·m ops, or with "microbatch_stages" (DualPipe)
+/// on each stage of its [first, last] range. Empty where the header does not say (another
+/// key order, ranges that are not one pair of stages per microbatch, not a timeline, bad
+/// JSON): the full reader decides then. Lets a picture's op cap refuse a file before
+/// parsing it.
 std::optional<double> timeline_min_ops(std::string_view text);
 
 /// Reads and parses `path`. Throws like parse_timeline_json, or std::invalid_argument when
