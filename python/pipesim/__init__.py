@@ -33,12 +33,17 @@ def _schedule_from_pickle(text):
     return Schedule.from_json(text, "pickle")
 
 
+def _run_from_pickle(json_text, schedule_text, timeline_text):
+    """A pickled or copied run, rebuilt from its texts (what Run.__reduce__ names)."""
+    return _pipesim.run_from_texts(json_text, schedule_text, timeline_text)
+
+
 class PipesimWarning(UserWarning):
     """A choice that runs but that deserves a look (the command line's "warning:" lines)."""
 
 
 _PIPELINE_KEYS = ("v", "group_size", "costs", "comm", "mem_w_ratio", "dp", "tp",
-                  "overlap_p2p_communication") + \
+                  "overlap_p2p_communication", "a2a", "overlap_fb") + \
     _spec.MODEL_KEYS
 _ENGINE_DEFAULTS = {"cluster": None, "layout_order": None, "message_bytes": 0.0,
                     "grad_bytes": 0.0, "overlap_grad_reduce": True,
@@ -51,13 +56,22 @@ def _pipeline(function, schedule, p, m, options, layout_without_model=False):
     if unknown:
         raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")
     o = {"v": None, "group_size": None, "costs": None, "comm": 0.0, "mem_w_ratio": None,
-         "dp": 1, "tp": 1, "overlap_p2p_communication": True}
+         "dp": 1, "tp": 1, "overlap_p2p_communication": True, "a2a": 0.0, "overlap_fb": 0.0}
     o.update({k: v for k, v in options.items() if k in o})
     model_args = dict(_spec.MODEL_DEFAULTS)
     model_args.update({k: v for k, v in options.items() if k in model_args})
     return _spec.pipeline_dict(schedule, p, m, o["v"], o["group_size"], o["costs"], o["comm"],
                                o["mem_w_ratio"], o["dp"], o["tp"],
-                               o["overlap_p2p_communication"], model_args, layout_without_model)
+                               o["overlap_p2p_communication"], model_args, layout_without_model,
+                               o["a2a"], o["overlap_fb"])
+
+
+def _core(function, *args):
+    """Calls the compiled core, its ValueError worded for Python."""
+    try:
+        return function(*args)
+    except ValueError as e:
+        raise ValueError(_spec.python_words(str(e))) from None
 
 
 def _warn(messages):
@@ -71,7 +85,8 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
     microbatches through the exact analytic replay and returns a Result.
 
     Options (as the command line's flags): v, group_size, costs=(F, B, W) of a full stage (or
-    one triple per virtual stage), comm (latency between devices), mem_w_ratio,
+    one triple per virtual stage), comm (latency between devices), mem_w_ratio, a2a and
+    overlap_fb (dualpipe's all-to-all time and the share of it an F&B pair hides),
     overlap_p2p_communication (False: interleaved-1f1b exchanges once per step, as
     --no-overlap-p2p-communication); or a model:
     model, gpu, mb, seq, sequence_parallel, recompute, attention ("fused" or "unfused"),
@@ -87,9 +102,10 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
     period).
     """
     spec = _pipeline("analyze", schedule, p, m, options)
+    _spec.check_grad_reduce(spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce))
     _spec.check_param_gather(spec, overlap_param_gather)
-    result = Result(_pipesim.analyze(
-        spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce),
+    result = Result(_core(
+        _pipesim.analyze, spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce),
         _spec.flag("overlap_param_gather", overlap_param_gather),
         _spec.flag("post_validation", post_validation)))
     _warn(result.warnings)
@@ -104,19 +120,21 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
     "dgx-h100", "dgx-h100:4" for 4 nodes, or a cluster JSON file) and returns a Result whose
     fields are those of `pipesim simulate --json`. Times are seconds: give costs in seconds or
     a model. dp and tp lay the pipeline out on the cluster; layout_order, message_bytes,
-    grad_bytes, overlap_grad_reduce, overlap_param_gather, post_validation, bw_scale, lat_scale, stragglers ({gpu: factor}) and
-    nccl_algo ("ring", "tree" or "auto"; None: the cluster's) as the command line's flags. Each simulation runs in a child process (SimGrid runs one
-    simulation per process).
+    grad_bytes, overlap_grad_reduce, overlap_param_gather, post_validation, bw_scale,
+    lat_scale, stragglers ({gpu: factor}) and nccl_algo ("ring", "tree" or "auto"; None: the
+    cluster's) as the command line's flags. Each simulation runs in a child process (SimGrid
+    runs one simulation per process).
     """
     if "comm" in options:
         raise ValueError("comm is the analytic replay's latency; simulate takes latencies "
                          "from the cluster (see lat_scale)")
     spec = _pipeline("simulate", schedule, p, m, options, layout_without_model=True)
+    _spec.check_grad_reduce(spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce))
     _spec.check_param_gather(spec, overlap_param_gather)
     engine = _spec.engine_dict(cluster, layout_order, message_bytes, grad_bytes,
                                overlap_grad_reduce, bw_scale, lat_scale, stragglers, nccl_algo,
                                overlap_param_gather, post_validation)
-    result = Result(_pipesim.simulate(spec, engine))
+    result = Result(_core(_pipesim.simulate, spec, engine))
     _warn(result.warnings)
     return result
 
@@ -129,6 +147,9 @@ def compare(schedules, p=None, m=None, *, post_validation=False, **options):
     the first. Options as analyze's; v and group_size apply to the schedules that take them."""
     if isinstance(schedules, str):
         schedules = schedules.split(",")
+    elif isinstance(schedules, bytes) or not hasattr(schedules, "__iter__"):
+        raise TypeError("schedules: expected names, as a list or one comma-separated string, "
+                        f"got {schedules!r}")
     names = [_spec.text("schedules", s) for s in schedules]
     if not names:
         raise ValueError("schedules: give at least one schedule name")
@@ -136,8 +157,8 @@ def compare(schedules, p=None, m=None, *, post_validation=False, **options):
         if name in names[:i]:
             raise ValueError(f"schedules: '{name}' is listed twice")
     spec = _pipeline("compare", names[0], p, m, options)
-    fields, messages = _pipesim.compare(spec, names,
-                                        _spec.flag("post_validation", post_validation))
+    fields, messages = _core(_pipesim.compare, spec, names,
+                             _spec.flag("post_validation", post_validation))
     _warn(messages)
     return Comparison(_json.loads(fields), messages)
 
@@ -174,4 +195,5 @@ def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_r
 
 def schedules():
     """The registered schedules: {name: description}."""
-    return {name: description for name, description, *_ in _pipesim.schedule_names()}
+    return {name: _spec.python_words(description)
+            for name, description, *_ in _pipesim.schedule_names()}

@@ -6,7 +6,7 @@ import copy
 import html
 import json
 
-from ._spec import number
+from ._spec import flag, integer, number, python_words
 
 #: Pass names by the codes of Result.arrays()["pass"].
 PASSES = ("F", "B", "W", "BW")
@@ -62,7 +62,9 @@ class _Fields:
     def __getattr__(self, name):
         fields = self.__dict__.get("_fields")
         if fields is not None and name in fields:
-            return fields[name]
+            value = fields[name]
+            # A copy of a list or dict: changing it must not change the result.
+            return copy.deepcopy(value) if isinstance(value, (list, dict)) else value
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __dir__(self):
@@ -100,14 +102,19 @@ class Result(_Fields):
     def memory_curve(self, device):
         """Activation memory of `device` over time as (time, activation) arrays: a step curve
         with one point per change, in the unit of peak_activation."""
-        return self._run.memory_curve(device)
+        last = int(self._fields["devices"]) - 1
+        return self._run.memory_curve(integer("device", device, 0, last))
 
     def svg(self, memory=True, transfers=False, critical_path=False, width=0.0):
         """The timeline picture (Graphviz SVG, as `--timeline FILE.svg`): one row per device,
         memory below; `width` is the time axis' length in points (0: chosen from the ops).
         Raises ValueError without Graphviz in this build or for a timeline too large to draw."""
-        return self._run.svg(bool(memory), bool(transfers), bool(critical_path),
-                             number("width", width))
+        options = (flag("memory", memory), flag("transfers", transfers),
+                   flag("critical_path", critical_path), number("width", width))
+        try:
+            return self._run.svg(*options)
+        except ValueError as e:
+            raise ValueError(python_words(str(e))) from None
 
     def _repr_svg_(self):
         if int(self._fields["ops"]) > NOTEBOOK_MAX_OPS:
@@ -173,7 +180,7 @@ class Comparison(_Fields):
         self.warnings = list(warnings)
 
     def __iter__(self):
-        return iter(self._fields["schedules"])
+        return iter(copy.deepcopy(self._fields["schedules"]))
 
     def __len__(self):
         return len(self._fields["schedules"])

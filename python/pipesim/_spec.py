@@ -5,6 +5,7 @@ the Python parameter in place of the flag: "p: must be in 1..4096, got 0"."""
 import math
 import numbers
 import os
+import re
 
 from . import _pipesim
 
@@ -31,7 +32,10 @@ def integer(name, value, low, high):
 def number(name, value, low=0.0, high=1e30, low_open=False):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a number, got {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond any float
+        raise ValueError(f"{name}: must be ≤ {high:g}, got an integer beyond any float") from None
     if not math.isfinite(value):
         raise ValueError(f"{name}: must be a finite number, got {value}")
     if low_open and value <= low:
@@ -58,18 +62,29 @@ def text(name, value):
     return value
 
 
+def _sequence(value):
+    """`value` as a list if it is a sequence of items (not a string or bytes), else None."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        return None
+    return list(value)
+
+
 def cost_triples(value):
     """(F, B, W), or a list of such triples, one per virtual stage."""
-    if isinstance(value, str):
-        raise TypeError(f"costs: expected (F, B, W) or a list of triples, got {value!r}")
-    items = list(value)
-    triples = items if items and not isinstance(items[0], numbers.Real) else [items]
+    wrong = f"costs: expected (F, B, W) or a list of such triples, got {value!r}"
+    items = _sequence(value)
+    if items is None:
+        raise TypeError(wrong)
+    triples = items if items and _sequence(items[0]) is not None else [items]
     out = []
     for triple in triples:
-        triple = list(triple)
-        if len(triple) != 3:
-            raise ValueError(f"costs: expected three numbers F, B, W, got {tuple(triple)!r}")
-        out.append([number("costs", t) for t in triple])
+        numbers_given = _sequence(triple)
+        if numbers_given is None:
+            raise TypeError(wrong)
+        if len(numbers_given) != 3:
+            raise ValueError(
+                f"costs: expected three numbers F, B, W, got {tuple(numbers_given)!r}")
+        out.append([number("costs", t) for t in numbers_given])
     return out
 
 
@@ -120,7 +135,8 @@ MODEL_DEFAULTS = {"model": None, "gpu": None, "mb": None, "seq": None,
 
 
 def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, tp,
-                  overlap_p2p_communication, model_args, layout_without_model):
+                  overlap_p2p_communication, model_args, layout_without_model, a2a=0.0,
+                  overlap_fb=0.0):
     """The pipeline of analyze/simulate/compare. `schedule` is a registered name or a
     Schedule; `model_args` the model keywords (MODEL_KEYS)."""
     d = {"schedule": "", "given": None, "p": 0, "m": 0, "v": 0, "group_size": 0}
@@ -156,12 +172,11 @@ def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, t
     d["mem_w_ratio"] = 1.0 if mem_w_ratio is None else number("mem_w_ratio", mem_w_ratio, 0.0,
                                                               1.0)
     d["comm"] = number("comm", comm)
+    d["a2a"] = number("a2a", a2a)
+    d["overlap_fb"] = number("overlap_fb", overlap_fb, 0.0, 1.0)
     d["dp"] = integer("dp", dp, 1, MAX_DP)
     d["tp"] = integer("tp", tp, 1, MAX_TP)
-    if not isinstance(overlap_p2p_communication, bool):
-        raise TypeError("overlap_p2p_communication: expected True or False, got "
-                        f"{overlap_p2p_communication!r}")
-    d["step_exchange"] = not overlap_p2p_communication
+    d["step_exchange"] = not flag("overlap_p2p_communication", overlap_p2p_communication)
     if d["step_exchange"]:
         check_step_exchange(d)
     if d["model"] is not None:
@@ -202,6 +217,18 @@ def check_sharding(model, dp, tp):
                          "T > 1")
 
 
+def check_grad_reduce(spec, overlap_grad_reduce):
+    """overlap_grad_reduce=False (the command line's --no-overlap-grad-reduce) moves the
+    gradient reduction, which only data- or context-parallel ranks have."""
+    if overlap_grad_reduce:
+        return
+    model = spec.get("model")
+    cp = 1 if model is None else model["cp"]
+    if spec["dp"] * cp < 2:
+        raise ValueError("overlap_grad_reduce=False needs data or context parallelism (dp=D "
+                         "or cp=C above 1): there is no gradient reduction")
+
+
 def check_param_gather(spec, overlap_param_gather):
     """overlap_param_gather moves the sharded optimizer's parameter all-gather (as the command
     line's --overlap-param-gather): it needs dist_opt or zero 1 or 2."""
@@ -223,9 +250,21 @@ def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_r
     if cluster is None:
         raise ValueError("missing cluster=NAME|FILE ('pipesim list' shows the presets)")
     pairs = []
-    items = stragglers.items() if isinstance(stragglers, dict) else (stragglers or [])
+    wrong = ("stragglers: expected {gpu: factor} or a list of (gpu, factor) pairs, got "
+             f"{stragglers!r}")
+    if isinstance(stragglers, dict):
+        items = list(stragglers.items())
+    elif stragglers is None:
+        items = []
+    else:
+        items = _sequence(stragglers)
+        if items is None:
+            raise TypeError(wrong)
     for item in items:
-        gpu, factor = item
+        pair = _sequence(item)
+        if pair is None or len(pair) != 2:
+            raise TypeError(wrong)
+        gpu, factor = pair
         pairs.append([integer("stragglers", gpu, 0, MAX_GPU_INDEX),
                       number("stragglers", factor, 0.0, low_open=True)])
     return {
@@ -241,3 +280,37 @@ def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_r
         "stragglers": pairs,
         "nccl_algo": None if nccl_algo is None else text("nccl_algo", nccl_algo),
     }
+
+
+# The parameters of analyze, simulate, compare and search, by which python_words names the
+# command line's flags.
+PARAMETERS = set(MODEL_KEYS) | {
+    "p", "m", "v", "group_size", "costs", "comm", "mem_w_ratio", "dp", "tp", "a2a",
+    "overlap_fb", "overlap_p2p_communication", "cluster", "layout_order", "message_bytes",
+    "grad_bytes", "overlap_grad_reduce", "overlap_param_gather", "post_validation", "bw_scale",
+    "lat_scale", "stragglers", "nccl_algo", "mem_limit"}
+_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[vpm])( -?[0-9][^\s:,;)]*| [A-Z](?![\w-]))?")
+_RENAMED = {"--sp": "sequence_parallel", "--no-sp": "sequence_parallel=False",
+            "--no-overlap-p2p-communication": "overlap_p2p_communication=False",
+            "--no-overlap-grad-reduce": "overlap_grad_reduce=False",
+            "--mem-limit": "mem_limit"}
+# Where a picture is too large, what the command line offers and what Python has instead.
+_TOO_LARGE_TO_DRAW = ("or --trace for Perfetto or --gantt",
+                      "or the ops themselves: Result.timeline() or Result.arrays()")
+
+
+def python_words(message):
+    """A message of the shared core, which names the command line's flags, with the Python
+    parameters in their place: "use --group-size 4 or more" reads "use group_size=4 or
+    more"; flags Python has no parameter for stay."""
+    message = message.replace(*_TOO_LARGE_TO_DRAW)
+
+    def parameter(match):
+        flag, value = match.group(1), (match.group(2) or "").strip()
+        name = _RENAMED.get(flag, flag.lstrip("-").replace("-", "_"))
+        if name.split("=")[0] not in PARAMETERS:
+            return match.group(0)
+        return f"{name}={value}" if value and "=" not in name else name + (
+            " " + value if value else "")
+
+    return _FLAG.sub(parameter, message)

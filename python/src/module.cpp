@@ -16,6 +16,7 @@
 #include "schedules/schedule_json.hpp"
 #include "spec_dict.hpp"
 #include "viz/render.hpp"
+#include "viz/timeline_file.hpp"
 #include "viz/timeline_picture.hpp"
 
 namespace py = pybind11;
@@ -36,6 +37,45 @@ void refuse_python_new(Class& cls, const char* where_from) {
             throw py::type_error(fmt::format("pipesim.{} objects cannot be made directly; they {}",
                                              name, where_from));
         });
+}
+
+// A file name given as str or os.PathLike (pathlib.Path), as open() takes it.
+std::string path_argument(const py::object& path, const char* name) {
+    if (!py::isinstance<py::str>(path) &&
+        !py::isinstance(path, py::module_::import("os").attr("PathLike")))
+        throw py::type_error(fmt::format("{}: expected a str or os.PathLike, got {}", name,
+                                         py::repr(path).cast<std::string>()));
+    const py::object text = py::module_::import("os").attr("fspath")(path);
+    if (!py::isinstance<py::str>(text))
+        throw py::type_error(fmt::format("{}: expected a str path, got {}", name,
+                                         py::repr(text).cast<std::string>()));
+    return text.cast<std::string>();
+}
+
+std::string text_argument(const py::object& text, const char* name) {
+    if (!py::isinstance<py::str>(text))
+        throw py::type_error(
+            fmt::format("{}: expected a str, got {}", name, py::repr(text).cast<std::string>()));
+    return text.cast<std::string>();
+}
+
+// Equal schedules (operator==: every field) hash alike: the hash reads a subset of them.
+std::size_t schedule_hash(const Schedule& s) {
+    std::size_t h = std::hash<std::string>{}(s.name);
+    const auto mix = [&h](std::size_t value) {
+        h ^= value + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    };
+    mix(static_cast<std::size_t>(s.devices));
+    mix(static_cast<std::size_t>(s.microbatches));
+    mix(static_cast<std::size_t>(s.chunks));
+    for (const std::vector<Op>& ops : s.device_ops) {
+        mix(ops.size());
+        for (const Op& op : ops)
+            mix((static_cast<std::size_t>(op.pass) << 48) ^
+                (static_cast<std::size_t>(op.microbatch) << 20) ^
+                static_cast<std::size_t>(op.stage));
+    }
+    return h;
 }
 
 template <typename T>
@@ -232,14 +272,23 @@ PYBIND11_MODULE(_pipesim, m) {
         .def("to_json", &schedule_to_json)
         .def_static(
             "from_json",
-            [](const std::string& text, const std::string& source) {
-                return parse_schedule_json(text, source);
+            [](const py::object& text, const py::object& source) {
+                return parse_schedule_json(text_argument(text, "text"),
+                                           text_argument(source, "source"));
             },
             py::arg("text"), py::arg("source") = "<string>")
-        .def_static("load", [](const std::string& path) { return read_schedule_file(path); })
-        .def("save",
-             [](const Schedule& s, const std::string& path) { write_schedule_file(s, path); })
+        .def_static(
+            "load",
+            [](const py::object& path) { return read_schedule_file(path_argument(path, "path")); },
+            py::arg("path"))
+        .def(
+            "save",
+            [](const Schedule& s, const py::object& path) {
+                write_schedule_file(s, path_argument(path, "path"));
+            },
+            py::arg("path"))
         .def(py::self == py::self)
+        .def("__hash__", &schedule_hash)
         .def("__repr__",
              [](const Schedule& s) {
                  return fmt::format("<pipesim.Schedule {} p={} m={} v={}: {} ops>", s.name,
@@ -257,7 +306,16 @@ PYBIND11_MODULE(_pipesim, m) {
                       "Schedule.from_json()");
 
     py::class_<RunData> run_class(m, "Run");
-    run_class.def_readonly("json", &RunData::json)
+    run_class
+        .def_readonly("json", &RunData::json)
+        // Pickled and copied as its three texts (the result JSON, the schedule, the saved
+        // timeline with its memory model), rebuilt by the package's _run_from_pickle.
+        .def("__reduce__",
+             [](const RunData& r) {
+                 return py::make_tuple(py::module_::import("pipesim").attr("_run_from_pickle"),
+                                       py::make_tuple(r.json, schedule_to_json(r.schedule),
+                                                      viz::timeline_json(r.timeline, &r.memory)));
+             })
         .def_readonly("schedule", &RunData::schedule)
         .def_property_readonly("time_unit", [](const RunData& r) { return r.timeline.time_unit; })
         .def("op_arrays", [](const RunData& r) { return op_arrays(r.timeline); })
@@ -268,6 +326,11 @@ PYBIND11_MODULE(_pipesim, m) {
              py::arg("critical_path") = false, py::arg("width") = 0.0);
     refuse_python_new(run_class, "are made by pipesim.analyze() and pipesim.simulate()");
 
+    m.def("run_from_texts", [](const py::object& json, const py::object& schedule,
+                               const py::object& timeline) {
+        return run_from_texts(text_argument(json, "json"), text_argument(schedule, "schedule"),
+                              text_argument(timeline, "timeline"));
+    });
     m.def("analyze", &analyze);
     m.def("simulate", &simulate);
     m.def("compare", &compare);

@@ -3,6 +3,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -34,9 +35,10 @@ std::string_view next_section(std::string_view& in) {
 
 }  // namespace
 
-RunData run_data(const analysis::Analysis& result, const analysis::PipelineSpec& spec) {
-    return RunData{analysis::analysis_json(result, spec).dump(), result.schedule, result.timeline,
-                   result.memory};
+RunData run_data(analysis::Analysis&& result, const analysis::PipelineSpec& spec) {
+    std::string json = analysis::analysis_json(result, spec).dump();
+    return RunData{std::move(json), std::move(result.schedule), std::move(result.timeline),
+                   std::move(result.memory)};
 }
 
 RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEngine& engine,
@@ -56,11 +58,17 @@ RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEn
         },
         interrupted ? std::function<bool()>(interrupted) : std::function<bool()>());
     std::string_view in(answer);
+    std::string json(next_section(in));
+    const std::string_view schedule = next_section(in);
+    return run_from_texts(std::move(json), schedule, std::string(next_section(in)));
+}
+
+RunData run_from_texts(std::string json, std::string_view schedule, std::string timeline) {
     RunData data;
-    data.json = std::string(next_section(in));
-    data.schedule = parse_schedule_json(next_section(in), "simulation");
-    viz::SavedTimeline saved =
-        viz::parse_timeline_json(std::string(next_section(in)), "simulation");
+    data.json = std::move(json);
+    data.schedule = parse_schedule_json(schedule, "the run's schedule");
+    viz::SavedTimeline saved = viz::parse_timeline_json(std::move(timeline), "the run's timeline");
+    if (!saved.memory) throw std::invalid_argument("the run's timeline: no memory model");
     data.timeline = std::move(saved.timeline);
     data.memory = std::move(*saved.memory);
     return data;

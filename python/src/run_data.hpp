@@ -15,8 +15,14 @@ struct RunData {
     MemoryModel memory;
 };
 
-/// The data of `result`, run from `spec`.
-RunData run_data(const analysis::Analysis& result, const analysis::PipelineSpec& spec);
+/// The data of `result`, run from `spec`: its schedule, timeline and memory model are moved,
+/// not copied (two copies of a large timeline would pass the run's memory check and then run
+/// out of memory).
+RunData run_data(analysis::Analysis&& result, const analysis::PipelineSpec& spec);
+
+/// A run rebuilt from its texts: the result JSON, the schedule JSON and the saved timeline
+/// with its memory model (what simulate_in_child's child sends, and what pickle keeps).
+RunData run_from_texts(std::string json, std::string_view schedule, std::string timeline);
 
 /// Runs a prepared pipeline on the SimGrid engine in a child process (SimGrid allows one
 /// engine per process, a notebook runs many) and returns its data. Throws

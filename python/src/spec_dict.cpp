@@ -69,6 +69,8 @@ analysis::PipelineSpec spec_from_dict(const py::dict& d) {
     spec.costs.mem_w_ratio = get<double>(d, "mem_w_ratio");
     if (!d["model"].is_none()) spec.costs.model = model_from_dict(get<py::dict>(d, "model"));
     spec.comm_latency = get<double>(d, "comm");
+    spec.all_to_all = get<double>(d, "a2a");
+    spec.fb_overlap = get<double>(d, "overlap_fb");
     spec.dp = get<int>(d, "dp");
     spec.tp = get<int>(d, "tp");
     spec.step_exchange = get<bool>(d, "step_exchange");

@@ -1,6 +1,8 @@
 """pipesim.analyze: the figures of the analytic replay, checked against closed forms and
 against the command line's --json output."""
 
+import copy
+import pickle
 import subprocess
 import sys
 
@@ -246,3 +248,37 @@ def test_post_validation_reports_the_period_of_repeated_iterations(cli):
     assert result.speedup_1f1b == pytest.approx(45 / 36)
     plain = pipesim.analyze("zb-2p", 4, 12, costs=(1, 1, 1))
     assert not hasattr(plain, "period")
+
+
+def test_dualpipe_all_to_all_and_its_overlap_match_the_command_line(cli):
+    r = pipesim.analyze(schedule="dualpipe", p=4, m=8, a2a=0.5, overlap_fb=0.5)
+    expected = cli("analyze", "-s", "dualpipe", "-p", 4, "-m", 8, "--a2a", 0.5,
+                   "--overlap-fb", 0.5, "--json")
+    assert r.to_dict() == expected
+    # Hiding half of each pair's all-to-all shortens the run against hiding none.
+    assert r.makespan < pipesim.analyze(schedule="dualpipe", p=4, m=8, a2a=0.5).makespan
+
+
+def test_results_pickle_and_copy_with_their_timeline():
+    r = pipesim.analyze(schedule="zb-h1", p=4, m=8, costs=(1, 2, 1), comm=0.1)
+    for other in (pickle.loads(pickle.dumps(r)), copy.deepcopy(r), copy.copy(r)):
+        assert other.to_dict() == r.to_dict()
+        assert other.timeline() == r.timeline()
+        assert other.to_schedule() == r.to_schedule()
+        for name in ("start", "end", "microbatch"):
+            assert (other.arrays()[name] == r.arrays()[name]).all()
+        assert [c.tolist() for c in other.memory_curve(2)] == \
+            [c.tolist() for c in r.memory_curve(2)]
+        assert (other.transfers()["bytes"] == r.transfers()["bytes"]).all()
+
+
+def test_result_fields_are_copies():
+    r = pipesim.analyze(schedule="1f1b", p=4, m=8)
+    busy = r.busy
+    busy.append(1.0)
+    assert len(r.busy) == 4 and len(r.to_dict()["busy"]) == 4
+    assert "<td>3</td>" in r._repr_html_()  # the device table still reads every device
+    c = pipesim.compare(["1f1b", "zb-h1"], p=4, m=8)
+    for row in c:
+        row["schedule"] = "changed"
+    assert c.column("schedule") == ["1f1b", "zb-h1"]

@@ -1,6 +1,10 @@
 """Bad input raises ValueError (or TypeError for a value of the wrong type) with the command
 line's one-line message, never a crash."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 import pipesim
@@ -92,3 +96,100 @@ def test_switches_take_true_or_false_only(call):
     # bool("no") is True: a string would silently mean the opposite of what it says.
     with pytest.raises(TypeError, match="expected True or False"):
         call()
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: pipesim.analyze("1f1b", 4, 8, costs=2.0), TypeError,
+     "costs: expected (F, B, W) or a list of such triples, got 2.0"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, costs=[(1, 1, 1), 5]), TypeError,
+     "costs: expected (F, B, W) or a list of such triples, got [(1, 1, 1), 5]"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, costs=("1", "2", "3")), TypeError,
+     "costs: expected a number, got '1'"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, costs=(10**400, 1, 1)), ValueError,
+     "costs: must be ≤ 1e+30, got an integer beyond any float"),
+    (lambda: pipesim.compare(None, 4, 8), TypeError,
+     "schedules: expected names, as a list or one comma-separated string, got None"),
+    (lambda: pipesim.compare(b"1f1b", 4, 8), TypeError,
+     "schedules: expected names, as a list or one comma-separated string, got b'1f1b'"),
+    (lambda: pipesim.simulate("1f1b", 4, 8, cluster="dgx-h100", stragglers="0:2"), TypeError,
+     "stragglers: expected {gpu: factor} or a list of (gpu, factor) pairs, got '0:2'"),
+    (lambda: pipesim.simulate("1f1b", 4, 8, cluster="dgx-h100", stragglers=[(0, 2, 3)]),
+     TypeError, "stragglers: expected {gpu: factor} or a list of (gpu, factor) pairs"),
+    (lambda: pipesim.analyze("1f1b", 4, 8).memory_curve(1.0), TypeError,
+     "device: expected an integer, got 1.0"),
+    (lambda: pipesim.analyze("1f1b", 4, 8).memory_curve(True), TypeError,
+     "device: expected an integer, got True"),
+    (lambda: pipesim.analyze("1f1b", 4, 8).memory_curve(4), ValueError,
+     "device: must be in 0..3, got 4"),
+    (lambda: pipesim.analyze("1f1b", 4, 8).svg(memory="no"), TypeError,
+     "memory: expected True or False, got 'no'"),
+])
+def test_wrong_arguments_are_named(call, error, message):
+    with pytest.raises(error) as e:
+        call()
+    assert str(e.value).startswith(message)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: pipesim.analyze("interleaved-1f1b", 4, 8, group_size=1), "use group_size=4 or more"),
+    (lambda: pipesim.compare("1f1b,gpipe", 4, 8, v=2),
+     "v=2: none of 1f1b, gpipe runs with v = 2, so it would change nothing"),
+    (lambda: pipesim.compare("1f1b", 4, 8, group_size=4),
+     "group_size=4: none of 1f1b runs microbatches in groups"),
+    (lambda: pipesim.simulate("1f1b", 4, 8, cluster="dgx-h100", message_bytes=1e6,
+                              model="llama2-7b", gpu="h100-sxm", mb=1),
+     "message_bytes and grad_bytes give the bytes of a run without a model; with model,"),
+    (lambda: pipesim.analyze("interleaved-1f1b", 4, 8, overlap_p2p_communication=False, a2a=1),
+     "overlap_p2p_communication=False runs each step's F and backward back to back: a2a and "
+     "overlap_fb do not apply"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, overlap_grad_reduce=False),
+     "overlap_grad_reduce=False needs data or context parallelism (dp=D or cp=C above 1)"),
+])
+def test_messages_name_python_parameters_not_command_line_flags(call, message):
+    with pytest.raises(ValueError) as e:
+        call()
+    assert message in str(e.value)
+    assert " --" not in str(e.value) and " -v " not in str(e.value)
+
+
+def test_descriptions_and_picture_limits_speak_python():
+    for description in pipesim.schedules().values():
+        assert "--" not in description, description
+    with pytest.raises(ValueError) as e:
+        pipesim.analyze("1f1b", 512, 512).svg()
+    assert str(e.value).endswith("(use fewer microbatches, or the ops themselves: "
+                                 "Result.timeline() or Result.arrays())")
+
+
+def test_the_run_fits_in_the_memory_its_check_allows():
+    # The result once copied the run's timeline and schedule: a run the memory check let
+    # through then needed about 1.6 times what it was allowed, and died with std::bad_alloc.
+    # A child measures the check's figure (refused under a tight limit), then runs under
+    # that figure and a quarter more, less than a second copy would need.
+    program = """
+import re, resource, sys
+import pipesim
+def limit(extra):
+    with open("/proc/self/status") as f:
+        size = int(re.search(r"VmSize:\\s+(\\d+) kB", f.read()).group(1)) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (size + extra, resource.RLIM_INFINITY))
+if sys.argv[1] == "measure":
+    limit(64 << 20)
+    try:
+        pipesim.analyze("1f1b", 1024, 2048)
+    except ValueError as e:
+        print(re.search(r"needs about ([0-9.]+) GB", str(e)).group(1))
+else:
+    limit(int(float(sys.argv[1]) * 1e9 * 1.25) + (64 << 20))
+    print(pipesim.analyze("1f1b", 1024, 2048).ops)
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    run = lambda arg: subprocess.run([sys.executable, "-c", program, arg], capture_output=True,
+                                     text=True, timeout=120, env=env)
+    measured = run("measure")
+    assert measured.returncode == 0, measured.stderr
+    needed_gb = float(measured.stdout)
+    assert 0.3 < needed_gb < 1.0  # about 133 bytes for each of the 4,194,304 ops
+    done = run(str(needed_gb))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == str(2 * 1024 * 2048)

@@ -62,3 +62,19 @@ def test_schedules_cannot_be_made_empty_and_copy_as_their_json():
     for other in (copy.copy(s), copy.deepcopy(s), pickle.loads(pickle.dumps(s, protocol=2))):
         assert other == s and other is not s
         assert other.device_ops == s.device_ops and other.name == "zb-v"
+
+
+def test_schedules_load_and_save_paths_and_hash_like_their_equality(tmp_path):
+    s = pipesim.analyze(schedule="zb-h1", p=4, m=8).to_schedule()
+    s.save(tmp_path / "s.json")  # a pathlib.Path, as open() takes
+    loaded = pipesim.Schedule.load(tmp_path / "s.json")
+    assert loaded == s and hash(loaded) == hash(s)
+    assert len({s, loaded, pickle.loads(pickle.dumps(s))}) == 1
+    other = pipesim.analyze(schedule="1f1b", p=4, m=8).to_schedule()
+    assert len({s, other}) == 2
+    with pytest.raises(TypeError, match="path: expected a str or os.PathLike, got None"):
+        pipesim.Schedule.load(None)
+    with pytest.raises(TypeError, match="path: expected a str or os.PathLike, got 3"):
+        s.save(3)
+    with pytest.raises(TypeError, match="text: expected a str, got None"):
+        pipesim.Schedule.from_json(None)
