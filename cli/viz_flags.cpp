@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 
@@ -157,12 +158,16 @@ std::vector<std::pair<std::string_view, std::string>> output_files(const viz::Vi
 }
 
 int terminal_width() {
+    // A chart wider than any screen is unreadable, and its rows are allocated: COLUMNS of
+    // 2^31 once took 8 GB and never finished.
+    constexpr long narrowest = 20, widest = 1000;
     if (const char* columns = std::getenv("COLUMNS")) {
-        const int width = std::atoi(columns);
-        if (width >= 20) return width;
+        const long width = std::strtol(columns, nullptr, 10);
+        if (width >= narrowest) return static_cast<int>(std::min(width, widest));
     }
     winsize size{};
-    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20) return size.ws_col;
+    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= narrowest)
+        return static_cast<int>(std::min<long>(size.ws_col, widest));
     return 100;
 }
 

@@ -42,7 +42,8 @@ void check_output_formats(const viz::VizOutputs& outputs, const std::string& sav
 /// The files `outputs` asks for, with the flag that names each (for check_output_files).
 std::vector<std::pair<std::string_view, std::string>> output_files(const viz::VizOutputs& outputs);
 
-/// Width for --gantt: $COLUMNS if set, else the terminal's width on stdout, else 100.
+/// Width for --gantt: $COLUMNS if set, else the terminal's width on stdout, else 100; at
+/// most 1,000.
 int terminal_width();
 
 }  // namespace pipesim::cli

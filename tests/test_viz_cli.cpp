@@ -1,7 +1,9 @@
 // The picture flags of `pipesim analyze` and `pipesim render`: files written, bad input.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -111,6 +113,16 @@ TEST_CASE("analyze --gantt prints the chart after the table, fitted to COLUMNS",
     const auto narrow = run_pipesim("analyze -s 1f1b -p 2 -m 2 --gantt");
     CHECK_THAT(narrow.out, Catch::Contains("d0 |F"));
     CHECK(run_pipesim("analyze -s 1f1b -p 4 -m 8 --gantt --json").exit_code == 2);
+    // A width beyond any screen is held to 1,000 columns (2^31 took 8 GB and never ended).
+    ::setenv("COLUMNS", "2147483647", 1);
+    const auto wide = run_pipesim("analyze -s 1f1b -p 4 -m 8 --gantt");
+    ::unsetenv("COLUMNS");
+    REQUIRE(wide.exit_code == 0);
+    std::size_t longest = 0;
+    for (const auto& line : pipesim::test::lines_of(wide.out))
+        longest = std::max(longest, line.size());
+    CHECK(longest > 900);
+    CHECK(longest <= 1000);
 }
 
 TEST_CASE("bad picture requests fail with exit code 2 and leave no file behind", "[viz][cli]") {
