@@ -172,6 +172,34 @@ TEST_CASE("cost lists are one full stage or one triple per virtual stage", "[ana
     CHECK(std::isfinite(run(spec).metrics.throughput));
 }
 
+TEST_CASE(
+    "pass times too far apart to keep the short ones are refused; far apart ones that "
+    "keep them run exactly",
+    "[analysis]") {
+    PipelineSpec spec;
+    spec.schedule = "1f1b";
+    spec.generator = {4, 8, 0, 0};
+    // A 1e30 stage beside unit ones: at 1e30 a unit op rounds away (busy 0, bubble 100 %).
+    spec.costs.passes = {{1e30, 1e30, 1e30}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
+    CHECK_THROWS_WITH(run(spec),
+                      "the times are too far apart to compute with: the shortest "
+                      "pass time or latency, 1, would round away beside 16 ops of "
+                      "1e+30 on one device (doubles keep about 16 digits); keep the "
+                      "longest within about 2.81e+11 times the shortest");
+    // A latency counts among the times.
+    spec.costs.passes = {{1, 1, 1}};
+    spec.comm_latency = 1e-20;
+    CHECK_THROWS_WITH(run(spec), Catch::StartsWith("the times are too far apart"));
+    // 1e9 apart: every op keeps its length exactly (integers below 2^53), device 1 busy
+    // 8 microbatches × (F + B + W) = 24.
+    spec.comm_latency = 0;
+    spec.costs.passes = {{1e9, 1e9, 1e9}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
+    const Analysis a = run(spec);
+    CHECK(a.metrics.devices[1].busy == 24);
+    CHECK(a.metrics.devices[0].busy == 24e9);
+    CHECK(a.metrics.bubble_rate < 1);
+}
+
 TEST_CASE("the cluster workload carries the collectives the analytic pass times include",
           "[analysis][models]") {
     ModelSpec m = model_spec("zb-6.2b", 2);

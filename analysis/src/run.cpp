@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -308,6 +309,42 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     finish(a, iteration_time, engine.options.post_validation ? &windows : nullptr);
 }
 
+// Refuses pass times so far apart that the short ones round away where the run takes place:
+// times near T are spaced T·2^-52 apart, so an op of length d far into the run ends about
+// T·2^-52/d off, relatively. T is taken as a device's ops all at the longest time (a
+// straggler's factor included); more than 0.1 % off is refused. A stage of 1e30 beside
+// unit ones left the other devices' ops 0 long: busy 0, bubble 100 %.
+void check_time_range(const Pipeline& pipeline, const Engine& engine) {
+    double longest = 0, shortest = std::numeric_limits<double>::infinity();
+    const auto take = [&](double t) {
+        if (t > 0) longest = std::max(longest, t), shortest = std::min(shortest, t);
+    };
+    const StageCosts& c = pipeline.costs;
+    for (std::size_t s = 0; s < c.stages(); ++s) {
+        take(c.forward[s]);
+        take(c.backward_input[s]);
+        take(c.backward_weight[s]);
+    }
+    take(pipeline.spec.comm_latency);
+    if (!(longest > 0)) return;
+    double slowest = 1;
+    if (const auto* simgrid = std::get_if<SimGridEngine>(&engine))
+        for (const auto& [gpu, factor] : simgrid->options.stragglers)
+            slowest = std::max(slowest, factor);
+    std::size_t most_ops = 0;
+    for (const auto& ops : pipeline.schedule.device_ops)
+        most_ops = std::max(most_ops, ops.size());
+    const double far = static_cast<double>(most_ops) * longest * slowest;
+    constexpr double kept = 1e-3;  // the largest relative error of the shortest op
+    if (far * 0x1p-52 > kept * shortest)
+        throw std::invalid_argument(fmt::format(
+            "the times are too far apart to compute with: the shortest pass time or latency, "
+            "{:g}, would round away beside {} ops of {:g}{} on one device (doubles keep about "
+            "16 digits); keep the longest within about {:.3g} times the shortest",
+            shortest, most_ops, longest * slowest, slowest > 1 ? " (a straggler's)" : "",
+            kept * 0x1p52 / static_cast<double>(most_ops)));
+}
+
 // Refuses, before anything is allocated, a run that will not fit in memory: the schedule and
 // what the engine records per op (the SimGrid engine records every op of replica 0, and
 // estimates its own simulation state again before it starts).
@@ -383,6 +420,7 @@ Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
                 "nothing");
     }
     derive_costs(pipeline);
+    check_time_range(pipeline, engine);
     return pipeline;
 }
 
