@@ -1,5 +1,6 @@
 #include "args.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "fileio/files.hpp"
 #include "fileio/parse_error.hpp"
 
 namespace pipesim::cli {
@@ -57,12 +59,25 @@ std::string quote_arg(std::string_view text) {
     return fileio::quote_excerpt(text, 80);
 }
 
-void check_output_files(const std::vector<std::pair<std::string_view, std::string>>& outputs) {
+void check_output_files(const std::vector<std::pair<std::string_view, std::string>>& outputs,
+                        const std::vector<std::string>& inputs) {
     namespace fs = std::filesystem;
     std::vector<std::pair<std::string_view, fs::path>> seen;
     for (const auto& [flag, file] : outputs) {
         if (file.empty()) continue;
         std::error_code ec;
+        // An input already read, or one about to be: the output would replace it.
+        const bool input =
+            !fileio::is_standard_stream(file) &&
+            (fileio::is_input(file) ||
+             std::any_of(inputs.begin(), inputs.end(), [&](const std::string& in) {
+                 return !fileio::is_standard_stream(in) && fs::equivalent(in, file, ec);
+             }));
+        if (input)
+            throw UsageError(
+                fmt::format("{} {} is an input of this run, which writing it would "
+                            "replace: give another file",
+                            flag, quote_arg(file)));
         if (file == "-") {  // standard output: a second '-' is refused below
             for (const auto& [other_flag, other] : seen)
                 if (other == "-")

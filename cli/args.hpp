@@ -44,8 +44,10 @@ std::string quote_arg(std::string_view text);
 /// Throws UsageError if two of the (flag, file) outputs name the same file (after resolving
 /// "." and ".."), or one cannot be written where it is named: its folder does not exist, or it
 /// is a folder. Checked before any work, so that a run that fails writes none of its outputs.
-/// Empty files are not asked for and skipped.
-void check_output_files(const std::vector<std::pair<std::string_view, std::string>>& outputs);
+/// Empty files are not asked for and skipped. An output that names an input (a file read so
+/// far, or one of `inputs`, however named) is refused: it would replace what the run reads.
+void check_output_files(const std::vector<std::pair<std::string_view, std::string>>& outputs,
+                        const std::vector<std::string>& inputs = {});
 
 /// What `parse(text)` returns, its std::invalid_argument turned into a UsageError whose
 /// message names `flag` ("--flag: what was expected, got 'x'").

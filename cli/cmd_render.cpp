@@ -110,7 +110,7 @@ int run_render(const std::vector<std::string>& args) {
             "--trace, --gantt, --save-timeline)");
     check_output_formats(outputs);
     check_viz_flags(outputs, "-o");
-    check_output_files(output_files(outputs));
+    check_output_files(output_files(outputs), {input});
     const viz::SavedTimeline saved = load(input, spec, have_costs, outputs);
     outputs.picture.memory_in_bytes = saved.memory_in_bytes;
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "fileio/files.hpp"
 #include "schedules/heap.hpp"
 
 namespace {
@@ -122,5 +123,6 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (command == "calibrate" || command == "gpu-run") exec_gpu_program(argc, argv);
+    pipesim::fileio::guard_inputs();  // no output replaces a file the command read
     return pipesim::cli::run_command(command, run, std::vector<std::string>(argv + 2, argv + argc));
 }

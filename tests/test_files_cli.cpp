@@ -131,3 +131,46 @@ TEST_CASE("a file over the size cap is refused from its size: one line, exit 2, 
                           ": file is more than 1073741824 bytes, the limit for this kind of file");
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("an output that names an input is refused, and the input kept", "[files][cli]") {
+    const auto dir = scratch_dir("input_output");
+    const std::string schedule = (dir / "s.json").string();
+    REQUIRE(run_pipesim("analyze -s zb-h1 -p 4 -m 8 --save " + schedule).exit_code == 0);
+    const std::string original = read_file(schedule);
+    std::filesystem::create_symlink(dir / "s.json", dir / "link.json");
+    struct Case {
+        std::string args, message;
+    };
+    const Case cases[] = {
+        // Read before the outputs are checked: refused before any work.
+        {"analyze --schedule-file " + schedule + " --save-timeline " + schedule,
+         "pipesim analyze: --save-timeline '" + schedule +
+             "' is an input of this run, which writing it would replace: give another file\n"},
+        {"analyze --schedule-file " + (dir / "link.json").string() + " --trace " + schedule,
+         "pipesim analyze: --trace '" + schedule +
+             "' is an input of this run, which writing it would replace: give another file\n"},
+        {"render " + schedule + " --trace " + (dir / "link.json").string(),
+         "pipesim render: --trace '" + (dir / "link.json").string() +
+             "' is an input of this run, which writing it would replace: give another file\n"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.args);
+        const auto r = run_pipesim(c.args);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err == c.message);
+        CHECK(read_file(schedule) == original);
+    }
+    // A model file named as an output is refused at the write, the file left as it was.
+    const std::string model = (dir / "model.json").string();
+    std::filesystem::copy_file(
+        std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/model-llama-like.json", model);
+    const std::string model_text = read_file(model);
+    const auto r = run_pipesim("analyze -s 1f1b -p 2 -m 2 --model " + model +
+                               " --gpu h100-sxm --mb 1 --trace " + model);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "pipesim analyze: cannot write " + model +
+                       ": it is an input of this run, which writing it would replace; give "
+                       "another file\n");
+    CHECK(read_file(model) == model_text);
+    std::filesystem::remove_all(dir);
+}

@@ -334,9 +334,9 @@ void check_time_range(const Pipeline& pipeline, const Engine& engine) {
     std::size_t most_ops = 0;
     for (const auto& ops : pipeline.schedule.device_ops)
         most_ops = std::max(most_ops, ops.size());
-    const double far = static_cast<double>(most_ops) * longest * slowest;
+    // As ratios, which stay finite where the times themselves are near the largest double.
     constexpr double kept = 1e-3;  // the largest relative error of the shortest op
-    if (far * 0x1p-52 > kept * shortest)
+    if (static_cast<double>(most_ops) * slowest * 0x1p-52 > kept * (shortest / longest))
         throw std::invalid_argument(fmt::format(
             "the times are too far apart to compute with: the shortest pass time or latency, "
             "{:g}, would round away beside {} ops of {:g}{} on one device (doubles keep about "

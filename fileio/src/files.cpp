@@ -9,8 +9,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <set>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -26,6 +29,18 @@ namespace {
 [[noreturn]] void fail_too_big(const std::string& path, std::size_t max_bytes) {
     throw std::invalid_argument(fmt::format(
         "{}: file is more than {} bytes, the limit for this kind of file", path, max_bytes));
+}
+
+// The regular files this process has read, by device and inode, while guard_inputs() is on.
+struct ReadFiles {
+    std::mutex lock;
+    bool on = false;
+    std::set<std::pair<dev_t, ino_t>> files;
+};
+
+ReadFiles& read_files() {
+    static ReadFiles files;
+    return files;
 }
 
 // Closes a descriptor when the read ends, however it ends.
@@ -51,6 +66,11 @@ std::string read_text_file(const std::string& requested, std::size_t max_bytes) 
     const bool regular = S_ISREG(info.st_mode);
     if (regular && static_cast<std::uintmax_t>(info.st_size) > max_bytes)
         fail_too_big(path, max_bytes);
+    if (regular) {
+        ReadFiles& read = read_files();
+        const std::lock_guard<std::mutex> hold(read.lock);
+        if (read.on) read.files.emplace(info.st_dev, info.st_ino);
+    }
     // Anything else (a pipe, a device, a file growing while we read) is read up to one byte
     // past the cap, never more.
     std::string content;
@@ -103,6 +123,14 @@ std::string write_target(const std::string& path) {
         fail_write(path,
                    "it exists and is not a regular file (a device, pipe or socket), which an "
                    "atomic write would replace");
+    {
+        ReadFiles& read = read_files();
+        const std::lock_guard<std::mutex> hold(read.lock);
+        if (read.files.count({info.st_dev, info.st_ino}))
+            fail_write(path,
+                       "it is an input of this run, which writing it would replace; give "
+                       "another file");
+    }
     return target;
 }
 
@@ -129,6 +157,28 @@ int write_all(int fd, std::string_view text) {
         text.remove_prefix(static_cast<std::size_t>(n));
     }
     return 0;
+}
+
+void guard_inputs() {
+    ReadFiles& read = read_files();
+    const std::lock_guard<std::mutex> hold(read.lock);
+    read.on = true;
+}
+
+bool is_input(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) return false;
+    ReadFiles& read = read_files();
+    const std::lock_guard<std::mutex> hold(read.lock);
+    return read.files.count({info.st_dev, info.st_ino}) > 0;
+}
+
+void forget_input(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) return;
+    ReadFiles& read = read_files();
+    const std::lock_guard<std::mutex> hold(read.lock);
+    read.files.erase({info.st_dev, info.st_ino});
 }
 
 bool is_standard_stream(std::string_view path) {

@@ -428,7 +428,9 @@ ResultsFile parse_results(const std::string& file, const std::string& text) {
 }
 
 ResultsFile load_results(const std::string& path) {
-    return parse_results(path, fileio::read_text_file(path, std::size_t{1} << 30));
+    std::string text = fileio::read_text_file(path, std::size_t{1} << 30);
+    fileio::forget_input(path);  // a sweep resumes it: appends to it, or rewrites it whole
+    return parse_results(path, std::move(text));
 }
 
 }  // namespace pipesim::sweep

@@ -23,7 +23,10 @@ namespace {
 
 constexpr std::string_view format_tag = "pipesim-timeline";
 constexpr int format_version = 1;
-constexpr double max_time = std::numeric_limits<double>::max();
+// Times, bytes and activations: at most the 1e30 that the command line takes for a pass time,
+// so that sums and scales of them stay finite (1.7e308 once made an infinite picture and a
+// trace that could not be written).
+constexpr double max_time = 1e30;
 
 constexpr std::array<TransferKind, 4> transfer_kinds = {
     TransferKind::pipeline, TransferKind::tensor_parallel, TransferKind::data_parallel,
@@ -207,7 +210,7 @@ class Reader {
         const auto it = v.find(key);
         if (it != v.end() && it->is_number()) {
             const double value = it->get<double>();
-            if (std::isfinite(value) && value >= 0) return value;
+            if (value >= 0 && value <= max_time) return value;
         }
         doc_.object(pointer, {"pass", "mb", "stage", "start", "end"});  // a misspelt key?
         return doc_.number(fileio::json_pointer_child(pointer, key), 0, max_time);

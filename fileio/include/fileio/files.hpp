@@ -34,6 +34,20 @@ using TextSink = std::function<void(std::string_view)>;
 void write_file_atomically(const std::string& path,
                            const std::function<void(const TextSink&)>& produce);
 
+/// From now on, remembers every regular file read_text_file() reads, and
+/// write_file_atomically() refuses to replace one of them ("cannot write PATH: it is an input
+/// of this run, ..."), however it is named (a link, another path). For a command's one run;
+/// a long-lived process (the Python module) that may rightly rewrite what it read leaves it
+/// off.
+void guard_inputs();
+
+/// Whether `path` (followed through links) is a file guard_inputs() has seen read.
+bool is_input(const std::string& path);
+
+/// Takes `path` off guard_inputs()'s list: a file read in order to be rewritten (a sweep's
+/// results file, resumed).
+void forget_input(const std::string& path);
+
 /// Writes all of `text` to `fd`, retrying short writes and EINTR. Returns 0, or the errno of
 /// the write that failed (ENOSPC, EIO, EPIPE, ...); a write of 0 bytes counts as EIO.
 int write_all(int fd, std::string_view text);
