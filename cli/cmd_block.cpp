@@ -12,6 +12,7 @@
 #include "pipeline_flags.hpp"
 #include "report.hpp"
 #include "schedules/block_json.hpp"
+#include "sim/memory_budget.hpp"
 
 namespace pipesim::cli {
 
@@ -94,6 +95,17 @@ int run_block(const std::vector<std::string>& args) {
         return 0;
     }
     const BuildingBlock block = read_block_file(c.file);
+    // Refused before the schedule is built: its ops and the replay's state per pass
+    // (-m 1,048,576 of a 4,096-device block once ran until the kernel killed it).
+    sim::ReplayOptions records;
+    records.record_ops = false;
+    records.record_transfers = false;
+    const double ops = block_op_count(block, c.microbatches);
+    sim::check_memory(
+        sim::replay_peak_bytes(ops, static_cast<double>(block.stages()) * c.microbatches, records),
+        sim::memory_budget(),
+        fmt::format("block '{}' repeated for {} microbatches ({:.0f} ops)", block.name,
+                    c.microbatches, ops));
     c.spec.given = schedule_from_block(
         block, c.microbatches, BlockScheduleOptions{.reorder = c.reorder, .fill_idle = c.fill});
     analysis::Analysis result = analysis::run_with_baseline(

@@ -152,6 +152,30 @@ TEST_CASE("the measured peak never exceeds the lifespan bound, with costs and re
     }
 }
 
+TEST_CASE("pipesim block refuses a repetition too large before building it", "[blocks][cli]") {
+    const auto dir = std::filesystem::temp_directory_path() / "pipesim_block_large_test";
+    std::filesystem::create_directories(dir);
+    // ZB-H1's block on 64 devices: 192 passes, repeated for 2^20 microbatches 201,326,592 ops.
+    const std::string file = (dir / "zb64.json").string();
+    std::ofstream(file) << block_to_json(zb_h1_block(64));
+    const auto many = run_pipesim("block " + file + " -m 1048576");
+    CHECK(many.exit_code == 2);
+    CHECK(many.err ==
+          "pipesim block: block 'zb-h1-block' repeated for 1048576 microbatches gives "
+          "201326592 ops, more than the 2e+08 a schedule may have\n");
+    // Under an address-space limit: refused from the estimate (the 8,388,608 ops of 1F1B's
+    // 4-device block need some 300 MB), where it once filled the limit and died.
+    const auto capped =
+        pipesim::test::run_program("ulimit -v 150000; " + std::string(PIPESIM_BINARY),
+                                   "block " + blocks_dir + "1f1b-p4.json -m 1048576");
+    CHECK(capped.exit_code == 2);
+    CHECK_THAT(capped.err,
+               Catch::StartsWith("pipesim block: block '1f1b-block' repeated for 1048576 "
+                                 "microbatches (8388608 ops) needs about"));
+    CHECK_THAT(capped.err, Catch::Contains("(ulimit -v)"));
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("pipesim block: bad files, collisions and bad flags are one line and exit 2",
           "[blocks][files][cli]") {
     const auto dir = std::filesystem::temp_directory_path() / "pipesim_block_test";

@@ -102,9 +102,13 @@ std::string scaled_timeline(const fs::path& dir, double unit) {
 
 }  // namespace
 
-TEST_CASE("render draws timelines whose times are near the smallest or largest doubles",
-          "[viz][cli]") {
-    const double unit = GENERATE(5e-324, 1e-323, 1e-322, 1e-300, 1e300);
+TEST_CASE(
+    "render draws timelines whose times are near the smallest doubles or the largest "
+    "a timeline holds",
+    "[viz][cli]") {
+    // A saved timeline's times go up to 1e30 (docs/timeline-format.md): 12 ops of 1e28 end at
+    // 1.2e29.
+    const double unit = GENERATE(5e-324, 1e-323, 1e-322, 1e-300, 1e28);
     CAPTURE(unit);
     const fs::path dir = fs::temp_directory_path() / ("pipesim_axes_" + std::to_string(::getpid()));
     fs::create_directories(dir);
@@ -118,5 +122,19 @@ TEST_CASE("render draws timelines whose times are near the smallest or largest d
     // Every coordinate is a number (an overflowed scale used to give inf and nan).
     const std::string dot = read_file(dir / "t.dot");
     CHECK_FALSE(std::regex_search(dot, std::regex(R"(\b-?(nan|inf)\b)")));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("render refuses times beyond what a timeline holds, naming the op", "[viz][cli]") {
+    const fs::path dir =
+        fs::temp_directory_path() / ("pipesim_axes_big_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string timeline = scaled_timeline(dir, 1e300);
+    const auto r =
+        pipesim::test::run_pipesim("render " + timeline + " -o " + (dir / "t.svg").string());
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("device_ops[0][0].end: expected a number in 0..1e+30, got "
+                                      "'1e+300'"));
+    CHECK_FALSE(fs::exists(dir / "t.svg"));
     fs::remove_all(dir);
 }

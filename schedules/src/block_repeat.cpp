@@ -8,6 +8,7 @@
 
 #include "block_timing.hpp"
 #include "schedules/dependency_order.hpp"
+#include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 
 namespace pipesim {
@@ -144,6 +145,11 @@ void repeat_in_order(const BuildingBlock& block, int microbatches, OnDevice&& on
             "got {}",
             block.name, block.group, block.group, microbatches));
     const int repeats = microbatches / block.group;
+    if (const double ops = block_op_count(block, microbatches); ops > max_schedule_ops)
+        throw InvalidBlock(fmt::format(
+            "block '{}' repeated for {} microbatches gives {:.0f} ops, more than the {:.0e} a "
+            "schedule may have",
+            block.name, microbatches, ops, max_schedule_ops));
     const std::int64_t interval = block.interval;
     std::vector<std::vector<Placed>> per_device(static_cast<std::size_t>(block.devices));
     for (const BlockPass& p : block.passes)

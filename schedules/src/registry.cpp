@@ -18,7 +18,6 @@ namespace {
 constexpr int max_devices = 4096;
 constexpr int max_microbatches = 1 << 20;
 constexpr int max_chunks_any = 64;
-constexpr double max_ops = 2e8;
 
 constexpr std::array generators{
     ScheduleGenerator{"gpipe", "GPipe: all forwards, then all fused backwards (Huang et al., 2019)",
@@ -160,10 +159,10 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
             fmt::format("{}: the group size must be ≥ 1, got {}", name, resolved.group_size));
     const double ops =
         max_op_count(*generator, resolved.devices, resolved.chunks, resolved.microbatches);
-    if (ops > max_ops)
+    if (ops > max_schedule_ops)
         throw std::invalid_argument(fmt::format("{}: p·v·m = {}·{}·{} gives more than {:.0e} ops",
                                                 name, resolved.devices, resolved.chunks,
-                                                resolved.microbatches, max_ops));
+                                                resolved.microbatches, max_schedule_ops));
 
     check_planning_costs(name, resolved);
 

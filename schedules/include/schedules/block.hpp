@@ -4,6 +4,7 @@
 // squeezed, optionally reordered, and turned into an ordinary Schedule. The file format is
 // described in docs/block-format.md.
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -78,6 +79,11 @@ class InvalidBlock : public std::invalid_argument {
 /// passes respect the dependencies of one microbatch in slot time (F(s) after F(s−1) ends,
 /// B(s) after F(s) and B(s+1), W(s) after B(s)). Throws InvalidBlock naming the pass.
 void check_block(const BuildingBlock& block);
+
+/// The ops of the block repeated for `microbatches` microbatches: its passes once per group.
+inline double block_op_count(const BuildingBlock& block, int microbatches) {
+    return static_cast<double>(block.passes.size()) * (microbatches / std::max(block.group, 1));
+}
 
 /// The block repeated for `microbatches` microbatches (a multiple of block.group): every pass
 /// of repetition r starts r·T slots later. The Timeline's times are slots, its time unit

@@ -69,6 +69,10 @@ std::span<const ScheduleGenerator> schedule_generators();
 /// The generator called `name`, or nullptr.
 const ScheduleGenerator* find_generator(std::string_view name);
 
+/// The most ops a schedule may have: generate_schedule() and a repeated building block refuse
+/// more (a larger run would not fit in memory nor finish in reasonable time).
+inline constexpr double max_schedule_ops = 2e8;
+
 /// The most ops `generator` makes for p·v·m = `devices`·`chunks`·`microbatches`.
 inline double max_op_count(const ScheduleGenerator& generator, int devices, int chunks,
                            int microbatches) {
