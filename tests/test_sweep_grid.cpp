@@ -113,6 +113,20 @@ TEST_CASE("grid errors name the file, line and column and what was expected", "[
                Contains("go together"));
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "mem_limit": "8 parsecs")"),
                Contains("expected a size"));
+    // As on the command line: a cap with a unit is bytes, which only a model gives; no cap
+    // is left out, not 0.
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "mem_limit": [4, "40GiB"])"),
+               Contains("g.json:1:") &&
+                   Contains("mem_limit with a unit caps a whole device's bytes, which a "
+                            "\"model\" gives"));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "mem_limit": 0)"),
+               Contains("mem_limit: expected a cap above 0 (leave it out for none)"));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "model": "zb-1.5b",
+                              "gpu": "a100-80gb", "mem_limit": "0 GiB")"),
+               Contains("mem_limit: expected a cap above 0"));
+    CHECK(parse_grid("g.json", grid_text(R"("schedule": "1f1b", "p": 4, "m": 8,
+                                           "mem_limit": [4, "2"])"))
+              .mem_limits == std::vector<double>{4, 2});
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "stages": 4)"),
                Contains("stages"));
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "costs": [1, 2])"),

@@ -153,6 +153,7 @@ const char* engine_name(Engine engine) {
 
 Grid parse_grid(const std::string& file, const std::string& text) {
     const fileio::JsonDocument doc(file, text);
+    std::vector<std::string> mem_limit_units;  // where a mem_limit was given with a unit
     doc.require_format(format_tag, format_version);
     doc.object("", {"format",
                     "version",
@@ -220,8 +221,16 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.clusters = string_axis(doc, "cluster", [](const std::string& name) {
         (void)analysis::load_checked_cluster(name);
     });
-    each_value(doc, "mem_limit",
-               [&](const std::string& ptr) { grid.mem_limits.push_back(memory_value(doc, ptr)); });
+    each_value(doc, "mem_limit", [&](const std::string& ptr) {
+        const double cap = memory_value(doc, ptr);
+        if (!(cap > 0))
+            throw doc.error_at(ptr, "mem_limit: expected a cap above 0 (leave it out for none)");
+        grid.mem_limits.push_back(cap);
+        if (const auto& value = doc.at(ptr, "");
+            value.is_string() &&
+            value.get_ref<const std::string&>().find_first_of("BKMGTiB") != std::string::npos)
+            mem_limit_units.push_back(ptr);
+    });
     grid.cp = int_axis(doc, "cp", 1, 1024);
     grid.zero = int_axis(doc, "zero", 0, 3);
     grid.tp_comm_overlap = bool_axis(doc, "tp_comm_overlap");
@@ -249,6 +258,13 @@ Grid parse_grid(const std::string& file, const std::string& text) {
                            "gives the costs)");
     if (!grid.models.empty() && doc.has("/mem_w_ratio"))
         throw doc.error_at("/mem_w_ratio", "\"mem_w_ratio\" cannot be combined with \"model\"");
+    // As on the command line (--mem-limit): bytes cap a whole device, which a model gives;
+    // without one the cap is in activation units.
+    if (grid.models.empty() && !mem_limit_units.empty())
+        throw doc.error_at(mem_limit_units.front(),
+                           "mem_limit with a unit caps a whole device's bytes, which a \"model\" "
+                           "gives: add \"model\" and \"gpu\", or give a plain number (full-stage "
+                           "microbatches of activations)");
     if (grid.models.empty())
         for (const char* key : {"/mb", "/recompute", "/attention", "/cp", "/zero",
                                 "/tp_comm_overlap", "/overlap_grad_reduce", "/overlap_param_gather",
