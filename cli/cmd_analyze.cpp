@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include "analysis/run.hpp"
-#include "fileio/files.hpp"
 #include "args.hpp"
 #include "commands.hpp"
+#include "fileio/files.hpp"
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
@@ -88,7 +88,7 @@ int run_analyze(const std::vector<std::string>& args) {
         html.empty() ? std::string() : single_html("analyze", args, spec, "", result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) fileio::write_file_atomically(html, html_text);
-    pipeline.save(result.schedule, viz_outputs.format_without_extension);
+    pipeline.save(result.schedule, "analyze", viz_outputs.format_without_extension);
     if (!report) return 0;  // a file went to standard output
     if (json) {
         nlohmann::ordered_json j = analysis_json(result, spec);

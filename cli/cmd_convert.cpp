@@ -78,6 +78,9 @@ int run_convert(const std::vector<std::string>& args) {
 
     const Schedule schedule = read_schedule_file(input);
     write_schedule_file(schedule, output.file, output.format);
+    if (const std::string lost = schedule_file_loss(schedule, output.file, output.format);
+        !lost.empty())
+        fmt::print(stderr, "pipesim convert: warning: {}\n", lost);
     if (fileio::is_standard_stream(output.file)) return 0;  // the schedule is the output
     fmt::print("{}: {} p={} m={} v={} ({} placement, {} ops)\n", output.file, schedule.name,
                schedule.devices, schedule.microbatches, schedule.chunks,

@@ -9,10 +9,10 @@
 #include "analysis/cluster_workload.hpp"
 #include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
-#include "fileio/files.hpp"
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
+#include "fileio/files.hpp"
 #include "flag_table.hpp"
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
@@ -178,7 +178,7 @@ int run_simulate(const std::vector<std::string>& args) {
         html.empty() ? std::string() : single_html("simulate", args, spec, run.cluster, result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) fileio::write_file_atomically(html, html_text);
-    pipeline.save(schedule, viz_outputs.format_without_extension);
+    pipeline.save(schedule, "simulate", viz_outputs.format_without_extension);
     if (!report) return 0;  // a file went to standard output
 
     if (json) {

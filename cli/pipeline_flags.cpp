@@ -328,12 +328,15 @@ void PipelineFlags::finish() {
     if (!s.schedule_file.empty()) spec_.given = read_schedule_file(s.schedule_file);
 }
 
-void PipelineFlags::save(const Schedule& schedule,
+void PipelineFlags::save(const Schedule& schedule, std::string_view command,
                          const std::string& format_without_extension) const {
     if (state_.save_file.empty()) return;
-    write_schedule_file(schedule, state_.save_file,
-                        fileio::file_extension(state_.save_file).empty() ? format_without_extension
-                                                                         : std::string());
+    const std::string format =
+        fileio::file_extension(state_.save_file).empty() ? format_without_extension : std::string();
+    write_schedule_file(schedule, state_.save_file, format);
+    if (const std::string lost = schedule_file_loss(schedule, state_.save_file, format);
+        !lost.empty())
+        fmt::print(stderr, "pipesim {}: warning: {}\n", command, lost);
 }
 
 namespace {

@@ -64,8 +64,10 @@ class PipelineFlags {
     /// --save's file; empty if not given.
     const std::string& save_file() const { return state_.save_file; }
     /// Writes the schedule to --save's file, if given; `format_without_extension` (--format)
-    /// names the format of a file without an extension (`-`: standard output).
-    void save(const Schedule& schedule, const std::string& format_without_extension = {}) const;
+    /// names the format of a file without an extension (`-`: standard output). What the
+    /// format leaves out is a warning of `command` on stderr (schedule_file_loss).
+    void save(const Schedule& schedule, std::string_view command,
+              const std::string& format_without_extension = {}) const;
 
     /// The state the flag tables write into.
     struct State {

@@ -174,3 +174,33 @@ TEST_CASE("an output that names an input is refused, and the input kept", "[file
     CHECK(read_file(model) == model_text);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("saving a schedule with F&B pairs as CSV warns that the pairs are not kept",
+          "[files][cli]") {
+    const auto dir = scratch_dir("pairs_csv");
+    const std::string csv = (dir / "dv.csv").string(), json = (dir / "dv.json").string();
+    const std::string warning =
+        "PyTorch's pipelining CSV has no F&B pairs: dualpipe-v's 25 overlapped pairs are "
+        "written as separate ops, which run one after the other when it is read back (save as "
+        ".json to keep them)\n";
+    const auto saved = run_pipesim("analyze -s dualpipe-v -p 4 -m 8 --save " + csv);
+    CHECK(saved.exit_code == 0);
+    CHECK(saved.err == "pipesim analyze: warning: " + csv + ": " + warning);
+    // As JSON the pairs are kept: no warning, and a conversion to CSV warns.
+    const auto kept = run_pipesim("analyze -s dualpipe-v -p 4 -m 8 --save " + json);
+    CHECK(kept.err.empty());
+    const auto converted = run_pipesim("convert " + json + " -o " + (dir / "c.csv").string());
+    CHECK(converted.exit_code == 0);
+    CHECK(converted.err ==
+          "pipesim convert: warning: " + (dir / "c.csv").string() + ": " + warning);
+    // What the warning says: read back, the pairs run apart (a longer run with their
+    // all-to-all hidden no more).
+    const auto paired = nlohmann::json::parse(
+        run_pipesim("analyze --schedule-file " + json + " --costs 1,2,1 --json").out);
+    const auto apart = nlohmann::json::parse(
+        run_pipesim("analyze --schedule-file " + csv + " --costs 1,2,1 --json").out);
+    CHECK(apart["makespan"] != paired["makespan"]);
+    // Schedules without pairs say nothing.
+    CHECK(run_pipesim("analyze -s zb-v -p 4 -m 8 --save " + (dir / "zv.csv").string()).err == "");
+    std::filesystem::remove_all(dir);
+}

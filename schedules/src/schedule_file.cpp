@@ -64,6 +64,23 @@ Schedule parse_schedule_file(std::string_view text, const std::string& path,
     return parse_pytorch_csv(text, shown, fileio::file_stem(path), limits).schedule;
 }
 
+std::string schedule_file_loss(const Schedule& schedule, const std::string& path,
+                               std::string_view format) {
+    const std::optional<ScheduleFormat> chosen =
+        format.empty() ? (fileio::is_standard_stream(path) ? std::nullopt : format_of_name(path))
+                       : parse_format(format);
+    if (chosen != ScheduleFormat::csv) return {};
+    std::size_t pairs = 0;
+    for (const auto& device : schedule.fb_pairs)
+        pairs += device.size();
+    if (pairs == 0) return {};
+    return fmt::format(
+        "{}: PyTorch's pipelining CSV has no F&B pairs: {}'s {} overlapped pairs are written as "
+        "separate ops, which run one after the other when it is read back (save as .json to "
+        "keep them)",
+        fileio::is_standard_stream(path) ? "standard output" : path, schedule.name, pairs);
+}
+
 void write_schedule_file(const Schedule& schedule, const std::string& path,
                          std::string_view format_name) {
     std::optional<ScheduleFormat> format;

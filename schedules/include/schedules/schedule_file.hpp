@@ -47,6 +47,13 @@ void write_schedule_file(const Schedule& schedule, const std::string& path,
 /// a cell.
 bool starts_as_json_object(std::string_view text);
 
+/// What writing `schedule` to `path` in `format` (picked as write_schedule_file picks it)
+/// leaves out, as one line for a warning; empty when nothing is lost. PyTorch's CSV has no
+/// F&B pairs (DualPipe's overlapped F and B): they are written as two ops, which run one
+/// after the other when the file is read back.
+std::string schedule_file_loss(const Schedule& schedule, const std::string& path,
+                               std::string_view format = {});
+
 /// Whether `format` names a schedule file format: "json" or "csv".
 bool is_schedule_file_format(std::string_view format);
 
