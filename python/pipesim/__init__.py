@@ -76,7 +76,7 @@ def _core(function, *args):
 
 def _warn(messages):
     for message in messages:
-        _warnings.warn(message, PipesimWarning, stacklevel=3)
+        _warnings.warn(_spec.python_words(message), PipesimWarning, stacklevel=3)
 
 
 def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,

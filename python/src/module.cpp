@@ -284,7 +284,12 @@ PYBIND11_MODULE(_pipesim, m) {
         .def(
             "save",
             [](const Schedule& s, const py::object& path) {
-                write_schedule_file(s, path_argument(path, "path"));
+                const std::string file = path_argument(path, "path");
+                write_schedule_file(s, file);
+                if (const std::string lost = schedule_file_loss(s, file); !lost.empty())
+                    py::module_::import("warnings")
+                        .attr("warn")(lost, py::module_::import("pipesim").attr("PipesimWarning"),
+                                      2);
             },
             py::arg("path"))
         .def(py::self == py::self)
