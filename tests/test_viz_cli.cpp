@@ -84,6 +84,27 @@ TEST_CASE("render refuses a picture of too many ops from the file's header", "[v
     CHECK_THAT(gantt.err, Catch::Contains("invalid JSON"));
 }
 
+TEST_CASE("a picture is refused, not crashed, when Graphviz's libraries would not fit",
+          "[viz][cli]") {
+    // Under 60 MB of address space pango's font thread could not start: glib aborted the
+    // process (SIGTRAP) or fontconfig crashed (SIGSEGV).
+    TempDir dir;
+    const auto r =
+        pipesim::test::run_program("ulimit -v 60000; " + std::string(PIPESIM_BINARY),
+                                   "analyze -s 1f1b -p 4 -m 8 --timeline " + (dir / "t.svg"));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: drawing the svg picture needs about "));
+    CHECK_THAT(r.err, Catch::EndsWith("left under this process's address-space limit (ulimit "
+                                      "-v)\n"));
+    CHECK(dir.files() == 0);
+    // The DOT text needs no Graphviz: it is written under the same limit.
+    const auto dot =
+        pipesim::test::run_program("ulimit -v 60000; " + std::string(PIPESIM_BINARY),
+                                   "analyze -s 1f1b -p 4 -m 8 --timeline " + (dir / "t.dot"));
+    CHECK(dot.exit_code == 0);
+    CHECK(dir.files() == 1);
+}
+
 TEST_CASE("render draws a saved timeline exactly as analyze drew it", "[viz][cli]") {
     TempDir dir;
     REQUIRE(run_pipesim("analyze -s interleaved-1f1b -p 4 -m 8 -v 2 --mem-w-ratio 0.5 --comm 0.1 "
