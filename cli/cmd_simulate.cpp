@@ -62,12 +62,12 @@ const std::array cluster_flags = {
     SimFlag{"", "--message-bytes", "N",
             "bytes between stages per microbatch without a model (default 0)",
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
-                s.engine.message_bytes = parse_number(f, v, 0.0);
+                s.engine.message_bytes = parse_number(f, v, 0.0, simgrid::max_workload_bytes);
             }},
     SimFlag{"", "--grad-bytes", "N",
             "gradient bytes per GPU to all-reduce without a model (default 0)",
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
-                s.engine.grad_bytes = parse_number(f, v, 0.0);
+                s.engine.grad_bytes = parse_number(f, v, 0.0, simgrid::max_workload_bytes);
             }},
     SimFlag{"", "--nccl-algo", "A",
             "the gradient all-reduce as NCCL_ALGO runs it: ring, tree (a chain\n"

@@ -226,6 +226,14 @@ TEST_CASE("a NUL byte in a JSON text is an error where it stands", "[fileio]") {
     CHECK(JsonDocument("n.json", R"({"a": "x\u0000y"})").string("/a", 8) == "x\0y"s);
 }
 
+TEST_CASE("a number too large for a double is an error where it stands", "[fileio]") {
+    // nlohmann gives this error no position; the number's text locates it.
+    CHECK_THROWS_WITH(JsonDocument("big.json", "{\"a\": 1,\n \"b\": 1e400}"),
+                      "big.json:2:7: invalid JSON: number overflow parsing '1e400'");
+    CHECK_THROWS_WITH(JsonDocument("big.json", "[-1e999]"),
+                      "big.json:1:2: invalid JSON: number overflow parsing '-1e999'");
+}
+
 TEST_CASE("JSON strictness errors inside arrays name the element they are in", "[fileio]") {
     CHECK_THROWS_WITH(JsonDocument("d.json", "[{\"a\": 1},\n {\"b\": 1, \"b\": 2}]"),
                       "d.json:2:11: key 'b' appears twice in this object");

@@ -169,6 +169,10 @@ TEST_CASE("link scales that leave the cluster files' bounds are refused in one l
         row{"--bw-scale 1e20", "bandwidth scale 1e+20 makes the intra-node bandwidth"},
         row{"--bw-scale 1e-13", "scaled links must stay within 1e-06..1e+09 GB/s"},
         row{"--lat-scale 1e12", "latency scale 1e+12 makes the intra-node latency"},
+        // Byte counts are bounded at the flag (they once failed later, naming an internal
+        // "workload message_bytes[0]").
+        row{"--message-bytes 1e30", "pipesim simulate: --message-bytes: must be ≤ 1e+15, got 1e30"},
+        row{"--message-bytes 2e15", "pipesim simulate: --message-bytes: must be ≤ 1e+15, got 2e15"},
     }));
     CAPTURE(flag);
     const auto r = run_pipesim(

@@ -315,7 +315,18 @@ JsonDocument::JsonDocument(std::string file, std::string text, const JsonLimits&
         const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
         throw ParseError(file_, position_at(text_, byte), nlohmann_problem(e.what()));
     } catch (const nlohmann::json::exception& e) {
-        throw ParseError(file_, TextPosition{}, nlohmann_problem(e.what()));
+        // A number too large for a double ("number overflow parsing '1e400'") comes without a
+        // position: the first place its text appears is where it is.
+        const std::string what = e.what();
+        TextPosition at;
+        if (const auto open = what.find("parsing '"); open != std::string::npos) {
+            const auto begin = open + 9, close = what.find('\'', begin);
+            if (close != std::string::npos && close > begin)
+                if (const auto found = text_.find(what.substr(begin, close - begin));
+                    found != std::string::npos)
+                    at = position_at(text_, found);
+        }
+        throw ParseError(file_, at, nlohmann_problem(what));
     }
 }
 

@@ -19,6 +19,7 @@ MAX_TP = 1024
 MAX_DP = 1 << 16
 MAX_LAYERS = 1 << 20
 MAX_GPU_INDEX = 1 << 24
+MAX_WORKLOAD_BYTES = 1e15  # sim/simgrid/simulate.hpp, max_workload_bytes
 
 
 def integer(name, value, low, high):
@@ -270,8 +271,8 @@ def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_r
     return {
         "cluster": text("cluster", cluster),
         "layout_order": None if layout_order is None else text("layout_order", layout_order),
-        "message_bytes": number("message_bytes", message_bytes),
-        "grad_bytes": number("grad_bytes", grad_bytes),
+        "message_bytes": number("message_bytes", message_bytes, 0.0, MAX_WORKLOAD_BYTES),
+        "grad_bytes": number("grad_bytes", grad_bytes, 0.0, MAX_WORKLOAD_BYTES),
         "overlap_grad_reduce": flag("overlap_grad_reduce", overlap_grad_reduce),
         "overlap_param_gather": flag("overlap_param_gather", overlap_param_gather),
         "post_validation": flag("post_validation", post_validation),

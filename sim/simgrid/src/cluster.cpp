@@ -105,7 +105,7 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
     if (doc.has("/description")) c.description = doc.string("/description", 2000);
     c.gpus_per_node = static_cast<int>(doc.integer("/gpus_per_node", 1, max_gpus_per_node));
     const auto& nodes = doc.array("/nodes", 1024);
-    if (nodes.empty()) throw doc.error_at("/nodes", "expected at least one node group");
+    if (nodes.empty()) throw doc.error_at("/nodes", "nodes: expected at least one node group");
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const std::string at = fileio::json_pointer_child("/nodes", i);
         doc.object(at, {"count", "gpu", "speed"});
@@ -138,7 +138,8 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
     c.nic = link("nic");
     if (doc.has("/nic_per_gpu")) {
         const auto& v = doc.at("/nic_per_gpu", "true or false");
-        if (!v.is_boolean()) throw doc.error_at("/nic_per_gpu", "expected true or false");
+        if (!v.is_boolean())
+            throw doc.error_at("/nic_per_gpu", "nic_per_gpu: expected true or false");
         c.nic_per_gpu = v.get<bool>();
     }
     if (doc.has("/topology")) {
@@ -150,8 +151,8 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
             c.nodes_per_leaf = static_cast<int>(doc.integer("/nodes_per_leaf", 1, max_nodes));
             c.leaf_uplink_bandwidth = doc.number("/leaf_uplink_gb_s", 1e-6, 1e9) * gigabyte;
         } else {
-            throw doc.error_at("/topology",
-                               "expected \"star\" or \"fat-tree\", got \"" + topology + "\"");
+            throw doc.error_at("/topology", "topology: expected \"star\" or \"fat-tree\", got \"" +
+                                                topology + "\"");
         }
     }
     if (doc.has("/nccl_algo")) {

@@ -40,9 +40,10 @@ void check_workload(const SimWorkload& w, const Schedule& schedule) {
                "gradient_bytes");
     auto check_bytes = [](const std::vector<double>& values, const char* what) {
         for (std::size_t i = 0; i < values.size(); ++i)
-            if (!std::isfinite(values[i]) || values[i] < 0 || values[i] > 1e15)
-                throw std::invalid_argument(fmt::format(
-                    "workload {}[{}] = {} is not a byte count in 0..1e15", what, i, values[i]));
+            if (!std::isfinite(values[i]) || values[i] < 0 || values[i] > max_workload_bytes)
+                throw std::invalid_argument(
+                    fmt::format("workload {}[{}] = {} is not a byte count in 0..{:g}", what, i,
+                                values[i], max_workload_bytes));
     };
     check_bytes(w.message_bytes, "message_bytes");
     check_bytes(w.tp_allreduce_bytes, "tp_allreduce_bytes");

@@ -36,6 +36,11 @@ struct CpRingWork {
 };
 
 /// What the pipeline computes and sends, per virtual stage unless said otherwise.
+/// The most bytes one message, collective or gradient reduction of a workload may carry (a
+/// petabyte: beyond any GPU's memory by orders of magnitude, short of what overflows a
+/// simulated time).
+inline constexpr double max_workload_bytes = 1e15;
+
 struct SimWorkload {
     /// Pass times in seconds on a GPU of speed 1 (tensor parallelism already applied).
     StageCosts costs;
