@@ -30,6 +30,13 @@ bool ArgReader::next(std::string& flag) {
             flag.resize(eq);
         }
     }
+    // A flag given twice: the second would silently win (or, for a switch, mean nothing).
+    if (flag.size() > 1 && flag[0] == '-') {
+        if (std::find(seen_.begin(), seen_.end(), flag) != seen_.end() &&
+            std::find(repeatable_.begin(), repeatable_.end(), flag) == repeatable_.end())
+            throw UsageError(fmt::format("{} is given more than once; give it once", flag));
+        seen_.push_back(flag);
+    }
     return true;
 }
 
@@ -49,10 +56,13 @@ std::string ArgReader::value(const std::string& flag) {
 }
 
 void ArgReader::claim_once(std::string_view name, const std::string& given) {
-    for (const std::string& c : claimed_)
-        if (c == name)
-            throw UsageError(fmt::format("{} is given more than once; give it once", given));
-    claimed_.emplace_back(name);
+    for (const auto& [claimed, as_given] : claimed_)
+        if (claimed == name)
+            throw UsageError(as_given == given
+                                 ? fmt::format("{} is given more than once; give it once", given)
+                                 : fmt::format("{} and {} both set {}; give one of them", as_given,
+                                               given, name));
+    claimed_.emplace_back(std::string(name), given);
 }
 
 std::string quote_arg(std::string_view text) {

@@ -21,7 +21,11 @@ class ArgReader {
     explicit ArgReader(std::vector<std::string> args) : args_(std::move(args)) {}
 
     /// Moves to the next argument; false at the end. `flag` gets "--costs" for "--costs=1,2,3".
+    /// A flag given a second time is a UsageError, unless `repeatable` names it (e.g.
+    /// --straggler).
     bool next(std::string& flag);
+    /// Flags that may be given more than once (each adds a value).
+    void allow_repeats(std::vector<std::string> flags) { repeatable_ = std::move(flags); }
     /// The value of the current flag (from "=value" or the next argument); never empty (an
     /// empty one is a UsageError).
     std::string value(const std::string& flag);
@@ -34,7 +38,8 @@ class ArgReader {
     std::size_t pos_ = 0;
     std::string pending_value_;
     bool has_pending_ = false;
-    std::vector<std::string> claimed_;
+    std::vector<std::pair<std::string, std::string>> claimed_;  // (name, as given)
+    std::vector<std::string> seen_, repeatable_;
 };
 
 /// `text` quoted for a message: control and non-ASCII bytes escaped, at most 80 characters

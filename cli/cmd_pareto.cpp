@@ -145,6 +145,7 @@ int run_pareto(const std::vector<std::string>& args) {
     std::string input, output, format, title, x_name, y_name, group_by;
     std::vector<std::string> conditions;
     ArgReader reader(args);
+    reader.allow_repeats({"--where"});
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "-o" || flag == "--output") {

@@ -105,6 +105,7 @@ int run_simulate(const std::vector<std::string>& args) {
     viz::VizOutputs viz_outputs;
     std::string html;
     ArgReader reader(args);
+    reader.allow_repeats({"--straggler"});
     std::string flag;
     while (reader.next(flag)) {
         if (flag == "--comm") {

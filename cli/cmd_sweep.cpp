@@ -8,6 +8,7 @@
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
+#include "fileio/files.hpp"
 #include "flag_table.hpp"
 #include "sweep/grid.hpp"
 #include "sweep/runner.hpp"
@@ -117,6 +118,10 @@ int run_sweep(const std::vector<std::string>& args) {
     const bool dry_run = flags.dry_run;
     if (grid_file.empty()) throw UsageError("missing GRID.json (see 'pipesim sweep --help')");
     if (output.empty() && !dry_run) throw UsageError("missing -o RESULTS.csv");
+    if (fileio::is_standard_stream(output))
+        throw UsageError(
+            "-o -: a sweep appends each job's row to its results file as the job "
+            "ends, and resumes from it: give a file");
     if (!flags.html.empty()) {
         viz::check_html_report("--html", flags.html);
         check_output_files({{"-o", output}, {"--html", flags.html}});

@@ -148,6 +148,15 @@ void check_output_formats(const viz::VizOutputs& outputs, const std::string& sav
             "--format {}: no output is written to '-' or to a name without an extension; the "
             "others take their format from the extension",
             quote_arg(format)));
+    // The JSON outputs: an extension that names another format would mislabel the file.
+    for (const auto& [flag, file] :
+         {std::pair<std::string_view, const std::string&>{"--trace", outputs.trace},
+          {"--save-timeline", outputs.saved_timeline}})
+        if (const std::string ext = fileio::file_extension(file); !ext.empty() && ext != ".json")
+            throw UsageError(
+                fmt::format("{} {}: it writes JSON; name it .json (or leave the "
+                            "extension out)",
+                            flag, quote_arg(file)));
 }
 
 std::vector<std::pair<std::string_view, std::string>> output_files(const viz::VizOutputs& outputs) {

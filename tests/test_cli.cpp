@@ -159,7 +159,7 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
         row{"", "pipesim: missing command (see 'pipesim --help')"},
         row{"list extra", "list takes no arguments, got 'extra'"},
         row{"analyze -s 1f1b -p 4 -p 5 -m 8", "-p is given more than once; give it once"},
-        row{"analyze -s 1f1b --stages 4 -p 5 -m 8", "-p is given more than once"},
+        row{"analyze -s 1f1b --stages 4 -p 5 -m 8", "--stages and -p both set --stages; give one of them"},
         row{"analyze -s 1f1b -p 4 -m 8 --timeline a.svg --timeline b.svg",
             "--timeline is given more than once"},
         row{"analyze -s 1f1b -p 4 -m 8 --critical-path",
@@ -178,6 +178,20 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
             "--straggler: must be > 0, got 0"},
         row{"render x.json -o x.svg --transfers --transfers",
             "--transfers is given more than once"},
+        // Switches too (a second --json meant nothing, and was taken without a word).
+        row{"analyze -s 1f1b -p 4 -m 8 --json --json",
+            "pipesim analyze: --json is given more than once; give it once"},
+        row{"analyze -s 1f1b -p 4 -m 8 -p 4", "pipesim analyze: -p is given more than once"},
+        row{"render /dev/null -o /tmp/a.svg --timeline /tmp/b.svg",
+            "pipesim render: -o and --timeline both set --timeline; give one of them"},
+        row{"analyze -s 1f1b -p 4 -m 8 --trace /tmp/t.svg",
+            "pipesim analyze: --trace '/tmp/t.svg': it writes JSON; name it .json (or leave the "
+            "extension out)"},
+        row{"analyze -s 1f1b -p 4 -m 8 --save-timeline /tmp/t.csv",
+            "pipesim analyze: --save-timeline '/tmp/t.csv': it writes JSON"},
+        row{"sweep /dev/null -o -",
+            "pipesim sweep: -o -: a sweep appends each job's row to its results file as the job "
+            "ends, and resumes from it: give a file"},
     }));
     CAPTURE(args);
     const auto r = run_pipesim(args);

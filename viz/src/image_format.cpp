@@ -44,10 +44,13 @@ ImageFormat image_format_for_path(std::string_view path, std::string_view format
     if (!extension.empty())
         if (const auto named = image_format_named(std::string_view(extension).substr(1)))
             return *named;
-    throw std::invalid_argument(
-        fmt::format("{}: unknown picture format '{}' (use .svg, .png, .pdf or .dot{})", shown,
-                    extension.empty() ? std::string("no extension") : extension,
-                    extension.empty() ? ", or name the format" : ""));
+    if (extension.empty())
+        throw std::invalid_argument(fmt::format(
+            "{}: no extension to tell the picture format by: name it .svg, .png, .pdf or .dot, "
+            "or give --format svg|png|pdf|dot",
+            shown));
+    throw std::invalid_argument(fmt::format(
+        "{}: unknown picture format '{}' (use .svg, .png, .pdf or .dot)", shown, extension));
 }
 
 }  // namespace pipesim::viz
