@@ -107,6 +107,12 @@ TEST_CASE("bad GPU files are refused with the file, line and column", "[models][
                Contains("format: expected \"pipesim-gpu\""));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb",)"), Contains("g.json:1:"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "sm_count": 0})"), Contains("sm_count"));
+    // Too small to keep the times finite: refused here, not as "layer costs must be finite"
+    // far from this file.
+    CHECK_THAT(parse_error(R"({"base": "a100-80gb", "peak_bf16_flops": 1e-300})"),
+               Contains("g.json:1:42: peak_bf16_flops: must be at least 1e+09, got 1e-300"));
+    CHECK_THAT(parse_error(R"({"base": "a100-80gb", "scores_memory_efficiency": 1e-9})"),
+               Contains("scores_memory_efficiency: must be at least 1e-06 (or 0), got 1e-09"));
 }
 
 TEST_CASE("a GPU twice as fast in every rate halves the iteration", "[models][gpu][analysis]") {

@@ -240,6 +240,18 @@ TEST_CASE("with one column per time unit each cell shows that unit's op", "[viz]
     CHECK_THAT(text, Catch::StartsWith("d0 |FF..XX.XX|\nd1 |.FXXFXX..|\n"));
 }
 
+TEST_CASE("a chart of ops that take no time says so", "[viz]") {
+    pipesim::Timeline t = replayed("1f1b", 2, 2);
+    for (auto& ops : t.device_ops)
+        for (auto& op : ops)
+            op.start = op.end = 5;
+    CHECK(viz::text_gantt(t, {40, false}) ==
+          "(8 ops, all at 5 unit and taking no time: nothing to draw)\n");
+    for (auto& ops : t.device_ops)
+        ops.clear();
+    CHECK(viz::text_gantt(t, {40, false}) == "(empty timeline)\n");
+}
+
 TEST_CASE("a timeline picture over its op limit is refused before any layout", "[viz][errors]") {
     const pipesim::Timeline t = replayed("1f1b", 4, 8);  // 64 ops
     viz::TimelinePictureOptions options;

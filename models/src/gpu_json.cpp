@@ -18,37 +18,43 @@ namespace {
 
 constexpr std::size_t max_text_bytes = 256;
 
-// A rate: a number in (0, max], or [0, max] where 0 means "none" (`zero_ok`).
+// A rate: a number in [min, max], or also 0 where 0 means "none" (`zero_ok`).
 struct Rate {
     const char* field;
     double GpuSpec::*target;
-    double max;
+    double min, max;
     bool zero_ok;
 };
 
 // The operator-level model needs every rate without zero_ok; a file without a `base` gives
-// them all. Upper bounds are far above any GPU and keep derived times finite.
+// them all. The bounds are far outside any GPU's and keep derived times finite: a pass's
+// FLOPs (at most about 1e18) at 1 GFLOP/s and an efficiency of 1e-6 take 1e15 s, where a peak
+// of 1e-300 (once accepted) made every time infinite and the run fail far from this file.
+constexpr double least_share = 1e-6;
 constexpr std::array<Rate, 18> rates = {{
-    {"peak_bf16_flops", &GpuSpec::peak_bf16_flops, 1e18, false},
-    {"memory_bytes", &GpuSpec::memory_bytes, 1e15, false},
-    {"hbm_bandwidth", &GpuSpec::hbm_bandwidth, 1e15, false},
-    {"gemm_efficiency", &GpuSpec::gemm_efficiency, 1, false},
-    {"memory_efficiency", &GpuSpec::memory_efficiency, 1, false},
-    {"scores_memory_efficiency", &GpuSpec::scores_memory_efficiency, 1, true},
-    {"norm_forward_memory_efficiency", &GpuSpec::norm_forward_memory_efficiency, 1, true},
-    {"norm_backward_memory_efficiency", &GpuSpec::norm_backward_memory_efficiency, 1, true},
+    {"peak_bf16_flops", &GpuSpec::peak_bf16_flops, 1e9, 1e18, false},
+    {"memory_bytes", &GpuSpec::memory_bytes, 1e6, 1e15, false},
+    {"hbm_bandwidth", &GpuSpec::hbm_bandwidth, 1e6, 1e15, false},
+    {"gemm_efficiency", &GpuSpec::gemm_efficiency, least_share, 1, false},
+    {"memory_efficiency", &GpuSpec::memory_efficiency, least_share, 1, false},
+    {"scores_memory_efficiency", &GpuSpec::scores_memory_efficiency, least_share, 1, true},
+    {"norm_forward_memory_efficiency", &GpuSpec::norm_forward_memory_efficiency, least_share, 1,
+     true},
+    {"norm_backward_memory_efficiency", &GpuSpec::norm_backward_memory_efficiency, least_share, 1,
+     true},
     {"nonpersistent_norm_forward_memory_efficiency",
-     &GpuSpec::nonpersistent_norm_forward_memory_efficiency, 1, true},
+     &GpuSpec::nonpersistent_norm_forward_memory_efficiency, least_share, 1, true},
     {"nonpersistent_norm_backward_memory_efficiency",
-     &GpuSpec::nonpersistent_norm_backward_memory_efficiency, 1, true},
-    {"attention_forward_efficiency", &GpuSpec::attention_forward_efficiency, 1, false},
-    {"attention_backward_efficiency", &GpuSpec::attention_backward_efficiency, 1, false},
-    {"tp_bus_bandwidth", &GpuSpec::tp_bus_bandwidth, 1e15, false},
-    {"nic_bandwidth", &GpuSpec::nic_bandwidth, 1e15, false},
-    {"default_efficiency", &GpuSpec::default_efficiency, 1, true},
-    {"gemm_k_fill", &GpuSpec::gemm_k_fill, 1e6, true},
-    {"gemm_reference_k", &GpuSpec::gemm_reference_k, 1e9, true},
-    {"launch_overhead", &GpuSpec::launch_overhead, 1, true},
+     &GpuSpec::nonpersistent_norm_backward_memory_efficiency, least_share, 1, true},
+    {"attention_forward_efficiency", &GpuSpec::attention_forward_efficiency, least_share, 1, false},
+    {"attention_backward_efficiency", &GpuSpec::attention_backward_efficiency, least_share, 1,
+     false},
+    {"tp_bus_bandwidth", &GpuSpec::tp_bus_bandwidth, 1e6, 1e15, false},
+    {"nic_bandwidth", &GpuSpec::nic_bandwidth, 1e6, 1e15, false},
+    {"default_efficiency", &GpuSpec::default_efficiency, least_share, 1, true},
+    {"gemm_k_fill", &GpuSpec::gemm_k_fill, 1, 1e6, true},
+    {"gemm_reference_k", &GpuSpec::gemm_reference_k, 1, 1e9, true},
+    {"launch_overhead", &GpuSpec::launch_overhead, 1e-9, 1, true},
 }};
 
 GpuSpec read_gpu(const fileio::JsonDocument& doc) {
@@ -100,6 +106,10 @@ GpuSpec read_gpu(const fileio::JsonDocument& doc) {
         const double value = doc.number(pointer, 0, r.max);
         if (value == 0 && !r.zero_ok)
             throw doc.error_at(pointer, fmt::format("{}: must be > 0", r.field));
+        if (value != 0 && value < r.min)
+            throw doc.error_at(pointer,
+                               fmt::format("{}: must be at least {:g}{}, got {:g}", r.field, r.min,
+                                           r.zero_ok ? " (or 0)" : "", value));
         g.*r.target = value;
     }
     return g;

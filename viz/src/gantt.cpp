@@ -38,7 +38,14 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
             first = std::min(first, op.start);
             last = std::max(last, op.end);
         }
-    if (!(last > first)) return "(empty timeline)\n";
+    if (!(last > first)) {
+        std::size_t ops = 0;
+        for (const auto& list : t.device_ops)
+            ops += list.size();
+        if (ops == 0) return "(empty timeline)\n";
+        return fmt::format("({} op{}, all at {:g} {} and taking no time: nothing to draw)\n", ops,
+                           ops == 1 ? "" : "s", first, t.time_unit);
+    }
 
     const std::string widest = fmt::format("d{} |", std::max(0, t.devices - 1));
     const int label = static_cast<int>(widest.size()) - 1;
