@@ -79,7 +79,10 @@ int run_analyze(const std::vector<std::string>& args) {
     engine.overlap_grad_reduce = grad_reduce.overlap;
     engine.overlap_param_gather = grad_reduce.overlap_param_gather;
     engine.post_validation = grad_reduce.post_validation;
-    const analysis::Analysis result = analysis::run_with_baseline(spec, engine);
+    const analysis::Analysis result = [&] {
+        const PhaseLine phases("analyze", spec);
+        return analysis::run_with_baseline(spec, engine);
+    }();
     print_warnings(result, "analyze");
     viz_outputs.picture.memory_in_bytes = result.model.has_value();
     // The pictures first: they may still refuse (a dependency graph too large to draw), and

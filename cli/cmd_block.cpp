@@ -108,8 +108,11 @@ int run_block(const std::vector<std::string>& args) {
                     c.microbatches, ops));
     c.spec.given = schedule_from_block(
         block, c.microbatches, BlockScheduleOptions{.reorder = c.reorder, .fill_idle = c.fill});
-    analysis::Analysis result = analysis::run_with_baseline(
-        c.spec, analysis::AnalyticEngine{.record_transfers = false, .record_ops = false});
+    analysis::Analysis result = [&] {
+        const PhaseLine phases("block", c.spec);
+        return analysis::run_with_baseline(
+            c.spec, analysis::AnalyticEngine{.record_transfers = false, .record_ops = false});
+    }();
     result.block = analysis::block_lifespans(block, result.metrics, result.memory, c.microbatches);
     const Lifespan life = block_lifespan(block, result.memory);
     if (c.json) {

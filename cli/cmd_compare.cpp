@@ -158,6 +158,8 @@ int run_compare(const std::vector<std::string>& args) {
             fmt::print(stderr, "\r\033[K  simulating {} ({} of {}) on '{}'...", name, i + 1,
                        names.size(), cluster.name);
         try {
+            // The analytic runs' phases, where a run is large (the cluster's show above).
+            const PhaseLine phases("compare", one, !on_cluster);
             runs.push_back(run_for_report(name, one, engine, !html.empty()));
         } catch (const std::invalid_argument& e) {
             if (show_progress) fmt::print(stderr, "\r\033[K");

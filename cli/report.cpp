@@ -1,7 +1,11 @@
 #include "report.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -112,6 +116,24 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
 }
 
 }  // namespace
+
+PhaseLine::PhaseLine(std::string_view command, const analysis::PipelineSpec& spec, bool enabled) {
+    const double passes =
+        spec.given ? static_cast<double>(spec.given->stages()) * spec.given->microbatches
+                   : static_cast<double>(spec.generator.devices) *
+                         std::max(spec.generator.chunks, 1) * spec.generator.microbatches;
+    if (!enabled || passes < 1 << 20 || ::isatty(STDERR_FILENO) != 1) return;
+    phases_.emplace([this, name = std::string(command)](std::string_view phase) {
+        fmt::print(stderr, "\r\033[K  pipesim {}: {}...", name, phase);
+        std::fflush(stderr);
+        shown_ = true;
+    });
+}
+
+PhaseLine::~PhaseLine() {
+    phases_.reset();
+    if (shown_) fmt::print(stderr, "\r\033[K");
+}
 
 void print_warnings(const Analysis& a, std::string_view command) {
     for (const std::string& w : a.warnings)

@@ -1,12 +1,14 @@
 #pragma once
 // Turns an analysis into the readable table (the JSON object is analysis_json()).
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/compare.hpp"
 #include "analysis/layer_kernels.hpp"
+#include "analysis/phases.hpp"
 #include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
 #include "analysis/time_budget.hpp"
@@ -17,6 +19,21 @@ using analysis::analysis_json;  // the `--json` object (analysis/result_json.hpp
 
 /// Prints each of the analysis' warnings on stderr as "pipesim COMMAND: warning: ...".
 void print_warnings(const analysis::Analysis& result, std::string_view command);
+
+/// While it lives, on a terminal (stderr) and for a run of at least a million stage passes
+/// (p·v·m; a second or more), one status line naming the analysis phase under way
+/// ("pipesim analyze: replaying zb-1p (50331648 ops)..."), cleared at the end.
+class PhaseLine {
+  public:
+    PhaseLine(std::string_view command, const analysis::PipelineSpec& spec, bool enabled = true);
+    ~PhaseLine();
+    PhaseLine(const PhaseLine&) = delete;
+    PhaseLine& operator=(const PhaseLine&) = delete;
+
+  private:
+    bool shown_ = false;
+    std::optional<analysis::ReportPhases> phases_;
+};
 
 /// A readable summary with a per-device table.
 std::string analysis_table(const analysis::Analysis& result, const analysis::PipelineSpec& spec);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/child_run.hpp"
+#include "analysis/phases.hpp"
 #include "analysis/run.hpp"
 #include "sim/simgrid/simulate.hpp"
 
@@ -80,6 +81,7 @@ Analysis run_with_baseline(const PipelineSpec& spec, const Engine& engine) {
 Analysis run_with_baseline(Pipeline pipeline, const Engine& engine) {
     // A generated 1F1B is its own baseline: one_f_one_b_spec() would give the same run.
     const bool own_baseline = !pipeline.spec.given && pipeline.spec.schedule == "1f1b";
+    if (!own_baseline) report_phase("timing the 1F1B baseline");
     const double other = own_baseline ? 0 : iteration_time_of(one_f_one_b_spec(pipeline), engine);
     Analysis a = run(std::move(pipeline), engine);
     const double baseline = own_baseline ? a.iteration_time : other;

@@ -12,6 +12,7 @@
 #include "analysis/cluster_workload.hpp"
 #include "analysis/device_cap.hpp"
 #include "analysis/grad_reduce.hpp"
+#include "analysis/phases.hpp"
 #include "schedules/validate.hpp"
 #include "sim/memory_budget.hpp"
 #include "sim/replay.hpp"
@@ -387,6 +388,12 @@ Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
         pipeline.schedule = *spec.given;  // validated by the engine
     } else {
         const ScheduleGenerator* generator = find_generator(spec.schedule);
+        report_phase(fmt::format("generating {} p·v·m = {}·{}·{}", spec.schedule,
+                                 spec.generator.devices,
+                                 spec.generator.chunks > 0 ? spec.generator.chunks
+                                 : generator               ? generator->default_chunks
+                                                           : 0,
+                                 spec.generator.microbatches));
         // The analytic replay's own walk makes validate()'s order and deadlock checks; with
         // steps paired, the order checked is the paired schedule's, once it is paired.
         const bool analytic = std::holds_alternative<AnalyticEngine>(engine);
@@ -433,6 +440,10 @@ Analysis run(Pipeline pipeline, const Engine& engine) {
     a.warnings = std::move(pipeline.warnings);
     a.dp = pipeline.spec.dp;
     const bool generated = pipeline.validated;
+    report_phase(
+        fmt::format("{} {} ({} ops)",
+                    std::holds_alternative<AnalyticEngine>(engine) ? "replaying" : "simulating",
+                    a.schedule.name, a.schedule.op_count()));
     if (const auto* analytic = std::get_if<AnalyticEngine>(&engine))
         run_analytic(a, pipeline.spec, *analytic, pipeline);
     else

@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include "analysis/compare.hpp"
+#include "analysis/phases.hpp"
 #include "analysis/search.hpp"
 #include "run_data.hpp"
 #include "schedules/registry.hpp"
@@ -174,6 +175,31 @@ py::list device_ops(const Schedule& s) {
     return devices;
 }
 
+bool python_interrupted() {
+    py::gil_scoped_acquire acquire;
+    return PyErr_CheckSignals() != 0;
+}
+
+// Thrown between two phases of an analysis when Ctrl-C was pressed (Python's handler only
+// notes the signal while C++ runs): not a std::exception, so that nothing on the way (the
+// 1F1B baseline's fallback) takes it for a failed run.
+struct Interrupted {};
+
+// Runs `work` without the GIL, checking for Ctrl-C as each analysis phase starts; the
+// KeyboardInterrupt is raised once the GIL is back.
+template <typename Work>
+auto interruptible(Work&& work) {
+    try {
+        py::gil_scoped_release release;
+        const analysis::ReportPhases phases([](std::string_view) {
+            if (python_interrupted()) throw Interrupted{};
+        });
+        return work();
+    } catch (const Interrupted&) {
+        throw py::error_already_set();
+    }
+}
+
 RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_gather,
                 bool post_validation) {
     const analysis::PipelineSpec spec = spec_from_dict(d);
@@ -181,13 +207,7 @@ RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_
     engine.overlap_grad_reduce = overlap_grad_reduce;
     engine.overlap_param_gather = overlap_param_gather;
     engine.post_validation = post_validation;
-    py::gil_scoped_release release;
-    return run_data(analysis::run_with_baseline(spec, engine), spec);
-}
-
-bool python_interrupted() {
-    py::gil_scoped_acquire acquire;
-    return PyErr_CheckSignals() != 0;
+    return interruptible([&] { return run_data(analysis::run_with_baseline(spec, engine), spec); });
 }
 
 RunData simulate(const py::dict& d, const py::dict& engine_dict) {
@@ -206,11 +226,8 @@ RunData simulate(const py::dict& d, const py::dict& engine_dict) {
 
 py::tuple compare(const py::dict& d, const std::vector<std::string>& names, bool post_validation) {
     const analysis::PipelineSpec spec = spec_from_dict(d);
-    analysis::Comparison comparison;
-    {
-        py::gil_scoped_release release;
-        comparison = analysis::compare(spec, names, post_validation);
-    }
+    const analysis::Comparison comparison =
+        interruptible([&] { return analysis::compare(spec, names, post_validation); });
     return py::make_tuple(analysis::comparison_json(comparison).dump(), comparison.warnings);
 }
 
