@@ -9,7 +9,7 @@
 namespace pipesim::analysis {
 
 /// Called with each phase's name as it starts ("generating zb-1p p·v·m = 4096·1·4096",
-/// "replaying 50331648 ops", "replaying the 1F1B baseline", ...).
+/// "timing the 1F1B baseline", "replaying zb-1p (50331648 ops)", ...).
 using PhaseReporter = std::function<void(std::string_view phase)>;
 
 /// Reports phases of the analyses this thread runs to `reporter` while it lives (then to the
