@@ -67,10 +67,13 @@ def _pipeline(function, schedule, p, m, options, layout_without_model=False):
 
 
 def _core(function, *args):
-    """Calls the compiled core, its ValueError worded for Python."""
+    """Calls the compiled core, its ValueError worded for Python (not one of a subclass, which
+    comes from the caller's own code, such as a search's progress function)."""
     try:
         return function(*args)
     except ValueError as e:
+        if type(e) is not ValueError:
+            raise
         raise ValueError(_spec.python_words(str(e))) from None
 
 
@@ -160,7 +163,7 @@ def compare(schedules, p=None, m=None, *, post_validation=False, **options):
     fields, messages = _core(_pipesim.compare, spec, names,
                              _spec.flag("post_validation", post_validation))
     _warn(messages)
-    return Comparison(_json.loads(fields), messages)
+    return Comparison(_json.loads(fields), [_spec.python_words(m) for m in messages])
 
 
 def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_ratio=1.0,
@@ -184,8 +187,8 @@ def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_r
     triples = _spec.cost_triples(costs)
     if len(triples) != 1:
         raise ValueError("costs: search takes one triple (F, B, W)")
-    fields, best = _pipesim.search(
-        _spec.integer("p", p, 1, _spec.MAX_DEVICES),
+    fields, best = _core(
+        _pipesim.search, _spec.integer("p", p, 1, _spec.MAX_DEVICES),
         _spec.integer("m", m, 1, _spec.MAX_MICROBATCHES),
         _spec.number("mem_limit", mem_limit, 0.0, low_open=True), triples[0],
         _spec.number("comm", comm), _spec.number("mem_w_ratio", mem_w_ratio, 0.0, 1.0),
