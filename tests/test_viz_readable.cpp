@@ -166,6 +166,14 @@ TEST_CASE("with a model, memory is shown in GiB or MiB, never as raw bytes", "[v
         a = 3.0 * 1024 * 1024;
     memory.held_for_w = memory.activation;
     CHECK(has(viz::timeline_dot(t, memory, options), "-peak 12 MiB"));
+    // Each peak in its own unit: a byte beside terabytes is "1 B", not "9.09e-13 TiB".
+    memory.activation.assign(memory.activation.size(), 1);
+    memory.activation[0] = 2.0 * 1024 * 1024 * 1024 * 1024;
+    memory.held_for_w = memory.activation;
+    const std::string mixed = viz::timeline_dot(t, memory, options);
+    CHECK(has(mixed, "-peak 8 TiB"));
+    CHECK(has(mixed, "-peak 1 B"));
+    CHECK_FALSE(std::regex_search(mixed, std::regex(R"([0-9]e-[0-9])")));
     // Activation units stay plain numbers.
     const std::string units = viz::timeline_dot(t, unit_memory(t));
     CHECK(has(units, "-peak 4 "));

@@ -203,8 +203,9 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
             c.fill(peak_colour);
             c.dot(peak_at, 2.2);
             c.font(std::min(8.0, strip * 0.6));
+            // In its own unit: a 1-byte peak beside a TiB one read "9.09e-13 TiB".
             c.text({peak_at.x + 4, peak_at.y - std::min(8.0, strip * 0.6)}, -1,
-                   fmt::format("peak {}", shown(peak)));
+                   fmt::format("peak {}", detail::memory_unit(peak, bytes)(peak)));
         }
     }
 }
