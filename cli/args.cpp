@@ -56,12 +56,11 @@ std::string ArgReader::value(const std::string& flag) {
 }
 
 void ArgReader::claim_once(std::string_view name, const std::string& given) {
+    // The same spelling twice is next()'s refusal; here two names of one flag.
     for (const auto& [claimed, as_given] : claimed_)
         if (claimed == name)
-            throw UsageError(as_given == given
-                                 ? fmt::format("{} is given more than once; give it once", given)
-                                 : fmt::format("{} and {} both set {}; give one of them", as_given,
-                                               given, name));
+            throw UsageError(
+                fmt::format("{} and {} both set {}; give one of them", as_given, given, name));
     claimed_.emplace_back(std::string(name), given);
 }
 

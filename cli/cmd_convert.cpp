@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "fileio/files.hpp"
 #include "flag_table.hpp"
+#include "pipeline_flags.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/schedule_file.hpp"
 
@@ -77,10 +78,7 @@ int run_convert(const std::vector<std::string>& args) {
                                      quote_arg(output.format), quote_arg(output.file)));
 
     const Schedule schedule = read_schedule_file(input);
-    write_schedule_file(schedule, output.file, output.format);
-    if (const std::string lost = schedule_file_loss(schedule, output.file, output.format);
-        !lost.empty())
-        fmt::print(stderr, "pipesim convert: warning: {}\n", lost);
+    save_schedule("convert", schedule, output.file, output.format);
     if (fileio::is_standard_stream(output.file)) return 0;  // the schedule is the output
     fmt::print("{}: {} p={} m={} v={} ({} placement, {} ops)\n", output.file, schedule.name,
                schedule.devices, schedule.microbatches, schedule.chunks,

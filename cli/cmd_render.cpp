@@ -8,6 +8,7 @@
 #include "pipeline_flags.hpp"
 #include "schedules/schedule_file.hpp"
 #include "viz/timeline_file.hpp"
+#include "viz/timeline_picture.hpp"
 #include "viz_flags.hpp"
 
 namespace pipesim::cli {
@@ -46,11 +47,10 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bo
         const std::size_t max_ops = outputs.picture.max_ops;
         if (const auto least = viz::timeline_min_ops(text);
             !outputs.timeline_picture.empty() && least && *least > static_cast<double>(max_ops))
-            throw std::invalid_argument(fmt::format(
-                "the timeline picture draws every op: {}'s header says at least {:.0f} ops (an "
-                "F and a backward per microbatch and stage), more than the {} it draws (use "
-                "fewer microbatches, or --trace for Perfetto or --gantt)",
-                source, *least, max_ops));
+            throw viz::too_many_ops(fmt::format("{}'s header says at least {:.0f} ops (an F "
+                                                "and a backward per microbatch and stage),",
+                                                source, *least),
+                                    max_ops);
         try {
             viz::SavedTimeline saved = viz::parse_timeline_json(text, source);
             if (have_costs)

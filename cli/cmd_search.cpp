@@ -202,10 +202,8 @@ int run_search(const std::vector<std::string>& args) {
     const analysis::Analysis& best = report.best;
     const analysis::Analysis& baseline = report.baseline;
     if (!c.save.empty()) {
-        const std::string format = fileio::file_extension(c.save).empty() ? c.save_format : "";
-        write_schedule_file(result.best, c.save, format);
-        if (const std::string lost = schedule_file_loss(result.best, c.save, format); !lost.empty())
-            fmt::print(stderr, "pipesim search: warning: {}\n", lost);
+        save_schedule("search", result.best, c.save,
+                      fileio::file_extension(c.save).empty() ? c.save_format : "");
         if (fileio::is_standard_stream(c.save)) return 0;  // the schedule is the output
     }
     if (c.json) {

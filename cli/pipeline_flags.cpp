@@ -331,11 +331,15 @@ void PipelineFlags::finish() {
 void PipelineFlags::save(const Schedule& schedule, std::string_view command,
                          const std::string& format_without_extension) const {
     if (state_.save_file.empty()) return;
-    const std::string format =
-        fileio::file_extension(state_.save_file).empty() ? format_without_extension : std::string();
-    write_schedule_file(schedule, state_.save_file, format);
-    if (const std::string lost = schedule_file_loss(schedule, state_.save_file, format);
-        !lost.empty())
+    save_schedule(command, schedule, state_.save_file,
+                  fileio::file_extension(state_.save_file).empty() ? format_without_extension
+                                                                   : std::string());
+}
+
+void save_schedule(std::string_view command, const Schedule& schedule, const std::string& path,
+                   const std::string& format) {
+    write_schedule_file(schedule, path, format);
+    if (const std::string lost = schedule_file_loss(schedule, path, format); !lost.empty())
         fmt::print(stderr, "pipesim {}: warning: {}\n", command, lost);
 }
 

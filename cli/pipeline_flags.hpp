@@ -43,6 +43,11 @@ void check_grad_reduce_flag(const GradReduceFlags& flags, const analysis::Pipeli
 /// Reads one of --costs, --comm, --mem-w-ratio into `spec`; false if `flag` is none of them.
 bool read_cost_flag(const std::string& flag, ArgReader& reader, analysis::PipelineSpec& spec);
 
+/// write_schedule_file(), and what the format leaves out (schedule_file_loss: DualPipe's F&B
+/// pairs in PyTorch's CSV) as a warning of `command` on stderr.
+void save_schedule(std::string_view command, const Schedule& schedule, const std::string& path,
+                   const std::string& format = {});
+
 /// Reads -s/-p/-m/-v/--group-size, the cost flags, --schedule-file, --save, the model flags
 /// (--model, --gpu, --mb, ...) and --dp/-t into an analysis::PipelineSpec.
 class PipelineFlags {
@@ -64,8 +69,8 @@ class PipelineFlags {
     /// --save's file; empty if not given.
     const std::string& save_file() const { return state_.save_file; }
     /// Writes the schedule to --save's file, if given; `format_without_extension` (--format)
-    /// names the format of a file without an extension (`-`: standard output). What the
-    /// format leaves out is a warning of `command` on stderr (schedule_file_loss).
+    /// names the format of a file without an extension (`-`: standard output); by
+    /// save_schedule().
     void save(const Schedule& schedule, std::string_view command,
               const std::string& format_without_extension = {}) const;
 

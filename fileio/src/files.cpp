@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -165,20 +166,29 @@ void guard_inputs() {
     read.on = true;
 }
 
-bool is_input(const std::string& path) {
+namespace {
+
+// The file `path` names (followed through links), by device and inode; empty if none.
+std::optional<std::pair<dev_t, ino_t>> file_identity(const std::string& path) {
     struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) return false;
+    if (::stat(path.c_str(), &info) != 0) return std::nullopt;
+    return std::pair{info.st_dev, info.st_ino};
+}
+
+}  // namespace
+
+bool is_input(const std::string& path) {
+    const auto id = file_identity(path);
     ReadFiles& read = read_files();
     const std::lock_guard<std::mutex> hold(read.lock);
-    return read.files.count({info.st_dev, info.st_ino}) > 0;
+    return id && read.files.count(*id) > 0;
 }
 
 void forget_input(const std::string& path) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) return;
+    const auto id = file_identity(path);
     ReadFiles& read = read_files();
     const std::lock_guard<std::mutex> hold(read.lock);
-    read.files.erase({info.st_dev, info.st_ino});
+    if (id) read.files.erase(*id);
 }
 
 bool is_standard_stream(std::string_view path) {

@@ -9,7 +9,6 @@
 #include "fileio/parse_error.hpp"
 #include "models/cost_model.hpp"
 #include "models/model_json.hpp"
-#include "text_fields.hpp"
 
 namespace pipesim::models {
 
@@ -197,14 +196,14 @@ Calibration parse_calibration(std::string_view text, const std::string& source) 
                                    fileio::JsonLimits{.max_depth = L::max_depth});
     doc.require_format(format_name, 1);
     Calibration cal;
-    cal.gpu = detail::text_field(doc, "/gpu", 64);
+    cal.gpu = doc.text("/gpu", 64);
     const GpuSpec* gpu = nullptr;
     try {
         gpu = &find_gpu(cal.gpu);
     } catch (const std::invalid_argument& e) {
         throw doc.error_at("/gpu", e.what());
     }
-    if (doc.has("/device")) cal.device = detail::text_field(doc, "/device", 256);
+    if (doc.has("/device")) cal.device = doc.text("/device", 256);
     const Value& layers = doc.array("/layers", L::max_entries);
     if (layers.empty())
         throw doc.error_at("/layers",

@@ -10,7 +10,6 @@
 #include "fileio/json_document.hpp"
 #include "fileio/parse_error.hpp"
 #include "names.hpp"
-#include "text_fields.hpp"
 
 namespace pipesim::models {
 
@@ -73,20 +72,20 @@ GpuSpec read_gpu(const fileio::JsonDocument& doc) {
     const bool has_base = doc.has("/base");
     if (has_base) {
         try {
-            g = find_gpu(detail::text_field(doc, "/base", max_text_bytes));
+            g = find_gpu(doc.text("/base", max_text_bytes));
         } catch (const fileio::ParseError&) {
             throw;
         } catch (const std::invalid_argument& e) {
             throw doc.error_at("/base", e.what());
         }
     }
-    g.name = doc.has("/name") ? detail::text_field(doc, "/name", max_text_bytes)
+    g.name = doc.has("/name") ? doc.text("/name", max_text_bytes)
                               : (has_base ? g.name + "-custom" : "custom");
     if (doc.has("/description"))
-        g.description = detail::text_field(doc, "/description", max_text_bytes);
+        g.description = doc.text("/description", max_text_bytes);
     else if (!has_base)
         g.description = "custom GPU";
-    g.source = doc.has("/source") ? detail::text_field(doc, "/source", max_text_bytes) : doc.file();
+    g.source = doc.has("/source") ? doc.text("/source", max_text_bytes) : doc.file();
     if (doc.has("/sm_count"))
         g.sm_count = static_cast<int>(doc.integer("/sm_count", 1, 1 << 20));
     else if (!has_base)

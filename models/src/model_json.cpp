@@ -8,7 +8,6 @@
 #include "fileio/json_document.hpp"
 #include "fileio/parse_error.hpp"
 #include "models/presets.hpp"
-#include "text_fields.hpp"
 
 namespace pipesim::models {
 
@@ -34,7 +33,7 @@ class ModelReader {
         const bool has_base = doc_.has("/base");
         if (has_base) {
             try {
-                c = find_model(detail::text_field(doc_, "/base", L::max_text_bytes));
+                c = find_model(doc_.text("/base", L::max_text_bytes));
             } catch (const fileio::ParseError&) {
                 throw;
             } catch (const std::invalid_argument& e) {
@@ -42,10 +41,9 @@ class ModelReader {
             }
             c.stated_params = 0;
         }
-        c.name = doc_.has("/name") ? detail::text_field(doc_, "/name", L::max_text_bytes)
+        c.name = doc_.has("/name") ? doc_.text("/name", L::max_text_bytes)
                                    : (has_base ? c.name + "-custom" : "custom");
-        c.source = doc_.has("/source") ? detail::text_field(doc_, "/source", L::max_text_bytes)
-                                       : doc_.file();
+        c.source = doc_.has("/source") ? doc_.text("/source", L::max_text_bytes) : doc_.file();
         for (auto [field, target, max] : {std::tuple{"layers", &c.layers, L::max_layers},
                                           {"hidden", &c.hidden, L::max_hidden},
                                           {"heads", &c.heads, L::max_heads},

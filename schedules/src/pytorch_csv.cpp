@@ -106,7 +106,8 @@ class CsvImporter {
 
     Action parse_action(std::string_view s, std::size_t offset) const;
     void add_cell(int rank, const detail::CsvCell& cell);
-    void add_action(int rank, const Action& action, std::size_t offset);
+    // `text`: the action as written (a communication is quoted in messages by it).
+    void add_action(int rank, const Action& action, std::size_t offset, std::string_view text);
     void infer_placement(PytorchCsvImport& result) const;
     void check_communications(int microbatches) const;
 
@@ -156,10 +157,11 @@ Action CsvImporter::parse_action(std::string_view s, std::size_t offset) const {
     return action;
 }
 
-void CsvImporter::add_action(int rank, const Action& action, std::size_t offset) {
+void CsvImporter::add_action(int rank, const Action& action, std::size_t offset,
+                             std::string_view text) {
     const auto stage = static_cast<std::size_t>(action.stage);
     if (!action.compute) {
-        communications_.push_back(Communication{rank, action, offset, {}});
+        communications_.push_back(Communication{rank, action, offset, std::string(text)});
         return;
     }
     if (stage >= stage_rank_.size()) {
@@ -195,8 +197,7 @@ void CsvImporter::add_cell(int rank, const detail::CsvCell& cell) {
     if (s.front() != '(' || close == std::string_view::npos) {
         const Action action = parse_action(s, offset);
         if (!action.compute) annotate();
-        add_action(rank, action, offset);
-        if (!action.compute) communications_.back().text = std::string(s);
+        add_action(rank, action, offset, s);
         return;
     }
     // "(0F1;1B0)OVERLAP_F_B": sub-actions up to the first ')', then the group's type.
@@ -219,8 +220,7 @@ void CsvImporter::add_cell(int rank, const detail::CsvCell& cell) {
             const std::size_t part_offset =
                 offset + static_cast<std::size_t>(part.data() - s.data());
             const Action action = parse_action(part, part_offset);
-            add_action(rank, action, part_offset);
-            if (!action.compute) communications_.back().text = std::string(part);
+            add_action(rank, action, part_offset, part);
             ++subs;
         }
         start = end + 1;

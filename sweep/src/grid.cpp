@@ -86,10 +86,16 @@ std::vector<std::string> string_axis(const fileio::JsonDocument& doc, std::strin
     return out;
 }
 
+// A memory cap, and whether it was given with a unit (then bytes, of a whole device).
+struct MemoryValue {
+    double value = 0;
+    bool with_unit = false;
+};
+
 // "80GiB", "40 GB", "512MiB" or a plain number of bytes (or activation units).
-double memory_value(const fileio::JsonDocument& doc, const std::string& ptr) {
+MemoryValue memory_value(const fileio::JsonDocument& doc, const std::string& ptr) {
     const auto& value = doc.at(ptr, "a number or a size such as \"80GiB\"");
-    if (!value.is_string()) return doc.number(ptr, 0, 1e30);
+    if (!value.is_string()) return {doc.number(ptr, 0, 1e30), false};
     const std::string& text = doc.string(ptr, 64);
     std::size_t used = 0;
     double number = 0;
@@ -113,7 +119,7 @@ double memory_value(const fileio::JsonDocument& doc, const std::string& ptr) {
                                                            {"TiB", 1099511627776.0}};
     if (used > 0 && std::isfinite(number) && number >= 0)
         for (const auto& [name, scale] : units)
-            if (unit == name) return number * scale;
+            if (unit == name) return {number * scale, !unit.empty()};
     throw doc.error_at(ptr, fmt::format("expected a size such as \"80GiB\" (B, KB, MB, GB, TB, "
                                         "KiB, MiB, GiB, TiB), got {}",
                                         fileio::quote_excerpt(text)));
@@ -222,14 +228,11 @@ Grid parse_grid(const std::string& file, const std::string& text) {
         (void)analysis::load_checked_cluster(name);
     });
     each_value(doc, "mem_limit", [&](const std::string& ptr) {
-        const double cap = memory_value(doc, ptr);
-        if (!(cap > 0))
+        const MemoryValue cap = memory_value(doc, ptr);
+        if (!(cap.value > 0))
             throw doc.error_at(ptr, "mem_limit: expected a cap above 0 (leave it out for none)");
-        grid.mem_limits.push_back(cap);
-        if (const auto& value = doc.at(ptr, "");
-            value.is_string() &&
-            value.get_ref<const std::string&>().find_first_of("BKMGTiB") != std::string::npos)
-            mem_limit_units.push_back(ptr);
+        grid.mem_limits.push_back(cap.value);
+        if (cap.with_unit) mem_limit_units.push_back(ptr);
     });
     grid.cp = int_axis(doc, "cp", 1, 1024);
     grid.zero = int_axis(doc, "zero", 0, 3);

@@ -348,6 +348,13 @@ double label_font_size(double box_width, std::size_t characters) {
     return 0;
 }
 
+std::invalid_argument too_many_ops(std::string_view counted, std::size_t max_ops) {
+    return std::invalid_argument(
+        fmt::format("the timeline picture draws every op: {} more than the {} it draws (use "
+                    "fewer microbatches, or --trace for Perfetto or --gantt)",
+                    counted, max_ops));
+}
+
 std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
                          const TimelinePictureOptions& options) {
     if (memory.activation.size() != static_cast<std::size_t>(t.stages()))
@@ -356,11 +363,7 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     std::size_t ops = 0;
     for (const auto& list : t.device_ops)
         ops += list.size();
-    if (ops > options.max_ops)
-        throw std::invalid_argument(fmt::format(
-            "the timeline picture draws every op: {} ops is more than the {} it draws (use "
-            "fewer microbatches, or --trace for Perfetto or --gantt)",
-            ops, options.max_ops));
+    if (ops > options.max_ops) throw too_many_ops(fmt::format("{} ops is", ops), options.max_ops);
     const std::vector<bool> critical =
         options.critical_path ? on_critical_path(t, ops) : std::vector<bool>{};
     const TimeRange range = time_range(t);

@@ -4,7 +4,9 @@
 // Graphviz DOT with fixed positions (layout engine "nop2"), rendered by viz/render.hpp.
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "schedules/metrics.hpp"
 #include "schedules/timeline.hpp"
@@ -61,5 +63,9 @@ double label_font_size(double box_width, std::size_t characters);
 /// timeline does not have.
 std::string timeline_dot(const Timeline& timeline, const MemoryModel& memory,
                          const TimelinePictureOptions& options = {});
+
+/// The refusal of a picture of more ops than `max_ops`: "the timeline picture draws every
+/// op: COUNTED more than the MAX it draws (...)", `counted` saying how many ("5000 ops is").
+std::invalid_argument too_many_ops(std::string_view counted, std::size_t max_ops);
 
 }  // namespace pipesim::viz
