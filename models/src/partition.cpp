@@ -1,9 +1,12 @@
 #include "models/partition.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -14,8 +17,9 @@ namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
-// The DP over "first i layers in j parts". Part j (0-based) may end at layer i only if the
-// fixed counts allow it; `cost` includes the first/last extras.
+// The DP over "first i layers in j parts", pruned to the ends a part can have under the cap.
+// Part j (0-based) may end at layer i only if the fixed counts allow it; `cost` includes the
+// first/last extras.
 class Splitter {
   public:
     Splitter(std::span<const double> layer_costs, int parts, double first_extra, double last_extra,
@@ -46,50 +50,160 @@ class Splitter {
         return count >= 1 || (count == 0 && (first == 0 || last == 0));
     }
 
-    // Smallest possible bottleneck (infinity if no split satisfies the constraints).
+    // Smallest possible bottleneck (infinity if no split satisfies the constraints): the
+    // smallest double at which a split fits, found by bisecting the bit patterns of the
+    // non-negative doubles (ordered as the values are) with an O(n) test per step.
     double min_bottleneck() const {
-        std::vector<double> prev(n_ + 1, infinity), next(n_ + 1, infinity);
-        prev[0] = 0;
-        for (int j = 0; j < k_; ++j) {
-            std::fill(next.begin(), next.end(), infinity);
-            for (int end = 0; end <= n_; ++end)
-                for (int begin = 0; begin <= end; ++begin)
-                    if (prev[begin] < infinity && allowed(j, begin, end))
-                        next[end] = std::min(next[end], std::max(prev[begin], cost(j, begin, end)));
-            std::swap(prev, next);
+        if (!fits(infinity)) return infinity;
+        auto lo = std::bit_cast<std::uint64_t>(0.0);
+        auto hi = std::bit_cast<std::uint64_t>(infinity);
+        while (lo < hi) {
+            const std::uint64_t mid = lo + (hi - lo) / 2;
+            if (fits(std::bit_cast<double>(mid)))
+                hi = mid;
+            else
+                lo = mid + 1;
         }
-        return prev[n_];
+        return std::bit_cast<double>(hi);
     }
 
-    // Among splits whose parts all cost ≤ cap, the one with the least sum of squared costs.
+    // Among splits whose parts all cost ≤ cap, the one with the least sum of squared costs: a
+    // DP over (part, end) that visits only the ends part j can have — reachable from the left
+    // by j + 1 parts under the cap and leaving what the later parts can cover — and for each
+    // only the begins whose part stays under the cap. With a tight cap both ranges are narrow,
+    // so layers² · parts (minutes for 10,000 layers) became about layers · parts.
     std::vector<int> most_even(double cap) const {
-        const auto width = static_cast<std::size_t>(n_ + 1);
-        std::vector<double> best((k_ + 1) * width, infinity);
-        std::vector<int> from((k_ + 1) * width, -1);
-        best[0] = 0;
-        for (int j = 0; j < k_; ++j)
-            for (int end = 0; end <= n_; ++end)
-                for (int begin = 0; begin <= end; ++begin) {
-                    const double before = best[j * width + begin];
-                    if (before == infinity || !allowed(j, begin, end)) continue;
+        const std::vector<std::pair<int, int>> ends = end_ranges(cap);
+        std::vector<double> previous{0.0};  // the best sums of part j − 1's ends; before part 0,
+        int previous_low = 0;               // one end at 0
+        std::vector<std::vector<int>> from(static_cast<std::size_t>(k_));
+        for (int j = 0; j < k_; ++j) {
+            const auto [low, high] = ends[static_cast<std::size_t>(j)];
+            const int previous_high = previous_low + static_cast<int>(previous.size()) - 1;
+            std::vector<double> best(static_cast<std::size_t>(std::max(0, high - low + 1)),
+                                     infinity);
+            std::vector<int>& origin = from[static_cast<std::size_t>(j)];
+            origin.assign(best.size(), -1);
+            for (int end = low; end <= high; ++end)
+                for (int begin = std::min(end, previous_high); begin >= previous_low; --begin) {
                     const double c = cost(j, begin, end);
-                    if (c > cap) continue;
+                    if (c > cap) break;  // fewer layers never cost more
+                    const double before = previous[static_cast<std::size_t>(begin - previous_low)];
+                    if (before == infinity || !allowed(j, begin, end)) continue;
                     const double total = before + c * c;
-                    if (total < best[(j + 1) * width + end]) {
-                        best[(j + 1) * width + end] = total;
-                        from[(j + 1) * width + end] = begin;
+                    auto& slot = best[static_cast<std::size_t>(end - low)];
+                    if (total < slot) {
+                        slot = total;
+                        origin[static_cast<std::size_t>(end - low)] = begin;
                     }
                 }
-        std::vector<int> counts(k_);
-        for (int j = k_, end = n_; j > 0; --j) {
-            const int begin = from[j * width + end];
-            counts[j - 1] = end - begin;
+            previous = std::move(best);
+            previous_low = low;
+        }
+        if (previous.size() != 1 || previous.front() == infinity)
+            throw std::logic_error("partition: no split under the cap the bisection found");
+        std::vector<int> counts(static_cast<std::size_t>(k_));
+        for (int j = k_ - 1, end = n_; j >= 0; --j) {
+            const int begin =
+                from[static_cast<std::size_t>(j)]
+                    [static_cast<std::size_t>(end - ends[static_cast<std::size_t>(j)].first)];
+            counts[static_cast<std::size_t>(j)] = end - begin;
             end = begin;
         }
         return counts;
     }
 
   private:
+    // The cost of [begin, end) as the first (or the last) of the parts it is placed among.
+    double span_cost(int begin, int end, bool first, bool last) const {
+        return prefix_[end] - prefix_[begin] + (first ? first_extra_ : 0.0) +
+               (last ? last_extra_ : 0.0);
+    }
+
+    // Whether a split into k parts, each costing ≤ cap, exists. The fixed ends are placed;
+    // with two or more free parts left, the last takes the longest suffix that fits (leaving a
+    // layer), and the rest is split greedily from the left into the fewest parts. That count
+    // is the least any split needs (a shorter prefix never needs more parts), and a split with
+    // fewer parts than k can be cut further (no piece costs more than its part), as long as
+    // every part can keep a layer.
+    bool fits(double cap) const {
+        if (k_ == 1) return allowed(0, 0, n_) && cost(0, 0, n_) <= cap;
+        int begin = 0, end = n_, free_parts = k_;
+        bool first_free = true, last_free = true;
+        if (const int f = options_.first_stage_layers; f >= 0) {
+            if (f > n_ || cost(0, 0, f) > cap) return false;
+            begin = f;
+            first_free = false;
+            --free_parts;
+        }
+        if (const int l = options_.last_stage_layers; l >= 0) {
+            if (l > n_ - begin || cost(k_ - 1, n_ - l, n_) > cap) return false;
+            end = n_ - l;
+            last_free = false;
+            --free_parts;
+        }
+        if (free_parts == 0) return begin == end;
+        if (end - begin < free_parts) return false;
+        if (free_parts == 1) return span_cost(begin, end, first_free, last_free) <= cap;
+        int last_begin = end - 1;
+        if (span_cost(last_begin, end, false, last_free) > cap) return false;
+        while (last_begin - 1 > begin && span_cost(last_begin - 1, end, false, last_free) <= cap)
+            --last_begin;
+        int parts = 1;
+        for (int at = begin; at < last_begin; ++parts) {
+            const bool first = first_free && at == begin;
+            int stop = at + 1;
+            if (span_cost(at, stop, first, false) > cap) return false;
+            while (stop < last_begin && span_cost(at, stop + 1, first, false) <= cap)
+                ++stop;
+            at = stop;
+        }
+        return parts <= free_parts;
+    }
+
+    // For each part, the [lowest, highest] end it can have in a split under the cap: ends
+    // reachable from the left (each earlier part at least its least layers, or as many as fit
+    // under the cap) that leave the later parts their least layers and no more than they can
+    // hold. The last part ends at n.
+    std::vector<std::pair<int, int>> end_ranges(double cap) const {
+        std::vector<std::pair<int, int>> ends(static_cast<std::size_t>(k_));
+        const int first = options_.first_stage_layers;
+        const int last = options_.last_stage_layers;
+        // From the left: the least and the most layers the first j + 1 parts can hold.
+        int lowest = 0, highest = 0;
+        for (int j = 0; j < k_; ++j) {
+            if (j == 0 && first >= 0) {
+                lowest = highest = first;
+            } else {
+                lowest += j == k_ - 1 && last == 0 ? 0 : 1;
+                int stop = highest;
+                while (stop < n_ && cost(j, highest, stop + 1) <= cap)
+                    ++stop;
+                highest = stop;
+            }
+            ends[static_cast<std::size_t>(j)] = {lowest, highest};
+        }
+        // From the right: part j ends where part j + 1 begins; the later parts hold at least
+        // one layer each (the last its fixed count) and at most as many as fit.
+        int latest = n_, earliest = n_;
+        for (int j = k_ - 1; j > 0; --j) {
+            if (j == k_ - 1 && last >= 0) {
+                latest = earliest = n_ - last;
+            } else {
+                latest -= 1;
+                int start = earliest;
+                while (start > 0 && cost(j, start - 1, earliest) <= cap)
+                    --start;
+                earliest = start;
+            }
+            auto& [low, high] = ends[static_cast<std::size_t>(j - 1)];
+            low = std::max(low, earliest);
+            high = std::min(high, latest);
+        }
+        ends.back() = {n_, n_};
+        return ends;
+    }
+
     int n_, k_;
     double first_extra_, last_extra_;
     PartitionOptions options_;

@@ -16,9 +16,11 @@ struct PartitionOptions {
 
 /// Splits layers with costs `layer_costs` (in model order) into `parts` contiguous groups of
 /// at least one layer (the first or last none when its count is fixed to 0), where group 0 also
-/// pays `first_extra` and the last group `last_extra`, minimizing the largest group cost (exact,
-/// dynamic programming, O(parts·n²)). Among the optimal splits it returns the one with the smallest
-/// sum of squared group costs (the most even one). Returns the layer count of each group.
+/// pays `first_extra` and the last group `last_extra`, minimizing the largest group cost (exact: a
+/// bisection over the doubles with an O(n) test). Among the optimal splits it returns the one with
+/// the smallest sum of squared group costs (the most even one), by dynamic programming over the
+/// ends each group can have under that bottleneck (about n·parts steps for equal layers, at most
+/// parts·n²). Returns the layer count of each group.
 ///
 /// Throws std::invalid_argument when it cannot be done: parts < 1, more non-empty parts than
 /// layers, a single part fixed to 0, fixed counts that do not fit, or negative costs.
