@@ -1,4 +1,5 @@
 // pipesim merge: join the results files of a sharded or resumed sweep.
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -81,8 +82,22 @@ int run_merge(const std::vector<std::string>& args) {
     for (const sweep::Result& r : rows)
         text += sweep::csv_row(r) + "\n";
     fileio::write_file_atomically(output, text);
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (files[i].incomplete_tail)
+            fmt::print(stderr,
+                       "merge: {}: its last row is cut short (a sweep stopped while writing it) "
+                       "and is left out\n",
+                       inputs[i]);
+    const auto errors = std::count_if(rows.begin(), rows.end(), [](const sweep::Result& r) {
+        return r.status == sweep::Status::error;
+    });
     fmt::print(stderr, "merge: {} files, {} rows ({} duplicates, {} error rows replaced) → {}\n",
                inputs.size(), summary.rows, summary.duplicates, summary.replaced_errors, output);
+    if (errors > 0)
+        fmt::print(stderr,
+                   "merge: {} row{} of jobs that failed (status error); 'pipesim sweep GRID.json "
+                   "-o {}' runs them again\n",
+                   errors, errors == 1 ? "" : "s", output);
     if (grid_file.empty()) return 0;
     const std::vector<sweep::Job> missing = sweep::missing_jobs(jobs, rows);
     if (missing.empty()) return 0;

@@ -2,8 +2,10 @@
 // resumed sweep, shards, and one reproduced number against its closed form.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -305,4 +307,95 @@ TEST_CASE("sweep and merge reject bad input with exit code 2 and a positioned me
     const CommandResult merge = run_pipesim("merge " + data + "tiny.json -o /dev/null");
     CHECK(merge.exit_code == 2);
     CHECK_THAT(merge.err, Catch::Contains("tiny.json:1:1: not a pipesim sweep results file"));
+}
+
+TEST_CASE("a results file names the model file's contents: edited, it is another grid",
+          "[sweep][cli]") {
+    const fs::path dir = scratch("model_file");
+    const fs::path model = dir / "model.json", grid = dir / "grid.json", out = dir / "out.csv";
+    const std::string model_text =
+        read_file(std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/model-llama-like.json");
+    REQUIRE(model_text.find("\"layers\": 16") != std::string::npos);
+    std::ofstream(model) << model_text;
+    std::ofstream(grid) << R"({"format": "pipesim-sweep", "version": 1, "schedule": "1f1b",
+        "p": 2, "m": 4, "model": ")" +
+                               model.string() + R"(", "gpu": "a100-80gb"})";
+    REQUIRE(run_pipesim("sweep " + grid.string() + " -o " + out.string()).exit_code == 0);
+    const std::string before = read_file(out);
+    // The same file resumes; the file with 32 layers is refused, the rows kept.
+    CHECK(run_pipesim("sweep " + grid.string() + " -o " + out.string()).exit_code == 0);
+    std::string edited = model_text;
+    edited.replace(edited.find("\"layers\": 16"), 12, "\"layers\": 32");
+    std::ofstream(model) << edited;
+    const CommandResult resumed = run_pipesim("sweep " + grid.string() + " -o " + out.string());
+    CHECK(resumed.exit_code == 2);
+    CHECK_THAT(resumed.err, Catch::Contains("a model, GPU or cluster file it names has changed"));
+    CHECK(read_file(out) == before);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("an empty results file gets its header; a job's second row is dropped on resume",
+          "[sweep][cli]") {
+    const fs::path dir = scratch("empty_dup");
+    const fs::path out = dir / "out.csv";
+    std::ofstream{out};  // created empty, as mktemp does
+    REQUIRE(run_pipesim("sweep " + data + "tiny.json -o " + out.string() + " -j 1").exit_code == 0);
+    const std::vector<std::string> rows = sorted_rows(out);
+    REQUIRE(rows.size() == 17);
+    CHECK(rows.front() == pipesim::sweep::csv_header());
+    // Rows appended twice (two files joined by hand): the resume keeps one of each.
+    const std::string once = read_file(out);
+    std::ofstream(out, std::ios::app) << lines_of(once)[3] << "\n" << lines_of(once)[7] << "\n";
+    REQUIRE(count_lines(out) == 19);
+    const CommandResult resumed = run_pipesim("sweep " + data + "tiny.json -o " + out.string());
+    CHECK(resumed.exit_code == 0);
+    CHECK(sorted_rows(out) == rows);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a second sweep on a results file in use is refused; the first runs every job once",
+          "[sweep][cli]") {
+    const fs::path dir = scratch("locked");
+    const fs::path out = dir / "out.csv";
+    REQUIRE(run_pipesim("sweep " + data + "tiny.json -o " + out.string() + " -j 1").exit_code == 0);
+    const std::string before = read_file(out);
+    // A sweep holds the file's lock from reading it to its last row: take it as one would.
+    const int fd = ::open(out.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+    const CommandResult second = run_pipesim("sweep " + data + "tiny.json -o " + out.string());
+    CHECK(second.exit_code == 2);
+    CHECK_THAT(second.err, Catch::Contains("another sweep is writing this results file"));
+    CHECK(std::count(second.err.begin(), second.err.end(), '\n') == 1);
+    ::close(fd);
+    CHECK(read_file(out) == before);
+    CHECK(run_pipesim("sweep " + data + "tiny.json -o " + out.string()).exit_code == 0);
+    // Not a regular file: refused before anything is read from it.
+    const CommandResult device = run_pipesim("sweep " + data + "tiny.json -o /dev/null");
+    CHECK(device.exit_code == 2);
+    CHECK_THAT(device.err, Catch::Contains("/dev/null is not a regular file"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("merge says which input lost a cut-short row and how many jobs failed", "[sweep][cli]") {
+    const fs::path dir = scratch("merge_notes");
+    const fs::path out = dir / "out.csv", cut = dir / "cut.csv", failed = dir / "failed.csv";
+    REQUIRE(run_pipesim("sweep " + data + "tiny.json -o " + out.string() + " -j 1").exit_code == 0);
+    const std::string text = read_file(out);
+    std::ofstream(cut) << text.substr(0, text.size() - 5);
+    std::string with_error = text;
+    const std::size_t ok = with_error.find(",ok,");
+    REQUIRE(ok != std::string::npos);
+    with_error.replace(ok, 4, ",error,");
+    std::ofstream(failed) << with_error;
+    const CommandResult cut_merge =
+        run_pipesim("merge " + cut.string() + " -o " + (dir / "m1.csv").string());
+    CHECK(cut_merge.exit_code == 0);
+    CHECK_THAT(cut_merge.err, Catch::Contains(cut.string() + ": its last row is cut short"));
+    CHECK(count_lines(dir / "m1.csv") == 16);  // the header and 15 of the 16 jobs
+    const CommandResult error_merge =
+        run_pipesim("merge " + failed.string() + " -o " + (dir / "m2.csv").string());
+    CHECK(error_merge.exit_code == 0);
+    CHECK_THAT(error_merge.err, Catch::Contains("merge: 1 row of jobs that failed"));
+    fs::remove_all(dir);
 }

@@ -131,6 +131,10 @@ TEST_CASE("grid errors name the file, line and column and what was expected", "[
                Contains("stages"));
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "costs": [1, 2])"),
                Contains("three costs"));
+    // A results file keeps each name on one line: a line break in a path could not come back.
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "model": "a\nb.json",
+                              "gpu": "a100-80gb")"),
+               Contains("g.json:1:") && Contains("'a\\x0ab.json' holds a control character"));
 }
 
 TEST_CASE("shards partition the jobs", "[sweep]") {
@@ -290,7 +294,11 @@ TEST_CASE("a bad results field is located at its byte, and nan or inf are refuse
                                                           {at("comm"), "-inf"},
                                                           {at("chunks"), "NaN"},
                                                           {at("costs"), "1/inf/1"},
-                                                          {at("overlap_grad_reduce"), "x"}}) {
+                                                          {at("overlap_grad_reduce"), "x"},
+                                                          {at("costs"), "1/1e999/1"},
+                                                          {at("job"), "-3"},
+                                                          {at("throughput"), "-1"},
+                                                          {at("peak_activation"), "-5"}}) {
         REQUIRE(column < header.size());
         std::vector<std::string> changed = fields;
         changed[column] = bad;
@@ -307,6 +315,19 @@ TEST_CASE("a bad results field is located at its byte, and nan or inf are refuse
         CHECK_THAT(message, Catch::StartsWith(fmt::format("r.csv:2:{}: column {}",
                                                           starts[column] + 1, column + 1)));
     }
+}
+
+TEST_CASE("numbers below the smallest normal double survive the results file", "[sweep]") {
+    // A grid's "comm": 1e-310 or costs of 5e-324 were written and then refused on resume.
+    Result r = ok_row(2, "1f1b", 2, 0.5);
+    r.job.comm = 1e-310;
+    r.job.costs = {5e-324, 1, 1};
+    r.bubble_time = 2.5e-320;
+    const ResultsFile back = parse_results("r.csv", csv_header() + "\n" + csv_row(r) + "\n");
+    REQUIRE(back.rows.size() == 1);
+    CHECK(back.rows[0].job.comm == 1e-310);
+    CHECK(back.rows[0].job.costs == std::vector<double>{5e-324, 1, 1});
+    CHECK(back.rows[0].bubble_time == 2.5e-320);
 }
 
 TEST_CASE("write_all reports a failed write instead of dropping the text", "[sweep]") {

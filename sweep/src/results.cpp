@@ -1,9 +1,14 @@
 #include "sweep/results.hpp"
 
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -122,6 +127,20 @@ std::vector<std::string> parameter_fields(const Job& j) {
             j.nccl_algo};
 }
 
+// The whole of `text` as a finite double. Values below the smallest normal double (a grid's
+// 1e-310 as the sweep wrote it) are read as they are: strtod flags them as out of range, as
+// it does an overflow to infinity, and std::stod throws for both.
+std::optional<double> finite_number(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !std::isfinite(value)) return std::nullopt;
+    if (errno == ERANGE && std::fabs(value) >= std::numeric_limits<double>::min())
+        return std::nullopt;
+    return value;
+}
+
 // Reads one field of a row; `column` counts fields from 0. Errors point at the byte where
 // the field starts (`starts`: byte offsets in the line, one per field).
 class RowReader {
@@ -133,15 +152,21 @@ class RowReader {
     const std::string& text(std::size_t column) const { return fields_[column]; }
 
     double real(std::size_t column) const {
-        const std::string& f = fields_[column];
-        std::size_t used = 0;
-        double value = 0;
-        try {
-            value = std::stod(f, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used == 0 || used != f.size() || !std::isfinite(value)) fail(column, "a finite number");
+        const std::optional<double> value = finite_number(fields_[column]);
+        if (!value) fail(column, "a finite number");
+        return *value;
+    }
+
+    // Times, rates, sizes and counts: never below 0 in a file a sweep wrote.
+    double non_negative(std::size_t column) const {
+        const std::optional<double> value = finite_number(fields_[column]);
+        if (!value || *value < 0) fail(column, "a finite number ≥ 0");
+        return *value;
+    }
+
+    int count(std::size_t column) const {
+        const int value = integer(column);
+        if (value < 0) fail(column, "an integer ≥ 0");
         return value;
     }
 
@@ -194,14 +219,9 @@ std::vector<double> parse_costs(const RowReader& row, std::size_t column) {
     while (true) {
         const std::size_t slash = f.find('/', start);
         const std::string part = f.substr(start, slash - start);
-        std::size_t used = 0;
-        try {
-            out.push_back(std::stod(part, &used));
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used == 0 || used != part.size() || !std::isfinite(out.back()))
-            row.fail(column, "costs F/B/W");
+        const std::optional<double> cost = finite_number(part);
+        if (!cost) row.fail(column, "costs F/B/W");
+        out.push_back(*cost);
         if (slash == std::string::npos) break;
         start = slash + 1;
     }
@@ -219,7 +239,7 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     Result r;
     Job& j = r.job;
     std::size_t c = 0;  // the next column
-    j.index = row.integer(c++);
+    j.index = row.count(c++);
     if (row.text(c) == "analytic")
         j.engine = Engine::analytic;
     else if (row.text(c) == "simgrid")
@@ -232,8 +252,8 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     j.m = row.integer(c++);
     j.v = row.integer(c++);
     j.costs = parse_costs(row, c++);
-    j.comm = row.real(c++);
-    j.mem_w_ratio = row.real(c++);
+    j.comm = row.non_negative(c++);
+    j.mem_w_ratio = row.non_negative(c++);
     j.model = row.text(c++);
     j.gpu = row.text(c++);
     j.mb = row.integer(c++);
@@ -242,7 +262,7 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     j.recompute = row.text(c++);
     j.attention = row.text(c++);
     j.cluster = row.text(c++);
-    j.mem_limit = row.real(c++);
+    j.mem_limit = row.non_negative(c++);
     j.cp = row.integer(c++);
     j.zero = row.integer(c++);
     j.tp_comm_overlap = row.boolean(c++);
@@ -256,18 +276,18 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     r.status = parse_status(row, c++);
     r.reason = row.text(c++);
     r.chunks = row.integer(c++);
-    r.makespan = row.real(c++);
+    r.makespan = row.non_negative(c++);
     r.bubble_rate = row.real(c++);
     r.bubble_time = row.real(c++);
-    r.peak_activation = row.real(c++);
-    r.peak_memory = row.real(c++);
-    r.throughput = row.real(c++);
-    r.gpus = row.integer(c++);
-    r.samples_per_second = row.real(c++);
-    r.samples_per_second_per_gpu = row.real(c++);
-    r.tokens_per_second = row.real(c++);
-    r.mfu = row.real(c++);
-    r.iteration_time = row.real(c++);
+    r.peak_activation = row.non_negative(c++);
+    r.peak_memory = row.non_negative(c++);
+    r.throughput = row.non_negative(c++);
+    r.gpus = row.count(c++);
+    r.samples_per_second = row.non_negative(c++);
+    r.samples_per_second_per_gpu = row.non_negative(c++);
+    r.tokens_per_second = row.non_negative(c++);
+    r.mfu = row.non_negative(c++);
+    r.iteration_time = row.non_negative(c++);
     r.efficiency = row.real(c++);
     r.speedup_1f1b = row.real(c++);
     r.lifespan_max = row.real(c++);
@@ -295,6 +315,12 @@ const char* status_name(Status status) {
     return "error";
 }
 
+namespace {
+// Above the largest model, GPU or cluster file the readers take (1 MiB): the grid refused any
+// larger before it got here.
+constexpr std::size_t max_referenced_file_bytes = std::size_t{1} << 20;
+}  // namespace
+
 std::string grid_id(const std::vector<Job>& jobs) {
     // FNV-1a, 64 bits, over every job's key and index in grid order.
     std::uint64_t hash = 14695981039346656037ull;
@@ -304,10 +330,22 @@ std::string grid_id(const std::vector<Job>& jobs) {
             hash *= 1099511628211ull;
         }
     };
+    std::set<std::string> files;
     for (const Job& j : jobs) {
         add(std::to_string(j.index));
         add("|");
         add(job_key(j));
+        add("\n");
+        for (const std::string* name : {&j.model, &j.gpu, &j.cluster})
+            if (name->ends_with(".json") || name->find('/') != std::string::npos)
+                files.insert(*name);
+    }
+    // The model, GPU and cluster files the jobs read, by content: a results file resumed (or
+    // shards merged) after one of them changed would mix two configurations under one name.
+    for (const std::string& file : files) {
+        add(file);
+        add("\n");
+        add(fileio::read_text_file(file, max_referenced_file_bytes));
         add("\n");
     }
     return fmt::format("{:016x}", hash);

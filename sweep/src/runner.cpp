@@ -1,12 +1,12 @@
 #include "sweep/runner.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <set>
 #include <stdexcept>
 
@@ -77,32 +77,94 @@ std::vector<Result> run_jobs(const std::vector<Job>& jobs, int workers) {
     return out;
 }
 
+namespace {
+
+// Opens `path` to append to it and takes its lock, which a second sweep on the same file
+// cannot take: -1 with errno set when that fails (EWOULDBLOCK: another sweep holds it). The
+// lock is the file's, so it holds only while `path` still names the file it was taken on.
+int open_locked(const std::string& path, int extra_flags) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | extra_flags, 0666);
+    if (fd < 0) return -1;
+    struct stat held {};
+    struct stat named {};
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &held) != 0 ||
+        ::stat(path.c_str(), &named) != 0 || held.st_dev != named.st_dev ||
+        held.st_ino != named.st_ino) {
+        const int error = errno == 0 || errno == ENOENT ? EWOULDBLOCK : errno;
+        ::close(fd);
+        errno = error;
+        return -1;
+    }
+    return fd;
+}
+
+[[noreturn]] void cannot_lock(const std::string& output) {
+    if (errno == EWOULDBLOCK)
+        throw std::invalid_argument(fmt::format(
+            "{}: another sweep is writing this results file; wait for it to end (then run "
+            "again to resume), or give another -o",
+            output));
+    throw std::invalid_argument(fmt::format("cannot write {}: {}", output, std::strerror(errno)));
+}
+
+}  // namespace
+
 SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
                        const SweepOptions& options) {
     SweepSummary summary;
     summary.total = static_cast<int>(jobs.size());
     std::set<std::string> finished;
-    if (std::filesystem::exists(output)) {
-        const ResultsFile existing = load_results(output);
-        std::string kept = csv_header() + "\n";
-        bool dropped = existing.incomplete_tail;
-        for (const Result& r : existing.rows) {
-            if (r.grid != options.grid)
-                throw std::invalid_argument(fmt::format(
-                    "{} holds results of another grid (grid {}, job {}; this grid is {}): "
-                    "resume a sweep with the grid that wrote it, or give another -o",
-                    output, r.grid, r.job.index, options.grid));
-            if (r.status == Status::error) {
-                dropped = true;  // rerun it
-                continue;
+    // Held from before the file is read until the last row is written: two sweeps on one
+    // results file would run every job twice.
+    if (struct stat st{}; ::stat(output.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw std::invalid_argument(fmt::format(
+            "{} is not a regular file: a sweep appends its rows to a results file, and resumes "
+            "from it",
+            output));
+    errno = 0;
+    int fd = open_locked(output, O_CREAT | O_EXCL);
+    const bool created = fd >= 0;
+    if (!created && errno == EEXIST) fd = open_locked(output, 0);
+    if (fd < 0) cannot_lock(output);
+    try {
+        if (created) {
+            if (const int error = fileio::write_all(fd, csv_header() + "\n"); error != 0)
+                throw std::runtime_error(
+                    fmt::format("cannot write {}: {}", output, std::strerror(error)));
+        } else {
+            const ResultsFile existing = load_results(output);
+            std::string kept = csv_header() + "\n";
+            // An empty file has no header to append under.
+            bool rewrite = existing.incomplete_tail || existing.rows.empty();
+            for (const Result& r : existing.rows) {
+                if (r.grid != options.grid)
+                    throw std::invalid_argument(fmt::format(
+                        "{} holds results of another grid (grid {}, job {}; this grid is {}, "
+                        "or a model, GPU or cluster file it names has changed since): resume a "
+                        "sweep with the grid and files that wrote it, or give another -o",
+                        output, r.grid, r.job.index, options.grid));
+                // An error is run again; a job's second row (files joined by hand) dropped.
+                if (r.status == Status::error || finished.count(job_key(r.job))) {
+                    rewrite = true;
+                    continue;
+                }
+                kept += csv_row(r) + "\n";
+                finished.insert(job_key(r.job));
             }
-            kept += csv_row(r) + "\n";
-            finished.insert(job_key(r.job));
+            check_rows_match_jobs(jobs, existing.rows, output);
+            if (rewrite) {
+                // A new file under the name: the lock moves to it.
+                fileio::write_file_atomically(output, kept);
+                errno = 0;
+                const int fresh = open_locked(output, 0);
+                if (fresh < 0) cannot_lock(output);
+                ::close(fd);
+                fd = fresh;
+            }
         }
-        check_rows_match_jobs(jobs, existing.rows, output);
-        if (dropped) fileio::write_file_atomically(output, kept);
-    } else {
-        fileio::write_file_atomically(output, csv_header() + "\n");
+    } catch (...) {
+        ::close(fd);
+        throw;
     }
 
     std::vector<Job> pending;
@@ -115,10 +177,6 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
         pending.push_back(j);
     }
 
-    const int fd = ::open(output.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd < 0)
-        throw std::invalid_argument(
-            fmt::format("cannot write {}: {}", output, std::strerror(errno)));
     const bool terminal = options.progress_stream && ::isatty(::fileno(options.progress_stream));
     const bool bar = options.progress == ProgressStyle::bar ||
                      (options.progress == ProgressStyle::automatic && terminal);

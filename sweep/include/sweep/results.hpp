@@ -50,7 +50,8 @@ struct Result {
 };
 
 /// The identity of a grid: 16 hexadecimal digits hashing every job (index and parameters) of
-/// its whole expansion, the same for all its shards.
+/// its whole expansion and the contents of the model, GPU and cluster files they name, the
+/// same for all its shards. Reads those files (std::invalid_argument when one cannot be read).
 std::string grid_id(const std::vector<Job>& jobs);
 /// Whether `text` has the form of a grid_id().
 bool is_grid_id(std::string_view text);
