@@ -108,6 +108,39 @@ TEST_CASE(
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a byte-order mark before a saved timeline or a schedule read by content is skipped",
+          "[files][cli][streams][viz]") {
+    const auto dir = scratch_dir("bom");
+    const auto timeline = dir / "t.json";
+    const auto schedule = dir / "s.json";
+    REQUIRE(run_pipesim("analyze -s 1f1b -p 2 -m 2 --comm 0.5 --save-timeline " +
+                        timeline.string() + " --save " + schedule.string())
+                .exit_code == 0);
+    for (const auto& file : {timeline, schedule}) {
+        const auto marked = dir / ("bom_" + file.filename().string());
+        write_text(marked, "\xEF\xBB\xBF" + read_file(file));
+        const auto plain = run_pipesim("render " + file.string() + " -o - --format dot");
+        REQUIRE(plain.exit_code == 0);
+        // Named by file (a .json) and on standard input (read by content): the same picture
+        // as without the mark (the title is the schedule's, not the file's name).
+        const auto named = run_pipesim("render " + marked.string() + " -o - --format dot");
+        CHECK(named.err == "");
+        CHECK(named.exit_code == 0);
+        const auto piped = run_pipesim("render - -o - --format dot", marked.string());
+        CHECK(piped.err == "");
+        CHECK(piped.exit_code == 0);
+        if (file == timeline) {
+            CHECK(named.out == plain.out);
+            CHECK(piped.out == plain.out);
+        }
+    }
+    const auto converted =
+        run_pipesim("convert - -o - --format csv", (dir / "bom_s.json").string());
+    CHECK(converted.exit_code == 0);
+    CHECK(converted.out == run_pipesim("convert " + schedule.string() + " -o - --format csv").out);
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("convert reads '-' by its content and writes '-' in the named format",
           "[files][cli][streams]") {
     const auto dir = scratch_dir("convert");

@@ -42,6 +42,8 @@ std::optional<ScheduleFormat> parse_format(std::string_view format) {
 }  // namespace
 
 bool starts_as_json_object(std::string_view text) {
+    // A UTF-8 byte-order mark (an editor's save) before it, as the JSON reader allows.
+    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
     const auto first = text.find_first_not_of(" \t\r\n");
     return first != std::string_view::npos && text[first] == '{';
 }
