@@ -123,6 +123,7 @@ SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help
     if (!c.have_cap) throw UsageError("missing --mem-limit X (activations per device)");
     c.spec.costs.model = PipelineFlags::model_of(c.model_flags);
     c.spec.tp = c.model_flags.spec.tp;
+    if (c.spec.costs.model) check_sharding_flags(*c.spec.costs.model, c.spec, /*with_dp=*/false);
     if (c.spec.costs.model && c.unit_costs)
         throw UsageError(
             "--costs and --mem-w-ratio cannot be combined with --model (the model gives the "

@@ -211,19 +211,24 @@ const std::array layout_flags = {
          }},
 };
 
+}  // namespace
+
 // --zero and --tp-comm-overlap need the parallelism they act on (sharding: the dp·C GPUs that
 // hold the same weights); --dist-opt is ZeRO-1.
-void check_sharding_flags(const analysis::ModelSpec& model, const analysis::PipelineSpec& spec) {
+void check_sharding_flags(const analysis::ModelSpec& model, const analysis::PipelineSpec& spec,
+                          bool with_dp) {
+    // search plans one data-parallel replica: it has no --dp.
+    const char* give = with_dp ? "give --dp D or --cp C above 1" : "give --cp C above 1";
     const int zero = model.optimizer.zero_stage;
     const bool one_rank = spec.dp * model.workload.cp < 2;
     if (zero > 0 && one_rank)
-        throw UsageError(fmt::format(
-            "--zero {} shards over data- and context-parallel ranks: give --dp D or --cp C above 1",
-            zero));
-    if (model.optimizer.distributed && one_rank)
         throw UsageError(
-            "--dist-opt shards over data- and context-parallel ranks: give --dp D or --cp C above "
-            "1 (with one rank nothing is sharded)");
+            fmt::format("--zero {} shards over data- and context-parallel ranks: {}", zero, give));
+    if (model.optimizer.distributed && one_rank)
+        throw UsageError(fmt::format(
+            "--dist-opt shards over data- and context-parallel ranks: {} (with one rank nothing "
+            "is sharded)",
+            give));
     if (zero > 1 && model.optimizer.distributed)
         throw UsageError(fmt::format(
             "--dist-opt is ZeRO-1 (the optimizer state sharded): drop it or --zero {}", zero));
@@ -231,8 +236,6 @@ void check_sharding_flags(const analysis::ModelSpec& model, const analysis::Pipe
         throw UsageError(
             "--tp-comm-overlap overlaps tensor-parallel collectives: give -t T with T > 1");
 }
-
-}  // namespace
 
 std::string schedule_flags_help(bool with_latency) {
     return flags_help(schedule_flags) + cost_flags_help(with_latency) + flags_help(file_flags);
@@ -308,7 +311,7 @@ void PipelineFlags::finish() {
             throw UsageError(
                 "--costs and --mem-w-ratio cannot be combined with --model (the model gives the "
                 "costs and memory)");
-        check_sharding_flags(*model, s.spec);
+        check_sharding_flags(*model, s.spec, /*with_dp=*/true);
         s.spec.costs.model = model;
     } else if (s.have_layout && !layout_without_model_) {
         throw UsageError(

@@ -40,6 +40,11 @@ std::string grad_reduce_flags_help();
 /// --zero 1 or 2).
 void check_grad_reduce_flag(const GradReduceFlags& flags, const analysis::PipelineSpec& spec);
 
+/// Refuses sharding (--zero, --dist-opt) with one data- and context-parallel rank, --dist-opt
+/// beside --zero 2 or 3, and --tp-comm-overlap without -t > 1. `with_dp`: the command has --dp.
+void check_sharding_flags(const analysis::ModelSpec& model, const analysis::PipelineSpec& spec,
+                          bool with_dp);
+
 /// Reads one of --costs, --comm, --mem-w-ratio into `spec`; false if `flag` is none of them.
 bool read_cost_flag(const std::string& flag, ArgReader& reader, analysis::PipelineSpec& spec);
 

@@ -204,3 +204,27 @@ TEST_CASE("the search reports each candidate before building it, and stops where
     };
     CHECK_THROWS_AS(search_schedules(o, replay_evaluator(o)), Stop);
 }
+
+TEST_CASE("search shards the optimizer only over ranks it has: --zero and --dist-opt need --cp",
+          "[blocks][search]") {
+    const std::string base =
+        "search -p 4 -m 8 --mem-limit 75GiB --model llama2-13b --gpu a100-80gb --mb 1";
+    // One data-parallel replica and no context parallelism: nothing to shard over. These
+    // were answered as if unsharded.
+    for (const std::string flag : {" --zero 3", " --dist-opt"}) {
+        const auto refused = run_pipesim(base + flag);
+        CHECK(refused.exit_code == 2);
+        CHECK_THAT(refused.err,
+                   Catch::Contains("shards over data- and context-parallel ranks: give --cp C "
+                                   "above 1"));
+    }
+    // Over two context-parallel ranks ZeRO-1 keeps 12 of the 18 bytes per parameter (the
+    // fp32 master weights and Adam's moments, 12 bytes, halved: 2 + 4 + 6).
+    const auto whole = run_pipesim(base + " --cp 2 --json");
+    const auto sharded = run_pipesim(base + " --cp 2 --zero 1 --json");
+    REQUIRE(whole.exit_code == 0);
+    REQUIRE(sharded.exit_code == 0);
+    const double whole_bytes = nlohmann::json::parse(whole.out)["static_bytes_max"];
+    const double sharded_bytes = nlohmann::json::parse(sharded.out)["static_bytes_max"];
+    CHECK(sharded_bytes / whole_bytes == Approx(12.0 / 18.0).epsilon(1e-3));
+}
