@@ -2,6 +2,10 @@
 // Sources: 1F1B/GPipe (m+p−1)(F+B+W); Zero Bubble paper (Qi et al., ICLR 2024) Table 2 for
 // ZB-H1/ZB-H2 bubbles and memory; Narayanan et al. (SC21) for interleaved 1F1B's
 // (p−1)(F+B+W)/v bubble.
+#include <algorithm>
+#include <array>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "schedules/metrics.hpp"
@@ -108,6 +112,30 @@ TEST_CASE("ZB-H2's bubble is (p−1)(F+B−2W) when ≥ 0, with (2p−1)·M_B pe
             }
         }
     }
+}
+
+TEST_CASE("with W longer than F the ZB-H bubbles are those of W = F", "[schedules][generators]") {
+    // ZB-H1 fills device 0's wait for its first B, pF + (p−1)B after it starts, with its p
+    // forwards and whatever W fits; ZB-H2 with its 2p−1 forwards. A W beyond F's length
+    // cannot shorten that wait: the Table 2 bubbles hold with min(F, W) for W, so ZB-H1
+    // idles (p−1)(F+B−min(F,W)) and ZB-H2 max(0, (p−1)(F+B−2·min(F,W))).
+    const std::vector<std::array<double, 3>> long_w = {
+        {1, 3, 1.5}, {1, 2, 3}, {2, 1, 2}, {1, 1, 2}, {2, 3, 2.5}, {0.5, 2, 1}, {1, 0.5, 4}};
+    for (int p : {2, 4, 8})
+        for (const auto& [f, b, w] : long_w) {
+            CAPTURE(p, f, b, w);
+            const double shorter = std::min(f, w);
+            for (int m : {p, 2 * p, 3 * p + 1}) {
+                CAPTURE(m);
+                CHECK(run("zb-h1", p, m, 1, f, b, w).metrics.bubble_time ==
+                      Approx((p - 1) * (f + b - shorter)));
+            }
+            for (int m : {2 * p - 1, 3 * p + 2}) {
+                CAPTURE(m);
+                CHECK(run("zb-h2", p, m, 1, f, b, w).metrics.bubble_time ==
+                      Approx(std::max(0.0, (p - 1) * (f + b - 2 * shorter))).margin(1e-9));
+            }
+        }
 }
 
 TEST_CASE("ZB-H2 with F = B = W has no bubble on any device", "[schedules][generators]") {

@@ -59,6 +59,33 @@ TEST_CASE("analyze with a model reports seconds, bytes, samples, tokens and MFU"
     CHECK(j["warnings"].empty());
 }
 
+TEST_CASE("a stage's pass times and its TP collectives add up to the device's busy time",
+          "[models]") {
+    // The stage times are the kernels only; the collectives analyze adds to F and B are
+    // reported beside them, so that a replay of the reported figures gives analyze's.
+    for (const char* extra : {"", " --recompute full", " --tp-comm-overlap"}) {
+        CAPTURE(extra);
+        const auto j = run_pipesim_json(
+            std::string("analyze -s 1f1b -p 4 -m 8 --model llama3-8b --gpu h200 --mb 1 -t 4 "
+                        "--json") +
+            extra);
+        for (std::size_t d = 0; d < 4; ++d) {
+            const auto& stage = j["model"]["virtual_stages"][d];
+            REQUIRE(stage.contains("tp_forward"));
+            CHECK(stage["tp_forward"].get<double>() > 0);
+            const double per_microbatch =
+                stage["forward"].get<double>() + stage["backward_input"].get<double>() +
+                stage["backward_weight"].get<double>() + stage["tp_forward"].get<double>() +
+                stage["tp_backward_input"].get<double>();
+            CHECK(j["busy"][d].get<double>() == Approx(8 * per_microbatch).epsilon(1e-12));
+        }
+    }
+    // Without tensor parallelism there are none to report.
+    const auto one =
+        run_pipesim_json("analyze -s 1f1b -p 4 -m 8 --model llama3-8b --gpu h200 --mb 1 --json");
+    CHECK_FALSE(one["model"]["virtual_stages"][0].contains("tp_forward"));
+}
+
 TEST_CASE("the unfused attention (--attention unfused) charges and stores the s×s scores",
           "[models]") {
     // Megatron-LM before FlashAttention (SC'21's runs): the stage's passes and activations are

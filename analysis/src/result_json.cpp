@@ -65,6 +65,10 @@ void add_model_json(nlohmann::ordered_json& j, const Analysis& a, const ModelAna
                           {"activation_bytes", s.memory.activation},
                           {"held_for_w_bytes", s.memory.held_for_w},
                           {"params", s.params}});
+        if (model.workload.tp > 1) {  // TP collectives left exposed, analytic
+            stages.back()["tp_forward"] = s.tp_comm_times.forward;
+            stages.back()["tp_backward_input"] = s.tp_comm_times.backward_input;
+        }
         if (model.plan.cp > 1) {  // ring attention's exposed transfers, analytic
             stages.back()["cp_ring_forward"] = s.cp_ring_times.forward;
             stages.back()["cp_ring_backward"] = s.cp_ring_times.backward_input;

@@ -2,7 +2,8 @@
 // order with the backward split into B and W, where device i delays each W by i steps.
 // Warm-up is 1F1B's (p−1−i forwards), so device i holds at most p microbatches' activations
 // (peak p·M_B on every device, as 1F1B's device 0); with uniform stages and no
-// communication the bubble is (p−1)(F+B−W) (the paper's Table 2).
+// communication the bubble is (p−1)(F+B−W) for W ≤ F (the paper's Table 2), (p−1)(F+B−min(F,W))
+// in general.
 #include <algorithm>
 
 #include "generators.hpp"

@@ -33,11 +33,11 @@ constexpr std::array generators{
                       nullptr, &detail::interleaved_1f1b_shape_problem},
     ScheduleGenerator{"zb-h1",
                       "ZB-H1: split backward, W deferred; 1F1B's memory, bubble "
-                      "(p−1)(F+B−W) (Qi et al., ICLR 2024)",
+                      "(p−1)(F+B−W) for W ≤ F (Qi et al., ICLR 2024)",
                       1, 1, 1, false, &detail::generate_zb_h1},
     ScheduleGenerator{"zb-h2",
                       "ZB-H2: 2p−1 warm-up forwards, W at the tail; (2p−1) M_B, bubble "
-                      "(p−1)(F+B−2W) (Qi et al., ICLR 2024)",
+                      "(p−1)(F+B−2W) for W ≤ F (Qi et al., ICLR 2024)",
                       1, 1, 1, false, &detail::generate_zb_h2},
     ScheduleGenerator{"v-min",
                       "V-Min: V-shape building block, ≈1/3 of 1F1B's activation memory, "
