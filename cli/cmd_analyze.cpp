@@ -85,6 +85,8 @@ int run_analyze(const std::vector<std::string>& args) {
     }();
     print_warnings(result, "analyze");
     viz_outputs.picture.memory_in_bytes = result.model.has_value();
+    viz_outputs.picture.iteration_time = result.iteration_time;
+    viz_outputs.picture.iteration_name = result.post_validation ? "period" : "iteration";
     // The pictures first: they may still refuse (a dependency graph too large to draw), and
     // then no file is written.
     const std::string html_text =

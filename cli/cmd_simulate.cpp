@@ -172,6 +172,8 @@ int run_simulate(const std::vector<std::string>& args) {
     if (show_progress) fmt::print(stderr, "\r\033[K");
     print_warnings(result, "simulate");
     viz_outputs.picture.memory_in_bytes = result.model.has_value();
+    viz_outputs.picture.iteration_time = result.iteration_time;
+    viz_outputs.picture.iteration_name = result.post_validation ? "period" : "iteration";
     const analysis::ClusterRun& run = *result.cluster;
     const simgrid::Layout& layout = run.layout;
     // The pictures first: they may still refuse (a dependency graph too large to draw).

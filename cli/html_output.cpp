@@ -274,6 +274,8 @@ viz::HtmlSchedule html_schedule(std::string name, const analysis::Analysis& a) {
     s.name = std::move(name);
     s.timeline = a.timeline;
     s.memory = a.memory;
+    s.iteration_time = a.iteration_time;
+    s.iteration_name = a.post_validation ? "period" : "iteration";
     if (a.model) {
         s.memory_scale = gib;
         s.memory_unit = "GiB";

@@ -28,10 +28,31 @@ def _figure(value):
 
 
 def _table(header, rows):
-    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    """An HTML table; `header` None for one without a heading row (label, value pairs)."""
+    head = ("" if header is None else
+            "<thead><tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in header) +
+            "</tr></thead>")
     body = "".join("<tr>" + "".join(f"<td>{html.escape(_figure(c))}</td>" for c in row) +
                    "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<table>{head}<tbody>{body}</tbody></table>"
+
+
+def _memory(value, in_bytes):
+    """Activation memory as the command line prints it: bytes (a model's) in B, KiB, MiB,
+    GiB or TiB; units of M_B (a full stage's activations of one microbatch) otherwise."""
+    if not in_bytes:
+        return f"{value:.4g} M_B"
+    unit, divide = "B", 1.0
+    for name in ("KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 * divide:
+            break
+        unit, divide = name, divide * 1024
+    return f"{value / divide:.4g} {unit}"
+
+
+# Comparison fields that are shares (shown in percent) and byte counts.
+_SHARE_FIELDS = {"bubble_rate", "efficiency", "mfu"}
+_BYTE_FIELDS = {"peak_memory_bytes"}
 
 
 # Parts of a time budget (the `time_budget` JSON object) as they are named in the summary.
@@ -143,7 +164,7 @@ class Result(_Fields):
             rows.append(("period (post-validation)", f'{f["period"]:.6g} {unit}'))
         rows.append(("bubble rate", f'{100 * f["bubble_rate"]:.2f} % (device '
                                     f'{f["bubble_device"]})'))
-        rows.append(("peak activation", f'{f["peak_activation_max"]:.4g}'))
+        rows.append(("peak activation", _memory(f["peak_activation_max"], "model" in f)))
         if "samples_per_second" in f:
             rows.append(("throughput", f'{f["samples_per_second"]:.6g} samples/s'))
             rows.append(("MFU", f'{100 * f["mfu"]:.1f} %'))
@@ -154,11 +175,18 @@ class Result(_Fields):
         return rows
 
     def _repr_html_(self):
+        # The picture first: a notebook shows one representation, and prefers HTML to SVG.
         f = self._fields
-        devices = [(d, f["busy"][d], f["idle"][d], f'{100 * f["device_bubble_rate"][d]:.2f} %',
-                    f["peak_activation"][d]) for d in range(len(f["busy"]))]
+        unit = f["time_unit"]
+        in_bytes = "model" in f
+        devices = [(d, f'{f["busy"][d]:.6g} {unit}', f'{f["idle"][d]:.6g} {unit}',
+                    f'{100 * f["device_bubble_rate"][d]:.2f} %',
+                    _memory(f["peak_activation"][d], in_bytes)) for d in range(len(f["busy"]))]
         warnings = "".join(f"<p>warning: {html.escape(w)}</p>" for w in f["warnings"])
-        return (_table(("", ""), self._summary_rows()) +
+        picture = self._repr_svg_()
+        figure = ("" if picture is None else
+                  f'<div style="overflow-x:auto">{picture[picture.find("<svg"):]}</div>')
+        return (figure + _table(None, self._summary_rows()) +
                 _table(("device", "busy", "idle", "bubble", "peak activation"), devices) +
                 warnings)
 
@@ -198,8 +226,16 @@ class Comparison(_Fields):
         # With a model, where each schedule's step goes: one column per part, in percent.
         parts = list(rows[0].get("step_shares", {})) if rows else []
         labels = dict(_BUDGET_PARTS, kernels="kernels")
+
+        def cell(key, value):
+            if key in _SHARE_FIELDS:
+                return f"{100 * value:.2f} %"
+            if key in _BYTE_FIELDS:
+                return _memory(value, True)
+            return value
+
         return _table(header + [f"{labels.get(k, k)} %" for k in parts],
-                      [[r[k] for k in header] +
+                      [[cell(k, r[k]) for k in header] +
                        [f'{100 * r["step_shares"][k]:.1f}' for k in parts] for r in rows])
 
     def __repr__(self):

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "analysis/child_run.hpp"
 #include "analysis/result_json.hpp"
@@ -37,8 +38,9 @@ std::string_view next_section(std::string_view& in) {
 
 RunData run_data(analysis::Analysis&& result, const analysis::PipelineSpec& spec) {
     std::string json = analysis::analysis_json(result, spec).dump();
-    return RunData{std::move(json), std::move(result.schedule), std::move(result.timeline),
-                   std::move(result.memory)};
+    return RunData{std::move(json),          std::move(result.schedule), std::move(result.timeline),
+                   std::move(result.memory), result.model.has_value(),   result.iteration_time,
+                   result.post_validation};
 }
 
 RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEngine& engine,
@@ -65,6 +67,11 @@ RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEn
 
 RunData run_from_texts(std::string json, std::string_view schedule, std::string timeline) {
     RunData data;
+    // The picture's facts, from the result as analysis_json() wrote them.
+    const auto result = nlohmann::json::parse(json);
+    data.memory_in_bytes = result.contains("model");
+    data.post_validation = result.value("post_validation", false);
+    data.iteration_time = result.value(data.post_validation ? "period" : "iteration_time", 0.0);
     data.json = std::move(json);
     data.schedule = parse_schedule_json(schedule, "the run's schedule");
     viz::SavedTimeline saved = viz::parse_timeline_json(std::move(timeline), "the run's timeline");

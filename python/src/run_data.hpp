@@ -13,6 +13,11 @@ struct RunData {
     Schedule schedule;
     Timeline timeline;
     MemoryModel memory;
+    /// For the picture (viz::TimelinePictureOptions): memory in bytes (a model gave it), and
+    /// the iteration time (with post-validation, the period) the table gives.
+    bool memory_in_bytes = false;
+    double iteration_time = 0;
+    bool post_validation = false;
 };
 
 /// The data of `result`, run from `spec`: its schedule, timeline and memory model are moved,

@@ -63,8 +63,27 @@ def test_result_summary_table():
     page = r._repr_html_()
     assert page.count("<table>") == 2
     assert f"{100 * r.bubble_rate:.2f} %" in page
-    assert page.count("<tr>") == len(r._summary_rows()) + 1 + 4 + 1  # two headers
+    # The summary's label, value rows and no heading row; the devices' rows under theirs.
+    assert page.count("<tr>") == len(r._summary_rows()) + 4 + 1
+    assert "<th></th>" not in page
+    # Units on every figure: the cost unit's times, activations in M_B.
+    assert f'<td>{r.busy[0]:.6g} unit</td>' in page
+    assert "<td>peak activation</td><td>4 M_B</td>" in page
     assert "zb-h1" in repr(r)
+
+
+@pytest.mark.skipif(not _pipesim.graphviz_available(), reason="built without Graphviz")
+def test_result_html_holds_its_timeline_picture():
+    # A notebook shows one representation of a result, and prefers HTML to SVG: the picture
+    # is in the HTML, above the tables.
+    r = pipesim.analyze(schedule="zb-v", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1)
+    page = r._repr_html_()
+    picture = r._repr_svg_()
+    assert page.index(picture[picture.find("<svg"):]) < page.index("<table>")
+    # With a model, bytes in GiB as the command line prints them, and times in seconds.
+    assert f'<td>{r.peak_activation_max / 2**30:.4g} GiB</td>' in page
+    assert f'<td>{r.busy[0]:.6g} s</td>' in page
+    assert "e+10" not in page.split("<table>", 1)[1]
 
 
 def test_model_result_table_names_the_model():
@@ -94,6 +113,8 @@ def test_comparison_and_search_tables():
     c = pipesim.compare(["1f1b", "zb-h1"], p=4, m=8)
     page = c._repr_html_()
     assert page.count("<tr>") == 3 and "zb-h1" in page and "speedup" in page
+    # Shares in percent: 1F1B at p = 4, m = 8 idles (p−1)/(m+p−1) = 3/11 of its span.
+    assert "<td>27.27 %</td>" in page
     s = pipesim.search(p=4, m=8, mem_limit=4)
     page = s._repr_html_()
     # The front (the best, then lower peaks) above the ranking, each with its header row.

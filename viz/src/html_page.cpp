@@ -43,6 +43,7 @@ h3 { font-size: 15px; margin: 10px 0 4px; }
 h4 { font-size: 12px; font-weight: normal; color: var(--muted); margin: 6px 0 2px; }
 main { padding: 0 24px 24px; }
 #figures { overflow-x: auto; }
+.wide { overflow-x: auto; max-width: 100%; }
 .hint { color: var(--muted); font-size: 12px; margin: 0 0 6px; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }

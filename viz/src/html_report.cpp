@@ -30,10 +30,19 @@ constexpr double chart_top = 10;
 constexpr double chart_plot = 64;
 constexpr double chart_axis = 28;
 
-// Device curves: ten distinct colours, repeated for more devices.
+// Device curves: ten distinct colours (Tableau's), then hues a golden angle apart, so that
+// device 10 is not drawn in device 0's blue.
 constexpr std::array<const char*, 10> device_colours = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                                                         "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                                                         "#bcbd22", "#17becf"};
+
+std::string device_colour(int device) {
+    if (device < static_cast<int>(device_colours.size()))
+        return device_colours[static_cast<std::size_t>(device)];
+    const double hue = std::fmod(17.0 + 137.508 * device, 360.0);
+    const int lightness = 34 + 12 * (device % 3);  // 34, 46, 58 %: neighbours differ in tone too
+    return fmt::format("hsl({:.0f},70%,{}%)", hue, lightness);
+}
 
 struct Span {
     double first = 0;
@@ -131,18 +140,21 @@ std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double t
             "<text class=\"tick\" x=\"{3:.1f}\" y=\"{4:.2f}\" text-anchor=\"end\">{5}</text>\n",
             chart_left, chart_left + plot_width, y(v), chart_left - 4, y(v) + 3, pretty(v, 4));
     }
+    // In the unit the timeline above uses (ms for a run under a second of seconds).
+    const detail::ShownUnit shown = detail::time_axis_unit(span.last - span.first, t.time_unit);
+    const std::string time_label = shown.unit == "unit" ? "cost units" : shown.unit;
     for (double v : axis_ticks(span.first, span.last, 10))
         out += fmt::format(
             "<line class=\"axis\" x1=\"{0:.2f}\" x2=\"{0:.2f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>"
             "<text class=\"tick\" x=\"{0:.2f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
-            x(v), bottom, bottom + 4, bottom + 14, pretty(v, 6));
+            x(v), bottom, bottom + 4, bottom + 14, pretty(v / shown.divide, 6));
     out += fmt::format(
         "<line class=\"axis\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\"/>\n"
         "<text class=\"title\" x=\"{3:.1f}\" y=\"{4:.1f}\">time ({5})</text>\n"
         "<text class=\"title\" x=\"{6:.1f}\" y=\"{7:.1f}\" transform=\"rotate(-90 {6:.1f} "
         "{7:.1f})\" text-anchor=\"middle\">{8}</text>\n",
         chart_left, chart_left + plot_width, bottom, chart_left, bottom + 26,
-        detail::html_escape(t.time_unit), 12.0, chart_top + chart_plot / 2,
+        detail::html_escape(time_label), 12.0, chart_top + chart_plot / 2,
         detail::html_escape(s.memory_unit));
     for (int d = 0; d < t.devices; ++d) {
         const std::vector<MemoryPoint> curve = memory_over_time(t, s.memory, d);
@@ -160,10 +172,11 @@ std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double t
             }
         }
         points += fmt::format("{:.2f},{:.2f}", x(span.last), y(held));
-        const char* colour = device_colours[static_cast<std::size_t>(d) % device_colours.size()];
-        const std::string tip = fmt::format("device {}: peak {} {} at {} {}", d, pretty(peak, 4),
-                                            detail::html_escape(s.memory_unit),
-                                            pretty(peak_time, 6), detail::html_escape(t.time_unit));
+        const std::string colour = device_colour(d);
+        const std::string tip =
+            fmt::format("device {}: peak {} {} at {} {}", d, pretty(peak, 4),
+                        detail::html_escape(s.memory_unit), pretty(peak_time / shown.divide, 6),
+                        detail::html_escape(time_label));
         out += fmt::format(
             "<g class=\"device\" data-tip=\"{0}\"><polyline points=\"{1}\" stroke=\"{2}\"/>"
             "<circle cx=\"{3:.2f}\" cy=\"{4:.2f}\" r=\"2.5\" fill=\"{2}\"/></g>\n",
@@ -176,8 +189,7 @@ std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double t
 std::string device_key(int devices) {
     std::string out = "<p class=\"devices\">";
     for (int d = 0; d < devices; ++d)
-        out += fmt::format("<span><i style=\"background:{}\"></i>d{}</span>",
-                           device_colours[static_cast<std::size_t>(d) % device_colours.size()], d);
+        out += fmt::format("<span><i style=\"background:{}\"></i>d{}</span>", device_colour(d), d);
     return out + "</p>\n";
 }
 
@@ -244,8 +256,10 @@ std::string extra_section(const HtmlSection& section) {
                                   detail::html_escape(section.heading));
     if (!section.caption.empty())
         out += fmt::format("<p class=\"hint\">{}</p>\n", detail::html_escape(section.caption));
-    if (!section.bars.labels.empty()) out += bars_svg(section.bars, section.id + "-bars") + "\n";
-    out += table_html(section.table, section.id + "-table") + "\n";
+    // Wider than a narrow window: each scrolls inside the page, not the page sideways.
+    if (!section.bars.labels.empty())
+        out += "<div class=\"wide\">" + bars_svg(section.bars, section.id + "-bars") + "</div>\n";
+    out += "<div class=\"wide\">" + table_html(section.table, section.id + "-table") + "</div>\n";
     for (const std::string& note : section.notes)
         out += fmt::format("<p class=\"hint\">{}</p>\n", detail::html_escape(note));
     return out + "</section>\n";
@@ -295,6 +309,8 @@ TimelinePictureOptions html_picture_options(const HtmlReport& report, std::size_
     options.memory = false;
     // A schedule whose memory is shown scaled (bytes in GiB) titles its peak in bytes too.
     options.memory_in_bytes = report.schedules.at(index).memory_scale != 1;
+    options.iteration_time = report.schedules.at(index).iteration_time;
+    options.iteration_name = report.schedules.at(index).iteration_name;
     const Timeline& t = report.schedules.at(index).timeline;
     const Span span = span_of(t);
     options.width = std::max(1.0, (span.last - span.first) * points_per_unit(report, t.time_unit));
@@ -413,7 +429,8 @@ std::string html_document(const HtmlReport& report, const std::vector<std::strin
             "<h4>activation memory over time ({})</h4>\n<div class=\"viewport\">{}</div>\n{}"
             "</article>\n",
             i, detail::html_escape(s.name), detail::html_escape(s.name), embed_svg(svgs[i], i),
-            detail::html_escape(s.memory_unit),
+            s.memory_unit == "M_B" ? "M_B: one stage's activations of one microbatch"
+                                   : detail::html_escape(s.memory_unit),
             memory_chart(s, options.width / (span.last - span.first), top, i),
             device_key(s.timeline.devices));
     }

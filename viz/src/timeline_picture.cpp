@@ -250,13 +250,21 @@ void draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
                    {seam.x - notch, seam.y + h}});
 }
 
-std::string title(const Timeline& t, const MemoryModel& memory, bool bytes) {
+std::string title(const Timeline& t, const MemoryModel& memory,
+                  const TimelinePictureOptions& options) {
     const Metrics m = compute_metrics(t, memory);
+    std::string iteration;
+    if (options.iteration_time > 0 &&
+        std::abs(options.iteration_time - m.makespan) > 1e-9 * m.makespan)
+        iteration = fmt::format("   {} {} {}", options.iteration_name,
+                                pretty(options.iteration_time, 6), t.time_unit);
+    const bool bytes = options.memory_in_bytes;
     return fmt::format(
-        "{}   p={} m={} v={}   makespan {} {}   bubble {:.1f} %   peak activation {}", t.schedule,
-        t.devices, t.microbatches, t.chunks, pretty(m.makespan, 6), t.time_unit,
-        100 * m.bubble_rate,
-        detail::memory_unit(m.peak_activation_max, bytes)(m.peak_activation_max, 4));
+        "{}   p={} m={} v={}   makespan {} {}{}   bubble {:.1f} %   peak activation {}{}",
+        t.schedule, t.devices, t.microbatches, t.chunks, pretty(m.makespan, 6), t.time_unit,
+        iteration, 100 * m.bubble_rate,
+        detail::memory_unit(m.peak_activation_max, bytes)(m.peak_activation_max, 4),
+        bytes ? "" : " M_B");
 }
 
 std::vector<bool> on_critical_path(const Timeline& t, std::size_t ops) {
@@ -367,7 +375,7 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     const std::vector<bool> critical =
         options.critical_path ? on_critical_path(t, ops) : std::vector<bool>{};
     const TimeRange range = time_range(t);
-    const std::string heading = title(t, memory, options.memory_in_bytes);
+    const std::string heading = title(t, memory, options);
     const std::vector<detail::LegendEntry> legend =
         detail::legend_entries(t, options.critical_path, options.lifespan_microbatch);
     const Layout l = make_layout(t, options, heading, legend);

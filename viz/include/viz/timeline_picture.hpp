@@ -43,6 +43,13 @@ struct TimelinePictureOptions {
     /// 0.2 GB on one core). A larger timeline is refused: a picture of it could not be read
     /// anyway; a Chrome trace or the text Gantt chart shows it instead.
     std::size_t max_ops = 200'000;
+    /// The run's iteration time where it is not the makespan: the data-parallel gradient
+    /// reduction (or a parameter all-gather) that outlasts the last op, or with optimizer
+    /// post-validation the period at which iterations repeat. The title gives it after the
+    /// makespan, named `iteration_name`, so that it matches the command's table; 0 (or equal to
+    /// the makespan): not shown.
+    double iteration_time = 0;
+    std::string iteration_name = "iteration";
 };
 
 /// The font size (points) of a box's microbatch label of `characters` digits in a box
