@@ -65,7 +65,11 @@ std::string report_run_json(const ReportRun& r) {
                         {"warnings", r.warnings}};
     for (const analysis::StepShare& share : r.row.step_shares)  // in order: an array of pairs
         j["step_shares"].push_back({share.key, share.share});
-    if (r.picture) j["timeline"] = viz::timeline_json(r.picture->timeline, &r.picture->memory);
+    if (r.picture) {
+        j["timeline"] = viz::timeline_json(r.picture->timeline, &r.picture->memory);
+        j["iteration_time"] = r.picture->iteration_time;
+        j["iteration_name"] = r.picture->iteration_name;
+    }
     return j.dump();
 }
 
@@ -93,6 +97,8 @@ ReportRun parse_report_run(const std::string& name, const std::string& text) {
         picture.name = name;
         picture.timeline = std::move(saved.timeline);
         picture.memory = std::move(saved.memory.value());
+        picture.iteration_time = j.at("iteration_time").get<double>();
+        picture.iteration_name = j.at("iteration_name").get<std::string>();
         if (r.model) {
             picture.memory_scale = gib;
             picture.memory_unit = "GiB";

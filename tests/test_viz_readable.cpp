@@ -1,6 +1,7 @@
 // What makes the timeline picture and the Chrome trace readable: the legend, the time axis'
 // title and unit, memory in binary units, microbatch labels that fit their boxes, DualPipe's
 // two directions, the memory strips' share of the height, pass colours and dependency flows.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "cli_json.hpp"
 #include "viz/chrome_trace.hpp"
 #include "viz/timeline_file.hpp"
 #include "viz/timeline_picture.hpp"
@@ -367,4 +369,33 @@ TEST_CASE("a saved timeline keeps whether its memory is in bytes, so render show
         viz::parse_timeline_json(bad, "t.json"),
         Catch::Matches(
             R"(t\.json:\d+:\d+: memory\.unit: expected "bytes" or "units", got 'words')"));
+}
+
+TEST_CASE("the title gives the iteration time where it is not the makespan", "[viz]") {
+    const auto t = replayed("1f1b", 4, 8);
+    viz::TimelinePictureOptions options;
+    // Unit costs: makespan (m+p−1)(F+B+W) = 33; an exposed reduction makes the iteration 35.
+    CHECK_FALSE(has(viz::timeline_dot(t, unit_memory(t), options), "iteration"));
+    options.iteration_time = 33;  // equal: not repeated
+    CHECK_FALSE(has(viz::timeline_dot(t, unit_memory(t), options), "iteration"));
+    options.iteration_time = 35;
+    const std::string dot = viz::timeline_dot(t, unit_memory(t), options);
+    CHECK(has(dot, "makespan 33 unit   iteration 35 unit"));
+    CHECK(has(dot, "peak activation 4 M_B"));
+    options.iteration_name = "period";
+    options.iteration_time = 30;
+    CHECK(has(viz::timeline_dot(t, unit_memory(t), options), "makespan 33 unit   period 30 unit"));
+}
+
+TEST_CASE("analyze's picture titles the iteration its table gives", "[viz][cli]") {
+    // Data parallelism without overlap: the reduction after the last op is in the iteration.
+    const std::string args =
+        "analyze -s zb-v -p 4 -m 8 --model llama2-7b --gpu h100-sxm --mb 1 --dp 2 "
+        "--no-overlap-grad-reduce";
+    const auto j = pipesim::test::run_pipesim_json(args + " --json");
+    const double iteration = j["iteration_time"].get<double>();
+    REQUIRE(iteration > j["makespan"].get<double>());
+    const auto dot = pipesim::test::run_pipesim(args + " --timeline - --format dot");
+    REQUIRE(dot.exit_code == 0);
+    CHECK(has(dot.out, fmt::format("iteration {:.6g} s", iteration)));
 }
