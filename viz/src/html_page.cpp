@@ -221,7 +221,11 @@ details.</footer>
     });
   }
 
-  fit();
+  // Opens fitted to the window, unless that shrinks the pictures below 60 %, where a box's
+  // label is under 6 px: then at full size, scrolled to the start (device labels in view;
+  // 'fit' still shows the whole).
+  var room = views.length ? views[0].clientWidth : 800;
+  if (room / (widest * 4 / 3) >= 0.6) fit(); else setZoom(1);
   // A link may ask for a zoom level: report.html#zoom=2.
   var asked = /(?:^#|&)zoom=([0-9.]+)/.exec(location.hash);
   if (asked && parseFloat(asked[1]) > 0) setZoom(parseFloat(asked[1]));
