@@ -183,21 +183,24 @@ TEST_CASE("with a model, memory is shown in GiB or MiB, never as raw bytes", "[v
 }
 
 TEST_CASE("a label takes the largest of 9, 7.5 and 6 pt that fits its box, else none", "[viz]") {
-    // Helvetica digits are about 0.55 em wide; 1 pt of room either side.
-    CHECK(viz::label_font_size(2 * 0.55 * 9 + 2, 2) == 9);
-    CHECK(viz::label_font_size(2 * 0.55 * 9 + 1.9, 2) == 7.5);
-    CHECK(viz::label_font_size(2 * 0.55 * 7.5 + 2, 2) == 7.5);
-    CHECK(viz::label_font_size(2 * 0.55 * 7.5 + 1.9, 2) == 6);
-    CHECK(viz::label_font_size(2 * 0.55 * 6 + 2, 2) == 6);
-    CHECK(viz::label_font_size(2 * 0.55 * 6 + 1.9, 2) == 0);
-    CHECK(viz::label_font_size(0.55 * 9 + 2, 1) == 9);
+    // Digits as DejaVu Sans draws them (0.636 em; fontconfig's "Helvetica" on Linux), with
+    // 1 pt of room either side.
+    CHECK(viz::label_font_size(2 * 0.64 * 9 + 2, 2) == 9);
+    CHECK(viz::label_font_size(2 * 0.64 * 9 + 1.9, 2) == 7.5);
+    CHECK(viz::label_font_size(2 * 0.64 * 7.5 + 2, 2) == 7.5);
+    CHECK(viz::label_font_size(2 * 0.64 * 7.5 + 1.9, 2) == 6);
+    CHECK(viz::label_font_size(2 * 0.64 * 6 + 2, 2) == 6);
+    CHECK(viz::label_font_size(2 * 0.64 * 6 + 1.9, 2) == 0);
+    CHECK(viz::label_font_size(0.64 * 9 + 2, 1) == 9);
+    // Two digits at 9 pt drawn 11.4 pt wide: a 12.5 pt box (where 0.55 em put 9 pt) takes 7.5.
+    CHECK(viz::label_font_size(12.5, 2) == 7.5);
 
-    // DualPipe p=8 m=20 (makespan 31.5) on a 600 pt axis: 0.5-unit chunk passes are 9.5 pt,
+    // DualPipe p=8 m=20 on a 660 pt axis: 0.5-unit chunk passes are 10 pt,
     // too short for two digits at 9 or 7.5 pt, so microbatches 10..19 get 6 pt instead of
     // no label.
     const auto t = replayed("dualpipe", 8, 20);
     viz::TimelinePictureOptions options;
-    options.width = 600;
+    options.width = 660;
     const auto all = boxes(viz::timeline_dot(t, unit_memory(t), options));
     REQUIRE(all.size() == op_count(t));
     std::size_t small_two_digit = 0, unlabelled = 0;
@@ -207,7 +210,7 @@ TEST_CASE("a label takes the largest of 9, 7.5 and 6 pt that fits its box, else 
             ++unlabelled;
             continue;
         }
-        CHECK(b.width >= 0.55 * b.font * static_cast<double>(b.label.size()) + 2);
+        CHECK(b.width >= 0.64 * b.font * static_cast<double>(b.label.size()) + 2);
         CHECK(b.font == viz::label_font_size(b.width, b.label.size()));
         if (b.label.size() == 2 && b.font < 9) ++small_two_digit;
     }

@@ -54,7 +54,8 @@ struct TimelinePictureOptions {
 
 /// The font size (points) of a box's microbatch label of `characters` digits in a box
 /// `box_width` points wide: the largest of 9, 7.5 and 6 at which it fits with 1 pt either
-/// side, or 0 when none does (the label is then left to the box's tooltip).
+/// side, digits taken 0.64 em wide (DejaVu Sans's, drawn for Helvetica on Linux), or 0 when
+/// none does (the label is then left to the box's tooltip).
 double label_font_size(double box_width, std::size_t characters);
 
 /// The picture as DOT text. Boxes are nodes named "d<device>_<position>", labelled with the
