@@ -206,8 +206,8 @@ TEST_CASE("the lifespan flag outlines one microbatch in the timeline picture", "
             ++n;
         return n;
     };
-    CHECK(count(with, "#d6272866") == 8);
-    CHECK(count(without, "#d6272866") == 0);
+    CHECK(count(with, "#0b728566") == 8);
+    CHECK(count(without, "#0b728566") == 0);
     CHECK(count(with, "lifespan of microbatch 3") == 1);  // the legend names the bars
     CHECK(count(without, "lifespan of microbatch") == 0);
     const auto bad =

@@ -13,8 +13,10 @@ namespace pipesim::viz::detail {
 
 namespace {
 
-constexpr const char* lifespan_colour = "#d62728";
-constexpr const char* lifespan_fill = "#d6272866";
+// Dark cyan: apart from the passes' blue, orange, green and purple and from the critical
+// path's red, which may be drawn with it.
+constexpr const char* lifespan_colour = "#0b7285";
+constexpr const char* lifespan_fill = "#0b728566";
 
 }  // namespace
 

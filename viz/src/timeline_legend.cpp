@@ -97,9 +97,9 @@ std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path,
     if (critical_path) out.push_back({{"#ffffff"}, "critical path", "#d62728", 2});
     if (lifespan_microbatch >= 0)
         out.push_back(
-            {{"#f2a7a8"},
+            {{"#9cc6ce"},  // lifespan_overlay.cpp's fill on white
              fmt::format("lifespan of microbatch {} (F start to W end)", lifespan_microbatch),
-             "#d62728",
+             "#0b7285",
              1});
     return out;
 }
