@@ -38,6 +38,9 @@ constexpr double label_fonts[] = {9, 7.5, 6};  // a box's label: the largest tha
 // draws for "Helvetica" where Helvetica itself (0.556) is not installed, as on most Linux
 // systems. Estimated with Helvetica's, two-digit labels filled their boxes edge to edge.
 constexpr double label_digit_em = 0.64;
+// Boxes narrower than this (points) are outlined in their own colour: the 0.5 pt grey outline,
+// drawn on both edges, covers a third of a 3 pt box, and rows of such boxes turned grey.
+constexpr double thin_box = 3;
 constexpr const char* grid_colour = "#e4e4e4";
 constexpr const char* text_colour = "#333333";
 constexpr const char* memory_line = "#2b6cb0";
@@ -306,6 +309,8 @@ void write_boxes(std::string& out, const Timeline& t, const Layout& l,
                 looks += ", color=\"#d62728\", penwidth=2";
             else if (reverse)
                 looks += ", color=\"#222222\", penwidth=1";
+            else if (w < thin_box)  // the grey outline would hide the pass's colour
+                looks += fmt::format(", color=\"{}\"", detail::pass_colour(op.op.pass, chunk));
             out += fmt::format(
                 "  d{}_{} [pos=\"{:.2f},{:.2f}\", width={:.4f}, fillcolor=\"{}\", label=\"{}\", "
                 "tooltip=\"{} on device {}{}{}: {} – {} ({} {}){}\"{}];\n",
