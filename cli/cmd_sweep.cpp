@@ -40,8 +40,9 @@ std::pair<int, int> parse_shard(const std::string& flag, const std::string& text
     const auto slash = text.find('/');
     if (slash == std::string::npos)
         throw UsageError(fmt::format("{}: expected I/N or auto, got '{}'", flag, text));
-    const int shards = parse_int(flag, text.substr(slash + 1), 1, bounds::max_shards);
-    const int shard = parse_int(flag, text.substr(0, slash), 0, shards - 1);
+    // Each half named: in "a/b" both are wrong, and the message says which it read.
+    const int shards = parse_int(flag + " I/N: N", text.substr(slash + 1), 1, bounds::max_shards);
+    const int shard = parse_int(flag + " I/N: I", text.substr(0, slash), 0, shards - 1);
     return {shard, shards};
 }
 

@@ -80,6 +80,11 @@ TEST_CASE("malformed cluster files are rejected with file, line and column", "[s
         row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
  "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1, "p2p_gb_s": 5}})",
             "c.json:2:114: p2p_gb_s belongs to intra_node only"},
+        // A fat tree's leaves without the fat tree were ignored.
+        row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
+ "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1},
+ "nodes_per_leaf": 2})",
+            "c.json:3:20: nodes_per_leaf belongs to \"topology\": \"fat-tree\""},
     }));
     CAPTURE(text);
     CHECK_THROWS_WITH(parse_cluster_json("c.json", text), expected);

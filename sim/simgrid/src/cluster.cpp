@@ -155,6 +155,12 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
                                                 topology + "\"");
         }
     }
+    // The fat tree's fields without it would be ignored: refused, as a misspelt topology is.
+    if (c.topology != InterNodeTopology::fat_tree)
+        for (const char* key : {"/nodes_per_leaf", "/leaf_uplink_gb_s"})
+            if (doc.has(key))
+                throw doc.error_at(
+                    key, fmt::format("{} belongs to \"topology\": \"fat-tree\"", key + 1));
     if (doc.has("/nccl_algo")) {
         const std::string& algo = doc.string("/nccl_algo", 20);
         try {
