@@ -98,7 +98,7 @@ TEST_CASE("points under a later series' markers are counted, named in the legend
     CHECK(layout.covered == std::vector<std::size_t>{2, 0});
     const std::string dot = viz::scatter_plot_dot(plot);
     CHECK(layout.stacked == std::vector<std::vector<int>>{{0, 0, 0}, {1, 1}});
-    CHECK_THAT(dot, Catch::Contains("1f1b (2 of 3 around later markers)"));
+    CHECK_THAT(dot, Catch::Contains("1f1b (2 of 3 share their spot with a later marker)"));
     // The covering markers are drawn at 0.6 of the size, so the covered ones ring them.
     CHECK_THAT(dot, Catch::Contains(fmt::format("width={0:.4f}, height={0:.4f}]", 9 * 0.6 / 72.0)));
     CHECK_THAT(dot, !Catch::Contains("zb-h1 ("));

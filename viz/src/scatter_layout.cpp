@@ -20,6 +20,8 @@ using detail::Point;
 namespace {
 
 constexpr int axis_tick_count = 5;
+// Room kept between a label and another point's marker (points).
+constexpr double marker_clearance = 2;
 
 // Candidate spots for a label of `width` × `height` around `anchor`: rings of eight directions
 // (right first, where a reader looks), each ring further out.
@@ -113,7 +115,7 @@ void place_labels(const ScatterPlot& plot, ScatterLayout& layout) {
     for (const ScatterSeries& s : plot.series)
         for (const ScatterPoint& p : s.points) {
             const Point c = detail::position(layout, p.at);
-            const double r = detail::marker_size / 2;
+            const double r = detail::marker_size / 2 + marker_clearance;
             markers.push_back({c.x - r, c.y - r, c.x + r, c.y + r});
         }
     std::vector<Box> taken;
@@ -161,6 +163,8 @@ AxisRange axis_range(const std::vector<double>& values) {
     r.hi = std::min(hi + pad, widest);
     if (lo >= 0 && r.lo < 0) r.lo = 0;
     r.ticks = axis_ticks(r.lo, r.hi, axis_tick_count);
+    // A range just over a round step (4.1–5.3: ticks 4.5 and 5) gets the next finer step.
+    if (r.ticks.size() < 3) r.ticks = axis_ticks(r.lo, r.hi, 2 * axis_tick_count);
     return r;
 }
 

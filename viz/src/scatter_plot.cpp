@@ -133,8 +133,8 @@ double draw_legend(XdotCanvas& c, std::string& nodes, const ScatterPlot& plot,
             detail::dot_escape(series.name));
         std::string text = series.name;
         if (l.covered[s] > 0)
-            text +=
-                fmt::format(" ({} of {} around later markers)", l.covered[s], series.points.size());
+            text += fmt::format(" ({} of {} share their spot with a later marker)", l.covered[s],
+                                series.points.size());
         row(text, 10);
         y -= legend_row;
     }
