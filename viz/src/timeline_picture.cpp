@@ -46,6 +46,7 @@ constexpr const char* text_colour = "#333333";
 constexpr const char* memory_line = "#2b6cb0";
 constexpr const char* memory_fill = "#c6dbef";
 constexpr const char* peak_colour = "#d62728";
+constexpr const char* label_backing = "#ffffffcc";  // white, a fifth see-through
 
 struct TimeRange {
     double first = 0;
@@ -209,10 +210,23 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
             c.pen(peak_colour);
             c.fill(peak_colour);
             c.dot(peak_at, 2.2);
-            c.font(std::min(8.0, strip * 0.6));
+            const double size = std::min(8.0, strip * 0.6);
             // In its own unit: a 1-byte peak beside a TiB one read "9.09e-13 TiB".
-            c.text({peak_at.x + 4, peak_at.y - std::min(8.0, strip * 0.6)}, -1,
-                   fmt::format("peak {}", detail::memory_unit(peak, bytes)(peak)));
+            const std::string label =
+                fmt::format("peak {}", detail::memory_unit(peak, bytes)(peak));
+            const Point at{peak_at.x + 4, peak_at.y - size};
+            // On a pale backing, so that a step of the curve does not run through the text
+            // (0.6 em a character: DejaVu Sans, drawn for Helvetica on Linux).
+            const double right = at.x + 0.6 * size * static_cast<double>(label.size()) + 1;
+            c.pen(label_backing);
+            c.fill(label_backing);
+            c.polygon({{at.x - 1, at.y - 0.3 * size},
+                       {right, at.y - 0.3 * size},
+                       {right, at.y + 0.85 * size},
+                       {at.x - 1, at.y + 0.85 * size}});
+            c.pen(peak_colour);
+            c.font(size);
+            c.text(at, -1, label);
         }
     }
 }
