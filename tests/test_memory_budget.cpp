@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -197,4 +198,14 @@ TEST_CASE("tune_heap leaves a process under ulimit -v as it is", "[memory]") {
                          ? "ok"
                          : "8 MiB from the heap";
           }) == "ok");
+}
+
+TEST_CASE("a device that never ends, read under ulimit -v, is named in one line", "[cli][memory]") {
+    // /dev/zero read as a saved timeline: the text grows until the address space runs out
+    // (before the 1 GiB cap on a timeline file); once a bad_alloc and "try fewer stages".
+    const auto r = run_limited(300'000, "render /dev/zero -o /dev/null --format svg");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::StartsWith("pipesim render: /dev/zero: cannot read: out of memory "
+                                        "after "));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }

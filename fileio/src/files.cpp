@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <random>
 #include <set>
@@ -84,7 +85,12 @@ std::string read_text_file(const std::string& requested, std::size_t max_bytes) 
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) fail_read(path, std::strerror(errno));
         if (n == 0) break;
-        content.append(buffer.data(), static_cast<std::size_t>(n));
+        try {
+            content.append(buffer.data(), static_cast<std::size_t>(n));
+        } catch (const std::bad_alloc&) {  // a device that never ends (/dev/zero), a tight ulimit
+            fail_read(path, fmt::format("out of memory after {} bytes (at most {} are read)",
+                                        content.size(), max_bytes));
+        }
     }
     if (content.size() > max_bytes) fail_too_big(path, max_bytes);
     return content;
