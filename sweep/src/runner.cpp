@@ -85,14 +85,19 @@ namespace {
 int open_locked(const std::string& path, int extra_flags) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | extra_flags, 0666);
     if (fd < 0) return -1;
-    struct stat held {};
-    struct stat named {};
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &held) != 0 ||
-        ::stat(path.c_str(), &named) != 0 || held.st_dev != named.st_dev ||
-        held.st_ino != named.st_ino) {
-        const int error = errno == 0 || errno == ENOENT ? EWOULDBLOCK : errno;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const int error = errno;
         ::close(fd);
         errno = error;
+        return -1;
+    }
+    // Replaced between the open and the lock: another sweep rewrote it, and holds the new one.
+    struct stat held {};
+    struct stat named {};
+    if (::fstat(fd, &held) != 0 || ::stat(path.c_str(), &named) != 0 ||
+        held.st_dev != named.st_dev || held.st_ino != named.st_ino) {
+        ::close(fd);
+        errno = EWOULDBLOCK;
         return -1;
     }
     return fd;
@@ -114,14 +119,13 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
     SweepSummary summary;
     summary.total = static_cast<int>(jobs.size());
     std::set<std::string> finished;
-    // Held from before the file is read until the last row is written: two sweeps on one
-    // results file would run every job twice.
     if (struct stat st{}; ::stat(output.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
         throw std::invalid_argument(fmt::format(
             "{} is not a regular file: a sweep appends its rows to a results file, and resumes "
             "from it",
             output));
-    errno = 0;
+    // The file's lock, held from before it is read until the last row is written: two sweeps
+    // on one results file would run every job twice.
     int fd = open_locked(output, O_CREAT | O_EXCL);
     const bool created = fd >= 0;
     if (!created && errno == EEXIST) fd = open_locked(output, 0);
@@ -155,7 +159,6 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
             if (rewrite) {
                 // A new file under the name: the lock moves to it.
                 fileio::write_file_atomically(output, kept);
-                errno = 0;
                 const int fresh = open_locked(output, 0);
                 if (fresh < 0) cannot_lock(output);
                 ::close(fd);
@@ -164,6 +167,7 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
         }
     } catch (...) {
         ::close(fd);
+        if (created) ::unlink(output.c_str());  // its header could not be written whole
         throw;
     }
 
