@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -344,4 +345,32 @@ TEST_CASE("compare and analyze --html with a model show where the step goes as b
     CHECK(count(analyzed, "<svg class=\"bars\" id=\"time-budget-bars\"") == 1);
     for (const char* bar : {"device 0", "device 3", "all devices"})
         CHECK(count(analyzed, std::string("<title>") + bar + ": GEMMs ") == 1);
+}
+
+TEST_CASE("the HTML memory chart keeps the timeline's time unit and a colour per device",
+          "[viz][html]") {
+    // 1F1B p=4 m=8 in seconds, 33 ms long: the timeline's axis is in ms, and so is the chart's.
+    viz::HtmlReport r;
+    r.schedules = {schedule("1f1b", "1f1b", 4, 8)};
+    for (auto& ops : r.schedules[0].timeline.device_ops)
+        for (auto& op : ops) {
+            op.start *= 1e-3;
+            op.end *= 1e-3;
+        }
+    r.schedules[0].timeline.time_unit = "s";
+    const std::string page = viz::html_document(r, {fake_svg(100)});
+    CHECK(page.find(">time (ms)</text>") != std::string::npos);
+    CHECK(page.find(">time (s)</text>") == std::string::npos);
+    CHECK(page.find("text-anchor=\"middle\">30</text>") != std::string::npos);  // a tick, in ms
+    CHECK(page.find("device 0: peak 4 M_B at ") != std::string::npos);
+
+    // 16 devices: sixteen different colours (ten repeated once drew d10 in d0's blue).
+    r.schedules = {schedule("1f1b", "1f1b", 16, 16)};
+    const std::string wide = viz::html_document(r, {fake_svg(100)});
+    std::set<std::string> colours;
+    const std::regex swatch(R"re(<i style="background:([^"]+)"></i>d\d+)re");
+    for (auto it = std::sregex_iterator(wide.begin(), wide.end(), swatch);
+         it != std::sregex_iterator(); ++it)
+        colours.insert((*it)[1]);
+    CHECK(colours.size() == 16);
 }
