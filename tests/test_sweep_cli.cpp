@@ -165,6 +165,14 @@ TEST_CASE("a sweep killed midway and resumed gives the rows of an uninterrupted 
     REQUIRE(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == SIGKILL);
     CHECK(before - 1 < count_lines(whole) - 1);
+    // The lock on the file went with the killed sweep, though its worker may still be ending:
+    // a worker holding the file kept it, and the resume below was refused.
+    {
+        const int fd = ::open(resumed.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+        REQUIRE(fd >= 0);
+        CHECK(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+        ::close(fd);
+    }
     // Simulate a row cut short by the kill, too.
     { std::ofstream(resumed, std::ios::app) << "17,simgrid,zb-h1,8"; }
 

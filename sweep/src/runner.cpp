@@ -45,7 +45,8 @@ Result job_result(const Job& job, const PoolOutcome& outcome) {
 }  // namespace
 
 void run_pool(const std::vector<Job>& jobs, int workers,
-              const std::function<void(std::size_t, const Result&)>& done) {
+              const std::function<void(std::size_t, const Result&)>& done,
+              const std::vector<int>& parent_only_fds) {
     // The workers share an engine loaded here; one that cannot be loaded fails their jobs.
     for (const Job& job : jobs)
         if (job.engine == Engine::simgrid) {
@@ -66,6 +67,7 @@ void run_pool(const std::vector<Job>& jobs, int workers,
     };
     // SimGrid allows one engine per process.
     pool.alone = [&](std::size_t position) { return jobs[position].engine == Engine::simgrid; };
+    pool.parent_only_fds = parent_only_fds;
     run_worker_pool(pool, workers, [&](std::size_t position, const PoolOutcome& outcome) {
         done(position, job_result(jobs[position], outcome));
     });
@@ -187,30 +189,32 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
     detail::Progress progress(options.progress_stream, options.progress != ProgressStyle::none, bar,
                               static_cast<int>(pending.size()));
     try {
-        run_pool(pending, options.workers, [&](std::size_t, const Result& finished_job) {
-            Result r = finished_job;
-            r.grid = options.grid;
-            // One write per row: a kill never splits one.
-            if (const int error = fileio::write_all(fd, csv_row(r) + "\n"); error != 0)
-                throw std::runtime_error(
-                    fmt::format("cannot write {}: {}", output, std::strerror(error)));
-            ++summary.ran;
-            switch (r.status) {
-                case Status::ok:
-                    ++summary.ok;
-                    break;
-                case Status::over_memory:
-                    ++summary.over_memory;
-                    break;
-                case Status::infeasible:
-                    ++summary.infeasible;
-                    break;
-                case Status::error:
-                    ++summary.errors;
-                    break;
-            }
-            progress.job_done(r.status);
-        });
+        run_pool(pending, options.workers,
+                 [&](std::size_t, const Result& finished_job) {
+                     Result r = finished_job;
+                     r.grid = options.grid;
+                     // One write per row: a kill never splits one.
+                     if (const int error = fileio::write_all(fd, csv_row(r) + "\n"); error != 0)
+                         throw std::runtime_error(
+                             fmt::format("cannot write {}: {}", output, std::strerror(error)));
+                     ++summary.ran;
+                     switch (r.status) {
+                         case Status::ok:
+                             ++summary.ok;
+                             break;
+                         case Status::over_memory:
+                             ++summary.over_memory;
+                             break;
+                         case Status::infeasible:
+                             ++summary.infeasible;
+                             break;
+                         case Status::error:
+                             ++summary.errors;
+                             break;
+                     }
+                     progress.job_done(r.status);
+                 },
+                 {fd});
     } catch (...) {
         ::close(fd);
         throw;

@@ -147,7 +147,7 @@ class Pool {
     }
 
     Worker& start_worker() {
-        std::vector<int> others;
+        std::vector<int> others = jobs_.parent_only_fds;
         for (const Worker& w : pool_)
             others.push_back(w.fd);
         const analysis::ChildProcess child = analysis::start_child_with_socket(

@@ -45,9 +45,11 @@ struct SweepSummary {
 
 /// Runs `jobs` with a pool of `workers` processes, calling `done(position in jobs, result)`
 /// in the parent as each result arrives (in completion order). A worker that dies without a
-/// result gives an error row naming its signal or exit status.
+/// result gives an error row naming its signal or exit status. The workers close
+/// `parent_only_fds` (a results file whose lock must end with the parent).
 void run_pool(const std::vector<Job>& jobs, int workers,
-              const std::function<void(std::size_t, const Result&)>& done);
+              const std::function<void(std::size_t, const Result&)>& done,
+              const std::vector<int>& parent_only_fds = {});
 
 /// Runs the grid's jobs (this shard's) into `output`: creates it with a header, or resumes
 /// it: rows already there are kept and their jobs skipped, except error rows, which are

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace pipesim::sweep {
 
@@ -20,6 +21,10 @@ struct PoolJobs {
     std::function<std::string(std::size_t position)> run;
     /// Whether job `position` runs alone in a fresh worker that ends after it.
     std::function<bool(std::size_t position)> alone;
+    /// Descriptors of the parent's that a worker closes as it starts: a lock on an open file
+    /// (flock) is shared by every process holding the file, so a worker that outlived a killed
+    /// parent for a moment would still hold it.
+    std::vector<int> parent_only_fds;
 };
 
 /// A job's end as the parent sees it: the answer, or, when its worker died without one,
