@@ -459,7 +459,10 @@ ResultsFile parse_results(const std::string& file, const std::string& text) {
         if (row.empty()) continue;
         std::vector<std::size_t> starts;
         const auto fields = split_csv_line(row, &starts);
-        if (!fields) throw fileio::ParseError(file, {line, 1}, "a quoted field is not closed");
+        if (!fields)
+            throw fileio::ParseError(file, {line, 1},
+                                     "a quoted field is not closed on its line (a results row "
+                                     "holds no line breaks, not even quoted ones)");
         out.rows.push_back(parse_row(file, line, *fields, starts));
     }
     return out;
