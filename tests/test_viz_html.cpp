@@ -134,6 +134,7 @@ TEST_CASE("the HTML report draws every schedule on one time scale", "[viz][html]
     const auto a = viz::html_picture_options(r, 0);
     const auto b = viz::html_picture_options(r, 1);
     CHECK_FALSE(a.memory);
+    CHECK(a.title_at_left);  // a wide picture opens at its start, where the title then is
     // The longest as wide as the shortest op of any (ZB-V's half-stage chunk passes, 0.5)
     // being 12 pt: 12 · 33 / 0.5 = 792 pt.
     CHECK(a.width == Approx(792));

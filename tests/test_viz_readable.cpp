@@ -388,6 +388,10 @@ TEST_CASE("the title gives the iteration time where it is not the makespan", "[v
     options.iteration_name = "period";
     options.iteration_time = 30;
     CHECK(has(viz::timeline_dot(t, unit_memory(t), options), "makespan 33 unit   period 30 unit"));
+    // Centred, except where asked (the HTML report opens wide pictures at their start).
+    CHECK_FALSE(has(viz::timeline_dot(t, unit_memory(t), options), "labeljust=l"));
+    options.title_at_left = true;
+    CHECK(has(viz::timeline_dot(t, unit_memory(t), options), "labeljust=l"));
 }
 
 TEST_CASE("analyze's picture titles the iteration its table gives", "[viz][cli]") {

@@ -311,6 +311,7 @@ TimelinePictureOptions html_picture_options(const HtmlReport& report, std::size_
     options.memory_in_bytes = report.schedules.at(index).memory_scale != 1;
     options.iteration_time = report.schedules.at(index).iteration_time;
     options.iteration_name = report.schedules.at(index).iteration_name;
+    options.title_at_left = true;
     const Timeline& t = report.schedules.at(index).timeline;
     const Span span = span_of(t);
     options.width = std::max(1.0, (span.last - span.first) * points_per_unit(report, t.time_unit));

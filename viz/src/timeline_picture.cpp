@@ -416,10 +416,10 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     std::string out = "digraph timeline {\n";
     out += fmt::format(
         "  graph [layout=nop2, splines=line, outputorder=edgesfirst, bgcolor=white, pad=0.1,\n"
-        "         fontname=\"{}\", fontsize=13, labelloc=t, label=\"{}\",\n"
+        "         fontname=\"{}\", fontsize=13, labelloc=t,{} label=\"{}\",\n"
         "         _background={}];\n",
-        detail::XdotCanvas::font_name, detail::dot_escape(heading),
-        detail::dot_quoted(canvas.ops()));
+        detail::XdotCanvas::font_name, options.title_at_left ? " labeljust=l," : "",
+        detail::dot_escape(heading), detail::dot_quoted(canvas.ops()));
     out += fmt::format(
         "  node [shape=box, style=filled, fixedsize=true, height={:.4f}, fontname=\"{}\", "
         "fontsize={}, penwidth=0.5, color=\"#444444\"];\n",

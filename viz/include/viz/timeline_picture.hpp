@@ -50,6 +50,9 @@ struct TimelinePictureOptions {
     /// the makespan): not shown.
     double iteration_time = 0;
     std::string iteration_name = "iteration";
+    /// The title at the left edge instead of centred: in a page that opens a wide picture at
+    /// its start, a centred title would lie outside the window.
+    bool title_at_left = false;
 };
 
 /// The font size (points) of a box's microbatch label of `characters` digits in a box
