@@ -112,13 +112,18 @@ int run_simulate(const std::vector<std::string>& args) {
             throw UsageError(
                 "--comm is the analytic replay's latency; simulate takes latencies "
                 "from the cluster (see --lat-scale)");
+        } else if (flag == "--a2a" || flag == "--overlap-fb") {
+            throw UsageError(fmt::format(
+                "{} is an option of the analytic replay (analyze, compare); the cluster "
+                "simulation runs F&B pairs back to back, hiding nothing",
+                flag));
         } else if (read_flag(cluster_flags, flag, reader, flags) ||
                    read_grad_reduce_flag(flag, reader, grad_reduce) ||
                    read_flag(what_if_flags, flag, reader, flags) || pipeline.read(flag, reader) ||
                    read_viz_flag(flag, reader, viz_outputs) || read_html_flag(flag, reader, html)) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}{}\ncluster and layout:\n{}what-if:\n{}\n{}\n{}{}", simulate_usage,
-                       schedule_flags_help(/*with_latency=*/false),
+                       schedule_flags_help(/*with_replay_options=*/false),
                        flags_help(cluster_flags) + grad_reduce_flags_help(),
                        flags_help(what_if_flags), model_flags_help(), viz_flags_help,
                        html_flag_help);

@@ -237,8 +237,9 @@ void check_sharding_flags(const analysis::ModelSpec& model, const analysis::Pipe
             "--tp-comm-overlap overlaps tensor-parallel collectives: give -t T with T > 1");
 }
 
-std::string schedule_flags_help(bool with_latency) {
-    return flags_help(schedule_flags) + cost_flags_help(with_latency) + flags_help(file_flags);
+std::string schedule_flags_help(bool with_replay_options) {
+    return flags_help(schedule_flags) + cost_flags_help(with_replay_options) +
+           flags_help(file_flags);
 }
 
 std::string compare_schedule_flags_help() {
@@ -249,10 +250,11 @@ std::string compare_schedule_flags_help() {
     return out + cost_flags_help(true);
 }
 
-std::string cost_flags_help(bool with_latency) {
+std::string cost_flags_help(bool with_replay_options) {
     std::string out;
     for (const Flag& f : cost_flags)
-        if (with_latency || f.long_name != "--comm")
+        if (with_replay_options ||
+            (f.long_name != "--comm" && f.long_name != "--a2a" && f.long_name != "--overlap-fb"))
             out += flag_help(f.short_name, f.long_name, f.value_name, f.help);
     return out;
 }

@@ -13,13 +13,13 @@
 namespace pipesim::cli {
 
 /// Help lines of the schedule (with the cost and file flags), cost and model flag groups.
-/// `with_latency`: whether --comm is listed (the SimGrid engine takes latencies from the
-/// cluster instead).
-std::string schedule_flags_help(bool with_latency = true);
+/// `with_replay_options`: whether the analytic replay's own --comm, --a2a and --overlap-fb are
+/// listed (the SimGrid engine takes latencies from the cluster and runs F&B pairs back to back).
+std::string schedule_flags_help(bool with_replay_options = true);
 /// compare's: the schedule and cost flags without -s (compare's own takes a list) and
 /// without the file flags (compare runs registered schedules only).
 std::string compare_schedule_flags_help();
-std::string cost_flags_help(bool with_latency = true);
+std::string cost_flags_help(bool with_replay_options = true);
 /// `with_dp`: whether --dp is listed (search reads -t but not --dp).
 std::string model_flags_help(bool with_dp = true);
 
