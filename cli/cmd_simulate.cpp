@@ -193,8 +193,10 @@ int run_simulate(const std::vector<std::string>& args) {
         fmt::print("{}\n", analysis_json(result, spec).dump(2));
     } else {
         fmt::print("{}", analysis_table(result, spec));
-        fmt::print("\n  {:<22}{} ({}), dp={} × pp={} × tp={}{} = {} GPUs, order {}\n", "cluster",
-                   run.cluster, run.description, layout.dp, layout.pp, layout.tp,
+        fmt::print("\n  {:<22}{}{}, dp={} × pp={} × tp={}{} = {} GPUs, order {}\n", "cluster",
+                   run.cluster,
+                   run.description.empty() ? std::string() : " (" + run.description + ")",
+                   layout.dp, layout.pp, layout.tp,
                    layout.cp > 1 ? fmt::format(" × cp={}", layout.cp) : std::string(),
                    layout.gpus(), simgrid::layout_order_string(layout.order));
         // With a sharded optimizer the reduction is a reduce-scatter, followed by the

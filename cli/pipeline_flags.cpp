@@ -350,12 +350,19 @@ void save_schedule(std::string_view command, const Schedule& schedule, const std
 
 namespace {
 
+// --overlap-grad-reduce and --no-overlap-grad-reduce together: the last one won, silently.
+void refuse_both(const GradReduceFlags& g, const std::string& flag) {
+    if (!g.given.empty() && g.given != flag)
+        throw UsageError(fmt::format("{} and {} contradict each other: give one", g.given, flag));
+}
+
 const std::array grad_reduce_flags = {
     FlagSpec<GradReduceFlags>{
         "", "--overlap-grad-reduce", "",
         "reduce a device's gradients during its last backward (default; needs\n"
         "--dp > 1 or --cp > 1)",
         [](GradReduceFlags& g, const std::string& f, const std::string&) {
+            refuse_both(g, f);
             g.overlap = true;
             g.given = f;
         }},
@@ -363,6 +370,7 @@ const std::array grad_reduce_flags = {
                               "reduce gradients only after the whole pipeline (needs --dp > 1 or\n"
                               "--cp > 1)",
                               [](GradReduceFlags& g, const std::string& f, const std::string&) {
+                                  refuse_both(g, f);
                                   g.overlap = false;
                                   g.given = f;
                               }},

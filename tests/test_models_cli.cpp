@@ -352,6 +352,9 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "--dist-opt shards over data- and context-parallel ranks: give --dp D or --cp C above 1"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --dp 2 --dist-opt --zero 3",
          "--dist-opt is ZeRO-1 (the optimizer state sharded): drop it or --zero 3"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --dp 2 --overlap-grad-reduce "
+         "--no-overlap-grad-reduce",
+         "--overlap-grad-reduce and --no-overlap-grad-reduce contradict each other: give one"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --cp 3",
          "context-parallel degree 3 does not divide the sequence length 4096"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --cp 2 --attention unfused",
