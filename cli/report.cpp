@@ -91,7 +91,7 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
             "grad reduction",
             fmt::format("{:.6g} s ring, {:.6g} s exposed (makespan {:.6g} s)", a.grad_reduce_time,
                         a.single_iteration_time - a.param_gather_exposed - m.makespan, m.makespan));
-    if (!a.cluster && a.param_gather_time > 0)
+    if (a.param_gather_time > 0)  // both engines
         line("param all-gather",
              fmt::format("{:.6g} s beside the first forward, {:.6g} s of it exposed",
                          a.param_gather_time, a.param_gather_exposed));

@@ -313,3 +313,27 @@ TEST_CASE("a shared object without the engine's entry point or of another versio
         CHECK_THAT(r.err, Catch::Contains(file) && Catch::Contains(reason));
     }
 }
+
+TEST_CASE(
+    "simulate reports the parameter all-gather it moves beside the first forward, as "
+    "analyze does",
+    "[simgrid][cli]") {
+    const std::string run =
+        " -s zb-v -p 4 -m 8 --model llama2-7b --gpu h100-sxm --mb 1 --dp 4 -t 2 --dist-opt "
+        "--overlap-param-gather --json";
+    const auto closed = nlohmann::json::parse(run_pipesim("analyze" + run).out);
+    const auto simulated =
+        nlohmann::json::parse(run_pipesim("simulate --cluster dgx-h100" + run).out);
+    REQUIRE(simulated.contains("param_gather_time"));
+    // On an idle network the two differ only by the links' latencies.
+    CHECK(simulated["param_gather_time"].get<double>() ==
+          Approx(closed["param_gather_time"].get<double>()).epsilon(0.01));
+    CHECK(simulated["param_gather_exposed"].get<double>() == 0);
+    // With a fiftieth of the bandwidth the gather outlasts device 0's first forward, which
+    // starts with it at 0 and then waits for it: part of the gather is exposed, not all.
+    const auto slow =
+        nlohmann::json::parse(run_pipesim("simulate --cluster dgx-h100 --bw-scale 0.02" + run).out);
+    const double gather = slow["param_gather_time"].get<double>();
+    CHECK(slow["param_gather_exposed"].get<double>() > 0);
+    CHECK(slow["param_gather_exposed"].get<double>() < gather);
+}

@@ -91,6 +91,10 @@ void add_cluster_json(nlohmann::ordered_json& j, const Analysis& a, const Cluste
     j["layout_order"] = simgrid::layout_order_string(layout.order);
     j["iteration_time"] = a.iteration_time;
     j["grad_reduce_time"] = run.result.grad_reduce_time;
+    if (run.result.param_gather_time > 0) {  // moved beside the first forward
+        j["param_gather_time"] = run.result.param_gather_time;
+        j["param_gather_exposed"] = run.result.param_gather_exposed;
+    }
     // "ring", "tree", or "mixed" (see grad_reduce_algorithms); null without a reduction.
     const auto& algorithms = run.result.grad_reduce_algorithms;
     const bool one = std::all_of(algorithms.begin(), algorithms.end(),

@@ -300,6 +300,8 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     a.timeline = run.result.timeline;
     const double iteration_time = run.result.iteration_time;
     a.grad_reduce_time = run.result.grad_reduce_time;
+    a.param_gather_time = run.result.param_gather_time;
+    a.param_gather_exposed = run.result.param_gather_exposed;
     a.cluster = std::move(run);
     a.metrics = compute_metrics(a.timeline, a.memory);
     // Post-validation: replica 0's devices' windows (its timeline), each until the later of

@@ -106,8 +106,9 @@ struct Analysis {
     /// The longest data-parallel gradient reduction of any device (seconds; 0 without a model
     /// or with dp·C = 1): the closed form of grad_reduce.hpp, or SimGrid's simulated one.
     double grad_reduce_time = 0;
-    /// With the parameter all-gather overlapped (analytic engine): the longest gather and
-    /// the most of one its device's first forward does not hide (part of iteration_time).
+    /// With the parameter all-gather overlapped: the longest gather and the most of one its
+    /// device's first forward does not hide (the analytic closed form, or SimGrid's simulated
+    /// one; part of iteration_time).
     double param_gather_time = 0;
     double param_gather_exposed = 0;
     int dp = 1;                          ///< replicas that ran the pipeline side by side

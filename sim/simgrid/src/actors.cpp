@@ -181,9 +181,12 @@ void DeviceActor::run() {
         }
         if (tp_overlap && compute > 0) sg::this_actor::sleep_for(compute);
         if (op.pass == Pass::F && s_.gather_pending[device_]) {  // its layers need them
+            const double ready = sg::Engine::get_clock();
             std::unique_lock lock(*s_.mutex);
             while (s_.gather_pending[device_])
                 s_.changed->wait(lock);
+            double& exposed = s_.gather_exposed[device_];
+            exposed = std::max(exposed, sg::Engine::get_clock() - ready);
         }
         const double end = sg::Engine::get_clock();
         if (replica_ == 0) s_.timeline->device_ops[device_].push_back(TimedOp{op, start, end});
@@ -276,6 +279,7 @@ void GradientReducer::operator()() {
                 s_.timeline->transfers.push_back(Transfer{device_, device_, Op{}, Op{}, gather,
                                                           start, sg::Engine::get_clock(),
                                                           TransferKind::data_parallel});
+            s_.gather_time[device_] = sg::Engine::get_clock() - start;
             const std::unique_lock lock(*s_.mutex);
             s_.gather_pending[device_] = 0;
             s_.changed->notify_all();

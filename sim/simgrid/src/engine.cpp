@@ -182,6 +182,8 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     s.devices_done.assign(static_cast<std::size_t>(p), 0);
     s.last_gradient_started.assign(static_cast<std::size_t>(p), 0);
     s.gather_pending.assign(static_cast<std::size_t>(p), 0);
+    s.gather_time.assign(static_cast<std::size_t>(p), 0.0);
+    s.gather_exposed.assign(static_cast<std::size_t>(p), 0.0);
     if (options.overlap_param_gather && !workload.param_gather_bytes.empty() &&
         layout.dp * layout.cp > 1)
         for (int d = 0; d < p; ++d)
@@ -261,6 +263,9 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     result.grad_reduce_time = *std::max_element(s.reduce_time.begin(), s.reduce_time.end());
     result.grad_reduce_algorithms = algorithms;
     result.grad_reduce_end = s.reduce_end;
+    result.param_gather_time = *std::max_element(s.gather_time.begin(), s.gather_time.end());
+    result.param_gather_exposed =
+        *std::max_element(s.gather_exposed.begin(), s.gather_exposed.end());
     for (double end : s.reduce_end)
         result.iteration_time = std::max(result.iteration_time, end);
     return result;

@@ -66,6 +66,8 @@ struct EngineState {
     // Per device: 1 while its parameter all-gather, moved to the iteration's start
     // (SimOptions::overlap_param_gather), is still running; its first F waits for it.
     std::vector<std::uint8_t> gather_pending;
+    std::vector<double> gather_time;     // per device: its parameter all-gather's length
+    std::vector<double> gather_exposed;  // per device: its first forward's wait for it
     int all_done = 0;
     ::simgrid::s4u::MutexPtr mutex;
     ::simgrid::s4u::ConditionVariablePtr changed;

@@ -142,6 +142,10 @@ struct SimResult {
     double iteration_time = 0;  ///< until the last op or all-reduce of any replica ends
     std::vector<double> replica_makespan;
     double grad_reduce_time = 0;  ///< longest gradient all-reduce
+    /// With SimOptions::overlap_param_gather: the longest parameter all-gather beside the
+    /// first forward, and the most any device's first forward ended later for it (0 without).
+    double param_gather_time = 0;
+    double param_gather_exposed = 0;
     /// Per pipeline device, when its gradient reduction ended (0 without one).
     std::vector<double> grad_reduce_end;
     /// Per pipeline device, the algorithm of its gradient all-reduce (ring or tree; a
