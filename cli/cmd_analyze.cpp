@@ -84,9 +84,7 @@ int run_analyze(const std::vector<std::string>& args) {
         return analysis::run_with_baseline(spec, engine);
     }();
     print_warnings(result, "analyze");
-    viz_outputs.picture.memory_in_bytes = result.model.has_value();
-    viz_outputs.picture.iteration_time = result.iteration_time;
-    viz_outputs.picture.iteration_name = result.post_validation ? "period" : "iteration";
+    describe_run(viz_outputs.picture, result);
     // The pictures first: they may still refuse (a dependency graph too large to draw), and
     // then no file is written.
     const std::string html_text =

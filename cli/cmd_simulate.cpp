@@ -108,15 +108,14 @@ int run_simulate(const std::vector<std::string>& args) {
     reader.allow_repeats({"--straggler"});
     std::string flag;
     while (reader.next(flag)) {
-        if (flag == "--comm") {
-            throw UsageError(
-                "--comm is the analytic replay's latency; simulate takes latencies "
-                "from the cluster (see --lat-scale)");
-        } else if (flag == "--a2a" || flag == "--overlap-fb") {
-            throw UsageError(fmt::format(
-                "{} is an option of the analytic replay (analyze, compare); the cluster "
-                "simulation runs F&B pairs back to back, hiding nothing",
-                flag));
+        if (replay_only_flag(flag)) {
+            throw UsageError(flag == "--comm"
+                                 ? std::string("--comm is the analytic replay's latency; simulate "
+                                               "takes latencies from the cluster (see --lat-scale)")
+                                 : fmt::format("{} is an option of the analytic replay (analyze, "
+                                               "compare); the cluster simulation runs F&B pairs "
+                                               "back to back, hiding nothing",
+                                               flag));
         } else if (read_flag(cluster_flags, flag, reader, flags) ||
                    read_grad_reduce_flag(flag, reader, grad_reduce) ||
                    read_flag(what_if_flags, flag, reader, flags) || pipeline.read(flag, reader) ||
@@ -176,9 +175,7 @@ int run_simulate(const std::vector<std::string>& args) {
     const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);
     if (show_progress) fmt::print(stderr, "\r\033[K");
     print_warnings(result, "simulate");
-    viz_outputs.picture.memory_in_bytes = result.model.has_value();
-    viz_outputs.picture.iteration_time = result.iteration_time;
-    viz_outputs.picture.iteration_name = result.post_validation ? "period" : "iteration";
+    describe_run(viz_outputs.picture, result);
     const analysis::ClusterRun& run = *result.cluster;
     const simgrid::Layout& layout = run.layout;
     // The pictures first: they may still refuse (a dependency graph too large to draw).

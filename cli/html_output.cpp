@@ -68,7 +68,7 @@ std::string report_run_json(const ReportRun& r) {
     if (r.picture) {
         j["timeline"] = viz::timeline_json(r.picture->timeline, &r.picture->memory);
         j["iteration_time"] = r.picture->iteration_time;
-        j["iteration_name"] = r.picture->iteration_name;
+        j["iteration_is_period"] = r.picture->iteration_is_period;
     }
     return j.dump();
 }
@@ -98,7 +98,7 @@ ReportRun parse_report_run(const std::string& name, const std::string& text) {
         picture.timeline = std::move(saved.timeline);
         picture.memory = std::move(saved.memory.value());
         picture.iteration_time = j.at("iteration_time").get<double>();
-        picture.iteration_name = j.at("iteration_name").get<std::string>();
+        picture.iteration_is_period = j.at("iteration_is_period").get<bool>();
         if (r.model) {
             picture.memory_scale = gib;
             picture.memory_unit = "GiB";
@@ -281,7 +281,7 @@ viz::HtmlSchedule html_schedule(std::string name, const analysis::Analysis& a) {
     s.timeline = a.timeline;
     s.memory = a.memory;
     s.iteration_time = a.iteration_time;
-    s.iteration_name = a.post_validation ? "period" : "iteration";
+    s.iteration_is_period = a.post_validation;
     if (a.model) {
         s.memory_scale = gib;
         s.memory_unit = "GiB";

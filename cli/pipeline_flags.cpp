@@ -250,11 +250,14 @@ std::string compare_schedule_flags_help() {
     return out + cost_flags_help(true);
 }
 
+bool replay_only_flag(std::string_view flag) {
+    return flag == "--comm" || flag == "--a2a" || flag == "--overlap-fb";
+}
+
 std::string cost_flags_help(bool with_replay_options) {
     std::string out;
     for (const Flag& f : cost_flags)
-        if (with_replay_options ||
-            (f.long_name != "--comm" && f.long_name != "--a2a" && f.long_name != "--overlap-fb"))
+        if (with_replay_options || !replay_only_flag(f.long_name))
             out += flag_help(f.short_name, f.long_name, f.value_name, f.help);
     return out;
 }

@@ -20,6 +20,9 @@ std::string schedule_flags_help(bool with_replay_options = true);
 /// without the file flags (compare runs registered schedules only).
 std::string compare_schedule_flags_help();
 std::string cost_flags_help(bool with_replay_options = true);
+/// Whether `flag` is one of the analytic replay's own cost flags (--comm, --a2a, --overlap-fb),
+/// which the SimGrid engine refuses.
+bool replay_only_flag(std::string_view flag);
 /// `with_dp`: whether --dp is listed (search reads -t but not --dp).
 std::string model_flags_help(bool with_dp = true);
 

@@ -180,4 +180,10 @@ int terminal_width() {
     return 100;
 }
 
+void describe_run(viz::TimelinePictureOptions& picture, const analysis::Analysis& result) {
+    picture.memory_in_bytes = result.model.has_value();
+    picture.iteration_time = result.iteration_time;
+    picture.iteration_is_period = result.post_validation;
+}
+
 }  // namespace pipesim::cli

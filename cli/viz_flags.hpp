@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/run.hpp"
 #include "args.hpp"
 #include "viz/outputs.hpp"
 
@@ -45,5 +46,9 @@ std::vector<std::pair<std::string_view, std::string>> output_files(const viz::Vi
 /// Width for --gantt: $COLUMNS if set, else the terminal's width on stdout, else 100; at
 /// most 1,000.
 int terminal_width();
+
+/// What a run's pictures say of it beyond the timeline: memory in bytes (a model's), and its
+/// iteration time or post-validation period for the title.
+void describe_run(viz::TimelinePictureOptions& picture, const analysis::Analysis& result);
 
 }  // namespace pipesim::cli

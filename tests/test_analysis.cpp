@@ -173,7 +173,7 @@ TEST_CASE("cost lists are one full stage or one triple per virtual stage", "[ana
 }
 
 TEST_CASE(
-    "pass times too far apart to keep the short ones are refused; far apart ones that "
+    "pass times too far apart to keep the short ones are refused — far apart ones that "
     "keep them run exactly",
     "[analysis]") {
     PipelineSpec spec;

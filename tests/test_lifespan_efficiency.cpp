@@ -316,7 +316,7 @@ TEST_CASE("search with a model ranks by iteration time and leaves out what canno
     CHECK(four["best"]["bubble_rate"].get<double>() > least_bubble);
 }
 
-TEST_CASE("search's cap without a unit stays in M_B; bad caps are one line",
+TEST_CASE("search's cap without a unit stays in M_B — bad caps are one line",
           "[cli][search][units]") {
     const auto j = nlohmann::json::parse(run_pipesim("search -p 4 -m 8 --mem-limit 3 --json").out);
     CHECK(j["memory_limit"].get<double>() == 3);

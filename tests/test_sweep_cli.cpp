@@ -342,7 +342,7 @@ TEST_CASE("a results file names the model file's contents: edited, it is another
     fs::remove_all(dir);
 }
 
-TEST_CASE("an empty results file gets its header; a job's second row is dropped on resume",
+TEST_CASE("an empty results file gets its header — a job's second row is dropped on resume",
           "[sweep][cli]") {
     const fs::path dir = scratch("empty_dup");
     const fs::path out = dir / "out.csv";
@@ -361,7 +361,7 @@ TEST_CASE("an empty results file gets its header; a job's second row is dropped 
     fs::remove_all(dir);
 }
 
-TEST_CASE("a second sweep on a results file in use is refused; the first runs every job once",
+TEST_CASE("a second sweep on a results file in use is refused — the first runs every job once",
           "[sweep][cli]") {
     const fs::path dir = scratch("locked");
     const fs::path out = dir / "out.csv";

@@ -374,7 +374,7 @@ TEST_CASE("sweep rows carry efficiency, the speed-up over 1F1B and lifespans", "
     CHECK(back.rows[0].lifespan_mean == r.lifespan_mean);
 }
 
-TEST_CASE("a grid sweeps post-validation; its rows run and keep it", "[sweep]") {
+TEST_CASE("a grid sweeps post-validation — its rows run and keep it", "[sweep]") {
     const Grid g = parse_grid("g.json", grid_text(R"("schedule": "zb-2p", "p": 4, "m": 12,
             "post_validation": [false, true])"));
     const std::vector<Job> jobs = expand(g);
@@ -396,7 +396,7 @@ TEST_CASE("a grid sweeps post-validation; its rows run and keep it", "[sweep]") 
     CHECK(job_key(back.rows[0].job) != job_key(plain.job));
 }
 
-TEST_CASE("a grid sweeps the exchange once per step; its rows run and keep it", "[sweep]") {
+TEST_CASE("a grid sweeps the exchange once per step — its rows run and keep it", "[sweep]") {
     const Grid g = parse_grid("g.json", grid_text(R"("schedule": ["1f1b", "interleaved-1f1b"],
             "p": 4, "m": 8, "v": 2, "comm": 0.25, "overlap_p2p_communication": [true, false])"));
     const std::vector<Job> jobs = expand(g);
@@ -431,7 +431,7 @@ TEST_CASE("a grid sweeps the exchange once per step; its rows run and keep it", 
     CHECK_THAT(refused.reason, Catch::Contains("multiple of the group size 4"));
 }
 
-TEST_CASE("a grid fixes the end stages' layers; its rows run and keep them", "[sweep]") {
+TEST_CASE("a grid fixes the end stages' layers — its rows run and keep them", "[sweep]") {
     // The Zero Bubble repository's split of zb-1.5b (22 layers) on p = 8: 3 layers a stage,
     // 2 on the ends, or with interleaving one layer a chunk and the ends holding none.
     const Grid g = parse_grid("g.json", grid_text(R"("schedule": "1f1b", "p": 8, "m": 8,

@@ -128,7 +128,8 @@ TEST_CASE("worker pool: never more jobs at once than workers, alone or not", "[s
     }
 }
 
-TEST_CASE("worker pool: a worker that dies fails its own job; the others run on", "[sweep][pool]") {
+TEST_CASE("worker pool: a worker that dies fails its own job — the others run on",
+          "[sweep][pool]") {
     PoolJobs jobs;
     jobs.count = 10;
     jobs.run = [](std::size_t position) -> std::string {

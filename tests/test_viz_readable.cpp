@@ -385,7 +385,7 @@ TEST_CASE("the title gives the iteration time where it is not the makespan", "[v
     const std::string dot = viz::timeline_dot(t, unit_memory(t), options);
     CHECK(has(dot, "makespan 33 unit   iteration 35 unit"));
     CHECK(has(dot, "peak activation 4 M_B"));
-    options.iteration_name = "period";
+    options.iteration_is_period = true;
     options.iteration_time = 30;
     CHECK(has(viz::timeline_dot(t, unit_memory(t), options), "makespan 33 unit   period 30 unit"));
     // Centred, except where asked (the HTML report opens wide pictures at their start).

@@ -9,6 +9,7 @@
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
 #include "fileio/parse_error.hpp"
+#include "models/presets.hpp"
 #include "names.hpp"
 
 namespace pipesim::models {
@@ -128,7 +129,7 @@ GpuSpec load_gpu_file(const std::string& path) {
 }
 
 GpuSpec resolve_gpu(std::string_view name_or_path) {
-    if (detail::names_a_file(name_or_path)) return load_gpu_file(std::string(name_or_path));
+    if (names_a_file(name_or_path)) return load_gpu_file(std::string(name_or_path));
     return find_gpu(name_or_path);
 }
 

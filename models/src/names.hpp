@@ -12,12 +12,6 @@
 
 namespace pipesim::models::detail {
 
-/// Whether a `--model` or `--gpu` argument names a file rather than a preset: it ends in
-/// ".json" or holds a '/'.
-inline bool names_a_file(std::string_view name_or_path) {
-    return name_or_path.ends_with(".json") || name_or_path.find('/') != std::string_view::npos;
-}
-
 /// The element of `items` whose `.name` is `name`; otherwise throws std::invalid_argument
 /// "unknown KIND 'NAME' (known: a, b, c)", NAME quoted as a short excerpt with control
 /// bytes escaped (it may come from a file or a command line).

@@ -17,9 +17,9 @@ namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
-// The DP over "first i layers in j parts", pruned to the ends a part can have under the cap.
-// Part j (0-based) may end at layer i only if the fixed counts allow it; `cost` includes the
-// first/last extras.
+// The split: the least bottleneck by bisection (min_bottleneck), then a DP over "first i
+// layers in j parts" pruned to the ends a part can have under it (most_even). Part j (0-based)
+// may end at layer i only if the fixed counts allow it; `cost` includes the first/last extras.
 class Splitter {
   public:
     Splitter(std::span<const double> layer_costs, int parts, double first_extra, double last_extra,
@@ -35,8 +35,7 @@ class Splitter {
     }
 
     double cost(int part, int begin, int end) const {
-        return prefix_[end] - prefix_[begin] + (part == 0 ? first_extra_ : 0.0) +
-               (part == k_ - 1 ? last_extra_ : 0.0);
+        return span_cost(begin, end, part == 0, part == k_ - 1);
     }
 
     // A part holds at least one layer, except the first or last part when its count is fixed

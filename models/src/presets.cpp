@@ -116,7 +116,7 @@ const TransformerConfig& find_model(std::string_view name) {
 }
 
 TransformerConfig resolve_model(std::string_view name_or_path) {
-    if (detail::names_a_file(name_or_path)) return load_model_file(std::string(name_or_path));
+    if (names_a_file(name_or_path)) return load_model_file(std::string(name_or_path));
     return find_model(name_or_path);
 }
 

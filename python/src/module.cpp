@@ -161,7 +161,7 @@ std::string timeline_svg(const RunData& run, bool memory, bool transfers, bool c
     options.width = width;
     options.memory_in_bytes = run.memory_in_bytes;
     options.iteration_time = run.iteration_time;
-    options.iteration_name = run.post_validation ? "period" : "iteration";
+    options.iteration_is_period = run.post_validation;
     const std::string dot = viz::timeline_dot(run.timeline, run.memory, options);
     py::gil_scoped_release release;
     return viz::render_dot(dot, viz::ImageFormat::svg);

@@ -15,6 +15,7 @@
 
 #include "fileio/files.hpp"
 #include "fileio/parse_error.hpp"
+#include "models/presets.hpp"
 
 namespace pipesim::sweep {
 
@@ -336,9 +337,10 @@ std::string grid_id(const std::vector<Job>& jobs) {
         add("|");
         add(job_key(j));
         add("\n");
-        for (const std::string* name : {&j.model, &j.gpu, &j.cluster})
-            if (name->ends_with(".json") || name->find('/') != std::string::npos)
-                files.insert(*name);
+        // By the rules the readers resolve names with (a cluster file is a .json).
+        for (const std::string* name : {&j.model, &j.gpu})
+            if (models::names_a_file(*name)) files.insert(*name);
+        if (fileio::file_extension(j.cluster) == ".json") files.insert(j.cluster);
     }
     // The model, GPU and cluster files the jobs read, by content: a results file resumed (or
     // shards merged) after one of them changed would mix two configurations under one name.

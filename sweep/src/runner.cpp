@@ -114,6 +114,67 @@ int open_locked(const std::string& path, int extra_flags) {
     throw std::invalid_argument(fmt::format("cannot write {}: {}", output, std::strerror(errno)));
 }
 
+// Keeps the finished rows of the results file open (and locked) on `fd` for this grid, adding
+// their jobs to `finished`; drops error rows, a job's second row and a row cut short by
+// rewriting the file whole, which moves the lock to the new file. Returns the descriptor
+// that holds the lock then.
+int resume_results(int fd, const std::string& output, const std::vector<Job>& jobs,
+                   const std::string& grid, std::set<std::string>& finished) {
+    const ResultsFile existing = load_results(output);
+    std::string kept = csv_header() + "\n";
+    // An empty file has no header to append under.
+    bool rewrite = existing.incomplete_tail || existing.rows.empty();
+    for (const Result& r : existing.rows) {
+        if (r.grid != grid)
+            throw std::invalid_argument(fmt::format(
+                "{} holds results of another grid (grid {}, job {}; this grid is {}, or a "
+                "model, GPU or cluster file it names has changed since): resume a sweep with "
+                "the grid and files that wrote it, or give another -o",
+                output, r.grid, r.job.index, grid));
+        // An error is run again; a job's second row (files joined by hand) dropped.
+        if (r.status == Status::error || finished.count(job_key(r.job))) {
+            rewrite = true;
+            continue;
+        }
+        kept += csv_row(r) + "\n";
+        finished.insert(job_key(r.job));
+    }
+    check_rows_match_jobs(jobs, existing.rows, output);
+    if (!rewrite) return fd;
+    fileio::write_file_atomically(output, kept);
+    const int fresh = open_locked(output, 0);
+    if (fresh < 0) cannot_lock(output);
+    ::close(fd);
+    return fresh;
+}
+
+// The results file, created with its header or resumed (resume_results), open to append and
+// locked from before it is read until the sweep closes it: two sweeps on one results file
+// would run every job twice.
+int claim_results_file(const std::string& output, const std::vector<Job>& jobs,
+                       const std::string& grid, std::set<std::string>& finished) {
+    if (struct stat st{}; ::stat(output.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw std::invalid_argument(fmt::format(
+            "{} is not a regular file: a sweep appends its rows to a results file, and resumes "
+            "from it",
+            output));
+    int fd = open_locked(output, O_CREAT | O_EXCL);
+    const bool created = fd >= 0;
+    if (!created && errno == EEXIST) fd = open_locked(output, 0);
+    if (fd < 0) cannot_lock(output);
+    try {
+        if (!created) return resume_results(fd, output, jobs, grid, finished);
+        if (const int error = fileio::write_all(fd, csv_header() + "\n"); error != 0)
+            throw std::runtime_error(
+                fmt::format("cannot write {}: {}", output, std::strerror(error)));
+        return fd;
+    } catch (...) {
+        ::close(fd);
+        if (created) ::unlink(output.c_str());  // its header could not be written whole
+        throw;
+    }
+}
+
 }  // namespace
 
 SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
@@ -121,57 +182,7 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
     SweepSummary summary;
     summary.total = static_cast<int>(jobs.size());
     std::set<std::string> finished;
-    if (struct stat st{}; ::stat(output.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-        throw std::invalid_argument(fmt::format(
-            "{} is not a regular file: a sweep appends its rows to a results file, and resumes "
-            "from it",
-            output));
-    // The file's lock, held from before it is read until the last row is written: two sweeps
-    // on one results file would run every job twice.
-    int fd = open_locked(output, O_CREAT | O_EXCL);
-    const bool created = fd >= 0;
-    if (!created && errno == EEXIST) fd = open_locked(output, 0);
-    if (fd < 0) cannot_lock(output);
-    try {
-        if (created) {
-            if (const int error = fileio::write_all(fd, csv_header() + "\n"); error != 0)
-                throw std::runtime_error(
-                    fmt::format("cannot write {}: {}", output, std::strerror(error)));
-        } else {
-            const ResultsFile existing = load_results(output);
-            std::string kept = csv_header() + "\n";
-            // An empty file has no header to append under.
-            bool rewrite = existing.incomplete_tail || existing.rows.empty();
-            for (const Result& r : existing.rows) {
-                if (r.grid != options.grid)
-                    throw std::invalid_argument(fmt::format(
-                        "{} holds results of another grid (grid {}, job {}; this grid is {}, "
-                        "or a model, GPU or cluster file it names has changed since): resume a "
-                        "sweep with the grid and files that wrote it, or give another -o",
-                        output, r.grid, r.job.index, options.grid));
-                // An error is run again; a job's second row (files joined by hand) dropped.
-                if (r.status == Status::error || finished.count(job_key(r.job))) {
-                    rewrite = true;
-                    continue;
-                }
-                kept += csv_row(r) + "\n";
-                finished.insert(job_key(r.job));
-            }
-            check_rows_match_jobs(jobs, existing.rows, output);
-            if (rewrite) {
-                // A new file under the name: the lock moves to it.
-                fileio::write_file_atomically(output, kept);
-                const int fresh = open_locked(output, 0);
-                if (fresh < 0) cannot_lock(output);
-                ::close(fd);
-                fd = fresh;
-            }
-        }
-    } catch (...) {
-        ::close(fd);
-        if (created) ::unlink(output.c_str());  // its header could not be written whole
-        throw;
-    }
+    const int fd = claim_results_file(output, jobs, options.grid, finished);
 
     std::vector<Job> pending;
     for (const Job& j : jobs) {

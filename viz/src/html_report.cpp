@@ -310,7 +310,7 @@ TimelinePictureOptions html_picture_options(const HtmlReport& report, std::size_
     // A schedule whose memory is shown scaled (bytes in GiB) titles its peak in bytes too.
     options.memory_in_bytes = report.schedules.at(index).memory_scale != 1;
     options.iteration_time = report.schedules.at(index).iteration_time;
-    options.iteration_name = report.schedules.at(index).iteration_name;
+    options.iteration_is_period = report.schedules.at(index).iteration_is_period;
     options.title_at_left = true;
     const Timeline& t = report.schedules.at(index).timeline;
     const Span span = span_of(t);

@@ -24,12 +24,10 @@ inline Point position(const ScatterLayout& layout, DataPoint at) {
             along(layout.y, at.y, layout.plot.bottom, layout.plot.top)};
 }
 
-// The box a text of font `size` takes with its baseline at `at`, left-aligned. Its width is
-// taken at 0.6 em a character: DejaVu Sans, what fontconfig draws for Helvetica on Linux, is
-// wider than Helvetica's 0.55 (a label "v-half v=2 mb=2" is 8.6 em), and labels placed with
-// Helvetica's ran into the markers beside them.
+// The box a text of font `size` takes with its baseline at `at`, left-aligned, as drawn (with
+// text_width's Helvetica figure, labels ran into the markers beside them).
 inline Box text_box(Point at, double size, std::string_view text) {
-    return {at.x, at.y - 0.25 * size, at.x + 0.6 * size * static_cast<double>(text.size()),
+    return {at.x, at.y - 0.25 * size, at.x + XdotCanvas::drawn_width(size, text.size()),
             at.y + 0.8 * size};
 }
 

@@ -96,12 +96,10 @@ struct Layout {
     }
 };
 
-// The title's width as drawn (Graphviz's Helvetica is wider than XdotCanvas's estimate for
-// the title's digits and spaces: 0.57 em a character measured on a 150-character title), so
-// the axis can be made as wide: Graphviz would otherwise widen the picture for the title by
-// a blank margin on the right.
+// The title's width as drawn, so the axis can be made as wide: Graphviz would otherwise widen
+// the picture for the title by a blank margin on the right.
 double title_width(const std::string& title) {
-    return 0.6 * title_font * static_cast<double>(title.size());
+    return detail::XdotCanvas::drawn_width(title_font, title.size());
 }
 
 Layout make_layout(const Timeline& t, const TimelinePictureOptions& options,
@@ -215,9 +213,8 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
             const std::string label =
                 fmt::format("peak {}", detail::memory_unit(peak, bytes)(peak));
             const Point at{peak_at.x + 4, peak_at.y - size};
-            // On a pale backing, so that a step of the curve does not run through the text
-            // (0.6 em a character: DejaVu Sans, drawn for Helvetica on Linux).
-            const double right = at.x + 0.6 * size * static_cast<double>(label.size()) + 1;
+            // On a pale backing, so that a step of the curve does not run through the text.
+            const double right = at.x + detail::XdotCanvas::drawn_width(size, label.size()) + 1;
             c.pen(label_backing);
             c.fill(label_backing);
             c.polygon({{at.x - 1, at.y - 0.3 * size},
@@ -277,7 +274,7 @@ std::string title(const Timeline& t, const MemoryModel& memory,
     std::string iteration;
     if (options.iteration_time > 0 &&
         std::abs(options.iteration_time - m.makespan) > 1e-9 * m.makespan)
-        iteration = fmt::format("   {} {} {}", options.iteration_name,
+        iteration = fmt::format("   {} {} {}", options.iteration_is_period ? "period" : "iteration",
                                 pretty(options.iteration_time, 6), t.time_unit);
     const bool bytes = options.memory_in_bytes;
     return fmt::format(

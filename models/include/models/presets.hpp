@@ -14,8 +14,14 @@ std::span<const TransformerConfig> model_presets();
 /// The preset called `name`. Throws std::invalid_argument listing the valid names.
 const TransformerConfig& find_model(std::string_view name);
 
-/// A preset name, or a path to a model JSON file (anything ending in ".json" or containing
-/// a '/'). Throws std::invalid_argument for an unknown name or a bad file.
+/// Whether a `--model` or `--gpu` argument names a file rather than a preset: it ends in
+/// ".json" or holds a '/'.
+inline bool names_a_file(std::string_view name_or_path) {
+    return name_or_path.ends_with(".json") || name_or_path.find('/') != std::string_view::npos;
+}
+
+/// A preset name, or a path to a model JSON file (names_a_file). Throws std::invalid_argument
+/// for an unknown name or a bad file.
 TransformerConfig resolve_model(std::string_view name_or_path);
 
 }  // namespace pipesim::models

@@ -25,10 +25,10 @@ struct HtmlSchedule {
     /// (e.g. 2^30 and "GiB" for bytes).
     double memory_scale = 1;
     std::string memory_unit = "M_B";
-    /// The run's iteration time and its name, for the picture's title
+    /// The run's iteration time (or period), for the picture's title
     /// (TimelinePictureOptions::iteration_time).
     double iteration_time = 0;
-    std::string iteration_name = "iteration";
+    bool iteration_is_period = false;
 };
 
 /// A table of already formatted cells; a row may have fewer cells than there are columns.

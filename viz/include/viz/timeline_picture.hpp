@@ -45,11 +45,11 @@ struct TimelinePictureOptions {
     std::size_t max_ops = 200'000;
     /// The run's iteration time where it is not the makespan: the data-parallel gradient
     /// reduction (or a parameter all-gather) that outlasts the last op, or with optimizer
-    /// post-validation the period at which iterations repeat. The title gives it after the
-    /// makespan, named `iteration_name`, so that it matches the command's table; 0 (or equal to
-    /// the makespan): not shown.
+    /// post-validation (`iteration_is_period`) the period at which iterations repeat. The title
+    /// gives it after the makespan, as "iteration" or "period", so that it matches the
+    /// command's table; 0 (or equal to the makespan): not shown.
     double iteration_time = 0;
-    std::string iteration_name = "iteration";
+    bool iteration_is_period = false;
     /// The title at the left edge instead of centred: in a page that opens a wide picture at
     /// its start, a centred title would lie outside the window.
     bool title_at_left = false;
