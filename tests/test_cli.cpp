@@ -42,16 +42,52 @@ TEST_CASE("JSON output counts devices and virtual stages apart", "[cli]") {
     CHECK(j["warnings"].empty());
 }
 
-TEST_CASE("interleaved 1F1B with m not a multiple of p runs with a warning", "[cli]") {
+TEST_CASE("interleaved 1F1B with a last group smaller than p runs with a warning", "[cli]") {
     const auto r = run_pipesim("analyze -s interleaved-1f1b -p 4 -m 6 -v 2");
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: warning: interleaved-1f1b with m = 6 "
-                                        "not a multiple of the group size 4"));
+                                        "in groups of 4: the last group holds 2, fewer than "
+                                        "p = 4"));
     const auto j =
         nlohmann::json::parse(run_pipesim("analyze -s interleaved-1f1b -p 4 -m 6 -v 2 --json").out);
     REQUIRE(j["warnings"].size() == 1);
     CHECK_THAT(j["warnings"][0].get<std::string>(), Catch::Contains("Megatron-LM refuses"));
     CHECK(run_pipesim("analyze -s interleaved-1f1b -p 4 -m 8 -v 2").err.empty());
+}
+
+// Megatron-LM's interleaved schedule (megatron/core/pipeline_parallel/schedules.py) takes a
+// group size g with p ≤ g ≤ m and m mod g of 0 or at least p; without p2p overlap, p > 2.
+TEST_CASE("interleaved 1F1B warns exactly for the shapes Megatron-LM refuses", "[cli]") {
+    const auto warnings = [](const std::string& flags) {
+        const auto r = run_pipesim("analyze -s interleaved-1f1b -v 2 --json " + flags);
+        REQUIRE(r.exit_code == 0);
+        const nlohmann::json j = nlohmann::json::parse(r.out);
+        std::vector<std::string> out;
+        for (const auto& w : j["warnings"])
+            out.push_back(w.get<std::string>());
+        return out;
+    };
+    // Accepted there: a last group of at least p, and g between p and m.
+    CHECK(warnings("-p 2 -m 5 --group-size 3").empty());
+    CHECK(warnings("-p 4 -m 9 --group-size 5").empty());
+    CHECK(warnings("-p 4 -m 10 --group-size 5").empty());
+    CHECK(warnings("-p 3 -m 6 --no-overlap-p2p-communication").empty());
+    // Refused there, each for its own reason.
+    const auto small_group = warnings("-p 3 -m 4 --group-size 2");
+    REQUIRE(small_group.size() == 1);
+    CHECK_THAT(small_group[0], Catch::StartsWith("interleaved-1f1b with microbatch groups of 2, "
+                                                 "fewer than p = 3: Megatron-LM refuses"));
+    const auto large_group = warnings("-p 2 -m 2 --group-size 3");
+    REQUIRE(large_group.size() == 1);
+    CHECK_THAT(large_group[0], Catch::StartsWith("interleaved-1f1b with a group size of 3, more "
+                                                 "than m = 2: Megatron-LM refuses"));
+    const auto last_group = warnings("-p 3 -m 7 --group-size 5");
+    REQUIRE(last_group.size() == 1);
+    CHECK_THAT(last_group[0], Catch::Contains("the last group holds 2, fewer than p = 3"));
+    const auto two_devices = warnings("-p 2 -m 4 --no-overlap-p2p-communication");
+    REQUIRE(two_devices.size() == 1);
+    CHECK_THAT(two_devices[0], Catch::StartsWith("--no-overlap-p2p-communication with p = 2: "
+                                                 "Megatron-LM refuses"));
 }
 
 TEST_CASE("an F&B overlap where it changes nothing runs with a warning saying so", "[cli]") {
@@ -147,7 +183,7 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
             "--no-overlap-p2p-communication applies to interleaved-1f1b, not to 1f1b"},
         row{"analyze -s interleaved-1f1b -p 4 -m 6 --no-overlap-p2p-communication",
             "--no-overlap-p2p-communication needs m a multiple of the group size 4 and at least "
-            "2p = 8, as Megatron-LM's interleaved schedule runs it; got m = 6"},
+            "2p = 8, the shapes whose steps pipesim can pair; got m = 6"},
         row{"analyze -s interleaved-1f1b -p 4 -m 8 --no-overlap-p2p-communication --a2a 1",
             "--a2a and --overlap-fb do not apply"},
         // A shape none of the compared schedules takes was dropped silently.
@@ -159,7 +195,8 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
         row{"", "pipesim: missing command (see 'pipesim --help')"},
         row{"list extra", "list takes no arguments, got 'extra'"},
         row{"analyze -s 1f1b -p 4 -p 5 -m 8", "-p is given more than once; give it once"},
-        row{"analyze -s 1f1b --stages 4 -p 5 -m 8", "--stages and -p both set --stages; give one of them"},
+        row{"analyze -s 1f1b --stages 4 -p 5 -m 8",
+            "--stages and -p both set --stages; give one of them"},
         row{"analyze -s 1f1b -p 4 -m 8 --timeline a.svg --timeline b.svg",
             "--timeline is given more than once"},
         row{"analyze -s 1f1b -p 4 -m 8 --critical-path",

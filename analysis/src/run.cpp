@@ -103,21 +103,41 @@ Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& genera
     return schedule;
 }
 
-// Shapes a schedule accepts but training frameworks refuse: a schedule that runs
-// microbatches in groups (interleaved 1F1B) with m not a multiple of the group size. Megatron-LM's
-// interleaved schedule requires m to be a multiple of the pipeline size (its
-// forward_backward_pipelining_with_interleaving checks it).
+// Shapes the schedules run but Megatron-LM refuses. Its interleaved schedule
+// (megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving)
+// takes microbatch groups of g (microbatch_group_size_per_vp_stage, default p; before November
+// 2024 always p) with p ≤ g ≤ m, and m mod g either 0 or at least p: a last group of fewer than
+// p would add bubbles. Without p2p overlap its arguments.py asks for p > 2, so that no batched
+// exchange holds two sends between the same two ranks.
 std::vector<std::string> shape_warnings(const PipelineSpec& spec) {
     std::vector<std::string> warnings;
     const ScheduleGenerator* generator = find_generator(spec.schedule);
     if (spec.given || !generator || !generator->takes_group_size) return warnings;
     const GeneratorOptions& g = spec.generator;
-    const int group = g.group_size > 0 ? g.group_size : g.devices;
-    if (g.microbatches % group != 0)
+    const int p = g.devices, m = g.microbatches;
+    const int group = g.group_size > 0 ? g.group_size : p;
+    const std::string refused = "Megatron-LM refuses this shape";
+    if (group < p)
         warnings.push_back(fmt::format(
-            "{} with m = {} not a multiple of the group size {}: the last group runs part "
-            "full and idles more; Megatron-LM refuses this shape",
-            spec.schedule, g.microbatches, group));
+            "{} with microbatch groups of {}, fewer than p = {}: {} (its group size runs "
+            "from p to m)",
+            spec.schedule, group, p, refused));
+    else if (group > m)
+        warnings.push_back(fmt::format(
+            "{} with a group size of {}, more than m = {}: {} (its group size runs from p "
+            "to m)",
+            spec.schedule, group, m, refused));
+    else if (m % group != 0 && m % group < p)
+        warnings.push_back(fmt::format(
+            "{} with m = {} in groups of {}: the last group holds {}, fewer than p = {}, and "
+            "idles more; {} (m not a multiple of the group size needs a last group of at "
+            "least p)",
+            spec.schedule, m, group, m % group, p, refused));
+    if (spec.step_exchange && p <= 2)
+        warnings.push_back(fmt::format(
+            "--no-overlap-p2p-communication with p = {}: {} (without p2p overlap it needs "
+            "p > 2, so that no batched exchange sends twice between the same two devices)",
+            p, refused));
     return warnings;
 }
 
@@ -128,15 +148,16 @@ void check_spec(const PipelineSpec& spec) {
                 "--no-overlap-p2p-communication applies to interleaved-1f1b, not to {}: other "
                 "schedules send each output as its pass ends",
                 spec.given ? "a schedule file" : spec.schedule));
-        // Megatron-LM runs interleaving with m a multiple of the group; with m = p its code
-        // of 2021 ran every forward first. Below 2p microbatches, or off the group, a step's
-        // pair would wait for an input that only the device's next step produces.
+        // pipesim's model of that exchange (pair_steps) pairs each step's F with its
+        // backward. Below 2p microbatches, or off the group, a step's pair would wait for an
+        // input that only the device's next step produces; Megatron-LM's own code runs some
+        // of those shapes (with m = p, every forward first), which pipesim does not model.
         const GeneratorOptions& g = spec.generator;
         const int group = g.group_size > 0 ? g.group_size : g.devices;
         if (g.microbatches % group != 0 || g.microbatches < 2 * g.devices)
             throw std::invalid_argument(fmt::format(
                 "--no-overlap-p2p-communication needs m a multiple of the group size {} and at "
-                "least 2p = {}, as Megatron-LM's interleaved schedule runs it; got m = {}",
+                "least 2p = {}, the shapes whose steps pipesim can pair; got m = {}",
                 group, 2 * g.devices, g.microbatches));
         if (spec.all_to_all > 0 || spec.fb_overlap > 0)
             throw std::invalid_argument(

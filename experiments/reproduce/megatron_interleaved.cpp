@@ -19,7 +19,7 @@ int megatron_interleaved(const Context& context) {
         "§2.2.2 of the paper: with v model chunks per device the bubble time fraction (bubble "
         "over ideal computation time) is `(1/v)·(p−1)/m`. pipesim reports idle over span `r`; "
         "the paper's fraction is `r/(1−r)`. F = B = W = 1 per full stage, no communication; "
-        "m is a multiple of p as Megatron-LM requires.\n\n";
+        "m is a multiple of p, as Megatron-LM requires with its default group size.\n\n";
     Table t({"p", "m", "v", "pipesim r/(1−r)", "(p−1)/(v·m)", "difference"});
     int mismatches = 0;
     for (const sweep::Result& r : rows) {

@@ -187,7 +187,7 @@ def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, t
 
 def check_step_exchange(d):
     """overlap_p2p_communication=False as the command line's --no-overlap-p2p-communication
-    takes it: interleaved-1f1b only, with the shapes Megatron-LM runs so."""
+    takes it: interleaved-1f1b only, with the shapes whose steps pipesim can pair."""
     if d["given"] is not None or d["schedule"] != "interleaved-1f1b":
         name = "a given Schedule" if d["given"] is not None else d["schedule"]
         raise ValueError("overlap_p2p_communication=False applies to interleaved-1f1b, not to "
@@ -195,8 +195,8 @@ def check_step_exchange(d):
     group = d["group_size"] or d["p"]
     if d["m"] % group != 0 or d["m"] < 2 * d["p"]:
         raise ValueError("overlap_p2p_communication=False needs m a multiple of the group size "
-                         f"{group} and at least 2p = {2 * d['p']}, as Megatron-LM's "
-                         f"interleaved schedule runs it; got m = {d['m']}")
+                         f"{group} and at least 2p = {2 * d['p']}, the shapes whose steps "
+                         f"pipesim can pair; got m = {d['m']}")
 
 
 def check_sharding(model, dp, tp):

@@ -68,7 +68,8 @@ Schedule generate_interleaved_1f1b(const GeneratorOptions& o) {
 
 // Groups smaller than p, and a last group smaller than the others, can leave this order
 // deadlocked (p = 5: m = 7, 12, 17, …; p = 4 with groups of 2 from m = 4 on); m a multiple
-// of a group size of at least p never does (Megatron-LM asks m to be a multiple of p).
+// of a group size of at least p never does (Megatron-LM takes a group size from p to m, and a
+// last group of none or at least p).
 std::string interleaved_1f1b_shape_problem(const GeneratorOptions& o) {
     const int p = o.devices, m = o.microbatches;
     const int group = o.group_size > 0 ? o.group_size : p;
