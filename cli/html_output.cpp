@@ -44,7 +44,7 @@ ReportRun report_run(const std::string& name, const analysis::Analysis& a, bool 
     r.row = summary_row(name, a);
     r.model = a.model.has_value();
     r.unit = a.timeline.time_unit;
-    r.warnings = a.warnings;
+    r.warnings = analysis::run_warnings(a);
     if (picture) r.picture = html_schedule(name, a);
     return r;
 }

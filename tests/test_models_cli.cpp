@@ -260,11 +260,32 @@ TEST_CASE("a device over its GPU memory gets a clear warning", "[models]") {
         "--mb 1 --recompute full");
     REQUIRE(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("warning: device 0 needs") &&
-                          Catch::Contains("more than the 40.0 GiB of a a100-40gb"));
+                          Catch::Contains("more than the a100-40gb's 40.0 GiB"));
     const auto fits = run_pipesim("analyze -s 1f1b -p 8 -m 8 --model zb-1.5b --gpu h200 --mb 1");
     REQUIRE(fits.exit_code == 0);
     CHECK_THAT(fits.out, !Catch::Contains("warning"));
     CHECK_THAT(fits.out, Catch::Contains("MFU") && Catch::Contains("tokens/s"));
+}
+
+TEST_CASE("compare warns of every schedule's devices over their GPU memory", "[models]") {
+    const std::string flags =
+        "-p 2 -m 4 --model llama2-70b --gpu a100-40gb --mb 1 --recompute full";
+    const auto r = run_pipesim("compare -s 1f1b,zb-h1 " + flags);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("pipesim compare: warning: 1f1b: device 0 needs") &&
+                          Catch::Contains("pipesim compare: warning: zb-h1: device 1 needs") &&
+                          Catch::Contains("more than the a100-40gb's 40.0 GiB"));
+    // The same lines as analyze's, in the order of the schedules.
+    const auto analyzed = run_pipesim("analyze -s zb-h1 --json " + flags);
+    REQUIRE(analyzed.exit_code == 0);
+    const nlohmann::json j = nlohmann::json::parse(analyzed.out);
+    REQUIRE(j["warnings"].size() == 2);
+    CHECK_THAT(r.err, Catch::Contains("pipesim compare: warning: zb-h1: " +
+                                      j["warnings"][1].get<std::string>()));
+    const auto fits =
+        run_pipesim("compare -s 1f1b,zb-h1 -p 8 -m 8 --model zb-1.5b --gpu h200 --mb 1");
+    REQUIRE(fits.exit_code == 0);
+    CHECK(fits.err.empty());
 }
 
 TEST_CASE("a model JSON file and a calibration file drive analyze", "[models]") {

@@ -1,5 +1,7 @@
 #include "analysis/compare.hpp"
 
+#include "analysis/result_json.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -81,7 +83,8 @@ void add_to_comparison(Comparison& comparison, const std::string& name, const An
     r.speedup =
         (comparison.rows.empty() ? r.makespan : comparison.rows.front().makespan) / r.makespan;
     comparison.rows.push_back(std::move(r));
-    comparison.warnings.insert(comparison.warnings.end(), a.warnings.begin(), a.warnings.end());
+    for (const std::string& w : run_warnings(a))
+        comparison.warnings.push_back(fmt::format("{}: {}", name, w));
 }
 
 Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names,

@@ -137,10 +137,18 @@ std::vector<std::string> memory_warnings(const ModelAnalysis& model) {
         const auto i = static_cast<std::size_t>(d);
         warnings.push_back(fmt::format(
             "device {} needs {:.1f} GiB (weights and optimizer {:.1f} GiB + peak activations "
-            "{:.1f} GiB), more than the {:.1f} GiB of a {}",
+            "{:.1f} GiB), more than the {}'s {:.1f} GiB",
             d, model.total_bytes[i] / gib, model.static_bytes[i] / gib,
-            model.activation_bytes[i] / gib, model.gpu.memory_bytes / gib, model.gpu.name));
+            model.activation_bytes[i] / gib, model.gpu.name, model.gpu.memory_bytes / gib));
     }
+    return warnings;
+}
+
+std::vector<std::string> run_warnings(const Analysis& a) {
+    std::vector<std::string> warnings = a.warnings;
+    if (a.model)
+        for (std::string& w : memory_warnings(*a.model))
+            warnings.push_back(std::move(w));
     return warnings;
 }
 
@@ -242,11 +250,7 @@ nlohmann::ordered_json analysis_json(const Analysis& a, const PipelineSpec& spec
                                  {"fb", pb->pair},
                                  {"bubble", pb->bubble}};
     if (a.model) add_model_json(j, a, *a.model);
-    std::vector<std::string> warnings = a.warnings;
-    if (a.model)
-        for (std::string& w : memory_warnings(*a.model))
-            warnings.push_back(std::move(w));
-    j["warnings"] = warnings;
+    j["warnings"] = run_warnings(a);
     if (a.cluster) add_cluster_json(j, a, *a.cluster);
     return j;
 }

@@ -26,6 +26,15 @@ def test_compare_with_a_model_reports_seconds_and_bytes():
     assert {"iteration_time", "peak_memory_bytes", "samples_per_second"} <= set(c.schedules[0])
 
 
+def test_compare_warns_of_devices_over_their_gpu_memory():
+    # Llama 2 70B on two 40 GB A100s cannot fit, whichever the schedule.
+    with pytest.warns(pipesim.PipesimWarning, match="device 0 needs"):
+        c = pipesim.compare("1f1b,zb-h1", p=2, m=4, model="llama2-70b", gpu="a100-40gb", mb=1,
+                            recompute="full")
+    assert [w.split(":")[0] for w in c.warnings] == ["1f1b", "1f1b", "zb-h1", "zb-h1"]
+    assert all("more than the a100-40gb's 40.0 GiB" in w for w in c.warnings)
+
+
 def test_compare_with_post_validation_matches_the_command_line(cli):
     # F = B = W = 1, p = 8, m = 24: 1F1B repeats every (m + p - 1)·3 = 93 either way, ZB-2p
     # every 3m = 72 with post-validation (79 for one iteration alone).

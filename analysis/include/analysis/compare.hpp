@@ -42,7 +42,8 @@ struct Comparison {
     std::string engine = "analytic";  ///< "analytic" or "simgrid"
     std::string cluster;              ///< with SimGrid, the cluster's name
     std::vector<CompareRow> rows;
-    std::vector<std::string> warnings;  ///< every schedule's, in order
+    /// Every schedule's warnings (analysis::run_warnings), in order, each as "NAME: warning".
+    std::vector<std::string> warnings;
 };
 
 /// The shape schedule `name` runs with in a comparison: `shape`'s chunks and group size where

@@ -25,4 +25,8 @@ std::string grad_reduce_algorithm(const simgrid::SimResult& result);
 /// One line per device whose weights, optimizer state and peak activations exceed its GPU.
 std::vector<std::string> memory_warnings(const ModelAnalysis& model);
 
+/// Every warning of a run: the analysis' own (Analysis::warnings), then with a model its
+/// memory_warnings(). What --json lists and compare prints.
+std::vector<std::string> run_warnings(const Analysis& result);
+
 }  // namespace pipesim::analysis
