@@ -199,6 +199,9 @@ int run_compare(const std::vector<std::string>& args) {
         comparison.model = model;
         comparison.post_validation = post_validation;
         comparison.rows = rows;
+        for (const ReportRun& r : runs)
+            for (const std::string& w : r.warnings)
+                comparison.warnings.push_back(fmt::format("{}: {}", r.row.schedule, w));
         if (on_cluster) {
             comparison.engine = "simgrid";
             comparison.cluster = cluster.name;

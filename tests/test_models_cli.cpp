@@ -282,6 +282,11 @@ TEST_CASE("compare warns of every schedule's devices over their GPU memory", "[m
     REQUIRE(j["warnings"].size() == 2);
     CHECK_THAT(r.err, Catch::Contains("pipesim compare: warning: zb-h1: " +
                                       j["warnings"][1].get<std::string>()));
+    const auto listed = run_pipesim("compare -s 1f1b,zb-h1 --json " + flags);
+    REQUIRE(listed.exit_code == 0);
+    const nlohmann::json compared = nlohmann::json::parse(listed.out);
+    REQUIRE(compared["warnings"].size() == 4);
+    CHECK(compared["warnings"][3] == "zb-h1: " + j["warnings"][1].get<std::string>());
     const auto fits =
         run_pipesim("compare -s 1f1b,zb-h1 -p 8 -m 8 --model zb-1.5b --gpu h200 --mb 1");
     REQUIRE(fits.exit_code == 0);

@@ -134,6 +134,7 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
         list.push_back(std::move(row));
     }
     j["schedules"] = list;
+    j["warnings"] = c.warnings;
     return j;
 }
 
