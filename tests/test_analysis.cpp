@@ -183,13 +183,20 @@ TEST_CASE(
     spec.costs.passes = {{1e30, 1e30, 1e30}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
     CHECK_THROWS_WITH(run(spec),
                       "the times are too far apart to compute with: the shortest "
-                      "pass time or latency, 1, would round away beside 16 ops of "
+                      "pass time, latency or all-to-all, 1, would round away beside 16 ops of "
                       "1e+30 on one device (doubles keep about 16 digits); keep the "
                       "longest within about 2.81e+11 times the shortest");
     // A latency counts among the times.
     spec.costs.passes = {{1, 1, 1}};
     spec.comm_latency = 1e-20;
     CHECK_THROWS_WITH(run(spec), Catch::StartsWith("the times are too far apart"));
+    // So does DualPipe's all-to-all: at 1e30 the unit passes rounded away unnoticed.
+    spec.comm_latency = 0;
+    spec.schedule = "dualpipe";
+    spec.all_to_all = 1e30;
+    CHECK_THROWS_WITH(run(spec), Catch::StartsWith("the times are too far apart"));
+    spec.all_to_all = 0;
+    spec.schedule = "1f1b";
     // 1e9 apart: every op keeps its length exactly (integers below 2^53), device 1 busy
     // 8 microbatches × (F + B + W) = 24.
     spec.comm_latency = 0;

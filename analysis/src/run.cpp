@@ -350,6 +350,7 @@ void check_time_range(const Pipeline& pipeline, const Engine& engine) {
         take(c.backward_weight[s]);
     }
     take(pipeline.spec.comm_latency);
+    take(pipeline.spec.all_to_all);
     if (!(longest > 0)) return;
     double slowest = 1;
     if (const auto* simgrid = std::get_if<SimGridEngine>(&engine))
@@ -362,7 +363,8 @@ void check_time_range(const Pipeline& pipeline, const Engine& engine) {
     constexpr double kept = 1e-3;  // the largest relative error of the shortest op
     if (static_cast<double>(most_ops) * slowest * 0x1p-52 > kept * (shortest / longest))
         throw std::invalid_argument(fmt::format(
-            "the times are too far apart to compute with: the shortest pass time or latency, "
+            "the times are too far apart to compute with: the shortest pass time, latency or "
+            "all-to-all, "
             "{:g}, would round away beside {} ops of {:g}{} on one device (doubles keep about "
             "16 digits); keep the longest within about {:.3g} times the shortest",
             shortest, most_ops, longest * slowest, slowest > 1 ? " (a straggler's)" : "",
