@@ -226,6 +226,14 @@ TEST_CASE("a NUL byte in a JSON text is an error where it stands", "[fileio]") {
     CHECK(JsonDocument("n.json", R"({"a": "x\u0000y"})").string("/a", 8) == "x\0y"s);
 }
 
+TEST_CASE("bytes past ASCII in a JSON error are escaped, never passed through", "[fileio]") {
+    // nlohmann quotes the byte it stopped at: a lone \xff went raw to the terminal, and
+    // Python could not make text of the message at all.
+    CHECK_THROWS_WITH(JsonDocument("u.json", "\xff\xfe{}"),
+                      "u.json:1:1: invalid JSON: syntax error while parsing value - invalid "
+                      "literal; last read: '\\xff'");
+}
+
 TEST_CASE("a number too large for a double is an error where it stands", "[fileio]") {
     // nlohmann gives this error no position; the number's text locates it.
     CHECK_THROWS_WITH(JsonDocument("big.json", "{\"a\": 1,\n \"b\": 1e400}"),

@@ -184,11 +184,13 @@ std::string nlohmann_problem(const std::string& what) {
         const auto space = what.find("] ");
         if (space != std::string::npos) problem = what.substr(space + 2);
     }
-    // Keep the message one short line: cut it, and escape what a terminal would interpret.
+    // Keep the message one short line: cut it, and escape what a terminal would interpret and
+    // the file's own bytes past ASCII (nlohmann quotes the byte it stopped at, perhaps one
+    // byte of a character, perhaps not text at all), as quote_excerpt() does.
     std::string shown;
     for (const char ch : problem.substr(0, 160)) {
         const auto c = static_cast<unsigned char>(ch);
-        shown += (c < 0x20 || c == 0x7f) ? fmt::format("\\x{:02x}", c) : std::string(1, ch);
+        shown += (c < 0x20 || c >= 0x7f) ? fmt::format("\\x{:02x}", c) : std::string(1, ch);
     }
     if (problem.size() > 160) shown += "...";
     return "invalid JSON: " + shown;

@@ -60,6 +60,15 @@ def text(name, value):
         value = os.fspath(value)
     if not isinstance(value, str) or not value:
         raise TypeError(f"{name}: expected a non-empty string, got {value!r}")
+    if "\0" in value:
+        raise ValueError(f"{name}: a NUL character cannot be in a name or file name, got "
+                         f"{value!r}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # A file name that is not UTF-8 (os.fsdecode's surrogates): its bytes, as open() takes
+        # them.
+        return os.fsencode(value)
     return value
 
 

@@ -2,6 +2,10 @@
 // analysis library (analysis/run.hpp). The Python half (pipesim/) checks the arguments and
 // builds the result objects; errors arrive as ValueError (std::invalid_argument, the
 // command line's message) or RuntimeError.
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/operators.h>
@@ -40,17 +44,52 @@ void refuse_python_new(Class& cls, const char* where_from) {
         });
 }
 
-// A file name given as str or os.PathLike (pathlib.Path), as open() takes it.
+// A file name given as str or os.PathLike (pathlib.Path), as open() takes it: in the file
+// system's bytes (os.fsencode), so that a name that is not UTF-8 still opens.
 std::string path_argument(const py::object& path, const char* name) {
-    if (!py::isinstance<py::str>(path) &&
-        !py::isinstance(path, py::module_::import("os").attr("PathLike")))
+    const py::module_ os = py::module_::import("os");
+    if (!py::isinstance<py::str>(path) && !py::isinstance(path, os.attr("PathLike")))
         throw py::type_error(fmt::format("{}: expected a str or os.PathLike, got {}", name,
                                          py::repr(path).cast<std::string>()));
-    const py::object text = py::module_::import("os").attr("fspath")(path);
+    const py::object text = os.attr("fspath")(path);
     if (!py::isinstance<py::str>(text))
         throw py::type_error(fmt::format("{}: expected a str path, got {}", name,
                                          py::repr(text).cast<std::string>()));
-    return text.cast<std::string>();
+    return os.attr("fsencode")(text).cast<std::string>();
+}
+
+// A C++ message as Python text. Bytes that are not UTF-8 (a file's own, a file name's)
+// become \xNN escapes; pybind11's own translation would leave such a message empty.
+py::str message_text(const char* what) {
+    PyObject* text =
+        PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "backslashreplace");
+    if (text == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::str>(text);
+}
+
+// The exceptions of the C++ side as pybind11 maps them (ValueError for the invalid_argument
+// of every bad input, IndexError for out_of_range, RuntimeError for the rest), with their
+// messages through message_text(), and "out of memory" for std::bad_alloc (whose own message
+// is "std::bad_alloc").
+void translate_exception(std::exception_ptr error) {
+    const auto raise = [](PyObject* type, const std::exception& e) {
+        PyErr_SetObject(type, message_text(e.what()).ptr());
+    };
+    try {
+        if (error) std::rethrow_exception(error);
+    } catch (const py::error_already_set&) {
+        throw;
+    } catch (const py::builtin_exception&) {
+        throw;
+    } catch (const std::bad_alloc&) {
+        PyErr_SetString(PyExc_MemoryError, "out of memory");
+    } catch (const std::invalid_argument& e) {  // nothing here throws the rarer kinds
+        raise(PyExc_ValueError, e);
+    } catch (const std::out_of_range& e) {
+        raise(PyExc_IndexError, e);
+    } catch (const std::exception& e) {
+        raise(PyExc_RuntimeError, e);
+    }
 }
 
 std::string text_argument(const py::object& text, const char* name) {
@@ -280,6 +319,7 @@ PYBIND11_MODULE(_pipesim, m) {
     using namespace pipesim::python;
     m.doc() = "pipesim's compiled core; use the `pipesim` package.";
     m.attr("__version__") = PIPESIM_VERSION;
+    py::register_exception_translator(&translate_exception);
 
     py::class_<Schedule> schedule_class(m, "Schedule");
     schedule_class.def_readonly("name", &Schedule::name)

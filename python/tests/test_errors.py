@@ -210,3 +210,24 @@ def test_ctrl_c_stops_a_long_analysis_between_its_phases():
     timer.join()
     assert result is None  # interrupted inside the call, not after it returned
     assert pipesim.analyze("1f1b", 4, 8).makespan == 33  # and the module goes on working
+
+
+def test_files_and_names_that_are_not_utf8_get_clear_messages(tmp_path):
+    # A file's bytes that are not text: the message escapes them (it came out empty).
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ValueError, match=r"binary.json:1:1: invalid JSON: .*last read: '\\xff'"):
+        pipesim.analyze("1f1b", 4, 8, model=binary, gpu="h100-sxm", mb=1)
+    # A file name that is not UTF-8 opens, as open() opens it (it raised pybind11's cast error).
+    name = os.fsdecode(os.fsencode(str(tmp_path)) + b"/\xff.json")
+    schedule = pipesim.analyze("1f1b", 4, 8).to_schedule()
+    schedule.save(name)
+    assert os.path.exists(os.fsencode(str(tmp_path)) + b"/\xff.json")
+    assert pipesim.Schedule.load(name).device_ops == schedule.device_ops
+    with pytest.raises(ValueError, match=r"\\xff\.json:2:13: format: expected \"pipesim-model\", got "):
+        pipesim.analyze("1f1b", 4, 8, model=name, gpu="h100-sxm", mb=1)
+    with pytest.raises(ValueError, match=r"unknown schedule 'x\\xff'"):
+        pipesim.analyze(os.fsdecode(b"x\xff"), 4, 8)
+    with pytest.raises(ValueError, match="model: a NUL character cannot be in a name"):
+        pipesim.analyze("1f1b", 4, 8, model="a\0b", gpu="h100-sxm", mb=1)
+
