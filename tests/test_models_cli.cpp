@@ -267,6 +267,29 @@ TEST_CASE("a device over its GPU memory gets a clear warning", "[models]") {
     CHECK_THAT(fits.out, Catch::Contains("MFU") && Catch::Contains("tokens/s"));
 }
 
+TEST_CASE("simulate holds each device to the memory of the cluster's GPUs", "[models][simgrid]") {
+    // zb-6.2b on two devices needs about 57 GiB each: over an A100 40 GB's memory, within an
+    // H200's. The costs' GPU (--gpu) gives the times; the cluster's GPUs hold the memory.
+    const std::string run = "-s 1f1b -p 2 -m 4 --model zb-6.2b --mb 1 ";
+    const auto analyzed = run_pipesim("analyze " + run + "--gpu a100-40gb");
+    REQUIRE(analyzed.exit_code == 0);
+    CHECK_THAT(analyzed.out, Catch::Contains("more than the a100-40gb's 40.0 GiB"));
+    const auto on_h200 = run_pipesim("simulate " + run + "--gpu a100-40gb --cluster h200x8");
+    REQUIRE(on_h200.exit_code == 0);
+    CHECK_THAT(on_h200.out, !Catch::Contains("warning"));
+    // And the other way: H200 costs on A100 40 GB nodes (a cluster file) do not fit.
+    const std::string cluster =
+        (std::filesystem::temp_directory_path() / "pipesim_a100_40gb_cluster.json").string();
+    std::ofstream(cluster) << R"({"name": "a100-40", "gpus_per_node": 8,
+        "nodes": [{"count": 1, "gpu": "a100-40gb"}],
+        "intra_node": {"bandwidth_gb_s": 300, "latency_us": 2},
+        "nic": {"bandwidth_gb_s": 25, "latency_us": 5}})";
+    const auto on_a100 = run_pipesim("simulate " + run + "--gpu h200 --cluster " + cluster);
+    REQUIRE(on_a100.exit_code == 0);
+    CHECK_THAT(on_a100.out, Catch::Contains("warning: device 0 needs") &&
+                                Catch::Contains("more than the a100-40gb's 40.0 GiB"));
+}
+
 TEST_CASE("compare warns of every schedule's devices over their GPU memory", "[models]") {
     const std::string flags =
         "-p 2 -m 4 --model llama2-70b --gpu a100-40gb --mb 1 --recompute full";

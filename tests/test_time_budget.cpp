@@ -208,3 +208,44 @@ TEST_CASE("compare shows where each schedule's step goes", "[cli][time-budget]")
         CHECK(idle[1] < idle[0]);
     }
 }
+
+TEST_CASE("on other GPUs than the costs', or with a straggler, the kernels are the time they took",
+          "[cli][time-budget][simgrid]") {
+    // No tensor parallelism, so a pass is nothing but kernels: each device's kernel seconds
+    // must be its simulated busy time. A100 costs on H100 nodes ran about 3.2 times faster
+    // (the budget had 168 % GEMMs and −125 % communication), a straggler 2 times slower (the
+    // slowdown was billed as communication).
+    for (const std::string& flags :
+         {std::string("--gpu a100-80gb --cluster dgx-h100:1"),
+          std::string("--gpu h100-sxm --cluster dgx-h100:1 --straggler 1:2"),
+          std::string("--gpu h100-sxm --cluster dgx-h100:1 --straggler 0:0.5")}) {
+        CAPTURE(flags);
+        const auto r =
+            run_pipesim("simulate -s 1f1b -p 2 -m 4 --model zb-1.5b --mb 1 --json " + flags);
+        REQUIRE(r.exit_code == 0);
+        const nlohmann::json j = nlohmann::json::parse(r.out);
+        const nlohmann::json& devices = j.at("time_budget").at("devices");
+        REQUIRE(devices.size() == 2);
+        for (std::size_t d = 0; d < 2; ++d) {
+            CHECK(devices[d].at("kernels").get<double>() ==
+                  Approx(j.at("busy")[d].get<double>()).epsilon(1e-9));
+            CHECK(devices[d].at("communication").get<double>() >= 0);
+        }
+        CHECK(j.at("mfu").get<double>() < 1);
+    }
+    // MFU counts the peak of the GPUs that ran: the same run's model FLOPs per second, over
+    // the H100's 989.4 TFLOP/s instead of the A100's 312.
+    const auto on_h100 = nlohmann::json::parse(
+        run_pipesim("simulate -s 1f1b -p 2 -m 4 --model zb-1.5b --mb 1 --json --gpu a100-80gb "
+                    "--cluster dgx-h100:1")
+            .out);
+    const double flops_per_second = on_h100.at("mfu").get<double>() * 2 * 989.4e12;
+    const double samples = on_h100.at("samples_per_second").get<double>();
+    // zb-1.5b's model FLOPs per sample, as analyze gives them on the A100: MFU × GPUs × peak
+    // / samples per second.
+    const auto on_a100 = nlohmann::json::parse(
+        run_pipesim("analyze -s 1f1b -p 2 -m 4 --model zb-1.5b --mb 1 --json --gpu a100-80gb").out);
+    const double per_sample = on_a100.at("mfu").get<double>() * 2 * 312e12 /
+                              on_a100.at("samples_per_second").get<double>();
+    CHECK(flops_per_second / samples == Approx(per_sample).epsilon(1e-9));
+}

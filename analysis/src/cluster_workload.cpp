@@ -1,5 +1,7 @@
 #include "analysis/cluster_workload.hpp"
 
+#include "sim/simgrid/layout.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
@@ -82,6 +84,28 @@ std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
     return node_group_speeds(
         cluster,
         models::find_gpu(reference_gpu.empty() ? cluster.nodes.front().gpu : reference_gpu));
+}
+
+std::vector<models::GpuSpec> device_gpus(const simgrid::ClusterSpec& cluster,
+                                         const simgrid::Layout& layout,
+                                         const models::GpuSpec& reference) {
+    std::vector<const models::GpuSpec*> node_gpu;  // per node
+    for (const simgrid::NodeGroup& g : cluster.nodes)
+        node_gpu.insert(node_gpu.end(), static_cast<std::size_t>(g.count),
+                        g.gpu == reference.name ? &reference : &models::find_gpu(g.gpu));
+    std::vector<models::GpuSpec> gpus;
+    for (int d = 0; d < layout.pp; ++d) {
+        const models::GpuSpec* smallest = nullptr;
+        for (int r = 0; r < layout.dp; ++r)
+            for (int t = 0; t < layout.tp; ++t)
+                for (int c = 0; c < layout.cp; ++c) {
+                    const int node = simgrid::gpu_index(layout, r, d, t, c) / cluster.gpus_per_node;
+                    const models::GpuSpec* gpu = node_gpu.at(static_cast<std::size_t>(node));
+                    if (!smallest || gpu->memory_bytes < smallest->memory_bytes) smallest = gpu;
+                }
+        gpus.push_back(*smallest);
+    }
+    return gpus;
 }
 
 simgrid::ClusterSpec load_checked_cluster(std::string_view name_or_file) {

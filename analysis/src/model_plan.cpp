@@ -108,7 +108,8 @@ MemoryModel memory_model_from_plan(const models::PipelinePlan& plan) {
 }
 
 void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metrics& metrics, int dp,
-                     double iteration_time, const std::vector<double>& device_windows) {
+                     double iteration_time, const std::vector<double>& device_windows,
+                     double gpu_speed) {
     const auto devices = static_cast<std::size_t>(schedule.devices);
     model.static_bytes.assign(devices, 0.0);
     for (std::size_t s = 0; s < model.plan.stages.size(); ++s)
@@ -117,10 +118,11 @@ void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metri
     model.activation_bytes.assign(devices, 0.0);
     model.total_bytes.assign(devices, 0.0);
     model.over_capacity.clear();
+    if (model.device_gpu.size() != devices) model.device_gpu.assign(devices, model.gpu);
     for (std::size_t d = 0; d < devices; ++d) {
         model.activation_bytes[d] = metrics.devices[d].peak_activation;
         model.total_bytes[d] = model.static_bytes[d] + model.activation_bytes[d];
-        if (model.total_bytes[d] > model.gpu.memory_bytes)
+        if (model.total_bytes[d] > model.device_gpu[d].memory_bytes)
             model.over_capacity.push_back(static_cast<int>(d));
     }
     model.gpus = dp * schedule.devices * model.workload.tp * model.workload.cp;
@@ -141,7 +143,7 @@ void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metri
     model.samples_per_second = microbatches * model.plan.samples_per_microbatch / model.step_time;
     model.tokens_per_second = microbatches * model.plan.tokens_per_microbatch / model.step_time;
     model.mfu = microbatches * model.plan.model_flops_per_microbatch /
-                (model.step_time * model.gpus * model.gpu.peak_bf16_flops);
+                (model.step_time * model.gpus * model.gpu.peak_bf16_flops * gpu_speed);
 }
 
 }  // namespace pipesim::analysis

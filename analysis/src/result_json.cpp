@@ -139,7 +139,8 @@ std::vector<std::string> memory_warnings(const ModelAnalysis& model) {
             "device {} needs {:.1f} GiB (weights and optimizer {:.1f} GiB + peak activations "
             "{:.1f} GiB), more than the {}'s {:.1f} GiB",
             d, model.total_bytes[i] / gib, model.static_bytes[i] / gib,
-            model.activation_bytes[i] / gib, model.gpu.name, model.gpu.memory_bytes / gib));
+            model.activation_bytes[i] / gib, model.device_gpu[i].name,
+            model.device_gpu[i].memory_bytes / gib));
     }
     return warnings;
 }

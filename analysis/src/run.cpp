@@ -225,7 +225,8 @@ void finish(Analysis& a, double iteration_time, const std::vector<double>* windo
     if (!(a.iteration_time > 0)) throw std::invalid_argument(no_time);
     if (a.model)
         summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time,
-                        windows != nullptr ? *windows : std::vector<double>{});
+                        windows != nullptr ? *windows : std::vector<double>{},
+                        a.cluster ? a.cluster->result.mean_gpu_speed : 1.0);
 }
 
 // The makespan, or with dp·C > 1 the end of the last gradient reduction if later (the closed
@@ -323,6 +324,7 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     a.grad_reduce_time = run.result.grad_reduce_time;
     a.param_gather_time = run.result.param_gather_time;
     a.param_gather_exposed = run.result.param_gather_exposed;
+    if (a.model) a.model->device_gpu = device_gpus(engine.cluster, run.layout, a.model->gpu);
     a.cluster = std::move(run);
     a.metrics = compute_metrics(a.timeline, a.memory);
     // Post-validation: replica 0's devices' windows (its timeline), each until the later of

@@ -148,6 +148,15 @@ TimeBudget time_budget(const Analysis& a) {
                 t.shares[i] += pass_time(splits[s].shares[i], op.pass);
             if (op.pass == Pass::B || op.pass == Pass::BW) t.recompute += splits[s].recompute;
         }
+        // On a cluster of other GPUs, or slowed by a straggler, the kernels took that many
+        // times the plan's (SimResult::device_slowdown).
+        if (a.cluster && a.cluster->result.device_slowdown.size() == devices) {
+            const double slowdown = a.cluster->result.device_slowdown[d];
+            t.kernels *= slowdown;
+            t.recompute *= slowdown;
+            for (double& share : t.shares)
+                share *= slowdown;
+        }
         const DeviceMetrics& dm = a.metrics.devices[d];
         // Busy time is summed op by op in the replay, the kernels stage by stage: equal sums
         // may differ in the last bits.

@@ -48,7 +48,8 @@ void classify_memory(Result& r, const Analysis& a) {
             const auto d = static_cast<std::size_t>(m.over_capacity.front());
             r.status = Status::over_memory;
             r.reason = fmt::format("device {} needs {:.2f} GiB, more than the {:.2f} GiB of {}", d,
-                                   m.total_bytes[d] / gib, m.gpu.memory_bytes / gib, m.gpu.name);
+                                   m.total_bytes[d] / gib, m.device_gpu[d].memory_bytes / gib,
+                                   m.device_gpu[d].name);
             return;
         }
     }

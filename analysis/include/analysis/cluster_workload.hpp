@@ -52,6 +52,14 @@ std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
 std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
                                       const models::GpuSpec& reference);
 
+/// Per pipeline device of `layout`, the GPU its memory must fit in: of the GPUs holding it
+/// (every replica's, TP and CP rank's), the one with the least memory. A group whose GPU has
+/// `reference`'s name (the costs' GPU, a preset or a GPU file's) has `reference`, any other
+/// the preset of its name.
+std::vector<models::GpuSpec> device_gpus(const simgrid::ClusterSpec& cluster,
+                                         const simgrid::Layout& layout,
+                                         const models::GpuSpec& reference);
+
 /// load_cluster() with every node group's GPU checked against models' GPU table (so speeds
 /// and memory can be derived from it). Throws std::invalid_argument as load_cluster() does,
 /// and for an unknown GPU: from a file, "file:line:column: unknown GPU 'x' (known: ...)" at

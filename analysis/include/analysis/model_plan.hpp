@@ -29,7 +29,11 @@ struct ModelAnalysis {
     std::vector<double> static_bytes;      ///< weights, gradients, optimizer state
     std::vector<double> activation_bytes;  ///< peak activations (from the metrics)
     std::vector<double> total_bytes;       ///< static + activation
-    std::vector<int> over_capacity;        ///< devices whose total exceeds the GPU memory
+    std::vector<int> over_capacity;        ///< devices whose total exceeds their GPU's memory
+    /// Per device, the GPU whose memory it must fit in: `gpu`, or on a cluster of other GPUs
+    /// the smallest holding it (device_gpus()). summarize_model() sets `gpu` for each unless
+    /// it is already sized.
+    std::vector<models::GpuSpec> device_gpu;
     int gpus = 0;                          ///< dp · p · t
     /// One optimizer step on the device whose stages hold the most (seconds, memory-bound).
     double optimizer_seconds = 0;
@@ -40,7 +44,8 @@ struct ModelAnalysis {
     /// time until the last gradient reduction ends — then the optimizer step).
     double samples_per_second = 0;
     double tokens_per_second = 0;
-    /// Model FLOPs (no recomputation) per second over the dp·p·t GPUs at their dense peak.
+    /// Model FLOPs (no recomputation) per second over the dp·p·t GPUs at their dense peak:
+    /// `gpu`'s, or on a cluster of other GPUs theirs (its speed times `gpu`'s).
     double mfu = 0;
 };
 
@@ -79,9 +84,12 @@ MemoryModel memory_model_from_plan(const models::PipelinePlan& plan);
 /// dp · p · workload.tp GPUs. With `device_windows` (optimizer post-validation: per device,
 /// its first op's start to its last op's or reduction's end) each device steps on its own
 /// and the step time is the longest window plus that device's optimizer step, instead of
-/// iteration_time plus the longest optimizer step. Precondition: `metrics` come from running
-/// `schedule` with this plan's costs (seconds).
+/// iteration_time plus the longest optimizer step. `gpu_speed`: the GPUs' mean peak against
+/// `model.gpu`'s where a cluster of other GPUs ran it (SimResult::mean_gpu_speed), which MFU
+/// divides by. Precondition: `metrics` come from running `schedule` with this plan's costs
+/// (seconds).
 void summarize_model(ModelAnalysis& model, const Schedule& schedule, const Metrics& metrics, int dp,
-                     double iteration_time, const std::vector<double>& device_windows = {});
+                     double iteration_time, const std::vector<double>& device_windows = {},
+                     double gpu_speed = 1);
 
 }  // namespace pipesim::analysis

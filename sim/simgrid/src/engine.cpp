@@ -252,6 +252,11 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     result.full_reason = symmetry.reason;
     result.ops_simulated = s.ops_total;
     result.gpus_used = layout.gpus();
+    result.device_slowdown.assign(slowdown.begin(), slowdown.begin() + p);
+    double speed_sum = 0;
+    for (int g = 0; g < layout.gpus(); ++g)
+        speed_sum += speeds[static_cast<std::size_t>(g / cluster.gpus_per_node)];
+    result.mean_gpu_speed = speed_sum / layout.gpus();
     result.replica_makespan.assign(static_cast<std::size_t>(layout.dp), 0.0);
     for (int r = 0; r < layout.dp; ++r)
         for (int d = 0; d < p; ++d)

@@ -154,6 +154,13 @@ struct SimResult {
     std::vector<NcclAlgo> grad_reduce_algorithms;
     std::size_t ops_simulated = 0;  ///< ops of the simulated replicas
     int gpus_used = 0;
+    /// Per pipeline device of replica 0: how many times its costs its passes' compute took,
+    /// the slowest of its TP and CP group's GPUs (1 / its node's speed, times a straggler
+    /// factor). 1 where the cluster's GPUs are the ones the costs are for.
+    std::vector<double> device_slowdown;
+    /// The mean speed of the GPUs used against the GPU the costs are for (1 for the same GPU;
+    /// its peak is that many times the costs' GPU's). Stragglers do not change it.
+    double mean_gpu_speed = 1;
     SimMode mode = SimMode::full;
     std::string full_reason;  ///< why not symmetric (full mode only)
 };
