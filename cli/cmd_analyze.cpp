@@ -68,6 +68,7 @@ int run_analyze(const std::vector<std::string>& args) {
     pipeline.finish();
     const bool report = check_run_outputs(viz_outputs, json, pipeline.save_file());
     check_html_flag(html, viz_outputs, pipeline.save_file());
+    pipeline.check_save(viz_outputs.format_without_extension);
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     check_grad_reduce_flag(grad_reduce, spec);
@@ -83,15 +84,17 @@ int run_analyze(const std::vector<std::string>& args) {
         const PhaseLine phases("analyze", spec);
         return analysis::run_with_baseline(spec, engine);
     }();
-    print_warnings(result, "analyze");
     describe_run(viz_outputs.picture, result);
-    // The pictures first: they may still refuse (a dependency graph too large to draw), and
-    // then no file is written.
+    // The saved schedule and the pictures first: they may still refuse (DualPipe as CSV, a
+    // dependency graph too large to draw), and then no file is written.
+    const auto saved = pipeline.prepare_save(result.schedule, viz_outputs.format_without_extension);
     const std::string html_text =
         html.empty() ? std::string() : single_html("analyze", args, spec, "", result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) fileio::write_file_atomically(html, html_text);
-    pipeline.save(result.schedule, "analyze", viz_outputs.format_without_extension);
+    PipelineFlags::write_save(saved, "analyze");
+    // Warnings once every output is written: an output that fails is then the one line.
+    print_warnings(result, "analyze");
     if (!report) return 0;  // a file went to standard output
     if (json) {
         nlohmann::ordered_json j = analysis_json(result, spec);

@@ -139,6 +139,7 @@ int run_simulate(const std::vector<std::string>& args) {
     pipeline.finish();
     const bool report = check_run_outputs(viz_outputs, json, pipeline.save_file());
     check_html_flag(html, viz_outputs, pipeline.save_file());
+    pipeline.check_save(viz_outputs.format_without_extension);
 
     const analysis::PipelineSpec& spec = pipeline.spec();
     const int cp = spec.costs.model ? spec.costs.model->workload.cp : 1;
@@ -149,7 +150,10 @@ int run_simulate(const std::vector<std::string>& args) {
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
     simgrid::load_engine();  // before the report starts: one that cannot load is exit code 3
-    const Schedule schedule = prepared.schedule;  // saved once everything else has worked
+    // The saved schedule's text before the run: a schedule its format cannot hold is refused
+    // before SimGrid runs; the file is written once everything else has worked.
+    const auto saved =
+        pipeline.prepare_save(prepared.schedule, viz_outputs.format_without_extension);
     const simgrid::ClusterSpec& cluster = engine.cluster;
     const bool show_progress = !json && ::isatty(STDERR_FILENO);
     if (show_progress)
@@ -174,7 +178,6 @@ int run_simulate(const std::vector<std::string>& args) {
     }
     const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);
     if (show_progress) fmt::print(stderr, "\r\033[K");
-    print_warnings(result, "simulate");
     describe_run(viz_outputs.picture, result);
     const analysis::ClusterRun& run = *result.cluster;
     const simgrid::Layout& layout = run.layout;
@@ -183,7 +186,9 @@ int run_simulate(const std::vector<std::string>& args) {
         html.empty() ? std::string() : single_html("simulate", args, spec, run.cluster, result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) fileio::write_file_atomically(html, html_text);
-    pipeline.save(schedule, "simulate", viz_outputs.format_without_extension);
+    PipelineFlags::write_save(saved, "simulate");
+    // Warnings once every output is written: an output that fails is then the one line.
+    print_warnings(result, "simulate");
     if (!report) return 0;  // a file went to standard output
 
     if (json) {

@@ -336,12 +336,36 @@ void PipelineFlags::finish() {
     if (!s.schedule_file.empty()) spec_.given = read_schedule_file(s.schedule_file);
 }
 
-void PipelineFlags::save(const Schedule& schedule, std::string_view command,
-                         const std::string& format_without_extension) const {
+namespace {
+
+// --format applies to a --save file without an extension only.
+std::string save_format(const std::string& path, const std::string& format_without_extension) {
+    return fileio::file_extension(path).empty() ? format_without_extension : std::string();
+}
+
+}  // namespace
+
+void PipelineFlags::check_save(const std::string& format_without_extension) const {
     if (state_.save_file.empty()) return;
-    save_schedule(command, schedule, state_.save_file,
-                  fileio::file_extension(state_.save_file).empty() ? format_without_extension
-                                                                   : std::string());
+    check_schedule_file_name(state_.save_file,
+                             save_format(state_.save_file, format_without_extension));
+}
+
+std::optional<PipelineFlags::PendingSave> PipelineFlags::prepare_save(
+    const Schedule& schedule, const std::string& format_without_extension) const {
+    if (state_.save_file.empty()) return std::nullopt;
+    const std::string& path = state_.save_file;
+    const std::string format = save_format(path, format_without_extension);
+    return PendingSave{path, schedule_file_text(schedule, path, format),
+                       schedule_file_loss(schedule, path, format)};
+}
+
+void PipelineFlags::write_save(const std::optional<PendingSave>& pending,
+                               std::string_view command) {
+    if (!pending) return;
+    fileio::write_file_atomically(pending->path, pending->text);
+    if (!pending->loss.empty())
+        fmt::print(stderr, "pipesim {}: warning: {}\n", command, pending->loss);
 }
 
 void save_schedule(std::string_view command, const Schedule& schedule, const std::string& path,

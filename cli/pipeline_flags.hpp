@@ -76,11 +76,22 @@ class PipelineFlags {
     const analysis::PipelineSpec& spec() const { return spec_; }
     /// --save's file; empty if not given.
     const std::string& save_file() const { return state_.save_file; }
-    /// Writes the schedule to --save's file, if given; `format_without_extension` (--format)
-    /// names the format of a file without an extension (`-`: standard output); by
-    /// save_schedule().
-    void save(const Schedule& schedule, std::string_view command,
-              const std::string& format_without_extension = {}) const;
+    /// --save's file as it will be written: made (prepare_save) before any other output is
+    /// written, so that a schedule its format cannot hold (DualPipe as CSV) leaves no file
+    /// behind; written by write_save.
+    struct PendingSave {
+        std::string path, text;
+        std::string loss;  ///< what the format leaves out (schedule_file_loss), or empty
+    };
+    /// Checks --save's file name as it will be written, before any work: an unknown
+    /// extension, or none without `format_without_extension` (--format, which names the
+    /// format of a file without an extension and of `-`, standard output).
+    void check_save(const std::string& format_without_extension = {}) const;
+    /// The schedule as --save will write it; nullopt without --save.
+    std::optional<PendingSave> prepare_save(const Schedule& schedule,
+                                            const std::string& format_without_extension = {}) const;
+    /// Writes `pending` (if any) and warns, as `command`, of what its format leaves out.
+    static void write_save(const std::optional<PendingSave>& pending, std::string_view command);
 
     /// The state the flag tables write into.
     struct State {

@@ -353,3 +353,38 @@ TEST_CASE("compare's help lists only flags compare takes", "[cli]") {
                              !Catch::Contains("--schedule NAME"));
     CHECK(run_pipesim("compare -s 1f1b -p 2 -m 2 --save x.json").exit_code == 2);
 }
+
+TEST_CASE("a --save that cannot be written leaves no other output behind", "[cli]") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "pipesim_save_first";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string d = dir.string() + "/";
+    const std::string outputs = " --trace " + d + "tr.json --save-timeline " + d +
+                                "tl.json --timeline " + d + "t.svg --html " + d + "h.html";
+    // DualPipe's two model copies do not fit PyTorch's CSV; an extension names no format.
+    for (const std::string& command :
+         {"analyze -s dualpipe -p 4 -m 8 --save " + d + "s.csv" + outputs,
+          "analyze -s 1f1b -p 4 -m 8 --save " + d + "s.txt" + outputs,
+          "simulate -s dualpipe -p 4 -m 8 --cluster dgx-a100:1 --save " + d + "s.csv" + outputs}) {
+        CAPTURE(command);
+        const auto r = run_pipesim(command);
+        CHECK(r.exit_code == 2);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(fs::is_empty(dir));
+    }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a run's warnings come after its outputs, so a failing output is one line", "[cli]") {
+    // The interleaved shape warning was printed, then --lifespan refused: two lines.
+    const std::string picture =
+        (std::filesystem::temp_directory_path() / "pipesim_warning_last.svg").string();
+    const auto r = run_pipesim("analyze -s interleaved-1f1b -p 4 -m 6 --timeline " + picture +
+                               " --lifespan 100");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "pipesim analyze: --lifespan 100: the timeline has microbatches 0..5\n");
+    const auto ok = run_pipesim("analyze -s interleaved-1f1b -p 4 -m 6 --gantt");
+    CHECK(ok.exit_code == 0);
+    CHECK_THAT(ok.err, Catch::StartsWith("pipesim analyze: warning: interleaved-1f1b with m = 6"));
+}

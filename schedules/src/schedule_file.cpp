@@ -83,8 +83,9 @@ std::string schedule_file_loss(const Schedule& schedule, const std::string& path
         fileio::is_standard_stream(path) ? "standard output" : path, schedule.name, pairs);
 }
 
-void write_schedule_file(const Schedule& schedule, const std::string& path,
-                         std::string_view format_name) {
+namespace {
+
+ScheduleFormat named_format(const std::string& path, std::string_view format_name) {
     std::optional<ScheduleFormat> format;
     if (!format_name.empty()) {
         format = parse_format(format_name);
@@ -99,10 +100,26 @@ void write_schedule_file(const Schedule& schedule, const std::string& path,
                 "(json or csv)",
                 fileio::is_standard_stream(path) ? "standard output" : path));
     }
+    return *format;
+}
+
+}  // namespace
+
+void check_schedule_file_name(const std::string& path, std::string_view format) {
+    (void)named_format(path, format);
+}
+
+std::string schedule_file_text(const Schedule& schedule, const std::string& path,
+                               std::string_view format_name) {
+    const ScheduleFormat format = named_format(path, format_name);
     require_valid(schedule);
-    fileio::write_file_atomically(path, *format == ScheduleFormat::json
-                                            ? schedule_to_json(schedule)
-                                            : schedule_to_pytorch_csv(schedule));
+    return format == ScheduleFormat::json ? schedule_to_json(schedule)
+                                          : schedule_to_pytorch_csv(schedule);
+}
+
+void write_schedule_file(const Schedule& schedule, const std::string& path,
+                         std::string_view format_name) {
+    fileio::write_file_atomically(path, schedule_file_text(schedule, path, format_name));
 }
 
 }  // namespace pipesim

@@ -42,6 +42,16 @@ Schedule parse_schedule_file(std::string_view text, const std::string& path,
 void write_schedule_file(const Schedule& schedule, const std::string& path,
                          std::string_view format = {});
 
+/// The text write_schedule_file() writes, without writing it: a caller with other outputs
+/// makes it first, so that a schedule the format cannot hold leaves no file written. Throws
+/// like write_schedule_file.
+std::string schedule_file_text(const Schedule& schedule, const std::string& path,
+                               std::string_view format = {});
+
+/// What write_schedule_file() checks before it has a schedule: `format`, or without one the
+/// extension of `path`. Throws std::invalid_argument as write_schedule_file does.
+void check_schedule_file_name(const std::string& path, std::string_view format = {});
+
 /// Whether `text`, read by content (standard input, a name without an extension), is JSON:
 /// pipesim's schedule JSON is an object (so is a saved timeline); PyTorch's CSV starts with
 /// a cell.
