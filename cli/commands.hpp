@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "fileio/parse_error.hpp"
 #include "sim/simgrid/simulate.hpp"
 
 namespace pipesim::cli {
@@ -37,7 +38,8 @@ int run_pareto(const std::vector<std::string>& args);
 using Command = int (*)(const std::vector<std::string>& args);
 
 /// Runs `run(args)` for the subcommand called `name` and returns its exit code; what it
-/// throws becomes one line "pipesim NAME: ..." on stderr and exit code 2
+/// throws becomes one line "pipesim NAME: ..." on stderr (fileio::printable_message) and exit
+/// code 2
 /// (std::invalid_argument: bad usage or input; std::bad_alloc: a run too large for the
 /// memory; std::system_error and a failed flush of standard output: what the system refused), 3
 /// (simgrid::EngineUnavailable: a part this installation lacks) or 1 (anything else: an internal
@@ -54,7 +56,7 @@ inline int run_command(const std::string& name, Command run, const std::vector<s
         }
         return code;
     } catch (const std::invalid_argument& e) {
-        fmt::print(stderr, "pipesim {}: {}\n", name, e.what());
+        fmt::print(stderr, "pipesim {}: {}\n", name, fileio::printable_message(e.what()));
         return 2;
     } catch (const std::bad_alloc&) {
         // Runs are refused up front when their estimate does not fit; this is the fallback.
@@ -64,15 +66,16 @@ inline int run_command(const std::string& name, Command run, const std::vector<s
                    name);
         return 2;
     } catch (const simgrid::EngineUnavailable& e) {
-        fmt::print(stderr, "pipesim {}: {}\n", name, e.what());
+        fmt::print(stderr, "pipesim {}: {}\n", name, fileio::printable_message(e.what()));
         return 3;
     } catch (const std::system_error& e) {
         // The system refused something (writing standard output to a full disk): not a fault
         // of pipesim's, and nothing the input can change but where it goes.
-        fmt::print(stderr, "pipesim {}: {}\n", name, e.what());
+        fmt::print(stderr, "pipesim {}: {}\n", name, fileio::printable_message(e.what()));
         return 2;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "pipesim {}: internal error: {}\n", name, e.what());
+        fmt::print(stderr, "pipesim {}: internal error: {}\n", name,
+                   fileio::printable_message(e.what()));
         return 1;
     }
 }

@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
     }
     const pipesim::cli::Command run = find_command(command);
     if (!run) {
-        fmt::print(stderr, "pipesim: unknown command '{}' (see 'pipesim --help')\n", command);
+        fmt::print(stderr, "pipesim: unknown command {} (see 'pipesim --help')\n",
+                   pipesim::fileio::quote_excerpt(command, 80));
         return 2;
     }
     if (command == "calibrate" || command == "gpu-run") exec_gpu_program(argc, argv);

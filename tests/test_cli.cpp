@@ -388,3 +388,19 @@ TEST_CASE("a run's warnings come after its outputs, so a failing output is one l
     CHECK(ok.exit_code == 0);
     CHECK_THAT(ok.err, Catch::StartsWith("pipesim analyze: warning: interleaved-1f1b with m = 6"));
 }
+
+TEST_CASE("a name echoed in an error is escaped and cut, the error one line", "[cli]") {
+    const auto r = run_pipesim("analyze -s \"$(printf 'bad\\nname\\033[31mred')\" -p 4 -m 8");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: unknown schedule "
+                                        "'bad\\x0aname\\x1b[31mred' (known: "));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    // A 100,000-byte name was echoed whole.
+    const auto long_name =
+        run_pipesim("analyze -s \"$(head -c 100000 /dev/zero | tr '\\0' x)\" -p 4 -m 8");
+    CHECK(long_name.exit_code == 2);
+    CHECK_THAT(long_name.err, Catch::Contains("unknown schedule 'xxxx"));
+    CHECK(long_name.err.size() < 400);
+    const auto cluster = run_pipesim("simulate -s 1f1b -p 4 -m 8 --cluster \"$(printf 'a\\tb')\"");
+    CHECK_THAT(cluster.err, Catch::StartsWith("pipesim simulate: unknown cluster 'a\\x09b'"));
+}

@@ -47,6 +47,16 @@ TEST_CASE("excerpts are short and escape what a terminal would interpret", "[fil
     CHECK(quote_excerpt(std::string(100, 'x'), 5) == "'xxxxx'...");
 }
 
+TEST_CASE("an error message is printed as one line of bounded length", "[fileio]") {
+    CHECK(printable_message("p ≥ 2, got 1") == "p ≥ 2, got 1");  // UTF-8 kept
+    CHECK(printable_message("bad\nname\x1b[31m\x7f") == "bad\\x0aname\\x1b[31m\\x7f");
+    CHECK(printable_message(std::string(5000, 'x'), 100) ==
+          std::string(100, 'x') + "... (4900 more bytes)");
+    // Never cut inside a character: "≥" is three bytes at 99..101.
+    const std::string wide = std::string(99, 'x') + "≥" + std::string(10, 'y');
+    CHECK(printable_message(wide, 100) == std::string(99, 'x') + "... (13 more bytes)");
+}
+
 TEST_CASE("files are read whole up to a cap, and written atomically", "[fileio]") {
     const auto dir =
         std::filesystem::temp_directory_path() / ("pipesim_fileio_" + std::to_string(::getpid()));

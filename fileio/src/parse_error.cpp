@@ -55,4 +55,25 @@ std::string quote_excerpt(std::string_view text, std::size_t max_chars) {
     return out;
 }
 
+std::string printable_message(std::string_view message, std::size_t max_bytes) {
+    std::size_t cut = message.size();
+    if (cut > max_bytes) {
+        cut = max_bytes;
+        // Not inside a UTF-8 character: back up over its continuation bytes.
+        while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xc0) == 0x80)
+            --cut;
+    }
+    std::string out;
+    out.reserve(cut + 32);
+    for (std::size_t i = 0; i < cut; ++i) {
+        const auto c = static_cast<unsigned char>(message[i]);
+        if (c < 0x20 || c == 0x7f)
+            out += fmt::format("\\x{:02x}", c);
+        else
+            out += static_cast<char>(c);
+    }
+    if (cut < message.size()) out += fmt::format("... ({} more bytes)", message.size() - cut);
+    return out;
+}
+
 }  // namespace pipesim::fileio

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "fileio/parse_error.hpp"
 #include "generators.hpp"
 #include "schedules/validate.hpp"
 
@@ -132,8 +133,8 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
                            GeneratedCheck check) {
     const ScheduleGenerator* generator = find_generator(name);
     if (!generator)
-        throw std::invalid_argument(
-            fmt::format("unknown schedule '{}' (known: {})", name, known_names()));
+        throw std::invalid_argument(fmt::format("unknown schedule {} (known: {})",
+                                                fileio::quote_excerpt(name, 80), known_names()));
     if (options.devices < 1 || options.devices > max_devices)
         throw std::invalid_argument(
             fmt::format("{}: the number of devices p must be in 1..{}, got {}", name, max_devices,

@@ -63,4 +63,9 @@ class ParseError : public std::invalid_argument {
 /// escaped as \xNN, so hostile input cannot garble a terminal or flood a log.
 std::string quote_excerpt(std::string_view text, std::size_t max_chars = 40);
 
+/// `message` fit to be one line of a terminal or log: control bytes (a line break, an escape
+/// sequence from a name the user gave) as \xNN, and cut after `max_bytes` bytes (at a
+/// character's start) with how much was left out. What a command prints for an error.
+std::string printable_message(std::string_view message, std::size_t max_bytes = 2000);
+
 }  // namespace pipesim::fileio

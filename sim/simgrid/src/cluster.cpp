@@ -199,8 +199,9 @@ ClusterSpec load_cluster(std::string_view name_or_file) {
         known += known.empty() ? "" : ", ";
         known += preset.name;
     }
-    throw std::invalid_argument(fmt::format(
-        "unknown cluster '{}' (presets: {}; or give a .json cluster file)", name, known));
+    throw std::invalid_argument(
+        fmt::format("unknown cluster {} (presets: {}; or give a .json cluster file)",
+                    fileio::quote_excerpt(name, 80), known));
 }
 
 }  // namespace pipesim::simgrid
