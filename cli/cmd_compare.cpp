@@ -73,12 +73,14 @@ std::string table(const std::vector<SummaryRow>& rows, bool model, const std::st
                     fmt::format("{} {}", time_column_name(model, period), unit), "bubble",
                     "efficiency", model ? "peak GiB" : "peak act M_B",
                     model ? "samples/s" : "mb / " + unit, "speed-up", "vs 1F1B");
+    // 1F1B may not run with these inputs (one stage of no layers): no speed-up over it.
     for (const SummaryRow& r : rows)
         out += fmt::format(
             "{:<18} {:>3} {:>14.6g} {:>8.2f}% {:>10.2f}% {:>13.4g} {:>14.6g} "
-            "{:>8.3f}x {:>8.3f}x\n",
+            "{:>8.3f}x {:>9}\n",
             r.schedule, r.chunks, r.makespan, 100 * r.bubble_rate, 100 * r.efficiency,
-            model ? r.peak / gib : r.peak, r.throughput, r.speedup, r.speedup_1f1b);
+            model ? r.peak / gib : r.peak, r.throughput, r.speedup,
+            r.speedup_1f1b > 0 ? fmt::format("{:.3f}x", r.speedup_1f1b) : "—");
     return out;
 }
 
@@ -217,8 +219,8 @@ int run_compare(const std::vector<std::string>& args) {
             model ? "samples_per_second" : "throughput");
         for (const SummaryRow& r : rows)
             fmt::print("{},{},{},{},{},{},{},{},{},{}\n", r.schedule, r.chunks, r.makespan,
-                       r.bubble_rate, r.efficiency, r.peak, r.throughput, r.speedup, r.speedup_1f1b,
-                       r.lifespan_max);
+                       r.bubble_rate, r.efficiency, r.peak, r.throughput, r.speedup,
+                       r.speedup_1f1b > 0 ? fmt::format("{}", r.speedup_1f1b) : "", r.lifespan_max);
     } else {
         fmt::print("p={} m={}{}; speed-up over {}\n\n{}", spec.generator.devices,
                    spec.generator.microbatches,

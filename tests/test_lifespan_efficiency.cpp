@@ -189,6 +189,20 @@ TEST_CASE("compare adds the speed-up over 1F1B", "[cli][efficiency]") {
     CHECK(j["schedules"][1]["speedup_1f1b"].get<double>() == Approx(1.0));
 }
 
+TEST_CASE("compare gives no speed-up over 1F1B where 1F1B cannot run", "[cli][efficiency]") {
+    // One device of only the embedding: zb-v runs (its V's second chunk holds the layers), 1F1B
+    // cannot; the speed-up over it read 0.000x.
+    const std::string args =
+        "compare -s zb-v -p 1 -m 4 --model zb-1.5b --gpu h200 --mb 1 --first-stage-layers 0";
+    const auto j = nlohmann::json::parse(run_pipesim(args + " --json").out);
+    CHECK(j["schedules"][0]["speedup_1f1b"].is_null());
+    const auto table = run_pipesim(args);
+    REQUIRE(table.exit_code == 0);
+    CHECK_THAT(table.out, Catch::Contains("1.000x         —"));
+    const auto csv = run_pipesim(args + " --csv");
+    CHECK_THAT(csv.out, Catch::Contains(",1,,"));  // speedup 1, speedup_1f1b empty
+}
+
 TEST_CASE("the lifespan flag outlines one microbatch in the timeline picture", "[cli][lifespan]") {
     const auto dir = std::filesystem::temp_directory_path();
     const auto dot = dir / ("pipesim_lifespan_" + std::to_string(::getpid()) + ".dot");

@@ -124,7 +124,8 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
             {c.model ? "peak_memory_bytes" : "peak_activation_max", r.peak},
             {c.model ? "samples_per_second" : "throughput", r.throughput},
             {"speedup", r.speedup},
-            {"speedup_1f1b", r.speedup_1f1b},
+            {"speedup_1f1b", r.speedup_1f1b > 0 ? nlohmann::ordered_json(r.speedup_1f1b)
+                                                : nlohmann::ordered_json()},
             {"lifespan_max", r.lifespan_max}};
         if (!r.step_shares.empty()) {
             nlohmann::ordered_json& shares = row["step_shares"];

@@ -56,9 +56,10 @@ std::vector<StageSplit> stage_splits(const ModelAnalysis& model) {
     return splits;
 }
 
-// `difference` of two sums of magnitude `scale`, 0 where it is rounding.
-double settled(double difference, double scale) {
-    return std::abs(difference) <= 1e-9 * std::abs(scale) ? 0.0 : difference;
+// `difference` of two sums of magnitude `scale`, 0 where it is rounding: a part in 1e9 of
+// `scale`, or `rounding` where that is more.
+double settled(double difference, double scale, double rounding = 0) {
+    return std::abs(difference) <= std::max(1e-9 * std::abs(scale), rounding) ? 0.0 : difference;
 }
 
 // Seconds of `pass` in `t` (BW: B and W).
@@ -160,7 +161,11 @@ TimeBudget time_budget(const Analysis& a) {
         const DeviceMetrics& dm = a.metrics.devices[d];
         // Busy time is summed op by op in the replay, the kernels stage by stage: equal sums
         // may differ in the last bits.
-        t.communication = settled(dm.busy - t.kernels, dm.busy);
+        // The replay's busy time sums end − start op by op, each as exact as times of the
+        // makespan's size are (a huge latency makes them coarse: 2e-8 s at 1e8 s).
+        const double op_rounding =
+            static_cast<double>(schedule.device_ops[d].size()) * a.metrics.makespan * 0x1p-51;
+        t.communication = settled(dm.busy - t.kernels, dm.busy, op_rounding);
         if (windows) {
             // The device's own window and step; the rest of the period it waits.
             t.data_parallel = a.device_windows[d] - dm.span;

@@ -218,7 +218,10 @@ class Comparison(_Fields):
         import numpy as np  # only here: results need NumPy for their arrays alone
 
         values = [row[name] for row in self._fields["schedules"]]
-        return values if name == "schedule" else np.asarray(values)
+        if name == "schedule":
+            return values
+        # speedup_1f1b is None where 1F1B could not run: NaN in the array.
+        return np.asarray([np.nan if v is None else v for v in values])
 
     def _repr_html_(self):
         rows = self._fields["schedules"]
@@ -232,7 +235,7 @@ class Comparison(_Fields):
                 return f"{100 * value:.2f} %"
             if key in _BYTE_FIELDS:
                 return _memory(value, True)
-            return value
+            return "—" if value is None else value
 
         return _table(header + [f"{labels.get(k, k)} %" for k in parts],
                       [[cell(k, r[k]) for k in header] +

@@ -1,5 +1,6 @@
 """pipesim.compare and pipesim.search against the command line."""
 
+import numpy as np
 import pytest
 
 import pipesim
@@ -33,6 +34,15 @@ def test_compare_warns_of_devices_over_their_gpu_memory():
                             recompute="full")
     assert [w.split(":")[0] for w in c.warnings] == ["1f1b", "1f1b", "zb-h1", "zb-h1"]
     assert all("more than the a100-40gb's 40.0 GiB" in w for w in c.warnings)
+
+
+def test_compare_without_a_1f1b_to_compare_with(cli):
+    # One device of only the embedding: 1F1B cannot run, so there is no speed-up over it.
+    c = pipesim.compare("zb-v", p=1, m=4, model="zb-1.5b", gpu="h200", mb=1,
+                        first_stage_layers=0)
+    assert c.schedules[0]["speedup_1f1b"] is None
+    assert np.isnan(c.column("speedup_1f1b")[0])
+    assert "—" in c._repr_html_()
 
 
 def test_compare_with_post_validation_matches_the_command_line(cli):

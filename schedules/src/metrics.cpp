@@ -92,10 +92,14 @@ std::vector<MemoryPoint> memory_over_time(const Timeline& timeline, const Memory
     const auto& ops = timeline.device_ops.at(static_cast<std::size_t>(device));
     if (ops.empty()) return curve;
     curve.push_back({ops.front().start, 0.0});
-    double held = 0;
+    double held = 0, largest = 0;
     auto add = [&](double time, double delta) {
         if (delta == 0) return;
         held += delta;
+        // A W's share and a B's release of one M_B need not add up exactly: what is within
+        // rounding of nothing is nothing (it read -2.8e-17 after the last W).
+        largest = std::max(largest, std::abs(delta));
+        if (std::abs(held) <= 1e-12 * largest) held = 0;
         if (curve.back().time == time)
             curve.back().activation = held;
         else

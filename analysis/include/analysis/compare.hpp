@@ -76,7 +76,8 @@ Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& nam
 /// The `pipesim compare --json` object: devices, microbatches, time_unit, engine (and cluster
 /// with SimGrid) and one entry per
 /// schedule (makespan or iteration_time, bubble_rate, efficiency, peak_activation_max or
-/// peak_memory_bytes, throughput or samples_per_second, speedup, speedup_1f1b, lifespan_max,
+/// peak_memory_bytes, throughput or samples_per_second, speedup, speedup_1f1b (null where
+/// 1F1B could not run), lifespan_max,
 /// and with a model step_shares: where the step goes, each part's share by its key), then
 /// the warnings (Comparison::warnings).
 nlohmann::ordered_json comparison_json(const Comparison& comparison);
