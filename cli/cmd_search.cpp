@@ -177,7 +177,8 @@ int run_search(const std::vector<std::string>& args) {
     bool help = false;
     SearchCommand c = parse_search_args(args, help);
     if (help) {
-        fmt::print("{}{}{}{}\n{}", search_usage, flags_help(search_flags), cost_flags_help(),
+        fmt::print("{}{}{}{}\n{}", search_usage, flags_help(search_flags),
+                   cost_flags_help(/*with_replay_options=*/true, /*one_triple=*/true),
                    flags_help(output_flags), model_flags_help(/*with_dp=*/false));
         return 0;
     }

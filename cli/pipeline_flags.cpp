@@ -254,11 +254,17 @@ bool replay_only_flag(std::string_view flag) {
     return flag == "--comm" || flag == "--a2a" || flag == "--overlap-fb";
 }
 
-std::string cost_flags_help(bool with_replay_options) {
+std::string cost_flags_help(bool with_replay_options, bool one_triple) {
     std::string out;
-    for (const Flag& f : cost_flags)
-        if (with_replay_options || !replay_only_flag(f.long_name))
+    for (const Flag& f : cost_flags) {
+        if (!with_replay_options && replay_only_flag(f.long_name)) continue;
+        if (one_triple && std::string_view(f.long_name) == "--costs")
+            out += flag_help(f.short_name, f.long_name, f.value_name,
+                             "pass times of one full stage, split evenly over each candidate's\n"
+                             "chunks (default 1,1,1); one triple, the same for every stage");
+        else
             out += flag_help(f.short_name, f.long_name, f.value_name, f.help);
+    }
     return out;
 }
 

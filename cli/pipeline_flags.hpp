@@ -19,7 +19,8 @@ std::string schedule_flags_help(bool with_replay_options = true);
 /// compare's: the schedule and cost flags without -s (compare's own takes a list) and
 /// without the file flags (compare runs registered schedules only).
 std::string compare_schedule_flags_help();
-std::string cost_flags_help(bool with_replay_options = true);
+/// `one_triple`: --costs as a command that plans its own chunks takes it (search), one F,B,W.
+std::string cost_flags_help(bool with_replay_options = true, bool one_triple = false);
 /// Whether `flag` is one of the analytic replay's own cost flags (--comm, --a2a, --overlap-fb),
 /// which the SimGrid engine refuses.
 bool replay_only_flag(std::string_view flag);

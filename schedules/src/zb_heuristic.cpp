@@ -26,6 +26,9 @@ namespace {
 
 constexpr double eps = 1e-9;
 
+/// The heuristic's binary choices (HeuristicChoices), as the bits of a choice number.
+constexpr int choice_count = 16;
+
 /// The three binary choices the paper grid-searches.
 struct HeuristicChoices {
     /// Warm-up: run only the forwards that end before the first backward arrives (a bubble
@@ -38,6 +41,11 @@ struct HeuristicChoices {
     /// A wait shorter than a W, which would not raise the largest accumulated bubble of any
     /// stage, is still filled with a W (which then delays the next op a little).
     bool fill_small_waits = false;
+    /// Not among the paper's choices; its authors' scheduler always takes it
+    /// (sail-sg/zero-bubble-pipeline-parallelism, scheduler/zb.py): the first stage, its
+    /// forwards all run, clears its pending W's before each backward. Pipesim tries both:
+    /// with unequal stages either may be the shorter.
+    bool clear_first_stage_ws = false;
 };
 
 class RoundScheduler {
@@ -74,7 +82,7 @@ class RoundScheduler {
         return std::move(schedule_);
     }
 
-    /// Which of the three choices (bits 1, 2, 4 as in build_candidates) decided something in
+    /// Which of the four choices (bits 1, 2, 4, 8 as in build_candidates) decided something in
     /// run(): a decision the other value of that choice would have taken differently. A run
     /// with a choice that decided nothing flipped takes every decision alike: the same
     /// schedule.
@@ -97,6 +105,7 @@ class RoundScheduler {
     static constexpr int leave_gap_bit = 1;
     static constexpr int skip_forward_bit = 2;
     static constexpr int fill_small_waits_bit = 4;
+    static constexpr int clear_first_stage_ws_bit = 8;
 
     static int kind(Pass pass) {
         return pass == Pass::F ? forward : pass == Pass::B ? backward : weight;
@@ -260,6 +269,12 @@ class RoundScheduler {
                 throw std::logic_error(fmt::format(
                     "zero bubble heuristic: stage {} not ready for backward {}", s, mb));
             fill_wait(s, input_ready(s, Pass::B));
+            if (s == 0 && count(s, Pass::F) == m_ && w_pending(s)) {
+                mattered_ |= clear_first_stage_ws_bit;
+                if (choices_.clear_first_stage_ws)
+                    while (w_pending(s))
+                        put(s, Pass::W);
+            }
             put(s, Pass::B);
         }
         return true;
@@ -307,7 +322,7 @@ void build_candidates(const std::string& name, int devices, int microbatches,
         PlannedLength length;
     };
     std::vector<Run> runs;
-    for (int choice = 0; choice < 8; ++choice) {
+    for (int choice = 0; choice < choice_count; ++choice) {
         const auto same = std::find_if(runs.begin(), runs.end(), [&](const Run& r) {
             return ((choice ^ r.choice) & r.mattered) == 0;
         });
@@ -317,7 +332,8 @@ void build_candidates(const std::string& name, int devices, int microbatches,
             runs.push_back(Run{choice, run.mattered, run.kept, run.length});
             if (!run.kept || !on_duplicate(choice, run.choice, run.length)) continue;
         }
-        const HeuristicChoices choices{(choice & 1) != 0, (choice & 2) != 0, (choice & 4) != 0};
+        const HeuristicChoices choices{(choice & 1) != 0, (choice & 2) != 0, (choice & 4) != 0,
+                                       (choice & 8) != 0};
         RoundScheduler scheduler(name, devices, microbatches, costs, memory_limit, choices);
         auto schedule = scheduler.run();
         if (!duplicate)
@@ -334,7 +350,7 @@ std::vector<PlannedSchedule> zero_bubble_heuristic(const std::string& name, int 
                                                    int microbatches, const PlanningCosts& costs,
                                                    double memory_limit) {
     std::vector<PlannedSchedule> candidates;
-    std::vector<int> candidate_of(8, -1);  // per choice, its candidate
+    std::vector<int> candidate_of(choice_count, -1);  // per choice, its candidate
     build_candidates(
         name, devices, microbatches, costs, memory_limit,
         [&](int choice, PlannedSchedule c) {
