@@ -1,5 +1,5 @@
 """Result objects: the fields of the command line's --json object as attributes, the
-timeline as ops or NumPy arrays, and notebook views (_repr_svg_, _repr_html_)."""
+timeline as ops or NumPy arrays, and notebook views (_repr_html_)."""
 
 import collections
 import copy
@@ -137,7 +137,10 @@ class Result(_Fields):
         except ValueError as e:
             raise ValueError(python_words(str(e))) from None
 
-    def _repr_svg_(self):
+    def _picture(self):
+        """The timeline picture a notebook shows (in _repr_html_), or None for one too large.
+        Not _repr_svg_: a notebook keeps every representation an object offers, and would
+        store the picture twice."""
         if int(self._fields["ops"]) > NOTEBOOK_MAX_OPS:
             return None
         try:
@@ -183,7 +186,7 @@ class Result(_Fields):
                     f'{100 * f["device_bubble_rate"][d]:.2f} %',
                     _memory(f["peak_activation"][d], in_bytes)) for d in range(len(f["busy"]))]
         warnings = "".join(f"<p>warning: {html.escape(w)}</p>" for w in f["warnings"])
-        picture = self._repr_svg_()
+        picture = self._picture()
         figure = ("" if picture is None else
                   f'<div style="overflow-x:auto">{picture[picture.find("<svg"):]}</div>')
         return (figure + _table(None, self._summary_rows()) +
