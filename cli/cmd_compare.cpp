@@ -44,7 +44,7 @@ the first schedule listed and over 1F1B with the same inputs.
                         (docs/models.md, "Optimizer post-validation")
 )";
 
-// "a,b,c" → {"a", "b", "c"}; empty names refused.
+// "a,b,c" (or "a, b, c") → {"a", "b", "c"}; empty names refused.
 std::vector<std::string> split_names(const std::string& flag, const std::string& text) {
     std::vector<std::string> names;
     std::size_t start = 0;
@@ -52,6 +52,11 @@ std::vector<std::string> split_names(const std::string& flag, const std::string&
         const auto comma = text.find(',', start);
         std::string name =
             text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        // Spaces around a name, as in a list typed "1f1b, zb-v", are not part of it.
+        const auto first = name.find_first_not_of(' ');
+        name = first == std::string::npos
+                   ? std::string()
+                   : name.substr(first, name.find_last_not_of(' ') - first + 1);
         if (name.empty())
             throw UsageError(fmt::format("{}: expected schedule names separated by ',', got {}",
                                          flag, quote_arg(text)));

@@ -130,6 +130,11 @@ TEST_CASE("compare puts schedules side by side with closed-form figures", "[cli]
     const auto bad = run_pipesim("compare -s 1f1b,nope -p 4 -m 8");
     CHECK(bad.exit_code == 2);
     CHECK_THAT(bad.err, Catch::StartsWith("pipesim compare: nope: unknown schedule 'nope'"));
+    // A list typed with spaces after its commas names the same schedules.
+    const auto spaced = run_pipesim("compare -s '1f1b, zb-h1' -p 4 -m 8 --json");
+    REQUIRE(spaced.exit_code == 0);
+    CHECK(nlohmann::json::parse(spaced.out) == j);
+    CHECK(run_pipesim("compare -s '1f1b, ' -p 4 -m 8").exit_code == 2);
 }
 
 TEST_CASE("analyze prints a readable table by default", "[cli]") {

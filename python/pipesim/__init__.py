@@ -149,7 +149,7 @@ def compare(schedules, p=None, m=None, *, post_validation=False, **options):
     (peak_memory_bytes with a model), throughput (samples_per_second) and the speed-up over
     the first. Options as analyze's; v and group_size apply to the schedules that take them."""
     if isinstance(schedules, str):
-        schedules = schedules.split(",")
+        schedules = [name.strip(" ") for name in schedules.split(",")]
     elif isinstance(schedules, bytes) or not hasattr(schedules, "__iter__"):
         raise TypeError("schedules: expected names, as a list or one comma-separated string, "
                         f"got {schedules!r}")

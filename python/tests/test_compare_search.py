@@ -21,6 +21,11 @@ def test_compare_matches_the_command_line(cli):
     assert first["efficiency"] == pytest.approx(1 - first["bubble_rate"])
 
 
+def test_compare_reads_a_list_typed_with_spaces():
+    assert (pipesim.compare("1f1b, zb-h1", p=4, m=8).to_dict() ==
+            pipesim.compare(["1f1b", "zb-h1"], p=4, m=8).to_dict())
+
+
 def test_compare_with_a_model_reports_seconds_and_bytes():
     c = pipesim.compare("1f1b,zb-h1", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1)
     assert c.time_unit == "s"
