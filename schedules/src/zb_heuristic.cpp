@@ -29,7 +29,7 @@ constexpr double eps = 1e-9;
 /// The heuristic's binary choices (HeuristicChoices), as the bits of a choice number.
 constexpr int choice_count = 16;
 
-/// The three binary choices the paper grid-searches.
+/// The three binary choices the paper grid-searches, and a fourth from its authors' code.
 struct HeuristicChoices {
     /// Warm-up: run only the forwards that end before the first backward arrives (a bubble
     /// shorter than one F may remain) instead of forwards until the device is busy past it

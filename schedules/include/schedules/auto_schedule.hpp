@@ -49,8 +49,10 @@ std::vector<double> planning_durations(const PlanningCosts& costs, int stages);
 /// The Zero Bubble paper's round-based heuristic (Qi et al., ICLR 2024, §3.1) for one chunk
 /// per device: a warm-up of as many forwards as fill the wait for the first backward, then
 /// rounds of one F and one B per stage with W's filling waits and freeing memory, then the
-/// remaining W's. The paper grid-searches three binary choices; this returns the schedule of
-/// each choice that keeps every device within `memory_limit` full-stage microbatches (F adds
+/// remaining W's. The paper grid-searches three binary choices, its authors' code takes a
+/// fourth (the first stage's pending W's cleared before each backward once its forwards are
+/// done); this returns, in the order of the 16 choices (the paper's eight first), the schedule
+/// of each choice that keeps every device within `memory_limit` full-stage microbatches (F adds
 /// one, B releases 1 − costs.w_memory_share, W the rest; none when the cap is below what a
 /// stage needs). `costs` are per stage (empty: unit times, no latency).
 struct PlannedSchedule {
