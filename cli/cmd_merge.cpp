@@ -91,8 +91,9 @@ int run_merge(const std::vector<std::string>& args) {
     const auto errors = std::count_if(rows.begin(), rows.end(), [](const sweep::Result& r) {
         return r.status == sweep::Status::error;
     });
-    fmt::print(stderr, "merge: {} files, {} rows ({} duplicates, {} error rows replaced) → {}\n",
-               inputs.size(), summary.rows, summary.duplicates, summary.replaced_errors, output);
+    fmt::print(stderr, "merge: {} file{}, {} rows ({} duplicates, {} error rows replaced) → {}\n",
+               inputs.size(), inputs.size() == 1 ? "" : "s", summary.rows, summary.duplicates,
+               summary.replaced_errors, output);
     if (errors > 0)
         fmt::print(stderr,
                    "merge: {} row{} of jobs that failed (status error); 'pipesim sweep GRID.json "

@@ -180,9 +180,10 @@ TEST_CASE("saving a schedule with F&B pairs as CSV warns that the pairs are not 
     const auto dir = scratch_dir("pairs_csv");
     const std::string csv = (dir / "dv.csv").string(), json = (dir / "dv.json").string();
     const std::string warning =
-        "PyTorch's pipelining CSV has no F&B pairs: dualpipe-v's 25 overlapped pairs are "
-        "written as separate ops, which run one after the other when it is read back (save as "
-        ".json to keep them)\n";
+        "the CSV is written with no F&B pairs (PyTorch's OVERLAP_F_B groups run only in its "
+        "runtime schedule, and pipesim reads them as two ops): dualpipe-v's 25 overlapped pairs "
+        "are written as separate ops, which run one after the other when it is read back (save "
+        "as .json to keep them)\n";
     const auto saved = run_pipesim("analyze -s dualpipe-v -p 4 -m 8 --save " + csv);
     CHECK(saved.exit_code == 0);
     CHECK(saved.err == "pipesim analyze: warning: " + csv + ": " + warning);

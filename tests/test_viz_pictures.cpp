@@ -3,9 +3,11 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -211,6 +213,29 @@ TEST_CASE("the Chrome trace has one complete event per op and transfer, in micro
     CHECK(first_forwards == 1);
     timeline.time_unit = "fortnights";
     CHECK_THROWS_WITH(viz::chrome_trace_json(timeline), Catch::Contains("unknown time unit"));
+}
+
+TEST_CASE("a trace's slices on one thread never overlap", "[viz]") {
+    // F0 s3 ended at 4899.9999999999995 µs and BW0 s3 started at 4899.999999999999: a
+    // duration computed as (end − start)·µs rounds apart from the start's own µs.
+    const auto trace = nlohmann::json::parse(
+        pipesim::test::run_pipesim("analyze -s 1f1b -p 4 -m 8 --costs 1,2,1 --comm 0.3 --trace -")
+            .out);
+    std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> threads;
+    for (const auto& e : trace["traceEvents"]) {
+        if (e["ph"] != "X") continue;
+        const std::pair<int, int> thread(e["pid"].get<int>(), e["tid"].get<int>());
+        const double start = e["ts"].get<double>();
+        threads[thread].emplace_back(start, start + e["dur"].get<double>());
+    }
+    REQUIRE(!threads.empty());
+    for (auto& [thread, slices] : threads) {
+        std::sort(slices.begin(), slices.end());
+        for (std::size_t i = 1; i < slices.size(); ++i) {
+            CAPTURE(thread.first, thread.second, i);
+            CHECK(slices[i].first >= slices[i - 1].second);
+        }
+    }
 }
 
 TEST_CASE("the Gantt chart fits the width and shows who idles when", "[viz]") {

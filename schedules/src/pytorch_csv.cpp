@@ -246,9 +246,10 @@ void CsvImporter::infer_placement(PytorchCsvImport& result) const {
         if (held[static_cast<std::size_t>(r)] * ranks == stages) continue;
         throw fileio::ParseError(
             file_, positions_.at(static_cast<std::size_t>(r), 0),
-            fmt::format("rank {} runs {} stages, but {} stages over {} ranks needs the same "
+            fmt::format("rank {} runs {} stage{}, but {} stages over {} ranks needs the same "
                         "number on every rank",
-                        r, held[static_cast<std::size_t>(r)], stages, ranks));
+                        r, held[static_cast<std::size_t>(r)],
+                        held[static_cast<std::size_t>(r)] == 1 ? "" : "s", stages, ranks));
     }
     schedule.chunks = stages / ranks;
     if (schedule.chunks > limits_.max_chunks)

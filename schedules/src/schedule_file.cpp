@@ -77,9 +77,10 @@ std::string schedule_file_loss(const Schedule& schedule, const std::string& path
         pairs += device.size();
     if (pairs == 0) return {};
     return fmt::format(
-        "{}: PyTorch's pipelining CSV has no F&B pairs: {}'s {} overlapped pairs are written as "
-        "separate ops, which run one after the other when it is read back (save as .json to "
-        "keep them)",
+        "{}: the CSV is written with no F&B pairs (PyTorch's OVERLAP_F_B groups run only in "
+        "its runtime schedule, and pipesim reads them as two ops): {}'s {} overlapped pairs are "
+        "written as separate ops, which run one after the other when it is read back (save as "
+        ".json to keep them)",
         fileio::is_standard_stream(path) ? "standard output" : path, schedule.name, pairs);
 }
 
