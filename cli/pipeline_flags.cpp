@@ -357,13 +357,22 @@ void PipelineFlags::check_save(const std::string& format_without_extension) cons
                              save_format(state_.save_file, format_without_extension));
 }
 
+namespace {
+
+// The file write_schedule_file() would write, and what its format leaves out.
+PipelineFlags::PendingSave pending_save(const Schedule& schedule, const std::string& path,
+                                        const std::string& format) {
+    return {path, schedule_file_text(schedule, path, format),
+            schedule_file_loss(schedule, path, format)};
+}
+
+}  // namespace
+
 std::optional<PipelineFlags::PendingSave> PipelineFlags::prepare_save(
     const Schedule& schedule, const std::string& format_without_extension) const {
     if (state_.save_file.empty()) return std::nullopt;
     const std::string& path = state_.save_file;
-    const std::string format = save_format(path, format_without_extension);
-    return PendingSave{path, schedule_file_text(schedule, path, format),
-                       schedule_file_loss(schedule, path, format)};
+    return pending_save(schedule, path, save_format(path, format_without_extension));
 }
 
 void PipelineFlags::write_save(const std::optional<PendingSave>& pending,
@@ -376,9 +385,7 @@ void PipelineFlags::write_save(const std::optional<PendingSave>& pending,
 
 void save_schedule(std::string_view command, const Schedule& schedule, const std::string& path,
                    const std::string& format) {
-    write_schedule_file(schedule, path, format);
-    if (const std::string lost = schedule_file_loss(schedule, path, format); !lost.empty())
-        fmt::print(stderr, "pipesim {}: warning: {}\n", command, lost);
+    PipelineFlags::write_save(pending_save(schedule, path, format), command);
 }
 
 namespace {
