@@ -70,8 +70,8 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bo
         spec.given = parse_schedule_file(text, path);
     }
     analysis::Analysis result = analysis::run(spec);
-    return viz::SavedTimeline{std::move(result.timeline), std::move(result.memory),
-                              result.model.has_value()};
+    return viz::SavedTimeline{
+        std::move(result.timeline), std::move(result.memory), result.model.has_value(), {}};
 }
 
 }  // namespace
@@ -114,6 +114,9 @@ int run_render(const std::vector<std::string>& args) {
     const viz::SavedTimeline saved = load(input, spec, have_costs, outputs);
     outputs.picture.memory_in_bytes = saved.memory_in_bytes;
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
+    // After the outputs, as analyze's: a warning and then an error would be two lines.
+    for (const std::string& warning : saved.warnings)
+        fmt::print(stderr, "pipesim render: warning: {}\n", warning);
     return 0;
 }
 

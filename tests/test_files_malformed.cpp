@@ -58,6 +58,8 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
             "UTF-8 byte"},
         row{"m.json", std::string(100, '[') + std::string(100, ']'),
             "m.json:1:33: nesting deeper than 32 levels"},
+        row{"m.json", R"({"format": "pipesim-schedule", "version": 1, "name": ""})",
+            "m.json:1:54: name: expected a name, got \"\""},
         row{"m.json", R"({"format":"pipesim-schedule","format":"x"})",
             "m.json:1:30: key 'format' appears twice in this object"},
         // --- JSON document shape ---
@@ -110,9 +112,14 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
         row{"m.json", head + shape + R"("device_ops":["F0:0 BW0","F0:1 BW0:1"]})",
             "m.json:1:123: expected an op like F3:1"},
         row{"m.json", head + shape + R"("device_ops":["F0:0 BW7:0","F0:1 BW0:1"]})",
-            "m.json:1:125: microbatch 7... is outside 0..0"},
+            "m.json:1:123: 'BW7:0': microbatch '7' is outside 0..0"},
+        // The whole number, not its first digit and "...".
+        row{"m.json",
+            head + shape + R"("device_ops":["F0:0 BW99999999999999999999:0","F0:1 BW0:1"]})",
+            "m.json:1:123: 'BW99999999999999999999:0': microbatch '99999999999999999999' is "
+            "outside 0..0"},
         row{"m.json", head + shape + R"("device_ops":["F0:0 BW0:2","F0:1 BW0:1"]})",
-            "m.json:1:127: stage 2... is outside 0..1"},
+            "m.json:1:123: 'BW0:2': stage '2' is outside 0..1"},
         row{"m.json", head + shape + "\"device_ops\":[\"F0:0\\tBW0:1\",\"F0:1 BW0:0\"]}",
             "m.json:1:124: invalid schedule: device 0 position 1: BW(mb 0, stage 1) belongs on "
             "device 1"},

@@ -332,6 +332,17 @@ TEST_CASE("a model JSON file and a calibration file drive analyze", "[models]") 
     const auto j = nlohmann::json::parse(cal.out);
     CHECK(j["model"]["virtual_stages"][1]["forward"].get<double>() == Approx(8 * 0.00412));
     CHECK(j["model"]["virtual_stages"][1]["backward_weight"].get<double>() == Approx(8 * 0.00335));
+    CHECK(j["model"]["costs"] ==
+          "calibration " + examples + "calibration-h100.json: the layer's measured times");
+    // The file measured one and two sequences per microbatch; four match no entry, and the
+    // output says that the file's efficiencies were used instead.
+    const auto other = run_pipesim(
+        "analyze -s 1f1b -p 4 -m 8 --model llama2-7b --gpu h100-sxm "
+        "--mb 4 --calibration " +
+        examples + "calibration-h100.json");
+    REQUIRE(other.exit_code == 0);
+    CHECK_THAT(other.out, Catch::Contains("calibration-h100.json: no entry has the layer's shape, "
+                                          "so the file's measured efficiencies"));
 }
 
 TEST_CASE("calibration entries of the same shape are told apart by their attention kernel",
@@ -393,7 +404,12 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "model-based costs need all of --model NAME, --gpu NAME and --mb B"},
         {"--model llama2-7b --gpu a100-80gb --mb 1 --calibration " +
              std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h100.json",
-         "the calibration file was measured on 'h100-sxm', not on the chosen GPU 'a100-80gb'"},
+         std::string(PIPESIM_SOURCE_DIR) +
+             "/docs/examples/calibration-h100.json: the calibration file was measured on "
+             "'h100-sxm', not on the chosen GPU 'a100-80gb'"},
+        {"--model gpt3-175b --gpu h100-sxm --mb 1 --seq 4096",
+         "sequence length 4096 is longer than gpt3-175b's learned position table of 2048 "
+         "positions (its seq_len): give the model a seq_len of at least 4096"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --dp 2 --zero 4", "--zero: must be in 1..3"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --zero 2",
          "--zero 2 shards over data- and context-parallel ranks: give --dp D or --cp C above 1"},

@@ -69,6 +69,8 @@ TEST_CASE("model files beyond the documented limits are refused with a short mes
          "m.json:1:34: key 'layers' appears twice"},
         {"{\"bad\\u001b[31m\": 1}", "m.json:1:2: unknown key 'bad\\x1b[31m'"},
         {"{\"name\": \"a\\u0007b\"}", "m.json:1:10: name: expected text without control"},
+        // An empty name printed "model  (1.07B params)".
+        {R"({"base": "zb-1.5b", "name": ""})", "m.json:1:29: name: expected a name, got \"\""},
     }));
     INFO(text);
     CHECK_THROWS_WITH(parse_model_json(text, "m.json"), Catch::StartsWith(message));
@@ -165,8 +167,42 @@ TEST_CASE("other shapes use the efficiency measured in the calibration file", "[
 TEST_CASE("a calibration file for another GPU is refused", "[models]") {
     const Calibration cal = parse_calibration(calibration_text(0.001, 0.001, 0.001), "c.json");
     CHECK_THROWS_WITH(CalibratedCostModel(find_gpu("a100-80gb"), cal),
-                      "the calibration file was measured on 'h100-sxm', not on the chosen GPU "
-                      "'a100-80gb'");
+                      "c.json: the calibration file was measured on 'h100-sxm', not on the "
+                      "chosen GPU 'a100-80gb'");
+}
+
+// calibration_text() with the first `from` replaced by `to`.
+std::string calibration_with(const std::string& from, const std::string& to) {
+    std::string text = calibration_text(0.001, 0.001, 0.001);
+    return text.replace(text.find(from), from.size(), to);
+}
+
+TEST_CASE("a misspelt key in a calibration file is refused, not left at its default", "[models]") {
+    // "ffn_hiden" once left ffn_hidden at 4·hidden, so that the entry matched no layer and the
+    // analytic model ran instead, with nothing said.
+    CHECK_THROWS_WITH(
+        parse_calibration(calibration_with("\"seq_len\"", "\"ffn_hiden\": 11008, \"seq_len\""),
+                          "c.json"),
+        Catch::StartsWith("c.json:7:35: unknown key 'ffn_hiden' in layers[0]"));
+    CHECK_THROWS_WITH(parse_calibration(calibration_with("\"device\"", "\"devices\""), "c.json"),
+                      Catch::StartsWith("c.json:5:3: unknown key 'devices' in the document"));
+    // What `pipesim calibrate` records of how it measured is read past.
+    std::string recorded = calibration_with(
+        "\"layers\"", "\"measured\": {\"tool\": \"pipesim calibrate\"}, \"layers\"");
+    recorded.replace(recorded.find("\"seq_len\""), 9,
+                     "\"tflops\": {\"forward\": 1}, \"kernels\": [], \"seq_len\"");
+    CHECK(parse_calibration(recorded, "c.json").layers.size() == 1);
+}
+
+TEST_CASE("a calibration layer whose heads do not divide says which rule and the values",
+          "[models]") {
+    CHECK_THROWS_WITH(
+        parse_calibration(calibration_with("\"heads\": 24", "\"heads\": 30"), "c.json"),
+        Catch::EndsWith("heads must divide hidden: 30 heads, hidden 2304"));
+    CHECK_THROWS_WITH(
+        parse_calibration(calibration_with("\"heads\": 24", "\"heads\": 24, \"kv_heads\": 64"),
+                          "c.json"),
+        Catch::EndsWith("kv_heads must divide heads: 64 kv_heads, 24 heads"));
 }
 
 TEST_CASE("malformed calibration files name the file, line and column", "[models]") {

@@ -10,6 +10,7 @@
 
 #include "analysis/run.hpp"
 #include "models/gpu_json.hpp"
+#include "models/presets.hpp"
 
 using namespace pipesim;
 using namespace pipesim::models;
@@ -95,11 +96,12 @@ TEST_CASE("bad GPU files are refused with the file, line and column", "[models][
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "gemm_eff": 0.5})"),
                Contains("g.json:1:23: unknown key 'gemm_eff'"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "gemm_efficiency": 1.5})"),
-               Contains("gemm_efficiency: expected a number in 0..1, got '1.5'"));
+               Contains("gemm_efficiency: must be in 1e-06..1, got '1.5'"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "norm_backward_memory_efficiency": 2})"),
-               Contains("norm_backward_memory_efficiency: expected a number in 0..1, got '2'"));
+               Contains("norm_backward_memory_efficiency: must be in 1e-06..1 (or 0 for none), "
+                        "got '2'"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "hbm_bandwidth": 0})"),
-               Contains("g.json:1:40: hbm_bandwidth: must be > 0"));
+               Contains("g.json:1:40: hbm_bandwidth: must be in 1e+06..1e+15, got '0'"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "memory_efficiency": "high"})"),
                Contains("memory_efficiency"));
     CHECK_THAT(parse_error(R"({"base": "b300"})"), Contains("g.json:1:10: unknown GPU 'b300'"));
@@ -113,9 +115,29 @@ TEST_CASE("bad GPU files are refused with the file, line and column", "[models][
     // Too small to keep the times finite: refused here, not as "layer costs must be finite"
     // far from this file.
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "peak_bf16_flops": 1e-300})"),
-               Contains("g.json:1:42: peak_bf16_flops: must be at least 1e+09, got 1e-300"));
+               Contains("g.json:1:42: peak_bf16_flops: must be in 1e+09..1e+18, got '1e-300'"));
+    // Above the range: the whole range is named, not a first check's 0..1e+18.
+    CHECK_THAT(parse_error(R"({"base": "a100-80gb", "peak_bf16_flops": 1e30})"),
+               Contains("g.json:1:42: peak_bf16_flops: must be in 1e+09..1e+18, got '1e+30'"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "scores_memory_efficiency": 1e-9})"),
-               Contains("scores_memory_efficiency: must be at least 1e-06 (or 0), got 1e-09"));
+               Contains("scores_memory_efficiency: must be in 1e-06..1 (or 0 for none), got "
+                        "'1e-09'"));
+    // One of the short-K pair alone was read and never used.
+    CHECK_THAT(parse_error(R"({"base": "h100-sxm", "gemm_k_fill": 128})"),
+               Contains("g.json:1:37: gemm_k_fill 128 and gemm_reference_k 0 (the base's): the "
+                        "short-K GEMM falloff needs both above 0, or both 0 for none"));
+    CHECK_THAT(parse_error(R"({"base": "a100-80gb", "gemm_k_fill": 0})"),
+               Contains("gemm_k_fill 0 and gemm_reference_k 2048 (the base's)"));
+    CHECK(parse_gpu_json(R"({"base": "a100-80gb", "gemm_k_fill": 0, "gemm_reference_k": 0})",
+                         "g.json")
+              .gemm_k_fill == 0);
+    // A preset's name on other rates would pass for that GPU (a calibration file's `gpu`) and
+    // print as it; an empty one prints as nothing.
+    CHECK_THAT(parse_error(R"({"base": "a100-80gb", "name": "h100-sxm"})"),
+               Contains("g.json:1:31: name: 'h100-sxm' is a preset's name (pipesim list); a GPU "
+                        "file names its own GPU, e.g. 'h100-sxm-measured'"));
+    CHECK_THAT(parse_error(R"({"base": "a100-80gb", "name": ""})"),
+               Contains("g.json:1:31: name: expected a name, got \"\""));
 }
 
 TEST_CASE("a GPU twice as fast in every rate halves the iteration", "[models][gpu][analysis]") {
@@ -160,4 +182,10 @@ TEST_CASE("resolve_gpu takes a preset name or a file", "[models][gpu]") {
     CHECK(resolve_gpu("h200").name == "h200");
     CHECK_THROWS_WITH(resolve_gpu("h300"), Contains("unknown GPU 'h300'"));
     CHECK_THROWS_WITH(resolve_gpu("/nonexistent/g.json"), Contains("cannot read"));
+    // The extension in any case, as the cluster, calibration and schedule readers take theirs
+    // (G.JSON was once "unknown GPU 'G.JSON'").
+    CHECK_THROWS_WITH(resolve_gpu("G.JSON"), Contains("G.JSON") && Contains("cannot read"));
+    CHECK(names_a_file("model.Json"));
+    CHECK_FALSE(names_a_file("json"));
+    CHECK_FALSE(names_a_file("h100-sxm"));
 }

@@ -85,6 +85,10 @@ TEST_CASE("malformed cluster files are rejected with file, line and column", "[s
  "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1},
  "nodes_per_leaf": 2})",
             "c.json:3:20: nodes_per_leaf belongs to \"topology\": \"fat-tree\""},
+        // An empty name printed "GPUs of ''".
+        row{R"({"name": "", "gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
+ "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
+            "c.json:1:10: name: expected a name, got \"\""},
     }));
     CAPTURE(text);
     CHECK_THROWS_WITH(parse_cluster_json("c.json", text), expected);

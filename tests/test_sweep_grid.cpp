@@ -112,7 +112,18 @@ TEST_CASE("grid errors name the file, line and column and what was expected", "[
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "model": "zb-1.5b")"),
                Contains("go together"));
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "mem_limit": "8 parsecs")"),
-               Contains("expected a size"));
+               Contains("mem_limit: expected a size"));
+    // A value given twice would be one job: "2 jobs, 1 ran" on a fresh results file, and a
+    // typo such as [1, 1] for [1, 2] gone without a word.
+    CHECK_THAT(parse_error(R"("schedule": ["1f1b", "1f1b"], "p": 4, "m": 8)"),
+               Contains("g.json:1:") &&
+                   Contains("schedule: '\"1f1b\"' is given twice (schedule[0] and [1]): give "
+                            "each value of an axis once"));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": [2, 4, 2.0], "m": 8)"),
+               Contains("p: '2.0' is given twice (p[0] and [2])"));
+    CHECK_THAT(
+        parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "costs": [[1, 2, 1], [1, 2, 1]])"),
+        Contains("costs: '[1,2,1]' is given twice (costs[0] and [1])"));
     // As on the command line: a cap with a unit is bytes, which only a model gives; no cap
     // is left out, not 0.
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "mem_limit": [4, "40GiB"])"),

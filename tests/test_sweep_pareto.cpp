@@ -125,6 +125,22 @@ TEST_CASE("pareto refuses rows of different problems on one front, in one line",
     CHECK_FALSE(fs::exists(s / "p.dot"));
 }
 
+TEST_CASE("pareto on results without a finished row names the file", "[sweep][cli]") {
+    Scratch s("empty");
+    const std::string csv = tiny_results(s);
+    const std::string header = s / "header.csv";
+    {
+        std::ifstream in(csv);
+        std::string line;
+        std::getline(in, line);
+        std::ofstream(header) << line << "\n";
+    }
+    const CommandResult r = run_pipesim("pareto " + header + " -o " + (s / "p.dot"));
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "pipesim pareto: " + header + ": no row with status ok to plot (0 rows)\n");
+    CHECK_FALSE(fs::exists(s / "p.dot"));
+}
+
 TEST_CASE("pareto says which --where kept no row, and what the rows have", "[sweep][cli]") {
     Scratch s("where");
     const std::string csv = tiny_results(s);

@@ -117,6 +117,25 @@ TEST_CASE("render draws a saved timeline exactly as analyze drew it", "[viz][cli
     CHECK(read_file(dir / "a.dot") == read_file(dir / "b.dot"));
 }
 
+TEST_CASE("render draws a timeline no run could produce and warns after the picture",
+          "[viz][cli]") {
+    TempDir dir;
+    // One microbatch's ops where five are claimed.
+    std::ofstream(dir / "part.json")
+        << R"({"format": "pipesim-timeline", "version": 1, "schedule": "1f1b", "devices": 2,
+  "microbatches": 5, "chunks": 1, "time_unit": "unit", "stage_device": [0, 1], "device_ops": [
+  [{"pass": "F", "mb": 0, "stage": 0, "start": 0, "end": 1},
+   {"pass": "BW", "mb": 0, "stage": 0, "start": 4, "end": 6}],
+  [{"pass": "F", "mb": 0, "stage": 1, "start": 1, "end": 2},
+   {"pass": "BW", "mb": 0, "stage": 1, "start": 2, "end": 4}]]})";
+    const auto r = run_pipesim("render " + (dir / "part.json") + " -o " + (dir / "p.dot"));
+    REQUIRE(r.exit_code == 0);
+    CHECK(fs::exists(dir / "p.dot"));
+    CHECK(r.err == "pipesim render: warning: " + (dir / "part.json") +
+                       ": not a whole run of p=2 m=5 v=1: F(mb 1, stage 0) is missing (it belongs "
+                       "on device 0); the picture and its figures are of the ops the file holds\n");
+}
+
 TEST_CASE("render replays a schedule file before drawing it", "[viz][cli]") {
     TempDir dir;
     REQUIRE(run_pipesim("analyze -s 1f1b -p 4 -m 8 --save " + (dir / "s.json") + " --timeline " +

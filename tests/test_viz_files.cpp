@@ -200,6 +200,62 @@ TEST_CASE("a malformed timeline file is rejected with file:line:column and the f
     CHECK_THROWS_AS(viz::parse_timeline_json(text, "t.json"), std::invalid_argument);
 }
 
+TEST_CASE("a timeline no run could produce is read with a warning naming the first problem",
+          "[viz]") {
+    CHECK(viz::parse_timeline_json(small_file(), "t.json").warnings.empty());
+    using row = std::tuple<std::string, std::string, std::string>;
+    auto [from, to, expected] = GENERATE(table<std::string, std::string, std::string>({
+        // Five microbatches claimed, one held: the picture's title once read m=5 without a word.
+        row{"\"microbatches\": 1", "\"microbatches\": 5",
+            "t.json: not a whole run of p=2 m=5 v=1: F(mb 1, stage 0) is missing (it belongs on "
+            "device 0); the picture and its figures are of the ops the file holds"},
+        row{",\n      {\"pass\": \"BW\", \"mb\": 0, \"stage\": 1, \"start\": 2, \"end\": 4}", "",
+            "t.json: not a whole run of p=2 m=1 v=1: BW(mb 0, stage 1) is missing"},
+        // Stage 1's forward before stage 0's ends.
+        row{"\"stage\": 1, \"start\": 1, \"end\": 2", "\"stage\": 1, \"start\": 0.5, \"end\": 2",
+            "t.json: device_ops[1][0] F(mb 0, stage 1) starts at 0.5, before its input F(mb 0, "
+            "stage 0) ends at 1 on device 0: the times do not follow the schedule's "
+            "dependencies"},
+        row{"  ]\n}",
+            "  ],\n  \"transfers\": [{\"src\": 0, \"dst\": 1, \"producer\": "
+            "{\"pass\": \"F\", \"mb\": 0, \"stage\": 0}, \"consumer\": {\"pass\": \"F\", "
+            "\"mb\": 0, \"stage\": 1}, \"bytes\": 0, \"start\": 1, \"end\": 1.5}]\n}",
+            "t.json: transfers[0] ends at 1.5, after F(mb 0, stage 1), its consumer, starts at 1"},
+        row{"  ]\n}",
+            "  ],\n  \"transfers\": [{\"src\": 0, \"dst\": 1, \"producer\": "
+            "{\"pass\": \"W\", \"mb\": 0, \"stage\": 0}, \"consumer\": {\"pass\": \"F\", "
+            "\"mb\": 0, \"stage\": 1}, \"bytes\": 0, \"start\": 1, \"end\": 1}]\n}",
+            "t.json: transfers[0] carries W(mb 0, stage 0) to F(mb 0, stage 1), W(mb 0, stage 0) "
+            "of which the file does not hold"},
+    }));
+    CAPTURE(from, to);
+    const auto saved = viz::parse_timeline_json(replaced(small_file(), from, to), "t.json");
+    REQUIRE(saved.warnings.size() == 1);
+    CHECK_THAT(saved.warnings[0], Catch::StartsWith(expected));
+}
+
+TEST_CASE("a pipeline transfer the wrong way round is refused at the transfer", "[viz]") {
+    const std::string text = replaced(
+        small_file(), "  ]\n}",
+        "  ],\n  \"transfers\": [{\"src\": 1, \"dst\": 0, \"producer\": {\"pass\": \"F\", "
+        "\"mb\": 0, \"stage\": 0}, \"consumer\": {\"pass\": \"F\", \"mb\": 0, \"stage\": 1}, "
+        "\"bytes\": 0, \"start\": 1, \"end\": 1}]\n}");
+    CHECK_THROWS_WITH(viz::parse_timeline_json(text, "t.json"),
+                      "t.json:20:17: transfers[0]: a pipeline transfer from F(mb 0, stage 0) to "
+                      "F(mb 0, stage 1) goes from device 0 to device 1, which run their stages, "
+                      "not from 1 to 0");
+}
+
+TEST_CASE("the replay's and every schedule's saved timelines read back without a warning",
+          "[viz]") {
+    for (const char* name : {"1f1b", "interleaved-1f1b", "zb-v", "dualpipe"}) {
+        INFO(name);
+        const auto saved = viz::parse_timeline_json(
+            viz::timeline_json(replayed(name, 4, 8, 0, 0.3), nullptr, false), "t.json");
+        CHECK(saved.warnings.empty());
+    }
+}
+
 TEST_CASE("every time unit a trace can show is read back", "[viz]") {
     for (const std::string unit : {"unit", "s", "ms", "us"}) {
         const auto saved = viz::parse_timeline_json(

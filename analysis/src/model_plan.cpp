@@ -26,9 +26,16 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     result.workload.grad_bytes = options.optimizer.grad_bytes;
     std::unique_ptr<models::CostModel> cost_model;
     if (!options.calibration_file.empty()) {
-        cost_model = std::make_unique<models::CalibratedCostModel>(
+        auto calibrated = std::make_unique<models::CalibratedCostModel>(
             result.gpu, models::load_calibration(options.calibration_file));
-        result.cost_source = fmt::format("calibration {}", options.calibration_file);
+        // Say which of the two ways the file was used: a layer shape that matches no entry
+        // (a different microbatch, say) runs at the file's median efficiencies.
+        result.cost_source = fmt::format(
+            "calibration {}: {}", options.calibration_file,
+            calibrated->measured(result.config, result.workload)
+                ? "the layer's measured times"
+                : "no entry has the layer's shape, so the file's measured efficiencies");
+        cost_model = std::move(calibrated);
     } else if (options.efficiency > 0) {
         cost_model = std::make_unique<models::AnalyticCostModel>(result.gpu, options.efficiency);
         result.cost_source = fmt::format("analytic, efficiency {:g}", options.efficiency);

@@ -573,6 +573,14 @@ const std::string& JsonDocument::text(std::string_view pointer, std::size_t max_
     return s;
 }
 
+const std::string& JsonDocument::name(std::string_view pointer, std::size_t max_size) const {
+    const std::string& s = text(pointer, max_size);
+    if (s.empty())
+        throw error_at(pointer,
+                       fmt::format("{}: expected a name, got \"\"", display_name(pointer)));
+    return s;
+}
+
 void JsonDocument::require_format(std::string_view tag, int version) const {
     if (!root_.is_object())
         throw error_at("", fmt::format("expected a JSON object with \"format\": \"{}\", got {}",

@@ -50,12 +50,13 @@ double entry_seconds(const fileio::JsonDocument& doc, const std::string& at, con
 }
 
 CalibrationEntry read_entry(const fileio::JsonDocument& doc, const std::string& at) {
-    // Other keys are allowed: `pipesim calibrate` records how it measured (`tflops`,
-    // `kernels`; docs/calibration-format.md), and the reader ignores them.
-    if (!doc.at(at, "an object").is_object())
-        throw doc.error_at(at, fmt::format("{}: expected an object, got {}",
-                                           fileio::JsonDocument::display_name(at),
-                                           fileio::quote_excerpt(doc.at(at, "an object").dump())));
+    // A misspelt optional key (`ffn_hiden`) would leave its default in place, so that the
+    // entry silently matched no layer: every key is checked. `tflops` and `kernels` are what
+    // `pipesim calibrate` records of how it measured (docs/calibration-format.md); the reader
+    // does not use them.
+    doc.object(at,
+               {"hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "seq_len", "microbatch", "tp",
+                "attention", "forward", "backward_input", "backward_weight", "tflops", "kernels"});
     CalibrationEntry c;
     c.hidden = required_int(doc, at, "hidden", 1, ModelLimits::max_hidden);
     c.heads = required_int(doc, at, "heads", 1, ModelLimits::max_heads);
@@ -87,8 +88,16 @@ CalibrationEntry read_entry(const fileio::JsonDocument& doc, const std::string& 
                                fmt::format("'attention' must be fused or unfused, got {}",
                                            fileio::quote_excerpt(a.dump())));
     }
-    if (c.hidden % c.heads != 0 || c.heads % c.kv_heads != 0)
-        throw doc.error_at(at, "heads must divide hidden and kv_heads must divide heads");
+    if (c.hidden % c.heads != 0)
+        throw doc.error_at(
+            fileio::json_pointer_child(at, "heads"),
+            fmt::format("heads must divide hidden: {} heads, hidden {}", c.heads, c.hidden));
+    if (c.heads % c.kv_heads != 0)
+        throw doc.error_at(
+            doc.has(fileio::json_pointer_child(at, "kv_heads"))
+                ? fileio::json_pointer_child(at, "kv_heads")
+                : at,
+            fmt::format("kv_heads must divide heads: {} kv_heads, {} heads", c.kv_heads, c.heads));
     c.times = {entry_seconds(doc, at, "forward"), entry_seconds(doc, at, "backward_input"),
                entry_seconds(doc, at, "backward_weight")};
     return c;
@@ -122,8 +131,8 @@ double median(std::vector<double> values) {
 AnalyticCostModel measured_fallback(GpuSpec gpu, const Calibration& cal) {
     if (gpu.name != cal.gpu)
         throw std::invalid_argument(
-            fmt::format("the calibration file was measured on '{}', not on the chosen GPU '{}'",
-                        cal.gpu, gpu.name));
+            fmt::format("{}the calibration file was measured on '{}', not on the chosen GPU '{}'",
+                        cal.source.empty() ? "" : cal.source + ": ", cal.gpu, gpu.name));
     if (cal.layers.empty()) throw std::invalid_argument("the calibration has no measured layers");
     std::vector<double> eff[3];
     for (const CalibrationEntry& e : cal.layers) {
@@ -195,7 +204,10 @@ Calibration parse_calibration(std::string_view text, const std::string& source) 
     const fileio::JsonDocument doc(source, std::string(text),
                                    fileio::JsonLimits{.max_depth = L::max_depth});
     doc.require_format(format_name, 1);
+    // `measured` is what `pipesim calibrate` records of the device and the method.
+    doc.object("", {"format", "version", "gpu", "device", "layers", "measured"});
     Calibration cal;
+    cal.source = source;
     cal.gpu = doc.text("/gpu", 64);
     const GpuSpec* gpu = nullptr;
     try {
@@ -230,6 +242,12 @@ Calibration load_calibration(const std::string& path) {
 
 CalibratedCostModel::CalibratedCostModel(GpuSpec gpu, Calibration calibration)
     : calibration_(std::move(calibration)), fallback_(measured_fallback(gpu, calibration_)) {}
+
+bool CalibratedCostModel::measured(const TransformerConfig& config,
+                                   const Workload& workload) const {
+    return std::any_of(calibration_.layers.begin(), calibration_.layers.end(),
+                       [&](const CalibrationEntry& e) { return same_shape(e, config, workload); });
+}
 
 PassTimes CalibratedCostModel::layer(const TransformerConfig& config,
                                      const Workload& workload) const {

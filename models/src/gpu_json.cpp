@@ -81,8 +81,19 @@ GpuSpec read_gpu(const fileio::JsonDocument& doc) {
             throw doc.error_at("/base", e.what());
         }
     }
-    g.name = doc.has("/name") ? doc.text("/name", max_text_bytes)
-                              : (has_base ? g.name + "-custom" : "custom");
+    if (doc.has("/name")) {
+        g.name = doc.name("/name", max_text_bytes);
+        // A preset's name on other rates would pass for that GPU where names are compared (a
+        // calibration file's `gpu`) and print as it in every report.
+        for (const GpuSpec& preset : gpu_specs())
+            if (preset.name == g.name)
+                throw doc.error_at(
+                    "/name", fmt::format("name: '{}' is a preset's name (pipesim list); a GPU file "
+                                         "names its own GPU, e.g. '{}-measured'",
+                                         g.name, g.name));
+    } else {
+        g.name = has_base ? g.name + "-custom" : "custom";
+    }
     if (doc.has("/description"))
         g.description = doc.text("/description", max_text_bytes);
     else if (!has_base)
@@ -104,14 +115,27 @@ GpuSpec read_gpu(const fileio::JsonDocument& doc) {
                                     r.field));
             continue;
         }
-        const double value = doc.number(pointer, 0, r.max);
-        if (value == 0 && !r.zero_ok)
-            throw doc.error_at(pointer, fmt::format("{}: must be > 0", r.field));
-        if (value != 0 && value < r.min)
-            throw doc.error_at(pointer,
-                               fmt::format("{}: must be at least {:g}{}, got {:g}", r.field, r.min,
-                                           r.zero_ok ? " (or 0)" : "", value));
+        // One message for every value out of range, with the whole range.
+        const double value = doc.number(pointer, -1e308, 1e308);
+        if (!(value == 0 && r.zero_ok) && !(value >= r.min && value <= r.max))
+            throw doc.error_at(
+                pointer, fmt::format("{}: must be in {:g}..{:g}{}, got {}", r.field, r.min, r.max,
+                                     r.zero_ok ? " (or 0 for none)" : "",
+                                     fileio::quote_excerpt(doc.at(pointer, "").dump())));
         g.*r.target = value;
+    }
+    // The short-K falloff (roofline.cpp) takes both; one alone would be silently unused.
+    if ((g.gemm_k_fill > 0) != (g.gemm_reference_k > 0)) {
+        const bool fill_given = doc.has("/gemm_k_fill");
+        const bool reference_given = doc.has("/gemm_reference_k");
+        throw doc.error_at(fill_given        ? "/gemm_k_fill"
+                           : reference_given ? "/gemm_reference_k"
+                                             : "",
+                           fmt::format("gemm_k_fill {:g}{} and gemm_reference_k {:g}{}: the "
+                                       "short-K GEMM falloff needs both above 0, or both 0 for "
+                                       "none (docs/models.md)",
+                                       g.gemm_k_fill, fill_given ? "" : " (the base's)",
+                                       g.gemm_reference_k, reference_given ? "" : " (the base's)"));
     }
     return g;
 }

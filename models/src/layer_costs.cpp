@@ -83,6 +83,13 @@ void check_workload(const TransformerConfig& c, const Workload& w) {
             fmt::format("microbatch size must be ≥ 1, got {}", w.microbatch));
     if (w.seq(c) < 1)
         throw std::invalid_argument(fmt::format("sequence length must be ≥ 1, got {}", w.seq(c)));
+    // A learned position table (GPT's) holds seq_len rows and cannot place a longer
+    // sequence's tokens; rotary positions have no such bound.
+    if (c.learned_positions && w.seq(c) > c.seq_len)
+        throw std::invalid_argument(fmt::format(
+            "sequence length {} is longer than {}'s learned position table of {} positions "
+            "(its seq_len): give the model a seq_len of at least {}",
+            w.seq(c), c.name, c.seq_len, w.seq(c)));
     if (w.tp < 1)
         throw std::invalid_argument(
             fmt::format("tensor-parallel degree must be ≥ 1, got {}", w.tp));

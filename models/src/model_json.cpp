@@ -42,7 +42,7 @@ class ModelReader {
             }
             c.stated_params = 0;
         }
-        c.name = doc_.has("/name") ? doc_.text("/name", L::max_text_bytes)
+        c.name = doc_.has("/name") ? doc_.name("/name", L::max_text_bytes)
                                    : (has_base ? c.name + "-custom" : "custom");
         c.source = doc_.has("/source") ? doc_.text("/source", L::max_text_bytes) : doc_.file();
         for (auto [field, target, max] : {std::tuple{"layers", &c.layers, L::max_layers},

@@ -63,7 +63,7 @@ BuildingBlock parse_block_json(std::string_view text, const std::string& file,
     doc.object("", {"format", "version", "name", "devices", "chunks", "placement", "lengths",
                     "interval", "group", "passes"});
     BuildingBlock b;
-    b.name = doc.has("/name") ? doc.text("/name", max_name_bytes) : default_name;
+    b.name = doc.has("/name") ? doc.name("/name", max_name_bytes) : default_name;
     b.devices = static_cast<int>(doc.integer("/devices", 1, limits.max_devices));
     b.chunks =
         doc.has("/chunks") ? static_cast<int>(doc.integer("/chunks", 1, limits.max_chunks)) : 1;

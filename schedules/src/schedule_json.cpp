@@ -32,13 +32,21 @@ void read_device_ops(const fileio::JsonDocument& doc, const std::string& pointer
     auto fail = [&](std::size_t at, const std::string& problem) {
         throw fileio::ParseError(doc.file(), doc.position_in_string(pointer, at), problem);
     };
-    // A decimal below `limit` at i; -1 if there is no digit.
-    auto read_number = [&](std::size_t& i, long long limit, std::string_view what) -> int {
+    // A decimal below `limit` at i, in the op `token` that starts at `token_start`; -1 if
+    // there is no digit.
+    auto read_number = [&](std::size_t& i, long long limit, std::string_view what,
+                           std::string_view token, std::size_t token_start) -> int {
         const std::size_t start = i;
         const long long value = detail::read_decimal(text, i, limit);
-        if (value == detail::too_big)
-            fail(start, fmt::format("{} {}... is outside 0..{}", what,
-                                    text.substr(start, i + 1 - start), limit - 1));
+        if (value == detail::too_big) {
+            std::size_t digits_end = start;
+            while (digits_end < text.size() && text[digits_end] >= '0' && text[digits_end] <= '9')
+                ++digits_end;
+            fail(token_start,
+                 fmt::format("{}: {} {} is outside 0..{}", fileio::quote_excerpt(token), what,
+                             fileio::quote_excerpt(text.substr(start, digits_end - start), 24),
+                             limit - 1));
+        }
         return static_cast<int>(value);
     };
     std::size_t i = 0;
@@ -56,11 +64,11 @@ void read_device_ops(const fileio::JsonDocument& doc, const std::string& pointer
         if (!parse_pass(token.substr(0, pass_len), op.pass))
             fail(start, fmt::format("expected {}, got {}", op_shape, fileio::quote_excerpt(token)));
         i = start + pass_len;
-        const int mb = read_number(i, schedule.microbatches, "microbatch");
+        const int mb = read_number(i, schedule.microbatches, "microbatch", token, start);
         if (mb < 0 || i >= end || text[i] != ':')
             fail(start, fmt::format("expected {}, got {}", op_shape, fileio::quote_excerpt(token)));
         ++i;
-        const int stage = read_number(i, schedule.stages(), "stage");
+        const int stage = read_number(i, schedule.stages(), "stage", token, start);
         if (stage < 0 || i != end)
             fail(start, fmt::format("expected {}, got {}", op_shape, fileio::quote_excerpt(token)));
         op.microbatch = mb;
@@ -141,7 +149,7 @@ Schedule parse_schedule_json(std::string_view text, const std::string& file,
     doc.object("", {"format", "version", "name", "devices", "microbatches", "chunks", "placement",
                     "microbatch_stages", "device_ops", "fb_pairs"});
     Schedule schedule;
-    schedule.name = doc.has("/name") ? doc.text("/name", max_name_bytes) : default_name;
+    schedule.name = doc.has("/name") ? doc.name("/name", max_name_bytes) : default_name;
     schedule.devices = static_cast<int>(doc.integer("/devices", 1, limits.max_devices));
     schedule.microbatches =
         static_cast<int>(doc.integer("/microbatches", 1, limits.max_microbatches));

@@ -27,6 +27,20 @@ constexpr int format_version = 1;
 constexpr std::size_t max_axis = 4096;
 constexpr std::size_t max_name = 4096;
 
+// A value given twice on one axis would be one job, not two (`"mb": [1, 1]` meant for
+// `[1, 2]` would vanish without a word): refused, naming both places.
+void check_distinct(const fileio::JsonDocument& doc, const std::string& ptr,
+                    const fileio::JsonDocument::Value& arr) {
+    for (std::size_t i = 1; i < arr.size(); ++i)
+        for (std::size_t k = 0; k < i; ++k)
+            if (arr[i] == arr[k])
+                throw doc.error_at(fileio::json_pointer_child(ptr, i),
+                                   fmt::format("{}: {} is given twice ({}[{}] and [{}]): give each "
+                                               "value of an axis once",
+                                               ptr.substr(1), fileio::quote_excerpt(arr[i].dump()),
+                                               ptr.substr(1), k, i));
+}
+
 // Calls read(pointer) for the member `key`'s value, or for each element if it is an array.
 template <class Read>
 void each_value(const fileio::JsonDocument& doc, std::string_view key, Read read) {
@@ -38,6 +52,7 @@ void each_value(const fileio::JsonDocument& doc, std::string_view key, Read read
     }
     const auto& arr = doc.array(ptr, max_axis);
     if (arr.empty()) throw doc.error_at(ptr, "expected a value or a non-empty array of values");
+    check_distinct(doc, ptr, arr);
     for (std::size_t i = 0; i < arr.size(); ++i)
         read(fileio::json_pointer_child(ptr, i));
 }
@@ -127,8 +142,8 @@ MemoryValue memory_value(const fileio::JsonDocument& doc, const std::string& ptr
     if (used > 0 && std::isfinite(number) && number >= 0)
         for (const auto& [name, scale] : units)
             if (unit == name) return {number * scale, !unit.empty()};
-    throw doc.error_at(ptr, fmt::format("expected a size such as \"80GiB\" (B, KB, MB, GB, TB, "
-                                        "KiB, MiB, GiB, TiB), got {}",
+    throw doc.error_at(ptr, fmt::format("mem_limit: expected a size such as \"80GiB\" (B, KB, "
+                                        "MB, GB, TB, KiB, MiB, GiB, TiB), got {}",
                                         fileio::quote_excerpt(text)));
 }
 
@@ -214,10 +229,11 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.v = int_axis(doc, "v", 0, 64);
     if (doc.has("/costs")) {
         const auto& costs = doc.root().at("costs");
-        if (costs.is_array() && !costs.empty() && costs.front().is_array())
+        if (costs.is_array() && !costs.empty() && costs.front().is_array()) {
+            check_distinct(doc, "/costs", doc.array("/costs", max_axis));
             for (std::size_t i = 0; i < doc.array("/costs", max_axis).size(); ++i)
                 grid.costs.push_back(cost_triple(doc, fileio::json_pointer_child("/costs", i)));
-        else
+        } else
             grid.costs.push_back(cost_triple(doc, "/costs"));
     }
     grid.comm = number_axis(doc, "comm", 0, 1e30);

@@ -11,6 +11,9 @@
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
 #include "json_text.hpp"
+#include "schedules/block.hpp"
+#include "schedules/dependency_order.hpp"
+#include "schedules/validate.hpp"
 #include "viz/chrome_trace.hpp"
 
 namespace pipesim::viz {
@@ -91,6 +94,7 @@ class Reader {
         read_device_ops(t);
         if (doc_.has("/transfers")) read_transfers(t);
         if (doc_.has("/fb_pairs")) read_fb_pairs(t);
+        check_run(saved);
         return saved;
     }
 
@@ -294,6 +298,16 @@ class Reader {
             x.dst_device = static_cast<int>(doc_.integer(p + "/dst", 0, t.devices - 1));
             x.producer = read_op(doc_.at(p + "/producer", "an op"), p + "/producer", t, false);
             x.consumer = read_op(doc_.at(p + "/consumer", "an op"), p + "/consumer", t, false);
+            const bool pipeline =
+                !doc_.has(p + "/kind") || doc_.at(p + "/kind", "a kind") == "pipeline";
+            const int from = t.stage_device[static_cast<std::size_t>(x.producer.stage)];
+            const int to = t.stage_device[static_cast<std::size_t>(x.consumer.stage)];
+            if (pipeline && (x.src_device != from || x.dst_device != to))
+                throw doc_.error_at(
+                    p, fmt::format("{}: a pipeline transfer from {} to {} goes from device {} to "
+                                   "device {}, which run their stages, not from {} to {}",
+                                   fileio::JsonDocument::display_name(p), to_string(x.producer),
+                                   to_string(x.consumer), from, to, x.src_device, x.dst_device));
             x.bytes = doc_.number(p + "/bytes", 0, max_time);
             x.start = doc_.number(p + "/start", 0, max_time);
             x.end = doc_.number(p + "/end", x.start, max_time);
@@ -311,6 +325,85 @@ class Reader {
                 x.kind = *found;
             }
             t.transfers.push_back(x);
+        }
+    }
+
+    // Whether the ops are a whole run of the timeline's schedule and their times follow its
+    // dependencies; the transfers' times their ops'. Only warns: a measured timeline with
+    // ops missing can still be drawn, and its figures are then those of the ops it holds.
+    void check_run(SavedTimeline& saved) const {
+        const Timeline& t = saved.timeline;
+        const std::string& file = doc_.file();
+        Schedule s = schedule_from_timeline(t, t.schedule);
+        s.fb_pairs = t.fb_pairs;
+        double makespan = 0;
+        for (const auto& ops : t.device_ops)
+            if (!ops.empty()) makespan = std::max(makespan, ops.back().end);
+        if (const auto issue = validate_structure(s)) {
+            saved.warnings.push_back(fmt::format(
+                "{}: not a whole run of p={} m={} v={}: {}; the picture and its figures are of "
+                "the ops the file holds",
+                file, t.devices, t.microbatches, t.chunks, issue->message));
+            return;
+        }
+        // Rounding of times written as the shortest decimal is far below this; a measured
+        // timeline's event clock resolves a microsecond of a run of many.
+        const double slack = 1e-6 * makespan;
+        std::vector<double> end(dense_op_count(t.microbatches, t.stages()), -1);
+        std::vector<double> start(end.size(), -1);
+        std::string late;  // the first op that starts before an input of it ends
+        std::size_t late_count = 0;
+        DependencyWalker walker(s);
+        const auto issue = walker.run([&](int device, int position, const Op& op,
+                                          const Predecessors& preds) {
+            const TimedOp& timed =
+                t.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(position)];
+            for (int k = 0; k < preds.count; ++k) {
+                const double input_end =
+                    end[dense_op_index(preds.op[static_cast<std::size_t>(k)], t.stages())];
+                if (timed.start >= input_end - slack) continue;
+                if (late_count++ == 0)
+                    late = fmt::format(
+                        "device_ops[{}][{}] {} starts at {}, before its input {} "
+                        "ends at {} on device {}",
+                        device, position, to_string(op), timed.start,
+                        to_string(preds.op[static_cast<std::size_t>(k)]), input_end,
+                        preds.device[static_cast<std::size_t>(k)]);
+            }
+            end[dense_op_index(op, t.stages())] = timed.end;
+            start[dense_op_index(op, t.stages())] = timed.start;
+        });
+        if (issue) {
+            saved.warnings.push_back(
+                fmt::format("{}: its ops' order cannot run: {}; the picture shows them as they are",
+                            file, issue->message));
+            return;
+        }
+        if (late_count > 0)
+            saved.warnings.push_back(fmt::format(
+                "{}: {}{}: the times do not follow the schedule's dependencies", file, late,
+                late_count > 1 ? fmt::format(" (and {} more such inputs)", late_count - 1) : ""));
+        for (std::size_t i = 0; i < t.transfers.size(); ++i) {
+            const Transfer& x = t.transfers[i];
+            if (x.kind != TransferKind::pipeline) continue;
+            const double producer_end = end[dense_op_index(x.producer, t.stages())];
+            const double consumer_start = start[dense_op_index(x.consumer, t.stages())];
+            std::string problem;
+            if (producer_end < 0 || consumer_start < 0)
+                problem =
+                    fmt::format("carries {} to {}, {} of which the file does not hold",
+                                to_string(x.producer), to_string(x.consumer),
+                                producer_end < 0 ? to_string(x.producer) : to_string(x.consumer));
+            else if (x.start < producer_end - slack)
+                problem = fmt::format("starts at {}, before {}, its producer, ends at {}", x.start,
+                                      to_string(x.producer), producer_end);
+            else if (x.end > consumer_start + slack)
+                problem = fmt::format("ends at {}, after {}, its consumer, starts at {}", x.end,
+                                      to_string(x.consumer), consumer_start);
+            if (!problem.empty()) {
+                saved.warnings.push_back(fmt::format("{}: transfers[{}] {}", file, i, problem));
+                break;
+            }
         }
     }
 

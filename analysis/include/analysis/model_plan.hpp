@@ -24,7 +24,7 @@ struct ModelAnalysis {
     models::Workload workload;
     models::PipelinePlan plan;  ///< one stage per virtual stage, in model order
     std::string
-        cost_source;  ///< "operator rooflines", "analytic, efficiency E" or "calibration FILE"
+        cost_source;  ///< "operator rooflines", "analytic, efficiency E" or "calibration FILE: …"
     bool operator_model = false;           ///< the times come from the operator rooflines
     std::vector<double> static_bytes;      ///< weights, gradients, optimizer state
     std::vector<double> activation_bytes;  ///< peak activations (from the metrics)
@@ -34,7 +34,7 @@ struct ModelAnalysis {
     /// the smallest holding it (device_gpus()). summarize_model() sets `gpu` for each unless
     /// it is already sized.
     std::vector<models::GpuSpec> device_gpu;
-    int gpus = 0;                          ///< dp · p · t
+    int gpus = 0;  ///< dp · p · t
     /// One optimizer step on the device whose stages hold the most (seconds, memory-bound).
     double optimizer_seconds = 0;
     /// The iteration time plus the optimizer step: what the rates below divide by (with

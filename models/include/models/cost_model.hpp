@@ -79,6 +79,7 @@ struct Calibration {
     std::string gpu;     ///< a name from gpu_specs()
     std::string device;  ///< what the driver called the device (informational)
     std::vector<CalibrationEntry> layers;
+    std::string source;  ///< the file it was read from, for messages ("" when built in code)
 };
 
 /// Largest values a calibration file may hold (docs/calibration-format.md, "Limits"); layer
@@ -114,6 +115,9 @@ class CalibratedCostModel : public CostModel {
     PassTimes layer(const TransformerConfig& config, const Workload& workload) const override;
     PassTimes head(const TransformerConfig& config, const Workload& workload) const override;
     const GpuSpec& gpu() const override { return fallback_.gpu(); }
+    /// Whether an entry of the file has this layer's exact shape (its times are then used
+    /// as measured; otherwise the fallback's efficiencies).
+    bool measured(const TransformerConfig& config, const Workload& workload) const;
     /// The fallback analytic model (efficiencies measured from the file).
     const AnalyticCostModel& fallback() const { return fallback_; }
 

@@ -101,7 +101,7 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
     doc.object("", {"name", "description", "gpus_per_node", "nodes", "intra_node", "nic",
                     "nic_per_gpu", "topology", "nodes_per_leaf", "leaf_uplink_gb_s", "nccl_algo"});
     ClusterSpec c;
-    c.name = doc.has("/name") ? doc.text("/name", 200) : fileio::file_stem(file);
+    c.name = doc.has("/name") ? doc.name("/name", 200) : fileio::file_stem(file);
     if (doc.has("/description")) c.description = doc.string("/description", 2000);
     c.gpus_per_node = static_cast<int>(doc.integer("/gpus_per_node", 1, max_gpus_per_node));
     const auto& nodes = doc.array("/nodes", 1024);

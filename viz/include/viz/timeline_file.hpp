@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fileio/files.hpp"
 #include "fileio/parse_error.hpp"
@@ -20,6 +21,11 @@ struct SavedTimeline {
     std::optional<MemoryModel> memory;
     /// The memory model is in bytes (a model gave it), not activation units.
     bool memory_in_bytes = false;
+    /// What no run of the timeline's schedule could have produced, which the reader takes
+    /// (a measured timeline with ops missing can still be drawn) and callers print: ops
+    /// missing or twice, an op that starts before its input ends, a transfer outside its
+    /// producer's end and its consumer's start. Each names the timeline's source.
+    std::vector<std::string> warnings;
 };
 
 /// Thrown for valid JSON that is not a saved timeline (no "format": "pipesim-timeline"),
