@@ -1,5 +1,6 @@
 #include "schedules/registry.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
@@ -119,6 +120,24 @@ void check_planning_costs(std::string_view name, const GeneratorOptions& options
 
 }  // namespace
 
+PlanningCosts scale_invariant(PlanningCosts planning) {
+    double largest = planning.comm_latency;
+    for (const std::vector<double>* times :
+         {&planning.times.forward, &planning.times.backward_input, &planning.times.backward_weight})
+        for (const double t : *times)
+            largest = std::max(largest, t);
+    if (!(largest > 0) || !std::isfinite(largest)) return planning;
+    // A power of two: scaling by it is exact, so that times of order one plan bit for bit as
+    // before, and every other scale plans as they do.
+    const double scale = std::ldexp(1.0, -std::ilogb(largest));
+    for (std::vector<double>* times :
+         {&planning.times.forward, &planning.times.backward_input, &planning.times.backward_weight})
+        for (double& t : *times)
+            t *= scale;
+    planning.comm_latency *= scale;
+    return planning;
+}
+
 std::span<const ScheduleGenerator> schedule_generators() {
     return generators;
 }
@@ -166,6 +185,7 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
                                                 resolved.microbatches, max_schedule_ops));
 
     check_planning_costs(name, resolved);
+    resolved.planning = scale_invariant(std::move(resolved.planning));
 
     Schedule schedule = generator->generate(resolved);
     if (!generator->validates_itself || !generator->validates_itself(resolved)) {
