@@ -203,6 +203,10 @@ TEST_CASE("write_html_report embeds Graphviz's pictures with their tooltips", "[
     CHECK(count(page, "id=\"s1-node") == 4 * 8 * 3);
     CHECK(page.find("xlink:title=\"F(mb 0, stage 0) on device 0") != std::string::npos);
     CHECK(std::distance(fs::directory_iterator(dir.path), {}) == 1);  // no temporary left
+    // Graphviz's comment on every node and edge is left out of the page, and nothing else:
+    // each node's box is still there after the comment that preceded it.
+    CHECK(page.find("<!--") == std::string::npos);
+    CHECK(count(page, "class=\"node\"") >= 4 * 8 * 2 + 4 * 8 * 3);
 }
 
 TEST_CASE("compare --html writes a report with one row and one timeline per schedule",

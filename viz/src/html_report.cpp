@@ -84,10 +84,16 @@ std::string embed_svg(const std::string& svg, std::size_t index) {
     const auto start = svg.find("<svg");
     if (start == std::string::npos)
         throw std::invalid_argument(fmt::format("timeline picture {} is not SVG", index));
-    std::string body = svg.substr(start);
-    for (auto open = body.find("<!--"); open != std::string::npos; open = body.find("<!--")) {
-        const auto close = body.find("-->", open);
-        body.erase(open, close == std::string::npos ? std::string::npos : close + 3 - open);
+    // Graphviz comments every node and edge: one pass that leaves them out (erasing each in
+    // place moved the rest of the picture once per comment, 12 minutes at 200,000 ops).
+    std::string body;
+    body.reserve(svg.size() - start);
+    for (std::size_t at = start; at < svg.size();) {
+        const auto open = svg.find("<!--", at);
+        body.append(svg, at, open == std::string::npos ? std::string::npos : open - at);
+        if (open == std::string::npos) break;
+        const auto close = svg.find("-->", open);
+        at = close == std::string::npos ? svg.size() : close + 3;
     }
     const std::string prefix = fmt::format("s{}-", index);
     std::string out;
