@@ -1,5 +1,6 @@
 // pipesim sweep / merge / pareto end to end: rows, infeasible configurations, a killed and
 // resumed sweep, shards, and one reproduced number against its closed form.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -125,6 +126,27 @@ TEST_CASE(
     REQUIRE(one_f_one_b != rows.end());
     CHECK(field(*one_f_one_b, "status") == "ok");
     CHECK(std::stod(field(*one_f_one_b, "bubble_rate")) == Approx(3.0 / 11.0).epsilon(1e-12));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("an over-memory row's reason names the device of its peak_memory", "[sweep][cli]") {
+    const fs::path dir = scratch("worst");
+    const fs::path grid = dir / "worst.json";
+    // Every device of zb-v over 40 GiB; device 0, the first over, is not the fullest.
+    std::ofstream(grid) << R"({"format": "pipesim-sweep", "version": 1, "schedule": "zb-v",
+        "p": 3, "m": 6, "model": "llama2-13b", "gpu": "a100-40gb", "mb": 1})";
+    const fs::path out = dir / "r.csv";
+    REQUIRE(run_pipesim("sweep " + grid.string() + " -o " + out.string() + " -j 1").exit_code == 0);
+    const std::vector<std::string> rows = sorted_rows(out);
+    REQUIRE(rows.size() == 2);
+    REQUIRE(field(rows[1], "status") == "over-memory");
+    const std::string reason = field(rows[1], "reason");
+    const double peak = std::stod(field(rows[1], "peak_memory")) / (1u << 30);
+    CHECK_THAT(reason, Catch::Contains(fmt::format("needs {:.2f} GiB, more than the 40.00 GiB of "
+                                                   "a100-40gb",
+                                                   peak)));
+    CHECK_THAT(reason, Catch::EndsWith("(3 of 3 devices are over)"));
+    CHECK_THAT(reason, !Catch::StartsWith("device 0 "));
     fs::remove_all(dir);
 }
 

@@ -45,6 +45,10 @@ Metrics MetricsBuilder::finish() const {
         dm.first_start = dev.first;
         dm.span = dev.last - dev.first;
         dm.idle = std::max(0.0, dm.span - dm.busy);
+        // The busy time is a sum of op lengths, each rounded (as is each length): an idle
+        // time within that rounding, two units in the last place of the span per op, is
+        // none (8.9e-16 once printed as a zb-2p device's idle time).
+        if (dm.idle <= 2 * dev.ops * 0x1p-52 * dm.span) dm.idle = 0;
         dm.bubble_rate = dm.span > 0 ? dm.idle / dm.span : 0.0;
         first = std::min(first, dev.first);
         last = std::max(last, dev.last);

@@ -45,11 +45,20 @@ void classify_memory(Result& r, const Analysis& a) {
     if (a.model) {
         const analysis::ModelAnalysis& m = *a.model;
         if (!m.over_capacity.empty()) {
-            const auto d = static_cast<std::size_t>(m.over_capacity.front());
+            // The device that needs the most, whose figure is the row's peak_memory (the
+            // first one over once named 92.53 GiB beside a peak of 100.89).
+            auto d = static_cast<std::size_t>(m.over_capacity.front());
+            for (const int over : m.over_capacity)
+                if (m.total_bytes[static_cast<std::size_t>(over)] > m.total_bytes[d])
+                    d = static_cast<std::size_t>(over);
             r.status = Status::over_memory;
-            r.reason = fmt::format("device {} needs {:.2f} GiB, more than the {:.2f} GiB of {}", d,
-                                   m.total_bytes[d] / gib, m.device_gpu[d].memory_bytes / gib,
-                                   m.device_gpu[d].name);
+            r.reason = fmt::format("device {} needs {:.2f} GiB, more than the {:.2f} GiB of {}{}",
+                                   d, m.total_bytes[d] / gib, m.device_gpu[d].memory_bytes / gib,
+                                   m.device_gpu[d].name,
+                                   m.over_capacity.size() > 1
+                                       ? fmt::format(" ({} of {} devices are over)",
+                                                     m.over_capacity.size(), m.total_bytes.size())
+                                       : "");
             return;
         }
     }

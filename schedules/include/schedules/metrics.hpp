@@ -137,6 +137,7 @@ class MetricsBuilder {
         double held = 0;  ///< activation held after its last op
         double first = std::numeric_limits<double>::quiet_NaN();  ///< first start (NaN: none)
         double last = 0;                                          ///< last end
+        double ops = 0;  ///< ops added, which bounds the rounding of the busy sum
     };
     std::vector<Device> devices_;
 };
@@ -147,6 +148,7 @@ inline void MetricsBuilder::add(int device, const Op& op, double start, double e
     if (std::isnan(dev.first)) dev.first = start;
     dev.last = end;
     dev.metrics.busy += end - start;
+    ++dev.ops;
     const MemoryDelta delta = memory_delta(op, memory_);
     dev.held += delta.at_start;
     dev.metrics.peak_activation = std::max(dev.metrics.peak_activation, dev.held);
