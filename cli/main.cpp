@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (command == "calibrate" || command == "gpu-run") exec_gpu_program(argc, argv);
-    pipesim::fileio::guard_inputs();  // no output replaces a file the command read
+    pipesim::fileio::guard_inputs();                   // no output replaces a file the command read
+    pipesim::fileio::remove_temporaries_on_signals();  // Ctrl-C leaves no half-written file
     return pipesim::cli::run_command(command, run, std::vector<std::string>(argv + 2, argv + argc));
 }

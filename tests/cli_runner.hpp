@@ -1,6 +1,7 @@
 #pragma once
 // Runs the pipesim binary in a test and captures exit code, stdout and stderr.
 
+#include <spawn.h>
 #include <sys/wait.h>
 
 #include <unistd.h>
@@ -60,6 +61,19 @@ inline CommandResult run_program(const std::string& program, const std::string& 
 inline CommandResult run_pipesim(const std::string& args,
                                  const std::string& input_file = "/dev/null") {
     return run_program(PIPESIM_BINARY, args, input_file);
+}
+
+/// Starts `PIPESIM_BINARY <args>` (each one argument, no shell) without waiting for it: for a
+/// test that signals the run while it works. Returns its process id, 0 if it did not start.
+inline pid_t start_pipesim(std::vector<std::string> args) {
+    args.insert(args.begin(), PIPESIM_BINARY);
+    std::vector<char*> argv;
+    for (std::string& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    return ::posix_spawn(&pid, PIPESIM_BINARY, nullptr, nullptr, argv.data(), environ) == 0 ? pid
+                                                                                            : 0;
 }
 
 }  // namespace pipesim::test

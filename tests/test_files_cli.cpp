@@ -2,11 +2,18 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "child_process.hpp"
 #include "cli_runner.hpp"
@@ -204,4 +211,44 @@ TEST_CASE("saving a schedule with F&B pairs as CSV warns that the pairs are not 
     // Schedules without pairs say nothing.
     CHECK(run_pipesim("analyze -s zb-v -p 4 -m 8 --save " + (dir / "zv.csv").string()).err == "");
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Ctrl-C while an output is being written leaves no temporary file behind",
+          "[files][cli]") {
+    namespace fs = std::filesystem;
+    const fs::path dir =
+        fs::temp_directory_path() / ("pipesim_sigint_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    // A timeline of 262,144 ops, some 65 MB: written over a fraction of a second, long enough
+    // to see its temporary file appear.
+    const pid_t pid =
+        pipesim::test::start_pipesim({"analyze", "-s", "1f1b", "-p", "32", "-m", "4096",
+                                      "--save-timeline", (dir / "t.json").string()});
+    REQUIRE(pid > 0);
+    auto temporary_exists = [&] {
+        for (const auto& entry : fs::directory_iterator(dir))
+            if (entry.path().filename().string().find(".tmp.") != std::string::npos) return true;
+        return false;
+    };
+    int status = 0;
+    bool interrupted = false;
+    while (::waitpid(pid, &status, WNOHANG) != pid) {
+        if (!interrupted && temporary_exists()) {
+            ::kill(pid, SIGINT);
+            interrupted = true;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    if (interrupted) {
+        // Ended by the interrupt, as before, and with its half-written file removed.
+        CHECK(WIFSIGNALED(status));
+        CHECK(WTERMSIG(status) == SIGINT);
+        CHECK_FALSE(temporary_exists());
+        CHECK_FALSE(fs::exists(dir / "t.json"));
+    } else {
+        WARN("the run ended before its temporary file was seen; nothing was interrupted");
+        CHECK(WIFEXITED(status));
+    }
+    fs::remove_all(dir);
 }

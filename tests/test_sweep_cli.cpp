@@ -5,7 +5,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +21,6 @@
 using namespace pipesim::test;
 namespace fs = std::filesystem;
 
-extern char** environ;
 
 namespace {
 
@@ -160,14 +158,9 @@ TEST_CASE("a sweep killed midway and resumed gives the rows of an uninterrupted 
 
     // Start the same sweep with one worker and kill it once a few of its 72 rows are written:
     // each SimGrid job is a fresh process, so it is still far from done then.
-    std::vector<std::string> args = {PIPESIM_BINARY, "sweep", grid,         "-o",  resumed.string(),
-                                     "-j",           "1",     "--progress", "none"};
-    std::vector<char*> argv;
-    for (std::string& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    REQUIRE(::posix_spawn(&pid, PIPESIM_BINARY, nullptr, nullptr, argv.data(), environ) == 0);
+    const pid_t pid = pipesim::test::start_pipesim(
+        {"sweep", grid, "-o", resumed.string(), "-j", "1", "--progress", "none"});
+    REQUIRE(pid > 0);
     int status = 0;
     bool exited = false;
     while (!exited) {

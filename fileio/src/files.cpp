@@ -1,11 +1,13 @@
 #include "fileio/files.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -201,6 +203,60 @@ bool is_standard_stream(std::string_view path) {
     return path == "-";
 }
 
+namespace {
+
+// The temporary files being written, for the signal handler: fixed storage it can read
+// without allocating, a slot in use once its path is complete.
+constexpr int max_temporaries = 16;
+constexpr std::size_t max_temporary_path = 4096;
+char temporary_path[max_temporaries][max_temporary_path];
+volatile std::sig_atomic_t temporary_used[max_temporaries];
+std::mutex temporary_slots;
+
+extern "C" void remove_temporaries_and_die(int signal) {
+    for (int i = 0; i < max_temporaries; ++i)
+        if (temporary_used[i]) ::unlink(temporary_path[i]);
+    // SA_RESETHAND restored the default action: the process ends as the signal says.
+    ::raise(signal);
+}
+
+// A temporary file known to the handler while it exists.
+class KnownTemporary {
+  public:
+    explicit KnownTemporary(const std::string& path) {
+        if (path.size() >= max_temporary_path) return;
+        const std::lock_guard<std::mutex> hold(temporary_slots);
+        for (int i = 0; i < max_temporaries; ++i)
+            if (!temporary_used[i]) {
+                std::memcpy(temporary_path[i], path.c_str(), path.size() + 1);
+                temporary_used[i] = 1;
+                slot_ = i;
+                return;
+            }
+    }
+    ~KnownTemporary() {
+        if (slot_ < 0) return;
+        const std::lock_guard<std::mutex> hold(temporary_slots);
+        temporary_used[slot_] = 0;
+    }
+    KnownTemporary(const KnownTemporary&) = delete;
+    KnownTemporary& operator=(const KnownTemporary&) = delete;
+
+  private:
+    int slot_ = -1;
+};
+
+}  // namespace
+
+void remove_temporaries_on_signals() {
+    struct sigaction action {};
+    action.sa_handler = remove_temporaries_and_die;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
+        ::sigaction(signal, &action, nullptr);
+}
+
 void write_file_atomically(const std::string& requested, std::string_view content) {
     write_file_atomically(requested, [&](const TextSink& sink) { sink(content); });
 }
@@ -231,6 +287,7 @@ void write_file_atomically(const std::string& requested,
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) fail_write(path, std::strerror(errno));
+    const KnownTemporary known(temp);
     auto give_up = [&](const char* what, int error) {
         const std::string reason = fmt::format("{}: {}", what, std::strerror(error));
         ::close(fd);

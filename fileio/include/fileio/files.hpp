@@ -34,6 +34,12 @@ using TextSink = std::function<void(std::string_view)>;
 void write_file_atomically(const std::string& path,
                            const std::function<void(const TextSink&)>& produce);
 
+/// From now on, an interrupt, hang-up or termination signal first removes the temporary files
+/// write_file_atomically() is writing, then ends the process as the signal would have
+/// (Ctrl-C during a large --save-timeline left 151 MB behind). For a command's one run; a
+/// host that handles its own signals (Python's KeyboardInterrupt) leaves it off.
+void remove_temporaries_on_signals();
+
 /// From now on, remembers every regular file read_text_file() reads, and
 /// write_file_atomically() refuses to replace one of them ("cannot write PATH: it is an input
 /// of this run, ..."), however it is named (a link, another path). For a command's one run;

@@ -13,11 +13,12 @@ namespace pipesim {
 /// Caps on what a schedule file may claim, so a hostile or mistaken file is rejected before
 /// anything is allocated for it (e.g. "microbatches": 1000000000000).
 struct ScheduleFileLimits {
-    std::size_t max_bytes = std::size_t{64} << 20;  ///< file size
-    int max_devices = 4096;                         ///< p
-    int max_chunks = 64;                            ///< v
-    int max_microbatches = 1 << 20;                 ///< m
-    std::size_t max_ops = 50'000'000;               ///< ops over all devices
+    /// File size: 5·10⁷ ops of a large schedule take some 600 MB (12 bytes an op in JSON).
+    std::size_t max_bytes = std::size_t{1} << 30;
+    int max_devices = 4096;            ///< p
+    int max_chunks = 64;               ///< v
+    int max_microbatches = 1 << 20;    ///< m
+    std::size_t max_ops = 50'000'000;  ///< ops over all devices
 };
 
 /// Reads a schedule from `path`: ".json" is pipesim's schedule JSON, ".csv" PyTorch's
