@@ -21,7 +21,6 @@
 using namespace pipesim::test;
 namespace fs = std::filesystem;
 
-
 namespace {
 
 const std::string data = std::string(PIPESIM_SOURCE_DIR) + "/tests/data/sweeps/";

@@ -224,6 +224,14 @@ TEST_CASE("compare --html writes a report with one row and one timeline per sche
     // The table's makespans are the replay's: 33, 27 and ZB-V's 25.5.
     CHECK(page.find("<td class=\"num\">33</td>") != std::string::npos);
     CHECK(page.find("<td class=\"num\">27</td>") != std::string::npos);
+    // The terminal table's speed-ups, each naming its baseline: ZB-H1's 33/27 over 1F1B, the
+    // first schedule, in both.
+    CHECK(page.find("speed-up over 1f1b") != std::string::npos);
+    CHECK(page.find("vs 1F1B") != std::string::npos);
+    CHECK(count(page, "<td class=\"num\">1.222x</td>") == 2);
+    const auto one = run_pipesim("analyze -s zb-h1 -p 4 -m 8 --html " + (dir / "a.html"));
+    REQUIRE(one.exit_code == 0);
+    CHECK(count(read_file(dir / "a.html"), "<td class=\"num\">1.222x</td>") == 1);
 }
 
 TEST_CASE("a report named other than .html is refused before anything runs", "[viz][html][cli]") {
