@@ -213,6 +213,10 @@ int run_compare(const std::vector<std::string>& args) {
             comparison.engine = "simgrid";
             comparison.cluster = cluster.name;
         }
+        // What tells one comparison file from another: the costs, latency, model, cluster
+        // (with its node count) and layout, as the HTML report lists them.
+        comparison.command = command_line("compare", args);
+        comparison.inputs = html_report_for("compare", args, spec, cluster_name).inputs;
         const nlohmann::ordered_json j = analysis::comparison_json(comparison);
         fmt::print("{}\n", j.dump(2));
     } else if (csv) {

@@ -133,8 +133,24 @@ TEST_CASE("compare puts schedules side by side with closed-form figures", "[cli]
     // A list typed with spaces after its commas names the same schedules.
     const auto spaced = run_pipesim("compare -s '1f1b, zb-h1' -p 4 -m 8 --json");
     REQUIRE(spaced.exit_code == 0);
-    CHECK(nlohmann::json::parse(spaced.out) == j);
+    auto spaced_json = nlohmann::json::parse(spaced.out);
+    CHECK(spaced_json["command"] == "pipesim compare -s '1f1b, zb-h1' -p 4 -m 8 --json");
+    spaced_json["command"] = j["command"];
+    CHECK(spaced_json == j);
     CHECK(run_pipesim("compare -s '1f1b, ' -p 4 -m 8").exit_code == 2);
+}
+
+TEST_CASE("compare --json records the inputs that tell one comparison from another", "[cli]") {
+    // The costs and latency once left no trace in the file: this run and the default one read
+    // the same but for their figures.
+    const auto r = run_pipesim("compare -s 1f1b,zb-h1 -p 4 -m 8 --costs 1,2,1 --comm 0.5 --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["command"] ==
+          "pipesim compare -s 1f1b,zb-h1 -p 4 -m 8 --costs 1,2,1 --comm 0.5 --json");
+    CHECK(j["inputs"]["costs"] == "F,B,W = 1,2,1 per full stage; M_W = 1 M_B");
+    CHECK(j["inputs"]["comm latency"] == "0.5");
+    CHECK(j["inputs"]["engine"] == "analytic replay");
 }
 
 TEST_CASE("analyze prints a readable table by default", "[cli]") {

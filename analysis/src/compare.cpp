@@ -113,6 +113,12 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
     j["time_unit"] = c.time_unit;
     j["engine"] = c.engine;
     if (!c.cluster.empty()) j["cluster"] = c.cluster;
+    if (!c.command.empty()) j["command"] = c.command;
+    if (!c.inputs.empty()) {
+        nlohmann::ordered_json& inputs = j["inputs"];
+        for (const auto& [label, value] : c.inputs)
+            inputs[label] = value;
+    }
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const CompareRow& r : c.rows) {
         nlohmann::ordered_json row = {

@@ -3,6 +3,7 @@
 // Python): the shape each schedule runs with, one row of figures per schedule, the JSON.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +42,10 @@ struct Comparison {
     bool post_validation = false;
     std::string engine = "analytic";  ///< "analytic" or "simgrid"
     std::string cluster;              ///< with SimGrid, the cluster's name
+    std::string command;              ///< the command line that made it ("" if none)
+    /// What it ran on, as the HTML report's Inputs list them (label, value): the costs or
+    /// model, the engine, the latency or cluster, the layout.
+    std::vector<std::pair<std::string, std::string>> inputs;
     std::vector<CompareRow> rows;
     /// Every schedule's warnings (analysis::run_warnings), in order, each as "NAME: warning".
     std::vector<std::string> warnings;
