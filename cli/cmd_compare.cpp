@@ -144,6 +144,7 @@ int run_compare(const std::vector<std::string>& args) {
         viz::check_html_report("--html", html);
         check_output_files({{"--html", html}});
     }
+    check_picture_ops(pipeline.spec(), !html.empty(), viz::TimelinePictureOptions{}.max_ops);
     simgrid::ClusterSpec cluster;
     if (on_cluster) cluster = analysis::load_checked_cluster(cluster_name);
 

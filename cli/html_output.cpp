@@ -294,6 +294,24 @@ viz::HtmlSchedule html_schedule(std::string name, const analysis::Analysis& a) {
     return s;
 }
 
+void check_picture_ops(const analysis::PipelineSpec& spec, bool picture, std::size_t max_ops) {
+    if (!picture) return;
+    if (spec.given) {
+        if (spec.given->op_count() > max_ops)
+            throw viz::too_many_ops(
+                fmt::format("schedule '{}' has {} ops,", spec.given->name, spec.given->op_count()),
+                max_ops);
+        return;
+    }
+    const double least = 2.0 * spec.generator.devices * spec.generator.microbatches;
+    if (least > static_cast<double>(max_ops))
+        throw viz::too_many_ops(
+            fmt::format("p·m = {}·{} makes at least {:.0f} ops (an F and a "
+                        "backward per microbatch on every device),",
+                        spec.generator.devices, spec.generator.microbatches, least),
+            max_ops);
+}
+
 void check_html_flag(const std::string& path, const viz::VizOutputs& outputs,
                      const std::string& save_file) {
     if (path.empty()) return;

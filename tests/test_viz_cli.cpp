@@ -84,6 +84,22 @@ TEST_CASE("render refuses a picture of too many ops from the file's header", "[v
     CHECK_THAT(gantt.err, Catch::Contains("invalid JSON"));
 }
 
+TEST_CASE("a picture of more ops than it draws is refused before the run", "[viz][cli]") {
+    TempDir dir;
+    // 64·65,536 microbatches run for a second and take 450 MB before the picture was refused.
+    const std::string why =
+        "the timeline picture draws every op: p·m = 64·65536 makes at least 8388608 ops (an F "
+        "and a backward per microbatch on every device), more than the 200000 it draws";
+    const auto one = run_pipesim("analyze -s 1f1b -p 64 -m 65536 --timeline " + (dir / "t.svg"));
+    CHECK(one.exit_code == 2);
+    CHECK_THAT(one.err, Catch::StartsWith("pipesim analyze: " + why));
+    const auto html =
+        run_pipesim("compare -s 1f1b,zb-h1 -p 64 -m 65536 --html " + (dir / "r.html"));
+    CHECK(html.exit_code == 2);
+    CHECK_THAT(html.err, Catch::StartsWith("pipesim compare: " + why));
+    CHECK(dir.files() == 0);
+}
+
 TEST_CASE("a picture is refused, not crashed, when Graphviz's libraries would not fit",
           "[viz][cli]") {
     // Under 60 MB of address space pango's font thread could not start: glib aborted the
