@@ -67,17 +67,22 @@ int run_merge(const std::vector<std::string>& args) {
     std::vector<sweep::ResultsFile> files;
     for (const std::string& in : inputs)
         files.push_back(sweep::load_results(in));
-    sweep::MergeSummary summary;
-    const std::vector<sweep::Result> rows = sweep::merge_results(files, summary);
     std::vector<sweep::Job> jobs;
     if (!grid_file.empty()) {
         jobs = sweep::expand(sweep::load_grid(grid_file));
         const std::string grid = sweep::grid_id(jobs);
-        if (!rows.empty() && rows.front().grid != grid)
-            throw UsageError(fmt::format("the inputs hold results of grid {}, not of {} (grid {})",
-                                         rows.front().grid, grid_file, grid));
-        sweep::check_rows_match_jobs(jobs, rows, "the inputs");
+        // Each input on its own, so that a message names the file at fault.
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            const auto other = std::find_if(files[i].rows.begin(), files[i].rows.end(),
+                                            [&](const sweep::Result& r) { return r.grid != grid; });
+            if (other != files[i].rows.end())
+                throw UsageError(fmt::format("{} holds results of grid {}, not of {} (grid {})",
+                                             inputs[i], other->grid, grid_file, grid));
+            sweep::check_rows_match_jobs(jobs, files[i].rows, inputs[i]);
+        }
     }
+    sweep::MergeSummary summary;
+    const std::vector<sweep::Result> rows = sweep::merge_results(files, summary);
     std::string text = sweep::csv_header() + "\n";
     for (const sweep::Result& r : rows)
         text += sweep::csv_row(r) + "\n";

@@ -297,7 +297,25 @@ TEST_CASE("a results file belongs to one grid: resume and merge refuse another's
     const CommandResult wrong_grid = run_pipesim(
         "merge " + a.string() + " -o " + (dir / "m.csv").string() + " --grid " + other.string());
     CHECK(wrong_grid.exit_code == 2);
-    CHECK_THAT(wrong_grid.err, Catch::Contains("the inputs hold results of grid " + id_a));
+    // The file at fault named, not "the inputs".
+    CHECK_THAT(wrong_grid.err, Catch::Contains(a.string() + " holds results of grid " + id_a));
+    CHECK_FALSE(fs::exists(dir / "m.csv"));
+    // A row whose parameters are not its job's, in the second of two files.
+    const fs::path tampered = dir / "tampered.csv";
+    {
+        std::vector<std::string> lines = sorted_rows(a);
+        const std::string p_field = "," + field(lines[1], "p") + ",";
+        lines[1].replace(lines[1].find(p_field), p_field.size(), ",7,");
+        std::ofstream out(tampered);
+        for (const std::string& line : lines)
+            out << line << "\n";
+    }
+    const CommandResult mismatch =
+        run_pipesim("merge " + a.string() + " " + tampered.string() + " -o " +
+                    (dir / "m.csv").string() + " --grid " + data + "tiny.json");
+    CHECK(mismatch.exit_code == 2);
+    CHECK_THAT(mismatch.err, Catch::Contains(tampered.string() + ": the row of job ") &&
+                                 Catch::Contains("its parameters differ"));
     CHECK_FALSE(fs::exists(dir / "m.csv"));
     fs::remove_all(dir);
 }
