@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/child_run.hpp"
+#include "models/presets.hpp"
 #include "report.hpp"
 #include "sim/simgrid/simulate.hpp"
 #include "viz/timeline_file.hpp"
@@ -261,7 +262,12 @@ viz::HtmlReport html_report_for(std::string_view command, const std::vector<std:
     }
     if (spec.costs.model) {
         const analysis::ModelSpec& m = *spec.costs.model;
-        input("model", fmt::format("{} on {}, {} sequence(s) per microbatch{}", m.model, m.gpu,
+        // A model file by its name, as the text report gives it, and the file.
+        const std::string model =
+            models::names_a_file(m.model)
+                ? fmt::format("{} ({})", models::resolve_model(m.model).name, m.model)
+                : m.model;
+        input("model", fmt::format("{} on {}, {} sequence(s) per microbatch{}", model, m.gpu,
                                    m.workload.microbatch,
                                    m.calibration_file.empty()
                                        ? std::string()

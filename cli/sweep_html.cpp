@@ -109,8 +109,10 @@ void write_sweep_html(const std::string& path, const std::vector<std::string>& a
         {"rows", rows.size() > max_table_rows
                      ? fmt::format("{} (the first {} shown)", rows.size(), max_table_rows)
                      : std::to_string(rows.size())},
-        {"timelines", fmt::format("the {} ok rows with the highest {}", ok.size(),
-                                  all_model ? "samples/s" : "microbatches per unit")}};
+        {"timelines", ok.empty() ? std::string("none: no row finished (status ok)")
+                                 : fmt::format("the {} ok row{} with the highest {}", ok.size(),
+                                               ok.size() == 1 ? "" : "s",
+                                               all_model ? "samples/s" : "microbatches per unit")}};
     report.table = results_table(std::vector<sweep::Result>(
         rows.begin(),
         rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), max_table_rows))));

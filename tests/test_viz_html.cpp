@@ -234,6 +234,34 @@ TEST_CASE("compare --html writes a report with one row and one timeline per sche
     CHECK(count(read_file(dir / "a.html"), "<td class=\"num\">1.222x</td>") == 1);
 }
 
+TEST_CASE("the HTML report's inputs name a model file's model, as the text report does",
+          "[viz][html][cli]") {
+    TempDir dir;
+    const std::string file =
+        std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/model-llama-like.json";
+    const auto r = run_pipesim("analyze -s 1f1b -p 4 -m 8 --model " + file +
+                               " --gpu h100-sxm --mb 1 --html " + (dir / "r.html"));
+    if (r.exit_code == 2 && r.err.find("Graphviz") != std::string::npos) return;  // no Graphviz
+    REQUIRE(r.exit_code == 0);
+    CHECK(read_file(dir / "r.html").find("llama-like-1b (" + file + ") on h100-sxm") !=
+          std::string::npos);
+}
+
+TEST_CASE("a sweep report without a finished row has no empty Timelines section",
+          "[viz][html][cli]") {
+    TempDir dir;
+    std::ofstream(dir / "g.json") << R"({"format": "pipesim-sweep", "version": 1,
+        "schedule": "1f1b", "p": 2, "m": 4, "costs": [0, 0, 0]})";
+    const auto r = run_pipesim("sweep " + (dir / "g.json") + " -o " + (dir / "r.csv") +
+                               " -j 1 --html " + (dir / "r.html"));
+    if (r.exit_code == 2 && r.err.find("Graphviz") != std::string::npos) return;  // no Graphviz
+    REQUIRE(r.exit_code == 0);
+    const std::string page = read_file(dir / "r.html");
+    CHECK(page.find("<h2>Timelines</h2>") == std::string::npos);
+    CHECK(page.find("none: no row finished (status ok)") != std::string::npos);
+    CHECK(page.find("<td>infeasible</td>") != std::string::npos);
+}
+
 TEST_CASE("a report named other than .html is refused before anything runs", "[viz][html][cli]") {
     TempDir dir;
     for (const std::string command :

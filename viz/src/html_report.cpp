@@ -421,10 +421,13 @@ std::string html_document(const HtmlReport& report, const std::vector<std::strin
     std::string out = detail::html_head(report.title);
     out += fmt::format("<header><h1>{}</h1></header>\n<main>\n", detail::html_escape(report.title));
     out += table_section(report.table);
-    out += "<section id=\"timelines\"><h2>Timelines</h2>\n<div class=\"toolbar\">";
-    out += legend_section(report);
-    out += detail::zoom_controls();
-    out += "</div>\n";
+    // No timelines (a sweep without a finished row): no heading, legend or zoom over nothing.
+    if (!report.schedules.empty()) {
+        out += "<section id=\"timelines\"><h2>Timelines</h2>\n<div class=\"toolbar\">";
+        out += legend_section(report);
+        out += detail::zoom_controls();
+        out += "</div>\n";
+    }
     for (std::size_t i = 0; i < report.schedules.size(); ++i) {
         const HtmlSchedule& s = report.schedules[i];
         const double top = memory_top[s.memory_unit] > 0 ? memory_top[s.memory_unit] : 1;
@@ -441,7 +444,7 @@ std::string html_document(const HtmlReport& report, const std::vector<std::strin
             memory_chart(s, options.width / (span.last - span.first), top, i),
             device_key(s.timeline.devices));
     }
-    out += "</section>\n";
+    if (!report.schedules.empty()) out += "</section>\n";
     for (const HtmlSection& section : report.sections)
         out += extra_section(section);
     out += inputs_section(report);
