@@ -281,13 +281,23 @@ void write_file_atomically(const std::string& requested,
             : path;
     std::string temp;
     int fd = -1;
+    // The signals that remove temporaries wait while one is created and made known: one
+    // between the two would leave it behind.
+    sigset_t removing, before;
+    sigemptyset(&removing);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
+        sigaddset(&removing, signal);
+    ::pthread_sigmask(SIG_BLOCK, &removing, &before);
     for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
         temp = fmt::format("{}.tmp.{}.{:08x}", temp_stem, ::getpid(), random());
         fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
-    if (fd < 0) fail_write(path, std::strerror(errno));
-    const KnownTemporary known(temp);
+    const int open_error = errno;
+    std::optional<KnownTemporary> known;
+    if (fd >= 0) known.emplace(temp);
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    if (fd < 0) fail_write(path, std::strerror(open_error));
     auto give_up = [&](const char* what, int error) {
         const std::string reason = fmt::format("{}: {}", what, std::strerror(error));
         ::close(fd);
