@@ -127,12 +127,19 @@ namespace {
 // them unless the warm-up ends at other memory.
 class SplitOrder {
   public:
-    SplitOrder(const std::vector<Op>& ops, int stages, const MemoryModel& memory)
-        : change_(static_cast<std::size_t>(stages) * pass_count) {
+    /// The memory each pass of each stage adds, one table for all devices (one per device
+    /// took p·2p·4 doubles: 1 GB at p = 4096).
+    static std::vector<double> changes(int stages, const MemoryModel& memory) {
+        std::vector<double> change(static_cast<std::size_t>(stages) * pass_count);
         for (std::size_t s = 0; s < static_cast<std::size_t>(stages); ++s)
             for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW})
-                change_[s * pass_count + static_cast<std::size_t>(pass)] =
+                change[s * pass_count + static_cast<std::size_t>(pass)] =
                     memory_change(Op{pass, 0, static_cast<std::int32_t>(s)}, memory);
+        return change;
+    }
+
+    /// `change` is changes()'s table, which must outlive this.
+    SplitOrder(const std::vector<Op>& ops, const std::vector<double>& change) : change_(change) {
         const auto first_back =
             std::find_if(ops.begin(), ops.end(), [](const Op& op) { return is_backward(op.pass); });
         middle_ = static_cast<std::size_t>(first_back - ops.begin());
@@ -183,7 +190,7 @@ class SplitOrder {
         }
     }
 
-    std::vector<double> change_;
+    const std::vector<double>& change_;
     std::size_t middle_;  ///< the first backward (the warm-up's forwards are before it)
     std::size_t cool_;    ///< after the last forward (not before middle_)
     bool middle_known_ = false;
@@ -199,11 +206,12 @@ Schedule reorder_timed(Schedule schedule, const std::vector<double>& duration, A
     Schedule next = schedule;
     Schedule current = std::move(schedule);
     AsapTiming next_timing;
+    const std::vector<double> change = SplitOrder::changes(next.stages(), memory);
     std::vector<SplitOrder> split;
     split.reserve(static_cast<std::size_t>(next.devices));
     std::vector<double> peak(static_cast<std::size_t>(next.devices));
     for (int d = 0; d < next.devices; ++d) {
-        split.emplace_back(current.device_ops[d], next.stages(), memory);
+        split.emplace_back(current.device_ops[d], change);
         peak[d] = split[d].peak(current.device_ops[d]);
     }
     // Ready times come from the previous round's timing; a few rounds let the devices' gains
