@@ -94,6 +94,15 @@ TEST_CASE("under ulimit -v a run too large is refused up front with its estimate
         CHECK(test::lines_of(r.err).size() == 1);
         CHECK_THAT(r.err, Catch::Contains("needs about"));
     }
+    SECTION("a schedule laid out from a building block counts the layout it holds meanwhile") {
+        // v-zb at p 256, m 1024 peaks at 132 MiB, of which the replay is estimated at a third:
+        // the run once ran out of memory after starting instead of being refused.
+        const auto r = run_limited(limit, "analyze -s v-zb -p 256 -m 1024");
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: v-zb with p·v·m = 256·2·1024 "
+                                            "(1572864 ops) needs about"));
+    }
     SECTION("1F1B counts two passes: under the op cap, refused for memory") {
         const auto r = run_limited(limit, "analyze -s 1f1b -p 64 -m 1048576");
         CHECK(r.exit_code == 2);

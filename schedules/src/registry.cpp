@@ -44,11 +44,13 @@ constexpr std::array generators{
     ScheduleGenerator{"v-min",
                       "V-Min: V-shape building block, ≈1/3 of 1F1B's activation memory, "
                       "≈2/3 of its bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_min, true, 3, &detail::plans_with_costs},
+                      2, 2, 2, false, &detail::generate_v_min, true, 3, &detail::plans_with_costs,
+                      nullptr, true},
     ScheduleGenerator{"v-half",
                       "V-Half: V-shape building block, ≈1/2 of 1F1B's activation memory "
                       "and bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_half, true, 3, &detail::plans_with_costs},
+                      2, 2, 2, false, &detail::generate_v_half, true, 3, &detail::plans_with_costs,
+                      nullptr, true},
     ScheduleGenerator{"zb-1p",
                       "ZB-1P: Zero Bubble's automatic schedule under a p·M_B memory cap, "
                       "planned with the given F/B/W/comm times (Qi et al., ICLR 2024)",
@@ -64,7 +66,8 @@ constexpr std::array generators{
     ScheduleGenerator{"v-zb",
                       "V-ZB: V-shape building block with 1F1B's memory and (almost) zero "
                       "bubble (Qi et al., NeurIPS 2024)",
-                      2, 2, 2, false, &detail::generate_v_zb, true, 3, &detail::plans_with_costs},
+                      2, 2, 2, false, &detail::generate_v_zb, true, 3, &detail::plans_with_costs,
+                      nullptr, true},
     ScheduleGenerator{"dualpipe",
                       "DualPipe: DeepSeek's bidirectional pipeline, two model copies "
                       "fed from both ends (even p and m), overlapped F&B pairs (--overlap-fb)",

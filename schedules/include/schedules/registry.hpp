@@ -67,6 +67,10 @@ struct ScheduleGenerator {
     /// For options whose schedule cannot run (a deadlock): the rule of the generator's these
     /// options break, in words a user can act on, or "" where it knows none. Null: none.
     std::string (*shape_problem)(const GeneratorOptions& options) = nullptr;
+    /// Whether generate() lays a building block out for every microbatch first
+    /// (schedule_from_block): it then holds the repeated block's timeline and an order beside
+    /// the schedule it returns, which the memory estimate counts.
+    bool repeats_a_block = false;
 };
 
 /// All generators, in the order `pipesim list` shows them.
