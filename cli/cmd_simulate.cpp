@@ -4,6 +4,8 @@
 #include <array>
 #include <cstdio>
 
+#include <chrono>
+
 #include <fmt/format.h>
 
 #include "analysis/cluster_workload.hpp"
@@ -159,9 +161,19 @@ int run_simulate(const std::vector<std::string>& args) {
     const simgrid::ClusterSpec& cluster = engine.cluster;
     const bool show_progress = !json && ::isatty(STDERR_FILENO);
     if (show_progress)
-        engine.options.progress = [](const simgrid::SimProgress& at) {
-            fmt::print(stderr, "\r  simulated {:.4g} of ~{:.4g} s, {} of {} ops", at.simulated_time,
-                       at.expected_time, at.ops_done, at.ops_total);
+        engine.options.progress = [started = std::chrono::steady_clock::now()](
+                                      const simgrid::SimProgress& at) {
+            // At the pace so far, once there is one to go by: a run in full mode at a large
+            // dp can take minutes (docs/cluster-format.md).
+            const double elapsed =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            std::string left;
+            if (elapsed >= 2 && at.ops_done > 0 && at.ops_done < at.ops_total)
+                left = fmt::format(", about {:.0f} s left",
+                                   elapsed * static_cast<double>(at.ops_total - at.ops_done) /
+                                       static_cast<double>(at.ops_done));
+            fmt::print(stderr, "\r  simulated {:.4g} of ~{:.4g} s, {} of {} ops{}\033[K",
+                       at.simulated_time, at.expected_time, at.ops_done, at.ops_total, left);
         };
     // A layout the cluster cannot hold is refused before the report starts.
     simgrid::Layout layout_check = engine.layout;
