@@ -37,9 +37,9 @@ constexpr std::string_view head_start = R"(<!DOCTYPE html>
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink); background: #fff; }
 header { padding: 14px 24px 6px; border-bottom: 1px solid var(--line); }
-h1 { font-size: 20px; margin: 0 0 4px; }
+h1 { font-size: 20px; margin: 0 0 4px; overflow-wrap: anywhere; }
 h2 { font-size: 16px; margin: 18px 0 8px; }
-h3 { font-size: 15px; margin: 10px 0 4px; }
+h3 { font-size: 15px; margin: 10px 0 4px; overflow-wrap: anywhere; }
 h4 { font-size: 12px; font-weight: normal; color: var(--muted); margin: 6px 0 2px; }
 main { padding: 0 24px 24px; }
 #figures { overflow-x: auto; }
@@ -48,6 +48,7 @@ main { padding: 0 24px 24px; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
 td.num { text-align: right; }
+td:first-child { white-space: normal; overflow-wrap: anywhere; min-width: 8em; max-width: 28em; }
 th { background: var(--band); cursor: pointer; user-select: none; }
 th[data-sorted="up"]::after { content: " \25B2"; font-size: 10px; }
 th[data-sorted="down"]::after { content: " \25BC"; font-size: 10px; }
@@ -55,7 +56,7 @@ tbody tr:hover { background: #fffbe6; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 0; }
 dt { color: var(--muted); }
 dd { margin: 0; }
-code { font: 12px ui-monospace, Menlo, Consolas, monospace; background: var(--band); padding: 1px 4px; word-break: break-all; }
+code { font: 12px ui-monospace, Menlo, Consolas, monospace; background: var(--band); padding: 1px 4px; overflow-wrap: anywhere; }
 .toolbar { position: sticky; top: 0; z-index: 2; background: rgba(255,255,255,0.96); border-bottom: 1px solid var(--line); padding: 6px 0; display: flex; flex-wrap: wrap; gap: 6px 18px; align-items: center; }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 12px; }
 .legend .entry { display: inline-flex; align-items: center; gap: 3px; }
