@@ -8,8 +8,10 @@
 #include <fmt/ranges.h>
 
 #include "html_output.hpp"
+#include "schedules/registry.hpp"
 #include "sweep/job.hpp"
 #include "sweep/results.hpp"
+#include "viz/timeline_picture.hpp"
 
 namespace pipesim::cli {
 
@@ -87,9 +89,22 @@ void write_sweep_html(const std::string& path, const std::vector<std::string>& a
     std::stable_sort(rows.begin(), rows.end(), [](const sweep::Result& a, const sweep::Result& b) {
         return a.job.index < b.job.index;
     });
+    // The finished rows whose timeline the report can draw: one of more ops than a picture
+    // draws (viz::TimelinePictureOptions::max_ops) is left out, not the whole report, which
+    // was refused after the whole grid had run.
+    const std::size_t max_ops = viz::TimelinePictureOptions{}.max_ops;
     std::vector<const sweep::Result*> ok;
-    for (const sweep::Result& r : rows)
-        if (r.status == sweep::Status::ok) ok.push_back(&r);
+    std::size_t too_large = 0;
+    for (const sweep::Result& r : rows) {
+        if (r.status != sweep::Status::ok) continue;
+        const ScheduleGenerator* generator = find_generator(r.job.schedule);
+        const double ops =
+            generator ? max_op_count(*generator, r.job.p, std::max(r.chunks, 1), r.job.m) : 0;
+        if (ops > static_cast<double>(max_ops))
+            ++too_large;
+        else
+            ok.push_back(&r);
+    }
     const bool all_model = std::all_of(
         ok.begin(), ok.end(), [](const sweep::Result* r) { return !r->job.model.empty(); });
     auto rate = [&](const sweep::Result* r) {
@@ -109,10 +124,15 @@ void write_sweep_html(const std::string& path, const std::vector<std::string>& a
         {"rows", rows.size() > max_table_rows
                      ? fmt::format("{} (the first {} shown)", rows.size(), max_table_rows)
                      : std::to_string(rows.size())},
-        {"timelines", ok.empty() ? std::string("none: no row finished (status ok)")
-                                 : fmt::format("the {} ok row{} with the highest {}", ok.size(),
-                                               ok.size() == 1 ? "" : "s",
-                                               all_model ? "samples/s" : "microbatches per unit")}};
+        {"timelines",
+         (ok.empty() ? std::string(too_large > 0 ? "none" : "none: no row finished (status ok)")
+                     : fmt::format("the {} ok row{} with the highest {}", ok.size(),
+                                   ok.size() == 1 ? "" : "s",
+                                   all_model ? "samples/s" : "microbatches per unit")) +
+             (too_large > 0 ? fmt::format("; {} finished row{} of more than the {} ops a "
+                                          "picture draws left out",
+                                          too_large, too_large == 1 ? "" : "s", max_ops)
+                            : std::string())}};
     report.table = results_table(std::vector<sweep::Result>(
         rows.begin(),
         rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), max_table_rows))));

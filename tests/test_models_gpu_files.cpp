@@ -138,6 +138,8 @@ TEST_CASE("bad GPU files are refused with the file, line and column", "[models][
                         "file names its own GPU, e.g. 'h100-sxm-measured'"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "name": ""})"),
                Contains("g.json:1:31: name: expected a name, got \"\""));
+    CHECK_THAT(parse_error(R"({"base": "a100-80gb", "name": "   "})"),
+               Contains("g.json:1:31: name: expected a name, got '   '"));
 }
 
 TEST_CASE("a GPU twice as fast in every rate halves the iteration", "[models][gpu][analysis]") {

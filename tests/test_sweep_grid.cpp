@@ -119,6 +119,10 @@ TEST_CASE("grid errors name the file, line and column and what was expected", "[
                Contains("g.json:1:") &&
                    Contains("schedule: '\"1f1b\"' is given twice (schedule[0] and [1]): give "
                             "each value of an axis once"));
+    // Caps are compared as read: "40GiB", "40 GiB" and its bytes are one cap.
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "model": "zb-1.5b",
+                              "gpu": "a100-80gb", "mem_limit": ["40GiB", "40 GiB"])"),
+               Contains("mem_limit: '\"40 GiB\"' is the cap of mem_limit[0]"));
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": [2, 4, 2.0], "m": 8)"),
                Contains("p: '2.0' is given twice (p[0] and [2])"));
     CHECK_THAT(

@@ -262,6 +262,23 @@ TEST_CASE("a sweep report without a finished row has no empty Timelines section"
     CHECK(page.find("<td>infeasible</td>") != std::string::npos);
 }
 
+TEST_CASE("a sweep report leaves out the timelines too large to draw, not the report",
+          "[viz][html][cli]") {
+    TempDir dir;
+    // 1F1B at p 64, m 4096 is 524,288 ops; the whole grid once ran before the report was
+    // refused for it.
+    std::ofstream(dir / "g.json") << R"({"format": "pipesim-sweep", "version": 1,
+        "schedule": "1f1b", "p": 64, "m": [4096, 8]})";
+    const auto r = run_pipesim("sweep " + (dir / "g.json") + " -o " + (dir / "r.csv") +
+                               " -j 1 --progress none --html " + (dir / "r.html"));
+    if (r.exit_code == 2 && r.err.find("Graphviz") != std::string::npos) return;  // no Graphviz
+    REQUIRE(r.exit_code == 0);
+    const std::string page = read_file(dir / "r.html");
+    CHECK(count(page, "<div class=\"viewport timeline\"><svg") == 1);
+    CHECK(page.find("the 1 ok row with the highest microbatches per unit; 1 finished row of "
+                    "more than the 200000 ops a picture draws left out") != std::string::npos);
+}
+
 TEST_CASE("a report named other than .html is refused before anything runs", "[viz][html][cli]") {
     TempDir dir;
     for (const std::string command :

@@ -254,6 +254,13 @@ Grid parse_grid(const std::string& file, const std::string& text) {
         const MemoryValue cap = memory_value(doc, ptr);
         if (!(cap.value > 0))
             throw doc.error_at(ptr, "mem_limit: expected a cap above 0 (leave it out for none)");
+        // "40GiB", "40 GiB" and 42949672960 are one cap: one job, not three.
+        for (std::size_t k = 0; k < grid.mem_limits.size(); ++k)
+            if (grid.mem_limits[k] == cap.value)
+                throw doc.error_at(
+                    ptr, fmt::format("mem_limit: {} is the cap of mem_limit[{}] "
+                                     "({:g} bytes or units): give each cap once",
+                                     fileio::quote_excerpt(doc.at(ptr, "").dump()), k, cap.value));
         grid.mem_limits.push_back(cap.value);
         if (cap.with_unit) mem_limit_units.push_back(ptr);
     });
