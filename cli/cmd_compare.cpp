@@ -217,7 +217,7 @@ int run_compare(const std::vector<std::string>& args) {
         // What tells one comparison file from another: the costs, latency, model, cluster
         // (with its node count) and layout, as the HTML report lists them.
         comparison.command = command_line("compare", args);
-        comparison.inputs = html_report_for("compare", args, spec, cluster_name).inputs;
+        comparison.inputs = run_inputs(spec, cluster_name);
         const nlohmann::ordered_json j = analysis::comparison_json(comparison);
         fmt::print("{}\n", j.dump(2));
     } else if (csv) {

@@ -185,13 +185,8 @@ int run_pareto(const std::vector<std::string>& args) {
     if (output.empty()) throw UsageError("missing -o FILE.svg|.png|.pdf|.dot");
     (void)viz::image_format_for_path(output, format);  // an unknown format before any work
     const std::vector<sweep::Result> results = sweep::load_results(input).rows;
-    if (std::none_of(results.begin(), results.end(),
-                     [](const sweep::Result& r) { return r.status == sweep::Status::ok; }))
-        throw std::invalid_argument(
-            fmt::format("{}: no row with status ok to plot ({} row{}{})", input, results.size(),
-                        results.size() == 1 ? "" : "s", results.empty() ? "" : ", none finished"));
     const sweep::ParetoSelection s =
-        sweep::select_rows(results, conditions, group_by, x_name, y_name);
+        sweep::select_rows(input, results, conditions, group_by, x_name, y_name);
     viz::write_picture(output, viz::scatter_plot_dot(make_plot(s, title.empty() ? input : title)),
                        format);
     if (!fileio::is_standard_stream(output)) print_front(s);

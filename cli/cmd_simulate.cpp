@@ -2,9 +2,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <cstdio>
-
 #include <chrono>
+#include <cstdio>
 
 #include <fmt/format.h>
 

@@ -241,13 +241,11 @@ std::string command_line(std::string_view command, const std::vector<std::string
     return out;
 }
 
-viz::HtmlReport html_report_for(std::string_view command, const std::vector<std::string>& args,
-                                const analysis::PipelineSpec& spec, const std::string& cluster) {
-    viz::HtmlReport report;
-    report.title = fmt::format("pipesim {}", command);
-    report.command_line = command_line(command, args);
+std::vector<std::pair<std::string, std::string>> run_inputs(const analysis::PipelineSpec& spec,
+                                                            const std::string& cluster) {
+    std::vector<std::pair<std::string, std::string>> inputs;
     auto input = [&](std::string label, std::string value) {
-        report.inputs.emplace_back(std::move(label), std::move(value));
+        inputs.emplace_back(std::move(label), std::move(value));
     };
     if (spec.given) {
         input("schedule", fmt::format("{} (from a file)", spec.given->name));
@@ -283,6 +281,15 @@ viz::HtmlReport html_report_for(std::string_view command, const std::vector<std:
         input("cluster", cluster);
     }
     if (spec.dp != 1 || spec.tp != 1) input("dp, tp", fmt::format("{}, {}", spec.dp, spec.tp));
+    return inputs;
+}
+
+viz::HtmlReport html_report_for(std::string_view command, const std::vector<std::string>& args,
+                                const analysis::PipelineSpec& spec, const std::string& cluster) {
+    viz::HtmlReport report;
+    report.title = fmt::format("pipesim {}", command);
+    report.command_line = command_line(command, args);
+    report.inputs = run_inputs(spec, cluster);
     return report;
 }
 

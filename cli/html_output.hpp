@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/compare.hpp"
@@ -42,8 +43,13 @@ viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
 /// "pipesim COMMAND ARGS..." with each argument quoted as a POSIX shell reads it back.
 std::string command_line(std::string_view command, const std::vector<std::string>& args);
 
-/// A report titled "pipesim COMMAND" with the command line and the spec's inputs (shape,
-/// costs or model, latency or cluster, layout); `cluster` is empty for the analytic replay.
+/// What a run ran on, as (label, value) lines: the shape, costs or model, latency or cluster,
+/// layout; `cluster` is empty for the analytic replay. The HTML report's Inputs and compare's
+/// JSON "inputs".
+std::vector<std::pair<std::string, std::string>> run_inputs(const analysis::PipelineSpec& spec,
+                                                            const std::string& cluster);
+
+/// A report titled "pipesim COMMAND" with the command line and run_inputs().
 viz::HtmlReport html_report_for(std::string_view command, const std::vector<std::string>& args,
                                 const analysis::PipelineSpec& spec, const std::string& cluster);
 

@@ -81,6 +81,20 @@ viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
     return t;
 }
 
+// The Inputs line saying which rows' timelines the report draws.
+std::string timelines_line(std::size_t drawn, std::size_t too_large, bool all_model,
+                           std::size_t max_ops) {
+    std::string line =
+        drawn > 0 ? fmt::format("the {} ok row{} with the highest {}", drawn, drawn == 1 ? "" : "s",
+                                all_model ? "samples/s" : "microbatches per unit")
+        : too_large > 0 ? "none"
+                        : "none: no row finished (status ok)";
+    if (too_large > 0)
+        line += fmt::format("; {} finished row{} of more than the {} ops a picture draws left out",
+                            too_large, too_large == 1 ? "" : "s", max_ops);
+    return line;
+}
+
 }  // namespace
 
 void write_sweep_html(const std::string& path, const std::vector<std::string>& args,
@@ -124,15 +138,7 @@ void write_sweep_html(const std::string& path, const std::vector<std::string>& a
         {"rows", rows.size() > max_table_rows
                      ? fmt::format("{} (the first {} shown)", rows.size(), max_table_rows)
                      : std::to_string(rows.size())},
-        {"timelines",
-         (ok.empty() ? std::string(too_large > 0 ? "none" : "none: no row finished (status ok)")
-                     : fmt::format("the {} ok row{} with the highest {}", ok.size(),
-                                   ok.size() == 1 ? "" : "s",
-                                   all_model ? "samples/s" : "microbatches per unit")) +
-             (too_large > 0 ? fmt::format("; {} finished row{} of more than the {} ops a "
-                                          "picture draws left out",
-                                          too_large, too_large == 1 ? "" : "s", max_ops)
-                            : std::string())}};
+        {"timelines", timelines_line(ok.size(), too_large, all_model, max_ops)}};
     report.table = results_table(std::vector<sweep::Result>(
         rows.begin(),
         rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), max_table_rows))));

@@ -18,18 +18,23 @@ namespace {
 // Two devices, one microbatch, split backward:
 //   device 0: F [0,1]            B [5,6]  W [6,7]
 //   device 1:       F [1.5,2.5]  B [3,4]            W [8,9]
-Timeline two_device_timeline() {
+// One microbatch through one stage per device, with these ops.
+Timeline hand_timeline(std::vector<std::vector<TimedOp>> device_ops) {
     Timeline t;
     t.schedule = "hand";
-    t.devices = 2;
+    t.devices = static_cast<int>(device_ops.size());
     t.microbatches = 1;
     t.chunks = 1;
-    t.stage_device = looped_placement(2, 1);
-    t.device_ops = {
+    t.stage_device = looped_placement(t.devices, 1);
+    t.device_ops = std::move(device_ops);
+    return t;
+}
+
+Timeline two_device_timeline() {
+    return hand_timeline({
         {{{Pass::F, 0, 0}, 0, 1}, {{Pass::B, 0, 0}, 5, 6}, {{Pass::W, 0, 0}, 6, 7}},
         {{{Pass::F, 0, 1}, 1.5, 2.5}, {{Pass::B, 0, 1}, 3, 4}, {{Pass::W, 0, 1}, 8, 9}},
-    };
-    return t;
+    });
 }
 
 }  // namespace
@@ -57,14 +62,8 @@ TEST_CASE("a device busy end to end has no idle time, whatever the sum of its op
     // Ops [0, 0.1], [0.1, 0.2], [0.2, 0.9]: their lengths, each rounded, add up to 1.1e-16
     // less than the span of 0.9, which was once shown as an idle time (a zb-2p device's
     // 8.9e-16); a gap of a thousandth of the span is kept.
-    Timeline t;
-    t.schedule = "hand";
-    t.devices = 1;
-    t.microbatches = 1;
-    t.chunks = 1;
-    t.stage_device = looped_placement(1, 1);
-    t.device_ops = {
-        {{{Pass::F, 0, 0}, 0, 0.1}, {{Pass::B, 0, 0}, 0.1, 0.2}, {{Pass::W, 0, 0}, 0.2, 0.9}}};
+    Timeline t = hand_timeline(
+        {{{{Pass::F, 0, 0}, 0, 0.1}, {{Pass::B, 0, 0}, 0.1, 0.2}, {{Pass::W, 0, 0}, 0.2, 0.9}}});
     REQUIRE(0.9 - ((0.1 - 0) + (0.2 - 0.1) + (0.9 - 0.2)) > 0);
     CHECK(compute_metrics(t, unit_memory_model(1, 1)).devices[0].idle == 0);
     CHECK(compute_metrics(t, unit_memory_model(1, 1)).bubble_rate == 0);

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "fileio/files.hpp"
 #include "models/model_json.hpp"
 #include "names.hpp"
 
@@ -113,6 +114,12 @@ std::span<const TransformerConfig> model_presets() {
 
 const TransformerConfig& find_model(std::string_view name) {
     return detail::find_by_name(model_presets(), name, "model");
+}
+
+bool names_a_file(std::string_view name_or_path) {
+    // The extension in any case (ML.JSON), as the other files' readers take theirs.
+    return name_or_path.find('/') != std::string_view::npos ||
+           fileio::file_extension(name_or_path) == ".json";
 }
 
 TransformerConfig resolve_model(std::string_view name_or_path) {

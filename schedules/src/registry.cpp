@@ -123,16 +123,19 @@ void check_planning_costs(std::string_view name, const GeneratorOptions& options
 
 }  // namespace
 
+double planning_scale(double largest) {
+    // A power of two: scaling by it is exact, so that times of order one plan bit for bit as
+    // before, and every other scale plans as they do.
+    return largest > 0 && std::isfinite(largest) ? std::ldexp(1.0, -std::ilogb(largest)) : 1.0;
+}
+
 PlanningCosts scale_invariant(PlanningCosts planning) {
     double largest = planning.comm_latency;
     for (const std::vector<double>* times :
          {&planning.times.forward, &planning.times.backward_input, &planning.times.backward_weight})
         for (const double t : *times)
             largest = std::max(largest, t);
-    if (!(largest > 0) || !std::isfinite(largest)) return planning;
-    // A power of two: scaling by it is exact, so that times of order one plan bit for bit as
-    // before, and every other scale plans as they do.
-    const double scale = std::ldexp(1.0, -std::ilogb(largest));
+    const double scale = planning_scale(largest);
     for (std::vector<double>* times :
          {&planning.times.forward, &planning.times.backward_input, &planning.times.backward_weight})
         for (double& t : *times)

@@ -43,16 +43,11 @@ std::vector<Candidate> candidates(const SearchOptions& given) {
     // The planners' times, scaled as generate_schedule() scales them (scale_invariant): the
     // candidates are orders, timed afterwards by the caller's evaluator at the given costs.
     SearchOptions o = given;
-    {
-        PlanningCosts scaled;
-        scaled.times = uniform_stage_costs(1, 1, o.costs.forward, o.costs.backward_input,
-                                           o.costs.backward_weight);
-        scaled.comm_latency = o.comm_latency;
-        scaled = scale_invariant(std::move(scaled));
-        o.costs = {scaled.times.forward[0], scaled.times.backward_input[0],
-                   scaled.times.backward_weight[0]};
-        o.comm_latency = scaled.comm_latency;
-    }
+    const double scale = planning_scale(std::max(
+        {o.costs.forward, o.costs.backward_input, o.costs.backward_weight, o.comm_latency}));
+    o.costs = {scale * o.costs.forward, scale * o.costs.backward_input,
+               scale * o.costs.backward_weight};
+    o.comm_latency *= scale;
     std::vector<Candidate> out;
     auto add = [&](std::string label, std::string kind, std::function<Schedule()> build) {
         out.push_back(Candidate{std::move(label), std::move(kind), std::move(build)});

@@ -152,7 +152,7 @@ std::vector<std::string> varying_choices(const ParetoSelection& s) {
 }
 
 // Keeps the ok rows matching every --where, groups them and picks the columns and units.
-ParetoSelection select_rows(const std::vector<Result>& results,
+ParetoSelection select_rows(const std::string& source, const std::vector<Result>& results,
                             const std::vector<std::string>& conditions, const std::string& group_by,
                             const std::string& x_name, const std::string& y_name) {
     std::vector<std::pair<std::size_t, std::string>> wanted;
@@ -179,7 +179,10 @@ ParetoSelection select_rows(const std::vector<Result>& results,
                         [&](const auto& w) { return row.fields[w.first] == w.second; }))
             s.groups[describe(row, s.group_by)].push_back(std::move(row));
     }
-    if (!any_ok) throw std::invalid_argument("no row with status ok to plot");
+    if (!any_ok)
+        throw std::invalid_argument(
+            fmt::format("{}: no row with status ok to plot ({} row{}{})", source, results.size(),
+                        results.size() == 1 ? "" : "s", results.empty() ? "" : ", none finished"));
     if (s.groups.empty()) {
         for (std::size_t k = 0; k < wanted.size(); ++k) {
             if (seen[k].count(wanted[k].second) != 0) continue;

@@ -48,7 +48,7 @@ main { padding: 0 24px 24px; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
 td.num { text-align: right; }
-td:first-child { white-space: normal; overflow-wrap: anywhere; min-width: 8em; max-width: 28em; }
+td:first-child:not(.num) { white-space: normal; overflow-wrap: anywhere; min-width: 8em; max-width: 28em; }
 th { background: var(--band); cursor: pointer; user-select: none; }
 th[data-sorted="up"]::after { content: " \25B2"; font-size: 10px; }
 th[data-sorted="down"]::after { content: " \25BC"; font-size: 10px; }

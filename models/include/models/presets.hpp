@@ -16,16 +16,7 @@ const TransformerConfig& find_model(std::string_view name);
 
 /// Whether a `--model` or `--gpu` argument names a file rather than a preset: it ends in
 /// ".json" (in any case) or holds a '/'.
-inline bool names_a_file(std::string_view name_or_path) {
-    if (name_or_path.find('/') != std::string_view::npos) return true;
-    // ".json" in any case, as the other files' readers take their extensions (ML.JSON).
-    if (name_or_path.size() < 5) return false;
-    const std::string_view ext = name_or_path.substr(name_or_path.size() - 5);
-    constexpr std::string_view json = ".json";
-    for (std::size_t i = 0; i < json.size(); ++i)
-        if ((ext[i] | 0x20) != json[i]) return false;
-    return true;
-}
+bool names_a_file(std::string_view name_or_path);
 
 /// A preset name, or a path to a model JSON file (names_a_file). Throws std::invalid_argument
 /// for an unknown name or a bad file.

@@ -30,6 +30,10 @@ struct PlanningCosts {
 /// are given these. Order, not time, is what they return, so the scale does not show.
 PlanningCosts scale_invariant(PlanningCosts planning);
 
+/// The power of two scale_invariant() multiplies by when `largest` is the largest time (1
+/// for none above 0).
+double planning_scale(double largest);
+
 /// What a generator is asked for. `chunks` 0 means the generator's default; `group_size` 0
 /// means the generator's default (interleaved 1F1B: p microbatches per group).
 struct GeneratorOptions {

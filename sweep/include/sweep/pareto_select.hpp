@@ -66,8 +66,9 @@ struct ParetoSelection {
 /// (engine, model, gpu, cluster, p, m, costs, comm, mem_w_ratio) in one group and rows with
 /// and without a model, and picks the columns (`x_name`, `y_name`; empty: the defaults) and
 /// their units. Throws std::invalid_argument with one line naming the flag (--where,
-/// --group-by, --x/--y) or the columns that differ.
-ParetoSelection select_rows(const std::vector<Result>& results,
+/// --group-by, --x/--y) or the columns that differ; `source` (the results file) names the
+/// file that holds no finished row.
+ParetoSelection select_rows(const std::string& source, const std::vector<Result>& results,
                             const std::vector<std::string>& conditions, const std::string& group_by,
                             const std::string& x_name, const std::string& y_name);
 
