@@ -71,6 +71,10 @@ TEST_CASE("model files beyond the documented limits are refused with a short mes
         {"{\"name\": \"a\\u0007b\"}", "m.json:1:10: name: expected text without control"},
         // An empty name printed "model  (1.07B params)".
         {R"({"base": "zb-1.5b", "name": ""})", "m.json:1:29: name: expected a name, got \"\""},
+        // A preset's name on another shape printed as that preset in every report.
+        {R"({"base": "zb-1.5b", "layers": 4, "name": "llama2-7b"})",
+         "m.json:1:42: name: 'llama2-7b' is a preset's name (pipesim list); a model file names "
+         "its own model, e.g. 'llama2-7b-custom'"},
     }));
     INFO(text);
     CHECK_THROWS_WITH(parse_model_json(text, "m.json"), Catch::StartsWith(message));

@@ -111,7 +111,9 @@ TEST_CASE(
         }
         if (status == "over-memory") {
             saw_over = true;
-            CHECK_THAT(field(rows[i], "reason"), Catch::Contains("exceeds the cap of 4.5"));
+            CHECK_THAT(field(rows[i], "reason"), Catch::StartsWith("device 0 holds a peak "
+                                                                   "activation of ") &&
+                                                     Catch::Contains("more than the cap of 4.5"));
         }
     }
     CHECK(saw_infeasible);
@@ -144,6 +146,40 @@ TEST_CASE("an over-memory row's reason names the device of its peak_memory", "[s
                                                    peak)));
     CHECK_THAT(reason, Catch::EndsWith("(3 of 3 devices are over)"));
     CHECK_THAT(reason, !Catch::StartsWith("device 0 "));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a row over the grid's cap names the device of its peak and how many are over",
+          "[sweep][cli]") {
+    const fs::path dir = scratch("cap");
+    const fs::path grid = dir / "cap.json";
+    // Interleaved 1F1B, p 4, v 2: device d warms up 2(p−1−d) + (v−1)p chunk forwards and
+    // holds one more, each half a stage: 5.5, 4.5, 3.5 and 2.5 stages' activations.
+    std::ofstream(grid) << R"({"format": "pipesim-sweep", "version": 1,
+        "schedule": "interleaved-1f1b", "p": 4, "m": 8, "v": 2, "mem_limit": 3})";
+    const fs::path out = dir / "r.csv";
+    REQUIRE(run_pipesim("sweep " + grid.string() + " -o " + out.string() + " -j 1").exit_code == 0);
+    std::vector<std::string> rows = sorted_rows(out);
+    REQUIRE(rows.size() == 2);
+    CHECK(field(rows[1], "status") == "over-memory");
+    CHECK(field(rows[1], "reason") ==
+          "device 0 holds a peak activation of 5.5, more than the cap of 3 (3 of 4 devices are "
+          "over)");
+
+    // With a model, the whole device's bytes against a cap in bytes: the peak is peak_memory.
+    std::ofstream(grid, std::ios::trunc) << R"({"format": "pipesim-sweep", "version": 1,
+        "schedule": "1f1b", "p": 2, "m": 4, "model": "zb-1.5b", "gpu": "a100-80gb", "mb": 8,
+        "mem_limit": "20 GiB"})";
+    fs::remove(out);
+    REQUIRE(run_pipesim("sweep " + grid.string() + " -o " + out.string() + " -j 1").exit_code == 0);
+    rows = sorted_rows(out);
+    REQUIRE(rows.size() == 2);
+    CHECK(field(rows[1], "status") == "over-memory");
+    const double peak = std::stod(field(rows[1], "peak_memory")) / (1u << 30);
+    CHECK_THAT(
+        field(rows[1], "reason"),
+        Catch::StartsWith("device 0 needs ") &&
+            Catch::Contains(fmt::format("needs {:.2f} GiB, more than the cap of 20.00 GiB", peak)));
     fs::remove_all(dir);
 }
 

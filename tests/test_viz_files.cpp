@@ -44,7 +44,10 @@ TEST_CASE("times that are not short decimals survive the round trip exactly", "[
     timeline.device_ops[0][0].end = 1.0 / 3.0;
     timeline.device_ops[0][1].start = 0.1 + 0.2 + 0.1;  // 0.40000000000000002
     timeline.time_unit = "s";
-    timeline.transfers.front().kind = pipesim::TransferKind::data_parallel;
+    // A collective runs on one device: source and destination are that device.
+    auto& collective = timeline.transfers.front();
+    collective.kind = pipesim::TransferKind::data_parallel;
+    collective.dst_device = collective.src_device;
     const auto saved = viz::parse_timeline_json(viz::timeline_json(timeline), "t.json");
     CHECK(saved.timeline == timeline);
     CHECK_FALSE(saved.memory.has_value());
@@ -57,8 +60,10 @@ TEST_CASE("every transfer kind is written by its name and read back", "[viz]") {
     const TransferKind kinds[] = {TransferKind::pipeline, TransferKind::tensor_parallel,
                                   TransferKind::data_parallel, TransferKind::context_parallel};
     const char* names[] = {"pipeline", "tensor-parallel", "data-parallel", "context-parallel"};
-    for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t i = 0; i < 4; ++i) {
         timeline.transfers[i].kind = kinds[i];
+        if (i > 0) timeline.transfers[i].dst_device = timeline.transfers[i].src_device;
+    }
     const std::string text = viz::timeline_json(timeline);
     for (std::size_t i = 1; i < 4; ++i)  // pipeline is the default and left out
         CHECK_THAT(text, Catch::Contains(std::string("\"kind\": \"") + names[i] + "\""));
@@ -221,11 +226,12 @@ TEST_CASE("a timeline no run could produce is read with a warning naming the fir
             "{\"pass\": \"F\", \"mb\": 0, \"stage\": 0}, \"consumer\": {\"pass\": \"F\", "
             "\"mb\": 0, \"stage\": 1}, \"bytes\": 0, \"start\": 1, \"end\": 1.5}]\n}",
             "t.json: transfers[0] ends at 1.5, after F(mb 0, stage 1), its consumer, starts at 1"},
+        // Stage 1's backward is one BW: its B and W are not in the file.
         row{"  ]\n}",
-            "  ],\n  \"transfers\": [{\"src\": 0, \"dst\": 1, \"producer\": "
-            "{\"pass\": \"W\", \"mb\": 0, \"stage\": 0}, \"consumer\": {\"pass\": \"F\", "
-            "\"mb\": 0, \"stage\": 1}, \"bytes\": 0, \"start\": 1, \"end\": 1}]\n}",
-            "t.json: transfers[0] carries W(mb 0, stage 0) to F(mb 0, stage 1), W(mb 0, stage 0) "
+            "  ],\n  \"transfers\": [{\"src\": 1, \"dst\": 1, \"producer\": "
+            "{\"pass\": \"B\", \"mb\": 0, \"stage\": 1}, \"consumer\": {\"pass\": \"W\", "
+            "\"mb\": 0, \"stage\": 1}, \"bytes\": 0, \"start\": 4, \"end\": 4}]\n}",
+            "t.json: transfers[0] carries B(mb 0, stage 1) to W(mb 0, stage 1), B(mb 0, stage 1) "
             "of which the file does not hold"},
     }));
     CAPTURE(from, to);
@@ -244,6 +250,35 @@ TEST_CASE("a pipeline transfer the wrong way round is refused at the transfer", 
                       "t.json:20:17: transfers[0]: a pipeline transfer from F(mb 0, stage 0) to "
                       "F(mb 0, stage 1) goes from device 0 to device 1, which run their stages, "
                       "not from 1 to 0");
+}
+
+TEST_CASE("a transfer between ops that do not depend on each other is refused at the transfer",
+          "[viz]") {
+    using row = std::tuple<std::string, std::string>;
+    auto [transfer, expected] = GENERATE(table<std::string, std::string>({
+        // A W's output goes nowhere; stage 1's forward takes stage 0's.
+        row{"{\"src\": 0, \"dst\": 1, \"producer\": {\"pass\": \"W\", \"mb\": 0, \"stage\": "
+            "0}, \"consumer\": {\"pass\": \"F\", \"mb\": 0, \"stage\": 1}, \"bytes\": 0, "
+            "\"start\": 1, \"end\": 1}",
+            "t.json:20:17: transfers[0]: a pipeline transfer carries W(mb 0, stage 0)'s output to "
+            "F(mb 0, stage 1), which does not take it as an input"},
+        // Gradients flow down the stages, not up.
+        row{"{\"src\": 0, \"dst\": 1, \"producer\": {\"pass\": \"BW\", \"mb\": 0, \"stage\": "
+            "0}, \"consumer\": {\"pass\": \"BW\", \"mb\": 0, \"stage\": 1}, \"bytes\": 0, "
+            "\"start\": 6, \"end\": 6}",
+            "t.json:20:17: transfers[0]: a pipeline transfer carries BW(mb 0, stage 0)'s output "
+            "to BW(mb 0, stage 1), which does not take it as an input"},
+        // A collective's GPUs are one pipeline device's (its TP, CP or DP group).
+        row{"{\"src\": 0, \"dst\": 1, \"producer\": {\"pass\": \"F\", \"mb\": 0, \"stage\": "
+            "0}, \"consumer\": {\"pass\": \"F\", \"mb\": 0, \"stage\": 0}, \"bytes\": 8, "
+            "\"start\": 0, \"end\": 1, \"kind\": \"tensor-parallel\"}",
+            "t.json:20:17: transfers[0]: a collective runs among one device's GPUs, so src and dst "
+            "are one device, got 0 and 1"},
+    }));
+    CAPTURE(transfer);
+    const std::string text =
+        replaced(small_file(), "  ]\n}", "  ],\n  \"transfers\": [" + transfer + "]\n}");
+    CHECK_THROWS_WITH(viz::parse_timeline_json(text, "t.json"), expected);
 }
 
 TEST_CASE("the replay's and every schedule's saved timelines read back without a warning",

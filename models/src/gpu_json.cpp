@@ -82,15 +82,7 @@ GpuSpec read_gpu(const fileio::JsonDocument& doc) {
         }
     }
     if (doc.has("/name")) {
-        g.name = doc.name("/name", max_text_bytes);
-        // A preset's name on other rates would pass for that GPU where names are compared (a
-        // calibration file's `gpu`) and print as it in every report.
-        for (const GpuSpec& preset : gpu_specs())
-            if (preset.name == g.name)
-                throw doc.error_at(
-                    "/name", fmt::format("name: '{}' is a preset's name (pipesim list); a GPU file "
-                                         "names its own GPU, e.g. '{}-measured'",
-                                         g.name, g.name));
+        g.name = detail::own_name(doc, "/name", max_text_bytes, gpu_specs(), "GPU", "-measured");
     } else {
         g.name = has_base ? g.name + "-custom" : "custom";
     }

@@ -8,6 +8,7 @@
 #include "fileio/json_document.hpp"
 #include "fileio/parse_error.hpp"
 #include "models/presets.hpp"
+#include "names.hpp"
 
 namespace pipesim::models {
 
@@ -42,7 +43,8 @@ class ModelReader {
             }
             c.stated_params = 0;
         }
-        c.name = doc_.has("/name") ? doc_.name("/name", L::max_text_bytes)
+        c.name = doc_.has("/name") ? detail::own_name(doc_, "/name", L::max_text_bytes,
+                                                      model_presets(), "model", "-custom")
                                    : (has_base ? c.name + "-custom" : "custom");
         c.source = doc_.has("/source") ? doc_.text("/source", L::max_text_bytes) : doc_.file();
         for (auto [field, target, max] : {std::tuple{"layers", &c.layers, L::max_layers},

@@ -63,14 +63,27 @@ void classify_memory(Result& r, const Analysis& a) {
         }
     }
     if (r.job.mem_limit <= 0) return;
-    const double peak = a.model ? r.peak_memory : r.peak_activation;
-    if (peak > r.job.mem_limit) {
-        r.status = Status::over_memory;
-        r.reason = a.model ? fmt::format("peak {:.2f} GiB exceeds the cap of {:.2f} GiB",
-                                         peak / gib, r.job.mem_limit / gib)
-                           : fmt::format("peak activation {:g} exceeds the cap of {:g}", peak,
-                                         r.job.mem_limit);
-    }
+    // Per device: the whole device's bytes with a model, else its peak activation.
+    std::vector<double> need;
+    if (a.model)
+        need = a.model->total_bytes;
+    else
+        for (const auto& d : a.metrics.devices)
+            need.push_back(d.peak_activation);
+    const auto peak = std::max_element(need.begin(), need.end());
+    if (peak == need.end() || *peak <= r.job.mem_limit) return;
+    const auto over = std::count_if(need.begin(), need.end(),
+                                    [&](double bytes) { return bytes > r.job.mem_limit; });
+    const std::string how_many =
+        over > 1 ? fmt::format(" ({} of {} devices are over)", over, need.size()) : "";
+    r.status = Status::over_memory;
+    r.reason = a.model
+                   ? fmt::format("device {} needs {:.2f} GiB, more than the cap of {:.2f} GiB{}",
+                                 peak - need.begin(), *peak / gib, r.job.mem_limit / gib, how_many)
+                   : fmt::format(
+                         "device {} holds a peak activation of {:g}, more than the "
+                         "cap of {:g}{}",
+                         peak - need.begin(), *peak, r.job.mem_limit, how_many);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "json_text.hpp"
 #include "schedules/block.hpp"
 #include "schedules/dependency_order.hpp"
+#include "schedules/op_dependencies.hpp"
 #include "schedules/validate.hpp"
 #include "viz/chrome_trace.hpp"
 
@@ -287,6 +288,21 @@ class Reader {
         }
     }
 
+    // Whether the transfer's consumer waits for its producer (the dependency rule of
+    // op_dependencies.hpp, with the producer's backward taken as it is written, B or BW).
+    static bool carries_an_input(const Timeline& t, const Transfer& x) {
+        const StageRange route =
+            t.microbatch_stages.empty()
+                ? StageRange{0, t.stages() - 1}
+                : t.microbatch_stages[static_cast<std::size_t>(x.consumer.microbatch)];
+        if (x.consumer.stage < route.first || x.consumer.stage > route.last) return false;
+        bool found = false;
+        for_each_predecessor(
+            x.consumer, route, [&](int) { return x.producer.pass != Pass::BW; },
+            [&](const Op& input) { found = found || input == x.producer; });
+        return found;
+    }
+
     void read_transfers(Timeline& t) const {
         const Value& list = doc_.array("/transfers", limits_.max_transfers);
         t.transfers.reserve(list.size());
@@ -302,6 +318,18 @@ class Reader {
                 !doc_.has(p + "/kind") || doc_.at(p + "/kind", "a kind") == "pipeline";
             const int from = t.stage_device[static_cast<std::size_t>(x.producer.stage)];
             const int to = t.stage_device[static_cast<std::size_t>(x.consumer.stage)];
+            if (pipeline && !carries_an_input(t, x))
+                throw doc_.error_at(
+                    p, fmt::format("{}: a pipeline transfer carries {}'s output to {}, which does "
+                                   "not take it as an input",
+                                   fileio::JsonDocument::display_name(p), to_string(x.producer),
+                                   to_string(x.consumer)));
+            if (!pipeline && x.src_device != x.dst_device)
+                throw doc_.error_at(
+                    p,
+                    fmt::format("{}: a collective runs among one device's GPUs, so src and dst "
+                                "are one device, got {} and {}",
+                                fileio::JsonDocument::display_name(p), x.src_device, x.dst_device));
             if (pipeline && (x.src_device != from || x.dst_device != to))
                 throw doc_.error_at(
                     p, fmt::format("{}: a pipeline transfer from {} to {} goes from device {} to "
