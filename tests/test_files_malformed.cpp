@@ -56,16 +56,23 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
             "m.json:1:14: invalid JSON: syntax error while "
             "parsing value - invalid string: ill-formed "
             "UTF-8 byte"},
-        row{"m.json", std::string(100, '[') + std::string(100, ']'),
-            "m.json:1:33: nesting deeper than 32 levels"},
+        row{"m.json", "{\"a\": " + std::string(100, '[') + std::string(100, ']') + "}",
+            "m.json:1:38: nesting deeper than 32 levels"},
         row{"m.json", R"({"format": "pipesim-schedule", "version": 1, "name": ""})",
             "m.json:1:54: name: expected a name, got \"\""},
         row{"m.json", R"({"format":"pipesim-schedule","format":"x"})",
             "m.json:1:30: key 'format' appears twice in this object"},
         // --- JSON document shape ---
+        // Refused from its first byte, before it is parsed (a large one took seconds).
         row{"m.json", "[1, 2]",
             "m.json:1:1: expected a JSON object with \"format\": "
-            "\"pipesim-schedule\", got '[1,2]'"},
+            "\"pipesim-schedule\", got '[1, 2]'"},
+        row{"m.json", "\xEF\xBB\xBF \n \"" + std::string(100'000, 'a') + "\"",
+            "m.json:2:2: expected a JSON object with \"format\": \"pipesim-schedule\", got "
+            "'\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'..."},
+        row{"m.json", "nonsense",
+            "m.json:1:1: expected a JSON object with \"format\": \"pipesim-schedule\", got "
+            "'nonsense'"},
         row{"m.json", R"({"version": 1})", "m.json:1:1: missing format: expected a string"},
         row{"m.json", R"({"format": "pipesim-timeline"})",
             "m.json:1:12: format: expected \"pipesim-schedule\", got '\"pipesim-timeline\"'"},
