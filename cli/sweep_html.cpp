@@ -56,9 +56,9 @@ std::string describe(const sweep::Job& j) {
 
 viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
     viz::HtmlTable t;
-    t.columns = {"job",  "schedule",      "engine",     "p",          "m",
-                 "v",    "costs / model", "dp, tp, cp", "options",    "status",
-                 "time", "bubble",        "peak",       "throughput", "reason"};
+    t.columns = {"job",           "schedule",   "engine",  "p",      "m",    "v",
+                 "costs / model", "dp, tp, cp", "options", "status", "time", "bubble",
+                 "peak",          "throughput", "vs 1F1B", "reason"};
     for (const sweep::Result& r : rows) {
         const sweep::Job& j = r.job;
         const bool model = !j.model.empty();
@@ -67,7 +67,9 @@ viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
         auto number = [&](std::string text) { return ran ? text : std::string(); };
         t.rows.push_back(
             {std::to_string(j.index), j.schedule, sweep::engine_name(j.engine), std::to_string(j.p),
-             std::to_string(j.m), std::to_string(r.chunks), costs_or_model(j),
+             std::to_string(j.m),
+             // The chunks it ran with; a job that did not run, the grid's v (0: the schedule's).
+             std::to_string(r.chunks > 0 ? r.chunks : j.v), costs_or_model(j),
              fmt::format("{}, {}, {}", j.dp, j.tp, j.cp), options_of(j),
              sweep::status_name(r.status),
              number(fmt::format("{:.6g}{}", r.iteration_time, seconds ? " s" : "")),
@@ -76,7 +78,8 @@ viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
                           : fmt::format("{:.4g} M_B", r.peak_activation)),
              number(model ? fmt::format("{:.6g} samples/s", r.samples_per_second)
                           : fmt::format("{:.6g} mb/{}", r.throughput, seconds ? "s" : "unit")),
-             r.reason});
+             // As in compare's table; 1F1B may not run with these inputs.
+             number(r.speedup_1f1b > 0 ? fmt::format("{:.3f}x", r.speedup_1f1b) : "—"), r.reason});
     }
     return t;
 }

@@ -314,6 +314,14 @@ TEST_CASE("analyze and sweep --html write their reports", "[viz][html][cli]") {
     // 16 rows, three of them (the ok ones with the highest throughput) drawn.
     CHECK(count(sweep_page, "<tr><td class=\"num\">") == 16);
     CHECK(count(sweep_page, "<div class=\"viewport timeline\"><svg") == 3);
+    // vs 1F1B at p 4, m 8 and unit costs: 1F1B's makespan 3(m + p − 1) = 33 over zb-h1's
+    // 3m + p − 1 = 27 and zb-v's 25.5 (the analyze run above).
+    CHECK(count(sweep_page, ">vs 1F1B<") == 1);
+    CHECK(sweep_page.find("<td class=\"num\">1.222x</td>") != std::string::npos);
+    CHECK(sweep_page.find("<td class=\"num\">1.294x</td>") != std::string::npos);
+    // A job that did not run shows the grid's v it asked for (it showed 0 beside "got v = 3").
+    CHECK(sweep_page.find("<td>1f1b</td><td>analytic</td><td class=\"num\">4</td><td "
+                          "class=\"num\">4</td><td class=\"num\">3</td>") != std::string::npos);
 }
 
 TEST_CASE("analyze --html with a model adds one layer's kernels and titles peaks in GiB",
