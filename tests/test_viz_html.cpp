@@ -107,6 +107,25 @@ TEST_CASE("the HTML report holds one timeline picture and one memory chart per s
     CHECK_THROWS_AS(viz::html_document(r, {fake_svg(100)}), std::invalid_argument);
 }
 
+TEST_CASE("above eight devices each device's memory gets a row of its own", "[viz][html]") {
+    viz::HtmlReport r;
+    r.title = "rows";
+    // 1F1B holds p microbatches on device 0 at its peak: every row runs from 0 to 12 M_B.
+    r.schedules = {schedule("1f1b", "1f1b", 12, 24), schedule("1f1b", "1f1b", 8, 16)};
+    r.schedules[0].memory_unit = r.schedules[1].memory_unit = "M_B";
+    const std::string page = viz::html_document(r, {fake_svg(100), fake_svg(90)});
+    CHECK(count(page, "<svg class=\"memory rows\"") == 1);
+    CHECK(count(page, "each row 0–12 M_B") == 1);
+    // A filled area and a label per device of the first; the second's curves share one axis,
+    // named in a key below it.
+    CHECK(count(page, "<polygon points=") == 12);
+    CHECK(count(page, "text-anchor=\"end\">d11</text>") == 1);
+    CHECK(count(page, "<svg class=\"memory\"") == 1);
+    CHECK(count(page, "<p class=\"devices\">") == 1);
+    CHECK(count(page, "device 0: peak 12 M_B") == 1);
+    CHECK(count(page, "device 0: peak 8 M_B") == 1);
+}
+
 TEST_CASE("the HTML report escapes names, inputs and the command line", "[viz][html]") {
     viz::HtmlReport r;
     r.title = "<title>&";
@@ -434,7 +453,8 @@ TEST_CASE("the HTML memory chart keeps the timeline's time unit and a colour per
     r.schedules = {schedule("1f1b", "1f1b", 16, 16)};
     const std::string wide = viz::html_document(r, {fake_svg(100)});
     std::set<std::string> colours;
-    const std::regex swatch(R"re(<i style="background:([^"]+)"></i>d\d+)re");
+    // (each in a row of its own, which names its device: no key below)
+    const std::regex swatch(R"re(<polyline points="[^"]*" stroke="([^"]+)")re");
     for (auto it = std::sregex_iterator(wide.begin(), wide.end(), swatch);
          it != std::sregex_iterator(); ++it)
         colours.insert((*it)[1]);

@@ -75,6 +75,8 @@ code { font: 12px ui-monospace, Menlo, Consolas, monospace; background: var(--ba
 .viewport svg { display: block; }
 svg.memory polyline { fill: none; stroke-width: 1.2; }
 svg.memory g.device:hover polyline { stroke-width: 2.6; }
+svg.memory.rows polygon { fill-opacity: 0.3; stroke: none; }
+svg.memory.rows g.device:hover polygon { fill-opacity: 0.6; }
 svg.memory .grid { stroke: #e8e8e8; }
 svg.memory .axis { stroke: #333; }
 svg.memory text { font: 9px Helvetica, Arial, sans-serif; fill: #333; }

@@ -29,6 +29,9 @@ constexpr double chart_right = timeline_svg_offset + timeline_axis_right;
 constexpr double chart_top = 10;
 constexpr double chart_plot = 64;
 constexpr double chart_axis = 28;
+// More devices than this get a memory row each (memory_chart), of this height.
+constexpr int memory_rows_from = 8;
+constexpr double memory_row = 16;
 
 // Device curves: ten distinct colours (Tableau's), then hues a golden angle apart, so that
 // device 10 is not drawn in device 0's blue.
@@ -124,27 +127,43 @@ double highest_memory(const HtmlSchedule& s) {
 
 // One schedule's activation memory over time: a step curve per device (tooltip: device and
 // peak), the peaks marked, a time axis below and a memory axis on the left. `top` is the
-// memory axis's end, shared by the schedules with the same unit.
+// memory axis's end, shared by the schedules with the same unit. Above
+// `memory_rows_from` devices, whose curves on one axis hid each other, each device gets a
+// row of its own, filled, named on the left, every row from 0 to `top`.
 std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double top,
                          std::size_t index) {
     const Timeline& t = s.timeline;
+    const bool rows = t.devices > memory_rows_from;
     const Span span = span_of(t);
     const double plot_width = (span.last - span.first) * points_per_unit;
     const double width = chart_left + plot_width + chart_right;
-    const double height = chart_top + chart_plot + chart_axis;
-    const double bottom = chart_top + chart_plot;
+    const double plot = rows ? t.devices * memory_row : chart_plot;
+    const double height = chart_top + plot + chart_axis;
+    const double bottom = chart_top + plot;
     auto x = [&](double time) { return chart_left + (time - span.first) * points_per_unit; };
-    auto y = [&](double value) { return bottom - chart_plot * value / top; };
+    // The baseline of device d's curve and the height its `top` reaches.
+    auto base = [&](int d) { return rows ? chart_top + (d + 1) * memory_row : bottom; };
+    const double reach = rows ? memory_row - 2 : chart_plot;
+    auto y = [&](int d, double value) { return base(d) - reach * value / top; };
 
     std::string out = fmt::format(
-        "<svg class=\"memory\" id=\"memory-{}\" width=\"{:.1f}pt\" height=\"{:.1f}pt\" "
+        "<svg class=\"memory{}\" id=\"memory-{}\" width=\"{:.1f}pt\" height=\"{:.1f}pt\" "
         "viewBox=\"0 0 {:.1f} {:.1f}\" role=\"img\" aria-label=\"activation memory of {}\">\n",
-        index, width, height, width, height, detail::html_escape(s.name));
-    for (double v : axis_ticks(0, top, 4)) {
-        out += fmt::format(
-            "<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.2f}\" y2=\"{2:.2f}\"/>"
-            "<text class=\"tick\" x=\"{3:.1f}\" y=\"{4:.2f}\" text-anchor=\"end\">{5}</text>\n",
-            chart_left, chart_left + plot_width, y(v), chart_left - 4, y(v) + 3, pretty(v, 4));
+        rows ? " rows" : "", index, width, height, width, height, detail::html_escape(s.name));
+    if (rows) {
+        for (int d = 0; d < t.devices; ++d)
+            out += fmt::format(
+                "<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.2f}\" y2=\"{2:.2f}\"/>"
+                "<text class=\"tick\" x=\"{3:.1f}\" y=\"{4:.2f}\" "
+                "text-anchor=\"end\">d{5}</text>\n",
+                chart_left, chart_left + plot_width, base(d), chart_left - 4, base(d) - 3, d);
+    } else {
+        for (double v : axis_ticks(0, top, 4))
+            out += fmt::format(
+                "<line class=\"grid\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.2f}\" y2=\"{2:.2f}\"/>"
+                "<text class=\"tick\" x=\"{3:.1f}\" y=\"{4:.2f}\" text-anchor=\"end\">{5}</text>\n",
+                chart_left, chart_left + plot_width, y(0, v), chart_left - 4, y(0, v) + 3,
+                pretty(v, 4));
     }
     // In the unit the timeline above uses (ms for a run under a second of seconds).
     const detail::ShownUnit shown = detail::time_axis_unit(span.last - span.first, t.time_unit);
@@ -154,14 +173,16 @@ std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double t
             "<line class=\"axis\" x1=\"{0:.2f}\" x2=\"{0:.2f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>"
             "<text class=\"tick\" x=\"{0:.2f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
             x(v), bottom, bottom + 4, bottom + 14, pretty(v / shown.divide, 6));
+    const std::string memory_title =
+        rows ? fmt::format("each row 0–{} {}", pretty(top, 4), s.memory_unit) : s.memory_unit;
     out += fmt::format(
         "<line class=\"axis\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\"/>\n"
         "<text class=\"title\" x=\"{3:.1f}\" y=\"{4:.1f}\">time ({5})</text>\n"
         "<text class=\"title\" x=\"{6:.1f}\" y=\"{7:.1f}\" transform=\"rotate(-90 {6:.1f} "
         "{7:.1f})\" text-anchor=\"middle\">{8}</text>\n",
         chart_left, chart_left + plot_width, bottom, chart_left, bottom + 26,
-        detail::html_escape(time_label), 12.0, chart_top + chart_plot / 2,
-        detail::html_escape(s.memory_unit));
+        detail::html_escape(time_label), 12.0, chart_top + plot / 2,
+        detail::html_escape(memory_title));
     for (int d = 0; d < t.devices; ++d) {
         const std::vector<MemoryPoint> curve = memory_over_time(t, s.memory, d);
         if (curve.empty()) continue;
@@ -169,24 +190,30 @@ std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double t
         double held = 0, peak = 0, peak_time = curve.front().time;
         for (const MemoryPoint& p : curve) {
             const double value = p.activation / s.memory_scale;
-            points += fmt::format("{:.2f},{:.2f} {:.2f},{:.2f} ", x(p.time), y(held), x(p.time),
-                                  y(value));
+            points += fmt::format("{:.2f},{:.2f} {:.2f},{:.2f} ", x(p.time), y(d, held), x(p.time),
+                                  y(d, value));
             held = value;
             if (held > peak) {
                 peak = held;
                 peak_time = p.time;
             }
         }
-        points += fmt::format("{:.2f},{:.2f}", x(span.last), y(held));
+        points += fmt::format("{:.2f},{:.2f}", x(span.last), y(d, held));
         const std::string colour = device_colour(d);
         const std::string tip =
             fmt::format("device {}: peak {} {} at {} {}", d, pretty(peak, 4),
                         detail::html_escape(s.memory_unit), pretty(peak_time / shown.divide, 6),
                         detail::html_escape(time_label));
+        // A row's area, closed along its baseline, under the curve.
+        const std::string area =
+            rows
+                ? fmt::format("<polygon points=\"{:.2f},{:.2f} {} {:.2f},{:.2f}\" fill=\"{}\"/>",
+                              x(curve.front().time), base(d), points, x(span.last), base(d), colour)
+                : std::string();
         out += fmt::format(
-            "<g class=\"device\" data-tip=\"{0}\"><polyline points=\"{1}\" stroke=\"{2}\"/>"
+            "<g class=\"device\" data-tip=\"{0}\">{5}<polyline points=\"{1}\" stroke=\"{2}\"/>"
             "<circle cx=\"{3:.2f}\" cy=\"{4:.2f}\" r=\"2.5\" fill=\"{2}\"/></g>\n",
-            tip, points, colour, x(peak_time), y(peak));
+            tip, points, colour, x(peak_time), y(d, peak), area);
     }
     out += "</svg>\n";
     return out;
@@ -442,7 +469,8 @@ std::string html_document(const HtmlReport& report, const std::vector<std::strin
             s.memory_unit == "M_B" ? "M_B: one stage's activations of one microbatch"
                                    : detail::html_escape(s.memory_unit),
             memory_chart(s, options.width / (span.last - span.first), top, i),
-            device_key(s.timeline.devices));
+            // Rows of their own name their devices.
+            s.timeline.devices > memory_rows_from ? std::string() : device_key(s.timeline.devices));
     }
     if (!report.schedules.empty()) out += "</section>\n";
     for (const HtmlSection& section : report.sections)
