@@ -390,6 +390,10 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "model-based costs need all of --model NAME, --gpu NAME and --mb B"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --costs 1,2,1",
          "--costs and --mem-w-ratio cannot be combined with --model"},
+        // Each within its bound, together 2³¹ GPUs: counted as -2147483648, with a negative MFU.
+        {"--model llama3-405b --gpu h100-sxm --mb 1 --seq 1048576 --dp 65536 -t 8 --cp 1024",
+         "the layout's D·P·T·C = 65536·4·8·1024 = 2147483648 GPUs is more than the 16777216 a "
+         "layout may have"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --recompute some",
          "--recompute: expected none, selective or full, got 'some'"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --attention flash",

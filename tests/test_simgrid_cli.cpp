@@ -219,6 +219,11 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --costs 0,0,0",
             "every pass takes no time"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --comm 1", "--comm is the analytic"},
+        // SimGrid's 1 ns clock step made every device busy 1.5e-8 s instead of 2.4e-11.
+        row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --costs 1e-12,1e-12,1e-12",
+            "stage 0's F takes 1e-12 s, under the 1e-06 s the cluster simulation times to 0.1 %"},
+        row{"simulate -s zb-v -p 4 -m 8 --cluster h200x8 --costs 1e-3,1e-3,1e-6",
+            "stage 0's W takes 5e-07 s"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster " + tpu_file.string(),
             tpu_file.string() + ":2:32: unknown GPU 'tpu' (known: "},
     }));

@@ -48,6 +48,19 @@ TEST_CASE("analyze writes the picture, dependency graph, trace and saved timelin
     CHECK(dir.files() == 4);  // no temporary files left
 }
 
+TEST_CASE("a run at the largest pass times saves a timeline that reads back", "[viz][cli]") {
+    // Pass times of 1e30, the most --costs takes: 1F1B's makespan 3(m + p − 1)·1e30 = 3.3e31
+    // was beyond the reader's old bound of 1e30, which refused the file the run wrote.
+    TempDir dir;
+    REQUIRE(run_pipesim("analyze -s 1f1b -p 4 -m 8 --costs 1e30,1e30,1e30 --save-timeline " +
+                        (dir / "t.json"))
+                .exit_code == 0);
+    const auto r = run_pipesim("render " + (dir / "t.json") + " --gantt");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK_THAT(r.out, Catch::Contains("3.3e+31 unit"));
+}
+
 TEST_CASE("render refuses a picture of too many ops from the file's header", "[viz][cli]") {
     // The header claims p = m = 1,024 (at least 2,097,152 ops); the rest of the file is never
     // read: a whole file of that size took 40 s and 3.7 GB to parse before being refused.

@@ -42,6 +42,12 @@ StageCosts stage_costs_from_passes(const std::vector<PassCosts>& passes, int dev
 
 namespace {
 
+// The shortest pass the cluster simulation takes, in seconds (run_simgrid).
+constexpr double min_simulated_pass = 1e-6;
+
+// The most GPUs a layout may have (D·P·T·C): far above any cluster, far below 2³¹.
+constexpr double max_layout_gpus = 1 << 24;
+
 constexpr const char* no_time =
     "every pass takes no time, so the iteration does too and its throughput is undefined: "
     "give pass times > 0";
@@ -166,6 +172,16 @@ void check_spec(const PipelineSpec& spec) {
     }
     if (spec.dp < 1) throw std::invalid_argument(fmt::format("dp must be ≥ 1, got {}", spec.dp));
     if (spec.tp < 1) throw std::invalid_argument(fmt::format("tp must be ≥ 1, got {}", spec.tp));
+    // Each bound alone let their product pass 2³¹ GPUs, which counted as -2147483648 (and a
+    // negative MFU).
+    const int devices = spec.given ? spec.given->devices : spec.generator.devices;
+    const int cp = spec.costs.model ? spec.costs.model->workload.cp : 1;
+    if (const double gpus = static_cast<double>(spec.dp) * devices * spec.tp * cp;
+        gpus > max_layout_gpus)
+        throw std::invalid_argument(fmt::format(
+            "the layout's D·P·T·C = {}·{}·{}·{} = {:.0f} GPUs is more than the {} a layout may "
+            "have",
+            spec.dp, devices, spec.tp, cp, gpus, max_layout_gpus));
     if (!(spec.costs.mem_w_ratio >= 0 && spec.costs.mem_w_ratio <= 1))
         throw std::invalid_argument(
             fmt::format("the share of activations held until W must be in 0..1, got {}",
@@ -294,9 +310,26 @@ void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& e
 
 void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
     if (spec.all_to_all > 0 || spec.fb_overlap > 0)
-        throw std::invalid_argument(
-            "the all-to-all time and the F&B overlap are options of the analytic replay; the "
-            "cluster simulation runs F&B pairs back to back, hiding nothing");
+        throw std::invalid_argument(fmt::format(
+            "{} of the analytic replay (analyze, compare); the cluster simulation runs F&B "
+            "pairs back to back, hiding nothing",
+            spec.all_to_all > 0 && spec.fb_overlap > 0 ? "--a2a and --overlap-fb are options"
+            : spec.all_to_all > 0                      ? "--a2a is an option"
+                                                       : "--overlap-fb is an option"));
+    // SimGrid steps its clock by 1 ns (its surf/precision), which distorts shorter passes:
+    // at 1e-12 s every device came out busy 1.5e-8 s instead of 2.4e-11, at 1e-9 by 15 %.
+    // From a microsecond on the step is at most 0.1 % of a pass.
+    if (!a.model)
+        for (std::size_t s = 0; s < a.costs.stages(); ++s)
+            for (const auto& [pass, time] :
+                 {std::pair{"F", a.costs.forward[s]}, std::pair{"B", a.costs.backward_input[s]},
+                  std::pair{"W", a.costs.backward_weight[s]}})
+                if (time > 0 && time < min_simulated_pass)
+                    throw std::invalid_argument(fmt::format(
+                        "stage {}'s {} takes {:g} s, under the {:g} s the cluster simulation "
+                        "times to 0.1 % (SimGrid steps its clock by 1 ns): give --costs in "
+                        "seconds, or use analyze, which takes any unit",
+                        s, pass, time, min_simulated_pass));
     if (a.model && (engine.message_bytes > 0 || engine.grad_bytes > 0))
         throw std::invalid_argument(
             "--message-bytes and --grad-bytes give the bytes of a run without a model; with "

@@ -66,13 +66,13 @@ def _pipeline(function, schedule, p, m, options, layout_without_model=False):
                                o["a2a"], o["overlap_fb"])
 
 
-def _core(function, *args):
-    """Calls the compiled core, its ValueError worded for Python (not one of a subclass, which
-    comes from the caller's own code, such as a search's progress function)."""
+def _core(function, *args, callers=()):
+    """Calls the compiled core, its ValueError worded for Python; what the caller's own code
+    raised (`callers`: the exceptions a search's progress function raised) passes as it is."""
     try:
         return function(*args)
     except ValueError as e:
-        if type(e) is not ValueError:
+        if type(e) is not ValueError or any(e is raised for raised in callers):
             raise
         raise ValueError(_spec.python_words(str(e))) from None
 
@@ -177,7 +177,7 @@ def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_r
     candidate is built (and once with done == total and label "" at the end); what it raises
     ends the search. Ctrl-C stops a search between candidates."""
     if progress is not None and not callable(progress):
-        raise ValueError(f"progress: expected a function or None, got {progress!r}")
+        raise TypeError(f"progress: expected a function or None, got {progress!r}")
     if p is None:
         raise ValueError("missing p=P (number of pipeline devices)")
     if m is None:
@@ -187,12 +187,21 @@ def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_r
     triples = _spec.cost_triples(costs)
     if len(triples) != 1:
         raise ValueError("costs: search takes one triple (F, B, W)")
+    raised = []  # what progress raised: its own, not the core's, whatever its type
+
+    def report(*args):
+        try:
+            return progress(*args)
+        except BaseException as e:
+            raised.append(e)
+            raise
+
     fields, best = _core(
         _pipesim.search, _spec.integer("p", p, 1, _spec.MAX_DEVICES),
         _spec.integer("m", m, 1, _spec.MAX_MICROBATCHES),
         _spec.number("mem_limit", mem_limit, 0.0, low_open=True), triples[0],
         _spec.number("comm", comm), _spec.number("mem_w_ratio", mem_w_ratio, 0.0, 1.0),
-        progress)
+        None if progress is None else report, callers=raised)
     return SearchResult(_json.loads(fields), best)
 
 

@@ -19,6 +19,8 @@ Op = collections.namedtuple("Op", "device kind microbatch stage start end")
 
 # The most ops drawn in a notebook (a larger picture is slow to lay out and unreadable).
 NOTEBOOK_MAX_OPS = 20000
+# The longest time axis svg() draws, in points (some 35 m): 3e9 wrapped to a negative width.
+_MAX_PICTURE_WIDTH = 1e5
 
 
 def _figure(value):
@@ -128,10 +130,12 @@ class Result(_Fields):
 
     def svg(self, memory=True, transfers=False, critical_path=False, width=0.0):
         """The timeline picture (Graphviz SVG, as `--timeline FILE.svg`): one row per device,
-        memory below; `width` is the time axis' length in points (0: chosen from the ops).
+        memory below; `width` is the time axis' length in points, at most 100,000 (0: chosen
+        from the ops).
         Raises ValueError without Graphviz in this build or for a timeline too large to draw."""
         options = (flag("memory", memory), flag("transfers", transfers),
-                   flag("critical_path", critical_path), number("width", width))
+                   flag("critical_path", critical_path),
+                   number("width", width, 0.0, _MAX_PICTURE_WIDTH))
         try:
             return self._run.svg(*options)
         except ValueError as e:

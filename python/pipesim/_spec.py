@@ -299,11 +299,16 @@ PARAMETERS = set(MODEL_KEYS) | {
     "overlap_fb", "overlap_p2p_communication", "cluster", "layout_order", "message_bytes",
     "grad_bytes", "overlap_grad_reduce", "overlap_param_gather", "post_validation", "bw_scale",
     "lat_scale", "stragglers", "nccl_algo", "mem_limit"}
-_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[vpm])( -?[0-9][^\s:,;)]*| [A-Z](?![\w-]))?")
+# A flag stands alone: not inside a path or a name ("/tmp/--comm.json", "x-p"), not the
+# shell's "ulimit -v".
+_FLAG = re.compile(
+    r"(?<![\w\-/.\\])(?<!ulimit )(--[a-z][a-z0-9-]*|-[vpmt])( -?[0-9][^\s:,;)]*| [A-Z](?![\w-]))?")
+# Text quoted from a file or an argument ('--dp', an excerpt): left as it is.
+_QUOTED = re.compile(r"((?<!\w)'[^'\n]*'(?!\w))")
 _RENAMED = {"--sp": "sequence_parallel", "--no-sp": "sequence_parallel=False",
             "--no-overlap-p2p-communication": "overlap_p2p_communication=False",
             "--no-overlap-grad-reduce": "overlap_grad_reduce=False",
-            "--mem-limit": "mem_limit"}
+            "--mem-limit": "mem_limit", "-t": "tp"}
 # Where a picture is too large, what the command line offers and what Python has instead.
 _TOO_LARGE_TO_DRAW = ("or --trace for Perfetto or --gantt",
                       "or the ops themselves: Result.timeline() or Result.arrays()")
@@ -323,4 +328,6 @@ def python_words(message):
         return f"{name}={value}" if value and "=" not in name else name + (
             " " + value if value else "")
 
-    return _FLAG.sub(parameter, message)
+    pieces = _QUOTED.split(message)
+    return "".join(piece if i % 2 else _FLAG.sub(parameter, piece)
+                   for i, piece in enumerate(pieces))

@@ -349,7 +349,7 @@ PYBIND11_MODULE(_pipesim, m) {
                 if (const std::string lost = schedule_file_loss(s, file); !lost.empty())
                     py::module_::import("warnings")
                         .attr("warn")(lost, py::module_::import("pipesim").attr("PipesimWarning"),
-                                      2);
+                                      1);  // the caller's line: this function has no frame
             },
             py::arg("path"))
         .def(py::self == py::self)

@@ -272,6 +272,14 @@ def test_results_pickle_and_copy_with_their_timeline():
         assert (other.transfers()["bytes"] == r.transfers()["bytes"]).all()
 
 
+def test_a_result_at_the_largest_pass_times_pickles():
+    # Pass times near the 1e30 costs takes: 1F1B's makespan 3(m + p − 1)·1e29 = 3.3e30 was
+    # past what a timeline held, so the result the run returned could not be pickled.
+    r = pipesim.analyze(schedule="1f1b", p=4, m=8, costs=(1e29, 1e29, 1e29))
+    assert r.makespan == pytest.approx(3.3e30)
+    assert pickle.loads(pickle.dumps(r)).timeline() == r.timeline()
+
+
 def test_result_fields_are_copies():
     r = pipesim.analyze(schedule="1f1b", p=4, m=8)
     busy = r.busy

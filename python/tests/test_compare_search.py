@@ -124,5 +124,15 @@ def test_search_reports_progress_and_stops_where_its_progress_function_raises():
     with pytest.raises(Stop):
         pipesim.search(p=256, m=1024, mem_limit=256, progress=stop_at_third)
     assert calls == [0, 1, 2]
-    with pytest.raises(ValueError, match="progress: expected a function or None"):
+    # A plain ValueError of its own, the same object, flags and all (it was reworded as the
+    # core's: "--comm stop" came back as "comm stop", its traceback cut).
+    mine = ValueError("--comm stop")
+
+    def raise_mine(done, total, label):
+        raise mine
+
+    with pytest.raises(ValueError) as e:
+        pipesim.search(p=4, m=8, mem_limit=4, progress=raise_mine)
+    assert e.value is mine and str(e.value) == "--comm stop"
+    with pytest.raises(TypeError, match="progress: expected a function or None"):
         pipesim.search(p=4, m=8, mem_limit=4, progress=3)

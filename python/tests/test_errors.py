@@ -152,6 +152,39 @@ def test_messages_name_python_parameters_not_command_line_flags(call, message):
     assert " --" not in str(e.value) and " -v " not in str(e.value)
 
 
+def test_file_names_and_quoted_text_keep_their_flags(tmp_path):
+    # A path or a key quoted from a file is the user's text: "/x/--comm.json" once read
+    # "/x/comm.json", another file's name, and "unknown key '--dp'" read "'dp'".
+    missing = tmp_path / "--comm.json"
+    with pytest.raises(ValueError) as e:
+        pipesim.analyze("1f1b", 4, 8, model="llama2-7b", gpu="h100-sxm", mb=1,
+                        calibration=str(missing))
+    assert str(e.value).startswith(str(missing) + ": cannot read")
+    model = tmp_path / "-p 4.json"
+    model.write_text('{"base": "llama2-7b", "--dp": 2}')
+    with pytest.raises(ValueError) as e:
+        pipesim.analyze("1f1b", 4, 8, model=str(model), gpu="h100-sxm", mb=1)
+    assert str(e.value).startswith(str(model) + ":1:23: unknown key '--dp'")
+    # Flags outside quotes still read as parameters, -t as tp.
+    with pytest.raises(ValueError) as e:
+        pipesim.analyze("1f1b", 4, 8, model="llama2-7b", gpu="h100-sxm", mb=1,
+                        tp_comm_overlap=True)
+    assert str(e.value) == ("tp_comm_overlap overlaps tensor-parallel collectives: give tp=T "
+                            "with T > 1")
+
+
+def test_simulate_names_the_replay_only_parameter_it_was_given():
+    with pytest.raises(ValueError) as e:
+        pipesim.simulate("dualpipe", 4, 8, cluster="dgx-h100", costs=(.01, .01, .01), a2a=0.005)
+    assert str(e.value).startswith("a2a is an option of the analytic replay (analyze, compare)")
+
+
+def test_svg_refuses_a_width_it_cannot_draw():
+    r = pipesim.analyze("1f1b", 4, 8)
+    with pytest.raises(ValueError, match="width: must be ≤ 100000, got 3e"):
+        r.svg(width=3e9)  # it drew a picture -2147483648 pt wide
+
+
 def test_descriptions_and_picture_limits_speak_python():
     for description in pipesim.schedules().values():
         assert "--" not in description, description

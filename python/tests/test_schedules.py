@@ -82,8 +82,10 @@ def test_schedules_load_and_save_paths_and_hash_like_their_equality(tmp_path):
 
 def test_saving_pairs_as_csv_warns_that_they_are_not_kept(tmp_path):
     s = pipesim.analyze(schedule="dualpipe-v", p=4, m=8).to_schedule()
-    with pytest.warns(pipesim.PipesimWarning, match="no F&B pairs .*: dualpipe-v's 25"):
+    with pytest.warns(pipesim.PipesimWarning, match="no F&B pairs .*: dualpipe-v's 25") as w:
         s.save(tmp_path / "dv.csv")
+    # Shown at the line that saved (it was "sys:1", the frame above the caller's).
+    assert w[0].filename == __file__
     back = pipesim.Schedule.load(tmp_path / "dv.csv")
     assert back.device_ops == s.device_ops  # the ops are kept, their pairing is not
     import warnings

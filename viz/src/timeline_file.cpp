@@ -27,10 +27,12 @@ namespace {
 
 constexpr std::string_view format_tag = "pipesim-timeline";
 constexpr int format_version = 1;
-// Times, bytes and activations: at most the 1e30 that the command line takes for a pass time,
-// so that sums and scales of them stay finite (1.7e308 once made an infinite picture and a
-// trace that could not be written).
-constexpr double max_time = 1e30;
+// Times, bytes and activations: far above what a run gives (pass times of at most the 1e30
+// the command line takes, summed over at most 5·10⁷ ops: a bound of 1e30 refused the saved
+// timelines of runs the command line took), far enough below the largest double that sums and
+// scales of them stay finite (1.7e308 once made an infinite picture and a trace that could
+// not be written).
+constexpr double max_time = 1e100;
 
 constexpr std::array<TransferKind, 4> transfer_kinds = {
     TransferKind::pipeline, TransferKind::tensor_parallel, TransferKind::data_parallel,
