@@ -228,3 +228,25 @@ TEST_CASE("search shards the optimizer only over ranks it has: --zero and --dist
     const double sharded_bytes = nlohmann::json::parse(sharded.out)["static_bytes_max"];
     CHECK(sharded_bytes / whole_bytes == Approx(12.0 / 18.0).epsilon(1e-3));
 }
+
+TEST_CASE(
+    "with a model the search's registered schedules are analyze's: the same order and figures",
+    "[blocks][search]") {
+    // The first and last stages hold the embedding and the head: planned with the mean
+    // triple, the search's "zb-v" idled 14.81 % where `analyze -s zb-v` idles 15.32 %.
+    const std::string model = " -p 4 -m 8 --model zb-6.2b --gpu a100-80gb --mb 2";
+    const auto searched = run_pipesim("search --mem-limit 36GiB --json" + model);
+    REQUIRE(searched.exit_code == 0);
+    const auto ranking = nlohmann::json::parse(searched.out)["ranking"];
+    for (const std::string name : {"zb-v", "v-zb", "zb-2p", "v-half"}) {
+        INFO(name);
+        const auto analyzed = run_pipesim("analyze -s " + name + " --json" + model);
+        REQUIRE(analyzed.exit_code == 0);
+        const auto figures = nlohmann::json::parse(analyzed.out);
+        const auto entry = std::find_if(ranking.begin(), ranking.end(),
+                                        [&](const auto& e) { return e["label"] == name; });
+        REQUIRE(entry != ranking.end());
+        CHECK((*entry)["bubble_rate"].get<double>() == figures["bubble_rate"].get<double>());
+        CHECK((*entry)["iteration_time"].get<double>() == figures["iteration_time"].get<double>());
+    }
+}

@@ -68,7 +68,7 @@ std::vector<Candidate> candidates(const SearchOptions& given) {
                     uniform_stage_costs(o.devices, g.default_chunks, o.costs.forward,
                                         o.costs.backward_input, o.costs.backward_weight);
             }
-            Schedule s = generate_schedule(g.name, options);
+            Schedule s = o.registered ? o.registered(g) : generate_schedule(g.name, options);
             // Two model copies (DualPipe): each device holds twice the layers, so a "full
             // stage" of its costs and memory is twice the others' and the figures do not
             // compare; leave such schedules out rather than rank them wrongly.

@@ -13,6 +13,10 @@
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
+struct ScheduleGenerator;
+}
+
+namespace pipesim {
 
 /// What the caller measured for one candidate (e.g. a timed replay and its metrics, which
 /// live in sim/: the search stays in schedules/ and gets them through this callback).
@@ -39,6 +43,10 @@ struct SearchOptions {
     /// anew for each chunk count (the embedding and head land on other devices), the work
     /// per device differs, and only the time says which candidate is faster.
     bool rank_by_time = false;
+    /// Builds a registered schedule as the caller's own runs generate it (with a model:
+    /// planned with its per-stage times, which `costs`, their mean, leaves out), so that the
+    /// ranking's "zb-v" is `analyze -s zb-v`'s; empty: planned with `costs`.
+    std::function<Schedule(const ScheduleGenerator&)> registered;
     /// Called before each candidate is built (`done` of `total` so far, its label) and once
     /// at the end (`done` = `total`, no label): a progress line, or a place to stop (what it
     /// throws ends the search).
