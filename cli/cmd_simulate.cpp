@@ -88,7 +88,7 @@ const std::array what_if_flags = {
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
                 s.engine.options.latency_scale = parse_number(f, v, 0.0);
             }},
-    SimFlag{"", "--straggler", "G:K", "GPU G (global index) runs K times slower; repeatable",
+    SimFlag{"", "--straggler", "G:K", "GPU G (global index) runs K ≥ 1 times slower; repeatable",
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
                 s.engine.options.stragglers.push_back(parse_straggler(f, v));
             },
@@ -181,14 +181,13 @@ int run_simulate(const std::vector<std::string>& args) {
     layout_check.tp = spec.tp;
     layout_check.cp = cp;
     simgrid::check_layout(layout_check, cluster);
-    // The report's first line, shown while SimGrid runs; on stdout, so that stderr holds only
-    // warnings, errors and the terminal's progress line.
-    if (!json && report) {
-        fmt::print("simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
+    // What runs, shown while SimGrid runs: a status line, on stderr with the progress, so that
+    // a run refused once SimGrid has its inputs (a straggler's GPU, a bandwidth scale) writes
+    // nothing on stdout.
+    if (!json && report)
+        fmt::print(stderr, "simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
                    prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
                    spec.dp * prepared.schedule.devices * spec.tp * cp, cluster.name);
-        std::fflush(stdout);
-    }
     const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);
     if (show_progress) fmt::print(stderr, "\r\033[K");
     describe_run(viz_outputs.picture, result);

@@ -182,6 +182,28 @@ TEST_CASE("analyze and simulate agree on the post-validation period",
     CHECK(period < single);
 }
 
+TEST_CASE("a straggler's replica does not change the post-validation period",
+          "[cli][post-validation][simgrid]") {
+    // p 4, t 2, dp 4: GPUs 0, 2, 4 and 6 are stage 0's in replicas 0 to 3. Post-validation
+    // took replica 0's windows alone: a straggler in another replica came out 1.417 s, faster
+    // than that replica's own iteration (1.515 s), where 1F1B gains nothing.
+    const std::string base =
+        "simulate -s 1f1b -p 4 -m 8 --model llama3-8b --gpu h100-sxm --mb 1 -t 2 --dp 4 "
+        "--cluster dgx-h100 --post-validation --json --straggler ";
+    std::vector<double> periods;
+    for (const char* gpu : {"0:2", "2:2", "4:2", "6:2"}) {
+        const auto r = run_pipesim(base + gpu);
+        REQUIRE(r.exit_code == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        periods.push_back(j["iteration_time"].get<double>());
+        // 1F1B's every device spans its replica's whole iteration: the period is one.
+        CHECK(periods.back() == Approx(j["single_iteration_time"].get<double>()).epsilon(1e-9));
+    }
+    CHECK(periods[1] == Approx(periods[0]).epsilon(1e-9));
+    CHECK(periods[2] == Approx(periods[0]).epsilon(1e-9));
+    CHECK(periods[3] == Approx(periods[0]).epsilon(1e-9));
+}
+
 TEST_CASE("compare --post-validation ranks schedules by their periods", "[cli][post-validation]") {
     // F = B = W = 1, p = 8, m = 24: 1F1B repeats every (m + p − 1)·3 = 93 either way; ZB-2p
     // every 3m = 72 with post-validation, against a single iteration of 3m + p − 1 = 79.

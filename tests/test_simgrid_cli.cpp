@@ -197,6 +197,8 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
     using row = std::tuple<std::string, std::string>;
     auto [args, expected] = GENERATE_COPY(table<std::string, std::string>({
         row{"simulate -s 1f1b -p 4 -m 8 --cluster nope", "unknown cluster 'nope' (presets: "},
+        row{"simulate -s 1f1b -p 4 -m 8 --cluster " + bad_file.string() + ":4",
+            "':4' resizes a preset; a cluster file lists its nodes itself"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster " + bad_file.string(),
             bad_file.string() + ":2:11: nodes: expected an array"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster " + (dir / "missing.json").string(),
@@ -206,6 +208,10 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --straggler 9:2",
             "straggler GPU 9 is not one of the 4 GPUs in use"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --straggler 1", "expected GPU:FACTOR"},
+        // A "straggler" of 0.5 ran faster than the rest.
+        row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --straggler 0:0.5",
+            "straggler GPU 0: factor must be a number ≥ 1 (it runs that many times slower), got "
+            "0.5; a faster GPU is a node group's 'speed' in a cluster file"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --straggler 0:2 --straggler 0:3",
             "straggler GPU 0 is given more than once"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --layout-order tp,pp",
@@ -222,6 +228,8 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
         // SimGrid's 1 ns clock step made every device busy 1.5e-8 s instead of 2.4e-11.
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --costs 1e-12,1e-12,1e-12",
             "stage 0's F takes 1e-12 s, under the 1e-06 s the cluster simulation times to 0.1 %"},
+        row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --bw-scale 1e20",
+            "bandwidth scale 1e+20 makes the intra-node bandwidth"},
         row{"simulate -s zb-v -p 4 -m 8 --cluster h200x8 --costs 1e-3,1e-3,1e-6",
             "stage 0's W takes 5e-07 s"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster " + tpu_file.string(),
@@ -231,6 +239,7 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
     const auto r = run_pipesim(args);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains(expected));
+    CHECK(r.out.empty());  // "simulating ..." went to stdout before a refusal inside the run
 }
 
 namespace {

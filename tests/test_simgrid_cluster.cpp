@@ -76,7 +76,16 @@ TEST_CASE("malformed cluster files are rejected with file, line and column", "[s
             "c.json:1:57: unknown key 'colour' in nodes[0] (known: count, gpu, speed)"},
         row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
  "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1, "p2p_gb_s": 0}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
-            "c.json:2:67: intra_node.p2p_gb_s: expected a number in 1e-06..1e+09, got '0'"},
+            "c.json:2:67: intra_node.p2p_gb_s: expected a number in 1e-06..1, got '0'"},
+        // NCCL's rates inside a node are bounded by the port: 10000 GB/s of bus bandwidth on a
+        // 450 GB/s port reduced gradients 16 times faster than the link.
+        row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
+ "intra_node": {"bandwidth_gb_s": 450, "latency_us": 1, "collective_bus_gb_s": 10000}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
+            "c.json:2:80: intra_node.collective_bus_gb_s: expected a number in 1e-06..900, got "
+            "'10000'"},
+        row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
+ "intra_node": {"bandwidth_gb_s": 450, "latency_us": 1, "p2p_gb_s": 451}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
+            "c.json:2:69: intra_node.p2p_gb_s: expected a number in 1e-06..450, got '451'"},
         row{R"({"gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
  "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1, "p2p_gb_s": 5}})",
             "c.json:2:114: p2p_gb_s belongs to intra_node only"},

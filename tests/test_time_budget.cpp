@@ -218,7 +218,7 @@ TEST_CASE("on other GPUs than the costs', or with a straggler, the kernels are t
     for (const std::string& flags :
          {std::string("--gpu a100-80gb --cluster dgx-h100:1"),
           std::string("--gpu h100-sxm --cluster dgx-h100:1 --straggler 1:2"),
-          std::string("--gpu h100-sxm --cluster dgx-h100:1 --straggler 0:0.5")}) {
+          std::string("--gpu h100-sxm --cluster dgx-h100:1 --straggler 0:1.5")}) {
         CAPTURE(flags);
         const auto r =
             run_pipesim("simulate -s 1f1b -p 2 -m 4 --model zb-1.5b --mb 1 --json " + flags);

@@ -360,11 +360,10 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     if (a.model) a.model->device_gpu = device_gpus(engine.cluster, run.layout, a.model->gpu);
     a.cluster = std::move(run);
     a.metrics = compute_metrics(a.timeline, a.memory);
-    // Post-validation: replica 0's devices' windows (its timeline), each until the later of
-    // its last op and its gradient reduction.
+    // Post-validation: each device's longest window over the replicas simulated, until the
+    // later of its last op and its gradient reduction.
     std::vector<double> windows;
-    if (engine.options.post_validation)
-        windows = device_windows(a.metrics, a.cluster->result.grad_reduce_end, {});
+    if (engine.options.post_validation) windows = a.cluster->result.device_window;
     finish(a, iteration_time, engine.options.post_validation ? &windows : nullptr);
 }
 

@@ -146,6 +146,7 @@ void DeviceActor::run() {
             s_.changed->notify_all();
         }
         const double start = sg::Engine::get_clock();
+        if (k == 0) s_.first_start[index] = start;
         double compute = s_.duration[static_cast<std::size_t>(op.stage) * pass_count +
                                      static_cast<std::size_t>(op.pass)] *
                          slowdown;

@@ -125,11 +125,16 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
             doc.number(fileio::json_pointer_child(at, "latency_us"), 0, 1e9) * microsecond};
     };
     c.intra_node = link("intra_node");
+    // NCCL's rates inside a node are what its port carries: a send/receive at most the port's
+    // rate, an all-reduce's bus bandwidth at most twice it (NVSwitch's in-switch reduction,
+    // NVLS, halves the bytes each GPU moves). 10000 GB/s on a 450 GB/s port was accepted
+    // and reduced gradients 16 times faster than the link.
+    const double port_gb_s = c.intra_node.bandwidth / gigabyte;
     if (doc.has("/intra_node/collective_bus_gb_s"))
         c.intra_node_collective_bandwidth =
-            doc.number("/intra_node/collective_bus_gb_s", 1e-6, 1e9) * gigabyte;
+            doc.number("/intra_node/collective_bus_gb_s", 1e-6, 2 * port_gb_s) * gigabyte;
     if (doc.has("/intra_node/p2p_gb_s"))
-        c.intra_node_p2p_bandwidth = doc.number("/intra_node/p2p_gb_s", 1e-6, 1e9) * gigabyte;
+        c.intra_node_p2p_bandwidth = doc.number("/intra_node/p2p_gb_s", 1e-6, port_gb_s) * gigabyte;
     if (doc.has("/nic/collective_bus_gb_s"))
         throw doc.error_at("/nic/collective_bus_gb_s",
                            "collective_bus_gb_s belongs to intra_node only");
@@ -189,6 +194,12 @@ ClusterSpec load_cluster(std::string_view name_or_file) {
                 "cluster '{}': expected NAME:NODES with NODES in 1..{}", name_or_file, max_nodes));
         name = name.substr(0, colon);
     }
+    // FILE.json:N resized nothing and was called an unknown cluster.
+    if (nodes > 0 && fileio::file_extension(name) == ".json")
+        throw std::invalid_argument(fmt::format(
+            "cluster {}: ':{}' resizes a preset; a cluster file lists its nodes itself (edit "
+            "its node groups' counts)",
+            fileio::quote_excerpt(name_or_file, 80), nodes));
     std::string known;
     for (const ClusterPreset& preset : cluster_presets()) {
         if (preset.name == name) {

@@ -179,6 +179,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     s.arrived.assign(static_cast<std::size_t>(replicas), std::vector<std::uint8_t>(slots, 0));
     s.progress.assign(static_cast<std::size_t>(replicas) * p, 0);
     s.finish.assign(static_cast<std::size_t>(replicas) * p, 0.0);
+    s.first_start.assign(s.finish.size(), 0.0);
     s.devices_done.assign(static_cast<std::size_t>(p), 0);
     s.last_gradient_started.assign(static_cast<std::size_t>(p), 0);
     s.gather_pending.assign(static_cast<std::size_t>(p), 0);
@@ -273,6 +274,16 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
         *std::max_element(s.gather_exposed.begin(), s.gather_exposed.end());
     for (double end : s.reduce_end)
         result.iteration_time = std::max(result.iteration_time, end);
+    // Each simulated replica's window, not replica 0's alone: with a straggler in another
+    // replica, post-validation's period came out shorter than that replica's iteration.
+    result.device_window.assign(static_cast<std::size_t>(p), 0.0);
+    for (int r = 0; r < replicas; ++r)
+        for (int d = 0; d < p; ++d) {
+            const auto at = static_cast<std::size_t>(r) * p + d;
+            result.device_window[d] =
+                std::max(result.device_window[d],
+                         std::max(s.finish[at], s.reduce_end[d]) - s.first_start[at]);
+        }
     return result;
 }
 

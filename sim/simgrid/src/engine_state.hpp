@@ -61,6 +61,7 @@ struct EngineState {
     std::vector<std::vector<std::uint8_t>> arrived;  // per replica, per output slot
     std::vector<std::size_t> progress;               // per (replica, device): ops done
     std::vector<double> finish;                      // per (replica, device)
+    std::vector<double> first_start;                 // per (replica, device): its first op's
     std::vector<int> devices_done;                   // per device: replicas finished
     std::vector<int> last_gradient_started;          // per device: replicas in their last W or BW
     // Per device: 1 while its parameter all-gather, moved to the iteration's start

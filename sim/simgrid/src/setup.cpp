@@ -102,9 +102,12 @@ void check_options(const SimOptions& options, const ClusterSpec& cluster, const 
             throw std::invalid_argument(
                 fmt::format("straggler GPU {} is not one of the {} GPUs in use (0..{})", gpu,
                             layout.gpus(), layout.gpus() - 1));
-        if (!(factor > 0 && std::isfinite(factor)))
-            throw std::invalid_argument(
-                fmt::format("straggler GPU {}: factor must be a number > 0, got {}", gpu, factor));
+        // A straggler is slower: a factor below 1 made a faster GPU under that name.
+        if (!(factor >= 1 && std::isfinite(factor)))
+            throw std::invalid_argument(fmt::format(
+                "straggler GPU {}: factor must be a number ≥ 1 (it runs that many times "
+                "slower), got {}; a faster GPU is a node group's 'speed' in a cluster file",
+                gpu, factor));
         // Two factors for one GPU would multiply, which no one means by giving both.
         const auto same = [gpu = gpu](const auto& other) { return other.first == gpu; };
         if (std::count_if(options.stragglers.begin(), options.stragglers.end(), same) > 1)

@@ -148,6 +148,10 @@ struct SimResult {
     double param_gather_exposed = 0;
     /// Per pipeline device, when its gradient reduction ended (0 without one).
     std::vector<double> grad_reduce_end;
+    /// Per pipeline device, the longest over the simulated replicas of the time from its first
+    /// op's start to the later of its last op's end and its gradient reduction's end: the
+    /// window that optimizer post-validation repeats.
+    std::vector<double> device_window;
     /// Per pipeline device, the algorithm of its gradient all-reduce (ring or tree; a
     /// distributed optimizer's reduce-scatter and all-gather are rings); empty when there are
     /// no replicas to reduce over.
