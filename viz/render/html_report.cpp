@@ -14,7 +14,7 @@ void check_html_report(const std::string& flag, const std::string& path) {
     const std::string extension = dot == std::string::npos ? std::string() : path.substr(dot);
     if (extension != ".html" && extension != ".htm")
         throw std::invalid_argument(fmt::format(
-            "{} {}: the report is an HTML page; give a file ending in .html", flag, path));
+            "{} {}: the report is an HTML page; give a file ending in .html or .htm", flag, path));
     if (!graphviz_available())
         throw std::invalid_argument(fmt::format(
             "{} {}: the report draws its timelines with Graphviz, which this build lacks "
