@@ -174,20 +174,17 @@ int run_simulate(const std::vector<std::string>& args) {
             fmt::print(stderr, "\r  simulated {:.4g} of ~{:.4g} s, {} of {} ops{}\033[K",
                        at.simulated_time, at.expected_time, at.ops_done, at.ops_total, left);
         };
-    // A layout the cluster cannot hold is refused before the report starts.
-    simgrid::Layout layout_check = engine.layout;
-    layout_check.dp = spec.dp;
-    layout_check.pp = prepared.schedule.devices;
-    layout_check.tp = spec.tp;
-    layout_check.cp = cp;
-    simgrid::check_layout(layout_check, cluster);
-    // What runs, shown while SimGrid runs: a status line, on stderr with the progress, so that
-    // a run refused once SimGrid has its inputs (a straggler's GPU, a bandwidth scale) writes
-    // nothing on stdout.
-    if (!json && report)
-        fmt::print(stderr, "simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
+    // What the simulation would refuse is refused before the report starts: a layout the
+    // cluster cannot hold, a straggler's GPU, a scaled link out of bounds, passes too short.
+    analysis::check_cluster_run(prepared, engine);
+    // The report's first line, shown while SimGrid runs; on stdout, so that stderr holds only
+    // warnings, errors and the terminal's progress line.
+    if (!json && report) {
+        fmt::print("simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
                    prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
                    spec.dp * prepared.schedule.devices * spec.tp * cp, cluster.name);
+        std::fflush(stdout);
+    }
     const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);
     if (show_progress) fmt::print(stderr, "\r\033[K");
     describe_run(viz_outputs.picture, result);

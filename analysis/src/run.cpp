@@ -308,7 +308,9 @@ void run_analytic(Analysis& a, const PipelineSpec& spec, const AnalyticEngine& e
     finish(a, iteration_time, engine.post_validation ? &windows : nullptr);
 }
 
-void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
+// What the cluster simulation refuses of its pipeline, before SimGrid starts.
+void check_cluster_inputs(const PipelineSpec& spec, const StageCosts& costs, bool model,
+                          const SimGridEngine& engine) {
     if (spec.all_to_all > 0 || spec.fb_overlap > 0)
         throw std::invalid_argument(fmt::format(
             "{} of the analytic replay (analyze, compare); the cluster simulation runs F&B "
@@ -319,21 +321,25 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     // SimGrid steps its clock by 1 ns (its surf/precision), which distorts shorter passes:
     // at 1e-12 s every device came out busy 1.5e-8 s instead of 2.4e-11, at 1e-9 by 15 %.
     // From a microsecond on the step is at most 0.1 % of a pass.
-    if (!a.model)
-        for (std::size_t s = 0; s < a.costs.stages(); ++s)
+    if (!model)
+        for (std::size_t s = 0; s < costs.stages(); ++s)
             for (const auto& [pass, time] :
-                 {std::pair{"F", a.costs.forward[s]}, std::pair{"B", a.costs.backward_input[s]},
-                  std::pair{"W", a.costs.backward_weight[s]}})
+                 {std::pair{"F", costs.forward[s]}, std::pair{"B", costs.backward_input[s]},
+                  std::pair{"W", costs.backward_weight[s]}})
                 if (time > 0 && time < min_simulated_pass)
                     throw std::invalid_argument(fmt::format(
                         "stage {}'s {} takes {:g} s, under the {:g} s the cluster simulation "
                         "times to 0.1 % (SimGrid steps its clock by 1 ns): give --costs in "
                         "seconds, or use analyze, which takes any unit",
                         s, pass, time, min_simulated_pass));
-    if (a.model && (engine.message_bytes > 0 || engine.grad_bytes > 0))
+    if (model && (engine.message_bytes > 0 || engine.grad_bytes > 0))
         throw std::invalid_argument(
             "--message-bytes and --grad-bytes give the bytes of a run without a model; with "
             "--model, the model gives those between stages and the gradients");
+}
+
+void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
+    check_cluster_inputs(spec, a.costs, a.model.has_value(), engine);
 
     ClusterRun run;
     run.cluster = engine.cluster.name;
@@ -442,6 +448,17 @@ void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
 }
 
 }  // namespace
+
+void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine) {
+    simgrid::Layout layout = engine.layout;
+    layout.dp = pipeline.spec.dp;
+    layout.tp = pipeline.spec.tp;
+    layout.pp = pipeline.schedule.devices;
+    layout.cp = pipeline.model ? pipeline.model->workload.cp : 1;
+    simgrid::check_layout(layout, engine.cluster);
+    simgrid::check_options(engine.options, engine.cluster, layout);
+    check_cluster_inputs(pipeline.spec, pipeline.costs, pipeline.model.has_value(), engine);
+}
 
 Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
     check_spec(spec);

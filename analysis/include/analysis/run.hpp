@@ -143,6 +143,12 @@ const char* time_field(bool model, bool post_validation);
 /// records per op) under this process's address-space limit or the machine's memory.
 Pipeline prepare(const PipelineSpec& spec, const Engine& engine = AnalyticEngine{});
 
+/// What the cluster simulation refuses of a prepared pipeline, checked before SimGrid starts
+/// (run() checks it too): the layout on the cluster, the what-if options, replay-only
+/// options, byte counts beside a model, and passes shorter than SimGrid times. Throws
+/// std::invalid_argument (one clear line).
+void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine);
+
 /// Runs a prepared pipeline on `engine` and computes the metrics and model figures. Throws
 /// std::invalid_argument for clusters or layouts that do not fit and what the engine throws
 /// (SimGrid: std::logic_error on a second run in one process, std::runtime_error when the

@@ -138,7 +138,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
             "layout has pp = {} but the schedule has {} devices", layout.pp, schedule.devices));
     check_layout(layout, cluster);
     const std::vector<double> speeds = detail::node_speeds(cluster, workload.group_speeds);
-    detail::check_options(options, cluster, layout);
+    check_options(options, cluster, layout);
 
     const int p = layout.pp;
     const std::vector<double> slowdown = device_slowdowns(cluster, layout, speeds, options);

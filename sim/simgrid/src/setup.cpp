@@ -13,15 +13,6 @@
 
 namespace pipesim::simgrid::detail {
 
-namespace {
-
-// The bounds cluster files are held to (cluster.cpp): 1e-6..1e9 GB/s and 0..1e9 µs.
-constexpr double min_bandwidth = 1e3;   // bytes/s
-constexpr double max_bandwidth = 1e18;  // bytes/s
-constexpr double max_latency = 1e3;     // seconds
-
-}  // namespace
-
 void check_workload(const SimWorkload& w, const Schedule& schedule) {
     const int stages = schedule.stages();
     check_stage_costs(w.costs, stages);
@@ -73,47 +64,6 @@ void check_workload(const SimWorkload& w, const Schedule& schedule) {
     if (!(w.tp_overlap >= 0 && w.tp_overlap <= 1))
         throw std::invalid_argument(
             fmt::format("workload tp_overlap = {} is not in 0..1", w.tp_overlap));
-}
-
-void check_options(const SimOptions& options, const ClusterSpec& cluster, const Layout& layout) {
-    if (!(options.bandwidth_scale > 0 && std::isfinite(options.bandwidth_scale)) ||
-        !(options.latency_scale >= 0 && std::isfinite(options.latency_scale)))
-        throw std::invalid_argument("bandwidth scale must be > 0 and latency scale ≥ 0");
-    auto check_link = [&](const char* name, double bandwidth, double latency) {
-        const double b = bandwidth * options.bandwidth_scale;
-        const double l = latency * options.latency_scale;
-        if (!(b >= min_bandwidth && b <= max_bandwidth))
-            throw std::invalid_argument(fmt::format(
-                "bandwidth scale {:g} makes the {} bandwidth {:g} GB/s; scaled links must stay "
-                "within 1e-06..1e+09 GB/s, as in cluster files",
-                options.bandwidth_scale, name, b / 1e9));
-        if (!(l <= max_latency))
-            throw std::invalid_argument(fmt::format(
-                "latency scale {:g} makes the {} latency {:g} µs; scaled links must stay within "
-                "0..1e+09 µs, as in cluster files",
-                options.latency_scale, name, l * 1e6));
-    };
-    check_link("intra-node", cluster.intra_node.bandwidth, cluster.intra_node.latency);
-    check_link("NIC", cluster.nic.bandwidth, cluster.nic.latency);
-    if (cluster.topology == InterNodeTopology::fat_tree)
-        check_link("leaf uplink", cluster.leaf_uplink_bandwidth, 0);
-    for (const auto& [gpu, factor] : options.stragglers) {
-        if (gpu < 0 || gpu >= layout.gpus())
-            throw std::invalid_argument(
-                fmt::format("straggler GPU {} is not one of the {} GPUs in use (0..{})", gpu,
-                            layout.gpus(), layout.gpus() - 1));
-        // A straggler is slower: a factor below 1 made a faster GPU under that name.
-        if (!(factor >= 1 && std::isfinite(factor)))
-            throw std::invalid_argument(fmt::format(
-                "straggler GPU {}: factor must be a number ≥ 1 (it runs that many times "
-                "slower), got {}; a faster GPU is a node group's 'speed' in a cluster file",
-                gpu, factor));
-        // Two factors for one GPU would multiply, which no one means by giving both.
-        const auto same = [gpu = gpu](const auto& other) { return other.first == gpu; };
-        if (std::count_if(options.stragglers.begin(), options.stragglers.end(), same) > 1)
-            throw std::invalid_argument(fmt::format(
-                "straggler GPU {} is given more than once: give each GPU one factor", gpu));
-    }
 }
 
 std::vector<double> node_speeds(const ClusterSpec& cluster,

@@ -15,11 +15,6 @@ namespace pipesim::simgrid::detail {
 /// gradient_bytes) and every byte count is in 0..1e15.
 void check_workload(const SimWorkload& workload, const Schedule& schedule);
 
-/// Throws std::invalid_argument unless the scales are finite and keep every link of the
-/// cluster within the bounds a cluster file may state, and every straggler is a GPU of the
-/// layout with a factor > 0.
-void check_options(const SimOptions& options, const ClusterSpec& cluster, const Layout& layout);
-
 /// Each node's compute speed relative to the costs: its group's entry of `group_speeds`, or
 /// without them the group's own speed (1 where unset). Throws std::invalid_argument for a
 /// wrong count or a speed that is not finite and > 0.

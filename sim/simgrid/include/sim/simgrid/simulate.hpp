@@ -132,6 +132,11 @@ enum class SimMode { full, symmetric };
 /// "full" or "symmetric".
 const char* to_string(SimMode mode);
 
+/// Throws std::invalid_argument unless the scales are finite and keep every link of the
+/// cluster within the bounds a cluster file may state, and every straggler is a GPU of the
+/// layout with a factor ≥ 1. simulate() checks them; a caller may check before it starts.
+void check_options(const SimOptions& options, const ClusterSpec& cluster, const Layout& layout);
+
 /// One simulated iteration. `timeline` holds replica 0's pipeline (its devices are the
 /// schedule's devices) with its transfers; gradient all-reduces appear as transfers of kind
 /// data_parallel from a device to itself spanning the collective, an op's tensor-parallel
