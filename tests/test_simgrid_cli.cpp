@@ -228,6 +228,9 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
         // SimGrid's 1 ns clock step made every device busy 1.5e-8 s instead of 2.4e-11.
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --costs 1e-12,1e-12,1e-12",
             "stage 0's F takes 1e-12 s, under the 1e-06 s the cluster simulation times to 0.1 %"},
+        row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --grad-bytes 1e8",
+            "--grad-bytes needs data parallelism (--dp D above 1): there is no gradient "
+            "reduction"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --bw-scale 1e20",
             "bandwidth scale 1e+20 makes the intra-node bandwidth"},
         row{"simulate -s zb-v -p 4 -m 8 --cluster h200x8 --costs 1e-3,1e-3,1e-6",

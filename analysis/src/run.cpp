@@ -336,6 +336,11 @@ void check_cluster_inputs(const PipelineSpec& spec, const StageCosts& costs, boo
         throw std::invalid_argument(
             "--message-bytes and --grad-bytes give the bytes of a run without a model; with "
             "--model, the model gives those between stages and the gradients");
+    // Without replicas there is no reduction: the bytes were ignored without a word.
+    if (engine.grad_bytes > 0 && spec.dp < 2)
+        throw std::invalid_argument(
+            "--grad-bytes needs data parallelism (--dp D above 1): there is no gradient "
+            "reduction");
 }
 
 void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {

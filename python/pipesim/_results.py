@@ -224,7 +224,10 @@ class Comparison(_Fields):
         """One field of every row as a NumPy array (numbers) or list (names)."""
         import numpy as np  # only here: results need NumPy for their arrays alone
 
-        values = [row[name] for row in self._fields["schedules"]]
+        rows = self._fields["schedules"]
+        if rows and name not in rows[0]:
+            raise KeyError(f"column {name!r}: a row's fields are {', '.join(rows[0])}")
+        values = [row[name] for row in rows]
         if name == "schedule":
             return values
         # speedup_1f1b is None where 1F1B could not run: NaN in the array.

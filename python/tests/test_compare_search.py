@@ -136,3 +136,9 @@ def test_search_reports_progress_and_stops_where_its_progress_function_raises():
     assert e.value is mine and str(e.value) == "--comm stop"
     with pytest.raises(TypeError, match="progress: expected a function or None"):
         pipesim.search(p=4, m=8, mem_limit=4, progress=3)
+
+
+def test_an_unknown_column_is_named_with_the_fields_there_are():
+    comparison = pipesim.compare("1f1b,zb-h1", 4, 8)
+    with pytest.raises(KeyError, match="column 'nope': a row's fields are schedule, "):
+        comparison.column("nope")
