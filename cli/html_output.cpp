@@ -204,6 +204,11 @@ const char* time_column_name(bool model, bool period) {
     return period ? "period" : model ? "iteration" : "makespan";
 }
 
+std::string speedup_1f1b_cell(double speedup_1f1b) {
+    // 1F1B may not run with these inputs (one stage of no layers).
+    return speedup_1f1b > 0 ? fmt::format("{:.3f}x", speedup_1f1b) : "—";
+}
+
 viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
                              const std::string& unit, bool speedup, bool period) {
     viz::HtmlTable t;
@@ -227,8 +232,7 @@ viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
                                           fmt::format("{:.4g}", model ? r.peak / gib : r.peak),
                                           fmt::format("{:.6g}", r.throughput)};
         if (speedup) cells.push_back(fmt::format("{:.3f}x", r.speedup));
-        // 1F1B may not run with these inputs (one stage of no layers).
-        cells.push_back(r.speedup_1f1b > 0 ? fmt::format("{:.3f}x", r.speedup_1f1b) : "—");
+        cells.push_back(speedup_1f1b_cell(r.speedup_1f1b));
         t.rows.push_back(std::move(cells));
     }
     return t;

@@ -40,6 +40,9 @@ const char* time_column_name(bool model, bool period);
 viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
                              const std::string& unit, bool speedup, bool period = false);
 
+/// A "vs 1F1B" cell: "1.294x", or "—" where 1F1B could not run with the inputs (0).
+std::string speedup_1f1b_cell(double speedup_1f1b);
+
 /// "pipesim COMMAND ARGS..." with each argument quoted as a POSIX shell reads it back.
 std::string command_line(std::string_view command, const std::vector<std::string>& args);
 

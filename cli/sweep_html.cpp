@@ -78,8 +78,7 @@ viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
                           : fmt::format("{:.4g} M_B", r.peak_activation)),
              number(model ? fmt::format("{:.6g} samples/s", r.samples_per_second)
                           : fmt::format("{:.6g} mb/{}", r.throughput, seconds ? "s" : "unit")),
-             // As in compare's table; 1F1B may not run with these inputs.
-             number(r.speedup_1f1b > 0 ? fmt::format("{:.3f}x", r.speedup_1f1b) : "—"), r.reason});
+             number(speedup_1f1b_cell(r.speedup_1f1b)), r.reason});
     }
     return t;
 }

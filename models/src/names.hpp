@@ -38,9 +38,11 @@ std::string own_name(const fileio::JsonDocument& doc, const std::string& pointer
     std::string name = doc.name(pointer, max_bytes);
     for (const T& preset : presets)
         if (preset.name == name)
-            throw doc.error_at(pointer, fmt::format("name: '{}' is a preset's name (pipesim list); "
-                                                    "a {} file names its own {}, e.g. '{}{}'",
-                                                    name, kind, kind, name, example_suffix));
+            throw doc.error_at(
+                pointer, fmt::format("{}: '{}' is a preset's name (pipesim list); a {} file "
+                                     "names its own {}, e.g. '{}{}'",
+                                     fileio::JsonDocument::display_name(pointer), name, kind, kind,
+                                     name, example_suffix));
     return name;
 }
 

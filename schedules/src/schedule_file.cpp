@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "fileio/files.hpp"
+#include "schedule_file_common.hpp"
 #include "schedules/pytorch_csv.hpp"
 #include "schedules/schedule_json.hpp"
 #include "schedules/validate.hpp"
@@ -42,9 +43,7 @@ std::optional<ScheduleFormat> parse_format(std::string_view format) {
 }  // namespace
 
 bool starts_as_json_object(std::string_view text) {
-    // A UTF-8 byte-order mark (an editor's save) before it, as the JSON reader allows.
-    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-    const auto first = text.find_first_not_of(" \t\r\n");
+    const std::size_t first = detail::json_text_start(text);
     return first != std::string_view::npos && text[first] == '{';
 }
 

@@ -48,6 +48,10 @@ void validate_parsed(const Schedule& schedule, const OpPositions& positions,
     throw fileio::ParseError(file, where, "invalid schedule: " + issue->message);
 }
 
+std::size_t json_text_start(std::string_view text) {
+    return text.find_first_not_of(" \t\r\n", text.starts_with("\xEF\xBB\xBF") ? 3 : 0);
+}
+
 fileio::JsonDocument open_json_file(std::string_view text, const std::string& file,
                                     std::size_t max_bytes, std::string_view format_tag,
                                     int version) {
@@ -57,8 +61,7 @@ fileio::JsonDocument open_json_file(std::string_view text, const std::string& fi
             fmt::format("file is {} bytes, more than the limit of {}", text.size(), max_bytes));
     // Anything but an object is refused before it is parsed: a JSON string or array near the
     // size limit took 42 s and 4.3 GB to parse only to be refused.
-    const std::size_t after_mark = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // UTF-8 BOM
-    if (const auto first = text.find_first_not_of(" \t\r\n", after_mark);
+    if (const std::size_t first = json_text_start(text);
         first != std::string_view::npos && text[first] != '{')
         throw fileio::ParseError(
             file, fileio::position_at(text, first),

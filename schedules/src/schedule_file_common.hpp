@@ -30,6 +30,10 @@ struct OpPositions {
     fileio::TextPosition at(std::size_t device, std::size_t index) const;
 };
 
+/// Where a JSON text's first value starts: past a UTF-8 byte-order mark (an editor's save,
+/// which the JSON reader allows) and white space; npos for none.
+std::size_t json_text_start(std::string_view text);
+
 /// The unsigned decimal at s[i], advancing i past its digits. −1 if s[i] is not a digit;
 /// `too_big` (with i at the digit that made it so) if the number reaches `limit`, so a
 /// claimed 10^12 never overflows or allocates.

@@ -298,11 +298,9 @@ class Reader {
                 ? StageRange{0, t.stages() - 1}
                 : t.microbatch_stages[static_cast<std::size_t>(x.consumer.microbatch)];
         if (x.consumer.stage < route.first || x.consumer.stage > route.last) return false;
-        bool found = false;
-        for_each_predecessor(
-            x.consumer, route, [&](int) { return x.producer.pass != Pass::BW; },
-            [&](const Op& input) { found = found || input == x.producer; });
-        return found;
+        const OpLinks inputs =
+            predecessors(x.consumer, route, [&](int) { return x.producer.pass != Pass::BW; });
+        return std::find(inputs.begin(), inputs.end(), x.producer) != inputs.end();
     }
 
     void read_transfers(Timeline& t) const {

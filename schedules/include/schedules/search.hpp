@@ -13,10 +13,8 @@
 #include "schedules/schedule.hpp"
 
 namespace pipesim {
-struct ScheduleGenerator;
-}
 
-namespace pipesim {
+struct ScheduleGenerator;
 
 /// What the caller measured for one candidate (e.g. a timed replay and its metrics, which
 /// live in sim/: the search stays in schedules/ and gets them through this callback).
