@@ -75,10 +75,20 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
         (w.grad_accumulation_fusion ? std::string() : ", gradients accumulated unfused") +
         (w.persistent_norm ? std::string() : ", non-persistent norms") +
         (w.cross_entropy_fusion ? ", fused cross-entropy" : "");
-    line("model",
-         fmt::format("{} ({:.2f}B params) on {} × {}, b={} s={} t={}{}{}{}", model.config.name,
-                     models::total_params(model.config) / 1e9, model.gpus, model.gpu.name,
-                     w.microbatch, w.seq(model.config), w.tp, recompute, attention, gradients));
+    // On a cluster of other GPUs than the costs' the run names those that ran.
+    std::string gpus = fmt::format("{} × {}", model.gpus, model.gpu.name);
+    if (std::any_of(model.device_gpu.begin(), model.device_gpu.end(),
+                    [&](const models::GpuSpec& g) { return g.name != model.gpu.name; })) {
+        const bool one_kind = std::all_of(
+            model.device_gpu.begin(), model.device_gpu.end(),
+            [&](const models::GpuSpec& g) { return g.name == model.device_gpu[0].name; });
+        gpus =
+            fmt::format("{} × {} with {}'s costs", model.gpus,
+                        one_kind ? model.device_gpu[0].name : "the cluster's GPUs", model.gpu.name);
+    }
+    line("model", fmt::format("{} ({:.2f}B params) on {}, b={} s={} t={}{}{}{}", model.config.name,
+                              models::total_params(model.config) / 1e9, gpus, w.microbatch,
+                              w.seq(model.config), w.tp, recompute, attention, gradients));
     line("costs", fmt::format("{}; layers per virtual stage {}", model.cost_source, layers));
     line("iteration time",
          a.post_validation

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/cluster_workload.hpp"
+#include "models/gpu.hpp"
 #include "child_process.hpp"
 #include "random_costs.hpp"
 #include "schedules/placement.hpp"
@@ -404,6 +405,23 @@ TEST_CASE("GPUs of another type run at their peak relative to the reference GPU"
     });
     // Dense bf16 peaks: A100 312 TFLOP/s, H100 SXM 989.4 TFLOP/s (NVIDIA datasheets).
     CHECK(number(result) == Approx(312.0 / 989.4).epsilon(1e-9));
+}
+
+TEST_CASE("a cluster without the costs' GPU is warned of, a mixed one or given speeds not",
+          "[simgrid]") {
+    ClusterSpec c = test_cluster(1, 1, 1e18, 0, 0);
+    const models::GpuSpec& h100 = models::find_gpu("h100-sxm");
+    c.nodes = {NodeGroup{2, "a100-80gb", 0}};
+    const auto warning = analysis::foreign_gpu_warning(c, h100);
+    REQUIRE(warning);
+    // 312 / 989.4 TFLOP/s dense bf16 (NVIDIA datasheets) = 0.315.
+    CHECK_THAT(*warning, Catch::Contains("a100-80gb 0.315×"));
+    CHECK_THAT(*warning, Catch::Contains("--gpu a100-80gb"));
+
+    c.nodes = {NodeGroup{1, "a100-80gb", 0}, NodeGroup{1, "h100-sxm", 0}};
+    CHECK_FALSE(analysis::foreign_gpu_warning(c, h100));
+    c.nodes = {NodeGroup{2, "a100-80gb", 0.5}};
+    CHECK_FALSE(analysis::foreign_gpu_warning(c, h100));
 }
 
 TEST_CASE("tensor-parallel all-reduces lengthen F and B but not W", "[simgrid]") {

@@ -86,6 +86,25 @@ std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
         models::find_gpu(reference_gpu.empty() ? cluster.nodes.front().gpu : reference_gpu));
 }
 
+std::optional<std::string> foreign_gpu_warning(const simgrid::ClusterSpec& cluster,
+                                               const models::GpuSpec& reference) {
+    std::vector<std::string> scaled;  // GPU names run at a peak ratio, once each
+    for (const simgrid::NodeGroup& g : cluster.nodes) {
+        if (g.gpu == reference.name) return std::nullopt;
+        if (g.speed == 0 && std::find(scaled.begin(), scaled.end(), g.gpu) == scaled.end())
+            scaled.push_back(g.gpu);
+    }
+    if (scaled.empty()) return std::nullopt;
+    std::string ratios;
+    for (const std::string& gpu : scaled)
+        ratios += fmt::format("{}{} {:.3g}×", ratios.empty() ? "" : ", ", gpu,
+                              models::find_gpu(gpu).peak_bf16_flops / reference.peak_bf16_flops);
+    return fmt::format(
+        "cluster '{}' has no {} (--gpu): its GPUs run {}'s kernel times scaled by their peak "
+        "FLOP/s ({}), memory-bound kernels too; --gpu {} gives them their own rooflines",
+        cluster.name, reference.name, reference.name, ratios, scaled.front());
+}
+
 std::vector<models::GpuSpec> device_gpus(const simgrid::ClusterSpec& cluster,
                                          const simgrid::Layout& layout,
                                          const models::GpuSpec& reference) {

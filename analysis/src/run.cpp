@@ -368,7 +368,11 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     a.grad_reduce_time = run.result.grad_reduce_time;
     a.param_gather_time = run.result.param_gather_time;
     a.param_gather_exposed = run.result.param_gather_exposed;
-    if (a.model) a.model->device_gpu = device_gpus(engine.cluster, run.layout, a.model->gpu);
+    if (a.model) {
+        a.model->device_gpu = device_gpus(engine.cluster, run.layout, a.model->gpu);
+        if (const auto warning = foreign_gpu_warning(engine.cluster, a.model->gpu))
+            a.warnings.push_back(*warning);
+    }
     a.cluster = std::move(run);
     a.metrics = compute_metrics(a.timeline, a.memory);
     // Post-validation: each device's longest window over the replicas simulated, until the

@@ -2,6 +2,7 @@
 // What the SimGrid engine is given for a model-based pipeline: the plan's times, messages,
 // tensor-parallel collectives and gradients as numbers, and each node group's speed.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,13 @@ std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
 /// the reference's name runs at 1, any other at its preset's peak over the reference's.
 std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
                                       const models::GpuSpec& reference);
+
+/// A warning where no node group of `cluster` has the costs' GPU (`reference`) and some run it
+/// at a speed derived from peaks: the kernel times are the reference's, scaled by one
+/// FLOP/s ratio, memory-bound ones too. None for a cluster holding the reference's GPU (a
+/// mixed cluster, on purpose) or with every other group's `speed` given.
+std::optional<std::string> foreign_gpu_warning(const simgrid::ClusterSpec& cluster,
+                                               const models::GpuSpec& reference);
 
 /// Per pipeline device of `layout`, the GPU its memory must fit in: of the GPUs holding it
 /// (every replica's, TP and CP rank's), the one with the least memory. A group whose GPU has
