@@ -180,9 +180,11 @@ int run_simulate(const std::vector<std::string>& args) {
     // The report's first line, shown while SimGrid runs; on stdout, so that stderr holds only
     // warnings, errors and the terminal's progress line.
     if (!json && report) {
-        fmt::print("simulating {} ops on {} GPUs of '{}' with SimGrid...\n",
-                   prepared.schedule.op_count() * static_cast<std::size_t>(spec.dp),
-                   spec.dp * prepared.schedule.devices * spec.tp * cp, cluster.name);
+        // Replicas and ops apart: symmetric mode runs replica 0's ops alone (the mode line).
+        fmt::print("simulating {}{} ops on {} GPUs of '{}' with SimGrid...\n",
+                   spec.dp > 1 ? fmt::format("{} replicas × ", spec.dp) : std::string(),
+                   prepared.schedule.op_count(), spec.dp * prepared.schedule.devices * spec.tp * cp,
+                   cluster.name);
         std::fflush(stdout);
     }
     const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);
@@ -226,7 +228,11 @@ int run_simulate(const std::vector<std::string>& args) {
                        : ", " + analysis::grad_reduce_algorithm(run.result));
         fmt::print(
             "  {:<22}{}{}\n", "mode", to_string(run.result.mode),
-            run.result.mode == simgrid::SimMode::full ? " (" + run.result.full_reason + ")" : "");
+            run.result.mode == simgrid::SimMode::full
+                ? " (" + run.result.full_reason + ")"
+                : fmt::format(
+                      " (replica 0's {} ops simulated, with the collectives of all {} replicas)",
+                      run.result.ops_simulated, layout.dp));
     }
     if (!gantt.empty()) fmt::print("\n{}", gantt);
     return 0;

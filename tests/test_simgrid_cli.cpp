@@ -354,3 +354,21 @@ TEST_CASE(
     CHECK(slow["param_gather_exposed"].get<double>() > 0);
     CHECK(slow["param_gather_exposed"].get<double>() < gather);
 }
+
+TEST_CASE("simulate's first line counts replicas and ops apart and the mode line what ran",
+          "[simgrid][cli]") {
+    const std::string shape = "simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100 --costs 1,2,1";
+    // 1F1B at p 4, m 8: 8 microbatches × 4 devices × (F, and B with its W) = 64 ops a replica.
+    const auto symmetric = run_pipesim(shape + " --dp 4");
+    REQUIRE(symmetric.exit_code == 0);
+    CHECK_THAT(symmetric.out,
+               Catch::StartsWith("simulating 4 replicas × 64 ops on 16 GPUs of 'dgx-h100'"));
+    CHECK_THAT(symmetric.out, Catch::Contains("symmetric (replica 0's 64 ops simulated, with the "
+                                              "collectives of all 4 replicas)"));
+    const auto full = run_pipesim(shape + " --dp 2 --straggler 5:1.5");
+    REQUIRE(full.exit_code == 0);
+    CHECK_THAT(full.out, Catch::StartsWith("simulating 2 replicas × 64 ops on 8 GPUs"));
+    CHECK_THAT(full.out, Catch::Contains("full (a straggler)"));
+    const auto one = run_pipesim(shape);
+    CHECK_THAT(one.out, Catch::StartsWith("simulating 64 ops on 4 GPUs"));
+}
