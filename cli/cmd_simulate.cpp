@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,7 @@
 #include "flag_table.hpp"
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
+#include "progress_flag.hpp"
 #include "report.hpp"
 #include "viz_flags.hpp"
 
@@ -45,6 +47,7 @@ struct SimulateFlags {
     analysis::SimGridEngine engine;
     std::string cluster_name;
     bool json = false;
+    sweep::ProgressStyle progress = sweep::ProgressStyle::automatic;
 };
 
 using SimFlag = FlagSpec<SimulateFlags>;
@@ -95,7 +98,42 @@ const std::array what_if_flags = {
             /*repeatable=*/true},
     SimFlag{"", "--json", "", "print one JSON object instead of the table",
             [](SimulateFlags& s, const std::string&, const std::string&) { s.json = true; }},
+    SimFlag{"", "--progress", "MODE",
+            "on stderr: auto (a redrawn line on a terminal without --json,\n"
+            "nothing otherwise), bar (that line), lines (a line every 10 s, for\n"
+            "logs), none",
+            [](SimulateFlags& s, const std::string& f, const std::string& v) {
+                s.progress = parse_progress(f, v);
+            }},
 };
+
+// The progress callback for `style`: the simulated time against the estimate, the ops done
+// and, after two seconds, the time left at the pace so far (a run in full mode at a large
+// dp can take minutes: docs/cluster-format.md). None for no progress.
+std::function<void(const simgrid::SimProgress&)> progress_printer(sweep::ProgressStyle style,
+                                                                  bool json) {
+    using sweep::ProgressStyle;
+    const bool terminal = ::isatty(STDERR_FILENO);
+    if (style == ProgressStyle::none || (style == ProgressStyle::automatic && (json || !terminal)))
+        return {};
+    const bool lines = style == ProgressStyle::lines;
+    using clock = std::chrono::steady_clock;
+    return [lines, started = clock::now(),
+            last_line = clock::time_point()](const simgrid::SimProgress& at) mutable {
+        const clock::time_point now = clock::now();
+        if (lines && now - last_line < std::chrono::seconds(10)) return;
+        last_line = now;
+        const double elapsed = std::chrono::duration<double>(now - started).count();
+        std::string left;
+        if (elapsed >= 2 && at.ops_done > 0 && at.ops_done < at.ops_total)
+            left = fmt::format(", about {:.0f} s left",
+                               elapsed * static_cast<double>(at.ops_total - at.ops_done) /
+                                   static_cast<double>(at.ops_done));
+        fmt::print(stderr, "{}  simulated {:.4g} of ~{:.4g} s, {} of {} ops{}{}", lines ? "" : "\r",
+                   at.simulated_time, at.expected_time, at.ops_done, at.ops_total, left,
+                   lines ? "\n" : "\033[K");
+    };
+}
 
 }  // namespace
 
@@ -158,22 +196,8 @@ int run_simulate(const std::vector<std::string>& args) {
     const auto saved =
         pipeline.prepare_save(prepared.schedule, viz_outputs.format_without_extension);
     const simgrid::ClusterSpec& cluster = engine.cluster;
-    const bool show_progress = !json && ::isatty(STDERR_FILENO);
-    if (show_progress)
-        engine.options.progress = [started = std::chrono::steady_clock::now()](
-                                      const simgrid::SimProgress& at) {
-            // At the pace so far, once there is one to go by: a run in full mode at a large
-            // dp can take minutes (docs/cluster-format.md).
-            const double elapsed =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            std::string left;
-            if (elapsed >= 2 && at.ops_done > 0 && at.ops_done < at.ops_total)
-                left = fmt::format(", about {:.0f} s left",
-                                   elapsed * static_cast<double>(at.ops_total - at.ops_done) /
-                                       static_cast<double>(at.ops_done));
-            fmt::print(stderr, "\r  simulated {:.4g} of ~{:.4g} s, {} of {} ops{}\033[K",
-                       at.simulated_time, at.expected_time, at.ops_done, at.ops_total, left);
-        };
+    engine.options.progress = progress_printer(flags.progress, json);
+    const bool bar = engine.options.progress && flags.progress != sweep::ProgressStyle::lines;
     // What the simulation would refuse is refused before the report starts: a layout the
     // cluster cannot hold, a straggler's GPU, a scaled link out of bounds, passes too short.
     analysis::check_cluster_run(prepared, engine);
@@ -188,7 +212,7 @@ int run_simulate(const std::vector<std::string>& args) {
         std::fflush(stdout);
     }
     const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);
-    if (show_progress) fmt::print(stderr, "\r\033[K");
+    if (bar) fmt::print(stderr, "\r\033[K");
     describe_run(viz_outputs.picture, result);
     const analysis::ClusterRun& run = *result.cluster;
     const simgrid::Layout& layout = run.layout;

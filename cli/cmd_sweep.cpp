@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "fileio/files.hpp"
 #include "flag_table.hpp"
+#include "progress_flag.hpp"
 #include "sweep/grid.hpp"
 #include "sweep/runner.hpp"
 #include "sweep/slurm.hpp"
@@ -44,14 +45,6 @@ std::pair<int, int> parse_shard(const std::string& flag, const std::string& text
     const int shards = parse_int(flag + " I/N: N", text.substr(slash + 1), 1, bounds::max_shards);
     const int shard = parse_int(flag + " I/N: I", text.substr(0, slash), 0, shards - 1);
     return {shard, shards};
-}
-
-sweep::ProgressStyle parse_progress(const std::string& flag, const std::string& text) {
-    if (text == "auto") return sweep::ProgressStyle::automatic;
-    if (text == "bar") return sweep::ProgressStyle::bar;
-    if (text == "lines") return sweep::ProgressStyle::lines;
-    if (text == "none") return sweep::ProgressStyle::none;
-    throw UsageError(fmt::format("{}: expected auto, bar, lines or none, got '{}'", flag, text));
 }
 
 // What the flags set.

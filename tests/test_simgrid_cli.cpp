@@ -1,6 +1,7 @@
 // pipesim simulate: output and bad input, and where pipesim finds the SimGrid engine plugin.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -371,4 +372,29 @@ TEST_CASE("simulate's first line counts replicas and ops apart and the mode line
     CHECK_THAT(full.out, Catch::Contains("full (a straggler)"));
     const auto one = run_pipesim(shape);
     CHECK_THAT(one.out, Catch::StartsWith("simulating 64 ops on 4 GPUs"));
+}
+
+TEST_CASE("simulate --progress lines writes whole lines for logs and none writes nothing",
+          "[simgrid][cli]") {
+    // Full mode (a straggler) over 64 replicas: 262,144 ops, a second or two of one core.
+    const std::string run =
+        "simulate -s 1f1b -p 8 -m 256 --cluster dgx-a100:64 --dp 64 "
+        "--straggler 3:1.1 --costs 0.01,0.02,0.01 --progress ";
+    const auto started = std::chrono::steady_clock::now();
+    const auto lines = run_pipesim(run + "lines");
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    REQUIRE(lines.exit_code == 0);
+    CHECK(lines.err.find('\r') == std::string::npos);
+    CHECK(lines.err.find('\033') == std::string::npos);
+    for (const std::string& line : pipesim::test::lines_of(lines.err))
+        CHECK_THAT(line, Catch::Matches(
+                             R"(  simulated [0-9.e+]+ of ~[0-9.e+]+ s, [0-9]+ of 262144 ops.*)"));
+    // The engine reports after a second of run time: a run this long has shown one.
+    if (took > 1.5) CHECK_FALSE(lines.err.empty());
+    if (!lines.err.empty()) CHECK(lines.err.back() == '\n');
+    const auto none = run_pipesim(run + "none");
+    REQUIRE(none.exit_code == 0);
+    CHECK(none.err.empty());
+    CHECK(none.out == lines.out);
 }
