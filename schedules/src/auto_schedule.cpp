@@ -39,7 +39,8 @@ class AutoScheduler {
           held_(static_cast<std::size_t>(o.devices), 0.0),
           pending_w_(static_cast<std::size_t>(o.devices)),
           left_(static_cast<std::size_t>(o.devices), 0),
-          local_stages_(static_cast<std::size_t>(o.devices)) {
+          local_stages_(static_cast<std::size_t>(o.devices)),
+          parked_(static_cast<std::size_t>(o.devices), false) {
         // Later stages first: they are nearer the loss (V-shape: the second chunk).
         for (int s = stages_ - 1; s >= 0; --s)
             local_stages_[schedule_.stage_device[s]].push_back(s);
@@ -63,7 +64,7 @@ class AutoScheduler {
             } else {
                 wait(d);
                 if (free_at_[d] == never)
-                    parked_.push_back(d);
+                    parked_[d] = true;
                 else
                     queue_.emplace(free_at_[d], d);
             }
@@ -97,12 +98,19 @@ class AutoScheduler {
         schedule_.device_ops[d].push_back(op);
         free_at_[d] = start + length;
         --left_[d];
-        // Devices that found nothing to wait for may find something now.
-        for (int other : parked_) {
-            free_at_[other] = free_at_[d];
-            queue_.emplace(free_at_[other], other);
+        // A device that found nothing to wait for may find something now if it holds the stage
+        // this op's output goes to: it waits for nothing else (its memory is freed by its own
+        // W's, which it would run). Waking every parked device on every op made p ≫ m
+        // quadratic in p, and the others only failed again.
+        const int next_stage = op.pass == Pass::F ? op.stage + 1 : op.stage - 1;
+        if (op.pass != Pass::W && next_stage >= 0 && next_stage < stages_) {
+            const int other = schedule_.stage_device[next_stage];
+            if (parked_[other]) {
+                parked_[other] = false;
+                free_at_[other] = free_at_[d];
+                queue_.emplace(free_at_[other], other);
+            }
         }
-        parked_.clear();
         add_event(free_at_[d] + o_.costs.comm_latency);
         add_event(free_at_[d]);
     }
@@ -184,7 +192,7 @@ class AutoScheduler {
     /// each device once); parked: devices waiting with no known event (free at `never`).
     std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
         queue_;
-    std::vector<int> parked_;
+    std::vector<bool> parked_;  ///< per device
     /// When an output is done or arrives on another device: the times a waiting device looks
     /// again; earliest first.
     std::priority_queue<double, std::vector<double>, std::greater<>> events_;
