@@ -321,26 +321,42 @@ PYBIND11_MODULE(_pipesim, m) {
     m.attr("__version__") = PIPESIM_VERSION;
     py::register_exception_translator(&translate_exception);
 
-    py::class_<Schedule> schedule_class(m, "Schedule");
-    schedule_class.def_readonly("name", &Schedule::name)
-        .def_readonly("devices", &Schedule::devices)
-        .def_readonly("microbatches", &Schedule::microbatches)
-        .def_readonly("chunks", &Schedule::chunks)
-        .def_readonly("stage_device", &Schedule::stage_device)
-        .def_property_readonly("device_ops", &device_ops)
-        .def_property_readonly("op_count", &Schedule::op_count)
-        .def("to_json", &schedule_to_json)
+    py::class_<Schedule> schedule_class(
+        m, "Schedule",
+        "A pipeline schedule: each device's order of passes (F, B, W, or BW where backward is\n"
+        "not split) over microbatches and stages. Comes from Result.to_schedule(),\n"
+        "Schedule.load() or Schedule.from_json(); runs with pipesim.analyze(schedule, ...).\n"
+        "Equal schedules compare equal and hash alike; they pickle and copy.");
+    schedule_class
+        .def_readonly("name", &Schedule::name,
+                      "the schedule's name (a registered one, or a file's)")
+        .def_readonly("devices", &Schedule::devices, "p: pipeline devices")
+        .def_readonly("microbatches", &Schedule::microbatches, "m: microbatches per iteration")
+        .def_readonly("chunks", &Schedule::chunks, "v: stages (model chunks) per device")
+        .def_readonly("stage_device", &Schedule::stage_device,
+                      "the device of each of the p·v stages, by stage")
+        .def_property_readonly(
+            "device_ops", &device_ops,
+            "per device, its ops in order as (pass, microbatch, stage) tuples, e.g.\n"
+            "(\"F\", 0, 0); pass is \"F\", \"B\", \"W\" or \"BW\"")
+        .def_property_readonly("op_count", &Schedule::op_count, "the ops of all devices")
+        .def("to_json", &schedule_to_json, "the schedule as pipesim schedule JSON text")
         .def_static(
             "from_json",
             [](const py::object& text, const py::object& source) {
                 return parse_schedule_json(text_argument(text, "text"),
                                            text_argument(source, "source"));
             },
-            py::arg("text"), py::arg("source") = "<string>")
+            py::arg("text"), py::arg("source") = "<string>",
+            "A schedule from pipesim schedule JSON text; `source` names it in errors\n"
+            "(ValueError, as 'source:line:column: ...').")
         .def_static(
             "load",
             [](const py::object& path) { return read_schedule_file(path_argument(path, "path")); },
-            py::arg("path"))
+            py::arg("path"),
+            "A schedule file (str or pathlib.Path): pipesim JSON (.json) or a PyTorch\n"
+            "pipelining CSV (.csv). A bad file raises ValueError naming it (and the line\n"
+            "for bad content).")
         .def(
             "save",
             [](const Schedule& s, const py::object& path) {
@@ -351,7 +367,10 @@ PYBIND11_MODULE(_pipesim, m) {
                         .attr("warn")(lost, py::module_::import("pipesim").attr("PipesimWarning"),
                                       1);  // the caller's line: this function has no frame
             },
-            py::arg("path"))
+            py::arg("path"),
+            "Writes the schedule by the file's extension: .json (pipesim JSON) or .csv\n"
+            "(PyTorch pipelining), whole or not at all; a PipesimWarning says what .csv\n"
+            "cannot hold.")
         .def(py::self == py::self)
         .def("__hash__", &schedule_hash)
         .def("__repr__",

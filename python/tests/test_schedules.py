@@ -93,3 +93,15 @@ def test_saving_pairs_as_csv_warns_that_they_are_not_kept(tmp_path):
         warnings.simplefilter("error")
         s.save(tmp_path / "dv.json")
         assert pipesim.Schedule.load(tmp_path / "dv.json") == s
+
+
+def test_schedule_members_say_what_they_are():
+    # help(pipesim.Schedule) is what a notebook user reads: the class and every public
+    # member carry their own text (pybind11 gives a bare signature otherwise).
+    assert "device's order of passes" in pipesim.Schedule.__doc__
+    for name in ("name", "devices", "microbatches", "chunks", "stage_device", "device_ops",
+                 "op_count", "to_json", "from_json", "load", "save"):
+        doc = getattr(pipesim.Schedule, name).__doc__ or ""
+        # Methods' docs start with their signature; the text follows it.
+        text = doc.split("\n\n", 1)[-1] if doc.startswith(name + "(") else doc
+        assert len(text.strip()) > 10, name
