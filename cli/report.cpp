@@ -185,11 +185,13 @@ std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec
                         pb->bubble, unit, pb->pp, pb->forward, pb->backward, pb->weight, pb->pair));
     line("peak activation", fmt::format("{:.4g} × M_B  (max over devices; M_W = {:g} M_B)",
                                         m.peak_activation_max, spec.costs.mem_w_ratio));
+    const double throughput = analysis::microbatch_throughput(a);
     line("throughput",
-         a.post_validation
-             ? fmt::format("{:.6g} microbatches / {} over the period ({:.6g} over the makespan)",
-                           analysis::microbatch_throughput(a), unit, m.throughput)
-             : fmt::format("{:.6g} microbatches / {}", m.throughput, unit));
+         throughput == m.throughput
+             ? fmt::format("{:.6g} microbatches / {}", throughput, unit)
+             : fmt::format("{:.6g} microbatches / {} over the {} ({:.6g} over the makespan)",
+                           throughput, unit, a.post_validation ? "period" : "iteration",
+                           m.throughput));
     out += pipeline_lines(a);
     out += fmt::format("\n  {:>6} {:>12} {:>12} {:>12} {:>8} {:>10}\n", "device", "busy", "span",
                        "idle", "bubble", "peak act");

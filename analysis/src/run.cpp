@@ -198,7 +198,7 @@ void check_spec(const PipelineSpec& spec) {
 }  // namespace
 
 double microbatch_throughput(const Analysis& a) {
-    return a.post_validation ? a.schedule.microbatches / a.iteration_time : a.metrics.throughput;
+    return a.iteration_time > 0 ? a.schedule.microbatches / a.iteration_time : a.metrics.throughput;
 }
 
 const char* time_field(bool model, bool post_validation) {

@@ -127,8 +127,9 @@ struct Analysis {
     double speedup_1f1b = 0;
 };
 
-/// Microbatches per time unit: of the makespan (Metrics::throughput), or with post-validation
-/// of the period of repeated iterations.
+/// A pipeline's microbatches per time unit of the iteration (Analysis::iteration_time: the
+/// makespan, or the end of an exposed gradient reduction, or with post-validation the period
+/// of repeated iterations); Metrics::throughput is per makespan.
 double microbatch_throughput(const Analysis& a);
 
 /// The name of a run's time figure in JSON and CSV: "iteration_time" with a model, else
