@@ -271,7 +271,8 @@ TEST_CASE("with tensor parallelism the receiving GPUs all-gather a scattered mes
     in >> start >> gathered;
     INFO(result);
     CHECK(start == Approx(1.0 + (1e-5 + 2e6 / 1e9) + (1e-6 + 2e6 / 1e9)).epsilon(1e-9));
-    CHECK(gathered == Approx(4e6));
+    // The record is what each GPU sends: its 2 MB piece to the other.
+    CHECK(gathered == Approx(2e6));
 }
 
 TEST_CASE("two transfers through one NIC direction take twice as long — separate NICs do not",
@@ -455,8 +456,9 @@ TEST_CASE("tensor-parallel all-reduces lengthen F and B but not W", "[simgrid]")
 }
 
 TEST_CASE("a simulation's timeline records each op's tensor-parallel all-reduces", "[simgrid]") {
-    // The setup above without overlap: one record per F and B, of the bytes each GPU puts
-    // into its all-reduces (count × size) and spanning them, right after the op's compute.
+    // The setup above without overlap: one record per F and B, of the bytes each GPU sends
+    // in its all-reduces (count × 2(T − 1)/T × size: a ring's 2(T − 1) steps of size/T) and
+    // spanning them, right after the op's compute.
     const double bytes = 4e6, bandwidth = 1e11, latency = 1e-6;
     const std::string result = run_in_child([&] {
         const Schedule s = generate_schedule("zb-h1", GeneratorOptions{1, 1, 1, 0});
@@ -484,11 +486,11 @@ TEST_CASE("a simulation's timeline records each op's tensor-parallel all-reduces
     CHECK_FALSE(in >> rest);  // nothing for W
     CHECK(kind_f == "tensor-parallel");
     CHECK(pass_f == "F");
-    CHECK(bytes_f == Approx(2 * bytes));
+    CHECK(bytes_f == Approx(2 * 1.5 * bytes));
     CHECK(span_f == Approx(2 * one).epsilon(1e-9));
     CHECK(kind_b == "tensor-parallel");
     CHECK(pass_b == "B");
-    CHECK(bytes_b == Approx(3 * bytes));
+    CHECK(bytes_b == Approx(3 * 1.5 * bytes));
     CHECK(span_b == Approx(3 * one).epsilon(1e-9));
 }
 

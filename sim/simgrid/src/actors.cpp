@@ -135,10 +135,11 @@ void DeviceActor::run() {
         if (s_.layout.tp > 1 && received > 0) {
             const double before = sg::Engine::get_clock();
             tp_ring.run(CollectiveKind::all_gather, received * s_.layout.tp, 1, s_.collectives);
-            if (record)
+            if (record)  // what each GPU sends: (t − 1) of the ring's t steps of 1/t each
                 s_.timeline->transfers.push_back(
-                    Transfer{device_, device_, op, op, received * s_.layout.tp, before,
-                             sg::Engine::get_clock(), TransferKind::tensor_parallel});
+                    Transfer{device_, device_, op, op,
+                             received * ring_steps(CollectiveKind::all_gather, s_.layout.tp),
+                             before, sg::Engine::get_clock(), TransferKind::tensor_parallel});
         }
         if (k == last_gradient) {
             const std::unique_lock lock(*s_.mutex);
@@ -172,9 +173,11 @@ void DeviceActor::run() {
             const double before = sg::Engine::get_clock();
             tp_ring.run(CollectiveKind::all_reduce, s_.workload.tp_allreduce_bytes[op.stage], count,
                         s_.collectives);
-            if (record && count > 0)
+            if (record && count > 0)  // what each GPU sends: 2(t − 1) steps of 1/t each
                 s_.timeline->transfers.push_back(Transfer{
-                    device_, device_, op, op, count * s_.workload.tp_allreduce_bytes[op.stage],
+                    device_, device_, op, op,
+                    count * s_.workload.tp_allreduce_bytes[op.stage] *
+                        ring_steps(CollectiveKind::all_reduce, s_.layout.tp) / s_.layout.tp,
                     before, sg::Engine::get_clock(), TransferKind::tensor_parallel});
             if (tp_overlap)
                 compute -=
