@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/device_cap.hpp"
+#include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
 #include "analysis/search.hpp"
 #include "args.hpp"
@@ -24,6 +25,13 @@
 namespace pipesim::cli {
 
 namespace {
+
+// The best candidate's warnings, as analyze gives them (devices over their GPU's memory
+// among them: a cap above the GPU's memory lets the best need more than the GPU holds).
+void print_search_warnings(const analysis::Analysis& best) {
+    for (const std::string& w : analysis::run_warnings(best))
+        fmt::print(stderr, "pipesim search: warning: {}\n", w);
+}
 
 constexpr const char* search_usage = R"(usage: pipesim search -p P -m M --mem-limit X [options]
 
@@ -210,6 +218,7 @@ int run_search(const std::vector<std::string>& args) {
     }
     if (c.json) {
         fmt::print("{}\n", analysis::search_json(report).dump(2));
+        print_search_warnings(best);
         return 0;
     }
     auto efficiency = [&](const SearchEntry& e) { return report.efficiency(e); };
@@ -251,6 +260,7 @@ int run_search(const std::vector<std::string>& args) {
                    e.kind, 100 * e.evaluation.bubble_rate, e.evaluation.makespan,
                    100 * efficiency(e), speedup(e), cap ? peak(e) / gib : peak(e),
                    e.fits ? "yes" : "no");
+    print_search_warnings(best);
     return 0;
 }
 

@@ -2,6 +2,7 @@
 // below every candidate is a clear error (exit 2 from the CLI).
 #include <algorithm>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -249,4 +250,32 @@ TEST_CASE(
         CHECK((*entry)["bubble_rate"].get<double>() == figures["bubble_rate"].get<double>());
         CHECK((*entry)["iteration_time"].get<double>() == figures["iteration_time"].get<double>());
     }
+}
+
+TEST_CASE("a search whose best needs more than the GPU holds warns of each device over it",
+          "[blocks][search]") {
+    // A100 80 GB: 80 GiB. Llama 2 13B at p 4, one sequence per microbatch, 4096 tokens (56 GiB
+    // of weights and optimizer state on the fullest device): a cap of 200 GiB admits a best
+    // that needs more; a cap of 70 GiB does not.
+    const std::string base = "search -p 4 -m 8 --model llama2-13b --gpu a100-80gb --mb 1";
+    const auto over = run_pipesim(base + " --mem-limit 200GiB --json");
+    REQUIRE(over.exit_code == 0);
+    const auto j = nlohmann::json::parse(over.out);
+    const std::vector<double> bytes = j["memory_bytes"];
+    const auto warnings = j["warnings"];
+    const double gpu = 80.0 * (1ull << 30);
+    std::size_t over_devices = 0;
+    for (std::size_t d = 0; d < bytes.size(); ++d) {
+        if (bytes[d] <= gpu) continue;
+        ++over_devices;
+        CHECK_THAT(over.err, Catch::Contains(
+                                 fmt::format("pipesim search: warning: device {} needs {:.1f} GiB",
+                                             d, bytes[d] / (1ull << 30))));
+    }
+    REQUIRE(over_devices > 0);
+    CHECK(warnings.size() == over_devices);
+    const auto within = run_pipesim(base + " --mem-limit 70GiB --json");
+    REQUIRE(within.exit_code == 0);
+    CHECK(within.err.empty());
+    CHECK(nlohmann::json::parse(within.out)["warnings"].empty());
 }

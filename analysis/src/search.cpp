@@ -1,5 +1,7 @@
 #include "analysis/search.hpp"
 
+#include "analysis/result_json.hpp"
+
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -139,6 +141,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
     if (r.post_validation) j["post_validation"] = true;
     j["front"] = front;
     j["ranking"] = ranking;
+    j["warnings"] = run_warnings(r.best);
     return j;
 }
 

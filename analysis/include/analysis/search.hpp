@@ -58,7 +58,8 @@ SearchReport search_report(SearchOptions options, const PipelineSpec& spec, doub
 /// memory_bytes, the front (SearchResult::front) and the ranking, each a list of (label, kind,
 /// bubble_rate, makespan or iteration_time (period without a model and with post-validation,
 /// then also `"post_validation": true`), efficiency, speedup_1f1b, peak_activation_max or
-/// peak_memory_bytes, fits).
+/// peak_memory_bytes, fits), and the best one's warnings (run_warnings(): devices over their
+/// GPU's memory among them).
 nlohmann::ordered_json search_json(const SearchReport& report);
 
 }  // namespace pipesim::analysis
