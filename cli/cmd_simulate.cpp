@@ -1,6 +1,7 @@
 // pipesim simulate: a schedule on the SimGrid model of a GPU cluster.
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -243,10 +244,19 @@ int run_simulate(const std::vector<std::string>& args) {
                                 : sharding < 3 && !grad_reduce.overlap_param_gather
                                     ? "gradient reduce-scatter and parameter all-gather"
                                     : "gradient reduce-scatter";
-        fmt::print("  {:<22}{:.6g} s ({}replica 0's pipeline: {:.6g} s; {} {:.6g} s{})\n",
+        // A slower replica (a straggler's) holds every replica's reduction back: named, as
+        // the table above is replica 0's.
+        const std::vector<double>& makespans = run.result.replica_makespan;
+        const auto slowest = static_cast<std::size_t>(
+            std::max_element(makespans.begin(), makespans.end()) - makespans.begin());
+        const std::string slower =
+            makespans[slowest] > makespans.front()
+                ? fmt::format("; the slowest, replica {}'s: {:.6g} s", slowest, makespans[slowest])
+                : std::string();
+        fmt::print("  {:<22}{:.6g} s ({}replica 0's pipeline: {:.6g} s{}; {} {:.6g} s{})\n",
                    "iteration time", result.iteration_time,
-                   result.post_validation ? "the post-validation period; " : "",
-                   run.result.replica_makespan.front(), reduction, run.result.grad_reduce_time,
+                   result.post_validation ? "the post-validation period; " : "", makespans.front(),
+                   slower, reduction, run.result.grad_reduce_time,
                    run.result.grad_reduce_algorithms.empty()
                        ? std::string()
                        : ", " + analysis::grad_reduce_algorithm(run.result));

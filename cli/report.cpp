@@ -361,7 +361,8 @@ TableCells time_budget_cells(const analysis::TimeBudget& b) {
     c.notes.push_back(
         "communication: tensor-parallel collectives and ring-attention transfers in the passes");
     c.notes.push_back(
-        "data-parallel: gradient reduction and parameter all-gather after the device's last pass");
+        "data-parallel: after the device's last pass, the gradient reduction and parameter "
+        "all-gather, waiting in them for a slower replica included");
     if (b.all.recompute > 0)
         c.notes.push_back(
             fmt::format("recomputation (inside the kernel columns): {:.1f} % of the kernel time",

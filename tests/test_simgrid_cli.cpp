@@ -419,3 +419,21 @@ TEST_CASE(
         Catch::Contains(fmt::format(
             "throughput            {:.6g} microbatches / s over the iteration", 8 / iteration)));
 }
+
+TEST_CASE("simulate names the slowest replica where it is not replica 0", "[simgrid][cli]") {
+    const std::string run =
+        "simulate -s 1f1b -p 4 -m 8 --costs 0.01,0.02,0.01 "
+        "--cluster dgx-h100:1 --dp 2 --grad-bytes 1e6";
+    // GPU 1 is replica 1's first device (dp varies before pp).
+    const auto slow = run_pipesim(run + " --straggler 1:2 --json");
+    REQUIRE(slow.exit_code == 0);
+    const std::vector<double> makespans = nlohmann::json::parse(slow.out)["replica_makespan"];
+    REQUIRE(makespans.size() == 2);
+    REQUIRE(makespans[1] > makespans[0]);
+    CHECK_THAT(run_pipesim(run + " --straggler 1:2").out,
+               Catch::Contains(fmt::format("replica 0's pipeline: {:.6g} s; the slowest, replica "
+                                           "1's: {:.6g} s;",
+                                           makespans[0], makespans[1])));
+    // GPU 0 is replica 0's: it is the slowest, and the line says nothing more.
+    CHECK_THAT(run_pipesim(run + " --straggler 0:2").out, !Catch::Contains("the slowest"));
+}
