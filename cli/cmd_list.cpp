@@ -43,7 +43,7 @@ int run_list(const std::vector<std::string>& args) {
     fmt::print("\nGPUs (--gpu NAME, or a GPU JSON file):\n");
     for (const models::GpuSpec& g : models::gpu_specs())
         fmt::print(
-            "  {:<13} {:>6.1f} TFLOP/s bf16  {:>6.1f} GiB  {:>5.2f} TB/s  efficiency "
+            "  {:<13} {:>6.1f} TFLOP/s bf16  {:>6.1f} GiB  {:>5.2f} TB/s  typical --efficiency "
             "{:<5g} {}\n",
             g.name, g.peak_bf16_flops / 1e12, g.memory_bytes / (1024.0 * 1024 * 1024),
             g.hbm_bandwidth / 1e12, g.default_efficiency, g.description);

@@ -155,7 +155,10 @@ const std::array model_flags = {
          [](State& s, const std::string&, const std::string&) {
              s.model.workload.cross_entropy_fusion = true;
          }},
-    Flag{"", "--efficiency", "E", "achieved fraction of peak, 0..1 (default: the GPU's)",
+    Flag{"", "--efficiency", "E",
+         "time each layer as FLOPs / (peak × E), 0 < E ≤ 1, instead of\n"
+         "the operator rooflines (the older single-efficiency model;\n"
+         "'pipesim list' gives a typical E per GPU)",
          [](State& s, const std::string& f, const std::string& v) {
              s.model.efficiency = parse_number(f, v, 0.0);
              if (s.model.efficiency <= 0 || s.model.efficiency > 1)
