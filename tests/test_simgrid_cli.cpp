@@ -437,3 +437,17 @@ TEST_CASE("simulate names the slowest replica where it is not replica 0", "[simg
     // GPU 0 is replica 0's: it is the slowest, and the line says nothing more.
     CHECK_THAT(run_pipesim(run + " --straggler 0:2").out, !Catch::Contains("the slowest"));
 }
+
+TEST_CASE("simulate warns that --bw-scale changes nothing where no bytes move", "[simgrid][cli]") {
+    const std::string run =
+        "simulate -s 1f1b -p 4 -m 8 --costs 0.01,0.02,0.01 --cluster dgx-h100 --json";
+    const auto empty = run_pipesim(run + " --bw-scale 0.01");
+    REQUIRE(empty.exit_code == 0);
+    CHECK_THAT(empty.err, Catch::Contains("--bw-scale") && Catch::Contains("changes nothing"));
+    // The same makespan as without it: the warning is true.
+    CHECK(nlohmann::json::parse(empty.out)["makespan"] ==
+          nlohmann::json::parse(run_pipesim(run).out)["makespan"]);
+    const auto moving = run_pipesim(run + " --bw-scale 0.01 --message-bytes 1e6");
+    REQUIRE(moving.exit_code == 0);
+    CHECK(moving.err.empty());
+}

@@ -368,6 +368,11 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     a.grad_reduce_time = run.result.grad_reduce_time;
     a.param_gather_time = run.result.param_gather_time;
     a.param_gather_exposed = run.result.param_gather_exposed;
+    if (!a.model && !(engine.message_bytes > 0) && !(engine.grad_bytes > 0) &&
+        engine.options.bandwidth_scale != 1)
+        a.warnings.push_back(
+            "--bw-scale scales the links' bandwidth, and no bytes move here (no --model, "
+            "--message-bytes or --grad-bytes): it changes nothing");
     if (a.model) {
         a.model->device_gpu = device_gpus(engine.cluster, run.layout, a.model->gpu);
         if (const auto warning = foreign_gpu_warning(engine.cluster, a.model->gpu))
