@@ -183,3 +183,28 @@ TEST_CASE("idle steps cost no memory: a file of 20 million empty cells reads in 
     });
     CHECK(message == "2");
 }
+
+TEST_CASE("a CSV's schedule error maps pipesim's pass names onto the file's letters", "[files]") {
+    // PyTorch writes a full backward B and an input gradient I; pipesim calls them BW and B.
+    // '0B0' with '0W0' has a weight gradient twice: the message says which letters it means.
+    try {
+        parse_pytorch_csv("0F0,0B0,0W0\n1F0,1B0\n", "mixed.csv", "mixed");
+        FAIL("a full backward and a weight gradient of one microbatch was read");
+    } catch (const std::invalid_argument& e) {
+        CHECK_THAT(e.what(), Catch::StartsWith("mixed.csv:1:9: invalid schedule: device 0: "
+                                               "microbatch 0 stage 0 has both BW and W"));
+        CHECK_THAT(e.what(),
+                   Catch::EndsWith("(pipesim's BW is this file's B, a full backward, and its B "
+                                   "this file's I, the input gradient: '0B1' is BW(mb 1, stage "
+                                   "0))"));
+    }
+    // A message naming no backward gets no such note.
+    try {
+        parse_pytorch_csv("0F0,0F0,0B0\n1F0,1B0\n", "twice.csv", "twice");
+        FAIL("a forward listed twice was read");
+    } catch (const std::invalid_argument& e) {
+        CHECK(std::string(e.what()) ==
+              "twice.csv:1:5: invalid schedule: device 0 position 1: F(mb 0, stage 0) appears "
+              "twice (first at position 0)");
+    }
+}

@@ -321,7 +321,9 @@ PytorchCsvImport CsvImporter::run(const std::string& name) {
     schedule.device_ops = std::move(ops_);
     result.annotations = std::move(annotations_);
     detail::check_op_budget(schedule, total_ops_, file_);
-    detail::validate_parsed(schedule, positions_, file_);
+    detail::validate_parsed(schedule, positions_, file_,
+                            "pipesim's BW is this file's B, a full backward, and its B this "
+                            "file's I, the input gradient: '0B1' is BW(mb 1, stage 0)");
     return result;
 }
 

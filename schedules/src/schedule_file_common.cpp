@@ -38,14 +38,19 @@ fileio::TextPosition OpPositions::at(std::size_t device, std::size_t index) cons
 }
 
 void validate_parsed(const Schedule& schedule, const OpPositions& positions,
-                     const std::string& file) {
+                     const std::string& file, std::string_view pass_names) {
     const auto issue = validate(schedule);
     if (!issue) return;
     fileio::TextPosition where;
     if (issue->device >= 0 && issue->position >= 0)
         where = positions.at(static_cast<std::size_t>(issue->device),
                              static_cast<std::size_t>(issue->position));
-    throw fileio::ParseError(file, where, "invalid schedule: " + issue->message);
+    std::string message = "invalid schedule: " + issue->message;
+    const bool names_a_backward = message.find("BW") != std::string::npos ||
+                                  message.find("B(") != std::string::npos ||
+                                  message.find(" B ") != std::string::npos;
+    if (!pass_names.empty() && names_a_backward) message += fmt::format(" ({})", pass_names);
+    throw fileio::ParseError(file, where, message);
 }
 
 std::size_t json_text_start(std::string_view text) {

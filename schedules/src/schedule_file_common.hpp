@@ -47,9 +47,11 @@ long long read_decimal(std::string_view s, std::size_t& i, long long limit);
 void check_op_budget(const Schedule& schedule, std::size_t ops, const std::string& file);
 
 /// validate(), throwing ParseError "invalid schedule: ..." at the offending op when the issue
-/// names one, else for the file as a whole.
+/// names one, else for the file as a whole. `pass_names`, when given, is appended where the
+/// message names a backward pass: how the file's own letters map to pipesim's (a PyTorch CSV
+/// writes a full backward B and an input gradient I).
 void validate_parsed(const Schedule& schedule, const OpPositions& positions,
-                     const std::string& file);
+                     const std::string& file, std::string_view pass_names = {});
 
 /// The JSON document of a schedule or block file, after the checks every such file starts
 /// with: at most `max_bytes` bytes, valid JSON, "format" `format_tag` and "version"
