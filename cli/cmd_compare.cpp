@@ -144,7 +144,10 @@ int run_compare(const std::vector<std::string>& args) {
         viz::check_html_report("--html", html);
         check_output_files({{"--html", html}});
     }
-    check_picture_ops(pipeline.spec(), !html.empty(), viz::TimelinePictureOptions{}.max_ops);
+    // Every schedule's timeline before the first runs: v = 2 and split backwards have more ops.
+    for (const std::string& name : names)
+        check_picture_ops(analysis::comparison_spec(name, pipeline.spec()), !html.empty(),
+                          viz::TimelinePictureOptions{}.max_ops);
     simgrid::ClusterSpec cluster;
     if (on_cluster) cluster = analysis::load_checked_cluster(cluster_name);
 

@@ -10,6 +10,7 @@
 #include "analysis/child_run.hpp"
 #include "models/presets.hpp"
 #include "report.hpp"
+#include "schedules/registry.hpp"
 #include "sim/simgrid/simulate.hpp"
 #include "viz/timeline_file.hpp"
 #include "viz_flags.hpp"
@@ -320,12 +321,22 @@ void check_picture_ops(const analysis::PipelineSpec& spec, bool picture, std::si
                 max_ops);
         return;
     }
-    const double least = 2.0 * spec.generator.devices * spec.generator.microbatches;
+    // An F and a backward per microbatch on each of the p·v stages; DualPipe's microbatches
+    // pass through half of them, and an F&B pair is one op: about 2·p·m ops (2.06·p·m at p 8,
+    // m 64), the bound taken for them.
+    const ScheduleGenerator* generator = find_generator(spec.schedule);
+    const GeneratorOptions& g = spec.generator;
+    const int v = g.chunks > 0 || !generator ? std::max(g.chunks, 1) : generator->default_chunks;
+    const bool every_stage = !generator || generator->ops_per_microbatch_stage >= 2;
+    const double least = 2.0 * g.devices * (every_stage ? v : 1) * g.microbatches;
     if (least > static_cast<double>(max_ops))
         throw viz::too_many_ops(
-            fmt::format("p·m = {}·{} makes at least {:.0f} ops (an F and a "
-                        "backward per microbatch on every device),",
-                        spec.generator.devices, spec.generator.microbatches, least),
+            every_stage ? fmt::format("{}'s p·v·m = {}·{}·{} makes at least {:.0f} ops (an F "
+                                      "and a backward per microbatch on every stage),",
+                                      spec.schedule, g.devices, v, g.microbatches, least)
+                        : fmt::format("{}'s p·m = {}·{} makes at least {:.0f} ops (an F and a "
+                                      "backward per microbatch on every device),",
+                                      spec.schedule, g.devices, g.microbatches, least),
             max_ops);
 }
 
