@@ -103,6 +103,17 @@ TEST_CASE("under ulimit -v a run too large is refused up front with its estimate
         CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: v-zb with p·v·m = 256·2·1024 "
                                             "(1572864 ops) needs about"));
     }
+    SECTION("search counts its largest candidates, not only its 1F1B baseline") {
+        // p 256, m 1024: 1F1B's 524,288 ops fit; the v = 3 and V-shape candidates (179 MB
+        // measured) do not: refused before the first candidate, not at the eleventh.
+        const auto r = run_limited(limit, "search -p 256 -m 1024 --mem-limit 256");
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("pipesim search: search at p·m = 256·1024 "
+                                            "(candidates of up to 2359296 ops: v = 3 with split "
+                                            "backwards) needs about"));
+        CHECK(run_limited(limit, "analyze -s 1f1b -p 256 -m 1024").exit_code == 0);
+    }
     SECTION("1F1B counts two passes: under the op cap, refused for memory") {
         const auto r = run_limited(limit, "analyze -s 1f1b -p 64 -m 1048576");
         CHECK(r.exit_code == 2);

@@ -8,6 +8,7 @@
 
 #include "analysis/run.hpp"
 #include "schedules/registry.hpp"
+#include "sim/memory_budget.hpp"
 
 namespace pipesim::analysis {
 
@@ -64,6 +65,21 @@ SearchReport search_report(SearchOptions options, const PipelineSpec& spec, doub
         .record_transfers = false, .record_ops = false, .post_validation = post_validation};
     SearchReport report;
     report.post_validation = post_validation;
+    // The largest candidates before any runs: the automatic scheduler with v = 3 chunks, an F,
+    // B and W per microbatch on each of 3p stages, replayed, and a V-shape building block laid
+    // out for every microbatch (v = 2: its repeated timeline and a second order while it is
+    // made). A search at p 1024, m 4096 ran 28 s before running out of memory at its
+    // eleventh candidate; the 1F1B baseline's own check below counts a ninth of the ops.
+    const double pairs = static_cast<double>(options.devices) * options.microbatches;
+    const double most_ops = 9 * pairs, block_ops = 6 * pairs;
+    sim::check_memory(
+        sim::replay_peak_bytes(most_ops, 3 * pairs,
+                               sim::ReplayOptions{.record_transfers = false, .record_ops = false}) +
+            block_ops * static_cast<double>(sizeof(TimedOp) + 2 * sizeof(Op)),
+        sim::memory_budget(),
+        fmt::format("search at p·m = {}·{} (candidates of up to {:.0f} ops: v = 3 with split "
+                    "backwards)",
+                    options.devices, options.microbatches, most_ops));
     // 1F1B with the same inputs: the speed-up's reference and, with a model, the memory of
     // one full stage to convert a cap in bytes into the search's unit.
     PipelineSpec one = spec;
