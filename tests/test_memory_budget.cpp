@@ -114,6 +114,18 @@ TEST_CASE("under ulimit -v a run too large is refused up front with its estimate
                                             "backwards) needs about"));
         CHECK(run_limited(limit, "analyze -s 1f1b -p 256 -m 1024").exit_code == 0);
     }
+    SECTION("block counts what --fill holds while it lays the block out") {
+        // The repeated block's timeline besides the schedule and a second order: a
+        // 4,096-device block filled at m 4096 ran out of memory after 2 s instead.
+        const std::string run = "block " + std::string(PIPESIM_SOURCE_DIR) +
+                                "/tests/data/blocks/v-half-p4.json -m 65536";
+        CHECK(run_limited(limit, run).exit_code == 0);
+        const auto r = run_limited(limit, run + " --fill");
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("pipesim block: block 'v-half' repeated for 65536 "
+                                            "microbatches (1572864 ops) needs about"));
+    }
     SECTION("1F1B counts two passes: under the op cap, refused for memory") {
         const auto r = run_limited(limit, "analyze -s 1f1b -p 64 -m 1048576");
         CHECK(r.exit_code == 2);
