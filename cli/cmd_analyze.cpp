@@ -9,6 +9,7 @@
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
+#include "viz/chrome_trace.hpp"
 #include "viz_flags.hpp"
 
 namespace pipesim::cli {
@@ -29,6 +30,8 @@ analysis::AnalyticEngine engine_for(const viz::VizOutputs& outputs, bool html) {
     engine.record_transfers = !outputs.trace.empty() || !outputs.saved_timeline.empty() ||
                               (!outputs.timeline_picture.empty() &&
                                (outputs.picture.transfers || outputs.picture.critical_path));
+    if (!outputs.trace.empty())
+        engine.output_bytes_per_op = viz::chrome_trace_bytes_per_op(outputs.trace_options, false);
     return engine;
 }
 

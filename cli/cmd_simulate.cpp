@@ -21,6 +21,7 @@
 #include "pipeline_flags.hpp"
 #include "progress_flag.hpp"
 #include "report.hpp"
+#include "viz/chrome_trace.hpp"
 #include "viz_flags.hpp"
 
 namespace pipesim::cli {
@@ -189,6 +190,9 @@ int run_simulate(const std::vector<std::string>& args) {
     engine.options.overlap_grad_reduce = grad_reduce.overlap;
     engine.options.overlap_param_gather = grad_reduce.overlap_param_gather;
     engine.options.post_validation = grad_reduce.post_validation;
+    if (!viz_outputs.trace.empty())
+        engine.output_bytes_per_op =
+            viz::chrome_trace_bytes_per_op(viz_outputs.trace_options, /*simulated=*/true);
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
     simgrid::load_engine();  // before the report starts: one that cannot load is exit code 3

@@ -126,6 +126,19 @@ TEST_CASE("under ulimit -v a run too large is refused up front with its estimate
         CHECK_THAT(r.err, Catch::StartsWith("pipesim block: block 'v-half' repeated for 65536 "
                                             "microbatches (1572864 ops) needs about"));
     }
+    SECTION("a Chrome trace's text counts: the run that fits without it is refused with it") {
+        // zb-h1 at p 32, m 512: 49,152 ops; the trace's text took 43 MB more at the peak,
+        // and a trace under this limit once failed only after it was built.
+        const std::string run = "analyze -s zb-h1 -p 32 -m 512";
+        CHECK(run_limited(40'000, run).exit_code == 0);
+        const auto r = run_limited(
+            40'000, run + " --trace " +
+                        (std::filesystem::temp_directory_path() / "pipesim_never.json").string());
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: zb-h1 with p·v·m = 32·1·512 "
+                                            "(49152 ops) needs about"));
+    }
     SECTION("1F1B counts two passes: under the op cap, refused for memory") {
         const auto r = run_limited(limit, "analyze -s 1f1b -p 64 -m 1048576");
         CHECK(r.exit_code == 2);

@@ -430,12 +430,15 @@ void check_time_range(const Pipeline& pipeline, const Engine& engine) {
 // estimates its own simulation state again before it starts).
 void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
     sim::ReplayOptions records;
+    double output_per_op = 0;
     if (const auto* analytic = std::get_if<AnalyticEngine>(&engine)) {
         records.record_ops = analytic->record_ops;
         records.record_transfers = analytic->record_transfers;
+        output_per_op = analytic->output_bytes_per_op;
     } else {
         records.record_ops = true;
         records.record_transfers = std::get<SimGridEngine>(engine).options.record_transfers;
+        output_per_op = std::get<SimGridEngine>(engine).output_bytes_per_op;
     }
     double ops = 0, pairs = 0, generation_bytes = 0;
     std::string what;
@@ -457,8 +460,9 @@ void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
         what = fmt::format("{} with p·v·m = {}·{}·{} ({:.0f} ops)", spec.schedule, g.devices, v,
                            g.microbatches, ops);
     }
-    sim::check_memory(sim::replay_peak_bytes(ops, pairs, records) + generation_bytes,
-                      sim::memory_budget(), what);
+    sim::check_memory(
+        sim::replay_peak_bytes(ops, pairs, records) + generation_bytes + ops * output_per_op,
+        sim::memory_budget(), what);
 }
 
 }  // namespace

@@ -166,4 +166,9 @@ std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory,
     return out;
 }
 
+double chrome_trace_bytes_per_op(const ChromeTraceOptions& options, bool simulated) {
+    const double text = (simulated ? 1100.0 : 550.0) + (options.flows ? 500.0 : 0.0);
+    return 1.5 * text;
+}
+
 }  // namespace pipesim::viz

@@ -45,6 +45,9 @@ struct AnalyticEngine {
     /// longest device window (first op's start to its last op's or reduction's end, plus its
     /// optimizer step) instead of the makespan (Analysis::iteration_time).
     bool post_validation = false;
+    /// Bytes per op of an output the caller builds in memory after the run (a Chrome trace's
+    /// text), counted by prepare()'s memory check with the run's own.
+    double output_bytes_per_op = 0;
 };
 
 /// The SimGrid model of a GPU cluster: links, NICs, contention, the gradient all-reduce.
@@ -56,6 +59,7 @@ struct SimGridEngine {
     double message_bytes = 0;  ///< per stage boundary and microbatch, without a model
     double grad_bytes = 0;     ///< per device and iteration, without a model
     simgrid::SimOptions options;
+    double output_bytes_per_op = 0;  ///< as AnalyticEngine's
 };
 
 using Engine = std::variant<AnalyticEngine, SimGridEngine>;

@@ -47,4 +47,11 @@ std::string_view trace_colour(Pass pass);
 std::string chrome_trace_json(const Timeline& timeline, const MemoryModel* memory = nullptr,
                               const ChromeTraceOptions& options = {});
 
+/// About the memory chrome_trace_json() takes per op of its timeline while it builds the text,
+/// for a check before the run: the text per op as measured on pipesim's traces (p 16, m 64:
+/// 390 to 480 bytes from the replay, up to 1,060 from simulate with its tensor-parallel
+/// collectives; flows add 300 to 340 there, more as their ids grow: zb-h1 at p 64, m 1024
+/// with flows peaked at 335 MB), half again for the string's growth.
+double chrome_trace_bytes_per_op(const ChromeTraceOptions& options, bool simulated);
+
 }  // namespace pipesim::viz
