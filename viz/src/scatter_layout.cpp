@@ -45,9 +45,46 @@ bool inside(const Box& inner, const Box& outer) {
            inner.top <= outer.top;
 }
 
-bool hits_any(const Box& box, const std::vector<Box>& others) {
-    return std::any_of(others.begin(), others.end(), [&](const Box& o) { return box.overlaps(o); });
-}
+// Boxes filed by the cells of a grid they cover, so that a query looks at the boxes near it
+// only: a pareto plot of 16,000 labelled fronts scanned every marker and label for each
+// candidate spot of each label (quadratic; 32,000 rows took 5.4 s).
+class BoxGrid {
+  public:
+    void add(const Box& box) {
+        const auto index = static_cast<std::uint32_t>(boxes_.size());
+        boxes_.push_back(box);
+        for_cells(box, [&](std::uint64_t key) {
+            cells_[key].push_back(index);
+            return false;
+        });
+    }
+    bool hits(const Box& box) const {
+        return for_cells(box, [&](std::uint64_t key) {
+            const auto it = cells_.find(key);
+            return it != cells_.end() &&
+                   std::any_of(it->second.begin(), it->second.end(),
+                               [&](std::uint32_t i) { return boxes_[i].overlaps(box); });
+        });
+    }
+
+  private:
+    static constexpr double cell = 24;  // points: about a label's height, a few markers
+    // Calls visit(key) for each cell `box` covers until it returns true; whether one did.
+    template <class Visit>
+    static bool for_cells(const Box& box, Visit&& visit) {
+        const auto index = [](double v) {
+            return static_cast<std::int64_t>(std::floor(std::clamp(v, -1e9, 1e9) / cell));
+        };
+        for (std::int64_t x = index(box.left); x <= index(box.right); ++x)
+            for (std::int64_t y = index(box.bottom); y <= index(box.top); ++y)
+                if (visit((static_cast<std::uint64_t>(static_cast<std::uint32_t>(x)) << 32) |
+                          static_cast<std::uint32_t>(y)))
+                    return true;
+        return false;
+    }
+    std::vector<Box> boxes_;
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> cells_;
+};
 
 void check_finite(const ScatterPlot& plot) {
     for (const ScatterSeries& s : plot.series)
@@ -111,14 +148,14 @@ void find_covered(const ScatterPlot& plot, ScatterLayout& layout) {
 // Greedy placement: each label takes the first candidate inside the plot that overlaps no
 // placed label and no marker; failing that, one that may cover a marker; failing that, none.
 void place_labels(const ScatterPlot& plot, ScatterLayout& layout) {
-    std::vector<Box> markers;
+    BoxGrid markers;
     for (const ScatterSeries& s : plot.series)
         for (const ScatterPoint& p : s.points) {
             const Point c = detail::position(layout, p.at);
             const double r = detail::marker_size / 2 + marker_clearance;
-            markers.push_back({c.x - r, c.y - r, c.x + r, c.y + r});
+            markers.add({c.x - r, c.y - r, c.x + r, c.y + r});
         }
-    std::vector<Box> taken;
+    BoxGrid taken;
     for (std::size_t s = 0; s < plot.series.size(); ++s)
         for (std::size_t i = 0; i < plot.series[s].points.size(); ++i) {
             const ScatterPoint& p = plot.series[s].points[i];
@@ -128,8 +165,8 @@ void place_labels(const ScatterPlot& plot, ScatterLayout& layout) {
                 detail::position(layout, p.at), size.right - size.left, size.top - size.bottom);
             auto first_free = [&](bool avoid_markers) {
                 for (std::size_t k = 0; k < spots.size(); ++k)
-                    if (inside(spots[k], layout.plot) && !hits_any(spots[k], taken) &&
-                        (!avoid_markers || !hits_any(spots[k], markers)))
+                    if (inside(spots[k], layout.plot) && !taken.hits(spots[k]) &&
+                        (!avoid_markers || !markers.hits(spots[k])))
                         return k;
                 return spots.size();
             };
@@ -139,7 +176,7 @@ void place_labels(const ScatterPlot& plot, ScatterLayout& layout) {
                 ++layout.labels_left_out;
                 continue;
             }
-            taken.push_back(spots[k]);
+            taken.add(spots[k]);
             layout.labels.push_back({s, i, spots[k], k >= 8});
         }
 }
