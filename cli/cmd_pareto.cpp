@@ -118,9 +118,9 @@ void print_front(const sweep::ParetoSelection& s) {
     fmt::print("Pareto front ({} in {}, {}; {} in {}, {}):\n", sweep::metric_name(s.options.x),
                s.x.unit, arrow(s.options.x), sweep::metric_name(s.options.y), s.y.unit,
                arrow(s.options.y));
-    // The choices that vary besides v (mb, tp, ...), as the plot's labels name them.
+    // The choices that vary besides p, m and v (mb, tp, ...), as the plot's labels name them.
     std::vector<std::string> varying = sweep::varying_choices(s);
-    varying.erase(std::remove(varying.begin(), varying.end(), "v"), varying.end());
+    std::erase_if(varying, [](const std::string& c) { return c == "p" || c == "m" || c == "v"; });
     for (const auto& [key, rows] : s.groups) {
         if (!s.group_by.empty()) fmt::print("{}:\n", key);
         const auto [results, front] = front_of(rows, s.options);

@@ -88,6 +88,25 @@ TEST_CASE("m_per_p gives m = k·p, SimGrid jobs ignore comm and analytic jobs ig
     }
 }
 
+TEST_CASE("global_batch gives m = B / (mb·dp), 0 where mb·dp does not divide it", "[sweep]") {
+    const Grid g = parse_grid("g.json", grid_text(R"("schedule": "1f1b", "p": 4,
+        "global_batch": [24, 64], "model": "zb-1.5b", "gpu": "a100-80gb", "mb": [1, 3],
+        "dp": [1, 2, 4])"));
+    const std::vector<Job> jobs = expand(g);
+    REQUIRE(jobs.size() == 12);
+    for (const Job& j : jobs) {
+        INFO(j.global_batch << " " << j.mb << " " << j.dp);
+        CHECK((j.global_batch == 24 || j.global_batch == 64));
+        const int per_step = j.mb * j.dp;
+        CHECK(j.m == (j.global_batch % per_step == 0 ? j.global_batch / per_step : 0));
+    }
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "global_batch": 16,
+        "model": "zb-1.5b", "gpu": "a100-80gb")"),
+               Catch::Contains("exactly one of \"m\"") && Catch::Contains("\"global_batch\""));
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "global_batch": 16)"),
+               Catch::Contains("\"global_batch\" counts sequences, which a \"model\" gives"));
+}
+
 TEST_CASE("memory caps take sizes with units", "[sweep]") {
     const Grid g =
         parse_grid("g.json", grid_text(R"("schedule": "1f1b", "p": 4, "m": 8, "model": "zb-1.5b",

@@ -191,7 +191,7 @@ TEST_CASE("pareto --group-by draws and prints one front per group", "[sweep][cli
 TEST_CASE("pareto prints the front in the unit the plot shows: GiB, not bytes", "[sweep][cli]") {
     Scratch s("units");
     std::ofstream(s / "grid.json") << R"({"format": "pipesim-sweep", "version": 1,
-  "schedule": ["1f1b", "zb-h1", "zb-v"], "p": 4, "m": 8, "model": "zb-1.5b",
+  "schedule": ["1f1b", "zb-h1", "zb-v"], "p": 4, "global_batch": 8, "model": "zb-1.5b",
   "gpu": "a100-80gb", "mb": [1, 2]})";
     REQUIRE(
         run_pipesim("sweep " + (s / "grid.json") + " -o " + (s / "r.csv") + " -j 1").exit_code ==
@@ -215,4 +215,48 @@ TEST_CASE("pareto prints the front in the unit the plot shows: GiB, not bytes", 
             }
     }
     CHECK(checked >= 1);
+}
+
+TEST_CASE("with a model a front compares layouts that train one batch on as many GPUs",
+          "[sweep][cli]") {
+    Scratch s("layouts");
+    // 8 GPUs as p 4 × dp 2 or p 8 × dp 1, 16 sequences an iteration: m = 16 / (mb·dp).
+    std::ofstream(s / "grid.json") << R"({"format": "pipesim-sweep", "version": 1,
+  "schedule": ["1f1b", "zb-v"], "p": [4, 8], "global_batch": 16, "model": "zb-1.5b",
+  "gpu": "a100-80gb", "mb": [1, 3], "dp": [1, 2]})";
+    REQUIRE(
+        run_pipesim("sweep " + (s / "grid.json") + " -o " + (s / "r.csv") + " -j 1").exit_code ==
+        0);
+    const ResultsFile results = load_results(s / "r.csv");
+    std::size_t ok = 0;
+    for (const Result& row : results.rows) {
+        INFO(row.job.index);
+        if (row.job.mb == 3) {  // 16 is no multiple of 3 or 6
+            CHECK(row.status == Status::infeasible);
+            CHECK_THAT(row.reason,
+                       Catch::StartsWith("the global batch of 16 sequences is not a multiple of "
+                                         "mb·dp = 3·"));
+            continue;
+        }
+        CHECK(row.job.m * row.job.dp == 16);
+        ok += row.status == Status::ok ? 1 : 0;
+    }
+    CHECK(ok == 8);
+    // p 4 × dp 2 beside p 8 × dp 1: one problem; the labels name p and m.
+    const CommandResult eight =
+        run_pipesim("pareto " + (s / "r.csv") + " -o " + (s / "p.dot") + " --where gpus=8");
+    REQUIRE(eight.exit_code == 0);
+    CHECK_THAT(read_file(s / "p.dot"), Catch::Contains("p=4") && Catch::Contains("p=8"));
+    // Unfiltered, 4, 8 and 16 GPUs are three problems.
+    const CommandResult all = run_pipesim("pareto " + (s / "r.csv") + " -o " + (s / "p.dot"));
+    CHECK(all.exit_code == 2);
+    CHECK_THAT(all.err, Catch::Contains("the rows differ in gpus (4, 8, 16)"));
+    // One m for microbatches of 1 and 2 sequences: two batches, refused.
+    std::ofstream(s / "mixed.json") << R"({"format": "pipesim-sweep", "version": 1,
+  "schedule": "1f1b", "p": 4, "m": 8, "model": "zb-1.5b", "gpu": "a100-80gb", "mb": [1, 2]})";
+    REQUIRE(run_pipesim("sweep " + (s / "mixed.json") + " -o " + (s / "mixed.csv") + " -j 1")
+                .exit_code == 0);
+    const CommandResult mixed = run_pipesim("pareto " + (s / "mixed.csv") + " -o " + (s / "m.dot"));
+    CHECK(mixed.exit_code == 2);
+    CHECK_THAT(mixed.err, Catch::Contains("the rows differ in sequences per iteration (8, 16)"));
 }

@@ -191,6 +191,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
                     "p",
                     "m",
                     "m_per_p",
+                    "global_batch",
                     "v",
                     "costs",
                     "comm",
@@ -226,6 +227,7 @@ Grid parse_grid(const std::string& file, const std::string& text) {
     grid.p = int_axis(doc, "p", 1, 4096);
     grid.m = int_axis(doc, "m", 1, 1 << 20);
     grid.m_per_p = int_axis(doc, "m_per_p", 1, 1 << 16);
+    grid.global_batch = int_axis(doc, "global_batch", 1, 1 << 30);
     grid.v = int_axis(doc, "v", 0, 64);
     if (doc.has("/costs")) {
         const auto& costs = doc.root().at("costs");
@@ -279,12 +281,19 @@ Grid parse_grid(const std::string& file, const std::string& text) {
 
     if (grid.schedules.empty()) throw doc.error_at("", "missing \"schedule\" (a name or a list)");
     if (grid.p.empty()) throw doc.error_at("", "missing \"p\" (pipeline devices)");
-    if (grid.m.empty() == grid.m_per_p.empty())
-        throw doc.error_at(grid.m.empty() ? "" : "/m_per_p",
-                           "give exactly one of \"m\" (microbatches) and \"m_per_p\" (m = k·p)");
+    if (!grid.m.empty() + !grid.m_per_p.empty() + !grid.global_batch.empty() != 1)
+        throw doc.error_at(grid.m.empty() && grid.m_per_p.empty() && grid.global_batch.empty() ? ""
+                           : !grid.global_batch.empty() ? "/global_batch"
+                                                        : "/m_per_p",
+                           "give exactly one of \"m\" (microbatches), \"m_per_p\" (m = k·p) "
+                           "and \"global_batch\" (m = global_batch / (mb·dp))");
     if (grid.models.empty() != grid.gpus.empty())
         throw doc.error_at(grid.models.empty() ? "/gpu" : "/model",
                            "\"model\" and \"gpu\" go together");
+    if (grid.models.empty() && !grid.global_batch.empty())
+        throw doc.error_at("/global_batch",
+                           "\"global_batch\" counts sequences, which a \"model\" gives: add "
+                           "\"model\" and \"gpu\", or give \"m\"");
     if (!grid.models.empty() && doc.has("/costs"))
         throw doc.error_at("/costs",
                            "\"costs\" cannot be combined with \"model\" (the model "
@@ -357,7 +366,7 @@ std::vector<std::size_t> axis_sizes(const Grid& grid, Engine engine) {
             sg ? grid.clusters.size() : 1,
             grid.schedules.size(),
             grid.p.size(),
-            grid.m.empty() ? grid.m_per_p.size() : grid.m.size(),
+            std::max({grid.m.size(), grid.m_per_p.size(), grid.global_batch.size()}),
             size(grid.v),
             size(grid.mb),
             size(grid.tp),
@@ -401,7 +410,9 @@ std::vector<Job> expand(const Grid& grid) {
     const Job d;
     const auto models = or_default(grid.models, std::string());
     const auto gpus = or_default(grid.gpus, std::string());
-    const auto ms = grid.m.empty() ? grid.m_per_p : grid.m;
+    const auto ms = !grid.m.empty()         ? grid.m
+                    : !grid.m_per_p.empty() ? grid.m_per_p
+                                            : grid.global_batch;
     const auto vs = or_default(grid.v, d.v);
     const auto mbs = or_default(grid.mb, d.mb);
     const auto tps = or_default(grid.tp, d.tp);
@@ -461,6 +472,12 @@ std::vector<Job> expand(const Grid& grid) {
             j.first_stage_layers = firsts[at[23]];
             j.last_stage_layers = lasts[at[24]];
             j.nccl_algo = algos[at[25]];
+            if (!grid.global_batch.empty()) {  // m = B / (mb·dp), or 0 where that is no integer
+                j.global_batch = ms[at[5]];
+                const long long per_step = static_cast<long long>(j.mb) * j.dp;
+                j.m = j.global_batch % per_step == 0 ? static_cast<int>(j.global_batch / per_step)
+                                                     : 0;
+            }
             jobs.push_back(std::move(j));
         } while (advance(at, sizes));
     }

@@ -112,6 +112,10 @@ namespace {
 
 // The combinations `pipesim analyze` and `simulate` refuse as flags, as infeasible rows.
 void check_parallelism(const Job& job) {
+    if (job.global_batch > 0 && job.m == 0)
+        throw std::invalid_argument(
+            fmt::format("the global batch of {} sequences is not a multiple of mb·dp = {}·{} = {}",
+                        job.global_batch, job.mb, job.dp, static_cast<long long>(job.mb) * job.dp));
     if (job.zero > 0 && job.dp * job.cp < 2)
         throw std::invalid_argument(
             fmt::format("ZeRO stage {} shards over the data- and context-parallel ranks, and "

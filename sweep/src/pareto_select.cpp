@@ -15,10 +15,16 @@ namespace pipesim::sweep {
 namespace {
 
 // Columns whose values define the problem a row solves; a front compares rows of one problem.
+// With a model the problem is the batch trained on as many GPUs: p and m (with mb, tp, dp and
+// cp) are layout choices, and "sequences per iteration" (m·mb·dp, no column) must agree.
 constexpr const char* problem_columns[] = {"engine", "model", "gpu",  "cluster",    "p",
                                            "m",      "costs", "comm", "mem_w_ratio"};
+constexpr const char* model_problem_columns[] = {
+    "engine", "model", "gpu", "cluster", "sequences per iteration", "gpus"};
 // Choices within one problem, shown in a front point's label when they vary.
-constexpr const char* choice_columns[] = {"v",
+constexpr const char* choice_columns[] = {"p",
+                                          "m",
+                                          "v",
                                           "mb",
                                           "tp",
                                           "dp",
@@ -69,17 +75,32 @@ std::string describe(const PlottedRow& row, const std::vector<std::string>& colu
     return out;
 }
 
+// A row's value of a problem column: its field, or the sequences per iteration.
+std::string problem_value(const PlottedRow& row, const std::string& column) {
+    if (column == "sequences per iteration") {
+        const Job& j = row.result->job;
+        return std::to_string(static_cast<long long>(j.m) * j.mb * j.dp);
+    }
+    return row.fields[column_index("pareto", column)];
+}
+
 // Refuses rows of different problems in one group, naming the columns that differ.
 void check_comparable(const RowGroups& groups) {
+    const bool model = !groups.begin()->second.front().result->job.model.empty();
+    std::vector<std::string> columns;
+    if (model)
+        columns.assign(std::begin(model_problem_columns), std::end(model_problem_columns));
+    else
+        columns.assign(std::begin(problem_columns), std::end(problem_columns));
     std::string differ;
-    for (const char* column : problem_columns) {
-        const std::size_t c = column_index("pareto", column);
+    for (const std::string& column : columns) {
         std::vector<std::string> values;
         for (const auto& [key, rows] : groups) {
             std::vector<std::string> here;
             for (const PlottedRow& r : rows)
-                if (std::find(here.begin(), here.end(), r.fields[c]) == here.end())
-                    here.push_back(r.fields[c]);
+                if (const std::string v = problem_value(r, column);
+                    std::find(here.begin(), here.end(), v) == here.end())
+                    here.push_back(v);
             if (here.size() > values.size()) values = here;
         }
         if (values.size() < 2) continue;

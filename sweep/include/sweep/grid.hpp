@@ -19,7 +19,12 @@ struct Job {
     Engine engine = Engine::analytic;
     std::string schedule;
     int p = 0;
+    /// Microbatches per replica; 0 where the grid's global batch is not a multiple of mb·dp
+    /// (the job is then infeasible, naming both).
     int m = 0;
+    /// The grid's global_batch this job's m comes from: sequences per iteration over all
+    /// replicas, m = global_batch / (mb · dp). 0: m was given (not a results column).
+    int global_batch = 0;
     int v = 0;  ///< chunks per device; 0: the schedule's default
     /// F, B, W of one full stage (unit costs; ignored with a model).
     std::vector<double> costs = {1.0, 1.0, 1.0};
@@ -65,6 +70,9 @@ struct Grid {
     std::vector<int> p;
     std::vector<int> m;
     std::vector<int> m_per_p;  ///< alternative to m: m = k·p
+    /// Alternative to m and m_per_p (with a model): sequences per iteration over all
+    /// replicas, m = B / (mb · dp), so that layouts and microbatch sizes train on one batch.
+    std::vector<int> global_batch;
     std::vector<int> v;
     std::vector<std::vector<double>> costs;
     std::vector<double> comm;
