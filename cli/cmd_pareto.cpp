@@ -6,6 +6,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "args.hpp"
 #include "commands.hpp"
@@ -41,7 +42,8 @@ cluster, p, m, costs, comm, mem_w_ratio) are not ranked against each other: pick
                         model=zb-1.5b); repeatable
   --group-by COLUMNS    one series and one front per value of these columns (comma-separated,
                         e.g. p,m)
-  --title TEXT          the picture's title (default: the file name)
+  --title TEXT          the picture's title (default: the file name and the --where
+                        conditions)
 )";
 
 std::string point_label(const sweep::PlottedRow& row, const std::vector<std::string>& varying) {
@@ -187,8 +189,11 @@ int run_pareto(const std::vector<std::string>& args) {
     const std::vector<sweep::Result> results = sweep::load_results(input).rows;
     const sweep::ParetoSelection s =
         sweep::select_rows(input, results, conditions, group_by, x_name, y_name);
-    viz::write_picture(output, viz::scatter_plot_dot(make_plot(s, title.empty() ? input : title)),
-                       format);
+    // By default the file and the rows kept: "r.csv, gpus=16, p=8".
+    if (title.empty())
+        title =
+            conditions.empty() ? input : fmt::format("{}, {}", input, fmt::join(conditions, ", "));
+    viz::write_picture(output, viz::scatter_plot_dot(make_plot(s, title)), format);
     if (!fileio::is_standard_stream(output)) print_front(s);
     return 0;
 }

@@ -247,6 +247,7 @@ TEST_CASE("with a model a front compares layouts that train one batch on as many
         run_pipesim("pareto " + (s / "r.csv") + " -o " + (s / "p.dot") + " --where gpus=8");
     REQUIRE(eight.exit_code == 0);
     CHECK_THAT(read_file(s / "p.dot"), Catch::Contains("p=4") && Catch::Contains("p=8"));
+    CHECK_THAT(read_file(s / "p.dot"), Catch::Contains("r.csv, gpus=8"));  // the title
     // Unfiltered, 4, 8 and 16 GPUs are three problems.
     const CommandResult all = run_pipesim("pareto " + (s / "r.csv") + " -o " + (s / "p.dot"));
     CHECK(all.exit_code == 2);
