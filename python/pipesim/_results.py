@@ -247,7 +247,10 @@ class Comparison(_Fields):
                 return _memory(value, True)
             return "—" if value is None else value
 
-        return _table(header + [f"{labels.get(k, k)} %" for k in parts],
+        # A byte field's cells are shown in GiB, MiB, ...: its header names the quantity.
+        titles = [k.removesuffix("_bytes").replace("_", " ") if k in _BYTE_FIELDS else k
+                  for k in header]
+        return _table(titles + [f"{labels.get(k, k)} %" for k in parts],
                       [[cell(k, r[k]) for k in header] +
                        [f'{100 * r["step_shares"][k]:.1f}' for k in parts] for r in rows])
 

@@ -112,6 +112,9 @@ def test_comparison_table_splits_the_step():
     c = pipesim.compare(["1f1b", "zb-h1"], p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1)
     page = c._repr_html_()
     assert "<th>pipeline idle %</th>" in page and "step_shares" not in page
+    # Memory cells read in GiB under a header that says memory, not bytes.
+    assert "<th>peak memory</th>" in page and "peak_memory_bytes" not in page
+    assert " GiB</td>" in page
     for row in c:
         assert sum(row["step_shares"].values()) == pytest.approx(1)
         assert f'<td>{100 * row["step_shares"]["gemm"]:.1f}</td>' in page
