@@ -271,15 +271,18 @@ void draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
 std::string title(const Timeline& t, const MemoryModel& memory,
                   const TimelinePictureOptions& options) {
     const Metrics m = compute_metrics(t, memory);
+    // In the time axis's unit (ms for a run under a second), as a reader compares the two.
+    const detail::ShownUnit shown = detail::time_axis_unit(m.makespan, t.time_unit);
+    const auto in_shown = [&](double time) { return pretty(time / shown.divide, 6); };
     std::string iteration;
     if (options.iteration_time > 0 &&
         std::abs(options.iteration_time - m.makespan) > 1e-9 * m.makespan)
         iteration = fmt::format("   {} {} {}", options.iteration_is_period ? "period" : "iteration",
-                                pretty(options.iteration_time, 6), t.time_unit);
+                                in_shown(options.iteration_time), shown.unit);
     const bool bytes = options.memory_in_bytes;
     return fmt::format(
         "{}   p={} m={} v={}   makespan {} {}{}   bubble {:.1f} %   peak activation {}{}",
-        t.schedule, t.devices, t.microbatches, t.chunks, pretty(m.makespan, 6), t.time_unit,
+        t.schedule, t.devices, t.microbatches, t.chunks, in_shown(m.makespan), shown.unit,
         iteration, 100 * m.bubble_rate,
         detail::memory_unit(m.peak_activation_max, bytes)(m.peak_activation_max, 4),
         bytes ? "" : " M_B");
