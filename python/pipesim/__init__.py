@@ -166,13 +166,19 @@ def compare(schedules, p=None, m=None, *, post_validation=False, **options):
     return Comparison(_json.loads(fields), [_spec.python_words(m) for m in messages])
 
 
-def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_ratio=1.0,
-           progress=None):
+def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=None,
+           post_validation=False, progress=None, **model_options):
     """The lowest-bubble schedule whose peak activation stays within `mem_limit` (full-stage
     microbatches per device; 1F1B needs p) among the registered schedules, V-shape building
     blocks and the automatic scheduler, each replayed with costs=(F, B, W), comm and
     mem_w_ratio. Returns a SearchResult (fields of `pipesim search --json`, best_schedule).
 
+    With a model (model=, gpu=, mb= and analyze's other model options, tp and cp among them)
+    `mem_limit` caps each whole device instead: bytes, or a size such as "80GiB"; candidates
+    are ranked by iteration time, as `pipesim search --model` ranks them, and the best one's
+    warnings (devices over their GPU's memory) are issued as PipesimWarning.
+
+    post_validation: every candidate (and 1F1B) is timed by its post-validation period.
     progress: None, or a function called as progress(done, total, label) before each
     candidate is built (and once with done == total and label "" at the end); what it raises
     ends the search. Ctrl-C stops a search between candidates."""
@@ -184,9 +190,9 @@ def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_r
         raise ValueError("missing m=M (number of microbatches)")
     if mem_limit is None:
         raise ValueError("missing mem_limit=X (activations per device)")
-    triples = _spec.cost_triples(costs)
-    if len(triples) != 1:
-        raise ValueError("costs: search takes one triple (F, B, W)")
+    unknown = sorted(set(model_options) - set(_spec.MODEL_DEFAULTS) - {"tp"})
+    if unknown:
+        raise TypeError(f"search() got an unexpected keyword argument {unknown[0]!r}")
     raised = []  # what progress raised: its own, not the core's, whatever its type
 
     def report(*args):
@@ -196,12 +202,37 @@ def search(p=None, m=None, mem_limit=None, *, costs=(1, 1, 1), comm=0.0, mem_w_r
             raised.append(e)
             raise
 
-    fields, best = _core(
-        _pipesim.search, _spec.integer("p", p, 1, _spec.MAX_DEVICES),
-        _spec.integer("m", m, 1, _spec.MAX_MICROBATCHES),
-        _spec.number("mem_limit", mem_limit, 0.0, low_open=True), triples[0],
-        _spec.number("comm", comm), _spec.number("mem_w_ratio", mem_w_ratio, 0.0, 1.0),
-        None if progress is None else report, callers=raised)
+    on_progress = None if progress is None else report
+    validation = _spec.flag("post_validation", post_validation)
+    if model_options:
+        if costs is not None or mem_w_ratio is not None:
+            raise ValueError("costs and mem_w_ratio cannot be combined with model (the model "
+                             "gives the costs and memory)")
+        if not isinstance(mem_limit, (str, int, float)) or isinstance(mem_limit, bool):
+            raise TypeError("mem_limit: expected bytes or a size such as '80GiB', got "
+                            f"{mem_limit!r}")
+        # One data-parallel replica is planned: sharding needs context parallelism (as the
+        # command line's search refuses --zero and --dist-opt without --cp).
+        sharded = model_options.get("zero") or model_options.get("dist_opt")
+        if sharded and (model_options.get("cp") or 1) < 2:
+            flag = "dist_opt" if model_options.get("dist_opt") else f'zero={model_options["zero"]}'
+            raise ValueError(f"{flag} shards over data- and context-parallel ranks, and search "
+                             "plans one data-parallel replica: give cp=C above 1")
+        spec = _pipeline("search", "1f1b", p, m, dict(model_options, comm=comm))
+        fields, best, messages = _core(_pipesim.search_model, spec, mem_limit, validation,
+                                       on_progress, callers=raised)
+    else:
+        triples = _spec.cost_triples((1, 1, 1) if costs is None else costs)
+        if len(triples) != 1:
+            raise ValueError("costs: search takes one triple (F, B, W)")
+        ratio = 1.0 if mem_w_ratio is None else mem_w_ratio
+        fields, best, messages = _core(
+            _pipesim.search, _spec.integer("p", p, 1, _spec.MAX_DEVICES),
+            _spec.integer("m", m, 1, _spec.MAX_MICROBATCHES),
+            _spec.number("mem_limit", mem_limit, 0.0, low_open=True), triples[0],
+            _spec.number("comm", comm), _spec.number("mem_w_ratio", ratio, 0.0, 1.0),
+            validation, on_progress, callers=raised)
+    _warn(messages)
     return SearchResult(_json.loads(fields), best)
 
 

@@ -268,22 +268,36 @@ class SearchResult(_Fields):
         super().__init__(fields)
         self.best_schedule = best
 
+    def _columns(self):
+        """(time field, its heading, the peak's cell function): a model's search times
+        iterations and caps bytes."""
+        ranking = self._fields["ranking"]
+        first = ranking[0] if ranking else {}
+        time = next((k for k in ("iteration_time", "period", "makespan") if k in first),
+                    "makespan")
+        in_bytes = "peak_memory_bytes" in first
+        key = "peak_memory_bytes" if in_bytes else "peak_activation_max"
+        return time, time.replace("_", " "), lambda e: _memory(e[key], in_bytes)
+
     def _repr_html_(self):
-        rows = [(e["label"], e["kind"], f'{100 * e["bubble_rate"]:.2f} %', e["makespan"],
-                 e["peak_activation_max"], "yes" if e["fits"] else "no")
+        time, heading, peak = self._columns()
+        rows = [(e["label"], e["kind"], f'{100 * e["bubble_rate"]:.2f} %', e[time], peak(e),
+                 "yes" if e["fits"] else "no")
                 for e in self._fields["ranking"]]
-        page = _table(("candidate", "kind", "bubble", "makespan", "peak", "fits"), rows)
+        page = _table(("candidate", "kind", "bubble", heading, "peak", "fits"), rows)
         front = self._fields["front"]
         if len(front) < 2:
             return page
         # What the cap's memory buys: each lower peak and the bubble it costs.
-        lower = [(e["peak_activation_max"], f'{100 * e["bubble_rate"]:.2f} %', e["makespan"],
-                  e["label"]) for e in front]
+        lower = [(peak(e), f'{100 * e["bubble_rate"]:.2f} %', e[time], e["label"])
+                 for e in front]
         return ("<p>What memory buys within the cap (no candidate is better in both bubble "
-                "and peak):</p>" + _table(("peak", "bubble", "makespan", "candidate"), lower) +
+                "and peak):</p>" + _table(("peak", "bubble", heading, "candidate"), lower) +
                 "<p>Every candidate, ranked:</p>" + page)
 
     def __repr__(self):
         b = self._fields["best"]
-        return (f'<pipesim.SearchResult best within {self._fields["memory_limit"]:g}: '
+        cap = self._fields.get("memory_limit_bytes")
+        within = _memory(cap, True) if cap else f'{self._fields["memory_limit"]:g}'
+        return (f'<pipesim.SearchResult best within {within}: '
                 f'{b["label"]}, bubble {100 * b["bubble_rate"]:.2f} %>')

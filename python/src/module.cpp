@@ -2,8 +2,10 @@
 // analysis library (analysis/run.hpp). The Python half (pipesim/) checks the arguments and
 // builds the result objects; errors arrive as ValueError (std::invalid_argument, the
 // command line's message) or RuntimeError.
+#include <cmath>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -14,7 +16,9 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/phases.hpp"
+#include "analysis/result_json.hpp"
 #include "analysis/search.hpp"
+#include "models/byte_size.hpp"
 #include "run_data.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule_file.hpp"
@@ -273,9 +277,28 @@ py::tuple compare(const py::dict& d, const std::vector<std::string>& names, bool
     return py::make_tuple(analysis::comparison_json(comparison).dump(), comparison.warnings);
 }
 
+// Runs the search and returns (its JSON text, the best schedule, the best one's warnings).
+py::tuple run_search(SearchOptions options, const analysis::PipelineSpec& spec, double cap_bytes,
+                     bool post_validation, const py::object& progress) {
+    // Before each candidate: the caller's progress function, if any (what it raises ends the
+    // search), and Ctrl-C (while C++ runs, Python's handler only notes the signal).
+    options.progress = [&progress](std::size_t done, std::size_t total, const std::string& label) {
+        py::gil_scoped_acquire acquire;
+        if (!progress.is_none()) progress(done, total, label);
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    };
+    analysis::SearchReport report;
+    {
+        py::gil_scoped_release release;
+        report = analysis::search_report(options, spec, cap_bytes, post_validation);
+    }
+    return py::make_tuple(analysis::search_json(report).dump(), report.result.best,
+                          analysis::run_warnings(report.best));
+}
+
 py::tuple search(int devices, int microbatches, double memory_limit,
                  const std::array<double, 3>& costs, double comm, double mem_w_ratio,
-                 const py::object& progress) {
+                 bool post_validation, const py::object& progress) {
     SearchOptions options;
     options.devices = devices;
     options.microbatches = microbatches;
@@ -287,19 +310,38 @@ py::tuple search(int devices, int microbatches, double memory_limit,
     spec.costs.passes = {options.costs};
     spec.costs.mem_w_ratio = options.mem_w_ratio;
     spec.comm_latency = options.comm_latency;
-    // Before each candidate: the caller's progress function, if any (what it raises ends the
-    // search), and Ctrl-C (while C++ runs, Python's handler only notes the signal).
-    options.progress = [&progress](std::size_t done, std::size_t total, const std::string& label) {
-        py::gil_scoped_acquire acquire;
-        if (!progress.is_none()) progress(done, total, label);
-        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    };
-    analysis::SearchReport report;
-    {
-        py::gil_scoped_release release;
-        report = analysis::search_report(options, spec);
+    return run_search(options, spec, 0, post_validation, progress);
+}
+
+// With a model (`d` as analyze's, its schedule unused): a cap of `cap` bytes per device, a
+// number or a size with a unit ("80GiB").
+py::tuple search_model(const py::dict& d, const py::object& cap, bool post_validation,
+                       const py::object& progress) {
+    const analysis::PipelineSpec spec = spec_from_dict(d);
+    double cap_bytes = 0;
+    if (py::isinstance<py::str>(cap)) {
+        const std::string text = cap.cast<std::string>();
+        std::optional<double> bytes;
+        try {
+            bytes = models::parse_byte_size(text);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(fmt::format("mem_limit: {}", e.what()));
+        }
+        if (!bytes || !(*bytes > 0))
+            throw std::invalid_argument(fmt::format(
+                "mem_limit: expected bytes above 0 or a size such as '80GiB', got '{}'", text));
+        cap_bytes = *bytes;
+    } else {
+        cap_bytes = cap.cast<double>();
+        if (!(cap_bytes > 0) || !std::isfinite(cap_bytes))
+            throw std::invalid_argument(
+                fmt::format("mem_limit: expected bytes above 0, got {:g}", cap_bytes));
     }
-    return py::make_tuple(analysis::search_json(report).dump(), report.result.best);
+    SearchOptions options;
+    options.devices = spec.generator.devices;
+    options.microbatches = spec.generator.microbatches;
+    options.comm_latency = spec.comm_latency;
+    return run_search(options, spec, cap_bytes, post_validation, progress);
 }
 
 py::list schedule_names() {
@@ -419,6 +461,7 @@ PYBIND11_MODULE(_pipesim, m) {
     m.def("simulate", &simulate);
     m.def("compare", &compare);
     m.def("search", &search);
+    m.def("search_model", &search_model);
     m.def("schedule_names", &schedule_names);
     m.def("graphviz_available", &viz::graphviz_available);
 }

@@ -142,3 +142,39 @@ def test_an_unknown_column_is_named_with_the_fields_there_are():
     comparison = pipesim.compare("1f1b,zb-h1", 4, 8)
     with pytest.raises(KeyError, match="column 'nope': a row's fields are schedule, "):
         comparison.column("nope")
+
+
+def test_search_with_a_model_matches_the_command_line(cli):
+    model = dict(model="zb-6.2b", gpu="a100-80gb", mb=2)
+    s = pipesim.search(p=4, m=8, mem_limit="36GiB", **model)
+    expected = cli("search", "-p", 4, "-m", 8, "--mem-limit", "36GiB", "--model", "zb-6.2b",
+                   "--gpu", "a100-80gb", "--mb", 2, "--json")
+    assert s.to_dict() == expected
+    # The best schedule, run again with the model, takes the iteration the search gave it.
+    assert pipesim.analyze(s.best_schedule, **model).iteration_time == pytest.approx(
+        s.best["iteration_time"], rel=1e-12)
+    # The cap is a whole device's bytes: the same search in bytes.
+    assert pipesim.search(p=4, m=8, mem_limit=36 * 2**30, **model).to_dict() == expected
+    assert "36 GiB" in repr(s)
+    page = s._repr_html_()
+    assert "<th>iteration time</th>" in page and " GiB</td>" in page
+
+
+def test_search_with_a_model_warns_of_devices_over_their_gpu():
+    # Llama 3 70B at t 8 under a 120 GiB cap: the best needs more than an H100's 79.6 GiB.
+    with pytest.warns(pipesim.PipesimWarning, match="more than the h100-sxm's 79.6 GiB"):
+        s = pipesim.search(p=8, m=32, mem_limit="120GiB", model="llama3-70b", gpu="h100-sxm",
+                           mb=1, tp=8)
+    assert s.warnings and all("more than the h100-sxm's" in w for w in s.warnings)
+
+
+def test_search_with_a_model_refuses_what_it_cannot_plan():
+    model = dict(p=4, m=8, model="zb-6.2b", gpu="a100-80gb", mb=2)
+    with pytest.raises(ValueError, match="zero=1 shards .* give cp=C above 1"):
+        pipesim.search(mem_limit="36GiB", zero=1, **model)
+    with pytest.raises(ValueError, match="mem_limit: '36Gibbles': unknown unit"):
+        pipesim.search(mem_limit="36Gibbles", **model)
+    with pytest.raises(ValueError, match="costs and mem_w_ratio cannot be combined"):
+        pipesim.search(mem_limit="36GiB", costs=(1, 2, 1), **model)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dp'"):
+        pipesim.search(mem_limit="36GiB", dp=2, **model)
