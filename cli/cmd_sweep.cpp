@@ -121,14 +121,21 @@ int run_sweep(const std::vector<std::string>& args) {
         check_output_files({{"-o", output}, {"--html", flags.html}});
     }
 
-    const std::vector<sweep::Job> all = sweep::expand(sweep::load_grid(grid_file));
-    const std::vector<sweep::Job> jobs = sweep::shard_jobs(all, options.shard, options.shards);
-    options.grid = sweep::grid_id(all);
+    const sweep::Grid grid = sweep::load_grid(grid_file);
     if (dry_run) {
-        fmt::print("{} jobs in the grid, {} in shard {}/{}\n", all.size(), jobs.size(),
-                   options.shard, options.shards);
+        // Counted, not expanded: a grid of a million jobs took 860 MB to say so. Shard I of N
+        // holds the indices I, I + N, ...
+        const std::size_t total = sweep::job_count(grid);
+        const auto shard = static_cast<std::size_t>(options.shard);
+        const auto shards = static_cast<std::size_t>(options.shards);
+        fmt::print("{} jobs in the grid, {} in shard {}/{}\n", total,
+                   total > shard ? (total - 1 - shard) / shards + 1 : 0, options.shard,
+                   options.shards);
         return 0;
     }
+    const std::vector<sweep::Job> all = sweep::expand(grid);
+    const std::vector<sweep::Job> jobs = sweep::shard_jobs(all, options.shard, options.shards);
+    options.grid = sweep::grid_id(all);
     const sweep::SweepSummary s = sweep::run_sweep(jobs, output, options);
     if (options.progress != sweep::ProgressStyle::none)
         fmt::print(stderr,

@@ -387,6 +387,21 @@ TEST_CASE("sweep and merge reject bad input with exit code 2 and a positioned me
     const CommandResult dry = run_pipesim("sweep " + data + "tiny.json --dry-run --shard 1/3");
     CHECK(dry.exit_code == 0);
     CHECK_THAT(dry.out, Catch::Contains("16 jobs in the grid, 5 in shard 1/3"));
+    // Counted without expanding the grid: the shards of any N still partition its 16 jobs,
+    // the first 16 mod N holding one more.
+    for (int shards : {1, 5, 16, 40}) {
+        int sum = 0;
+        for (int shard = 0; shard < shards; ++shard) {
+            const CommandResult one = run_pipesim(
+                fmt::format("sweep {}tiny.json --dry-run --shard {}/{}", data, shard, shards));
+            REQUIRE(one.exit_code == 0);
+            const int count =
+                std::stoi(one.out.substr(one.out.find(", ") + 2));  // "16 jobs ..., K in ..."
+            CHECK(count == 16 / shards + (shard < 16 % shards ? 1 : 0));
+            sum += count;
+        }
+        CHECK(sum == 16);
+    }
     const CommandResult merge = run_pipesim("merge " + data + "tiny.json -o /dev/null");
     CHECK(merge.exit_code == 2);
     CHECK_THAT(merge.err, Catch::Contains("tiny.json:1:1: not a pipesim sweep results file"));
