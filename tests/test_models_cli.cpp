@@ -345,6 +345,28 @@ TEST_CASE("a model JSON file and a calibration file drive analyze", "[models]") 
                                           "so the file's measured efficiencies"));
 }
 
+TEST_CASE("a calibration's whole layers do not time a context-parallel rank's share", "[models]") {
+    const std::string run =
+        "analyze -s 1f1b -p 4 -m 8 --model llama2-7b --gpu h100-sxm --mb 1 "
+        "--calibration " +
+        std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h100.json --json";
+    const auto whole = nlohmann::json::parse(run_pipesim(run).out);
+    const auto shared = nlohmann::json::parse(run_pipesim(run + " --cp 2").out);
+    // At C = 2 each rank runs half the tokens: the file's efficiencies time that share (the
+    // measured time of the whole layer, 4.12 ms forward, stayed at C = 2, 4, ...).
+    const double f1 = whole["model"]["virtual_stages"][1]["forward"].get<double>();
+    const double f2 = shared["model"]["virtual_stages"][1]["forward"].get<double>();
+    CHECK(f1 == Approx(8 * 0.00412));
+    CHECK(f2 < 0.6 * f1);
+    CHECK_THAT(shared["model"]["costs"].get<std::string>(),
+               Catch::EndsWith("its entries time whole layers, not a context-parallel rank's "
+                               "share, so the file's measured efficiencies"));
+    // A calibration and --efficiency are two cost models: one of them.
+    const auto both = run_pipesim(run + " --efficiency 0.5");
+    CHECK(both.exit_code == 2);
+    CHECK_THAT(both.err, Catch::Contains("--calibration and --efficiency are alternatives"));
+}
+
 TEST_CASE("calibration entries of the same shape are told apart by their attention kernel",
           "[models]") {
     const auto path = std::filesystem::temp_directory_path() / "pipesim_attention_calib.json";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,10 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     // optimizer's.
     result.workload.grad_bytes = options.optimizer.grad_bytes;
     std::unique_ptr<models::CostModel> cost_model;
+    if (!options.calibration_file.empty() && options.efficiency > 0)
+        throw std::invalid_argument(
+            "--calibration and --efficiency are alternatives: a calibration file times the "
+            "layers it measured, and the others at its own measured efficiencies");
     if (!options.calibration_file.empty()) {
         auto calibrated = std::make_unique<models::CalibratedCostModel>(
             result.gpu, models::load_calibration(options.calibration_file));
@@ -32,8 +37,10 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
         // (a different microbatch, say) runs at the file's median efficiencies.
         result.cost_source = fmt::format(
             "calibration {}: {}", options.calibration_file,
-            calibrated->measured(result.config, result.workload)
-                ? "the layer's measured times"
+            calibrated->measured(result.config, result.workload) ? "the layer's measured times"
+            : result.workload.cp > 1
+                ? "its entries time whole layers, not a context-parallel rank's share, so the "
+                  "file's measured efficiencies"
                 : "no entry has the layer's shape, so the file's measured efficiencies");
         cost_model = std::move(calibrated);
     } else if (options.efficiency > 0) {

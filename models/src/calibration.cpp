@@ -150,11 +150,14 @@ AnalyticCostModel measured_fallback(GpuSpec gpu, const Calibration& cal) {
                              clamp(median(eff[2])));
 }
 
+// An entry is a layer timed whole on its GPUs: with context parallelism a rank runs a share
+// of the sequence and the K/V ring besides, which no entry measured (the file's efficiencies
+// time such a layer instead).
 bool same_shape(const CalibrationEntry& e, const TransformerConfig& c, const Workload& w) {
-    return e.hidden == c.hidden && e.heads == c.heads && e.kv_heads == c.kv_heads_or_default() &&
-           e.ffn_hidden == c.ffn_or_default() && e.mlp == c.mlp && e.seq_len == w.seq(c) &&
-           e.microbatch == w.microbatch && e.tp == w.tp &&
-           (!e.attention || *e.attention == w.attention);
+    return w.cp <= 1 && e.hidden == c.hidden && e.heads == c.heads &&
+           e.kv_heads == c.kv_heads_or_default() && e.ffn_hidden == c.ffn_or_default() &&
+           e.mlp == c.mlp && e.seq_len == w.seq(c) && e.microbatch == w.microbatch &&
+           e.tp == w.tp && (!e.attention || *e.attention == w.attention);
 }
 
 std::string shape_text(const CalibrationEntry& e) {
