@@ -11,8 +11,8 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/cluster_workload.hpp"
-#include "models/gpu.hpp"
 #include "child_process.hpp"
+#include "models/gpu.hpp"
 #include "random_costs.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/registry.hpp"
@@ -423,6 +423,21 @@ TEST_CASE("a cluster without the costs' GPU is warned of, a mixed one or given s
     CHECK_FALSE(analysis::foreign_gpu_warning(c, h100));
     c.nodes = {NodeGroup{2, "a100-80gb", 0.5}};
     CHECK_FALSE(analysis::foreign_gpu_warning(c, h100));
+
+    // A GPU file measuring the cluster's preset (its "base") is that GPU: no warning, its
+    // own speed, and its memory for the devices (the preset's held them, and the advice
+    // was to drop the file for the preset).
+    models::GpuSpec measured = models::find_gpu("a100-80gb");
+    measured.name = "a100-measured";
+    measured.base = "a100-80gb";
+    measured.memory_bytes = 1e6;
+    c.nodes = {NodeGroup{2, "a100-80gb", 0}};
+    CHECK_FALSE(analysis::foreign_gpu_warning(c, measured));
+    CHECK(analysis::node_group_speeds(c, measured) == std::vector<double>{1.0});
+    const auto gpus = analysis::device_gpus(c, Layout{1, 2, 1}, measured);
+    REQUIRE(gpus.size() == 2);
+    CHECK(gpus[0].name == "a100-measured");
+    CHECK(gpus[1].memory_bytes == 1e6);
 }
 
 TEST_CASE("tensor-parallel all-reduces lengthen F and B but not W", "[simgrid]") {

@@ -64,13 +64,22 @@ GradientBytes gradient_bytes(const models::PipelinePlan& plan, const Schedule& s
     return bytes;
 }
 
+namespace {
+
+// Whether a node group's GPU is the costs' GPU: its preset, or the preset a GPU file measured.
+bool is_reference(const std::string& gpu, const models::GpuSpec& reference) {
+    return gpu == reference.name || (!reference.base.empty() && gpu == reference.base);
+}
+
+}  // namespace
+
 std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
                                       const models::GpuSpec& reference) {
     std::vector<double> speeds;
     for (const simgrid::NodeGroup& g : cluster.nodes) {
         double speed = g.speed;
         if (speed == 0)
-            speed = g.gpu == reference.name
+            speed = is_reference(g.gpu, reference)
                         ? 1.0
                         : models::find_gpu(g.gpu).peak_bf16_flops / reference.peak_bf16_flops;
         speeds.push_back(speed);
@@ -90,7 +99,7 @@ std::optional<std::string> foreign_gpu_warning(const simgrid::ClusterSpec& clust
                                                const models::GpuSpec& reference) {
     std::vector<std::string> scaled;  // GPU names run at a peak ratio, once each
     for (const simgrid::NodeGroup& g : cluster.nodes) {
-        if (g.gpu == reference.name) return std::nullopt;
+        if (is_reference(g.gpu, reference)) return std::nullopt;
         if (g.speed == 0 && std::find(scaled.begin(), scaled.end(), g.gpu) == scaled.end())
             scaled.push_back(g.gpu);
     }
@@ -111,7 +120,7 @@ std::vector<models::GpuSpec> device_gpus(const simgrid::ClusterSpec& cluster,
     std::vector<const models::GpuSpec*> node_gpu;  // per node
     for (const simgrid::NodeGroup& g : cluster.nodes)
         node_gpu.insert(node_gpu.end(), static_cast<std::size_t>(g.count),
-                        g.gpu == reference.name ? &reference : &models::find_gpu(g.gpu));
+                        is_reference(g.gpu, reference) ? &reference : &models::find_gpu(g.gpu));
     std::vector<models::GpuSpec> gpus;
     for (int d = 0; d < layout.pp; ++d) {
         const models::GpuSpec* smallest = nullptr;

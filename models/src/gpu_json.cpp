@@ -75,6 +75,7 @@ GpuSpec read_gpu(const fileio::JsonDocument& doc) {
     if (has_base) {
         try {
             g = find_gpu(doc.text("/base", max_text_bytes));
+            g.base = g.name;
         } catch (const fileio::ParseError&) {
             throw;
         } catch (const std::invalid_argument& e) {

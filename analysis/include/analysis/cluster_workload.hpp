@@ -49,7 +49,8 @@ std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
                                       const std::string& reference_gpu);
 
 /// The same relative to a GPU given whole (a preset or a GPU file's): a group whose GPU has
-/// the reference's name runs at 1, any other at its preset's peak over the reference's.
+/// the reference's name, or is the preset a GPU file measured (GpuSpec::base), runs at 1, any
+/// other at its preset's peak over the reference's.
 std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
                                       const models::GpuSpec& reference);
 
@@ -62,8 +63,8 @@ std::optional<std::string> foreign_gpu_warning(const simgrid::ClusterSpec& clust
 
 /// Per pipeline device of `layout`, the GPU its memory must fit in: of the GPUs holding it
 /// (every replica's, TP and CP rank's), the one with the least memory. A group whose GPU has
-/// `reference`'s name (the costs' GPU, a preset or a GPU file's) has `reference`, any other
-/// the preset of its name.
+/// `reference`'s name or base (the costs' GPU, a preset or a GPU file's) has `reference`, any
+/// other the preset of its name.
 std::vector<models::GpuSpec> device_gpus(const simgrid::ClusterSpec& cluster,
                                          const simgrid::Layout& layout,
                                          const models::GpuSpec& reference);

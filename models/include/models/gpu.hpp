@@ -18,6 +18,9 @@ struct GpuSpec {
     /// calibration file is given. A documented assumption, not a measurement (see source).
     double default_efficiency = 0;
     std::string source;
+    /// The preset a GPU file started from ("base"): the GPU it measures, which a cluster's
+    /// nodes name. Empty for presets and files without one.
+    std::string base;
 
     // The operator-level model's rates (models/roofline.hpp; sources in models/src/gpu.cpp).
     int sm_count = 0;            ///< streaming multiprocessors (datasheet)
