@@ -101,8 +101,8 @@ TEST_CASE("a picture of more ops than it draws is refused before the run", "[viz
     TempDir dir;
     // 64·65,536 microbatches run for a second and take 450 MB before the picture was refused.
     const std::string why =
-        "the timeline picture draws every op: 1f1b's p·v·m = 64·1·65536 makes at least 8388608 "
-        "ops (an F and a backward per microbatch on every stage), more than the 200000 it draws";
+        "the timeline picture draws every op: 1f1b's p·v·m = 64·1·65536 makes 8388608 ops (an F "
+        "and a backward per microbatch on every stage), more than the 200000 it draws";
     const auto one = run_pipesim("analyze -s 1f1b -p 64 -m 65536 --timeline " + (dir / "t.svg"));
     CHECK(one.exit_code == 2);
     CHECK_THAT(one.err, Catch::StartsWith("pipesim analyze: " + why));
@@ -111,13 +111,17 @@ TEST_CASE("a picture of more ops than it draws is refused before the run", "[viz
     CHECK(html.exit_code == 2);
     CHECK_THAT(html.err, Catch::StartsWith("pipesim compare: " + why));
     // compare checks every schedule before the first runs: at p 64, m 1024 1F1B's 131,072 ops
-    // fit and v-min's 2·64·2·1024 = 262,144 do not (it drew 1F1B and ZB-H1 first, 9 s).
+    // and ZB-H1's 196,608 fit, and v-min's 3·64·2·1024 = 393,216 do not (it drew 1F1B and
+    // ZB-H1 first, 9 s); at m 1200 ZB-H1's F, B and W, 230,400, do not either.
     const auto later =
         run_pipesim("compare -s 1f1b,zb-h1,v-min -p 64 -m 1024 --html " + (dir / "r.html"));
     CHECK(later.exit_code == 2);
     CHECK_THAT(later.err,
                Catch::StartsWith("pipesim compare: the timeline picture draws every op: v-min's "
-                                 "p·v·m = 64·2·1024 makes at least 262144 ops"));
+                                 "p·v·m = 64·2·1024 makes 393216 ops (an F, a B and a W per "
+                                 "microbatch on every stage)"));
+    CHECK_THAT(run_pipesim("compare -s 1f1b,zb-h1 -p 64 -m 1200 --html " + (dir / "r.html")).err,
+               Catch::Contains("zb-h1's p·v·m = 64·1·1200 makes 230400 ops"));
     // DualPipe's microbatches pass through half of its 2p stages, an F&B pair one op:
     // about 2·p·m ops, and a count that fits is drawn.
     const auto dualpipe =
