@@ -100,6 +100,16 @@ TEST_CASE("global_batch gives m = B / (mb·dp), 0 where mb·dp does not divide i
         const int per_step = j.mb * j.dp;
         CHECK(j.m == (j.global_batch % per_step == 0 ? j.global_batch / per_step : 0));
     }
+    // Grids of other batches are other grids, though their infeasible jobs all have m = 0:
+    // a results file of one is not resumed by the other.
+    const auto id = [](const char* batches) {
+        return grid_id(expand(parse_grid(
+            "g.json", grid_text(fmt::format(R"("schedule": "1f1b", "p": 4, "global_batch": {},
+                "model": "zb-1.5b", "gpu": "a100-80gb", "mb": 2)",
+                                            batches)))));
+    };
+    CHECK(id("[16, 17]") != id("[16, 19]"));
+    CHECK(id("[16, 17]") == id("[16, 17]"));
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "global_batch": 16,
         "model": "zb-1.5b", "gpu": "a100-80gb")"),
                Catch::Contains("exactly one of \"m\"") && Catch::Contains("\"global_batch\""));

@@ -259,5 +259,13 @@ TEST_CASE("with a model a front compares layouts that train one batch on as many
                 .exit_code == 0);
     const CommandResult mixed = run_pipesim("pareto " + (s / "mixed.csv") + " -o " + (s / "m.dot"));
     CHECK(mixed.exit_code == 2);
-    CHECK_THAT(mixed.err, Catch::Contains("the rows differ in sequences per iteration (8, 16)"));
+    CHECK_THAT(mixed.err, Catch::Contains("the rows differ in global_batch (8, 16)"));
+    // global_batch (m·mb·dp, not a CSV column) picks one batch or groups by it.
+    const CommandResult picked = run_pipesim("pareto " + (s / "mixed.csv") + " -o " +
+                                             (s / "m.dot") + " --where global_batch=16");
+    CHECK(picked.exit_code == 0);
+    CHECK_THAT(picked.out, !Catch::Contains("mb="));  // one row left: nothing varies
+    CHECK(run_pipesim("pareto " + (s / "mixed.csv") + " -o " + (s / "m.dot") +
+                      " --group-by global_batch")
+              .exit_code == 0);
 }

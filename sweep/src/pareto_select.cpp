@@ -19,8 +19,11 @@ namespace {
 // cp) are layout choices, and "sequences per iteration" (m·mb·dp, no column) must agree.
 constexpr const char* problem_columns[] = {"engine", "model", "gpu",  "cluster",    "p",
                                            "m",      "costs", "comm", "mem_w_ratio"};
-constexpr const char* model_problem_columns[] = {
-    "engine", "model", "gpu", "cluster", "sequences per iteration", "gpus"};
+constexpr const char* model_problem_columns[] = {"engine",  "model",        "gpu",
+                                                 "cluster", "global_batch", "gpus"};
+// Not a results column: m·mb·dp, the sequences a row trains on per iteration (a grid's
+// global_batch), offered to --where and --group-by after the CSV's columns.
+constexpr const char* global_batch_column = "global_batch";
 // Choices within one problem, shown in a front point's label when they vary.
 constexpr const char* choice_columns[] = {"p",
                                           "m",
@@ -42,7 +45,11 @@ constexpr const char* choice_columns[] = {"p",
                                           "nccl_algo"};
 
 std::size_t column_index(const std::string& flag, const std::string& column) {
-    static const std::vector<std::string> header = split_csv_line(csv_header()).value();
+    static const std::vector<std::string> header = [] {
+        std::vector<std::string> columns = split_csv_line(csv_header()).value();
+        columns.emplace_back(global_batch_column);
+        return columns;
+    }();
     const auto it = std::find(header.begin(), header.end(), column);
     if (it == header.end())
         throw std::invalid_argument(fmt::format("{}: no column '{}'", flag, column));
@@ -75,12 +82,8 @@ std::string describe(const PlottedRow& row, const std::vector<std::string>& colu
     return out;
 }
 
-// A row's value of a problem column: its field, or the sequences per iteration.
+// A row's value of a problem column.
 std::string problem_value(const PlottedRow& row, const std::string& column) {
-    if (column == "sequences per iteration") {
-        const Job& j = row.result->job;
-        return std::to_string(static_cast<long long>(j.m) * j.mb * j.dp);
-    }
     return row.fields[column_index("pareto", column)];
 }
 
@@ -194,6 +197,7 @@ ParetoSelection select_rows(const std::string& source, const std::vector<Result>
         if (r.status != Status::ok) continue;
         any_ok = true;
         PlottedRow row{&r, split_csv_line(csv_row(r)).value()};
+        row.fields.push_back(std::to_string(static_cast<long long>(r.job.m) * r.job.mb * r.job.dp));
         for (std::size_t k = 0; k < wanted.size(); ++k)
             seen[k].insert(row.fields[wanted[k].first]);
         if (std::all_of(wanted.begin(), wanted.end(),

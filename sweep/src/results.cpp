@@ -336,6 +336,9 @@ std::string grid_id(const std::vector<Job>& jobs) {
         add(std::to_string(j.index));
         add("|");
         add(job_key(j));
+        // Not a column, so not in the key: a grid's global batch (its infeasible jobs have
+        // m = 0 whatever the batch) tells it from a grid of another batch.
+        if (j.global_batch > 0) add(fmt::format("|B{}", j.global_batch));
         add("\n");
         // By the rules the readers resolve names with (a cluster file is a .json).
         for (const std::string* name : {&j.model, &j.gpu})

@@ -12,7 +12,8 @@
 
 namespace pipesim::sweep {
 
-/// A results row and its CSV fields, for selecting and grouping by column name.
+/// A results row and its CSV fields, then its global_batch (m·mb·dp, no CSV column), for
+/// selecting and grouping by column name.
 struct PlottedRow {
     const Result* result;
     std::vector<std::string> fields;
