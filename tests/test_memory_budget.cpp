@@ -139,6 +139,19 @@ TEST_CASE("under ulimit -v a run too large is refused up front with its estimate
         CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: zb-h1 with p·v·m = 32·1·512 "
                                             "(49152 ops) needs about"));
     }
+    SECTION("simulate's trace counts its collectives' slices and flows") {
+        // zb-v at p 8, m 4096 with a model: the trace with flows added 499 MB at the peak;
+        // under 550 MB of address space the run was admitted and then ran out of memory.
+        const auto r = run_limited(
+            550'000,
+            "simulate -s zb-v -p 8 -m 4096 --model zb-1.5b --gpu a100-80gb --mb 1 "
+            "--cluster dgx-a100:4 --progress none --trace-flows --trace " +
+                (std::filesystem::temp_directory_path() / "pipesim_never.json").string());
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("pipesim simulate: zb-v with p·v·m = 8·2·4096 "
+                                            "(196608 ops) needs about"));
+    }
     SECTION("1F1B counts two passes: under the op cap, refused for memory") {
         const auto r = run_limited(limit, "analyze -s 1f1b -p 64 -m 1048576");
         CHECK(r.exit_code == 2);

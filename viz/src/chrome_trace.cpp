@@ -166,9 +166,10 @@ std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory,
     return out;
 }
 
-double chrome_trace_bytes_per_op(const ChromeTraceOptions& options, bool simulated) {
-    const double text = (simulated ? 1100.0 : 550.0) + (options.flows ? 500.0 : 0.0);
-    return 1.5 * text;
+double chrome_trace_bytes_per_op(const ChromeTraceOptions& options, bool simulated,
+                                 bool collectives) {
+    const double slices = !simulated ? 550.0 : collectives ? 1800.0 : 1000.0;
+    return 1.5 * (slices + (options.flows ? (simulated ? 900.0 : 600.0) : 0.0));
 }
 
 }  // namespace pipesim::viz

@@ -47,11 +47,15 @@ std::string_view trace_colour(Pass pass);
 std::string chrome_trace_json(const Timeline& timeline, const MemoryModel* memory = nullptr,
                               const ChromeTraceOptions& options = {});
 
-/// About the memory chrome_trace_json() takes per op of its timeline while it builds the text,
-/// for a check before the run: the text per op as measured on pipesim's traces (p 16, m 64:
-/// 390 to 480 bytes from the replay, up to 1,060 from simulate with its tensor-parallel
-/// collectives; flows add 300 to 340 there, more as their ids grow: zb-h1 at p 64, m 1024
-/// with flows peaked at 335 MB), half again for the string's growth.
-double chrome_trace_bytes_per_op(const ChromeTraceOptions& options, bool simulated);
+/// About the memory a trace takes per op of its timeline, the records it reads and the text
+/// chrome_trace_json() builds, for a check before the run: the text per op as measured
+/// (half again for the string's growth), which matches the peak each trace added: the replay
+/// 390 to 480 bytes of text (zb-h1 at p 64, m 1024: 906 bytes an op more at the peak, 1,635
+/// with flows); simulate's with `collectives` (tensor- or context-parallel slices for each
+/// op) 980 and without 525 (zb-v at p 8, m 1024 with a model: 2,678 and 1,400 bytes an op at
+/// the peak); flows add more the more ops there are (their ids grow): at 196,608 ops 1,635
+/// bytes an op at the peak from the replay, and from simulate without collectives 2,540.
+double chrome_trace_bytes_per_op(const ChromeTraceOptions& options, bool simulated,
+                                 bool collectives = false);
 
 }  // namespace pipesim::viz
