@@ -8,6 +8,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/published.hpp"
 
@@ -77,15 +78,12 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
         (w.cross_entropy_fusion ? ", fused cross-entropy" : "");
     // On a cluster of other GPUs than the costs' the run names those that ran.
     std::string gpus = fmt::format("{} × {}", model.gpus, model.gpu.name);
-    if (std::any_of(model.device_gpu.begin(), model.device_gpu.end(),
-                    [&](const models::GpuSpec& g) { return g.name != model.gpu.name; })) {
-        const bool one_kind = std::all_of(
-            model.device_gpu.begin(), model.device_gpu.end(),
-            [&](const models::GpuSpec& g) { return g.name == model.device_gpu[0].name; });
-        gpus =
-            fmt::format("{} × {} with {}'s costs", model.gpus,
-                        one_kind ? model.device_gpu[0].name : "the cluster's GPUs", model.gpu.name);
-    }
+    if (model.ran_on.size() > 1)
+        gpus = fmt::format("{} GPUs ({}) with {}'s costs", model.gpus,
+                           fmt::join(model.ran_on, ", "), model.gpu.name);
+    else if (model.ran_on.size() == 1 && model.ran_on.front() != model.gpu.name)
+        gpus = fmt::format("{} × {} with {}'s costs", model.gpus, model.ran_on.front(),
+                           model.gpu.name);
     line("model", fmt::format("{} ({:.2f}B params) on {}, b={} s={} t={}{}{}{}", model.config.name,
                               models::total_params(model.config) / 1e9, gpus, w.microbatch,
                               w.seq(model.config), w.tp, recompute, attention, gradients));

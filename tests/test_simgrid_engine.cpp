@@ -408,21 +408,29 @@ TEST_CASE("GPUs of another type run at their peak relative to the reference GPU"
     CHECK(number(result) == Approx(312.0 / 989.4).epsilon(1e-9));
 }
 
-TEST_CASE("a cluster without the costs' GPU is warned of, a mixed one or given speeds not",
+TEST_CASE("a layout on none of the costs' GPUs is warned of, a mixed one or given speeds not",
           "[simgrid]") {
     ClusterSpec c = test_cluster(1, 1, 1e18, 0, 0);
     const models::GpuSpec& h100 = models::find_gpu("h100-sxm");
+    const Layout two{1, 2, 1};  // GPUs 0 and 1: nodes 0 and 1 (one GPU a node)
     c.nodes = {NodeGroup{2, "a100-80gb", 0}};
-    const auto warning = analysis::foreign_gpu_warning(c, h100);
+    const auto warning = analysis::foreign_gpu_warning(c, two, h100, true);
     REQUIRE(warning);
     // 312 / 989.4 TFLOP/s dense bf16 (NVIDIA datasheets) = 0.315.
     CHECK_THAT(*warning, Catch::Contains("a100-80gb 0.315×"));
     CHECK_THAT(*warning, Catch::Contains("--gpu a100-80gb"));
+    // The single-efficiency model's FLOPs over a peak scale exactly by the peaks' ratio.
+    CHECK_FALSE(analysis::foreign_gpu_warning(c, two, h100, false));
 
     c.nodes = {NodeGroup{1, "a100-80gb", 0}, NodeGroup{1, "h100-sxm", 0}};
-    CHECK_FALSE(analysis::foreign_gpu_warning(c, h100));
+    CHECK_FALSE(analysis::foreign_gpu_warning(c, two, h100, true));
+    CHECK(analysis::layout_gpus(c, two, h100) == std::vector<std::string>{"a100-80gb", "h100-sxm"});
+    // A layout on the first node alone ran on none of the H100s the cluster has.
+    const Layout one{1, 1, 1};
+    CHECK(analysis::foreign_gpu_warning(c, one, h100, true));
+    CHECK(analysis::layout_gpus(c, one, h100) == std::vector<std::string>{"a100-80gb"});
     c.nodes = {NodeGroup{2, "a100-80gb", 0.5}};
-    CHECK_FALSE(analysis::foreign_gpu_warning(c, h100));
+    CHECK_FALSE(analysis::foreign_gpu_warning(c, two, h100, true));
 
     // A GPU file measuring the cluster's preset (its "base") is that GPU: no warning, its
     // own speed, and its memory for the devices (the preset's held them, and the advice
@@ -432,9 +440,10 @@ TEST_CASE("a cluster without the costs' GPU is warned of, a mixed one or given s
     measured.base = "a100-80gb";
     measured.memory_bytes = 1e6;
     c.nodes = {NodeGroup{2, "a100-80gb", 0}};
-    CHECK_FALSE(analysis::foreign_gpu_warning(c, measured));
+    CHECK_FALSE(analysis::foreign_gpu_warning(c, two, measured, true));
+    CHECK(analysis::layout_gpus(c, two, measured) == std::vector<std::string>{"a100-measured"});
     CHECK(analysis::node_group_speeds(c, measured) == std::vector<double>{1.0});
-    const auto gpus = analysis::device_gpus(c, Layout{1, 2, 1}, measured);
+    const auto gpus = analysis::device_gpus(c, two, measured);
     REQUIRE(gpus.size() == 2);
     CHECK(gpus[0].name == "a100-measured");
     CHECK(gpus[1].memory_bytes == 1e6);

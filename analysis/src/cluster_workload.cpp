@@ -95,22 +95,44 @@ std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
         models::find_gpu(reference_gpu.empty() ? cluster.nodes.front().gpu : reference_gpu));
 }
 
-std::optional<std::string> foreign_gpu_warning(const simgrid::ClusterSpec& cluster,
-                                               const models::GpuSpec& reference) {
-    std::vector<std::string> scaled;  // GPU names run at a peak ratio, once each
-    for (const simgrid::NodeGroup& g : cluster.nodes) {
-        if (is_reference(g.gpu, reference)) return std::nullopt;
-        if (g.speed == 0 && std::find(scaled.begin(), scaled.end(), g.gpu) == scaled.end())
-            scaled.push_back(g.gpu);
+std::vector<std::string> layout_gpus(const simgrid::ClusterSpec& cluster,
+                                     const simgrid::Layout& layout,
+                                     const models::GpuSpec& reference) {
+    // The layout's GPUs are global indices 0 .. gpus − 1 (gpu_index), so its nodes the first
+    // ⌈gpus / gpus_per_node⌉, groups taking the nodes in order.
+    const int nodes = (layout.gpus() + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
+    std::vector<std::string> names;
+    int first = 0;  // of the group's nodes
+    for (const simgrid::NodeGroup& group : cluster.nodes) {
+        if (first >= nodes) break;
+        first += group.count;
+        const std::string& gpu = group.gpu;
+        const std::string name = is_reference(gpu, reference) ? reference.name : gpu;
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
+    return names;
+}
+
+std::optional<std::string> foreign_gpu_warning(const simgrid::ClusterSpec& cluster,
+                                               const simgrid::Layout& layout,
+                                               const models::GpuSpec& reference, bool rooflines) {
+    if (!rooflines) return std::nullopt;
+    const std::vector<std::string> ran = layout_gpus(cluster, layout, reference);
+    if (std::find(ran.begin(), ran.end(), reference.name) != ran.end()) return std::nullopt;
+    std::vector<std::string> scaled;  // GPU names run at a peak ratio, once each
+    for (const simgrid::NodeGroup& g : cluster.nodes)
+        if (g.speed == 0 && std::find(ran.begin(), ran.end(), g.gpu) != ran.end() &&
+            std::find(scaled.begin(), scaled.end(), g.gpu) == scaled.end())
+            scaled.push_back(g.gpu);
     if (scaled.empty()) return std::nullopt;
     std::string ratios;
     for (const std::string& gpu : scaled)
         ratios += fmt::format("{}{} {:.3g}×", ratios.empty() ? "" : ", ", gpu,
                               models::find_gpu(gpu).peak_bf16_flops / reference.peak_bf16_flops);
     return fmt::format(
-        "cluster '{}' has no {} (--gpu): its GPUs run {}'s kernel times scaled by their peak "
-        "FLOP/s ({}), memory-bound kernels too; --gpu {} gives them their own rooflines",
+        "the GPUs of cluster '{}' this layout runs on are not {} (--gpu): they run {}'s kernel "
+        "times scaled by their peak FLOP/s ({}), memory-bound kernels too; --gpu {} gives "
+        "them their own rooflines",
         cluster.name, reference.name, reference.name, ratios, scaled.front());
 }
 

@@ -375,7 +375,13 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
             "--message-bytes or --grad-bytes): it changes nothing");
     if (a.model) {
         a.model->device_gpu = device_gpus(engine.cluster, run.layout, a.model->gpu);
-        if (const auto warning = foreign_gpu_warning(engine.cluster, a.model->gpu))
+        a.model->ran_on = layout_gpus(engine.cluster, run.layout, a.model->gpu);
+        // The single-efficiency model's times are FLOPs over a peak: a peak ratio scales them
+        // exactly.
+        const bool single_efficiency = spec.costs.model && spec.costs.model->efficiency > 0 &&
+                                       spec.costs.model->calibration_file.empty();
+        if (const auto warning =
+                foreign_gpu_warning(engine.cluster, run.layout, a.model->gpu, !single_efficiency))
             a.warnings.push_back(*warning);
     }
     a.cluster = std::move(run);

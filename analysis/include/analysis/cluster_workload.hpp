@@ -54,12 +54,21 @@ std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
 std::vector<double> node_group_speeds(const simgrid::ClusterSpec& cluster,
                                       const models::GpuSpec& reference);
 
-/// A warning where no node group of `cluster` has the costs' GPU (`reference`) and some run it
-/// at a speed derived from peaks: the kernel times are the reference's, scaled by one
-/// FLOP/s ratio, memory-bound ones too. None for a cluster holding the reference's GPU (a
-/// mixed cluster, on purpose) or with every other group's `speed` given.
+/// The GPU kinds `layout` runs on, each once in the cluster's order: a group's preset, or the
+/// reference's name for a group that is the reference (a preset or a GPU file's).
+std::vector<std::string> layout_gpus(const simgrid::ClusterSpec& cluster,
+                                     const simgrid::Layout& layout,
+                                     const models::GpuSpec& reference);
+
+/// A warning where none of the GPUs `layout` runs on is the costs' GPU (`reference`) and some
+/// run it at a speed derived from peaks: the kernel times are rooflines or measurements of
+/// the reference, scaled by one FLOP/s ratio, memory-bound ones too. None where one of them
+/// is the reference (a mixed layout, on purpose), where every other group's `speed` is
+/// given, or for the single-efficiency model (`rooflines` false), whose times are FLOPs over
+/// a peak and scale exactly so.
 std::optional<std::string> foreign_gpu_warning(const simgrid::ClusterSpec& cluster,
-                                               const models::GpuSpec& reference);
+                                               const simgrid::Layout& layout,
+                                               const models::GpuSpec& reference, bool rooflines);
 
 /// Per pipeline device of `layout`, the GPU its memory must fit in: of the GPUs holding it
 /// (every replica's, TP and CP rank's), the one with the least memory. A group whose GPU has

@@ -34,6 +34,9 @@ struct ModelAnalysis {
     /// the smallest holding it (device_gpus()). summarize_model() sets `gpu` for each unless
     /// it is already sized.
     std::vector<models::GpuSpec> device_gpu;
+    /// On a cluster, the GPUs the layout ran on, each kind once in the cluster's order (the
+    /// costs' GPU by its own name); empty without a cluster.
+    std::vector<std::string> ran_on;
     int gpus = 0;  ///< dp · p · t
     /// One optimizer step on the device whose stages hold the most (seconds, memory-bound).
     double optimizer_seconds = 0;
