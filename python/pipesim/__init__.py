@@ -204,7 +204,9 @@ def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=
 
     on_progress = None if progress is None else report
     validation = _spec.flag("post_validation", post_validation)
-    if model_options:
+    # A model option at its default (recompute="none", tp=1) asks for no model.
+    defaults = dict(_spec.MODEL_DEFAULTS, tp=1)
+    if any(value != defaults[key] for key, value in model_options.items()):
         if costs is not None or mem_w_ratio is not None:
             raise ValueError("costs and mem_w_ratio cannot be combined with model (the model "
                              "gives the costs and memory)")

@@ -178,3 +178,6 @@ def test_search_with_a_model_refuses_what_it_cannot_plan():
         pipesim.search(mem_limit="36GiB", costs=(1, 2, 1), **model)
     with pytest.raises(TypeError, match="unexpected keyword argument 'dp'"):
         pipesim.search(mem_limit="36GiB", dp=2, **model)
+    # Model options at their defaults ask for no model: the search in activation units.
+    assert pipesim.search(p=4, m=8, mem_limit=4, recompute="none", tp=1).to_dict() == \
+        pipesim.search(p=4, m=8, mem_limit=4).to_dict()
