@@ -166,12 +166,13 @@ def compare(schedules, p=None, m=None, *, post_validation=False, **options):
     return Comparison(_json.loads(fields), [_spec.python_words(m) for m in messages])
 
 
-def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=None,
-           post_validation=False, progress=None, **model_options):
+def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=None, a2a=0.0,
+           overlap_fb=0.0, post_validation=False, progress=None, **model_options):
     """The lowest-bubble schedule whose peak activation stays within `mem_limit` (full-stage
     microbatches per device; 1F1B needs p) among the registered schedules, V-shape building
     blocks and the automatic scheduler, each replayed with costs=(F, B, W), comm and
-    mem_w_ratio. Returns a SearchResult (fields of `pipesim search --json`, best_schedule).
+    mem_w_ratio (and a2a, overlap_fb as analyze's). Returns a SearchResult (fields of
+    `pipesim search --json`, best_schedule).
 
     With a model (model=, gpu=, mb= and analyze's other model options, tp and cp among them)
     `mem_limit` caps each whole device instead: bytes, or a size such as "80GiB"; candidates
@@ -220,7 +221,8 @@ def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=
             flag = "dist_opt" if model_options.get("dist_opt") else f'zero={model_options["zero"]}'
             raise ValueError(f"{flag} shards over data- and context-parallel ranks, and search "
                              "plans one data-parallel replica: give cp=C above 1")
-        spec = _pipeline("search", "1f1b", p, m, dict(model_options, comm=comm))
+        spec = _pipeline("search", "1f1b", p, m,
+                         dict(model_options, comm=comm, a2a=a2a, overlap_fb=overlap_fb))
         fields, best, messages = _core(_pipesim.search_model, spec, mem_limit, validation,
                                        on_progress, callers=raised)
     else:
@@ -233,6 +235,7 @@ def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=
             _spec.integer("m", m, 1, _spec.MAX_MICROBATCHES),
             _spec.number("mem_limit", mem_limit, 0.0, low_open=True), triples[0],
             _spec.number("comm", comm), _spec.number("mem_w_ratio", ratio, 0.0, 1.0),
+            _spec.number("a2a", a2a), _spec.number("overlap_fb", overlap_fb, 0.0, 1.0),
             validation, on_progress, callers=raised)
     _warn(messages)
     return SearchResult(_json.loads(fields), best)

@@ -298,7 +298,8 @@ py::tuple run_search(SearchOptions options, const analysis::PipelineSpec& spec, 
 
 py::tuple search(int devices, int microbatches, double memory_limit,
                  const std::array<double, 3>& costs, double comm, double mem_w_ratio,
-                 bool post_validation, const py::object& progress) {
+                 double all_to_all, double fb_overlap, bool post_validation,
+                 const py::object& progress) {
     SearchOptions options;
     options.devices = devices;
     options.microbatches = microbatches;
@@ -310,6 +311,8 @@ py::tuple search(int devices, int microbatches, double memory_limit,
     spec.costs.passes = {options.costs};
     spec.costs.mem_w_ratio = options.mem_w_ratio;
     spec.comm_latency = options.comm_latency;
+    spec.all_to_all = all_to_all;
+    spec.fb_overlap = fb_overlap;
     return run_search(options, spec, 0, post_validation, progress);
 }
 

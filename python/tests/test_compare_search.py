@@ -181,3 +181,12 @@ def test_search_with_a_model_refuses_what_it_cannot_plan():
     # Model options at their defaults ask for no model: the search in activation units.
     assert pipesim.search(p=4, m=8, mem_limit=4, recompute="none", tp=1).to_dict() == \
         pipesim.search(p=4, m=8, mem_limit=4).to_dict()
+
+
+def test_search_takes_the_all_to_all_time_as_the_command_line_does(cli):
+    s = pipesim.search(p=8, m=32, mem_limit=8, costs=(1, 2, 1), a2a=0.5)
+    assert s.to_dict() == cli("search", "-p", 8, "-m", 32, "--mem-limit", 8, "--costs", "1,2,1",
+                              "--a2a", 0.5, "--json")
+    # The all-to-all lengthens every F and B: the best iteration is longer than without it.
+    assert s.best["makespan"] > pipesim.search(p=8, m=32, mem_limit=8, costs=(1, 2, 1)).best[
+        "makespan"]
