@@ -451,3 +451,24 @@ TEST_CASE("simulate warns that --bw-scale changes nothing where no bytes move", 
     REQUIRE(moving.exit_code == 0);
     CHECK(moving.err.empty());
 }
+
+TEST_CASE("simulate refuses a model's transfers beyond SimGrid's before it announces the run",
+          "[simgrid][cli]") {
+    const auto dir = std::filesystem::temp_directory_path() / "pipesim_simulate_bytes";
+    std::filesystem::create_directories(dir);
+    // h 262,144 at s 1,048,576: one sequence's activations are 2·s·h = 5.5e11 bytes; 4,096 of
+    // them a microbatch, 2.25e15, past the 1e15 bytes SimGrid moves at once.
+    std::ofstream(dir / "wide.json")
+        << R"({"name": "wide", "layers": 2, "hidden": 262144, "heads": 4096, "vocab": 1000,
+  "seq_len": 1048576, "learned_positions": false, "mlp": "swiglu"})";
+    const auto r =
+        run_pipesim("simulate -s 1f1b -p 2 -m 2 --model " + (dir / "wide.json").string() +
+                    " --gpu h100-sxm --mb 4096 --cluster dgx-h100:1");
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());  // nothing announced
+    CHECK(r.err ==
+          "pipesim simulate: a stage's message (its activations of one microbatch) "
+          "would be 2.25e+15 bytes, more than the 1e+15 the cluster simulation moves "
+          "at once: give a smaller --mb, a larger -t or --cp, or a smaller model\n");
+    std::filesystem::remove_all(dir);
+}

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -482,6 +483,28 @@ void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine) {
     simgrid::check_layout(layout, engine.cluster);
     simgrid::check_options(engine.options, engine.cluster, layout);
     check_cluster_inputs(pipeline.spec, pipeline.costs, pipeline.model.has_value(), engine);
+    // A model's messages and collectives as the engine will move them: SimGrid's transfers
+    // stop at max_workload_bytes (an activation of b = 4096 sequences of a wide model was
+    // refused only once the run had been announced, in the engine's words).
+    if (!pipeline.model) return;
+    const simgrid::SimWorkload w =
+        workload_from_plan(pipeline.model->plan, pipeline.schedule, pipeline.spec.tp,
+                           pipeline.spec.costs.model->optimizer.sharding());
+    const char* activations = "give a smaller --mb, a larger -t or --cp, or a smaller model";
+    const char* weights = "give more stages, a larger -t, or a smaller model";
+    const std::tuple<const char*, const std::vector<double>*, const char*> moved[] = {
+        {"a stage's message (its activations of one microbatch)", &w.message_bytes, activations},
+        {"a tensor-parallel all-reduce", &w.tp_allreduce_bytes, activations},
+        {"a device's gradients", &w.gradient_bytes, weights},
+        {"a device's parameter all-gather", &w.param_gather_bytes, weights},
+        {"a stage's parameter fetch", &w.param_fetch_bytes, weights}};
+    for (const auto& [what, bytes, advice] : moved)
+        for (const double b : *bytes)
+            if (b > simgrid::max_workload_bytes)
+                throw std::invalid_argument(
+                    fmt::format("{} would be {:.3g} bytes, more than the {:g} the cluster "
+                                "simulation moves at once: {}",
+                                what, b, simgrid::max_workload_bytes, advice));
 }
 
 Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
