@@ -450,6 +450,12 @@ TEST_CASE("simulate warns that --bw-scale changes nothing where no bytes move", 
     const auto moving = run_pipesim(run + " --bw-scale 0.01 --message-bytes 1e6");
     REQUIRE(moving.exit_code == 0);
     CHECK(moving.err.empty());
+    // A model on one GPU moves nothing either; on two stages it sends their activations.
+    const std::string model =
+        "simulate -s 1f1b -m 4 --cluster dgx-a100:1 --model zb-1.5b --gpu a100-80gb --mb 1 "
+        "--bw-scale 0.001 -p ";
+    CHECK_THAT(run_pipesim(model + "1").err, Catch::Contains("changes nothing"));
+    CHECK(run_pipesim(model + "2").err.empty());
 }
 
 TEST_CASE("simulate refuses a model's transfers beyond SimGrid's before it announces the run",

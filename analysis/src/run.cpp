@@ -369,11 +369,18 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     a.grad_reduce_time = run.result.grad_reduce_time;
     a.param_gather_time = run.result.param_gather_time;
     a.param_gather_exposed = run.result.param_gather_exposed;
-    if (!a.model && !(engine.message_bytes > 0) && !(engine.grad_bytes > 0) &&
-        engine.options.bandwidth_scale != 1)
+    // Bytes move between stages (p > 1), in the gradient reduction (dp·C > 1) and in
+    // tensor-parallel collectives (t > 1): a model has them all, --costs what the flags give.
+    const simgrid::Layout& l = run.layout;
+    const bool bytes_move =
+        a.model ? l.pp > 1 || l.dp * l.cp > 1 || l.tp > 1
+                : (engine.message_bytes > 0 && l.pp > 1) || (engine.grad_bytes > 0 && l.dp > 1);
+    if (!bytes_move && engine.options.bandwidth_scale != 1)
         a.warnings.push_back(
-            "--bw-scale scales the links' bandwidth, and no bytes move here (no --model, "
-            "--message-bytes or --grad-bytes): it changes nothing");
+            a.model ? "--bw-scale scales the links' bandwidth, and no bytes move here (one stage, "
+                      "one replica, no tensor or context parallelism): it changes nothing"
+                    : "--bw-scale scales the links' bandwidth, and no bytes move here (no "
+                      "--model, --message-bytes or --grad-bytes): it changes nothing");
     if (a.model) {
         a.model->device_gpu = device_gpus(engine.cluster, run.layout, a.model->gpu);
         a.model->ran_on = layout_gpus(engine.cluster, run.layout, a.model->gpu);
