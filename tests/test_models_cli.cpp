@@ -447,7 +447,13 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "--no-overlap-grad-reduce",
          "--overlap-grad-reduce and --no-overlap-grad-reduce contradict each other: give one"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --cp 3",
-         "context-parallel degree 3 does not divide the sequence length 4096"},
+         "context-parallel degree 3 needs a sequence length that 2·3 = 6 divides "
+         "(load-balanced causal chunks), got 4096"},
+        // 4,096 / 8 = 512 tokens a rank, but Megatron-LM cuts 2·C = 16 chunks: s 4,104 (8 ·
+        // 513) cannot be.
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --seq 4104 --cp 8",
+         "context-parallel degree 8 needs a sequence length that 2·8 = 16 divides "
+         "(load-balanced causal chunks), got 4104"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --cp 2 --attention unfused",
          "context parallelism (ring attention over 2 GPUs) runs on the fused attention kernel, "
          "not the unfused one"},
@@ -531,7 +537,9 @@ TEST_CASE("simulate refuses context parallelism that does not fit with one line"
         "simulate -s 1f1b -p 2 -m 2 --model llama2-7b --gpu h100-sxm --mb 1 --cp 3 "
         "--cluster dgx-h100:1");
     CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains("context-parallel degree 3 does not divide the sequence"));
+    CHECK_THAT(
+        r.err,
+        Catch::Contains("context-parallel degree 3 needs a sequence length that 2·3 = 6 divides"));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
 

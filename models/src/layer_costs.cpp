@@ -105,9 +105,14 @@ void check_workload(const TransformerConfig& c, const Workload& w) {
     if (w.cp < 1)
         throw std::invalid_argument(
             fmt::format("context-parallel degree must be ≥ 1, got {}", w.cp));
-    if (w.seq(c) % w.cp != 0)
-        throw std::invalid_argument(fmt::format(
-            "context-parallel degree {} does not divide the sequence length {}", w.cp, w.seq(c)));
+    // Megatron-LM balances causal attention over the ranks by cutting each sequence into 2·C
+    // chunks, rank r taking chunks r and 2C − 1 − r (get_batch_on_this_cp_rank): 2·C must
+    // divide the sequence.
+    if (w.cp > 1 && w.seq(c) % (2 * w.cp) != 0)
+        throw std::invalid_argument(
+            fmt::format("context-parallel degree {} needs a sequence length that 2·{} = {} "
+                        "divides (load-balanced causal chunks), got {}",
+                        w.cp, w.cp, 2 * w.cp, w.seq(c)));
     // Megatron-LM's context parallelism passes K/V blocks through Transformer Engine's fused
     // attention; the ring model (cp_ring_layer) times those kernels.
     if (w.cp > 1 && w.attention == AttentionKernel::unfused)
