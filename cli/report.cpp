@@ -61,9 +61,22 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
     auto line = [&](std::string_view label, const std::string& value) {
         out += fmt::format("  {:<22}{}\n", label, value);
     };
+    // Each stage's count; past 16 stages a run of equal counts as "1 (4094 stages)" (a line of
+    // 4,096 numbers at p 4096 said nothing one could read).
     std::string layers;
-    for (const models::StagePlan& s : model.plan.stages)
-        layers += fmt::format("{}{}", layers.empty() ? "" : ",", s.layers);
+    const std::vector<models::StagePlan>& stages = model.plan.stages;
+    for (std::size_t i = 0; i < stages.size();) {
+        std::size_t run = 1;
+        while (stages.size() > 16 && i + run < stages.size() &&
+               stages[i + run].layers == stages[i].layers)
+            ++run;
+        layers += fmt::format("{}{}", layers.empty() ? "" : ",", stages[i].layers);
+        if (run > 2)
+            layers += fmt::format(" ({} stages)", run);
+        else
+            run = 1;
+        i += run;
+    }
     const models::Workload& w = model.workload;
     const std::string recompute =
         w.recompute == models::Recompute::none

@@ -648,3 +648,25 @@ TEST_CASE("list names the models and GPUs", "[models]") {
     for (const GpuSpec& g : gpu_specs())
         CHECK_THAT(r.out, Catch::Contains(g.name));
 }
+
+TEST_CASE("the costs line folds runs of equal layer counts past 16 stages", "[models]") {
+    // Llama 3 70B's 80 layers over 64 stages: every stage's count, runs folded.
+    const auto r =
+        run_pipesim("analyze -s 1f1b -p 64 -m 64 --model llama3-70b --gpu h100-sxm --mb 1 -t 8");
+    REQUIRE(r.exit_code == 0);
+    const auto at = r.out.find("layers per virtual stage ");
+    REQUIRE(at != std::string::npos);
+    std::istringstream in(r.out.substr(at + 25, r.out.find('\n', at) - at - 25));
+    int stages = 0, layers = 0;
+    for (std::string item; std::getline(in, item, ',');) {
+        const int count = std::stoi(item);
+        const auto open = item.find(" (");
+        const int run = open == std::string::npos ? 1 : std::stoi(item.substr(open + 2));
+        CHECK((open == std::string::npos || run > 2));
+        stages += run;
+        layers += run * count;
+    }
+    CHECK(stages == 64);
+    CHECK(layers == 80);
+    CHECK_THAT(r.out, Catch::Contains(" stages)"));
+}
