@@ -76,6 +76,9 @@ TEST_CASE("malformed block files name file:line:column, the field and what was e
     CHECK_THAT(parse_message(zb_h1_p2("colour", "1")), Contains("colour"));
     CHECK_THAT(parse_message(zb_h1_p2("placement", "[0, 0]")),
                Contains("device 0 holds 2 stages, expected 1"));
+    // Said at the placement's line and column, not at the passes.
+    CHECK_THAT(parse_message(zb_h1_p2("placement", "[0, 0]")),
+               Contains("placement: device 0 holds 2 stages"));
     CHECK_THAT(parse_message(zb_h1_p2("placement", "\"spiral\"")),
                Contains("expected \"looped\", \"v-shape\""));
     CHECK_THAT(parse_message(zb_h1_p2("lengths", R"({"F": 0})")), Contains("lengths.F"));

@@ -102,9 +102,20 @@ std::vector<int> read_placement(const fileio::JsonDocument& doc, int devices, in
                                                 "per virtual stage, got {}",
                                                 stages, value.size()));
     std::vector<int> placement(stages);
-    for (std::size_t s = 0; s < stages; ++s)
+    std::vector<int> held(static_cast<std::size_t>(devices), 0);
+    for (std::size_t s = 0; s < stages; ++s) {
         placement[s] =
             static_cast<int>(doc.integer(fileio::json_pointer_child(pointer, s), 0, devices - 1));
+        ++held[static_cast<std::size_t>(placement[s])];
+    }
+    // Every device holds v stages: said here, at the placement, not at the ops or passes
+    // that the validation of the whole would name.
+    for (int d = 0; d < devices; ++d)
+        if (held[static_cast<std::size_t>(d)] != chunks)
+            throw doc.error_at(pointer,
+                               fmt::format("placement: device {} holds {} stages, expected {} "
+                                           "(chunks)",
+                                           d, held[static_cast<std::size_t>(d)], chunks));
     return placement;
 }
 
