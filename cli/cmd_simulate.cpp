@@ -191,9 +191,9 @@ int run_simulate(const std::vector<std::string>& args) {
     engine.options.overlap_param_gather = grad_reduce.overlap_param_gather;
     engine.options.post_validation = grad_reduce.post_validation;
     if (!viz_outputs.trace.empty())
-        engine.output_bytes_per_op = viz::chrome_trace_bytes_per_op(
-            viz_outputs.trace_options, /*simulated=*/true,
-            /*collectives=*/spec.tp > 1 || (spec.costs.model && spec.costs.model->workload.cp > 1));
+        engine.output_bytes_per_op =
+            viz::chrome_trace_bytes_per_op(viz_outputs.trace_options, /*simulated=*/true,
+                                           /*collectives=*/spec.tp > 1 || cp > 1);
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
     simgrid::load_engine();  // before the report starts: one that cannot load is exit code 3

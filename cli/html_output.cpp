@@ -326,23 +326,23 @@ void check_picture_ops(const analysis::PipelineSpec& spec, bool picture, std::si
     // p·v stages. DualPipe's microbatches pass through half of them, and an F&B pair is one
     // op: about 2·p·m ops (2.06·p·m at p 8, m 64), the bound taken for them.
     const ScheduleGenerator* generator = find_generator(spec.schedule);
+    if (!generator) return;  // prepare() names the unknown schedule
     const GeneratorOptions& g = spec.generator;
-    const int v = g.chunks > 0 || !generator ? std::max(g.chunks, 1) : generator->default_chunks;
-    const bool every_stage = !generator || generator->ops_per_microbatch_stage >= 2;
-    const double least = generator && every_stage
-                             ? max_op_count(*generator, g.devices, v, g.microbatches)
-                             : 2.0 * g.devices * (every_stage ? v : 1) * g.microbatches;
+    const int v = g.chunks > 0 ? g.chunks : generator->default_chunks;
+    const bool every_stage = generator->ops_per_microbatch_stage >= 2;
+    const double least = every_stage ? max_op_count(*generator, g.devices, v, g.microbatches)
+                                     : 2.0 * g.devices * g.microbatches;
     if (least > static_cast<double>(max_ops))
         throw viz::too_many_ops(
-            every_stage ? fmt::format("{}'s p·v·m = {}·{}·{} makes {:.0f} ops ({} per "
-                                      "microbatch on every stage),",
-                                      spec.schedule, g.devices, v, g.microbatches, least,
-                                      !generator || generator->ops_per_microbatch_stage < 3
-                                          ? "an F and a backward"
-                                          : "an F, a B and a W")
-                        : fmt::format("{}'s p·m = {}·{} makes at least {:.0f} ops (an F and a "
-                                      "backward per microbatch on every device),",
-                                      spec.schedule, g.devices, g.microbatches, least),
+            every_stage
+                ? fmt::format("{}'s p·v·m = {}·{}·{} makes {:.0f} ops ({} per "
+                              "microbatch on every stage),",
+                              spec.schedule, g.devices, v, g.microbatches, least,
+                              generator->ops_per_microbatch_stage < 3 ? "an F and a backward"
+                                                                      : "an F, a B and a W")
+                : fmt::format("{}'s p·m = {}·{} makes at least {:.0f} ops (an F and a "
+                              "backward per microbatch on every device),",
+                              spec.schedule, g.devices, g.microbatches, least),
             max_ops);
 }
 

@@ -70,11 +70,9 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
         while (stages.size() > 16 && i + run < stages.size() &&
                stages[i + run].layers == stages[i].layers)
             ++run;
+        if (run < 3) run = 1;  // two equal counts are written out
         layers += fmt::format("{}{}", layers.empty() ? "" : ",", stages[i].layers);
-        if (run > 2)
-            layers += fmt::format(" ({} stages)", run);
-        else
-            run = 1;
+        if (run > 1) layers += fmt::format(" ({} stages)", run);
         i += run;
     }
     const models::Workload& w = model.workload;

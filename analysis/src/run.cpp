@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -344,17 +345,24 @@ void check_cluster_inputs(const PipelineSpec& spec, const StageCosts& costs, boo
             "reduction");
 }
 
+// The engine's layout with the spec's dp and tp, the schedule's devices and the model's cp.
+simgrid::Layout cluster_layout(const SimGridEngine& engine, const PipelineSpec& spec, int devices,
+                               const std::optional<ModelAnalysis>& model) {
+    simgrid::Layout layout = engine.layout;
+    layout.dp = spec.dp;
+    layout.tp = spec.tp;
+    layout.pp = devices;
+    layout.cp = model ? model->workload.cp : 1;
+    return layout;
+}
+
 void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
     check_cluster_inputs(spec, a.costs, a.model.has_value(), engine);
 
     ClusterRun run;
     run.cluster = engine.cluster.name;
     run.description = engine.cluster.description;
-    run.layout = engine.layout;
-    run.layout.dp = spec.dp;
-    run.layout.tp = spec.tp;
-    run.layout.pp = a.schedule.devices;
-    run.layout.cp = a.model ? a.model->workload.cp : 1;
+    run.layout = cluster_layout(engine, spec, a.schedule.devices, a.model);
     simgrid::SimWorkload workload =
         a.model ? workload_from_plan(a.model->plan, a.schedule, spec.tp,
                                      spec.costs.model->optimizer.sharding())
@@ -376,18 +384,17 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
         a.model ? l.pp > 1 || l.dp * l.cp > 1 || l.tp > 1
                 : (engine.message_bytes > 0 && l.pp > 1) || (engine.grad_bytes > 0 && l.dp > 1);
     if (!bytes_move && engine.options.bandwidth_scale != 1)
-        a.warnings.push_back(
-            a.model ? "--bw-scale scales the links' bandwidth, and no bytes move here (one stage, "
-                      "one replica, no tensor or context parallelism): it changes nothing"
-                    : "--bw-scale scales the links' bandwidth, and no bytes move here (no "
-                      "--model, --message-bytes or --grad-bytes): it changes nothing");
+        a.warnings.push_back(fmt::format(
+            "--bw-scale scales the links' bandwidth, and no bytes move here ({}): it changes "
+            "nothing",
+            a.model ? "one stage, one replica, no tensor or context parallelism"
+                    : "no --model, --message-bytes or --grad-bytes"));
     if (a.model) {
         a.model->device_gpu = device_gpus(engine.cluster, run.layout, a.model->gpu);
         a.model->ran_on = layout_gpus(engine.cluster, run.layout, a.model->gpu);
         // The single-efficiency model's times are FLOPs over a peak: a peak ratio scales them
-        // exactly.
-        const bool single_efficiency = spec.costs.model && spec.costs.model->efficiency > 0 &&
-                                       spec.costs.model->calibration_file.empty();
+        // exactly (plan_model refuses it beside a calibration file).
+        const bool single_efficiency = spec.costs.model->efficiency > 0;
         if (const auto warning =
                 foreign_gpu_warning(engine.cluster, run.layout, a.model->gpu, !single_efficiency))
             a.warnings.push_back(*warning);
@@ -482,11 +489,8 @@ void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
 }  // namespace
 
 void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine) {
-    simgrid::Layout layout = engine.layout;
-    layout.dp = pipeline.spec.dp;
-    layout.tp = pipeline.spec.tp;
-    layout.pp = pipeline.schedule.devices;
-    layout.cp = pipeline.model ? pipeline.model->workload.cp : 1;
+    const simgrid::Layout layout =
+        cluster_layout(engine, pipeline.spec, pipeline.schedule.devices, pipeline.model);
     simgrid::check_layout(layout, engine.cluster);
     simgrid::check_options(engine.options, engine.cluster, layout);
     check_cluster_inputs(pipeline.spec, pipeline.costs, pipeline.model.has_value(), engine);

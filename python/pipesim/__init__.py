@@ -208,9 +208,6 @@ def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=
     # A model option at its default (recompute="none", tp=1) asks for no model.
     defaults = dict(_spec.MODEL_DEFAULTS, tp=1)
     if any(value != defaults[key] for key, value in model_options.items()):
-        if costs is not None or mem_w_ratio is not None:
-            raise ValueError("costs and mem_w_ratio cannot be combined with model (the model "
-                             "gives the costs and memory)")
         if not isinstance(mem_limit, (str, int, float)) or isinstance(mem_limit, bool):
             raise TypeError("mem_limit: expected bytes or a size such as '80GiB', got "
                             f"{mem_limit!r}")
@@ -221,8 +218,10 @@ def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=
             flag = "dist_opt" if model_options.get("dist_opt") else f'zero={model_options["zero"]}'
             raise ValueError(f"{flag} shards over data- and context-parallel ranks, and search "
                              "plans one data-parallel replica: give cp=C above 1")
+        # pipeline_dict refuses costs and mem_w_ratio beside a model, as analyze's does.
         spec = _pipeline("search", "1f1b", p, m,
-                         dict(model_options, comm=comm, a2a=a2a, overlap_fb=overlap_fb))
+                         dict(model_options, comm=comm, a2a=a2a, overlap_fb=overlap_fb,
+                              costs=costs, mem_w_ratio=mem_w_ratio))
         fields, best, messages = _core(_pipesim.search_model, spec, mem_limit, validation,
                                        on_progress, callers=raised)
     else:

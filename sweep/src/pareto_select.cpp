@@ -82,11 +82,6 @@ std::string describe(const PlottedRow& row, const std::vector<std::string>& colu
     return out;
 }
 
-// A row's value of a problem column.
-std::string problem_value(const PlottedRow& row, const std::string& column) {
-    return row.fields[column_index("pareto", column)];
-}
-
 // Refuses rows of different problems in one group, naming the columns that differ.
 void check_comparable(const RowGroups& groups) {
     const bool model = !groups.begin()->second.front().result->job.model.empty();
@@ -97,13 +92,13 @@ void check_comparable(const RowGroups& groups) {
         columns.assign(std::begin(problem_columns), std::end(problem_columns));
     std::string differ;
     for (const std::string& column : columns) {
+        const std::size_t c = column_index("pareto", column);
         std::vector<std::string> values;
         for (const auto& [key, rows] : groups) {
             std::vector<std::string> here;
             for (const PlottedRow& r : rows)
-                if (const std::string v = problem_value(r, column);
-                    std::find(here.begin(), here.end(), v) == here.end())
-                    here.push_back(v);
+                if (std::find(here.begin(), here.end(), r.fields[c]) == here.end())
+                    here.push_back(r.fields[c]);
             if (here.size() > values.size()) values = here;
         }
         if (values.size() < 2) continue;
