@@ -181,7 +181,8 @@ const std::array model_flags = {
          }},
     Flag{"", "--cp", "C",
          "context parallelism: ring attention over C GPUs, each holding\n"
-         "s/C of every sequence (C must divide s)",
+         "s/C of every sequence (2·C must divide s, which Megatron-LM\n"
+         "cuts into 2·C chunks for balance; the heads need not divide)",
          [](State& s, const std::string& f, const std::string& v) {
              s.model.workload.cp = parse_int(f, v, 1, bounds::max_tp);
          }},
