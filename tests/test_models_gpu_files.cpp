@@ -108,8 +108,9 @@ TEST_CASE("bad GPU files are refused with the file, line and column", "[models][
     CHECK_THAT(parse_error(R"({"format": "pipesim-model", "base": "a100-80gb"})"),
                Contains("format: expected \"pipesim-gpu\""));
     // Another pipesim file is named by its format, not by the first key a GPU has not.
-    CHECK_THAT(parse_error(R"({"format": "pipesim-schedule", "version": 1, "devices": 4})"),
-               Contains("g.json:1:12: format: expected \"pipesim-gpu\", got 'pipesim-schedule'"));
+    CHECK_THAT(
+        parse_error(R"({"format": "pipesim-schedule", "version": 1, "devices": 4})"),
+        Contains("g.json:1:12: format: expected \"pipesim-gpu\", got '\"pipesim-schedule\"'"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb",)"), Contains("g.json:1:"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "sm_count": 0})"), Contains("sm_count"));
     // Too small to keep the times finite: refused here, not as "layer costs must be finite"

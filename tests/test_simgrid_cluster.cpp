@@ -28,6 +28,7 @@ TEST_CASE("cluster presets resolve, with an optional node count", "[simgrid][clu
 
 TEST_CASE("a cluster JSON file gives every field in the documented units", "[simgrid][cluster]") {
     const ClusterSpec c = parse_cluster_json("mixed.json", R"({
+      "format": "pipesim-cluster", "version": 1,
       "name": "mixed",
       "gpus_per_node": 4,
       "nodes": [{"count": 2, "gpu": "a100-80gb"}, {"count": 1, "gpu": "h100-sxm", "speed": 3}],
@@ -94,6 +95,12 @@ TEST_CASE("malformed cluster files are rejected with file, line and column", "[s
  "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1},
  "nodes_per_leaf": 2})",
             "c.json:3:20: nodes_per_leaf belongs to \"topology\": \"fat-tree\""},
+        // The header is optional; present, it must be the cluster format's (a schedule file
+        // was read as a cluster and reported by its keys).
+        row{R"({"format": "pipesim-schedule", "version": 1, "devices": 4})",
+            "c.json:1:12: format: expected \"pipesim-cluster\", got '\"pipesim-schedule\"'"},
+        row{R"({"format": "pipesim-cluster", "version": 2, "gpus_per_node": 8})",
+            "c.json:1:42: version 2 is not supported: this pipesim reads version 1"},
         // An empty name printed "GPUs of ''".
         row{R"({"name": "", "gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
  "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",

@@ -595,6 +595,17 @@ void JsonDocument::require_format(std::string_view tag, int version) const {
                                                root_["version"].dump(), version));
 }
 
+void JsonDocument::optional_format(std::string_view tag, int version) const {
+    if (!root_.is_object()) return;  // the caller's object("") check says what is expected
+    if (root_.contains("format") && string("/format", 64) != tag)
+        throw error_at("/format",
+                       fmt::format("format: expected \"{}\", got {}", tag, got(root_["format"])));
+    if (root_.contains("version") && integer("/version", 1, 1'000'000) != version)
+        throw error_at("/version", fmt::format("version {} is not supported: this pipesim reads "
+                                               "version {}",
+                                               root_["version"].dump(), version));
+}
+
 std::string json_pointer_child(std::string_view pointer, std::string_view key) {
     std::string out(pointer);
     out += '/';

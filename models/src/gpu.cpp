@@ -92,8 +92,14 @@ constexpr double launch = 1e-6;
 GpuSpec spec(std::string name, std::string description, double peak, double memory,
              double bandwidth, double default_efficiency, std::string source, bool hopper,
              double tp_bus_bandwidth) {
-    GpuSpec g{std::move(name),    std::move(description), peak, memory, bandwidth,
-              default_efficiency, std::move(source)};
+    GpuSpec g;
+    g.name = std::move(name);
+    g.description = std::move(description);
+    g.peak_bf16_flops = peak;
+    g.memory_bytes = memory;
+    g.hbm_bandwidth = bandwidth;
+    g.default_efficiency = default_efficiency;
+    g.source = std::move(source);
     g.sm_count = static_cast<int>(hopper ? hopper_sms : a100_sms);
     g.gemm_efficiency = hopper ? hopper_gemm : a100_gemm;
     g.gemm_k_fill = hopper ? 0 : a100_k_fill;

@@ -64,12 +64,8 @@ GpuSpec read_gpu(const fileio::JsonDocument& doc) {
     for (const Rate& r : rates)
         known.push_back(r.field);
     // The format first: another pipesim file (a schedule) is named as such, not by its keys.
-    if (doc.has("/format") && doc.string("/format", 64) != "pipesim-gpu")
-        throw doc.error_at("/format",
-                           fmt::format("format: expected \"pipesim-gpu\", got {}",
-                                       fileio::quote_excerpt(doc.string("/format", 64))));
+    doc.optional_format("pipesim-gpu", 1);
     doc.object("", known);
-    if (doc.has("/version")) doc.integer("/version", 1, 1);
     GpuSpec g;
     const bool has_base = doc.has("/base");
     if (has_base) {

@@ -23,14 +23,10 @@ class ModelReader {
     TransformerConfig read() {
         // The header is optional in model files; when present it must be this one (checked
         // first: another pipesim file is named as such, not by its keys).
-        if (doc_.has("/format") && doc_.string("/format", 64) != "pipesim-model")
-            throw doc_.error_at("/format",
-                                fmt::format("format: expected \"pipesim-model\", got {}",
-                                            fileio::quote_excerpt(doc_.at("/format", "").dump())));
+        doc_.optional_format("pipesim-model", 1);
         doc_.object("", {"format", "version", "name", "base", "source", "layers", "hidden", "heads",
                          "kv_heads", "ffn_hidden", "vocab", "seq_len", "mlp", "norm", "linear_bias",
                          "learned_positions", "tied_embeddings", "dropout", "stated_params"});
-        if (doc_.has("/version")) doc_.integer("/version", 1, 1);
         TransformerConfig c;
         const bool has_base = doc_.has("/base");
         if (has_base) {

@@ -96,6 +96,9 @@ class JsonDocument {
     /// "format" is `tag` (checked first, so another kind of JSON file is named as such) and
     /// whose "version" is `version`. Throws ParseError at the offending value.
     void require_format(std::string_view tag, int version) const;
+    /// require_format() for formats whose header is optional (model, GPU and cluster files):
+    /// "format" and "version" are checked only where present.
+    void optional_format(std::string_view tag, int version) const;
 
     /// "device_ops[2]" for "/device_ops/2": how messages name a value.
     static std::string display_name(std::string_view pointer);

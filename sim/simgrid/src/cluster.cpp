@@ -98,8 +98,11 @@ void check_cluster(const ClusterSpec& c) {
 
 ClusterSpec parse_cluster_json(const std::string& file, const std::string& text) {
     const fileio::JsonDocument doc(file, text);
-    doc.object("", {"name", "description", "gpus_per_node", "nodes", "intra_node", "nic",
-                    "nic_per_gpu", "topology", "nodes_per_leaf", "leaf_uplink_gb_s", "nccl_algo"});
+    // The header is optional, as in model and GPU files; present, it must be this one.
+    doc.optional_format("pipesim-cluster", 1);
+    doc.object(
+        "", {"format", "version", "name", "description", "gpus_per_node", "nodes", "intra_node",
+             "nic", "nic_per_gpu", "topology", "nodes_per_leaf", "leaf_uplink_gb_s", "nccl_algo"});
     ClusterSpec c;
     c.name = doc.has("/name") ? doc.name("/name", 200) : fileio::file_stem(file);
     if (doc.has("/description")) c.description = doc.string("/description", 2000);
