@@ -35,7 +35,7 @@ the first schedule listed and over 1F1B with the same inputs.
 
   -s, --schedule LIST   schedules, comma-separated (see 'pipesim list'); -v and --group-size
                         apply to the schedules that take them, the others keep their own
-  --cluster NAME|FILE   run each schedule on the SimGrid model of this cluster instead (a
+  --cluster NAME|NAME:N|FILE  run each schedule on the SimGrid model of this cluster instead (a
                         process each; give --costs in seconds or a model; --dp replicas)
   --json                one JSON object: the inputs and one entry per schedule
   --csv                 one CSV row per schedule, with a header

@@ -109,7 +109,7 @@ int run_merge(const std::vector<std::string>& args) {
     if (missing.empty()) return 0;
     // Missing jobs are a fault of the input files, not of pipesim: exit code 2.
     fmt::print(stderr,
-               "merge: error: {} of the {} jobs of {} are missing from the inputs, e.g. job {} "
+               "pipesim merge: {} of the {} jobs of {} are missing from the inputs, e.g. job {} "
                "({} p={} m={}); run 'pipesim sweep' on the grid again to add them\n",
                missing.size(), jobs.size(), grid_file, missing.front().index,
                missing.front().schedule, missing.front().p, missing.front().m);

@@ -29,7 +29,7 @@ schedule files (--mem-w-ratio also for saved timelines without a memory model):
 
 // The timeline in `path` and its memory model: a saved timeline as is, a schedule replayed.
 viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bool have_costs,
-                        const viz::VizOutputs& outputs) {
+                        bool have_mem_w_ratio, const viz::VizOutputs& outputs) {
     // Standard input and JSON files are read once, then tried as a timeline and as a schedule.
     const bool standard_input = fileio::is_standard_stream(path);
     const std::string source = standard_input ? "standard input" : path;
@@ -58,6 +58,12 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bo
                     fmt::format("{} is a saved timeline: its times are fixed, so "
                                 "--costs and --comm do not apply",
                                 path));
+            // A saved memory model is drawn as saved: the ratio was ignored without a word.
+            if (saved.memory && have_mem_w_ratio)
+                throw UsageError(
+                    fmt::format("{} is a saved timeline with its memory model: --mem-w-ratio "
+                                "applies only to schedule files and timelines saved without one",
+                                path));
             if (!saved.memory)
                 saved.memory = unit_memory_model(
                     saved.timeline.devices, saved.timeline.chunks, spec.costs.mem_w_ratio,
@@ -80,7 +86,7 @@ int run_render(const std::vector<std::string>& args) {
     std::string input;
     viz::VizOutputs outputs;
     analysis::PipelineSpec spec;
-    bool have_costs = false;
+    bool have_costs = false, have_mem_w_ratio = false;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
@@ -88,7 +94,7 @@ int run_render(const std::vector<std::string>& args) {
             reader.claim_once("--timeline", flag);  // -o is --timeline's other name here
             outputs.timeline_picture = reader.value(flag);
         } else if (read_cost_flag(flag, reader, spec)) {
-            if (flag != "--mem-w-ratio") have_costs = true;
+            (flag == "--mem-w-ratio" ? have_mem_w_ratio : have_costs) = true;
         } else if (read_viz_flag(flag, reader, outputs)) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}{}\n{}", render_help, cost_flags_help(), viz_flags_help);
@@ -111,7 +117,7 @@ int run_render(const std::vector<std::string>& args) {
     check_output_formats(outputs);
     check_viz_flags(outputs, "-o");
     check_output_files(output_files(outputs), {input});
-    const viz::SavedTimeline saved = load(input, spec, have_costs, outputs);
+    const viz::SavedTimeline saved = load(input, spec, have_costs, have_mem_w_ratio, outputs);
     outputs.picture.memory_in_bytes = saved.memory_in_bytes;
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
     // After the outputs, as analyze's: a warning and then an error would be two lines.

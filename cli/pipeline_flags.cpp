@@ -208,7 +208,9 @@ const std::array layout_flags = {
              s.spec.dp = parse_int(f, v, 1, bounds::max_dp);
              s.have_layout = true;
          }},
-    Flag{"-t", "--tp", "T", "tensor-parallel GPUs per pipeline device, inside a node (default 1)",
+    Flag{"-t", "--tp", "T",
+         "tensor-parallel GPUs per pipeline device (default 1; simulate\n"
+         "places them inside a node)",
          [](State& s, const std::string& f, const std::string& v) {
              s.spec.tp = parse_int(f, v, 1, bounds::max_tp);
              s.have_layout = true;

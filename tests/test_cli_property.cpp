@@ -803,7 +803,7 @@ std::vector<std::string> check_run(const CommandLine& c, const RunResult& r,
     // Documented exception: merge --grid with jobs missing writes the merged file, prints its
     // summary and the error, and exits with 2.
     const bool merged_with_missing_jobs = c.command == "merge" && r.exit_code == 2 &&
-                                          r.err.find("\nmerge: error: ") != std::string::npos;
+                                          r.err.find("\npipesim merge: ") != std::string::npos;
     const bool written = ok || merged_with_missing_jobs;
     if (!r.timed_out && !r.signal && r.exit_code != 0 && r.exit_code != 2 && r.exit_code != 3)
         problems.push_back("exit code " + std::to_string(r.exit_code));

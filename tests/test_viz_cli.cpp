@@ -163,6 +163,18 @@ TEST_CASE("render draws a saved timeline exactly as analyze drew it", "[viz][cli
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.empty());
     CHECK(read_file(dir / "a.dot") == read_file(dir / "b.dot"));
+    // Its times and memory model are the saved ones: flags that would change them are
+    // refused, not ignored (--mem-w-ratio drew the same picture without a word).
+    for (const std::string flag : {"--mem-w-ratio 0.2", "--costs 1,2,1", "--comm 0.5"}) {
+        CAPTURE(flag);
+        const auto refused =
+            run_pipesim("render " + (dir / "tl.json") + " -o " + (dir / "c.dot") + " " + flag);
+        CHECK(refused.exit_code == 2);
+        CHECK_THAT(refused.err, Catch::StartsWith("pipesim render: " + (dir / "tl.json") +
+                                                  " is a saved timeline"));
+        CHECK(std::count(refused.err.begin(), refused.err.end(), '\n') == 1);
+        CHECK_FALSE(fs::exists(dir / "c.dot"));
+    }
 }
 
 TEST_CASE("render draws a timeline no run could produce and warns after the picture",
