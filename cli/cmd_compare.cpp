@@ -28,8 +28,8 @@ constexpr const char* compare_usage =
     R"(usage: pipesim compare -s NAME,NAME,... -p P -m M [options]
 
 Runs each schedule on the same pipeline (shape, costs or model, latency) with the analytic
-replay, or on a SimGrid cluster, and prints one table: makespan (iteration time with a model
-or a cluster), bubble rate of the worst device, whole-pipeline efficiency busy / (p ×
+replay, or on a SimGrid cluster, and prints one table: makespan (iteration time with a model),
+bubble rate of the worst device, whole-pipeline efficiency busy / (p ×
 makespan), peak activation (or peak memory with a model), throughput, the speed-up over
 the first schedule listed and over 1F1B with the same inputs.
 

@@ -42,31 +42,14 @@ std::string costs_text(const analysis::PipelineSpec& spec) {
 }
 
 ReportRun report_run(const std::string& name, const analysis::Analysis& a, bool picture) {
-    ReportRun r;
-    r.row = summary_row(name, a);
-    r.model = a.model.has_value();
-    r.unit = a.timeline.time_unit;
-    r.warnings = analysis::run_warnings(a);
+    ReportRun r{analysis::compared_run(name, a), std::nullopt};
     if (picture) r.picture = html_schedule(name, a);
     return r;
 }
 
-// A ReportRun across the pipe from the child that ran it.
+// A ReportRun across the pipe from the child that ran it: the comparison's, and the picture.
 std::string report_run_json(const ReportRun& r) {
-    nlohmann::json j = {{"chunks", r.row.chunks},
-                        {"makespan", r.row.makespan},
-                        {"bubble_rate", r.row.bubble_rate},
-                        {"efficiency", r.row.efficiency},
-                        {"peak", r.row.peak},
-                        {"throughput", r.row.throughput},
-                        {"speedup_1f1b", r.row.speedup_1f1b},
-                        {"lifespan_max", r.row.lifespan_max},
-                        {"step_shares", nlohmann::json::array()},
-                        {"model", r.model},
-                        {"unit", r.unit},
-                        {"warnings", r.warnings}};
-    for (const analysis::StepShare& share : r.row.step_shares)  // in order: an array of pairs
-        j["step_shares"].push_back({share.key, share.share});
+    nlohmann::json j = analysis::compared_run_json(r);
     if (r.picture) {
         j["timeline"] = viz::timeline_json(r.picture->timeline, &r.picture->memory);
         j["iteration_time"] = r.picture->iteration_time;
@@ -77,21 +60,7 @@ std::string report_run_json(const ReportRun& r) {
 
 ReportRun parse_report_run(const std::string& name, const std::string& text) {
     const nlohmann::json j = nlohmann::json::parse(text);
-    ReportRun r;
-    r.row.schedule = name;
-    r.row.chunks = j.at("chunks").get<int>();
-    r.row.makespan = j.at("makespan").get<double>();
-    r.row.bubble_rate = j.at("bubble_rate").get<double>();
-    r.row.efficiency = j.at("efficiency").get<double>();
-    r.row.peak = j.at("peak").get<double>();
-    r.row.throughput = j.at("throughput").get<double>();
-    r.row.speedup_1f1b = j.at("speedup_1f1b").get<double>();
-    r.row.lifespan_max = j.at("lifespan_max").get<double>();
-    for (const nlohmann::json& share : j.at("step_shares"))
-        r.row.step_shares.push_back({share.at(0).get<std::string>(), share.at(1).get<double>()});
-    r.model = j.at("model").get<bool>();
-    r.unit = j.at("unit").get<std::string>();
-    r.warnings = j.at("warnings").get<std::vector<std::string>>();
+    ReportRun r{analysis::parse_compared_run(name, j), std::nullopt};
     if (j.contains("timeline")) {
         viz::SavedTimeline saved =
             viz::parse_timeline_json(j.at("timeline").get<std::string>(), name);

@@ -61,11 +61,7 @@ viz::HtmlReport html_report_for(std::string_view command, const std::vector<std:
 viz::HtmlSchedule html_schedule(std::string name, const analysis::Analysis& a);
 
 /// What a report shows of one run: its summary row, warnings and, when asked, its picture.
-struct ReportRun {
-    SummaryRow row;
-    bool model = false;  ///< costs from a model (times in seconds, memory in bytes)
-    std::string unit;    ///< of the timeline's times
-    std::vector<std::string> warnings;
+struct ReportRun : analysis::ComparedRun {
     std::optional<viz::HtmlSchedule> picture;
 };
 

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "analysis/child_run.hpp"
 #include "schedules/schedule_file.hpp"
+#include "sim/simgrid/simulate.hpp"
 
 namespace pipesim::analysis {
 
@@ -71,38 +73,122 @@ CompareRow compare_row(const std::string& name, const Analysis& a) {
     return r;
 }
 
-void add_to_comparison(Comparison& comparison, const std::string& name, const Analysis& a) {
-    CompareRow r = compare_row(name, a);
-    if (comparison.rows.empty()) {
-        comparison.devices = a.schedule.devices;
-        comparison.microbatches = a.schedule.microbatches;
-        comparison.time_unit = a.timeline.time_unit;
-        comparison.model = a.model.has_value();
-        comparison.post_validation = a.post_validation;
-    }
-    r.speedup =
-        (comparison.rows.empty() ? r.makespan : comparison.rows.front().makespan) / r.makespan;
-    comparison.rows.push_back(std::move(r));
-    for (const std::string& w : run_warnings(a))
-        comparison.warnings.push_back(fmt::format("{}: {}", name, w));
+ComparedRun compared_run(const std::string& name, const Analysis& a) {
+    return ComparedRun{compare_row(name, a), a.schedule.devices,  a.schedule.microbatches,
+                       a.timeline.time_unit, a.model.has_value(), a.post_validation,
+                       run_warnings(a)};
 }
 
-Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names,
-                   bool post_validation) {
+nlohmann::json compared_run_json(const ComparedRun& run) {
+    const CompareRow& r = run.row;
+    nlohmann::json j = {{"chunks", r.chunks},
+                        {"makespan", r.makespan},
+                        {"bubble_rate", r.bubble_rate},
+                        {"efficiency", r.efficiency},
+                        {"peak", r.peak},
+                        {"throughput", r.throughput},
+                        {"speedup_1f1b", r.speedup_1f1b},
+                        {"lifespan_max", r.lifespan_max},
+                        {"step_shares", nlohmann::json::array()},
+                        {"devices", run.devices},
+                        {"microbatches", run.microbatches},
+                        {"unit", run.unit},
+                        {"model", run.model},
+                        {"post_validation", run.post_validation},
+                        {"warnings", run.warnings}};
+    for (const StepShare& share : r.step_shares)  // in order: an array of pairs
+        j["step_shares"].push_back({share.key, share.share});
+    return j;
+}
+
+ComparedRun parse_compared_run(const std::string& name, const nlohmann::json& j) {
+    ComparedRun run;
+    CompareRow& r = run.row;
+    r.schedule = name;
+    r.chunks = j.at("chunks").get<int>();
+    r.makespan = j.at("makespan").get<double>();
+    r.bubble_rate = j.at("bubble_rate").get<double>();
+    r.efficiency = j.at("efficiency").get<double>();
+    r.peak = j.at("peak").get<double>();
+    r.throughput = j.at("throughput").get<double>();
+    r.speedup_1f1b = j.at("speedup_1f1b").get<double>();
+    r.lifespan_max = j.at("lifespan_max").get<double>();
+    for (const nlohmann::json& share : j.at("step_shares"))
+        r.step_shares.push_back({share.at(0).get<std::string>(), share.at(1).get<double>()});
+    run.devices = j.at("devices").get<int>();
+    run.microbatches = j.at("microbatches").get<int>();
+    run.unit = j.at("unit").get<std::string>();
+    run.model = j.at("model").get<bool>();
+    run.post_validation = j.at("post_validation").get<bool>();
+    run.warnings = j.at("warnings").get<std::vector<std::string>>();
+    return run;
+}
+
+void add_to_comparison(Comparison& comparison, ComparedRun run) {
+    if (comparison.rows.empty()) {
+        comparison.devices = run.devices;
+        comparison.microbatches = run.microbatches;
+        comparison.time_unit = run.unit;
+        comparison.model = run.model;
+        comparison.post_validation = run.post_validation;
+    }
+    CompareRow& r = run.row;
+    r.speedup =
+        (comparison.rows.empty() ? r.makespan : comparison.rows.front().makespan) / r.makespan;
+    for (const std::string& w : run.warnings)
+        comparison.warnings.push_back(fmt::format("{}: {}", r.schedule, w));
+    comparison.rows.push_back(std::move(r));
+}
+
+namespace {
+
+// Runs each schedule of `names` with `run_one` (its spec → its ComparedRun), naming the
+// schedule in the error of the first that cannot run.
+template <typename RunOne>
+Comparison compare_each(const PipelineSpec& spec, const std::vector<std::string>& names,
+                        RunOne&& run_one) {
     check_comparison_shape(spec, names);
     Comparison comparison;
     for (const std::string& name : names) {
         try {
-            add_to_comparison(
-                comparison, name,
-                run_with_baseline(comparison_spec(name, spec),
-                                  AnalyticEngine{.record_transfers = false,
-                                                 .record_ops = false,
-                                                 .post_validation = post_validation}));
+            add_to_comparison(comparison, run_one(name, comparison_spec(name, spec)));
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
         }
     }
+    return comparison;
+}
+
+}  // namespace
+
+Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names,
+                   bool post_validation) {
+    return compare_each(spec, names, [&](const std::string& name, const PipelineSpec& one) {
+        return compared_run(
+            name, run_with_baseline(one, AnalyticEngine{.record_transfers = false,
+                                                        .record_ops = false,
+                                                        .post_validation = post_validation}));
+    });
+}
+
+Comparison compare_on_cluster(const PipelineSpec& spec, const std::vector<std::string>& names,
+                              const SimGridEngine& engine,
+                              const std::function<bool()>& interrupted) {
+    simgrid::load_engine();  // here: the children share it
+    SimGridEngine rows_only = engine;
+    rows_only.options.record_transfers = false;
+    Comparison comparison =
+        compare_each(spec, names, [&](const std::string& name, const PipelineSpec& one) {
+            const std::string text = run_in_child(
+                [&] {
+                    return compared_run_json(compared_run(name, run_with_baseline(one, rows_only)))
+                        .dump();
+                },
+                interrupted);
+            return parse_compared_run(name, nlohmann::json::parse(text));
+        });
+    comparison.engine = "simgrid";
+    comparison.cluster = engine.cluster.name;
     return comparison;
 }
 

@@ -142,12 +142,15 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
     return result
 
 
-def compare(schedules, p=None, m=None, *, post_validation=False, **options):
+def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, **options):
     """Runs each of `schedules` (registered names) on the same pipeline with the analytic
-    replay and returns a Comparison: one row per schedule with makespan (iteration_time with
-    a model; period with post_validation), bubble_rate, efficiency, peak activation
-    (peak_memory_bytes with a model), throughput (samples_per_second) and the speed-up over
-    the first. Options as analyze's; v and group_size apply to the schedules that take them."""
+    replay, or with `cluster` (as simulate's) on its SimGrid model, each schedule in a child
+    process, and returns a Comparison: one row per schedule with makespan (iteration_time with
+    a model; period with post_validation), bubble_rate, efficiency, peak
+    activation (peak_memory_bytes with a model), throughput (samples_per_second) and the
+    speed-up over the first. Options as analyze's (on a cluster, dp and tp lay the pipeline
+    out without a model too, and latencies come from the cluster); v and group_size apply to
+    the schedules that take them."""
     if isinstance(schedules, str):
         schedules = [name.strip(" ") for name in schedules.split(",")]
     elif isinstance(schedules, bytes) or not hasattr(schedules, "__iter__"):
@@ -159,9 +162,17 @@ def compare(schedules, p=None, m=None, *, post_validation=False, **options):
     for i, name in enumerate(names):
         if name in names[:i]:
             raise ValueError(f"schedules: '{name}' is listed twice")
-    spec = _pipeline("compare", names[0], p, m, options)
+    engine = None
+    if cluster is not None:
+        if "comm" in options:
+            raise ValueError("comm is the analytic replay's latency; on a cluster latencies come "
+                             "from the cluster")
+        engine = _spec.engine_dict(cluster, None, 0.0, 0.0, True, 1.0, 1.0, None,
+                                   post_validation=post_validation)
+    spec = _pipeline("compare", names[0], p, m, options,
+                     layout_without_model=cluster is not None)
     fields, messages = _core(_pipesim.compare, spec, names,
-                             _spec.flag("post_validation", post_validation))
+                             _spec.flag("post_validation", post_validation), engine)
     _warn(messages)
     return Comparison(_json.loads(fields), [_spec.python_words(m) for m in messages])
 

@@ -270,10 +270,24 @@ RunData simulate(const py::dict& d, const py::dict& engine_dict) {
     }
 }
 
-py::tuple compare(const py::dict& d, const std::vector<std::string>& names, bool post_validation) {
+// With an engine dict (simulate's), each schedule runs on the SimGrid cluster in a child.
+py::tuple compare(const py::dict& d, const std::vector<std::string>& names, bool post_validation,
+                  const py::object& engine_dict) {
     const analysis::PipelineSpec spec = spec_from_dict(d);
-    const analysis::Comparison comparison =
-        interruptible([&] { return analysis::compare(spec, names, post_validation); });
+    analysis::Comparison comparison;
+    if (engine_dict.is_none()) {
+        comparison = interruptible([&] { return analysis::compare(spec, names, post_validation); });
+    } else {
+        const analysis::SimGridEngine engine = engine_from_dict(engine_dict.cast<py::dict>());
+        try {
+            py::gil_scoped_release release;
+            comparison = analysis::compare_on_cluster(spec, names, engine, python_interrupted);
+        } catch (const std::runtime_error& e) {
+            // A KeyboardInterrupt seen while waiting is the error Python reports.
+            if (PyErr_Occurred()) throw py::error_already_set();
+            throw;
+        }
+    }
     return py::make_tuple(analysis::comparison_json(comparison).dump(), comparison.warnings);
 }
 

@@ -24,6 +24,30 @@ def test_compare_matches_the_command_line(cli):
     assert first["efficiency"] == pytest.approx(1 - first["bubble_rate"])
 
 
+def test_compare_on_a_cluster_matches_the_command_line_and_simulate(cli):
+    # Each schedule on the cluster's SimGrid model, in a child process as simulate runs it
+    # (compare() took only the analytic replay: cluster= was an unknown keyword).
+    names = ["1f1b", "zb-h1", "interleaved-1f1b"]
+    options = dict(p=4, m=8, costs=(0.01, 0.02, 0.01), dp=2)
+    c = pipesim.compare(names, cluster="dgx-h100", **options)
+    expected = cli("compare", "-s", ",".join(names), "-p", 4, "-m", 8, "--costs",
+                   "0.01,0.02,0.01", "--dp", 2, "--cluster", "dgx-h100", "--json")
+    expected.pop("command")
+    assert expected.pop("inputs")["cluster"] == "dgx-h100"
+    assert c.to_dict() == expected
+    assert (c.engine, c.cluster, c.time_unit) == ("simgrid", "dgx-h100", "s")
+    for name, row in zip(names, c):
+        alone = pipesim.simulate(name, cluster="dgx-h100", **options)
+        assert (row["makespan"], row["bubble_rate"]) == (alone.iteration_time, alone.bubble_rate)
+    # The cluster's links, not the analytic replay's zero latency, set the times.
+    analytic = pipesim.compare(names, p=4, m=8, costs=(0.01, 0.02, 0.01))
+    assert c.column("makespan")[0] > analytic.column("makespan")[0]
+    with pytest.raises(ValueError, match="comm is the analytic replay's latency"):
+        pipesim.compare(names, cluster="dgx-h100", comm=0.1, **options)
+    with pytest.raises(ValueError, match="unknown cluster"):
+        pipesim.compare(names, cluster="no-such-cluster", **options)
+
+
 def test_compare_reads_a_list_typed_with_spaces():
     assert (pipesim.compare("1f1b, zb-h1", p=4, m=8).to_dict() ==
             pipesim.compare(["1f1b", "zb-h1"], p=4, m=8).to_dict())

@@ -2,7 +2,9 @@
 // Several schedules on the same pipeline, side by side (`pipesim compare`, pipesim.compare in
 // Python): the shape each schedule runs with, one row of figures per schedule, the JSON.
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -67,9 +69,29 @@ PipelineSpec comparison_spec(const std::string& name, const PipelineSpec& spec);
 /// The row of `result` shown as `name`, its speed-up 1 (set by a comparison).
 CompareRow compare_row(const std::string& name, const Analysis& result);
 
-/// Appends `result` (schedule `name`) as a row of `comparison`; the first row added sets the
-/// shared fields and is the reference of every speed-up.
-void add_to_comparison(Comparison& comparison, const std::string& name, const Analysis& result);
+/// What a comparison takes of one schedule's run: its row, the facts every row shares, and
+/// the run's warnings (analysis::run_warnings).
+struct ComparedRun {
+    CompareRow row;
+    int devices = 0;
+    int microbatches = 0;
+    std::string unit;  ///< of the run's times
+    bool model = false;
+    bool post_validation = false;
+    std::vector<std::string> warnings;
+};
+
+/// The run `result` of schedule `name`, as a comparison takes it.
+ComparedRun compared_run(const std::string& name, const Analysis& result);
+
+/// A ComparedRun as JSON text, to cross the pipe from a child process, and back (`name` is
+/// the row's schedule). Every double goes through exactly.
+nlohmann::json compared_run_json(const ComparedRun& run);
+ComparedRun parse_compared_run(const std::string& name, const nlohmann::json& j);
+
+/// Appends `run` as a row of `comparison`; the first row added sets the shared fields and is
+/// the reference of every speed-up.
+void add_to_comparison(Comparison& comparison, ComparedRun run);
 
 /// Runs each of `names` on `spec`'s pipeline (its schedule replaced, its shape adapted with
 /// comparison_shape()) with the analytic replay, in order, with optimizer post-validation if
@@ -77,6 +99,14 @@ void add_to_comparison(Comparison& comparison, const std::string& name, const An
 /// wrong" for the first schedule that cannot run.
 Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names,
                    bool post_validation = false);
+
+/// compare() on the SimGrid model of a cluster (`engine`, its post-validation included): each
+/// schedule in a child process (SimGrid runs one simulation per process), in order. Throws as
+/// compare(), std::runtime_error when a child dies or `interrupted` (asked while waiting, as
+/// run_in_child does) says so.
+Comparison compare_on_cluster(const PipelineSpec& spec, const std::vector<std::string>& names,
+                              const SimGridEngine& engine,
+                              const std::function<bool()>& interrupted = {});
 
 /// The `pipesim compare --json` object: devices, microbatches, time_unit, engine (and cluster
 /// with SimGrid) and one entry per
