@@ -212,6 +212,8 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
             "-v 2: none of 1f1b, zb-h1 runs with v = 2, so it would change nothing"},
         row{"compare -s 1f1b,zb-h1 -p 4 -m 8 --group-size 4",
             "--group-size 4: none of 1f1b, zb-h1 runs microbatches in groups"},
+        row{"compare -s 1f1b,zb-h1 -p 4 -m 8 --no-overlap-p2p-communication",
+            "--no-overlap-p2p-communication: none of 1f1b, zb-h1 is interleaved-1f1b"},
         row{"frobnicate", "pipesim: unknown command 'frobnicate' (see 'pipesim --help')"},
         row{"", "pipesim: missing command (see 'pipesim --help')"},
         row{"list extra", "list takes no arguments, got 'extra'"},

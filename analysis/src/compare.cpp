@@ -43,6 +43,12 @@ void check_comparison_shape(const PipelineSpec& spec, const std::vector<std::str
         throw std::invalid_argument(fmt::format(
             "--group-size {}: none of {} runs microbatches in groups, so it would change nothing",
             shape.group_size, listed));
+    if (spec.step_exchange &&
+        none_takes([](const std::string& name) { return name == "interleaved-1f1b"; }))
+        throw std::invalid_argument(fmt::format(
+            "--no-overlap-p2p-communication: none of {} is interleaved-1f1b, the schedule it "
+            "applies to, so it would change nothing",
+            listed));
 }
 
 PipelineSpec comparison_spec(const std::string& name, const PipelineSpec& spec) {

@@ -12,6 +12,7 @@ message (the parameter named as in Python). See docs/python.md.
 """
 
 import json as _json
+import os as _os
 import warnings as _warnings
 
 from . import _pipesim
@@ -51,7 +52,7 @@ _ENGINE_DEFAULTS = {"cluster": None, "layout_order": None, "message_bytes": 0.0,
                     "lat_scale": 1.0, "stragglers": None, "nccl_algo": None}
 
 
-def _pipeline(function, schedule, p, m, options, layout_without_model=False):
+def _pipeline(function, schedule, p, m, options, layout_without_model=False, comparison=False):
     unknown = sorted(set(options) - set(_PIPELINE_KEYS))
     if unknown:
         raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")
@@ -63,7 +64,7 @@ def _pipeline(function, schedule, p, m, options, layout_without_model=False):
     return _spec.pipeline_dict(schedule, p, m, o["v"], o["group_size"], o["costs"], o["comm"],
                                o["mem_w_ratio"], o["dp"], o["tp"],
                                o["overlap_p2p_communication"], model_args, layout_without_model,
-                               o["a2a"], o["overlap_fb"])
+                               o["a2a"], o["overlap_fb"], comparison)
 
 
 def _core(function, *args, callers=()):
@@ -157,6 +158,10 @@ def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, *
         raise TypeError("schedules: expected names, as a list or one comma-separated string, "
                         f"got {schedules!r}")
     names = [_spec.text("schedules", s) for s in schedules]
+    for name in names:
+        if isinstance(name, bytes):  # not UTF-8: no schedule's name
+            raise ValueError(f"schedules: unknown schedule {_os.fsdecode(name)!r} (see "
+                             "pipesim.schedules())")
     if not names:
         raise ValueError("schedules: give at least one schedule name")
     for i, name in enumerate(names):
@@ -170,7 +175,7 @@ def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, *
         engine = _spec.engine_dict(cluster, None, 0.0, 0.0, True, 1.0, 1.0, None,
                                    post_validation=post_validation)
     spec = _pipeline("compare", names[0], p, m, options,
-                     layout_without_model=cluster is not None)
+                     layout_without_model=cluster is not None, comparison=True)
     fields, messages = _core(_pipesim.compare, spec, names,
                              _spec.flag("post_validation", post_validation), engine)
     _warn(messages)

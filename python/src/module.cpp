@@ -24,6 +24,7 @@
 #include "schedules/schedule_file.hpp"
 #include "schedules/schedule_json.hpp"
 #include "spec_dict.hpp"
+#include "timeline_bytes.hpp"
 #include "viz/render.hpp"
 #include "viz/timeline_file.hpp"
 #include "viz/timeline_picture.hpp"
@@ -100,7 +101,15 @@ std::string text_argument(const py::object& text, const char* name) {
     if (!py::isinstance<py::str>(text))
         throw py::type_error(
             fmt::format("{}: expected a str, got {}", name, py::repr(text).cast<std::string>()));
-    return text.cast<std::string>();
+    // os.fsdecode's surrogates stand for the bytes they escape, as the package's other text
+    // arguments read them; a lone surrogate of no byte is not text (it leaked pybind11's
+    // "Unable to cast" RuntimeError).
+    try {
+        return text.attr("encode")("utf-8", "surrogateescape").cast<std::string>();
+    } catch (const py::error_already_set&) {
+        throw py::value_error(fmt::format("{}: not valid text (a lone surrogate in {})", name,
+                                          py::repr(text).cast<std::string>()));
+    }
 }
 
 // Equal schedules (operator==: every field) hash alike: the hash reads a subset of them.
@@ -451,13 +460,15 @@ PYBIND11_MODULE(_pipesim, m) {
     py::class_<RunData> run_class(m, "Run");
     run_class
         .def_readonly("json", &RunData::json)
-        // Pickled and copied as its three texts (the result JSON, the schedule, the saved
-        // timeline with its memory model), rebuilt by the package's _run_from_pickle.
+        // Pickled and copied as the result JSON, the schedule JSON and the timeline with its
+        // memory model as bytes (timeline_bytes.hpp; the saved-timeline JSON of a 2-million-op
+        // run took 44 s to read back), rebuilt by the package's _run_from_pickle.
         .def("__reduce__",
              [](const RunData& r) {
-                 return py::make_tuple(py::module_::import("pipesim").attr("_run_from_pickle"),
-                                       py::make_tuple(r.json, schedule_to_json(r.schedule),
-                                                      viz::timeline_json(r.timeline, &r.memory)));
+                 return py::make_tuple(
+                     py::module_::import("pipesim").attr("_run_from_pickle"),
+                     py::make_tuple(r.json, schedule_to_json(r.schedule),
+                                    py::bytes(timeline_bytes(r.timeline, r.memory))));
              })
         .def_readonly("schedule", &RunData::schedule)
         .def_property_readonly("time_unit", [](const RunData& r) { return r.timeline.time_unit; })
@@ -471,6 +482,10 @@ PYBIND11_MODULE(_pipesim, m) {
 
     m.def("run_from_texts", [](const py::object& json, const py::object& schedule,
                                const py::object& timeline) {
+        // The timeline as bytes; as saved-timeline JSON text in pickles of earlier versions.
+        if (py::isinstance<py::bytes>(timeline))
+            return run_from_texts(text_argument(json, "json"), text_argument(schedule, "schedule"),
+                                  timeline.cast<std::string>(), /*timeline_is_bytes=*/true);
         return run_from_texts(text_argument(json, "json"), text_argument(schedule, "schedule"),
                               text_argument(timeline, "timeline"));
     });

@@ -12,6 +12,7 @@
 #include "analysis/result_json.hpp"
 #include "schedules/schedule_json.hpp"
 #include "sim/simgrid/simulate.hpp"
+#include "timeline_bytes.hpp"
 #include "viz/timeline_file.hpp"
 
 namespace pipesim::python {
@@ -55,17 +56,19 @@ RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEn
             std::string out;
             append_section(out, data.json);
             append_section(out, schedule_to_json(data.schedule));
-            append_section(out, viz::timeline_json(data.timeline, &data.memory));
+            append_section(out, timeline_bytes(data.timeline, data.memory));
             return out;
         },
         interrupted ? std::function<bool()>(interrupted) : std::function<bool()>());
     std::string_view in(answer);
     std::string json(next_section(in));
     const std::string_view schedule = next_section(in);
-    return run_from_texts(std::move(json), schedule, std::string(next_section(in)));
+    return run_from_texts(std::move(json), schedule, std::string(next_section(in)),
+                          /*timeline_is_bytes=*/true);
 }
 
-RunData run_from_texts(std::string json, std::string_view schedule, std::string timeline) {
+RunData run_from_texts(std::string json, std::string_view schedule, std::string timeline,
+                       bool timeline_is_bytes) {
     RunData data;
     // The picture's facts, from the result as analysis_json() wrote them.
     const auto result = nlohmann::json::parse(json);
@@ -74,6 +77,10 @@ RunData run_from_texts(std::string json, std::string_view schedule, std::string 
     data.iteration_time = result.value(data.post_validation ? "period" : "iteration_time", 0.0);
     data.json = std::move(json);
     data.schedule = parse_schedule_json(schedule, "the run's schedule");
+    if (timeline_is_bytes) {
+        timeline_from_bytes(timeline, "the run's timeline", data.timeline, data.memory);
+        return data;
+    }
     viz::SavedTimeline saved = viz::parse_timeline_json(std::move(timeline), "the run's timeline");
     if (!saved.memory) throw std::invalid_argument("the run's timeline: no memory model");
     data.timeline = std::move(saved.timeline);

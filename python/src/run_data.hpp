@@ -25,9 +25,11 @@ struct RunData {
 /// out of memory).
 RunData run_data(analysis::Analysis&& result, const analysis::PipelineSpec& spec);
 
-/// A run rebuilt from its texts: the result JSON, the schedule JSON and the saved timeline
-/// with its memory model (what simulate_in_child's child sends, and what pickle keeps).
-RunData run_from_texts(std::string json, std::string_view schedule, std::string timeline);
+/// A run rebuilt from its texts: the result JSON, the schedule JSON and the timeline with its
+/// memory model, as timeline_bytes() (what simulate_in_child's child sends, and what pickle
+/// keeps) or, with `timeline_is_bytes` false, as a saved timeline's JSON.
+RunData run_from_texts(std::string json, std::string_view schedule, std::string timeline,
+                       bool timeline_is_bytes = false);
 
 /// Runs a prepared pipeline on the SimGrid engine in a child process (SimGrid allows one
 /// engine per process, a notebook runs many) and returns its data. Throws

@@ -48,6 +48,22 @@ def test_compare_on_a_cluster_matches_the_command_line_and_simulate(cli):
         pipesim.compare(names, cluster="no-such-cluster", **options)
 
 
+def test_the_step_exchange_applies_to_interleaved_1f1b_wherever_it_is_listed(cli):
+    # Checked against the first schedule only, it was refused with 1f1b listed first.
+    for names in (["1f1b", "interleaved-1f1b"], ["interleaved-1f1b", "1f1b"]):
+        c = pipesim.compare(names, p=4, m=16, overlap_p2p_communication=False)
+        expected = cli("compare", "-s", ",".join(names), "-p", 4, "-m", 16,
+                       "--no-overlap-p2p-communication", "--json")
+        expected.pop("command"), expected.pop("inputs")
+        assert c.to_dict() == expected
+    # With a latency, the exchange once per step lengthens interleaved-1f1b's makespan (each
+    # output waits for its step's end), not 1F1B's.
+    held = pipesim.compare(names, p=4, m=16, comm=0.5, overlap_p2p_communication=False)
+    plain = pipesim.compare(names, p=4, m=16, comm=0.5)
+    assert held.column("makespan")[0] > plain.column("makespan")[0]
+    assert held.column("makespan")[1] == plain.column("makespan")[1]
+
+
 def test_compare_reads_a_list_typed_with_spaces():
     assert (pipesim.compare("1f1b, zb-h1", p=4, m=8).to_dict() ==
             pipesim.compare(["1f1b", "zb-h1"], p=4, m=8).to_dict())

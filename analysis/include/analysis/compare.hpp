@@ -57,8 +57,9 @@ struct Comparison {
 /// the schedule takes them, else its own defaults (0).
 GeneratorOptions comparison_shape(const std::string& name, GeneratorOptions shape);
 
-/// Throws std::invalid_argument when `spec` asks for a chunk count or a group size that none
-/// of `names` takes: each would run with its own, and the flag would change nothing.
+/// Throws std::invalid_argument when `spec` asks for a chunk count, a group size or the
+/// exchange once per step (interleaved-1f1b's) that none of `names` takes: each would run with
+/// its own, and the flag would change nothing.
 void check_comparison_shape(const PipelineSpec& spec, const std::vector<std::string>& names);
 
 /// `spec` with schedule `name` in it as a comparison runs it: its shape by comparison_shape(),
