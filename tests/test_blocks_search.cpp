@@ -142,6 +142,16 @@ TEST_CASE("a cap below what any candidate needs is refused naming the cap", "[bl
                       Catch::Contains("no schedule fits a memory limit of 0.25"));
     CHECK_THROWS_AS(search_schedules(options(4, 16, 0), replay_evaluator(o)),
                     std::invalid_argument);
+    // Just below 1: the smallest peak of the schedules built is V-Min's 2, but the planners,
+    // which plan to the limit, reach 1 when given it; the message said only "2".
+    const SearchOptions below_one = options(4, 8, 0.99);
+    CHECK_THROWS_WITH(search_schedules(below_one, replay_evaluator(below_one)),
+                      Catch::Contains("the smallest peak is 2, v-min's (the automatic planners, "
+                                      "which plan to the limit, found no schedule within it)"));
+    const SearchOptions one = options(4, 8, 1);
+    CHECK(search_schedules(one, replay_evaluator(one))
+              .ranking.front()
+              .evaluation.peak_activation_max == Approx(1));
 }
 
 TEST_CASE("pipesim search prints the ranking, saves the best and exits 2 without a fit",

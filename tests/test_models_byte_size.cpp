@@ -40,4 +40,7 @@ TEST_CASE("bad sizes are refused naming the text", "[models][units]") {
     }
     CHECK_THROWS_WITH(parse_byte_size("60XB"),
                       Catch::Contains("'60XB'") && Catch::Contains("unknown unit 'XB'"));
+    // A number the unit's first letter ends: the unit is what is wrong (it said "a size must
+    // be > 0" of '0x10GiB').
+    CHECK_THROWS_WITH(parse_byte_size("0x10GiB"), Catch::Contains("unknown unit 'x10GiB'"));
 }

@@ -1,5 +1,6 @@
 #include "models/byte_size.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -39,13 +40,16 @@ std::optional<double> parse_byte_size(std::string_view text) {
     if (number.empty() || ec != std::errc() || end != number.data() + number.size())
         throw std::invalid_argument(
             fmt::format("'{}' is not a size: expected a number and a unit such as 60GiB", text));
+    // The unit first: "0x10GiB" is a number 0 and a unit "x10GiB", not a size of 0.
+    const auto* known =
+        std::find_if(units.begin(), units.end(), [&](const auto& u) { return unit == u.first; });
+    if (!unit.empty() && known == units.end())
+        throw std::invalid_argument(fmt::format(
+            "'{}': unknown unit '{}' (B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)", text, unit));
     if (!std::isfinite(value) || value <= 0)
         throw std::invalid_argument(fmt::format("'{}': a size must be > 0", text));
     if (unit.empty()) return std::nullopt;
-    for (const auto& [name, bytes] : units)
-        if (unit == name) return value * bytes;
-    throw std::invalid_argument(fmt::format(
-        "'{}': unknown unit '{}' (B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)", text, unit));
+    return value * known->second;
 }
 
 }  // namespace pipesim::models

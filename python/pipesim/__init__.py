@@ -224,9 +224,7 @@ def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=
     # A model option at its default (recompute="none", tp=1) asks for no model.
     defaults = dict(_spec.MODEL_DEFAULTS, tp=1)
     if any(value != defaults[key] for key, value in model_options.items()):
-        if not isinstance(mem_limit, (str, int, float)) or isinstance(mem_limit, bool):
-            raise TypeError("mem_limit: expected bytes or a size such as '80GiB', got "
-                            f"{mem_limit!r}")
+        mem_limit = _spec.byte_size("mem_limit", mem_limit)
         # One data-parallel replica is planned: sharding needs context parallelism (as the
         # command line's search refuses --zero and --dist-opt without --cp).
         sharded = model_options.get("zero") or model_options.get("dist_opt")

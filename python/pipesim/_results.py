@@ -103,6 +103,12 @@ class Result(_Fields):
         super().__init__(json.loads(run.json))
         self._run = run
 
+    @property
+    def warnings(self):
+        """The run's warnings in Python's words (overlap_p2p_communication=False where the
+        command line says --no-overlap-p2p-communication); to_dict() keeps the command line's."""
+        return [python_words(w) for w in self._fields.get("warnings", [])]
+
     def to_schedule(self):
         """The Schedule that ran (e.g. to save it, or to run it again elsewhere)."""
         return self._run.schedule
@@ -189,7 +195,7 @@ class Result(_Fields):
         devices = [(d, f'{f["busy"][d]:.6g} {unit}', f'{f["idle"][d]:.6g} {unit}',
                     f'{100 * f["device_bubble_rate"][d]:.2f} %',
                     _memory(f["peak_activation"][d], in_bytes)) for d in range(len(f["busy"]))]
-        warnings = "".join(f"<p>warning: {html.escape(w)}</p>" for w in f["warnings"])
+        warnings = "".join(f"<p>warning: {html.escape(w)}</p>" for w in self.warnings)
         picture = self._picture()
         figure = ("" if picture is None else
                   f'<div style="overflow-x:auto">{picture[picture.find("<svg"):]}</div>')
@@ -202,7 +208,7 @@ class Result(_Fields):
         return (f'<pipesim.Result {f["schedule"]} p={f["devices"]} m={f["microbatches"]} '
                 f'v={f["chunks"]}: makespan {f["makespan"]:.6g} {f["time_unit"]}, bubble '
                 f'{100 * f["bubble_rate"]:.2f} %, peak activation '
-                f'{f["peak_activation_max"]:.4g}>')
+                f'{_memory(f["peak_activation_max"], "model" in f)}>')
 
 
 class Comparison(_Fields):
@@ -247,9 +253,13 @@ class Comparison(_Fields):
                 return _memory(value, True)
             return "—" if value is None else value
 
-        # A byte field's cells are shown in GiB, MiB, ...: its header names the quantity.
-        titles = [k.removesuffix("_bytes").replace("_", " ") if k in _BYTE_FIELDS else k
-                  for k in header]
+        # Each heading with its unit; a byte field's cells carry theirs (GiB, MiB, ...).
+        unit = self._fields["time_unit"]
+        units = {"makespan": unit, "iteration_time": unit, "period": unit,
+                 "lifespan_max": unit, "peak_activation_max": "M_B",
+                 "throughput": f"microbatches / {unit}", "samples_per_second": "samples / s"}
+        titles = [k.removesuffix("_bytes").replace("_", " ") if k in _BYTE_FIELDS else
+                  f"{k} ({units[k]})" if k in units else k for k in header]
         return _table(titles + [f"{labels.get(k, k)} %" for k in parts],
                       [[cell(k, r[k]) for k in header] +
                        [f'{100 * r["step_shares"][k]:.1f}' for k in parts] for r in rows])
@@ -267,6 +277,12 @@ class SearchResult(_Fields):
     def __init__(self, fields, best):
         super().__init__(fields)
         self.best_schedule = best
+
+    @property
+    def warnings(self):
+        """The best schedule's warnings in Python's words; to_dict() keeps the command
+        line's."""
+        return [python_words(w) for w in self._fields.get("warnings", [])]
 
     def _columns(self):
         """(time field, its heading, the peak's cell function): a model's search times
@@ -291,8 +307,12 @@ class SearchResult(_Fields):
         # What the cap's memory buys: each lower peak and the bubble it costs.
         lower = [(peak(e), f'{100 * e["bubble_rate"]:.2f} %', e[time], e["label"])
                  for e in front]
-        return ("<p>What memory buys within the cap (no candidate is better in both bubble "
-                "and peak):</p>" + _table(("peak", "bubble", heading, "candidate"), lower) +
+        # Ranked by bubble in activation units, by iteration time with a model (as the
+        # command line says).
+        criterion = "iteration time" if "peak_memory_bytes" in self._fields["best"] else "bubble"
+        return (f"<p>What memory buys within the cap (no candidate is better in both "
+                f"{criterion} and peak):</p>" +
+                _table(("peak", "bubble", heading, "candidate"), lower) +
                 "<p>Every candidate, ranked:</p>" + page)
 
     def __repr__(self):

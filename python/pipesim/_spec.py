@@ -48,6 +48,18 @@ def number(name, value, low=0.0, high=1e30, low_open=False):
     return value
 
 
+def byte_size(name, value):
+    """Bytes (a number above 0) or a size such as "80GiB" (a string the core reads)."""
+    if isinstance(value, str):
+        size = text(name, value)
+        if isinstance(size, bytes):  # not UTF-8: no unit's name
+            raise ValueError(f"{name}: expected a size such as '80GiB', got {value!r}")
+        return size
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected bytes or a size such as '80GiB', got {value!r}")
+    return number(name, value, 0.0, low_open=True)
+
+
 def flag(name, value):
     """True or False only: bool('no') is True, which no one means."""
     if isinstance(value, bool) or type(value).__name__ == "bool_":  # numpy's bool too

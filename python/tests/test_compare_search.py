@@ -214,6 +214,20 @@ def test_search_with_a_model_refuses_what_it_cannot_plan():
         pipesim.search(mem_limit="36GiB", zero=1, **model)
     with pytest.raises(ValueError, match="mem_limit: '36Gibbles': unknown unit"):
         pipesim.search(mem_limit="36Gibbles", **model)
+    # Bytes of any real number type, or a size as text; a value of no type is a TypeError.
+    # (Integers beyond a float, lone surrogates and NumPy integers leaked pybind11's "Unable
+    # to cast" RuntimeError or were refused; a NUL cut the message short.)
+    import numpy as np
+    s = pipesim.search(mem_limit=np.int64(36 * 2**30), **model)
+    assert s.to_dict() == pipesim.search(mem_limit="36GiB", **model).to_dict()
+    for bad, error, message in ((10**400, ValueError, "mem_limit: must be ≤"),
+                                (-(10**400), ValueError, "mem_limit: must be"),
+                                (0, ValueError, "mem_limit: must be > 0"),
+                                ("\udcff", ValueError, "mem_limit: expected a size"),
+                                ("80GiB\x00", ValueError, "mem_limit: a NUL character"),
+                                ([80], TypeError, "mem_limit: expected bytes or a size")):
+        with pytest.raises(error, match=message):
+            pipesim.search(mem_limit=bad, **model)
     with pytest.raises(ValueError, match="costs and mem_w_ratio cannot be combined"):
         pipesim.search(mem_limit="36GiB", costs=(1, 2, 1), **model)
     with pytest.raises(TypeError, match="unexpected keyword argument 'dp'"):

@@ -132,3 +132,28 @@ def test_comparison_and_search_tables():
     assert len(s.front) > 1 and "What memory buys" in page
     assert page.count("<tr>") == len(s.front) + 1 + len(s.ranking) + 1
     assert "best within 4" in repr(s)
+
+
+def test_views_give_units_and_python_words():
+    # A model's peak read "peak activation 1.726e+10" (bytes) and a unit run's "4" (M_B).
+    model = dict(model="llama2-7b", gpu="h100-sxm", mb=1)
+    r = pipesim.analyze(schedule="1f1b", p=4, m=8, **model)
+    assert repr(r).endswith(f"peak activation {r.peak_activation_max / 2**30:.4g} GiB>")
+    assert repr(pipesim.analyze(schedule="1f1b", p=4, m=8)).endswith("peak activation 4 M_B>")
+    # Warnings name the Python parameter (the HTML showed the command line's flag); to_dict()
+    # is the command line's JSON, its words included.
+    with pytest.warns(pipesim.PipesimWarning):
+        r = pipesim.analyze(schedule="interleaved-1f1b", p=2, m=4,
+                            overlap_p2p_communication=False)
+    assert r.warnings and r.warnings[0].startswith("overlap_p2p_communication=False with p = 2")
+    assert r.to_dict()["warnings"][0].startswith("--no-overlap-p2p-communication with p = 2")
+    assert "warning: overlap_p2p_communication=False" in r._repr_html_()
+    # A comparison's headings carry their units.
+    headings = re.findall(r"<th>([^<]*)</th>", pipesim.compare("1f1b,zb-h1", p=4, m=8)._repr_html_())
+    assert {"makespan (unit)", "peak_activation_max (M_B)",
+            "throughput (microbatches / unit)"} <= set(headings)
+    # A model's search ranks by iteration time: the front's caption says so (it said bubble,
+    # and a lower-bubble candidate left off the front then contradicted it).
+    s = pipesim.search(p=4, m=8, mem_limit="80GiB", **model)
+    assert "better in both iteration time and peak" in s._repr_html_()
+    assert "better in both bubble and peak" in pipesim.search(p=4, m=8, mem_limit=3)._repr_html_()

@@ -184,6 +184,7 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
     // puts first.
     std::size_t best_entry = 0;
     Schedule best;
+    bool planner_found_none = false;  // an automatic planner found no schedule within the limit
     for (std::size_t k = 0; k < planned.size(); ++k) {
         if (o.progress) o.progress(k, planned.size(), planned[k].label);
         SearchEntry e{planned[k].label, planned[k].kind, {}, false};
@@ -194,6 +195,7 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
         } catch (const std::invalid_argument&) {
             // Not buildable for this p and m, or cannot be timed with these inputs (e.g. more
             // stages than layers): not a candidate.
+            planner_found_none = planner_found_none || planned[k].kind == "auto";
             continue;
         }
         e.fits = e.evaluation.peak_activation_max <= o.memory_limit + eps;
@@ -214,6 +216,12 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
                 least = e.evaluation.peak_activation_max;
                 needs = fmt::format("the smallest peak is {:g}, {}'s", least, e.label);
             }
+        // The planners plan to the limit itself: one that found nothing has no peak above,
+        // and a larger limit may let it plan one below that smallest peak.
+        if (planner_found_none)
+            needs +=
+                " (the automatic planners, which plan to the limit, found no schedule "
+                "within it)";
         throw std::invalid_argument(fmt::format(
             "no schedule fits a memory limit of {:g} (full-stage microbatches per device) for "
             "p={} m={}: {}",
