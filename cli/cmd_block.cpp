@@ -133,7 +133,7 @@ int run_block(const std::vector<std::string>& args) {
                       {"stage_in_flight", life.stage_in_flight},
                       {"lifespan_bound", life.device_bound},
                       {"lifespan_bound_max", life.max_bound}};
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
         return 0;
     }
     fmt::print("{}", analysis_table(result, c.spec));

@@ -222,7 +222,7 @@ int run_compare(const std::vector<std::string>& args) {
         comparison.command = command_line("compare", args);
         comparison.inputs = run_inputs(spec, cluster_name);
         const nlohmann::ordered_json j = analysis::comparison_json(comparison);
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     } else if (csv) {
         fmt::print(
             "schedule,chunks,{},bubble_rate,efficiency,{},{},speedup,speedup_1f1b,"

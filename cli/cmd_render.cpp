@@ -117,6 +117,8 @@ int run_render(const std::vector<std::string>& args) {
     check_output_formats(outputs);
     check_viz_flags(outputs, "-o");
     check_output_files(output_files(outputs), {input});
+    // The picture on standard output with the Gantt chart after it was a corrupt picture.
+    check_standard_output(output_files(outputs), /*json=*/false, outputs.gantt.has_value());
     const viz::SavedTimeline saved = load(input, spec, have_costs, have_mem_w_ratio, outputs);
     outputs.picture.memory_in_bytes = saved.memory_in_bytes;
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));

@@ -55,7 +55,7 @@ std::string report_run_json(const ReportRun& r) {
         j["iteration_time"] = r.picture->iteration_time;
         j["iteration_is_period"] = r.picture->iteration_is_period;
     }
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 ReportRun parse_report_run(const std::string& name, const std::string& text) {

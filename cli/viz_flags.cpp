@@ -106,11 +106,16 @@ bool check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::str
     check_output_files(files);
     check_output_formats(outputs, save_file);
     check_viz_flags(outputs);
+    return check_standard_output(files, json, outputs.gantt.has_value());
+}
+
+bool check_standard_output(const std::vector<std::pair<std::string_view, std::string>>& files,
+                           bool json, bool gantt) {
     for (const auto& [flag, file] : files) {
         if (!fileio::is_standard_stream(file)) continue;
         if (json)
             throw UsageError(fmt::format("{} - and --json both print to standard output", flag));
-        if (outputs.gantt)
+        if (gantt)
             throw UsageError(fmt::format("{} - and --gantt both print to standard output", flag));
         return false;
     }
@@ -143,11 +148,22 @@ void check_output_formats(const viz::VizOutputs& outputs, const std::string& sav
                                          output.flag, quote_arg(output.file), expected));
         used = true;
     }
-    if (!format.empty() && !used)
+    if (!format.empty() && !used) {
+        // A trace or saved timeline named without an extension: JSON whatever --format says
+        // (the message said no output had such a name).
+        for (const auto& [flag, file] :
+             {std::pair<std::string_view, const std::string&>{"--trace", outputs.trace},
+              {"--save-timeline", outputs.saved_timeline}})
+            if (!file.empty() && fileio::file_extension(file).empty())
+                throw UsageError(
+                    fmt::format("--format {}: {} {} is always JSON; --format names "
+                                "the format of a picture or of --save",
+                                quote_arg(format), flag, quote_arg(file)));
         throw UsageError(fmt::format(
             "--format {}: no output is written to '-' or to a name without an extension; the "
             "others take their format from the extension",
             quote_arg(format)));
+    }
     // The JSON outputs: an extension that names another format would mislabel the file.
     for (const auto& [flag, file] :
          {std::pair<std::string_view, const std::string&>{"--trace", outputs.trace},

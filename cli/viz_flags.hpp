@@ -35,6 +35,11 @@ void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_fl
 /// with one line.
 bool check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file);
 
+/// Throws UsageError when one of `files` is `-` beside --json or --gantt, which print to
+/// standard output too. Returns whether none of them is `-`.
+bool check_standard_output(const std::vector<std::pair<std::string_view, std::string>>& files,
+                           bool json, bool gantt);
+
 /// --format: every picture (--timeline, --dep-graph) or schedule file (`save_file`) written to
 /// `-` or to a name without an extension needs it, and it must name a format that output can
 /// take; given when no output needs it, it is refused (it would be ignored).

@@ -83,6 +83,29 @@ TEST_CASE("files are read whole up to a cap, and written atomically", "[fileio]"
     CHECK(file_stem("runs/a.b.csv") == "a.b");
 }
 
+TEST_CASE("a name taken from a file name is valid UTF-8 without control characters", "[fileio]") {
+    // A file name is any bytes: 0xff made every JSON output fail ("internal error"), and an
+    // escape sequence in it ran in the terminal that printed the table's title.
+    const std::string fffd = "\xEF\xBF\xBD";
+    CHECK(file_stem("dir/bad\xff.csv") == "bad" + fffd);
+    CHECK(file_stem("esc\x1b[31mred.json") == "esc" + fffd + "[31mred");
+    CHECK(file_stem("nl\nname.csv") == "nl" + fffd + "name");
+    // Valid UTF-8 stays as it is; overlong forms, surrogates and cut sequences do not.
+    CHECK(file_stem("zéro-шаг-🙂.csv") == "zéro-шаг-🙂");
+    CHECK(printable_name("\xC0\xAF") == fffd + fffd);             // overlong '/'
+    CHECK(printable_name("\xED\xA0\x80") == fffd + fffd + fffd);  // U+D800
+    CHECK(printable_name("a\xE2\x82") == "a" + fffd + fffd);      // cut short
+    // At most 200 bytes, cut where a character starts.
+    const std::string stem = file_stem(std::string(255, '\xff') + ".csv");
+    CHECK(stem.size() == 198);
+    CHECK(stem == [&] {
+        std::string s;
+        for (int i = 0; i < 66; ++i)
+            s += fffd;
+        return s;
+    }());
+}
+
 TEST_CASE("a name as long as the file system allows is written", "[fileio]") {
     // The temporary file beside it once took the name plus a suffix: past 255 bytes.
     const auto dir = std::filesystem::temp_directory_path() /

@@ -189,6 +189,9 @@ TEST_CASE("outputs without a format, or two on standard output, are refused befo
         {"analyze -s 1f1b -p 4 -m 8 --save - --format json --json",
          "--save - and --json both print to standard output"},
         {"analyze -s 1f1b -p 4 -m 8 --format svg", "no output is written to '-'"},
+        // A trace named without an extension is such an output, but always JSON.
+        {"analyze -s 1f1b -p 4 -m 8 --trace run-trace --format svg",
+         "--format 'svg': --trace 'run-trace' is always JSON"},
         {"convert - -o -", "-o '-': no extension to tell the format by; add --format json|csv"},
         {"convert - -o out.json --format csv", "takes its format from its extension"},
     };

@@ -43,4 +43,9 @@ TEST_CASE("bad sizes are refused naming the text", "[models][units]") {
     // A number the unit's first letter ends: the unit is what is wrong (it said "a size must
     // be > 0" of '0x10GiB').
     CHECK_THROWS_WITH(parse_byte_size("0x10GiB"), Catch::Contains("unknown unit 'x10GiB'"));
+    // Past 1e30 bytes, where plain numbers stop: "1e297TiB" was infinite.
+    CHECK_THROWS_WITH(parse_byte_size("1e297TiB"),
+                      Catch::Contains("'1e297TiB': a size must be at most 1e+30 bytes"));
+    CHECK_THROWS_WITH(parse_byte_size("1e30 TiB"), Catch::Contains("at most 1e+30 bytes"));
+    CHECK(*parse_byte_size("1e18 TB") == Approx(1e30));
 }

@@ -375,6 +375,20 @@ TEST_CASE("pareto draws the front and prints it", "[sweep][cli]") {
     // At m=8 and memory ≤ 4.5: ZB-V has no bubble at F=B=W and holds 1F1B's peak p = 4.
     CHECK_THAT(r.out, Catch::Contains("zb-v") && Catch::Contains("peak_activation 4"));
     CHECK_THAT(read_file(dir / "p.dot"), Catch::Contains("(Pareto front)"));
+    // The picture never replaces the results it was drawn from (a name without an extension
+    // and --format took the CSV's place), nor does merge write over one of its inputs.
+    const fs::path bare = dir / "results";
+    fs::copy_file(csv, bare);
+    const std::string before = read_file(bare);
+    const CommandResult over = run_pipesim("pareto " + bare.string() + " -o " + bare.string() +
+                                           " --format svg --where m=8");
+    CHECK(over.exit_code == 2);
+    CHECK_THAT(over.err, Catch::Contains("it is an input of this run"));
+    const CommandResult merged =
+        run_pipesim("merge " + csv.string() + " " + bare.string() + " -o " + bare.string());
+    CHECK(merged.exit_code == 2);
+    CHECK_THAT(merged.err, Catch::Contains("it is an input of this run"));
+    CHECK(read_file(bare) == before);
     fs::remove_all(dir);
 }
 
@@ -474,6 +488,20 @@ TEST_CASE("a second sweep on a results file in use is refused — the first runs
     const CommandResult device = run_pipesim("sweep " + data + "tiny.json -o /dev/null");
     CHECK(device.exit_code == 2);
     CHECK_THAT(device.err, Catch::Contains("/dev/null is not a regular file"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a results file that cannot grow is one line and exit code 2", "[sweep][cli]") {
+    // A full disk, here a 2 KiB file size limit (its signal ignored, so that the write fails
+    // with EFBIG): every other command reports it as an input problem, the sweep said
+    // "internal error" with exit code 1.
+    const fs::path dir = scratch("full");
+    const fs::path csv = dir / "r.csv";
+    const CommandResult r =
+        run_program("trap '' XFSZ; ulimit -f 2; " + std::string(PIPESIM_BINARY),
+                    "sweep " + data + "tiny.json -o " + csv.string() + " -j 1 --progress none");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "pipesim sweep: cannot write " + csv.string() + ": File too large\n");
     fs::remove_all(dir);
 }
 

@@ -141,7 +141,12 @@ TEST_CASE("grid errors name the file, line and column and what was expected", "[
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "model": "zb-1.5b")"),
                Contains("go together"));
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "mem_limit": "8 parsecs")"),
-               Contains("mem_limit: expected a size"));
+               Contains("mem_limit: '8 parsecs': unknown unit 'parsecs'"));
+    // Read as --mem-limit reads it: "1e308 TiB" was infinite bytes, written into results
+    // that resume and merge then refused.
+    CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "mem_limit": "1e308 TiB")"),
+               Contains("g.json:1:") && Contains("mem_limit: '1e308 TiB': a size must be at "
+                                                 "most 1e+30 bytes"));
     // A value given twice would be one job: "2 jobs, 1 ran" on a fresh results file, and a
     // typo such as [1, 1] for [1, 2] gone without a word.
     CHECK_THAT(parse_error(R"("schedule": ["1f1b", "1f1b"], "p": 4, "m": 8)"),
@@ -167,7 +172,7 @@ TEST_CASE("grid errors name the file, line and column and what was expected", "[
                Contains("mem_limit: expected a cap above 0 (leave it out for none)"));
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "model": "zb-1.5b",
                               "gpu": "a100-80gb", "mem_limit": "0 GiB")"),
-               Contains("mem_limit: expected a cap above 0"));
+               Contains("mem_limit: '0 GiB': a size must be > 0"));
     CHECK(parse_grid("g.json", grid_text(R"("schedule": "1f1b", "p": 4, "m": 8,
                                            "mem_limit": [4, "2"])"))
               .mem_limits == std::vector<double>{4, 2});

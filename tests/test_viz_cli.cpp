@@ -175,6 +175,12 @@ TEST_CASE("render draws a saved timeline exactly as analyze drew it", "[viz][cli
         CHECK(std::count(refused.err.begin(), refused.err.end(), '\n') == 1);
         CHECK_FALSE(fs::exists(dir / "c.dot"));
     }
+    // The picture and the Gantt chart cannot share standard output (the chart followed
+    // </svg> and made a corrupt picture, exit 0).
+    const auto both = run_pipesim("render " + (dir / "tl.json") + " -o - --format svg --gantt");
+    CHECK(both.exit_code == 2);
+    CHECK(both.out.empty());
+    CHECK_THAT(both.err, Catch::Contains("- and --gantt both print to standard output"));
 }
 
 TEST_CASE("render draws a timeline no run could produce and warns after the picture",

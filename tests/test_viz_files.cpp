@@ -73,6 +73,15 @@ TEST_CASE("every transfer kind is written by its name and read back", "[viz]") {
     CHECK_THROWS_WITH(viz::parse_timeline_json(wrong, "t.json"),
                       Catch::Contains("expected pipeline, tensor-parallel, data-parallel or "
                                       "context-parallel, got \"context-paralel\""));
+    // An unknown kind on a transfer between two devices is named as such (it was reported as
+    // a collective that must stay on one device).
+    auto between = replayed("1f1b", 2, 3);
+    std::string unknown = viz::timeline_json(between);
+    const auto first = unknown.find("\"bytes\"", unknown.find("\"transfers\""));
+    REQUIRE(first != std::string::npos);
+    unknown.insert(first, "\"kind\": \"bogus\", ");
+    CHECK_THROWS_WITH(viz::parse_timeline_json(unknown, "t.json"),
+                      Catch::Contains("got \"bogus\""));
 }
 
 TEST_CASE("a DualPipe timeline keeps its per-microbatch stage ranges through the file", "[viz]") {

@@ -346,13 +346,63 @@ std::string file_extension(std::string_view path) {
     return ext;
 }
 
+namespace {
+
+// The length of the UTF-8 sequence `text` starts with, or 0 if it does not start with a valid
+// one (an overlong form, a surrogate or a code point past U+10FFFF included).
+std::size_t utf8_sequence(std::string_view text) {
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+    const unsigned char lead = byte(0);
+    if (lead < 0x80) return 1;
+    const std::size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                               : lead >= 0xE0 && lead <= 0xEF ? 3
+                               : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                              : 0;
+    if (length == 0 || text.size() < length) return 0;
+    for (std::size_t i = 1; i < length; ++i)
+        if ((byte(i) & 0xC0) != 0x80) return 0;
+    const unsigned char second = byte(1);
+    if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) ||
+        (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F))
+        return 0;
+    return length;
+}
+
+}  // namespace
+
+std::string printable_name(std::string_view text) {
+    std::string out;
+    while (!text.empty()) {
+        const std::size_t length = utf8_sequence(text);
+        const auto lead = static_cast<unsigned char>(text[0]);
+        if (length == 0 || lead < 0x20 || lead == 0x7F) {
+            out += "\xEF\xBF\xBD";  // U+FFFD
+            text.remove_prefix(1);
+        } else {
+            out += text.substr(0, length);
+            text.remove_prefix(length);
+        }
+    }
+    return out;
+}
+
 std::string file_stem(std::string_view path) {
     if (is_standard_stream(path)) return "stdin";
     const auto slash = path.rfind('/');
     const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
     const auto dot = name.rfind('.');
-    if (dot == std::string_view::npos || dot == 0) return std::string(name);
-    return std::string(name.substr(0, dot));
+    std::string stem =
+        printable_name(dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot));
+    // At most the 200 bytes every format's name takes (U+FFFD is 3 bytes for each odd byte),
+    // cut where a character starts.
+    constexpr std::size_t most = 200;
+    if (stem.size() > most) {
+        std::size_t cut = most;
+        while ((static_cast<unsigned char>(stem[cut]) & 0xC0) == 0x80)
+            --cut;
+        stem.resize(cut);
+    }
+    return stem;
 }
 
 }  // namespace pipesim::fileio

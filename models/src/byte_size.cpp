@@ -49,7 +49,13 @@ std::optional<double> parse_byte_size(std::string_view text) {
     if (!std::isfinite(value) || value <= 0)
         throw std::invalid_argument(fmt::format("'{}': a size must be > 0", text));
     if (unit.empty()) return std::nullopt;
-    return value * known->second;
+    // As far as a plain number of bytes goes: "1e297TiB" was infinite bytes, which a sweep
+    // wrote into results it could not read back.
+    const double bytes = value * known->second;
+    if (!(bytes <= max_byte_size))
+        throw std::invalid_argument(
+            fmt::format("'{}': a size must be at most {:g} bytes", text, max_byte_size));
+    return bytes;
 }
 
 }  // namespace pipesim::models

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "analysis/cluster_workload.hpp"
 #include "fileio/files.hpp"
 #include "fileio/json_document.hpp"
+#include "models/byte_size.hpp"
 #include "models/gpu.hpp"
 #include "models/gpu_json.hpp"
 #include "models/layer_costs.hpp"
@@ -114,37 +116,26 @@ struct MemoryValue {
     bool with_unit = false;
 };
 
-// "80GiB", "40 GB", "512MiB" or a plain number of bytes (or activation units).
+// "80GiB", "40 GB", "512MiB" or a plain number of bytes (or activation units), read as the
+// command line reads --mem-limit (models::parse_byte_size: "1e308 TiB" was infinite bytes,
+// which a job wrote into results that resume and merge then refused).
 MemoryValue memory_value(const fileio::JsonDocument& doc, const std::string& ptr) {
     const auto& value = doc.at(ptr, "a number or a size such as \"80GiB\"");
-    if (!value.is_string()) return {doc.number(ptr, 0, 1e30), false};
+    if (!value.is_string()) return {doc.number(ptr, 0, models::max_byte_size), false};
     const std::string& text = doc.string(ptr, 64);
-    std::size_t used = 0;
-    double number = 0;
+    std::optional<double> bytes;
     try {
-        number = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
+        bytes = models::parse_byte_size(text);
+    } catch (const std::invalid_argument& e) {
+        throw doc.error_at(ptr, fmt::format("mem_limit: {}", e.what()));
     }
-    std::string unit = text.substr(used);
-    while (!unit.empty() && unit.front() == ' ')
-        unit.erase(0, 1);
-    static const std::pair<const char*, double> units[] = {{"", 1.0},
-                                                           {"B", 1.0},
-                                                           {"KB", 1e3},
-                                                           {"MB", 1e6},
-                                                           {"GB", 1e9},
-                                                           {"TB", 1e12},
-                                                           {"KiB", 1024.0},
-                                                           {"MiB", 1048576.0},
-                                                           {"GiB", 1073741824.0},
-                                                           {"TiB", 1099511627776.0}};
-    if (used > 0 && std::isfinite(number) && number >= 0)
-        for (const auto& [name, scale] : units)
-            if (unit == name) return {number * scale, !unit.empty()};
-    throw doc.error_at(ptr, fmt::format("mem_limit: expected a size such as \"80GiB\" (B, KB, "
-                                        "MB, GB, TB, KiB, MiB, GiB, TiB), got {}",
-                                        fileio::quote_excerpt(text)));
+    if (bytes) return {*bytes, true};
+    // A plain number written as text (parse_byte_size has checked it): its own unit.
+    const double number = std::stod(text);
+    if (number > models::max_byte_size)
+        throw doc.error_at(ptr, fmt::format("mem_limit: must be at most {:g}, got {}",
+                                            models::max_byte_size, fileio::quote_excerpt(text)));
+    return {number, false};
 }
 
 std::vector<double> cost_triple(const fileio::JsonDocument& doc, const std::string& ptr) {

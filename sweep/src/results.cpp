@@ -474,9 +474,9 @@ ResultsFile parse_results(const std::string& file, const std::string& text) {
 }
 
 ResultsFile load_results(const std::string& path) {
-    std::string text = fileio::read_text_file(path, std::size_t{1} << 30);
-    fileio::forget_input(path);  // a sweep resumes it: appends to it, or rewrites it whole
-    return parse_results(path, std::move(text));
+    // An input of this run, which no output may replace (pareto and merge wrote over it);
+    // a sweep resuming its own file forgets that (resume_results).
+    return parse_results(path, fileio::read_text_file(path, std::size_t{1} << 30));
 }
 
 }  // namespace pipesim::sweep

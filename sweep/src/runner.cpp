@@ -121,6 +121,7 @@ int open_locked(const std::string& path, int extra_flags) {
 int resume_results(int fd, const std::string& output, const std::vector<Job>& jobs,
                    const std::string& grid, std::set<std::string>& finished) {
     const ResultsFile existing = load_results(output);
+    fileio::forget_input(output);  // this sweep appends to it, or rewrites it whole
     std::string kept = csv_header() + "\n";
     // An empty file has no header to append under.
     bool rewrite = existing.incomplete_tail || existing.rows.empty();
@@ -165,7 +166,7 @@ int claim_results_file(const std::string& output, const std::vector<Job>& jobs,
     try {
         if (!created) return resume_results(fd, output, jobs, grid, finished);
         if (const int error = fileio::write_all(fd, csv_header() + "\n"); error != 0)
-            throw std::runtime_error(
+            throw std::invalid_argument(  // as fileio's writes report it: exit code 2
                 fmt::format("cannot write {}: {}", output, std::strerror(error)));
         return fd;
     } catch (...) {
@@ -206,7 +207,7 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
                      r.grid = options.grid;
                      // One write per row: a kill never splits one.
                      if (const int error = fileio::write_all(fd, csv_row(r) + "\n"); error != 0)
-                         throw std::runtime_error(
+                         throw std::invalid_argument(  // a full disk: exit code 2
                              fmt::format("cannot write {}: {}", output, std::strerror(error)));
                      ++summary.ran;
                      switch (r.status) {

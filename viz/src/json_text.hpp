@@ -11,9 +11,11 @@
 
 namespace pipesim::viz::detail {
 
-/// `text` as a JSON string literal, quotes included.
+/// `text` as a JSON string literal, quotes included; bytes that are not UTF-8 (a name from a
+/// file name may hold them) as U+FFFD, not an exception.
 inline std::string json_string(std::string_view text) {
-    return nlohmann::json(std::string(text)).dump();
+    return nlohmann::json(std::string(text))
+        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 /// The shortest decimal that reads back as the same double. Throws for NaN and infinities,

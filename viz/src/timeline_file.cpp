@@ -397,8 +397,22 @@ class Reader {
             x.dst_device = static_cast<int>(doc_.integer(p + "/dst", 0, t.devices - 1));
             x.producer = read_op(doc_.at(p + "/producer", "an op"), p + "/producer", t, false);
             x.consumer = read_op(doc_.at(p + "/consumer", "an op"), p + "/consumer", t, false);
-            const bool pipeline =
-                !doc_.has(p + "/kind") || doc_.at(p + "/kind", "a kind") == "pipeline";
+            // The kind first: the checks below depend on it (an unknown kind was reported as a
+            // collective between two devices).
+            if (doc_.has(p + "/kind")) {
+                const std::string kind = doc_.string(p + "/kind", 32);
+                const auto* found =
+                    std::find_if(transfer_kinds.begin(), transfer_kinds.end(),
+                                 [&](TransferKind k) { return transfer_kind_name(k) == kind; });
+                if (found == transfer_kinds.end())
+                    throw doc_.error_at(
+                        p + "/kind",
+                        fmt::format("{}: expected pipeline, tensor-parallel, data-parallel or "
+                                    "context-parallel, got \"{}\"",
+                                    fileio::JsonDocument::display_name(p + "/kind"), kind));
+                x.kind = *found;
+            }
+            const bool pipeline = x.kind == TransferKind::pipeline;
             const int from = t.stage_device[static_cast<std::size_t>(x.producer.stage)];
             const int to = t.stage_device[static_cast<std::size_t>(x.consumer.stage)];
             if (pipeline && !carries_an_input(t, x))
@@ -422,19 +436,6 @@ class Reader {
             x.bytes = doc_.number(p + "/bytes", 0, max_time);
             x.start = doc_.number(p + "/start", 0, max_time);
             x.end = doc_.number(p + "/end", x.start, max_time);
-            if (doc_.has(p + "/kind")) {
-                const std::string kind = doc_.string(p + "/kind", 32);
-                const auto* found =
-                    std::find_if(transfer_kinds.begin(), transfer_kinds.end(),
-                                 [&](TransferKind k) { return transfer_kind_name(k) == kind; });
-                if (found == transfer_kinds.end())
-                    throw doc_.error_at(
-                        p + "/kind",
-                        fmt::format("{}: expected pipeline, tensor-parallel, data-parallel or "
-                                    "context-parallel, got \"{}\"",
-                                    fileio::JsonDocument::display_name(p + "/kind"), kind));
-                x.kind = *found;
-            }
             t.transfers.push_back(x);
         }
     }

@@ -65,8 +65,14 @@ bool is_standard_stream(std::string_view path);
 /// The extension of `path`'s file name in lower case with its dot (".json"), or "" if none.
 std::string file_extension(std::string_view path);
 
+/// `text` as a name that outputs can hold and terminals show as it is: each byte that starts no
+/// valid UTF-8 sequence, and each control character (below 0x20, and 0x7f), as U+FFFD.
+std::string printable_name(std::string_view text);
+
 /// The file name of `path` without directory and extension ("runs/a.b.csv" → "a.b"; "stdin"
-/// for `-`).
+/// for `-`), as printable_name() and at most 200 bytes (a file name may be any bytes but '/'
+/// and NUL; schedules, blocks and clusters without a name take it, and JSON outputs and
+/// terminals show it).
 std::string file_stem(std::string_view path);
 
 }  // namespace pipesim::fileio

@@ -75,7 +75,8 @@ struct ResultsFile {
 /// Parses results CSV text; `file` names it in messages. Throws ParseError
 /// ("file:line:column: ...") for a different header or a malformed row.
 ResultsFile parse_results(const std::string& file, const std::string& text);
-/// Reads a results file (capped at 1 GiB).
+/// Reads a results file (capped at 1 GiB), an input no output of the run may then replace
+/// (fileio::guard_inputs).
 ResultsFile load_results(const std::string& path);
 
 /// Splits one CSV line into fields (RFC 4180 quoting). Returns nullopt if a quote is open
