@@ -120,6 +120,35 @@ TEST_CASE("symmetric mode agrees with the full simulation within 0.5%", "[simgri
     CHECK(symmetric_runs >= 3);
 }
 
+TEST_CASE("a reduction over a NIC that replicas' messages share takes its closed-form time",
+          "[simgrid]") {
+    // 8 nodes of 2 GPUs behind one 10 GB/s NIC each, no latency; p = 2, D = 4: each device's
+    // 4 replicas sit on 2 nodes, 2 per node, and their gradient ring crosses each node's NIC,
+    // which both replicas' pipeline messages cross too. Symmetric mode gave the reduction
+    // the 1/2 share meant for replica 0's messages: 0.30 s instead of 0.15 s.
+    const std::string text = run_in_child([] {
+        ClusterSpec c = cluster(8, 2, /*nic_per_gpu=*/false, false);
+        c.intra_node = LinkSpec{1e12, 0};
+        c.nic = LinkSpec{1e10, 0};
+        const Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 4, 1, 0});
+        const SimWorkload w = simple_workload(uniform_stage_costs(2, 1, 0.01, 0.02, 0.01), 2, 0,
+                                              /*gradient_bytes=*/1e9);
+        SimOptions options;
+        options.nccl_algo = NcclAlgo::ring;
+        const SimResult r = simulate(s, w, c, Layout{4, 2, 1}, options);
+        return fmt::format("{:.17g} {}", r.grad_reduce_time, to_string(r.mode));
+    });
+    INFO(text);
+    std::istringstream in(text);
+    double reduce = 0;
+    std::string mode;
+    in >> reduce >> mode;
+    // Two rings (one per GPU of a node: NCCL's channels), each sending 2(n − 1)/n · S / 2 =
+    // 0.75 GB through each NIC per direction: 1.5 GB at 10 GB/s.
+    CHECK(reduce == Approx(2.0 * 3 / 4 * 1e9 / 1e10).epsilon(1e-6));
+    CHECK(mode == "full");
+}
+
 TEST_CASE("a straggler, GPUs of different speeds or unevenly loaded links make it full",
           "[simgrid]") {
     const std::string result = run_in_child([] {

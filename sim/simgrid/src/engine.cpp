@@ -142,10 +142,18 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
 
     const int p = layout.pp;
     const std::vector<double> slowdown = device_slowdowns(cluster, layout, speeds, options);
+    // Whether GPUs of different replicas (or context-parallel ranks) exchange bytes.
+    const auto replica_collectives = [](const Layout& l, const SimWorkload& w) {
+        const auto any = [](const std::vector<double>& bytes) {
+            return std::any_of(bytes.begin(), bytes.end(), [](double b) { return b > 0; });
+        };
+        return l.dp * l.cp > 1 &&
+               (any(w.gradient_bytes) || any(w.param_gather_bytes) || any(w.param_fetch_bytes));
+    };
     const std::vector<std::pair<int, int>> pairs = detail::device_pairs(schedule);
-    const detail::SymmetryPlan symmetry =
-        detail::plan_symmetry(cluster, layout, pairs, slowdown, options,
-                              layout.cp > 1 && !workload.cp_ring.layers.empty());
+    const detail::SymmetryPlan symmetry = detail::plan_symmetry(
+        cluster, layout, pairs, slowdown, options,
+        layout.cp > 1 && !workload.cp_ring.layers.empty(), replica_collectives(layout, workload));
     const int replicas = symmetry.symmetric ? 1 : layout.dp;
     const std::vector<NcclAlgo> algorithms =
         detail::gradient_algorithms(cluster, layout, workload, options);

@@ -27,11 +27,13 @@ struct SymmetryPlan {
 /// stragglers, every replica's devices at replica 0's speeds (`slowdown` per replica·pp +
 /// device), and pipeline links loaded evenly: the replicas whose messages cross a link all
 /// cross it with the same device pairs, and with `cp_rings` (ring attention's transfers) no
-/// link crossed by the context-parallel rings of two replicas. `pairs`: the (src, dst)
-/// devices that exchange messages.
+/// link crossed by the context-parallel rings of two replicas, and with
+/// `replica_collectives` (gradient reductions, parameter gathers across the replicas) no
+/// link crossed by two replicas' messages. `pairs`: the (src, dst) devices that exchange
+/// messages.
 SymmetryPlan plan_symmetry(const ClusterSpec& cluster, const Layout& layout,
                            const std::vector<std::pair<int, int>>& pairs,
                            const std::vector<double>& slowdown, const SimOptions& options,
-                           bool cp_rings);
+                           bool cp_rings, bool replica_collectives);
 
 }  // namespace pipesim::simgrid::detail
