@@ -101,16 +101,20 @@ namespace {
 // Runs pipesim with `args` under an address-space limit of `kib` KiB (ulimit -v).
 pipesim::test::CommandResult run_limited(long kib, const std::string& args) {
     // One file per process: ctest runs the tests that use this side by side.
-    const auto err = std::filesystem::temp_directory_path() /
-                     ("pipesim_simulate_ulimit_err_" + std::to_string(::getpid()));
+    const auto tag = std::to_string(::getpid());
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto err = dir / ("pipesim_simulate_ulimit_err_" + tag);
+    const auto out = dir / ("pipesim_simulate_ulimit_out_" + tag);
     const std::string command = "sh -c 'ulimit -v " + std::to_string(kib) + "; exec " +
                                 std::string(PIPESIM_BINARY) + " " + args + "' 2>" + err.string() +
-                                " >/dev/null";
+                                " >" + out.string();
     const int status = std::system(command.c_str());
     pipesim::test::CommandResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.err = pipesim::test::read_file(err);
+    r.out = pipesim::test::read_file(out);
     std::filesystem::remove(err);
+    std::filesystem::remove(out);
     return r;
 }
 
@@ -123,10 +127,12 @@ TEST_CASE("a simulation that cannot fit in the address-space limit is refused in
     const auto r = run_limited(
         400000,
         "simulate -s 1f1b -p 512 -m 64 --cluster dgx-h100:512 --costs 0.01,0.02,0.01 --dp 8 "
-        "--straggler 0:2 --grad-bytes 1e8 --json");
+        "--straggler 0:2 --grad-bytes 1e8");
     INFO(r.err);
     CHECK(r.exit_code == 2);
     CHECK(pipesim::test::lines_of(r.err).size() == 1);
+    // Refused before the report's first line ("simulating 8 replicas × ..." came first).
+    CHECK(r.out.empty());
     CHECK_THAT(r.err, Catch::Contains("MiB of address space") && Catch::Contains("ulimit -v"));
 }
 

@@ -356,6 +356,21 @@ simgrid::Layout cluster_layout(const SimGridEngine& engine, const PipelineSpec& 
     return layout;
 }
 
+// What the engine moves and computes: the model's plan, or the costs with the engine's
+// message and gradient bytes; each node group's speed relative to the costs' GPU.
+simgrid::SimWorkload sim_workload(const Schedule& schedule, const StageCosts& costs,
+                                  const std::optional<ModelAnalysis>& model,
+                                  const PipelineSpec& spec, const SimGridEngine& engine) {
+    simgrid::SimWorkload workload =
+        model ? workload_from_plan(model->plan, schedule, spec.tp,
+                                   spec.costs.model->optimizer.sharding())
+              : simgrid::simple_workload(costs, schedule.devices, engine.message_bytes,
+                                         engine.grad_bytes);
+    workload.group_speeds = model ? node_group_speeds(engine.cluster, model->gpu)
+                                  : node_group_speeds(engine.cluster, std::string());
+    return workload;
+}
+
 void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
     check_cluster_inputs(spec, a.costs, a.model.has_value(), engine);
 
@@ -363,13 +378,7 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
     run.cluster = engine.cluster.name;
     run.description = engine.cluster.description;
     run.layout = cluster_layout(engine, spec, a.schedule.devices, a.model);
-    simgrid::SimWorkload workload =
-        a.model ? workload_from_plan(a.model->plan, a.schedule, spec.tp,
-                                     spec.costs.model->optimizer.sharding())
-                : simgrid::simple_workload(a.costs, a.schedule.devices, engine.message_bytes,
-                                           engine.grad_bytes);
-    workload.group_speeds = a.model ? node_group_speeds(engine.cluster, a.model->gpu)
-                                    : node_group_speeds(engine.cluster, std::string());
+    const simgrid::SimWorkload workload = sim_workload(a.schedule, a.costs, a.model, spec, engine);
     run.result =
         simgrid::simulate(a.schedule, workload, engine.cluster, run.layout, engine.options);
     a.timeline = run.result.timeline;
@@ -494,13 +503,11 @@ void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine) {
     simgrid::check_layout(layout, engine.cluster);
     simgrid::check_options(engine.options, engine.cluster, layout);
     check_cluster_inputs(pipeline.spec, pipeline.costs, pipeline.model.has_value(), engine);
+    const simgrid::SimWorkload w =
+        sim_workload(pipeline.schedule, pipeline.costs, pipeline.model, pipeline.spec, engine);
     // A model's messages and collectives as the engine will move them: SimGrid's transfers
     // stop at max_workload_bytes (an activation of b = 4096 sequences of a wide model was
     // refused only once the run had been announced, in the engine's words).
-    if (!pipeline.model) return;
-    const simgrid::SimWorkload w =
-        workload_from_plan(pipeline.model->plan, pipeline.schedule, pipeline.spec.tp,
-                           pipeline.spec.costs.model->optimizer.sharding());
     const char* activations = "give a smaller --mb, a larger -t or --cp, or a smaller model";
     const char* weights = "give more stages, a larger -t, or a smaller model";
     const std::tuple<const char*, const std::vector<double>*, const char*> moved[] = {
@@ -511,11 +518,17 @@ void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine) {
         {"a stage's parameter fetch", &w.param_fetch_bytes, weights}};
     for (const auto& [what, bytes, advice] : moved)
         for (const double b : *bytes)
-            if (b > simgrid::max_workload_bytes)
+            if (pipeline.model && b > simgrid::max_workload_bytes)
                 throw std::invalid_argument(
                     fmt::format("{} would be {:.3g} bytes, more than the {:g} the cluster "
                                 "simulation moves at once: {}",
                                 what, b, simgrid::max_workload_bytes, advice));
+    // Then the engine's own checks, its memory and the kernel's mappings among them, without
+    // simulating: a run refused there was refused after its first line had been printed.
+    simgrid::SimOptions check = engine.options;
+    check.check_only = true;
+    check.progress = nullptr;
+    (void)simgrid::simulate(pipeline.schedule, w, engine.cluster, layout, check);
 }
 
 Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {

@@ -160,6 +160,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     const std::vector<std::pair<int, int>> routes =
         detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node, algorithms);
     check_run_size(schedule, cluster, layout, replicas, routes.size(), options);
+    if (options.check_only) return SimResult{};
     if (engine_used.exchange(true))
         throw std::logic_error("SimGrid allows one simulation per process; this one has run");
 

@@ -123,6 +123,9 @@ struct SimOptions {
     std::optional<NcclAlgo> nccl_algo;
     /// Called during the run (from one second of wall time on, at most twice a second).
     std::function<void(const SimProgress&)> progress;
+    /// Make every check the run makes, its memory and the kernel's mappings included, and
+    /// return an empty result without simulating (a process may still run its simulation).
+    bool check_only = false;
 };
 
 /// How the replicas were simulated. full: every replica's pipeline. symmetric: replica 0's
