@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "commands.hpp"
@@ -105,7 +106,7 @@ int run_analyze(const std::vector<std::string>& args) {
         nlohmann::ordered_json j = analysis_json(result, spec);
         if (kernels)
             j["layer_kernels"] = analysis::layer_kernels_json(layer_kernels(*result.model));
-        fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        fmt::print("{}\n", analysis::json_text(j, 2));
     } else {
         fmt::print("{}", analysis_table(result, spec));
         if (kernels) fmt::print("{}", kernel_table(layer_kernels(*result.model), *result.model));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "bounds.hpp"
@@ -133,7 +134,7 @@ int run_block(const std::vector<std::string>& args) {
                       {"stage_in_flight", life.stage_in_flight},
                       {"lifespan_bound", life.device_bound},
                       {"lifespan_bound_max", life.max_bound}};
-        fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        fmt::print("{}\n", analysis::json_text(j, 2));
         return 0;
     }
     fmt::print("{}", analysis_table(result, c.spec));

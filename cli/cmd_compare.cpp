@@ -11,6 +11,7 @@
 
 #include "analysis/cluster_workload.hpp"
 #include "analysis/compare.hpp"
+#include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "commands.hpp"
@@ -222,7 +223,7 @@ int run_compare(const std::vector<std::string>& args) {
         comparison.command = command_line("compare", args);
         comparison.inputs = run_inputs(spec, cluster_name);
         const nlohmann::ordered_json j = analysis::comparison_json(comparison);
-        fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        fmt::print("{}\n", analysis::json_text(j, 2));
     } else if (csv) {
         fmt::print(
             "schedule,chunks,{},bubble_rate,efficiency,{},{},speedup,speedup_1f1b,"

@@ -217,8 +217,7 @@ int run_search(const std::vector<std::string>& args) {
         if (fileio::is_standard_stream(c.save)) return 0;  // the schedule is the output
     }
     if (c.json) {
-        fmt::print("{}\n", analysis::search_json(report).dump(
-                               2, ' ', false, nlohmann::json::error_handler_t::replace));
+        fmt::print("{}\n", analysis::json_text(analysis::search_json(report), 2));
         print_search_warnings(best);
         return 0;
     }

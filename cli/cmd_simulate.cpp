@@ -233,8 +233,7 @@ int run_simulate(const std::vector<std::string>& args) {
     if (!report) return 0;  // a file went to standard output
 
     if (json) {
-        fmt::print("{}\n", analysis_json(result, spec)
-                               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        fmt::print("{}\n", analysis::json_text(analysis_json(result, spec), 2));
     } else {
         fmt::print("{}", analysis_table(result, spec));
         fmt::print("\n  {:<22}{}{}, dp={} × pp={} × tp={}{} = {} GPUs, order {}\n", "cluster",

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/child_run.hpp"
+#include "analysis/result_json.hpp"
 #include "models/presets.hpp"
 #include "report.hpp"
 #include "schedules/registry.hpp"
@@ -55,7 +56,7 @@ std::string report_run_json(const ReportRun& r) {
         j["iteration_time"] = r.picture->iteration_time;
         j["iteration_is_period"] = r.picture->iteration_is_period;
     }
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return analysis::json_text(j);
 }
 
 ReportRun parse_report_run(const std::string& name, const std::string& text) {

@@ -176,6 +176,10 @@ TEST_CASE("grid errors name the file, line and column and what was expected", "[
     CHECK(parse_grid("g.json", grid_text(R"("schedule": "1f1b", "p": 4, "m": 8,
                                            "mem_limit": [4, "2"])"))
               .mem_limits == std::vector<double>{4, 2});
+    // A subnormal plain number as text: std::stod threw out_of_range ("internal error: stod").
+    CHECK(parse_grid("g.json", grid_text(R"("schedule": "1f1b", "p": 4, "m": 8,
+                                           "mem_limit": "1e-310")"))
+              .mem_limits == std::vector<double>{1e-310});
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "stages": 4)"),
                Contains("stages"));
     CHECK_THAT(parse_error(R"("schedule": "1f1b", "p": 4, "m": 8, "costs": [1, 2])"),

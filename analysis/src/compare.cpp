@@ -187,8 +187,8 @@ Comparison compare_on_cluster(const PipelineSpec& spec, const std::vector<std::s
         compare_each(spec, names, [&](const std::string& name, const PipelineSpec& one) {
             const std::string text = run_in_child(
                 [&] {
-                    return compared_run_json(compared_run(name, run_with_baseline(one, rows_only)))
-                        .dump();
+                    return json_text(
+                        compared_run_json(compared_run(name, run_with_baseline(one, rows_only))));
                 },
                 interrupted);
             return parse_compared_run(name, nlohmann::json::parse(text));

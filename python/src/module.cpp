@@ -297,7 +297,8 @@ py::tuple compare(const py::dict& d, const std::vector<std::string>& names, bool
             throw;
         }
     }
-    return py::make_tuple(analysis::comparison_json(comparison).dump(), comparison.warnings);
+    return py::make_tuple(analysis::json_text(analysis::comparison_json(comparison)),
+                          comparison.warnings);
 }
 
 // Runs the search and returns (its JSON text, the best schedule, the best one's warnings).
@@ -315,7 +316,7 @@ py::tuple run_search(SearchOptions options, const analysis::PipelineSpec& spec, 
         py::gil_scoped_release release;
         report = analysis::search_report(options, spec, cap_bytes, post_validation);
     }
-    return py::make_tuple(analysis::search_json(report).dump(), report.result.best,
+    return py::make_tuple(analysis::json_text(analysis::search_json(report)), report.result.best,
                           analysis::run_warnings(report.best));
 }
 

@@ -38,7 +38,7 @@ std::string_view next_section(std::string_view& in) {
 }  // namespace
 
 RunData run_data(analysis::Analysis&& result, const analysis::PipelineSpec& spec) {
-    std::string json = analysis::analysis_json(result, spec).dump();
+    std::string json = analysis::json_text(analysis::analysis_json(result, spec));
     return RunData{std::move(json),          std::move(result.schedule), std::move(result.timeline),
                    std::move(result.memory), result.model.has_value(),   result.iteration_time,
                    result.post_validation};

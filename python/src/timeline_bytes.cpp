@@ -9,12 +9,15 @@
 
 #include <fmt/format.h>
 
+#include "viz/chrome_trace.hpp"
+
 namespace pipesim::python {
 
 namespace {
 
 constexpr std::string_view magic = "pipesim-timeline-bytes";
 constexpr std::uint32_t version = 1;
+constexpr double max_amount = 1e100;  // the saved-timeline reader's bound (timeline_file.cpp)
 
 class Writer {
   public:
@@ -94,8 +97,15 @@ class Reader {
     std::vector<double> doubles() {
         std::vector<double> values(count(sizeof(double)));
         for (double& v : values)
-            v = get<double>();
+            v = amount("a memory figure");
         return values;
+    }
+    // A time, byte count or memory figure: finite and not negative, as the saved-timeline
+    // reader takes them.
+    double amount(std::string_view what) {
+        const auto v = get<double>();
+        if (!(v >= 0 && v <= max_amount)) fail(fmt::format("{} of {}", what, v));
+        return v;
     }
     bool done() const { return in_.empty(); }
 
@@ -160,6 +170,7 @@ void timeline_from_bytes(std::string_view bytes, const std::string& source, Time
     t = Timeline{};
     t.schedule = r.text();
     t.time_unit = r.text();
+    if (!viz::known_time_unit(t.time_unit)) r.fail("an unknown time unit");
     t.devices = r.get<std::int32_t>();
     t.microbatches = r.get<std::int32_t>();
     t.chunks = r.get<std::int32_t>();
@@ -171,11 +182,17 @@ void timeline_from_bytes(std::string_view bytes, const std::string& source, Time
     for (std::size_t s = 0; s < stages; ++s)
         t.stage_device.push_back(r.index(t.devices, "device"));
     t.microbatch_stages.resize(r.count(8));
+    if (!t.microbatch_stages.empty() &&
+        t.microbatch_stages.size() != static_cast<std::size_t>(t.microbatches))
+        r.fail("microbatch_stages: not one range per microbatch");
     for (StageRange& range : t.microbatch_stages) {
         range.first = r.index(t.stages(), "stage");
         range.last = r.index(t.stages(), "stage");
+        if (range.last < range.first) r.fail("a stage range that ends before it starts");
     }
     t.fb_pairs.resize(r.count(8));
+    if (!t.fb_pairs.empty() && t.fb_pairs.size() != static_cast<std::size_t>(t.devices))
+        r.fail("fb_pairs: not one list per device");
     for (std::vector<int>& pairs : t.fb_pairs) {
         pairs.resize(r.count(4));
         for (int& position : pairs)
@@ -183,13 +200,25 @@ void timeline_from_bytes(std::string_view bytes, const std::string& source, Time
     }
     if (r.count(8) != static_cast<std::size_t>(t.devices)) r.fail("not one op list per device");
     t.device_ops.resize(stages / static_cast<std::size_t>(t.chunks));
-    for (std::vector<TimedOp>& ops : t.device_ops) {
+    for (std::size_t d = 0; d < t.device_ops.size(); ++d) {
+        std::vector<TimedOp>& ops = t.device_ops[d];
         ops.resize(r.count(op_bytes + 16));
-        for (TimedOp& o : ops) {
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+            TimedOp& o = ops[i];
             o.op = r.op(t);
-            o.start = r.get<double>();
-            o.end = r.get<double>();
+            o.start = r.amount("a start");
+            o.end = r.amount("an end");
+            // As the saved-timeline reader: on its stage's device, in order, not overlapping.
+            if (t.stage_device[static_cast<std::size_t>(o.op.stage)] != static_cast<int>(d))
+                r.fail(fmt::format("{} is listed on device {}, which does not run its stage",
+                                   to_string(o.op), d));
+            if (o.end < o.start || (i > 0 && o.start < ops[i - 1].end))
+                r.fail(fmt::format("{} on device {}: times out of order", to_string(o.op), d));
         }
+        if (!t.fb_pairs.empty())
+            for (int position : t.fb_pairs[d])
+                if (static_cast<std::size_t>(position) + 1 >= ops.size())
+                    r.fail(fmt::format("an F&B pair past device {}'s ops", d));
     }
     t.transfers.resize(r.count(8 + 2 * op_bytes + 24 + 1));
     for (Transfer& x : t.transfers) {
@@ -197,9 +226,10 @@ void timeline_from_bytes(std::string_view bytes, const std::string& source, Time
         x.dst_device = r.index(t.devices, "device");
         x.producer = r.op(t);
         x.consumer = r.op(t);
-        x.bytes = r.get<double>();
-        x.start = r.get<double>();
-        x.end = r.get<double>();
+        x.bytes = r.amount("a transfer's bytes");
+        x.start = r.amount("a start");
+        x.end = r.amount("an end");
+        if (x.end < x.start) r.fail("a transfer that ends before it starts");
         const auto kind = r.get<std::uint8_t>();
         if (kind > static_cast<std::uint8_t>(TransferKind::context_parallel))
             r.fail(fmt::format("unknown transfer kind {}", kind));
@@ -209,6 +239,9 @@ void timeline_from_bytes(std::string_view bytes, const std::string& source, Time
     memory.held_for_w = r.doubles();
     if (memory.activation.size() != stages || memory.held_for_w.size() != stages)
         r.fail("the memory model: not one figure per stage");
+    for (std::size_t s = 0; s < stages; ++s)
+        if (memory.held_for_w[s] > memory.activation[s])
+            r.fail("the memory model: a stage holds more for W than its activation");
     if (!r.done()) r.fail("bytes left over after the timeline");
 }
 

@@ -340,3 +340,51 @@ def test_result_fields_are_copies():
     for row in c:
         row["schedule"] = "changed"
     assert c.column("schedule") == ["1f1b", "zb-h1"]
+
+
+def test_a_file_name_of_any_bytes_reaches_the_result(tmp_path):
+    # A calibration file whose name is not UTF-8: the result's JSON names it with U+FFFD (it
+    # raised nlohmann's "invalid UTF-8 byte" as a RuntimeError).
+    import os
+    import shutil
+    source = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "examples",
+                          "calibration-h100.json")
+    path = os.path.join(os.fsencode(tmp_path), b"cal\xff.json")
+    shutil.copyfile(source, path)
+    r = pipesim.analyze(schedule="1f1b", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1,
+                        calibration=os.fsdecode(path))
+    assert "cal\ufffd.json" in json.dumps(r.to_dict(), ensure_ascii=False)
+
+
+def _timeline_bytes(unit="unit", ops=((0, 0.0, 1.0), (3, 1.0, 3.0)), activation=1.0, held=1.0):
+    """The pickle's timeline bytes of a one-device, one-microbatch run, written from the
+    layout python/src/timeline_bytes.hpp describes (native little-endian)."""
+    import struct
+
+    def text(s):
+        return struct.pack("<Q", len(s)) + s.encode()
+
+    out = text("pipesim-timeline-bytes") + struct.pack("<I", 1) + text("1f1b") + text(unit)
+    out += struct.pack("<iii", 1, 1, 1) + struct.pack("<Qi", 1, 0)  # p, m, v; stage_device
+    out += struct.pack("<QQ", 0, 0)  # microbatch_stages, fb_pairs
+    out += struct.pack("<QQ", 1, len(ops))
+    for kind, start, end in ops:
+        out += struct.pack("<Biidd", kind, 0, 0, start, end)
+    out += struct.pack("<Q", 0)  # transfers
+    return out + struct.pack("<QdQd", 1, activation, 1, held)
+
+
+def test_pickled_timeline_bytes_are_checked_as_a_saved_timeline_is():
+    r = pipesim.analyze(schedule="1f1b", p=1, m=1)
+    _, (json_text, schedule_text, timeline) = r._run.__reduce__()
+    assert timeline == _timeline_bytes()  # the documented layout, written independently
+    for damaged, problem in ((_timeline_bytes(ops=((0, 0.0, float("nan")), (3, 1.0, 3.0))),
+                              "an end of nan"),
+                             (_timeline_bytes(ops=((0, 2.0, 1.0), (3, 2.0, 3.0))),
+                              "times out of order"),
+                             (_timeline_bytes(ops=((0, 0.0, 1.0), (3, 0.5, 3.0))),
+                              "times out of order"),
+                             (_timeline_bytes(held=2.0), "holds more for W"),
+                             (_timeline_bytes(unit="fortnights"), "an unknown time unit")):
+        with pytest.raises(ValueError, match=problem):
+            pipesim._run_from_pickle(json_text, schedule_text, damaged)

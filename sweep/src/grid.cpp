@@ -1,6 +1,7 @@
 #include "sweep/grid.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -130,8 +131,10 @@ MemoryValue memory_value(const fileio::JsonDocument& doc, const std::string& ptr
         throw doc.error_at(ptr, fmt::format("mem_limit: {}", e.what()));
     }
     if (bytes) return {*bytes, true};
-    // A plain number written as text (parse_byte_size has checked it): its own unit.
-    const double number = std::stod(text);
+    // A plain number written as text (parse_byte_size has checked it): its own unit, read as
+    // parse_byte_size reads it (std::stod threw out_of_range for a subnormal "1e-310").
+    double number = 0;
+    std::from_chars(text.data(), text.data() + text.size(), number);
     if (number > models::max_byte_size)
         throw doc.error_at(ptr, fmt::format("mem_limit: must be at most {:g}, got {}",
                                             models::max_byte_size, fileio::quote_excerpt(text)));

@@ -11,6 +11,13 @@
 
 namespace pipesim::analysis {
 
+/// `j` as JSON text (`indent` as nlohmann's dump), each byte that is not UTF-8 as U+FFFD
+/// rather than an exception: names and paths taken from the file system may hold any byte.
+template <class Json>
+std::string json_text(const Json& j, int indent = -1) {
+    return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 /// The `--json` object: schedule, stages, microbatches, chunks, makespan, bubble_rate,
 /// peak_activation (per device), peak_activation_max, throughput, per-device details, the
 /// model's figures when a model gave the costs, and the cluster's (engine, cluster, dp, tp,

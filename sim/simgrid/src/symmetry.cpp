@@ -30,7 +30,8 @@ bool collectives_cross(const ClusterSpec& cluster, const Layout& layout,
                 if (shared(nic_of(cluster, g, true)) || shared(nic_of(cluster, g, false)))
                     return true;
             // Between leaves: each member node's leaf uplink both ways, on the route to a
-            // member on another leaf (any other: a leaf has one uplink).
+            // member on another leaf (any other: a leaf has one uplink). A star has no leaves.
+            if (cluster.topology != InterNodeTopology::fat_tree) continue;
             const auto leaf = [&](int g) { return leaf_of(cluster, node_of(cluster, g)); };
             const int a = members.front();
             const auto other = std::find_if(members.begin(), members.end(),

@@ -29,8 +29,8 @@ struct SymmetryPlan {
 /// cross it with the same device pairs, and with `cp_rings` (ring attention's transfers) no
 /// link crossed by the context-parallel rings of two replicas, and with
 /// `replica_collectives` (gradient reductions, parameter gathers across the replicas) no
-/// link crossed by two replicas' messages. `pairs`: the (src, dst) devices that exchange
-/// messages.
+/// link that two replicas' messages share and those collectives cross. `pairs`: the (src,
+/// dst) devices that exchange messages.
 SymmetryPlan plan_symmetry(const ClusterSpec& cluster, const Layout& layout,
                            const std::vector<std::pair<int, int>>& pairs,
                            const std::vector<double>& slowdown, const SimOptions& options,
