@@ -505,9 +505,10 @@ void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine) {
     check_cluster_inputs(pipeline.spec, pipeline.costs, pipeline.model.has_value(), engine);
     const simgrid::SimWorkload w =
         sim_workload(pipeline.schedule, pipeline.costs, pipeline.model, pipeline.spec, engine);
-    // A model's messages and collectives as the engine will move them: SimGrid's transfers
-    // stop at max_workload_bytes (an activation of b = 4096 sequences of a wide model was
-    // refused only once the run had been announced, in the engine's words).
+    // Messages and collectives as the engine will move them: SimGrid's transfers stop at
+    // max_workload_bytes (an activation of b = 4096 sequences of a wide model was refused only
+    // once the run had been announced, in the engine's words). Without a model the flags'
+    // bytes are bounded where they are read, and the advice below would not fit.
     const char* activations = "give a smaller --mb, a larger -t or --cp, or a smaller model";
     const char* weights = "give more stages, a larger -t, or a smaller model";
     const std::tuple<const char*, const std::vector<double>*, const char*> moved[] = {
@@ -518,7 +519,7 @@ void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine) {
         {"a stage's parameter fetch", &w.param_fetch_bytes, weights}};
     for (const auto& [what, bytes, advice] : moved)
         for (const double b : *bytes)
-            if (pipeline.model && b > simgrid::max_workload_bytes)
+            if (b > simgrid::max_workload_bytes)
                 throw std::invalid_argument(
                     fmt::format("{} would be {:.3g} bytes, more than the {:g} the cluster "
                                 "simulation moves at once: {}",

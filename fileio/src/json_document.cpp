@@ -586,21 +586,19 @@ void JsonDocument::require_format(std::string_view tag, int version) const {
     if (!root_.is_object())
         throw error_at("", fmt::format("expected a JSON object with \"format\": \"{}\", got {}",
                                        tag, got(root_)));
-    if (string("/format", 64) != tag)
-        throw error_at("/format",
-                       fmt::format("format: expected \"{}\", got {}", tag, got(root_["format"])));
-    if (integer("/version", 1, 1'000'000) != version)
-        throw error_at("/version", fmt::format("version {} is not supported: this pipesim reads "
-                                               "version {}",
-                                               root_["version"].dump(), version));
+    check_header(tag, version, /*required=*/true);
 }
 
 void JsonDocument::optional_format(std::string_view tag, int version) const {
-    if (!root_.is_object()) return;  // the caller's object("") check says what is expected
-    if (root_.contains("format") && string("/format", 64) != tag)
+    // Not an object: the caller's object("") check says what is expected.
+    if (root_.is_object()) check_header(tag, version, /*required=*/false);
+}
+
+void JsonDocument::check_header(std::string_view tag, int version, bool required) const {
+    if ((required || root_.contains("format")) && string("/format", 64) != tag)
         throw error_at("/format",
                        fmt::format("format: expected \"{}\", got {}", tag, got(root_["format"])));
-    if (root_.contains("version") && integer("/version", 1, 1'000'000) != version)
+    if ((required || root_.contains("version")) && integer("/version", 1, 1'000'000) != version)
         throw error_at("/version", fmt::format("version {} is not supported: this pipesim reads "
                                                "version {}",
                                                root_["version"].dump(), version));

@@ -354,7 +354,7 @@ py::tuple search_model(const py::dict& d, const py::object& cap, bool post_valid
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(fmt::format("mem_limit: {}", e.what()));
         }
-        if (!bytes || !(*bytes > 0))
+        if (!bytes)  // a plain number as text (parse_byte_size refuses sizes of 0 and below)
             throw std::invalid_argument(fmt::format(
                 "mem_limit: expected bytes above 0 or a size such as '80GiB', got '{}'", text));
         cap_bytes = *bytes;

@@ -39,6 +39,14 @@ constexpr std::array<TransferKind, 4> transfer_kinds = {
     TransferKind::pipeline, TransferKind::tensor_parallel, TransferKind::data_parallel,
     TransferKind::context_parallel};
 
+// The transfer kind written as `name`, or nothing.
+std::optional<TransferKind> transfer_kind_named(std::string_view name) {
+    const auto* found = std::find_if(transfer_kinds.begin(), transfer_kinds.end(),
+                                     [&](TransferKind k) { return transfer_kind_name(k) == name; });
+    if (found == transfer_kinds.end()) return std::nullopt;
+    return *found;
+}
+
 std::string op_fields(const Op& op) {
     return fmt::format(R"("pass": "{}", "mb": {}, "stage": {})", pass_name(op.pass), op.microbatch,
                        op.stage);
@@ -263,21 +271,14 @@ class Reader {
         if (v.size() == 7u) return true;  // no kind: a pipeline transfer
         const auto kind = v.find("kind");
         if (kind == v.end() || !kind->is_string()) return false;
-        const auto* found =
-            std::find_if(transfer_kinds.begin(), transfer_kinds.end(), [&](TransferKind k) {
-                return transfer_kind_name(k) == kind->get_ref<const std::string&>();
-            });
-        if (found == transfer_kinds.end()) return false;
+        const auto found = transfer_kind_named(kind->get_ref<const std::string&>());
+        if (!found) return false;
         x.kind = *found;
         return true;
     }
 
     double time(const Value& v, const std::string& pointer, const char* key) const {
-        const auto it = v.find(key);
-        if (it != v.end() && it->is_number()) {
-            const double value = it->get<double>();
-            if (value >= 0 && value <= max_time) return value;
-        }
+        if (const auto value = plain_time(v, key)) return *value;
         doc_.object(pointer, {"pass", "mb", "stage", "start", "end"});  // a misspelt key?
         return doc_.number(fileio::json_pointer_child(pointer, key), 0, max_time);
     }
@@ -401,10 +402,8 @@ class Reader {
             // collective between two devices).
             if (doc_.has(p + "/kind")) {
                 const std::string kind = doc_.string(p + "/kind", 32);
-                const auto* found =
-                    std::find_if(transfer_kinds.begin(), transfer_kinds.end(),
-                                 [&](TransferKind k) { return transfer_kind_name(k) == kind; });
-                if (found == transfer_kinds.end())
+                const auto found = transfer_kind_named(kind);
+                if (!found)
                     throw doc_.error_at(
                         p + "/kind",
                         fmt::format("{}: expected pipeline, tensor-parallel, data-parallel or "

@@ -104,6 +104,10 @@ class JsonDocument {
     static std::string display_name(std::string_view pointer);
 
   private:
+    // The "format" and "version" of the root object: each checked where present, or always
+    // when `required`.
+    void check_header(std::string_view tag, int version, bool required) const;
+
     const Value* find(std::string_view pointer) const;
     std::size_t locate(std::string_view pointer, bool key, bool last_occurrence) const;
     std::string got(const Value& value) const;
