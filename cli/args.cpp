@@ -1,11 +1,9 @@
 #include "args.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string_view>
@@ -97,12 +95,11 @@ void check_output_files(const std::vector<std::pair<std::string_view, std::strin
             continue;
         }
         // The messages the writer would give, before anything is written.
-        const fs::path folder = fs::path(file).parent_path();
-        if (!folder.empty() && !fs::is_directory(folder, ec))
-            throw UsageError(fmt::format("cannot write {}: {}", file,
-                                         std::strerror(fs::exists(folder, ec) ? ENOTDIR : ENOENT)));
-        if (fs::is_directory(file, ec))
-            throw UsageError(fmt::format("cannot write {}: it is a directory", file));
+        try {
+            fileio::check_writable_path(file);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+        }
         fs::path path = fs::weakly_canonical(fs::absolute(file, ec), ec);
         if (ec) path = fs::path(file).lexically_normal();
         for (const auto& [other_flag, other] : seen)

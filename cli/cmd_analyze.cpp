@@ -7,6 +7,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "fileio/files.hpp"
+#include "html_flag.hpp"
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
@@ -95,7 +96,8 @@ int run_analyze(const std::vector<std::string>& args) {
     // dependency graph too large to draw), and then no file is written.
     const auto saved = pipeline.prepare_save(result.schedule, viz_outputs.format_without_extension);
     const std::string html_text =
-        html.empty() ? std::string() : single_html("analyze", args, spec, "", result);
+        html.empty() ? std::string()
+                     : single_html("analyze", command_line("analyze", args), spec, "", result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) fileio::write_file_atomically(html, html_text);
     PipelineFlags::write_save(saved, "analyze");

@@ -15,6 +15,7 @@
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "commands.hpp"
+#include "html_flag.hpp"
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
@@ -192,16 +193,12 @@ int run_compare(const std::vector<std::string>& args) {
     const std::string unit = runs.front().unit;
 
     if (!html.empty()) {
-        viz::HtmlReport report = html_report_for("compare", args, spec, cluster_name);
-        report.title = fmt::format("pipesim compare: {} schedules, p={} m={}", rows.size(),
-                                   spec.generator.devices, spec.generator.microbatches);
-        report.table = summary_table(rows, model, unit, /*speedup=*/true, post_validation);
+        std::vector<viz::HtmlSchedule> pictures;
         for (ReportRun& r : runs)
-            report.schedules.push_back(std::move(*r.picture));
-        if (model)
-            report.sections.push_back(
-                time_budget_section(step_shares_cells(rows), step_shares_bars(rows)));
-        viz::write_html_report(html, report);
+            pictures.push_back(std::move(*r.picture));
+        viz::write_html_report(
+            html, compare_html_report(command_line("compare", args), spec, cluster_name, rows,
+                                      model, unit, post_validation, std::move(pictures)));
     }
     if (json) {
         analysis::Comparison comparison;

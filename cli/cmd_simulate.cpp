@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "fileio/files.hpp"
 #include "flag_table.hpp"
+#include "html_flag.hpp"
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "progress_flag.hpp"
@@ -224,7 +225,9 @@ int run_simulate(const std::vector<std::string>& args) {
     const simgrid::Layout& layout = run.layout;
     // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string html_text =
-        html.empty() ? std::string() : single_html("simulate", args, spec, run.cluster, result);
+        html.empty()
+            ? std::string()
+            : single_html("simulate", command_line("simulate", args), spec, run.cluster, result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) fileio::write_file_atomically(html, html_text);
     PipelineFlags::write_save(saved, "simulate");

@@ -14,7 +14,6 @@
 #include "schedules/registry.hpp"
 #include "sim/simgrid/simulate.hpp"
 #include "viz/timeline_file.hpp"
-#include "viz_flags.hpp"
 
 namespace pipesim::cli {
 
@@ -142,7 +141,8 @@ analysis::SimGridEngine simgrid_engine(const simgrid::ClusterSpec& cluster) {
 }
 
 ReportRun run_for_report(const std::string& name, const analysis::PipelineSpec& spec,
-                         const analysis::Engine& engine, bool picture) {
+                         const analysis::Engine& engine, bool picture,
+                         const std::function<bool()>& interrupted) {
     if (const auto* analytic = std::get_if<analysis::AnalyticEngine>(&engine)) {
         analysis::AnalyticEngine replay = *analytic;
         replay.record_transfers = false;
@@ -150,21 +150,51 @@ ReportRun run_for_report(const std::string& name, const analysis::PipelineSpec& 
         return report_run(name, analysis::run_with_baseline(spec, replay), picture);
     }
     simgrid::load_engine();  // here: the children share it, and a missing one is exit code 3
-    const std::string text = analysis::run_in_child([&] {
-        return report_run_json(
-            report_run(name, analysis::run_with_baseline(spec, engine), picture));
-    });
+    const std::string text = analysis::run_in_child(
+        [&] {
+            return report_run_json(
+                report_run(name, analysis::run_with_baseline(spec, engine), picture));
+        },
+        interrupted);
     return parse_report_run(name, text);
 }
 
-const std::string html_flag_help =
-    "  --html FILE.html      a self-contained HTML report: table, timelines, memory, inputs\n";
+viz::HtmlReport compare_html_report(std::string call, const analysis::PipelineSpec& spec,
+                                    const std::string& cluster, const std::vector<SummaryRow>& rows,
+                                    bool model, const std::string& unit, bool period,
+                                    std::vector<viz::HtmlSchedule> pictures) {
+    viz::HtmlReport report = html_report_for("compare", std::move(call), spec, cluster);
+    report.title = fmt::format("pipesim compare: {} schedules, p={} m={}", rows.size(),
+                               spec.generator.devices, spec.generator.microbatches);
+    report.table = summary_table(rows, model, unit, /*speedup=*/true, period);
+    report.schedules = std::move(pictures);
+    if (model)
+        report.sections.push_back(
+            time_budget_section(step_shares_cells(rows), step_shares_bars(rows)));
+    return report;
+}
 
-bool read_html_flag(const std::string& flag, ArgReader& reader, std::string& path) {
-    if (flag != "--html") return false;
-    reader.claim_once("--html", flag);
-    path = reader.value(flag);
-    return true;
+ComparisonReport compare_for_report(const analysis::PipelineSpec& spec,
+                                    const std::vector<std::string>& names,
+                                    const analysis::Engine& engine,
+                                    const std::function<bool()>& interrupted) {
+    analysis::check_comparison_shape(spec, names);
+    ComparisonReport out;
+    for (const std::string& name : names) {
+        try {
+            ReportRun run = run_for_report(name, analysis::comparison_spec(name, spec), engine,
+                                           /*picture=*/true, interrupted);
+            out.pictures.push_back(std::move(*run.picture));
+            analysis::add_to_comparison(out.comparison, std::move(run));
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
+        }
+    }
+    if (const auto* simgrid = std::get_if<analysis::SimGridEngine>(&engine)) {
+        out.comparison.engine = "simgrid";
+        out.comparison.cluster = simgrid->cluster.name;
+    }
+    return out;
 }
 
 SummaryRow summary_row(const std::string& name, const analysis::Analysis& a) {
@@ -259,11 +289,11 @@ std::vector<std::pair<std::string, std::string>> run_inputs(const analysis::Pipe
     return inputs;
 }
 
-viz::HtmlReport html_report_for(std::string_view command, const std::vector<std::string>& args,
+viz::HtmlReport html_report_for(std::string_view command, std::string call,
                                 const analysis::PipelineSpec& spec, const std::string& cluster) {
     viz::HtmlReport report;
     report.title = fmt::format("pipesim {}", command);
-    report.command_line = command_line(command, args);
+    report.command_line = std::move(call);
     report.inputs = run_inputs(spec, cluster);
     return report;
 }
@@ -316,20 +346,10 @@ void check_picture_ops(const analysis::PipelineSpec& spec, bool picture, std::si
             max_ops);
 }
 
-void check_html_flag(const std::string& path, const viz::VizOutputs& outputs,
-                     const std::string& save_file) {
-    if (path.empty()) return;
-    viz::check_html_report("--html", path);
-    auto files = output_files(outputs);
-    files.emplace_back("--save", save_file);
-    files.emplace_back("--html", path);
-    check_output_files(files);
-}
-
-std::string single_html(std::string_view command, const std::vector<std::string>& args,
+std::string single_html(std::string_view command, std::string call,
                         const analysis::PipelineSpec& spec, const std::string& cluster,
                         const analysis::Analysis& a) {
-    viz::HtmlReport report = html_report_for(command, args, spec, cluster);
+    viz::HtmlReport report = html_report_for(command, std::move(call), spec, cluster);
     report.title = fmt::format("pipesim {}: {}, p={} m={} v={}", command, a.schedule.name,
                                a.schedule.devices, a.schedule.microbatches, a.schedule.chunks);
     report.table = summary_table({summary_row(a.schedule.name, a)}, a.model.has_value(),

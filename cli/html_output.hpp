@@ -2,6 +2,7 @@
 // `--html FILE` of analyze, simulate, compare and sweep: the flag, the summary row every
 // command's table shares, and the report's inputs, turned into a viz::HtmlReport.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,18 +12,10 @@
 #include "analysis/compare.hpp"
 #include "analysis/run.hpp"
 #include "analysis/time_budget.hpp"
-#include "args.hpp"
 #include "report.hpp"
 #include "viz/html_report.hpp"
-#include "viz/outputs.hpp"
 
 namespace pipesim::cli {
-
-/// Help line of --html.
-extern const std::string html_flag_help;
-
-/// Reads --html FILE into `path`; false if `flag` is another flag.
-bool read_html_flag(const std::string& flag, ArgReader& reader, std::string& path);
 
 /// One schedule's headline figures.
 using SummaryRow = analysis::CompareRow;
@@ -52,8 +45,9 @@ std::string command_line(std::string_view command, const std::vector<std::string
 std::vector<std::pair<std::string, std::string>> run_inputs(const analysis::PipelineSpec& spec,
                                                             const std::string& cluster);
 
-/// A report titled "pipesim COMMAND" with the command line and run_inputs().
-viz::HtmlReport html_report_for(std::string_view command, const std::vector<std::string>& args,
+/// A report titled "pipesim COMMAND" with `call` (what ran it: command_line(), or Python's
+/// call) and run_inputs().
+viz::HtmlReport html_report_for(std::string_view command, std::string call,
                                 const analysis::PipelineSpec& spec, const std::string& cluster);
 
 /// The report's picture of an analysis whose timeline recorded every op: memory in GiB with a
@@ -84,7 +78,33 @@ analysis::SimGridEngine simgrid_engine(const simgrid::ClusterSpec& cluster);
 /// The analytic replay runs in this process, SimGrid in a child (it runs once per process).
 /// Throws like analysis::run.
 ReportRun run_for_report(const std::string& name, const analysis::PipelineSpec& spec,
-                         const analysis::Engine& engine, bool picture);
+                         const analysis::Engine& engine, bool picture,
+                         const std::function<bool()>& interrupted = {});
+
+/// compare's report of `rows` (each schedule's speed-up over the first filled in) with each
+/// schedule's picture in `pictures`, in the same order: the summary table (times in `unit`,
+/// post-validation's period with `period`), the timelines and, with a `model`, where each
+/// schedule's step goes. `call`, `spec` and `cluster` as html_report_for's.
+viz::HtmlReport compare_html_report(std::string call, const analysis::PipelineSpec& spec,
+                                    const std::string& cluster, const std::vector<SummaryRow>& rows,
+                                    bool model, const std::string& unit, bool period,
+                                    std::vector<viz::HtmlSchedule> pictures);
+
+/// A comparison run for its report: what analysis::compare() gives, and each schedule's
+/// picture.
+struct ComparisonReport {
+    analysis::Comparison comparison;
+    std::vector<viz::HtmlSchedule> pictures;
+};
+
+/// Runs each of `names` on `spec` as compare does (analysis::comparison_spec(); on SimGrid
+/// each in a child, where `interrupted` is polled as in analysis::run_in_child) and records
+/// every op for the pictures. Throws like analysis::compare(), the error of a schedule that
+/// cannot run prefixed with its name.
+ComparisonReport compare_for_report(const analysis::PipelineSpec& spec,
+                                    const std::vector<std::string>& names,
+                                    const analysis::Engine& engine,
+                                    const std::function<bool()>& interrupted = {});
 
 /// Refuses, before anything runs, a timeline picture or HTML report (`picture`) of more ops
 /// than `max_ops` for certain: the schedule file's ops, or an F and a backward for every
@@ -92,15 +112,9 @@ ReportRun run_for_report(const std::string& name, const analysis::PipelineSpec& 
 /// at p = 128, m = 512 was refused only after 8 s and 450 MB of work.
 void check_picture_ops(const analysis::PipelineSpec& spec, bool picture, std::size_t max_ops);
 
-/// analyze's and simulate's checks of --html before any work: the report can be written
-/// (viz::check_html_report) and names no file another output (`outputs`, --save's
-/// `save_file`) names. Does nothing when `path` is empty.
-void check_html_flag(const std::string& path, const viz::VizOutputs& outputs,
-                     const std::string& save_file);
-
 /// analyze's and simulate's report of one analysis, as the HTML text to write: its summary
 /// row, its timeline and memory, the inputs. `cluster` is empty for the analytic replay.
-std::string single_html(std::string_view command, const std::vector<std::string>& args,
+std::string single_html(std::string_view command, std::string call,
                         const analysis::PipelineSpec& spec, const std::string& cluster,
                         const analysis::Analysis& a);
 

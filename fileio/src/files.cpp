@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -197,6 +198,17 @@ void forget_input(const std::string& path) {
     ReadFiles& read = read_files();
     const std::lock_guard<std::mutex> hold(read.lock);
     if (id) read.files.erase(*id);
+}
+
+void check_writable_path(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path folder = fs::path(path).parent_path();
+    if (!folder.empty() && !fs::is_directory(folder, ec))
+        throw std::invalid_argument(fmt::format(
+            "cannot write {}: {}", path, std::strerror(fs::exists(folder, ec) ? ENOTDIR : ENOENT)));
+    if (fs::is_directory(path, ec))
+        throw std::invalid_argument(fmt::format("cannot write {}: it is a directory", path));
 }
 
 bool is_standard_stream(std::string_view path) {

@@ -78,13 +78,26 @@ def _core(function, *args, callers=()):
         raise ValueError(_spec.python_words(str(e))) from None
 
 
+def _call(function, arguments, defaults):
+    """The call as the HTML report's Inputs give its command: `function` with the
+    arguments that differ from their defaults."""
+    def given(name, value):
+        default = defaults.get(name)
+        try:
+            return not (value is default or bool(value == default))
+        except (TypeError, ValueError):  # an array's ==
+            return True
+    return f"pipesim.{function}(" + ", ".join(
+        f"{name}={value!r}" for name, value in arguments.items() if given(name, value)) + ")"
+
+
 def _warn(messages):
     for message in messages:
         _warnings.warn(_spec.python_words(message), PipesimWarning, stacklevel=3)
 
 
 def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
-            overlap_param_gather=False, post_validation=False, **options):
+            overlap_param_gather=False, post_validation=False, html=None, **options):
     """Runs `schedule` (a registered name such as "zb-h1", or a Schedule) on p devices with m
     microbatches through the exact analytic replay and returns a Result.
 
@@ -103,15 +116,22 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
     overlap_param_gather (with dist_opt or zero 1-2: the parameter all-gather beside the first
     forward instead of after the reduce-scatter); post_validation (optimizer post-validation:
     iterations repeated without a pipeline-wide synchronization, the iteration time their
-    period).
+    period); html (a path ending in .html or .htm: the command line's --html report, its
+    table, timeline, memory and inputs, written whole or not at all).
     """
     spec = _pipeline("analyze", schedule, p, m, options)
     _spec.check_grad_reduce(spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce))
     _spec.check_param_gather(spec, overlap_param_gather)
+    call = _call("analyze", dict(schedule=schedule, p=p, m=m,
+                                 overlap_grad_reduce=overlap_grad_reduce,
+                                 overlap_param_gather=overlap_param_gather,
+                                 post_validation=post_validation, **options),
+                 dict(overlap_grad_reduce=True, overlap_param_gather=False,
+                      post_validation=False))
     result = Result(_core(
         _pipesim.analyze, spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce),
         _spec.flag("overlap_param_gather", overlap_param_gather),
-        _spec.flag("post_validation", post_validation)))
+        _spec.flag("post_validation", post_validation), html, call))
     _warn(result.warnings)
     return result
 
@@ -119,15 +139,15 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
 def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
              message_bytes=0.0, grad_bytes=0.0, overlap_grad_reduce=True,
              overlap_param_gather=False, post_validation=False, bw_scale=1.0, lat_scale=1.0,
-             stragglers=None, nccl_algo=None, **options):
+             stragglers=None, nccl_algo=None, html=None, **options):
     """Runs `schedule` on the SimGrid model of a GPU cluster (`cluster`: a preset such as
     "dgx-h100", "dgx-h100:4" for 4 nodes, or a cluster JSON file) and returns a Result whose
     fields are those of `pipesim simulate --json`. Times are seconds: give costs in seconds or
     a model. dp and tp lay the pipeline out on the cluster; layout_order, message_bytes,
     grad_bytes, overlap_grad_reduce, overlap_param_gather, post_validation, bw_scale,
     lat_scale, stragglers ({gpu: factor}) and nccl_algo ("ring", "tree" or "auto"; None: the
-    cluster's) as the command line's flags. Each simulation runs in a child process (SimGrid
-    runs one simulation per process).
+    cluster's) as the command line's flags; html as analyze's. Each simulation runs in a child
+    process (SimGrid runs one simulation per process).
     """
     if "comm" in options:
         raise ValueError("comm is the analytic replay's latency; simulate takes latencies "
@@ -138,12 +158,23 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
     engine = _spec.engine_dict(cluster, layout_order, message_bytes, grad_bytes,
                                overlap_grad_reduce, bw_scale, lat_scale, stragglers, nccl_algo,
                                overlap_param_gather, post_validation)
-    result = Result(_core(_pipesim.simulate, spec, engine))
+    call = _call("simulate", dict(schedule=schedule, p=p, m=m, cluster=cluster,
+                                  layout_order=layout_order, message_bytes=message_bytes,
+                                  grad_bytes=grad_bytes, overlap_grad_reduce=overlap_grad_reduce,
+                                  overlap_param_gather=overlap_param_gather,
+                                  post_validation=post_validation, bw_scale=bw_scale,
+                                  lat_scale=lat_scale, stragglers=stragglers,
+                                  nccl_algo=nccl_algo, **options),
+                 dict(message_bytes=0.0, grad_bytes=0.0, overlap_grad_reduce=True,
+                      overlap_param_gather=False, post_validation=False, bw_scale=1.0,
+                      lat_scale=1.0))
+    result = Result(_core(_pipesim.simulate, spec, engine, html, call))
     _warn(result.warnings)
     return result
 
 
-def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, **options):
+def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, html=None,
+            **options):
     """Runs each of `schedules` (registered names) on the same pipeline with the analytic
     replay, or with `cluster` (as simulate's) on its SimGrid model, each schedule in a child
     process, and returns a Comparison: one row per schedule with makespan (iteration_time with
@@ -151,7 +182,9 @@ def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, *
     activation (peak_memory_bytes with a model), throughput (samples_per_second) and the
     speed-up over the first. Options as analyze's (on a cluster, dp and tp lay the pipeline
     out without a model too, and latencies come from the cluster); v and group_size apply to
-    the schedules that take them."""
+    the schedules that take them. html (a path ending in .html or .htm) writes the command
+    line's --html report: the table, every schedule's timeline and memory on one time scale,
+    and the inputs."""
     if isinstance(schedules, str):
         schedules = [name.strip(" ") for name in schedules.split(",")]
     elif isinstance(schedules, bytes) or not hasattr(schedules, "__iter__"):
@@ -176,8 +209,11 @@ def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, *
                                    post_validation=post_validation)
     spec = _pipeline("compare", names[0], p, m, options,
                      layout_without_model=cluster is not None, comparison=True)
+    call = _call("compare", dict(schedules=names, p=p, m=m, cluster=cluster,
+                                 post_validation=post_validation, **options),
+                 dict(post_validation=False))
     fields, messages = _core(_pipesim.compare, spec, names,
-                             _spec.flag("post_validation", post_validation), engine)
+                             _spec.flag("post_validation", post_validation), engine, html, call)
     _warn(messages)
     return Comparison(_json.loads(fields), [_spec.python_words(m) for m in messages])
 

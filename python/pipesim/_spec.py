@@ -313,7 +313,7 @@ PARAMETERS = set(MODEL_KEYS) | {
     "p", "m", "v", "group_size", "costs", "comm", "mem_w_ratio", "dp", "tp", "a2a",
     "overlap_fb", "overlap_p2p_communication", "cluster", "layout_order", "message_bytes",
     "grad_bytes", "overlap_grad_reduce", "overlap_param_gather", "post_validation", "bw_scale",
-    "lat_scale", "stragglers", "nccl_algo", "mem_limit"}
+    "lat_scale", "stragglers", "nccl_algo", "mem_limit", "html"}
 # A flag stands alone: not inside a path or a name ("/tmp/--comm.json", "x-p"), not the
 # shell's "ulimit -v".
 _FLAG = re.compile(

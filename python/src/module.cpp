@@ -18,6 +18,8 @@
 #include "analysis/phases.hpp"
 #include "analysis/result_json.hpp"
 #include "analysis/search.hpp"
+#include "fileio/files.hpp"
+#include "html_output.hpp"
 #include "models/byte_size.hpp"
 #include "run_data.hpp"
 #include "schedules/registry.hpp"
@@ -25,6 +27,7 @@
 #include "schedules/schedule_json.hpp"
 #include "spec_dict.hpp"
 #include "timeline_bytes.hpp"
+#include "viz/html_report.hpp"
 #include "viz/render.hpp"
 #include "viz/timeline_file.hpp"
 #include "viz/timeline_picture.hpp"
@@ -255,23 +258,47 @@ auto interruptible(Work&& work) {
     }
 }
 
+// html= as the command line's --html FILE: None, or a path checked before any work (.html or
+// .htm, Graphviz in this build, pictures not too large to draw).
+std::string html_path(const py::object& html, const analysis::PipelineSpec& spec) {
+    if (html.is_none()) return {};
+    std::string path = path_argument(html, "html");
+    viz::check_html_report("--html", path);
+    fileio::check_writable_path(path);
+    cli::check_picture_ops(spec, /*picture=*/true, viz::TimelinePictureOptions{}.max_ops);
+    return path;
+}
+
 RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_gather,
-                bool post_validation) {
+                bool post_validation, const py::object& html, const std::string& call) {
     const analysis::PipelineSpec spec = spec_from_dict(d);
+    const std::string report = html_path(html, spec);
     analysis::AnalyticEngine engine;
     engine.overlap_grad_reduce = overlap_grad_reduce;
     engine.overlap_param_gather = overlap_param_gather;
     engine.post_validation = post_validation;
-    return interruptible([&] { return run_data(analysis::run_with_baseline(spec, engine), spec); });
+    return interruptible([&] {
+        analysis::Analysis result = analysis::run_with_baseline(spec, engine);
+        if (!report.empty())
+            fileio::write_file_atomically(report,
+                                          cli::single_html("analyze", call, spec, "", result));
+        return run_data(std::move(result), spec);
+    });
 }
 
-RunData simulate(const py::dict& d, const py::dict& engine_dict) {
+RunData simulate(const py::dict& d, const py::dict& engine_dict, const py::object& html,
+                 const std::string& call) {
     const analysis::PipelineSpec spec = spec_from_dict(d);
+    const std::string report = html_path(html, spec);
     const analysis::SimGridEngine engine = engine_from_dict(engine_dict);
     analysis::Pipeline pipeline = analysis::prepare(spec, engine);
     try {
         py::gil_scoped_release release;
-        return simulate_in_child(std::move(pipeline), engine, python_interrupted);
+        std::string text;
+        RunData data = simulate_in_child(std::move(pipeline), engine, python_interrupted,
+                                         report.empty() ? std::string() : call, &text);
+        if (!report.empty()) fileio::write_file_atomically(report, text);
+        return data;
     } catch (const std::runtime_error& e) {
         // A KeyboardInterrupt seen while waiting is the error Python reports.
         if (PyErr_Occurred()) throw py::error_already_set();
@@ -279,12 +306,51 @@ RunData simulate(const py::dict& d, const py::dict& engine_dict) {
     }
 }
 
+// compare(html=...): every op recorded for the pictures, the report written once all ran.
+analysis::Comparison compare_with_report(const analysis::PipelineSpec& spec,
+                                         const std::vector<std::string>& names,
+                                         bool post_validation, const py::object& engine_dict,
+                                         const std::string& path, const std::string& call) {
+    analysis::Engine engine = analysis::AnalyticEngine{
+        .record_transfers = false, .record_ops = true, .post_validation = post_validation};
+    if (!engine_dict.is_none()) {
+        analysis::SimGridEngine simgrid = engine_from_dict(engine_dict.cast<py::dict>());
+        simgrid.options.record_transfers = false;
+        engine = std::move(simgrid);
+    }
+    // As given (a preset with its node count, or a file), as compare --cluster's report shows it.
+    const std::string cluster =
+        engine_dict.is_none() ? std::string() : engine_dict["cluster"].cast<std::string>();
+    try {
+        return interruptible([&] {
+            cli::ComparisonReport run =
+                cli::compare_for_report(spec, names, engine, python_interrupted);
+            const analysis::Comparison& c = run.comparison;
+            viz::write_html_report(
+                path, cli::compare_html_report(call, spec, cluster, c.rows, c.model, c.time_unit,
+                                               c.post_validation, std::move(run.pictures)));
+            return std::move(run.comparison);
+        });
+    } catch (const std::runtime_error& e) {
+        // A KeyboardInterrupt seen while a child ran is the error Python reports.
+        if (PyErr_Occurred()) throw py::error_already_set();
+        throw;
+    }
+}
+
 // With an engine dict (simulate's), each schedule runs on the SimGrid cluster in a child.
 py::tuple compare(const py::dict& d, const std::vector<std::string>& names, bool post_validation,
-                  const py::object& engine_dict) {
+                  const py::object& engine_dict, const py::object& html, const std::string& call) {
     const analysis::PipelineSpec spec = spec_from_dict(d);
     analysis::Comparison comparison;
-    if (engine_dict.is_none()) {
+    if (!html.is_none()) {
+        analysis::check_comparison_shape(spec, names);
+        const std::string path = html_path(html, spec);
+        for (const std::string& name : names)  // v = 2 and split backwards have more ops
+            cli::check_picture_ops(analysis::comparison_spec(name, spec), /*picture=*/true,
+                                   viz::TimelinePictureOptions{}.max_ops);
+        comparison = compare_with_report(spec, names, post_validation, engine_dict, path, call);
+    } else if (engine_dict.is_none()) {
         comparison = interruptible([&] { return analysis::compare(spec, names, post_validation); });
     } else {
         const analysis::SimGridEngine engine = engine_from_dict(engine_dict.cast<py::dict>());

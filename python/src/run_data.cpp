@@ -10,6 +10,7 @@
 
 #include "analysis/child_run.hpp"
 #include "analysis/result_json.hpp"
+#include "html_output.hpp"
 #include "schedules/schedule_json.hpp"
 #include "sim/simgrid/simulate.hpp"
 #include "timeline_bytes.hpp"
@@ -45,25 +46,33 @@ RunData run_data(analysis::Analysis&& result, const analysis::PipelineSpec& spec
 }
 
 RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEngine& engine,
-                          bool (*interrupted)()) {
+                          bool (*interrupted)(), const std::string& html_call, std::string* html) {
     simgrid::load_engine();  // in this process: later runs' children share it
-    // The child's answer: the JSON, the schedule JSON and the saved timeline, in sections.
+    // The child's answer: the JSON, the schedule JSON, the saved timeline and the HTML report
+    // (empty when not asked for), in sections.
     const std::string answer = analysis::run_in_child(
         [&] {
             const analysis::PipelineSpec spec = pipeline.spec;
-            const RunData data =
-                run_data(analysis::run_with_baseline(std::move(pipeline), engine), spec);
+            analysis::Analysis result = analysis::run_with_baseline(std::move(pipeline), engine);
+            const std::string report = html_call.empty()
+                                           ? std::string()
+                                           : cli::single_html("simulate", html_call, spec,
+                                                              result.cluster->cluster, result);
+            const RunData data = run_data(std::move(result), spec);
             std::string out;
             append_section(out, data.json);
             append_section(out, schedule_to_json(data.schedule));
             append_section(out, timeline_bytes(data.timeline, data.memory));
+            append_section(out, report);
             return out;
         },
         interrupted ? std::function<bool()>(interrupted) : std::function<bool()>());
     std::string_view in(answer);
     std::string json(next_section(in));
     const std::string_view schedule = next_section(in);
-    return run_from_texts(std::move(json), schedule, std::string(next_section(in)),
+    const std::string_view timeline = next_section(in);
+    if (html) *html = next_section(in);
+    return run_from_texts(std::move(json), schedule, std::string(timeline),
                           /*timeline_is_bytes=*/true);
 }
 

@@ -32,11 +32,14 @@ RunData run_from_texts(std::string json, std::string_view schedule, std::string 
                        bool timeline_is_bytes = false);
 
 /// Runs a prepared pipeline on the SimGrid engine in a child process (SimGrid allows one
-/// engine per process, a notebook runs many) and returns its data. Throws
+/// engine per process, a notebook runs many) and returns its data; with `html_call` not
+/// empty the child also makes the run's HTML report (simulate --html's, `html_call` as its
+/// command) into `html`. Throws
 /// std::invalid_argument or std::runtime_error with the child's message, std::runtime_error
 /// when the child dies or cannot be started. `interrupted` is polled while waiting; when it
 /// returns true the child is killed and std::runtime_error("interrupted") thrown.
 RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEngine& engine,
-                          bool (*interrupted)());
+                          bool (*interrupted)(), const std::string& html_call = {},
+                          std::string* html = nullptr);
 
 }  // namespace pipesim::python

@@ -58,6 +58,11 @@ void forget_input(const std::string& path);
 /// the write that failed (ENOSPC, EIO, EPIPE, ...); a write of 0 bytes counts as EIO.
 int write_all(int fd, std::string_view text);
 
+/// Throws std::invalid_argument with the message write_file_atomically() would give
+/// ("cannot write PATH: REASON") where `path` cannot be written for certain before anything
+/// is: its folder is missing or not a folder, or `path` is a folder.
+void check_writable_path(const std::string& path);
+
 /// Whether `path` is `-`: standard input where a file is read, standard output where one is
 /// written.
 bool is_standard_stream(std::string_view path);

@@ -1,0 +1,94 @@
+"""html=: the command line's --html report, written from Python."""
+
+import re
+
+import pytest
+
+import pipesim
+from pipesim import _pipesim
+
+needs_graphviz = pytest.mark.skipif(not _pipesim.graphviz_available(),
+                                    reason="this build has no Graphviz")
+
+COMMAND = re.compile(r"<dt>command</dt><dd><code>(.*?)</code></dd>")
+
+
+def page_and_command(path):
+    """The page with its command line cut out, and that command line."""
+    text = path.read_text()
+    commands = COMMAND.findall(text)
+    assert len(commands) == 1
+    return COMMAND.sub("", text), commands[0]
+
+
+@needs_graphviz
+def test_analyze_writes_the_command_lines_page(cli, tmp_path):
+    ours, theirs = tmp_path / "py.html", tmp_path / "cli.html"
+    result = pipesim.analyze("zb-h1", 4, 8, costs=(1, 2, 1), comm=0.1, html=ours)
+    cli("analyze", "-s", "zb-h1", "-p", 4, "-m", 8, "--costs", "1,2,1", "--comm", 0.1,
+        "--json", "--html", theirs)
+    page, command = page_and_command(ours)
+    assert page == page_and_command(theirs)[0]
+    # The Inputs name the call that made it, with the arguments given.
+    assert command == ("pipesim.analyze(schedule=&#39;zb-h1&#39;, p=4, m=8, "
+                       "costs=(1, 2, 1), comm=0.1)")
+    assert f"{result.makespan:.6g}" in page
+
+
+@needs_graphviz
+def test_compare_writes_the_command_lines_page(cli, tmp_path):
+    ours, theirs = tmp_path / "py.html", tmp_path / "cli.html"
+    comparison = pipesim.compare(["1f1b", "zb-h1", "zb-v"], 4, 8, costs=(1, 2, 1), html=ours)
+    fields = cli("compare", "-s", "1f1b,zb-h1,zb-v", "-p", 4, "-m", 8, "--costs", "1,2,1",
+                 "--json", "--html", theirs)
+    assert page_and_command(ours)[0] == page_and_command(theirs)[0]
+    # The rows are those of the run without a report.
+    plain = pipesim.compare(["1f1b", "zb-h1", "zb-v"], 4, 8, costs=(1, 2, 1))
+    assert list(comparison) == list(plain)
+    assert [r["makespan"] for r in comparison] == [r["makespan"] for r in fields["schedules"]]
+
+
+@needs_graphviz
+def test_a_model_on_a_cluster_writes_the_command_lines_pages(cli, tmp_path):
+    model = dict(model="llama2-7b", gpu="a100-80gb", mb=1)
+    flags = ("--model", "llama2-7b", "--gpu", "a100-80gb", "--mb", 1, "--cluster", "dgx-a100:1")
+    ours, theirs = tmp_path / "py.html", tmp_path / "cli.html"
+    pipesim.simulate("1f1b", 4, 8, cluster="dgx-a100:1", html=ours, **model)
+    cli("simulate", "-s", "1f1b", "-p", 4, "-m", 8, *flags, "--json", "--html", theirs)
+    assert page_and_command(ours)[0] == page_and_command(theirs)[0]
+    ours, theirs = tmp_path / "cpy.html", tmp_path / "ccli.html"
+    comparison = pipesim.compare("1f1b,zb-h1", 4, 8, cluster="dgx-a100:1", html=ours, **model)
+    fields = cli("compare", "-s", "1f1b,zb-h1", "-p", 4, "-m", 8, *flags, "--json",
+                 "--html", theirs)
+    assert page_and_command(ours)[0] == page_and_command(theirs)[0]
+    assert comparison.to_dict()["schedules"] == fields["schedules"]
+
+
+def test_a_report_that_cannot_be_written_is_refused_before_anything_runs(tmp_path):
+    with pytest.raises(ValueError, match=r"^html .*report\.txt: the report is an HTML page"):
+        pipesim.analyze("1f1b", 4, 8, html=tmp_path / "report.txt")
+    with pytest.raises(TypeError, match="html: expected a str or os.PathLike"):
+        pipesim.compare("1f1b,zb-h1", 4, 8, html=3)
+    # Too many ops to draw: refused before the 1F1B run of 8 million ops.
+    with pytest.raises(ValueError, match="too large|ops"):
+        pipesim.compare("1f1b", 64, 65536, html=tmp_path / "big.html")
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_graphviz
+def test_a_report_whose_folder_is_missing_is_refused_before_the_run(tmp_path):
+    # Each check runs before the run: "cannot write" is the first error, where a written
+    # report would fail only after the run.
+    missing = tmp_path / "missing" / "r.html"
+    for run in (lambda: pipesim.compare("1f1b,zb-h1", 4, 8, html=missing),
+                lambda: pipesim.analyze("1f1b", 4, 8, html=missing),
+                lambda: pipesim.simulate("1f1b", 4, 8, costs=(1, 2, 1), cluster="dgx-a100:1",
+                                         html=missing)):
+        with pytest.raises(ValueError, match=r"^cannot write .*r\.html: No such file"):
+            run()
+    assert list(tmp_path.iterdir()) == []
+    folder = tmp_path / "report.html"
+    folder.mkdir()
+    with pytest.raises(ValueError, match="cannot write .*report.html: it is a directory"):
+        pipesim.analyze("1f1b", 4, 8, html=folder)
+    assert list(folder.iterdir()) == []
