@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -194,4 +195,79 @@ TEST_CASE("impossible splits are refused with one clear line", "[models]") {
                       "cannot split 4 layers into 2 stages with 3 layers on the first stage and "
                       "2 on the last");
     CHECK_THROWS_WITH(partition_layers(layers, 0, 0, 0), "cannot split into 0 stages");
+}
+
+namespace {
+
+// The slowest device's load and the slowest group's cost of a split whose group j runs on
+// device stage_device[j], in units of one layer.
+std::pair<double, double> device_and_group_max(const std::vector<int>& counts,
+                                               const std::vector<int>& stage_device, double first,
+                                               double last) {
+    std::vector<double> load(counts.size(), 0.0);
+    double group = 0;
+    for (std::size_t j = 0; j < counts.size(); ++j) {
+        const double c = counts[j] + (j == 0 ? first : 0.0) + (j + 1 == counts.size() ? last : 0.0);
+        load[static_cast<std::size_t>(stage_device[j])] += c;
+        group = std::max(group, c);
+    }
+    return {*std::max_element(load.begin(), load.end()), group};
+}
+
+}  // namespace
+
+TEST_CASE("the split by device finds the brute-force least device load then group cost",
+          "[models]") {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> extra(0.0, 3.0);
+    int checked = 0;
+    for (const int devices : {2, 3, 4}) {
+        for (const bool vshape : {false, true}) {
+            const int k = 2 * devices;
+            std::vector<int> stage_device(static_cast<std::size_t>(k));
+            for (int s = 0; s < k; ++s)
+                stage_device[static_cast<std::size_t>(s)] =
+                    vshape ? (s < devices ? s : k - 1 - s) : s % devices;
+            for (int n = k; n <= k + 7; ++n) {
+                const double first = extra(rng), last = extra(rng);
+                PartitionOptions options;
+                if (n % 3 == 0) options.last_stage_layers = 1;
+                const std::vector<int> counts = partition_layers_on_devices(
+                    std::vector<double>(static_cast<std::size_t>(n), 1.0), stage_device, first,
+                    last, options);
+                REQUIRE(std::accumulate(counts.begin(), counts.end(), 0) == n);
+                // Brute force: the least device load, then the least group cost under it.
+                std::pair<double, double> best{1e300, 1e300};
+                for (const std::vector<int>& split : every_split(n, k, options))
+                    best = std::min(best, device_and_group_max(split, stage_device, first, last));
+                const auto got = device_and_group_max(counts, stage_device, first, last);
+                CHECK(got.first == Approx(best.first));
+                CHECK(got.second == Approx(best.second));
+                if (options.last_stage_layers >= 0) CHECK(counts.back() == 1);
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked == 48);
+}
+
+TEST_CASE("a heavy head on a device of two stages moves layers to the other devices", "[models]") {
+    // 32 layers in 16 stages looped over 8 devices, the head costing 2.66 layers on stage 15
+    // (device 7, with stage 7): the stage split puts 3 layers with the head there (5.66), the
+    // device split leaves it 2 (4.66) and no device above 5 layers, the least possible: the
+    // other 7 devices hold at least 30 layers.
+    std::vector<int> looped(16);
+    for (int s = 0; s < 16; ++s)
+        looped[static_cast<std::size_t>(s)] = s % 8;
+    const std::vector<double> layers(32, 1.0);
+    const auto by_device = partition_layers_on_devices(layers, looped, 0.01, 2.66);
+    CHECK(device_and_group_max(by_device, looped, 0.01, 2.66).first == Approx(5));
+    CHECK(by_device[7] + by_device[15] == 2);
+    // One stage per device: the stage split itself.
+    CHECK(partition_layers_on_devices(layers, std::vector<int>{0, 1, 2, 3}, 0.5, 1.5) ==
+          partition_layers(layers, 4, 0.5, 1.5));
+    std::vector<double> uneven(32, 1.0);
+    uneven[3] = 2;
+    CHECK_THROWS_WITH(partition_layers_on_devices(uneven, looped, 0, 0),
+                      "a split by device needs layers of one cost");
 }

@@ -17,7 +17,7 @@ bool uses_operator_model(const ModelSpec& options) {
     return options.calibration_file.empty() && !(options.efficiency > 0);
 }
 
-ModelAnalysis plan_model(const ModelSpec& options, int stages) {
+ModelAnalysis plan_model(const ModelSpec& options, int stages, std::span<const int> stage_device) {
     ModelAnalysis result;
     result.config = models::resolve_model(options.model);
     result.gpu = models::resolve_gpu(options.gpu);
@@ -52,7 +52,7 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages) {
     }
     result.operator_model = uses_operator_model(options);
     result.plan = models::plan_pipeline(result.config, result.workload, options.optimizer,
-                                        *cost_model, stages, options.partition);
+                                        *cost_model, stages, options.partition, stage_device);
     return result;
 }
 

@@ -64,13 +64,69 @@ ModelSpec model_as_run(const PipelineSpec& spec) {
     return model;
 }
 
+// Whether some device of `stage_device` holds more than one stage.
+bool devices_share(const std::vector<int>& stage_device) {
+    std::vector<int> seen;
+    for (int d : stage_device) {
+        if (std::find(seen.begin(), seen.end(), d) != seen.end()) return true;
+        seen.push_back(d);
+    }
+    return false;
+}
+
+bool same_split(const models::PipelinePlan& a, const models::PipelinePlan& b) {
+    return std::equal(a.stages.begin(), a.stages.end(), b.stages.begin(), b.stages.end(),
+                      [](const auto& x, const auto& y) { return x.layers == y.layers; });
+}
+
+// The analytic replay's makespan of `schedule` with `plan`'s pass times, as run_analytic
+// replays it but recording nothing; infinity for a schedule that cannot run (the run then
+// says why).
+double planned_makespan(const Schedule& schedule, const models::PipelinePlan& plan,
+                        const PipelineSpec& spec, bool validated) {
+    sim::ReplayOptions options;
+    options.comm_latency = spec.comm_latency;
+    if (spec.all_to_all > 0)
+        options.all_to_all.assign(static_cast<std::size_t>(schedule.stages()),
+                                  spec.all_to_all / schedule.microbatch_chunks());
+    options.fb_overlap = spec.fb_overlap;
+    options.record_transfers = false;
+    options.record_ops = false;
+    options.validated = validated;
+    try {
+        return sim::replay_with_metrics(schedule, stage_costs_from_plan(plan),
+                                        memory_model_from_plan(plan), options)
+            .metrics.makespan;
+    } catch (const InvalidSchedule&) {
+        return std::numeric_limits<double>::infinity();
+    }
+}
+
+// Where a device holds several stages, two splits of the layers: the one that balances the
+// stages (the slowest stage bounds the warm-up and the drain) and the one that balances the
+// devices' sums (the slowest device bounds the steady state). Either can be the faster, so
+// both are replayed and the faster kept; the stage split on a tie.
+ModelAnalysis plan_for_schedule(const PipelineSpec& spec, const Schedule& schedule,
+                                bool validated) {
+    ModelAnalysis by_stage = plan_model(model_as_run(spec), schedule);
+    if (!schedule.microbatch_stages.empty() || !devices_share(schedule.stage_device))
+        return by_stage;
+    ModelAnalysis by_device =
+        plan_model(model_as_run(spec), schedule.stages(), schedule.stage_device);
+    if (same_split(by_stage.plan, by_device.plan)) return by_stage;
+    return planned_makespan(schedule, by_device.plan, spec, validated) <
+                   planned_makespan(schedule, by_stage.plan, spec, validated)
+               ? std::move(by_device)
+               : std::move(by_stage);
+}
+
 // Costs and memory of `pipeline.schedule` from the plan (planning it now unless done) or
 // from the unit triples.
 void derive_costs(Pipeline& pipeline) {
     const PipelineSpec& spec = pipeline.spec;
     const Schedule& schedule = pipeline.schedule;
     if (spec.costs.model) {
-        if (!pipeline.model) pipeline.model = plan_model(model_as_run(spec), schedule);
+        if (!pipeline.model) pipeline.model = plan_for_schedule(spec, schedule, pipeline.validated);
         pipeline.costs = stage_costs_from_plan(pipeline.model->plan);
         pipeline.memory = memory_model_from_plan(pipeline.model->plan);
     } else {
@@ -86,28 +142,54 @@ void derive_costs(Pipeline& pipeline) {
 
 // Generates a schedule whose order depends on the pass times: its shape is known before it
 // is generated (p·v stages, every microbatch through all of them: the registry's contract
-// for such generators), so the costs are derived first and it is generated once.
+// for such generators), so the costs are derived first. With a model whose layers can be
+// split by stage or by device (plan_for_schedule), it is planned with each and the faster
+// kept.
 Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& generator,
                              GeneratedCheck check) {
     const PipelineSpec& spec = pipeline.spec;
     const int p = spec.generator.devices;
     const int v = spec.generator.chunks > 0 ? spec.generator.chunks : generator.default_chunks;
-    StageCosts costs;
-    double w_share = spec.costs.mem_w_ratio;
-    if (spec.costs.model) {
-        pipeline.model = plan_model(model_as_run(spec), p * v);
-        costs = stage_costs_from_plan(pipeline.model->plan);
-        w_share = largest_w_share(memory_model_from_plan(pipeline.model->plan));
-    } else {
-        costs = stage_costs_from_passes(spec.costs.passes, p, v);
+    // Such generators place one stage per device (v = 1) or two in a V (checked below).
+    std::vector<int> stage_device(static_cast<std::size_t>(p * v));
+    for (int s = 0; s < p * v; ++s)
+        stage_device[static_cast<std::size_t>(s)] = s < p ? s : 2 * p - 1 - s;
+    const auto generate = [&](StageCosts costs, double w_share) {
+        GeneratorOptions planned = spec.generator;
+        planned.planning = PlanningCosts{std::move(costs), spec.comm_latency, w_share};
+        Schedule schedule = generate_schedule(spec.schedule, planned, check);
+        if (schedule.stages() != p * v || !schedule.microbatch_stages.empty())
+            throw std::logic_error(
+                fmt::format("{} plans with pass times but its schedule is not p·v stages for every "
+                            "microbatch",
+                            spec.schedule));
+        if (schedule.stage_device != stage_device)
+            throw std::logic_error(fmt::format(
+                "{} plans with pass times but does not place its stages one per device or in "
+                "a V",
+                spec.schedule));
+        return schedule;
+    };
+    if (!spec.costs.model)
+        return generate(stage_costs_from_passes(spec.costs.passes, p, v), spec.costs.mem_w_ratio);
+    const auto generate_for = [&](const ModelAnalysis& model) {
+        return generate(stage_costs_from_plan(model.plan),
+                        largest_w_share(memory_model_from_plan(model.plan)));
+    };
+    ModelAnalysis by_stage = plan_model(model_as_run(spec), p * v);
+    Schedule schedule = generate_for(by_stage);
+    if (devices_share(stage_device)) {
+        ModelAnalysis by_device = plan_model(model_as_run(spec), p * v, stage_device);
+        if (!same_split(by_stage.plan, by_device.plan)) {
+            Schedule other = generate_for(by_device);
+            if (planned_makespan(other, by_device.plan, spec, true) <
+                planned_makespan(schedule, by_stage.plan, spec, true)) {
+                pipeline.model = std::move(by_device);
+                return other;
+            }
+        }
     }
-    GeneratorOptions planned = spec.generator;
-    planned.planning = PlanningCosts{std::move(costs), spec.comm_latency, w_share};
-    Schedule schedule = generate_schedule(spec.schedule, planned, check);
-    if (schedule.stages() != p * v || !schedule.microbatch_stages.empty())
-        throw std::logic_error(fmt::format(
-            "{} plans with pass times but its schedule is not p·v stages for every microbatch",
-            spec.schedule));
+    pipeline.model = std::move(by_stage);
     return schedule;
 }
 

@@ -260,6 +260,82 @@ std::vector<int> partition_layers(std::span<const double> layer_costs, int parts
     return splitter.most_even(bottleneck * (1 + 1e-12) + 1e-300);
 }
 
+std::vector<int> partition_layers_on_devices(std::span<const double> layer_costs,
+                                             std::span<const int> stage_device, double first_extra,
+                                             double last_extra, const PartitionOptions& options) {
+    const int parts = static_cast<int>(stage_device.size());
+    // What partition_layers refuses, it refuses here too (and with one group per device, or
+    // no layers to place, its split is this one).
+    std::vector<int> plain = partition_layers(layer_costs, parts, first_extra, last_extra, options);
+    const int devices =
+        stage_device.empty() ? 0 : *std::max_element(stage_device.begin(), stage_device.end()) + 1;
+    if (devices >= parts || layer_costs.empty()) return plain;
+    for (int d : stage_device)
+        if (d < 0) throw std::invalid_argument("a group's device must be ≥ 0");
+    for (double c : layer_costs)
+        if (c != layer_costs.front())
+            throw std::invalid_argument("a split by device needs layers of one cost");
+    const int n = static_cast<int>(layer_costs.size());
+    // Costs in units of one layer (a layer of no cost: every split loads the devices alike but
+    // for the extras, and the even one is taken).
+    const double layer = layer_costs.front() > 0 ? layer_costs.front() : 1.0;
+    std::vector<double> extra(static_cast<std::size_t>(parts), 0.0);
+    extra.front() += first_extra / layer;
+    extra.back() += last_extra / layer;
+    // Each group's fewest and most layers: a fixed end its count, every other group one or more.
+    std::vector<int> least(static_cast<std::size_t>(parts), 1), most(least.size(), n);
+    if (options.first_stage_layers >= 0) least.front() = most.front() = options.first_stage_layers;
+    if (options.last_stage_layers >= 0) least.back() = most.back() = options.last_stage_layers;
+    const auto at = [](auto& v, int i) -> auto& {
+        return v[static_cast<std::size_t>(i)];
+    };
+
+    // The least possible load of the slowest device: layers added one at a time, each where the
+    // device it loads stays lightest (water filling; optimal for a maximum of sums that each
+    // grow by one layer's cost).
+    std::vector<double> load(static_cast<std::size_t>(devices), 0.0);
+    std::vector<int> room(static_cast<std::size_t>(devices), 0);
+    int placed = 0;
+    for (int j = 0; j < parts; ++j) {
+        at(load, stage_device[j]) += at(least, j) + at(extra, j);
+        at(room, stage_device[j]) += at(most, j) - at(least, j);
+        placed += at(least, j);
+    }
+    std::vector<double> filled = load;
+    std::vector<int> space = room;
+    for (int left = n - placed; left > 0; --left) {
+        int best = -1;
+        for (int d = 0; d < devices; ++d)
+            if (at(space, d) > 0 && (best < 0 || at(filled, d) < at(filled, best))) best = d;
+        at(filled, best) += 1;
+        --at(space, best);
+    }
+    const double slowest = *std::max_element(filled.begin(), filled.end());
+    // Under that load, the groups: each layer to the group it leaves cheapest (then the one
+    // whose device it leaves lightest), which minimizes the slowest group among the splits
+    // whose devices stay within the load, and evens the rest.
+    const double cap = slowest * (1 + 1e-12) + 1e-12;
+    std::vector<int> counts = least;
+    for (int left = n - placed; left > 0; --left) {
+        int best = -1;
+        double best_cost = 0, best_load = 0;
+        for (int j = 0; j < parts; ++j) {
+            const int d = stage_device[static_cast<std::size_t>(j)];
+            if (at(counts, j) >= at(most, j) || at(load, d) + 1 > cap) continue;
+            const double cost = at(counts, j) + 1 + at(extra, j);
+            if (best < 0 || cost < best_cost || (cost == best_cost && at(load, d) < best_load)) {
+                best = j;
+                best_cost = cost;
+                best_load = at(load, d);
+            }
+        }
+        if (best < 0) throw std::logic_error("partition: no group under the devices' least load");
+        ++at(counts, best);
+        at(load, stage_device[static_cast<std::size_t>(best)]) += 1;
+    }
+    return counts;
+}
+
 double partition_bottleneck(std::span<const double> layer_costs, std::span<const int> counts,
                             double first_extra, double last_extra) {
     double worst = 0;

@@ -33,7 +33,8 @@ double stage_params(const TransformerConfig& c, const StagePlan& s, int tp, int 
 
 PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& workload_given,
                            const OptimizerConfig& optimizer, const CostModel& cost_model,
-                           int stages, const PartitionOptions& partition) {
+                           int stages, const PartitionOptions& partition,
+                           std::span<const int> stage_device) {
     // The gradients the kernels accumulate into are those the memory and the optimizer count.
     Workload workload = workload_given;
     workload.grad_bytes = optimizer.grad_bytes;
@@ -57,8 +58,14 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
     const PassTimes embedding_time = cost_model.embedding(config, workload);
     const std::vector<double> layer_costs(static_cast<std::size_t>(config.layers),
                                           layer_time.total() + ring.total());
+    if (!stage_device.empty() && static_cast<int>(stage_device.size()) != stages)
+        throw std::logic_error("plan_pipeline: one device per stage expected");
     const std::vector<int> counts =
-        partition_layers(layer_costs, stages, embedding_time.total(), head_time.total(), partition);
+        stage_device.empty()
+            ? partition_layers(layer_costs, stages, embedding_time.total(), head_time.total(),
+                               partition)
+            : partition_layers_on_devices(layer_costs, stage_device, embedding_time.total(),
+                                          head_time.total(), partition);
 
     const ActivationBytes layer_mem = layer_activation_bytes(config, workload);
     const ActivationBytes embed_mem = embedding_activation_bytes(config, workload);

@@ -57,13 +57,15 @@ struct ModelAnalysis {
 bool uses_operator_model(const ModelSpec& options);
 
 /// Resolves the model and GPU, builds the cost model (analytic or calibrated) and plans
-/// `stages` virtual stages. Throws std::invalid_argument for unknown names, bad files,
-/// impossible splits or workloads.
-ModelAnalysis plan_model(const ModelSpec& options, int stages);
+/// `stages` virtual stages, the layers balanced over the devices of `stage_device` (one per
+/// stage; none: over the stages, models::plan_pipeline). Throws std::invalid_argument for
+/// unknown names, bad files, impossible splits or workloads.
+ModelAnalysis plan_model(const ModelSpec& options, int stages,
+                         std::span<const int> stage_device = {});
 
-/// plan_model() for `schedule`'s virtual stages. When microbatches pass through their own
-/// stage ranges (two model copies, as in DualPipe), each range is a whole copy of the model:
-/// the model is planned once over a range's length and every stage gets the slice at its
+/// plan_model() for `schedule`'s virtual stages. When microbatches pass through
+/// their own stage ranges (two model copies, as in DualPipe), each range is a whole copy of the
+/// model: the model is planned once over a range's length and every stage gets the slice at its
 /// offset in its range, so each copy holds the full model (and a device holding one stage of
 /// each copy holds two slices' parameters). Throws std::invalid_argument if the ranges are not
 /// whole copies (different lengths, or a stage at two different offsets).

@@ -28,6 +28,19 @@ std::vector<int> partition_layers(std::span<const double> layer_costs, int parts
                                   double first_extra, double last_extra,
                                   const PartitionOptions& options = {});
 
+/// partition_layers() for groups that run on devices: group j on device `stage_device[j]`
+/// (one entry per group; several groups on one device where a device holds several virtual
+/// stages, as interleaved 1F1B and the V-shapes place them). A device runs each of its
+/// groups once per microbatch, so its load is the sum of their costs, and the slowest device
+/// bounds the iteration: the split minimizes the slowest device's load first, then the
+/// slowest group, then the sum of squared group costs. With one group per device this is
+/// partition_layers(). Needs every layer to cost the same (a transformer's layers do): layers
+/// of different costs throw std::invalid_argument; otherwise throws as partition_layers().
+std::vector<int> partition_layers_on_devices(std::span<const double> layer_costs,
+                                             std::span<const int> stage_device, double first_extra,
+                                             double last_extra,
+                                             const PartitionOptions& options = {});
+
 /// The largest group cost of a split (as partition_layers defines it).
 double partition_bottleneck(std::span<const double> layer_costs, std::span<const int> counts,
                             double first_extra, double last_extra);

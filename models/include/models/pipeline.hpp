@@ -63,11 +63,14 @@ struct PipelinePlan {
 };
 
 /// Partitions the model into `stages` contiguous stages, balancing F+B+W time per stage
-/// (embedding on the first, head and loss on the last), and fills in each stage's costs. The
-/// kernels are timed with the workload's grad_bytes set to the optimizer's.
+/// (embedding on the first, head and loss on the last), and fills in each stage's costs. With
+/// `stage_device` (one device per stage) the time per device is balanced first, where devices
+/// hold several stages (partition_layers_on_devices). The kernels are timed with the
+/// workload's grad_bytes set to the optimizer's.
 /// Throws std::invalid_argument for invalid configs/workloads or an impossible split.
 PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& workload,
                            const OptimizerConfig& optimizer, const CostModel& cost_model,
-                           int stages, const PartitionOptions& partition = {});
+                           int stages, const PartitionOptions& partition = {},
+                           std::span<const int> stage_device = {});
 
 }  // namespace pipesim::models
