@@ -373,3 +373,23 @@ TEST_CASE("a huge latency's coarse times are not read as communication",
     for (const DeviceTime& t : b.devices)
         CHECK(t.communication == 0);
 }
+
+TEST_CASE("full recomputation with a split backward says its peak memory is a lower bound",
+          "[analysis][models]") {
+    const auto warned = [](const char* schedule, models::Recompute recompute) {
+        PipelineSpec spec;
+        spec.schedule = schedule;
+        spec.generator = {4, 8, 0, 0};
+        spec.costs.model = model_spec("zb-1.5b", 1);
+        spec.costs.model->workload.recompute = recompute;
+        const Analysis a = run(spec);
+        return std::any_of(a.warnings.begin(), a.warnings.end(), [](const std::string& w) {
+            return w.find("peak memory is a lower bound") != std::string::npos;
+        });
+    };
+    CHECK(warned("zb-h1", models::Recompute::full));
+    CHECK(warned("zb-v", models::Recompute::full));
+    CHECK_FALSE(warned("1f1b", models::Recompute::full));  // B and W fused: counted in full
+    CHECK_FALSE(warned("zb-h1", models::Recompute::selective));
+    CHECK_FALSE(warned("zb-h1", models::Recompute::none));
+}

@@ -662,6 +662,20 @@ Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
                 "nothing");
     }
     derive_costs(pipeline);
+    // What the memory model cannot hold (docs/models.md, "Caveats"): a B that grows memory.
+    const auto split_backward = [&] {
+        for (const std::vector<Op>& ops : pipeline.schedule.device_ops)
+            for (const Op& op : ops)
+                if (op.pass == Pass::W) return true;
+        return false;
+    };
+    if (pipeline.model && pipeline.model->workload.recompute == models::Recompute::full &&
+        split_backward())
+        pipeline.warnings.push_back(fmt::format(
+            "with --recompute full each B of {} re-creates the activations its W needs, which "
+            "the memory figures cap at the layer inputs it keeps: its peak memory is a lower "
+            "bound (fused-backward schedules such as 1f1b are counted in full)",
+            pipeline.schedule.name));
     check_time_range(pipeline, engine);
     return pipeline;
 }
