@@ -73,7 +73,9 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
         row{"m.json", "nonsense",
             "m.json:1:1: expected a JSON object with \"format\": \"pipesim-schedule\", got "
             "'nonsense'"},
-        row{"m.json", R"({"version": 1})", "m.json:1:1: missing format: expected a string"},
+        row{"m.json", R"({"version": 1})",
+            "m.json:1:1: missing format: expected \"format\": \"pipesim-schedule\", \"version\": "
+            "1"},
         row{"m.json", R"({"format": "pipesim-timeline"})",
             "m.json:1:12: format: expected \"pipesim-schedule\", got '\"pipesim-timeline\"'"},
         row{"m.json", head + R"("devicess":2})",

@@ -595,6 +595,10 @@ void JsonDocument::optional_format(std::string_view tag, int version) const {
 }
 
 void JsonDocument::check_header(std::string_view tag, int version, bool required) const {
+    if (required && root_.is_object() && !root_.contains("format"))
+        throw error_at("", fmt::format("missing format: expected \"format\": \"{}\", "
+                                       "\"version\": {}",
+                                       tag, version));
     if ((required || root_.contains("format")) && string("/format", 64) != tag)
         throw error_at("/format",
                        fmt::format("format: expected \"{}\", got {}", tag, got(root_["format"])));
