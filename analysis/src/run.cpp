@@ -66,10 +66,12 @@ ModelSpec model_as_run(const PipelineSpec& spec) {
 
 // Whether some device of `stage_device` holds more than one stage.
 bool devices_share(const std::vector<int>& stage_device) {
-    std::vector<int> seen;
+    std::vector<bool> seen;
     for (int d : stage_device) {
-        if (std::find(seen.begin(), seen.end(), d) != seen.end()) return true;
-        seen.push_back(d);
+        const auto i = static_cast<std::size_t>(d);
+        if (i >= seen.size()) seen.resize(i + 1, false);
+        if (seen[i]) return true;
+        seen[i] = true;
     }
     return false;
 }
@@ -181,11 +183,19 @@ Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& genera
     if (devices_share(stage_device)) {
         ModelAnalysis by_device = plan_model(model_as_run(spec), p * v, stage_device);
         if (!same_split(by_stage.plan, by_device.plan)) {
+            const double stage_split = planned_makespan(schedule, by_stage.plan, spec, true);
+            // A large schedule (12 bytes per op) is not held twice: the memory check before
+            // the run counted one. It is generated again if it stays the faster.
+            const bool large = static_cast<double>(schedule.op_count()) > 1e7;
+            if (large) schedule = Schedule{};
             Schedule other = generate_for(by_device);
-            if (planned_makespan(other, by_device.plan, spec, true) <
-                planned_makespan(schedule, by_stage.plan, spec, true)) {
+            if (planned_makespan(other, by_device.plan, spec, true) < stage_split) {
                 pipeline.model = std::move(by_device);
                 return other;
+            }
+            if (large) {
+                other = Schedule{};
+                schedule = generate_for(by_stage);
             }
         }
     }
