@@ -229,6 +229,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     // A message between two GPUs of one node moves at most at NCCL's send/receive rate.
     s.channels.reserve(static_cast<std::size_t>(replicas) * pairs.size());
     s.channel_rates.reserve(s.channels.capacity());
+    s.channel_latency.reserve(s.channels.capacity());
     for (int r = 0; r < replicas; ++r)
         for (const auto& [src, dst] : pairs) {
             sg::Mailbox* mailbox = sg::Mailbox::by_name(fmt::format("r{}:{}>{}", r, src, dst));
@@ -239,6 +240,10 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
             // --bw-scale scales this rate with the links it bounds.
             s.channel_rates.push_back(
                 same_node ? cluster.intra_node_p2p_bandwidth * options.bandwidth_scale : 0.0);
+            std::vector<sg::Link*> route;
+            double latency = 0;
+            s.gpu(r, src, 0)->route_to(s.gpu(r, dst, 0), route, &latency);
+            s.channel_latency.push_back(latency);
         }
     if (layout.dp * layout.cp > 1)  // CP ranks hold the same weights: they reduce too
         for (int d = 0; d < p; ++d)

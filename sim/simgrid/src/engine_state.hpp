@@ -57,6 +57,9 @@ struct EngineState {
     // Per (replica, pair): the most a message moves per second, NCCL's send/receive rate
     // between two GPUs of one node (ClusterSpec::intra_node_p2p_bandwidth); 0: unbounded.
     std::vector<double> channel_rates;
+    // Per (replica, pair): the latency of the route between the pair's GPUs, which a message
+    // of no bytes takes (detail::DeviceActor::wait_for_input).
+    std::vector<double> channel_latency;
     std::vector<std::vector<Message>> messages;      // per replica, per output slot
     std::vector<std::vector<std::uint8_t>> arrived;  // per replica, per output slot
     std::vector<std::size_t> progress;               // per (replica, device): ops done
