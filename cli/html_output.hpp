@@ -1,5 +1,5 @@
 #pragma once
-// `--html FILE` of analyze, simulate, compare and sweep: the flag, the summary row every
+// The HTML report of analyze, simulate, compare and sweep: the summary row every
 // command's table shares, and the report's inputs, turned into a viz::HtmlReport.
 
 #include <functional>

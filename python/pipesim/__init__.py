@@ -78,9 +78,12 @@ def _core(function, *args, callers=()):
         raise ValueError(_spec.python_words(str(e))) from None
 
 
-def _call(function, arguments, defaults):
-    """The call as the HTML report's Inputs give its command: `function` with the
-    arguments that differ from their defaults."""
+def _call(function, arguments, defaults, html):
+    """The call as the HTML report's Inputs give its command (only with `html`): `function`
+    with the arguments given, those with a default in `defaults` where they differ from it."""
+    if html is None:
+        return ""
+
     def given(name, value):
         default = defaults.get(name)
         try:
@@ -127,7 +130,7 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
                                  overlap_param_gather=overlap_param_gather,
                                  post_validation=post_validation, **options),
                  dict(overlap_grad_reduce=True, overlap_param_gather=False,
-                      post_validation=False))
+                      post_validation=False), html)
     result = Result(_core(
         _pipesim.analyze, spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce),
         _spec.flag("overlap_param_gather", overlap_param_gather),
@@ -167,7 +170,7 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
                                   nccl_algo=nccl_algo, **options),
                  dict(message_bytes=0.0, grad_bytes=0.0, overlap_grad_reduce=True,
                       overlap_param_gather=False, post_validation=False, bw_scale=1.0,
-                      lat_scale=1.0))
+                      lat_scale=1.0), html)
     result = Result(_core(_pipesim.simulate, spec, engine, html, call))
     _warn(result.warnings)
     return result
@@ -211,7 +214,7 @@ def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, h
                      layout_without_model=cluster is not None, comparison=True)
     call = _call("compare", dict(schedules=names, p=p, m=m, cluster=cluster,
                                  post_validation=post_validation, **options),
-                 dict(post_validation=False))
+                 dict(post_validation=False), html)
     fields, messages = _core(_pipesim.compare, spec, names,
                              _spec.flag("post_validation", post_validation), engine, html, call)
     _warn(messages)

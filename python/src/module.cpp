@@ -279,9 +279,12 @@ RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_
     engine.post_validation = post_validation;
     return interruptible([&] {
         analysis::Analysis result = analysis::run_with_baseline(spec, engine);
-        if (!report.empty())
-            fileio::write_file_atomically(report,
-                                          cli::single_html("analyze", call, spec, "", result));
+        if (!report.empty()) {
+            const std::string page = cli::single_html("analyze", call, spec, "", result);
+            // Ctrl-C while the pictures were drawn (no phase reports it): no page.
+            if (python_interrupted()) throw Interrupted{};
+            fileio::write_file_atomically(report, page);
+        }
         return run_data(std::move(result), spec);
     });
 }
@@ -321,16 +324,29 @@ analysis::Comparison compare_with_report(const analysis::PipelineSpec& spec,
     // As given (a preset with its node count, or a file), as compare --cluster's report shows it.
     const std::string cluster =
         engine_dict.is_none() ? std::string() : engine_dict["cluster"].cast<std::string>();
+    const auto compare_and_write = [&] {
+        cli::ComparisonReport run =
+            cli::compare_for_report(spec, names, engine, python_interrupted);
+        const analysis::Comparison& c = run.comparison;
+        const std::string page = viz::html_report_text(
+            cli::compare_html_report(call, spec, cluster, c.rows, c.model, c.time_unit,
+                                     c.post_validation, std::move(run.pictures)));
+        // Ctrl-C while the pictures were drawn (no phase reports it): no page.
+        if (python_interrupted()) throw Interrupted{};
+        fileio::write_file_atomically(path, page);
+        return std::move(run.comparison);
+    };
     try {
-        return interruptible([&] {
-            cli::ComparisonReport run =
-                cli::compare_for_report(spec, names, engine, python_interrupted);
-            const analysis::Comparison& c = run.comparison;
-            viz::write_html_report(
-                path, cli::compare_html_report(call, spec, cluster, c.rows, c.model, c.time_unit,
-                                               c.post_validation, std::move(run.pictures)));
-            return std::move(run.comparison);
-        });
+        if (engine_dict.is_none()) return interruptible(compare_and_write);
+        // On SimGrid each schedule runs in a forked child: no phase reporter there, which
+        // would call into Python from the child (and wait forever for a GIL another thread
+        // held at the fork).
+        try {
+            py::gil_scoped_release release;
+            return compare_and_write();
+        } catch (const Interrupted&) {
+            throw py::error_already_set();
+        }
     } catch (const std::runtime_error& e) {
         // A KeyboardInterrupt seen while a child ran is the error Python reports.
         if (PyErr_Occurred()) throw py::error_already_set();

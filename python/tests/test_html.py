@@ -36,6 +36,23 @@ def test_analyze_writes_the_command_lines_page(cli, tmp_path):
 
 
 @needs_graphviz
+def test_compare_on_a_cluster_beside_a_running_thread(tmp_path):
+    # The children run no Python: a thread holding the GIL when one is forked does not
+    # block it.
+    import threading
+    stop = threading.Event()
+    busy = threading.Thread(target=lambda: [None for _ in iter(stop.is_set, True)])
+    busy.start()
+    try:
+        pipesim.compare("1f1b,zb-h1", 2, 4, costs=(1e-3, 1e-3, 1e-3), cluster="dgx-a100:1",
+                        html=tmp_path / "r.html")
+    finally:
+        stop.set()
+        busy.join()
+    assert (tmp_path / "r.html").stat().st_size > 0
+
+
+@needs_graphviz
 def test_compare_writes_the_command_lines_page(cli, tmp_path):
     ours, theirs = tmp_path / "py.html", tmp_path / "cli.html"
     comparison = pipesim.compare(["1f1b", "zb-h1", "zb-v"], 4, 8, costs=(1, 2, 1), html=ours)
@@ -77,12 +94,14 @@ def test_a_report_that_cannot_be_written_is_refused_before_anything_runs(tmp_pat
 
 @needs_graphviz
 def test_a_report_whose_folder_is_missing_is_refused_before_the_run(tmp_path):
-    # Each check runs before the run: "cannot write" is the first error, where a written
-    # report would fail only after the run.
+    # Each run would fail for another reason once started (a cluster file that is not there,
+    # more memory than the run may take): "cannot write" comes first only if the report's
+    # folder is checked before the run.
     missing = tmp_path / "missing" / "r.html"
-    for run in (lambda: pipesim.compare("1f1b,zb-h1", 4, 8, html=missing),
-                lambda: pipesim.analyze("1f1b", 4, 8, html=missing),
-                lambda: pipesim.simulate("1f1b", 4, 8, costs=(1, 2, 1), cluster="dgx-a100:1",
+    nowhere = str(tmp_path / "no-cluster.json")
+    for run in (lambda: pipesim.compare("1f1b,zb-h1", 4, 8, cluster=nowhere, html=missing),
+                lambda: pipesim.analyze("zb-v", 4096, 2**20, html=missing),
+                lambda: pipesim.simulate("1f1b", 4, 8, costs=(1, 2, 1), cluster=nowhere,
                                          html=missing)):
         with pytest.raises(ValueError, match=r"^cannot write .*r\.html: No such file"):
             run()
