@@ -178,18 +178,13 @@ ComparisonReport compare_for_report(const analysis::PipelineSpec& spec,
                                     const std::vector<std::string>& names,
                                     const analysis::Engine& engine,
                                     const std::function<bool()>& interrupted) {
-    analysis::check_comparison_shape(spec, names);
     ComparisonReport out;
-    for (const std::string& name : names) {
-        try {
-            ReportRun run = run_for_report(name, analysis::comparison_spec(name, spec), engine,
-                                           /*picture=*/true, interrupted);
+    out.comparison = analysis::compare_each(
+        spec, names, [&](const std::string& name, const analysis::PipelineSpec& one) {
+            ReportRun run = run_for_report(name, one, engine, /*picture=*/true, interrupted);
             out.pictures.push_back(std::move(*run.picture));
-            analysis::add_to_comparison(out.comparison, std::move(run));
-        } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
-        }
-    }
+            return analysis::ComparedRun(std::move(run));
+        });
     if (const auto* simgrid = std::get_if<analysis::SimGridEngine>(&engine)) {
         out.comparison.engine = "simgrid";
         out.comparison.cluster = simgrid->cluster.name;

@@ -146,13 +146,9 @@ void add_to_comparison(Comparison& comparison, ComparedRun run) {
     comparison.rows.push_back(std::move(r));
 }
 
-namespace {
-
-// Runs each schedule of `names` with `run_one` (its spec → its ComparedRun), naming the
-// schedule in the error of the first that cannot run.
-template <typename RunOne>
-Comparison compare_each(const PipelineSpec& spec, const std::vector<std::string>& names,
-                        RunOne&& run_one) {
+Comparison compare_each(
+    const PipelineSpec& spec, const std::vector<std::string>& names,
+    const std::function<ComparedRun(const std::string&, const PipelineSpec&)>& run_one) {
     check_comparison_shape(spec, names);
     Comparison comparison;
     for (const std::string& name : names) {
@@ -164,8 +160,6 @@ Comparison compare_each(const PipelineSpec& spec, const std::vector<std::string>
     }
     return comparison;
 }
-
-}  // namespace
 
 Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names,
                    bool post_validation) {

@@ -15,6 +15,7 @@
 #include "analysis/device_cap.hpp"
 #include "analysis/grad_reduce.hpp"
 #include "analysis/phases.hpp"
+#include "schedules/placement.hpp"
 #include "schedules/validate.hpp"
 #include "sim/memory_budget.hpp"
 #include "sim/replay.hpp"
@@ -153,9 +154,7 @@ Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& genera
     const int p = spec.generator.devices;
     const int v = spec.generator.chunks > 0 ? spec.generator.chunks : generator.default_chunks;
     // Such generators place one stage per device (v = 1) or two in a V (checked below).
-    std::vector<int> stage_device(static_cast<std::size_t>(p * v));
-    for (int s = 0; s < p * v; ++s)
-        stage_device[static_cast<std::size_t>(s)] = s < p ? s : 2 * p - 1 - s;
+    const std::vector<int> stage_device = v == 1 ? looped_placement(p, 1) : vshape_placement(p, v);
     const auto generate = [&](StageCosts costs, double w_share) {
         GeneratorOptions planned = spec.generator;
         planned.planning = PlanningCosts{std::move(costs), spec.comm_latency, w_share};

@@ -94,6 +94,13 @@ ComparedRun parse_compared_run(const std::string& name, const nlohmann::json& j)
 /// the reference of every speed-up.
 void add_to_comparison(Comparison& comparison, ComparedRun run);
 
+/// Runs each schedule of `names` with `run_one` (its name and comparison_spec() → its
+/// ComparedRun) into one Comparison (add_to_comparison), after check_comparison_shape(),
+/// naming the schedule in the error of the first that cannot run.
+Comparison compare_each(
+    const PipelineSpec& spec, const std::vector<std::string>& names,
+    const std::function<ComparedRun(const std::string&, const PipelineSpec&)>& run_one);
+
 /// Runs each of `names` on `spec`'s pipeline (its schedule replaced, its shape adapted with
 /// comparison_shape()) with the analytic replay, in order, with optimizer post-validation if
 /// asked (AnalyticEngine::post_validation). Throws std::invalid_argument "NAME: what was

@@ -222,8 +222,9 @@ double DeviceActor::wait_for_input(const Op& op) {
         received += s_.workload.message_bytes[input.stage];
         const std::size_t slot = output_slot(input, s_.stages);
         auto& arrived = s_.arrived[replica_];
-        sg::Mailbox* channel = s_.channel(replica_, src, device_);
-        const double latency = s_.channel_latency[s_.channel_slot(replica_, src, device_)];
+        const std::size_t channel_at = s_.channel_slot(replica_, src, device_);
+        sg::Mailbox* channel = s_.channels[channel_at];
+        const double latency = s_.channel_latency[channel_at];
         while (!arrived[slot]) {
             Message* message = nullptr;
             // A message of no bytes may get no network action (SimGrid 3.32 hands it over at
