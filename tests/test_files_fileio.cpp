@@ -215,6 +215,40 @@ TEST_CASE("atomic writes follow symbolic links and refuse special files", "[file
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("an output's folder is checked before the run as the write would find it", "[fileio]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_fileio_check_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto file = dir / "plain.txt";
+    write_file_atomically(file.string(), "x");
+    CHECK_NOTHROW(check_writable_path((dir / "out.svg").string()));
+    CHECK_NOTHROW(check_writable_path("relative-name.svg"));
+    CHECK_THROWS_WITH(check_writable_path((dir / "no" / "out.svg").string()),
+                      Catch::EndsWith("/no/out.svg: No such file or directory"));
+    CHECK_THROWS_WITH(check_writable_path((file / "out.svg").string()),
+                      Catch::EndsWith("/plain.txt/out.svg: Not a directory"));
+    CHECK_THROWS_WITH(check_writable_path(dir.string()), Catch::EndsWith(": it is a directory"));
+    // A folder that exists but refuses new files (as root, only a read-only one does; Linux's
+    // /proc/sys refuses them to everyone): the write would fail only after the run.
+    if (::access("/proc/sys", W_OK | X_OK) != 0) {
+        CHECK_THROWS_WITH(check_writable_path("/proc/sys/out.svg"),
+                          "cannot write /proc/sys/out.svg: its folder /proc/sys takes no new "
+                          "files: Permission denied");
+        CHECK_THROWS_WITH(write_file_atomically("/proc/sys/out.svg", "x"),
+                          Catch::StartsWith("cannot write /proc/sys/out.svg"));
+    }
+    // Without search permission on the folder (not as root, which bypasses it) stat reports
+    // it as such, not as missing.
+    const auto locked = dir / "locked";
+    std::filesystem::create_directories(locked / "inner");
+    std::filesystem::permissions(locked, std::filesystem::perms::none);
+    if (::geteuid() != 0)
+        CHECK_THROWS_WITH(check_writable_path((locked / "inner" / "out.svg").string()),
+                          Catch::EndsWith(": Permission denied"));
+    std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("JSON documents locate values, keys and bytes inside strings", "[fileio]") {
     const JsonDocument doc("d.json", "{\n  \"a\": [1, {\"b~/\": \"x\\u00e9yz\"}],\n  \"c\": -4\n}");
     CHECK(doc.position_of("/a") == TextPosition{2, 8});

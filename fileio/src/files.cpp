@@ -204,11 +204,22 @@ void check_writable_path(const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::path folder = fs::path(path).parent_path();
-    if (!folder.empty() && !fs::is_directory(folder, ec))
-        throw std::invalid_argument(fmt::format(
-            "cannot write {}: {}", path, std::strerror(fs::exists(folder, ec) ? ENOTDIR : ENOENT)));
+    // stat's own errno: a folder that cannot be searched is "Permission denied", not missing.
+    struct stat info {};
+    if (!folder.empty() && ::stat(folder.c_str(), &info) != 0)
+        throw std::invalid_argument(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    if (!folder.empty() && !S_ISDIR(info.st_mode))
+        throw std::invalid_argument(
+            fmt::format("cannot write {}: {}", path, std::strerror(ENOTDIR)));
     if (fs::is_directory(path, ec))
         throw std::invalid_argument(fmt::format("cannot write {}: it is a directory", path));
+    // The atomic write creates its temporary file beside the target: the folder must take
+    // new files, which a read-only or someone else's folder refuses only after the run.
+    const std::string where = folder.empty() ? std::string(".") : folder.string();
+    if (::access(where.c_str(), W_OK | X_OK) != 0)
+        throw std::invalid_argument(
+            fmt::format("cannot write {}: its folder {} takes no new files: {}", path, where,
+                        std::strerror(errno)));
 }
 
 bool is_standard_stream(std::string_view path) {

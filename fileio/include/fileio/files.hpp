@@ -60,7 +60,8 @@ int write_all(int fd, std::string_view text);
 
 /// Throws std::invalid_argument with the message write_file_atomically() would give
 /// ("cannot write PATH: REASON") where `path` cannot be written for certain before anything
-/// is: its folder is missing or not a folder, or `path` is a folder.
+/// is: its folder is missing, not a folder, cannot be searched or takes no new files (read-only,
+/// or another user's), or `path` is a folder.
 void check_writable_path(const std::string& path);
 
 /// Whether `path` is `-`: standard input where a file is read, standard output where one is
