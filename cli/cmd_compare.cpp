@@ -75,18 +75,20 @@ constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
 std::string table(const std::vector<SummaryRow>& rows, bool model, const std::string& unit,
                   bool period) {
-    std::string out =
-        fmt::format("{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14} {:>9} {:>9}\n", "schedule", "v",
-                    fmt::format("{} {}", time_column_name(model, period), unit), "bubble",
-                    "efficiency", model ? "peak GiB" : "peak act M_B",
-                    model ? "samples/s" : "mb / " + unit, "speed-up", "vs 1F1B");
+    // With a model, an MFU column follows samples/s.
+    std::string out = fmt::format(
+        "{:<18} {:>3} {:>14} {:>9} {:>11} {:>13} {:>14}{} {:>9} {:>9}\n", "schedule", "v",
+        fmt::format("{} {}", time_column_name(model, period), unit), "bubble", "efficiency",
+        model ? "peak GiB" : "peak act M_B", model ? "samples/s" : "mb / " + unit,
+        model ? "      MFU" : "", "speed-up", "vs 1F1B");
     // 1F1B may not run with these inputs (one stage of no layers): no speed-up over it.
     for (const SummaryRow& r : rows)
         out += fmt::format(
-            "{:<18} {:>3} {:>14.6g} {:>8.2f}% {:>10.2f}% {:>13.4g} {:>14.6g} "
+            "{:<18} {:>3} {:>14.6g} {:>8.2f}% {:>10.2f}% {:>13.4g} {:>14.6g}{} "
             "{:>8.3f}x {:>9}\n",
             r.schedule, r.chunks, r.makespan, 100 * r.bubble_rate, 100 * r.efficiency,
-            model ? r.peak / gib : r.peak, r.throughput, r.speedup,
+            model ? r.peak / gib : r.peak, r.throughput,
+            model ? fmt::format(" {:>7.2f}%", 100 * r.mfu) : "", r.speedup,
             r.speedup_1f1b > 0 ? fmt::format("{:.3f}x", r.speedup_1f1b) : "—");
     return out;
 }
@@ -222,16 +224,20 @@ int run_compare(const std::vector<std::string>& args) {
         const nlohmann::ordered_json j = analysis::comparison_json(comparison);
         fmt::print("{}\n", analysis::json_text(j, 2));
     } else if (csv) {
+        // With a model, tokens per second and MFU follow samples per second, as in --json.
         fmt::print(
             "schedule,chunks,{},bubble_rate,efficiency,{},{},speedup,speedup_1f1b,"
             "lifespan_max\n",
             analysis::time_field(model, post_validation),
             model ? "peak_memory_bytes" : "peak_activation_max",
-            model ? "samples_per_second" : "throughput");
+            model ? "samples_per_second,tokens_per_second,mfu" : "throughput");
         for (const SummaryRow& r : rows)
             fmt::print("{},{},{},{},{},{},{},{},{},{}\n", r.schedule, r.chunks, r.makespan,
-                       r.bubble_rate, r.efficiency, r.peak, r.throughput, r.speedup,
-                       r.speedup_1f1b > 0 ? fmt::format("{}", r.speedup_1f1b) : "", r.lifespan_max);
+                       r.bubble_rate, r.efficiency, r.peak,
+                       model ? fmt::format("{},{},{}", r.throughput, r.tokens_per_second, r.mfu)
+                             : fmt::format("{}", r.throughput),
+                       r.speedup, r.speedup_1f1b > 0 ? fmt::format("{}", r.speedup_1f1b) : "",
+                       r.lifespan_max);
     } else {
         fmt::print("p={} m={}{}; speed-up over {}\n\n{}", spec.generator.devices,
                    spec.generator.microbatches,

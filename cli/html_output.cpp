@@ -215,6 +215,7 @@ viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
                  "efficiency",
                  model ? "peak memory (GiB)" : "peak activation (M_B)",
                  model ? "samples/s" : fmt::format("microbatches / {}", unit)};
+    if (model) t.columns.push_back("MFU");
     // The terminal table's columns, each naming its baseline.
     if (speedup && !rows.empty())
         t.columns.push_back(fmt::format("speed-up over {}", rows.front().schedule));
@@ -227,6 +228,7 @@ viz::HtmlTable summary_table(const std::vector<SummaryRow>& rows, bool model,
                                           fmt::format("{:.2f} %", 100 * r.efficiency),
                                           fmt::format("{:.4g}", model ? r.peak / gib : r.peak),
                                           fmt::format("{:.6g}", r.throughput)};
+        if (model) cells.push_back(fmt::format("{:.2f} %", 100 * r.mfu));
         if (speedup) cells.push_back(fmt::format("{:.3f}x", r.speedup));
         cells.push_back(speedup_1f1b_cell(r.speedup_1f1b));
         t.rows.push_back(std::move(cells));

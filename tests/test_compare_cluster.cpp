@@ -42,6 +42,9 @@ TEST_CASE("compare --cluster with a model and two replicas matches simulate's it
         CHECK(row["iteration_time"].get<double>() == Approx(s["iteration_time"].get<double>()));
         CHECK(row["samples_per_second"].get<double>() ==
               Approx(s["samples_per_second"].get<double>()));
+        CHECK(row["tokens_per_second"].get<double>() ==
+              Approx(s["tokens_per_second"].get<double>()));
+        CHECK(row["mfu"].get<double>() == Approx(s["mfu"].get<double>()));
     }
 }
 

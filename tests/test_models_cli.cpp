@@ -318,6 +318,44 @@ TEST_CASE("compare warns of every schedule's devices over their GPU memory", "[m
     CHECK(fits.err.empty());
 }
 
+TEST_CASE("compare with a model gives each schedule analyze's tokens per second and MFU",
+          "[models][compare]") {
+    // Llama 2 7B: 4,096 tokens a sequence (its paper's context length).
+    const std::string flags = " -p 4 -m 8 --model llama2-7b --gpu h100-sxm --mb 2";
+    const nlohmann::json c =
+        run_pipesim_json("compare -s 1f1b,zb-h1,interleaved-1f1b --json" + flags);
+    REQUIRE(c["schedules"].size() == 3);
+    for (const auto& row : c["schedules"]) {
+        const nlohmann::json a = run_pipesim_json(
+            "analyze -s " + row["schedule"].get<std::string>() + flags + " --json");
+        CHECK(row["tokens_per_second"].get<double>() ==
+              Approx(4096 * row["samples_per_second"].get<double>()));
+        CHECK(row["mfu"].get<double>() == Approx(a["mfu"].get<double>()));
+        CHECK(row["mfu"].get<double>() > 0);
+    }
+    // The same FLOPs a sample in each schedule: MFU goes with samples per second (both divide
+    // by the step, the iteration and the optimizer step).
+    CHECK(c["schedules"][1]["mfu"].get<double>() / c["schedules"][0]["mfu"].get<double>() ==
+          Approx(c["schedules"][1]["samples_per_second"].get<double>() /
+                 c["schedules"][0]["samples_per_second"].get<double>()));
+    // CSV: the two columns after samples_per_second, the table an MFU column.
+    const auto csv = run_pipesim("compare -s 1f1b,zb-h1 --csv" + flags);
+    REQUIRE(csv.exit_code == 0);
+    CHECK_THAT(csv.out, Catch::StartsWith("schedule,chunks,iteration_time,bubble_rate,efficiency,"
+                                          "peak_memory_bytes,samples_per_second,tokens_per_second,"
+                                          "mfu,speedup,speedup_1f1b,lifespan_max\n"));
+    CHECK_THAT(csv.out,
+               Catch::Contains(fmt::format(",{},", c["schedules"][1]["mfu"].get<double>())));
+    const auto table = run_pipesim("compare -s 1f1b,zb-h1" + flags);
+    CHECK_THAT(table.out, Catch::Contains("MFU"));
+    CHECK_THAT(table.out, Catch::Contains(fmt::format(
+                              "{:.2f}%", 100 * c["schedules"][0]["mfu"].get<double>())));
+    // Without a model neither column appears.
+    const nlohmann::json plain = run_pipesim_json("compare -s 1f1b,zb-h1 -p 4 -m 8 --json");
+    CHECK_FALSE(plain["schedules"][0].contains("mfu"));
+    CHECK_FALSE(plain["schedules"][0].contains("tokens_per_second"));
+}
+
 TEST_CASE("a model JSON file and a calibration file drive analyze", "[models]") {
     const std::string examples = std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/";
     const auto r = run_pipesim("analyze -s zb-h1 -p 4 -m 8 --model " + examples +

@@ -71,6 +71,8 @@ CompareRow compare_row(const std::string& name, const Analysis& a) {
     if (a.model) {
         r.peak = *std::max_element(a.model->total_bytes.begin(), a.model->total_bytes.end());
         r.throughput = a.model->samples_per_second;
+        r.tokens_per_second = a.model->tokens_per_second;
+        r.mfu = a.model->mfu;
         r.step_shares = step_shares(time_budget(a));
     } else {
         r.peak = a.metrics.peak_activation_max;
@@ -93,6 +95,8 @@ nlohmann::json compared_run_json(const ComparedRun& run) {
                         {"efficiency", r.efficiency},
                         {"peak", r.peak},
                         {"throughput", r.throughput},
+                        {"tokens_per_second", r.tokens_per_second},
+                        {"mfu", r.mfu},
                         {"speedup_1f1b", r.speedup_1f1b},
                         {"lifespan_max", r.lifespan_max},
                         {"step_shares", nlohmann::json::array()},
@@ -117,6 +121,8 @@ ComparedRun parse_compared_run(const std::string& name, const nlohmann::json& j)
     r.efficiency = j.at("efficiency").get<double>();
     r.peak = j.at("peak").get<double>();
     r.throughput = j.at("throughput").get<double>();
+    r.tokens_per_second = j.at("tokens_per_second").get<double>();
+    r.mfu = j.at("mfu").get<double>();
     r.speedup_1f1b = j.at("speedup_1f1b").get<double>();
     r.lifespan_max = j.at("lifespan_max").get<double>();
     for (const nlohmann::json& share : j.at("step_shares"))
@@ -214,11 +220,15 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
             {"bubble_rate", r.bubble_rate},
             {"efficiency", r.efficiency},
             {c.model ? "peak_memory_bytes" : "peak_activation_max", r.peak},
-            {c.model ? "samples_per_second" : "throughput", r.throughput},
-            {"speedup", r.speedup},
-            {"speedup_1f1b", r.speedup_1f1b > 0 ? nlohmann::ordered_json(r.speedup_1f1b)
-                                                : nlohmann::ordered_json()},
-            {"lifespan_max", r.lifespan_max}};
+            {c.model ? "samples_per_second" : "throughput", r.throughput}};
+        if (c.model) {
+            row["tokens_per_second"] = r.tokens_per_second;
+            row["mfu"] = r.mfu;
+        }
+        row["speedup"] = r.speedup;
+        row["speedup_1f1b"] =
+            r.speedup_1f1b > 0 ? nlohmann::ordered_json(r.speedup_1f1b) : nlohmann::ordered_json();
+        row["lifespan_max"] = r.lifespan_max;
         if (!r.step_shares.empty()) {
             nlohmann::ordered_json& shares = row["step_shares"];
             for (const StepShare& share : r.step_shares)

@@ -72,7 +72,11 @@ def test_compare_reads_a_list_typed_with_spaces():
 def test_compare_with_a_model_reports_seconds_and_bytes():
     c = pipesim.compare("1f1b,zb-h1", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1)
     assert c.time_unit == "s"
-    assert {"iteration_time", "peak_memory_bytes", "samples_per_second"} <= set(c.schedules[0])
+    assert {"iteration_time", "peak_memory_bytes", "samples_per_second", "tokens_per_second",
+            "mfu"} <= set(c.schedules[0])
+    alone = pipesim.analyze("zb-h1", p=4, m=8, model="llama2-7b", gpu="h100-sxm", mb=1)
+    assert c.schedules[1]["mfu"] == pytest.approx(alone.mfu)
+    assert c.schedules[1]["tokens_per_second"] == pytest.approx(alone.tokens_per_second)
 
 
 def test_compare_warns_of_devices_over_their_gpu_memory():

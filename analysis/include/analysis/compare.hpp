@@ -24,11 +24,13 @@ struct CompareRow {
     double bubble_rate = 0;
     /// Whole-pipeline efficiency: busy time over all devices / (p × makespan).
     double efficiency = 0;
-    double peak = 0;          ///< activation units, or bytes (weights + activations) with a model
-    double throughput = 0;    ///< microbatches per time unit, or samples/s with a model
-    double speedup = 1;       ///< the first row's makespan / this row's
-    double speedup_1f1b = 0;  ///< over 1F1B with the same inputs (0: not run)
-    double lifespan_max = 0;  ///< longest activation lifespan (F start to W end)
+    double peak = 0;        ///< activation units, or bytes (weights + activations) with a model
+    double throughput = 0;  ///< microbatches per time unit, or samples/s with a model
+    double tokens_per_second = 0;  ///< with a model (else 0)
+    double mfu = 0;                ///< with a model: model FLOPs utilization (else 0)
+    double speedup = 1;            ///< the first row's makespan / this row's
+    double speedup_1f1b = 0;       ///< over 1F1B with the same inputs (0: not run)
+    double lifespan_max = 0;       ///< longest activation lifespan (F start to W end)
     /// With a model: where all devices' step time goes (time_budget.hpp, step_shares()).
     std::vector<StepShare> step_shares;
 };
