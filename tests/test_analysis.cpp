@@ -10,6 +10,7 @@
 #include "analysis/cluster_workload.hpp"
 #include "analysis/device_cap.hpp"
 #include "analysis/model_plan.hpp"
+#include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
 #include "analysis/time_budget.hpp"
 #include "child_process.hpp"
@@ -129,6 +130,19 @@ TEST_CASE("a model's layers are split by device where that replays faster than b
                                      largest_w_share(memory_model_from_plan(by_stage.plan))};
     const double stage_split = replayed(generate_schedule("zb-v", planned), by_stage);
     CHECK(run(zbv).metrics.makespan < 0.92 * stage_split);
+}
+
+TEST_CASE("memory over a limit is printed with the decimals that tell the two apart",
+          "[analysis]") {
+    constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+    using texts = std::pair<std::string, std::string>;
+    CHECK(pipesim::analysis::gib_over(81 * gib, 80 * gib) == texts{"81.0", "80.0"});
+    CHECK(pipesim::analysis::gib_over(80.04 * gib, 80 * gib) == texts{"80.04", "80.00"});
+    CHECK(pipesim::analysis::gib_over(80.004 * gib, 80 * gib) == texts{"80.004", "80.000"});
+    // Three decimals at most: beyond them the bytes, not the text, say which is larger.
+    CHECK(pipesim::analysis::gib_over(80.0001 * gib, 80 * gib) == texts{"80.000", "80.000"});
+    // An H100's 81,559 MiB against a device just over it.
+    CHECK(pipesim::analysis::gib_over(79.66 * gib, 81559.0 * 1024 * 1024) == texts{"79.7", "79.6"});
 }
 
 TEST_CASE("model figures count every data-parallel replica", "[analysis][models]") {

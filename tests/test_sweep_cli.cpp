@@ -141,7 +141,7 @@ TEST_CASE("an over-memory row's reason names the device of its peak_memory", "[s
     REQUIRE(field(rows[1], "status") == "over-memory");
     const std::string reason = field(rows[1], "reason");
     const double peak = std::stod(field(rows[1], "peak_memory")) / (1u << 30);
-    CHECK_THAT(reason, Catch::Contains(fmt::format("needs {:.2f} GiB, more than the 40.00 GiB of "
+    CHECK_THAT(reason, Catch::Contains(fmt::format("needs {:.1f} GiB, more than the 40.0 GiB of "
                                                    "a100-40gb",
                                                    peak)));
     CHECK_THAT(reason, Catch::EndsWith("(3 of 3 devices are over)"));
@@ -179,7 +179,7 @@ TEST_CASE("a row over the grid's cap names the device of its peak and how many a
     CHECK_THAT(
         field(rows[1], "reason"),
         Catch::StartsWith("device 0 needs ") &&
-            Catch::Contains(fmt::format("needs {:.2f} GiB, more than the cap of 20.00 GiB", peak)));
+            Catch::Contains(fmt::format("needs {:.1f} GiB, more than the cap of 20.0 GiB", peak)));
     fs::remove_all(dir);
 }
 

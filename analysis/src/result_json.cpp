@@ -131,16 +131,25 @@ std::string grad_reduce_algorithm(const simgrid::SimResult& result) {
     return text;
 }
 
+std::pair<std::string, std::string> gib_over(double need, double limit) {
+    int decimals = 1;
+    const auto text = [&](double bytes) { return fmt::format("{:.{}f}", bytes / gib, decimals); };
+    while (decimals < 3 && text(need) == text(limit))
+        ++decimals;
+    return {text(need), text(limit)};
+}
+
 std::vector<std::string> memory_warnings(const ModelAnalysis& model) {
     std::vector<std::string> warnings;
     for (int d : model.over_capacity) {
         const auto i = static_cast<std::size_t>(d);
+        const auto [need, capacity] =
+            gib_over(model.total_bytes[i], model.device_gpu[i].memory_bytes);
         warnings.push_back(fmt::format(
-            "device {} needs {:.1f} GiB (weights and optimizer {:.1f} GiB + peak activations "
-            "{:.1f} GiB), more than the {}'s {:.1f} GiB",
-            d, model.total_bytes[i] / gib, model.static_bytes[i] / gib,
-            model.activation_bytes[i] / gib, model.device_gpu[i].name,
-            model.device_gpu[i].memory_bytes / gib));
+            "device {} needs {} GiB (weights and optimizer {:.1f} GiB + peak activations "
+            "{:.1f} GiB), more than the {}'s {} GiB",
+            d, need, model.static_bytes[i] / gib, model.activation_bytes[i] / gib,
+            model.device_gpu[i].name, capacity));
     }
     return warnings;
 }

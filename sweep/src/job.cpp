@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/cluster_workload.hpp"
+#include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
 
 namespace pipesim::sweep {
@@ -52,9 +53,11 @@ void classify_memory(Result& r, const Analysis& a) {
                 if (m.total_bytes[static_cast<std::size_t>(over)] > m.total_bytes[d])
                     d = static_cast<std::size_t>(over);
             r.status = Status::over_memory;
-            r.reason = fmt::format("device {} needs {:.2f} GiB, more than the {:.2f} GiB of {}{}",
-                                   d, m.total_bytes[d] / gib, m.device_gpu[d].memory_bytes / gib,
-                                   m.device_gpu[d].name,
+            // The figures the run's own warning gives (analysis::memory_warnings).
+            const auto [need, capacity] =
+                analysis::gib_over(m.total_bytes[d], m.device_gpu[d].memory_bytes);
+            r.reason = fmt::format("device {} needs {} GiB, more than the {} GiB of {}{}", d, need,
+                                   capacity, m.device_gpu[d].name,
                                    m.over_capacity.size() > 1
                                        ? fmt::format(" ({} of {} devices are over)",
                                                      m.over_capacity.size(), m.total_bytes.size())
@@ -77,13 +80,13 @@ void classify_memory(Result& r, const Analysis& a) {
     const std::string how_many =
         over > 1 ? fmt::format(" ({} of {} devices are over)", over, need.size()) : "";
     r.status = Status::over_memory;
-    r.reason = a.model
-                   ? fmt::format("device {} needs {:.2f} GiB, more than the cap of {:.2f} GiB{}",
-                                 peak - need.begin(), *peak / gib, r.job.mem_limit / gib, how_many)
-                   : fmt::format(
-                         "device {} holds a peak activation of {:g}, more than the "
-                         "cap of {:g}{}",
-                         peak - need.begin(), *peak, r.job.mem_limit, how_many);
+    const auto [need_gib, cap_gib] = analysis::gib_over(*peak, r.job.mem_limit);
+    r.reason = a.model ? fmt::format("device {} needs {} GiB, more than the cap of {} GiB{}",
+                                     peak - need.begin(), need_gib, cap_gib, how_many)
+                       : fmt::format(
+                             "device {} holds a peak activation of {:g}, more than the "
+                             "cap of {:g}{}",
+                             peak - need.begin(), *peak, r.job.mem_limit, how_many);
 }
 
 }  // namespace
