@@ -39,6 +39,13 @@ BlockLifespans block_lifespans(const BuildingBlock& block, const Metrics& metric
     return out;
 }
 
+bool block_bound_holds(const BlockLifespans& lifespans) {
+    if (lifespans.measured_in_flight.size() != lifespans.bound_in_flight.size()) return false;
+    for (std::size_t s = 0; s < lifespans.measured_in_flight.size(); ++s)
+        if (lifespans.measured_in_flight[s] > lifespans.bound_in_flight[s]) return false;
+    return true;
+}
+
 std::optional<BuildingBlock> catalog_block(const Schedule& schedule) {
     for (const BlockFamily& family : block_families()) {
         if (family.name != schedule.name) continue;

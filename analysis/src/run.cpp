@@ -707,8 +707,15 @@ Analysis run(Pipeline pipeline, const Engine& engine) {
     else
         run_simgrid(a, pipeline.spec, std::get<SimGridEngine>(engine));
     if (generated)
-        if (const auto block = catalog_block(a.schedule))
+        if (const auto block = catalog_block(a.schedule)) {
             a.block = block_lifespans(*block, a.metrics, a.memory, a.schedule.microbatches);
+            // The block's bound is the bound of its repetition. v-min and v-half pick their
+            // order among several candidates, and the one they pick may keep more
+            // microbatches alive on a stage than the catalog block does: then the block
+            // says nothing of this run and is not reported. Where every stage stays within
+            // the block's in-flight counts, each device's peak is within its bound too.
+            if (!block_bound_holds(*a.block)) a.block.reset();
+        }
     // Times so small (or so far apart) that a ratio of them overflows: the figures would be
     // infinite, and JSON cannot even hold them.
     if (!std::isfinite(a.metrics.throughput) ||

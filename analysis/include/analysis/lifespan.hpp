@@ -38,6 +38,12 @@ struct BlockLifespans {
 BlockLifespans block_lifespans(const BuildingBlock& block, const Metrics& metrics,
                                const MemoryModel& memory, int microbatches);
 
+/// Whether the run measured in `lifespans` keeps every stage within the block's in-flight
+/// bound (measured_in_flight ≤ bound_in_flight), so that its devices' peaks are within
+/// device_bound: true for the block's own repetition, not always for another order of the
+/// same name.
+bool block_bound_holds(const BlockLifespans& lifespans);
+
 /// The catalog block (block_families()) a generated schedule is named after with its p and v
 /// (1f1b, zb-h1, zb-h2, v-min, v-half, v-zb ...), or nothing.
 std::optional<BuildingBlock> catalog_block(const Schedule& schedule);
