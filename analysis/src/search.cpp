@@ -43,11 +43,15 @@ SearchResult search(const SearchOptions& given, const PipelineSpec& spec, const 
                                                          .post_validation = post_validation});
         const Metrics& m = a.metrics;
         return SearchEvaluation{m.bubble_rate, a.iteration_time,
-                                cap && a.model ? cap->units_of(*a.model) : m.peak_activation_max};
+                                cap && a.model ? cap->units_of(*a.model) : m.peak_activation_max,
+                                m.efficiency};
     });
 }
 
 double SearchReport::efficiency(const SearchEntry& e) const {
+    // The candidate's own busy time: F&B pairs hide all-to-all (--overlap-fb), and the
+    // iteration time with a model or post-validation is not the makespan the rate is of.
+    if (e.evaluation.efficiency > 0) return e.evaluation.efficiency;
     return work / (static_cast<double>(options.devices) * e.evaluation.makespan);
 }
 
