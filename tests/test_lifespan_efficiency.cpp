@@ -222,6 +222,48 @@ TEST_CASE("compare adds the speed-up over 1F1B", "[cli][efficiency]") {
     CHECK(j["schedules"][1]["speedup_1f1b"].get<double>() == Approx(1.0));
 }
 
+TEST_CASE("search gives each candidate the efficiency analyze gives it", "[cli][efficiency]") {
+    // F&B pairs hide all-to-all (--overlap-fb), and with post-validation the iteration is the
+    // period: either way one fixed work over each candidate's time was not its busy share
+    // (dualpipe-v came out at 104.9 %).
+    const auto flags =
+        GENERATE(as<std::string>{}, " -p 4 -m 8 --costs 1,1,10 --a2a 2 --overlap-fb 1",
+                 " -p 4 -m 8 --costs 1,2,1 --post-validation");
+    CAPTURE(flags);
+    const auto r = run_pipesim("search --json --mem-limit 5" + flags);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    int checked = 0;
+    for (const auto& row : j["ranking"]) {
+        CHECK(row["efficiency"].get<double>() <= 1.0);
+        const std::string label = row["label"].get<std::string>();
+        // Registered schedules by name ("zb-v"), not variants ("zb-2p (cap 5)").
+        if (row["kind"] != "registered" || label.find(' ') != std::string::npos) continue;
+        const auto a =
+            run_pipesim("analyze -s " + row["label"].get<std::string>() + flags + " --json");
+        REQUIRE(a.exit_code == 0);
+        CHECK(row["efficiency"].get<double>() ==
+              Approx(nlohmann::json::parse(a.out)["efficiency"].get<double>()));
+        ++checked;
+    }
+    CHECK(checked > 0);
+}
+
+TEST_CASE("DeepSeek's bubble formula is left out where it gives a negative idle time",
+          "[cli][efficiency]") {
+    // (PP/2 − 1)(F&B + B − 3W) with F = 1, B = 1 + 10, W = 10, F&B = 12: 3 × (12 + 11 − 30).
+    const auto heavy_w = run_pipesim("analyze -s dualpipe -p 8 -m 16 --costs 1,1,10 --json");
+    REQUIRE(heavy_w.exit_code == 0);
+    CHECK_FALSE(nlohmann::json::parse(heavy_w.out).contains("published_bubble"));
+    CHECK(run_pipesim("analyze -s dualpipe -p 8 -m 16 --costs 1,1,10").out.find("DeepSeek") ==
+          std::string::npos);
+    // F = 1, B = 2 + 1, W = 1, F&B = 4: 3 × (4 + 3 − 3) = 12.
+    const auto usual = run_pipesim("analyze -s dualpipe -p 8 -m 16 --costs 1,2,1 --json");
+    REQUIRE(usual.exit_code == 0);
+    CHECK(nlohmann::json::parse(usual.out)["published_bubble"]["bubble"].get<double>() ==
+          Approx(12));
+}
+
 TEST_CASE("compare gives no speed-up over 1F1B where 1F1B cannot run", "[cli][efficiency]") {
     // One device of only the embedding: zb-v runs (its V's second chunk holds the layers), 1F1B
     // cannot; the speed-up over it read 0.000x.

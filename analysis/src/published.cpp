@@ -31,6 +31,8 @@ std::optional<PublishedBubble> published_bubble(const Analysis& a, const Pipelin
     r.pair = r.forward + r.backward -
              spec.fb_overlap * (std::min(all_to_all, b + w) + std::min(all_to_all, f));
     r.bubble = (r.pp / 2.0 - 1) * (r.pair + r.backward - 3 * r.weight);
+    // 3W above F&B + B: the formula gives a negative idle time, so it does not apply.
+    if (r.bubble < 0) return std::nullopt;
     return r;
 }
 

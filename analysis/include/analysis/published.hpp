@@ -24,7 +24,8 @@ struct PublishedBubble {
 
 /// The published bubble for a run of `dualpipe` or `dualpipe-v` (by schedule name), with the
 /// chunk times the replay used (mean over virtual stages when they differ), the spec's
-/// all-to-all time and overlap factor; nothing for other schedules.
+/// all-to-all time and overlap factor; nothing for other schedules, nor where the formula
+/// gives a negative idle time (3W above F&B + B: it does not apply there).
 std::optional<PublishedBubble> published_bubble(const Analysis& a, const PipelineSpec& spec);
 
 }  // namespace pipesim::analysis
