@@ -74,6 +74,19 @@ std::string field(const std::string& row, std::string_view name) {
 
 }  // namespace
 
+TEST_CASE("a sweep into a folder that takes no new files says so before any job", "[sweep][cli]") {
+    if (::access("/proc/sys", W_OK | X_OK) == 0) return;  // Linux's /proc/sys refuses them
+    const fs::path dir = scratch("readonly");
+    const fs::path grid = dir / "g.json";
+    std::ofstream(grid) << R"({"format": "pipesim-sweep", "version": 1,
+        "schedule": "1f1b", "p": 2, "m": 4})";
+    const CommandResult r = run_pipesim("sweep " + grid.string() + " -o /proc/sys/r.csv -j 1");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err ==
+          "pipesim sweep: cannot write /proc/sys/r.csv: its folder /proc/sys takes no new files: "
+          "Permission denied\n");
+}
+
 TEST_CASE("a job whose passes take no time is infeasible, not ok", "[sweep][cli]") {
     const fs::path dir = scratch("zero");
     const fs::path grid = dir / "zero.json";

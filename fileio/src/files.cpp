@@ -289,6 +289,9 @@ void write_file_atomically(const std::string& requested,
     if (is_standard_stream(requested)) return produce(write_standard_output);
     if (requested.empty() || requested.back() == '/') fail_write(requested, "not a file name");
     const std::string path = write_target(requested);
+    // The reasons the command line checks before a run (a folder that takes no new files),
+    // in the same words where an output was not checked before.
+    check_writable_path(path);
     // O_EXCL with a random suffix instead of mkstemp: the file gets mode 0666 minus the umask
     // (mkstemp's 0600 would need a umask() query, which is process-global and racy).
     std::random_device random;

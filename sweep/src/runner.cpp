@@ -159,6 +159,9 @@ int claim_results_file(const std::string& output, const std::vector<Job>& jobs,
             "{} is not a regular file: a sweep appends its rows to a results file, and resumes "
             "from it",
             output));
+    // A new results file: a folder that takes none is named so (an existing one is appended
+    // to, which its folder need not allow).
+    if (struct stat st{}; ::stat(output.c_str(), &st) != 0) fileio::check_writable_path(output);
     int fd = open_locked(output, O_CREAT | O_EXCL);
     const bool created = fd >= 0;
     if (!created && errno == EEXIST) fd = open_locked(output, 0);
