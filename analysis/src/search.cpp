@@ -49,10 +49,10 @@ SearchResult search(const SearchOptions& given, const PipelineSpec& spec, const 
 }
 
 double SearchReport::efficiency(const SearchEntry& e) const {
-    // The candidate's own busy time: F&B pairs hide all-to-all (--overlap-fb), and the
-    // iteration time with a model or post-validation is not the makespan the rate is of.
-    if (e.evaluation.efficiency > 0) return e.evaluation.efficiency;
-    return work / (static_cast<double>(options.devices) * e.evaluation.makespan);
+    // The candidate's own busy time, as its run measured it: F&B pairs hide all-to-all
+    // (--overlap-fb), and the iteration time with a model or post-validation is not the
+    // makespan the rate is of, so one work over each candidate's time is not it.
+    return e.evaluation.efficiency;
 }
 
 double SearchReport::speedup_1f1b(const SearchEntry& e) const {
@@ -117,9 +117,6 @@ SearchReport search_report(SearchOptions options, const PipelineSpec& spec, doub
     report.best = run(best, bare);
     report.best.baseline_1f1b_time = report.baseline.iteration_time;
     report.best.speedup_1f1b = report.baseline.iteration_time / report.best.iteration_time;
-    // Every candidate does the same work (each layer once per microbatch).
-    for (const DeviceMetrics& d : report.best.metrics.devices)
-        report.work += d.busy;
     return report;
 }
 

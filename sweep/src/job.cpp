@@ -80,13 +80,16 @@ void classify_memory(Result& r, const Analysis& a) {
     const std::string how_many =
         over > 1 ? fmt::format(" ({} of {} devices are over)", over, need.size()) : "";
     r.status = Status::over_memory;
-    const auto [need_gib, cap_gib] = analysis::gib_over(*peak, r.job.mem_limit);
-    r.reason = a.model ? fmt::format("device {} needs {} GiB, more than the cap of {} GiB{}",
-                                     peak - need.begin(), need_gib, cap_gib, how_many)
-                       : fmt::format(
-                             "device {} holds a peak activation of {:g}, more than the "
-                             "cap of {:g}{}",
-                             peak - need.begin(), *peak, r.job.mem_limit, how_many);
+    if (a.model) {
+        const auto [need_gib, cap_gib] = analysis::gib_over(*peak, r.job.mem_limit);
+        r.reason = fmt::format("device {} needs {} GiB, more than the cap of {} GiB{}",
+                               peak - need.begin(), need_gib, cap_gib, how_many);
+    } else {
+        r.reason = fmt::format(
+            "device {} holds a peak activation of {:g}, more than the cap of "
+            "{:g}{}",
+            peak - need.begin(), *peak, r.job.mem_limit, how_many);
+    }
 }
 
 }  // namespace

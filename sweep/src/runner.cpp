@@ -154,14 +154,16 @@ int resume_results(int fd, const std::string& output, const std::vector<Job>& jo
 // would run every job twice.
 int claim_results_file(const std::string& output, const std::vector<Job>& jobs,
                        const std::string& grid, std::set<std::string>& finished) {
-    if (struct stat st{}; ::stat(output.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    struct stat st {};
+    const bool exists = ::stat(output.c_str(), &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
         throw std::invalid_argument(fmt::format(
             "{} is not a regular file: a sweep appends its rows to a results file, and resumes "
             "from it",
             output));
     // A new results file: a folder that takes none is named so (an existing one is appended
     // to, which its folder need not allow).
-    if (struct stat st{}; ::stat(output.c_str(), &st) != 0) fileio::check_writable_path(output);
+    if (!exists) fileio::check_writable_path(output);
     int fd = open_locked(output, O_CREAT | O_EXCL);
     const bool created = fd >= 0;
     if (!created && errno == EEXIST) fd = open_locked(output, 0);

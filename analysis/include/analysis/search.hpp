@@ -32,10 +32,10 @@ struct SearchReport {
     Analysis baseline;             ///< 1F1B with the same inputs
     Analysis best;                 ///< the best candidate, run again
     std::optional<DeviceCap> cap;  ///< with a cap in bytes
-    double work = 0;               ///< busy time over all devices, the same for every candidate
     bool post_validation = false;  ///< candidates' times are post-validation periods
 
-    /// A candidate's whole-pipeline efficiency: work / (p × its makespan).
+    /// A candidate's whole-pipeline efficiency: its busy time over all devices / (p × its
+    /// makespan), as analyze gives it.
     double efficiency(const SearchEntry& e) const;
     /// 1F1B's iteration time / the candidate's.
     double speedup_1f1b(const SearchEntry& e) const;

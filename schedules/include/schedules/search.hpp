@@ -22,8 +22,8 @@ struct SearchEvaluation {
     double bubble_rate = 0;
     double makespan = 0;
     double peak_activation_max = 0;  ///< full-stage microbatch units, as memory_limit
-    /// The candidate's own busy time over all devices / (p × makespan), as analyze reports it;
-    /// 0 where the evaluator does not give it.
+    /// The candidate's own busy time over all devices / (p × makespan), as analyze reports it
+    /// (0 where the evaluator does not give it).
     double efficiency = 0;
 };
 
