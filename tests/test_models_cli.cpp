@@ -650,7 +650,7 @@ TEST_CASE("hostile model and calibration files get one short line and exit code 
         {"--model " + deep.string() + " --gpu h100-sxm --mb 1",
          deep.string() + ":1:5: nesting deeper than 4 levels"},
         {"--model zb-1.5b --gpu h100-sxm --mb 1 --calibration " + deep.string(),
-         deep.string() + ":1:9: nesting deeper than 8 levels"},
+         "calibration file " + deep.string() + ":1:9: nesting deeper than 8 levels"},
         {"--model " + huge.string() + " --gpu h100-sxm --mb 1",
          huge.string() + ":1:31: layers: expected an integer in 1..10000, got '2000000000'"},
     }));

@@ -221,8 +221,9 @@ TEST_CASE("a bad --nccl-algo or cluster nccl_algo is one line and exit code 2", 
         run_pipesim("simulate -s 1f1b -p 1 -m 2 --costs 1,1,1 --dp 2 --cluster " + file.string());
     std::filesystem::remove(file);
     CHECK(bad.exit_code == 2);
-    CHECK_THAT(bad.err, Catch::StartsWith("pipesim simulate: " + file.string() + ":3:") &&
-                            Catch::EndsWith(": nccl_algo: expected ring, tree or auto, got "
-                                            "'trees'\n"));
+    CHECK_THAT(bad.err,
+               Catch::StartsWith("pipesim simulate: cluster file " + file.string() + ":3:") &&
+                   Catch::EndsWith(": nccl_algo: expected ring, tree or auto, got "
+                                   "'trees'\n"));
     CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
 }

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@ int answer(int fd, const std::function<std::string()>& work) {
 ChildProcess fork_child(int parent_end, int child_end, const std::function<int(int)>& work,
                         const std::vector<int>& close_in_child) {
     std::fflush(nullptr);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
         const int error = errno;
@@ -49,6 +51,10 @@ ChildProcess fork_child(int parent_end, int child_end, const std::function<int(i
     }
     if (pid == 0) {
         // The child never returns into the parent's stack: every way out is _exit.
+        // It ends with the thread that forked it, which waits for it: a parent killed (or a
+        // Python session ended) leaves no simulation running on. A parent gone before the
+        // signal was set is seen as a new parent process.
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(1);
         ::close(parent_end);
         for (int fd : close_in_child)
             ::close(fd);

@@ -159,12 +159,20 @@ std::vector<models::GpuSpec> device_gpus(const simgrid::ClusterSpec& cluster,
 }
 
 simgrid::ClusterSpec load_checked_cluster(std::string_view name_or_file) {
-    simgrid::ClusterSpec cluster = simgrid::load_cluster(name_or_file);
+    const bool is_file = fileio::file_extension(name_or_file) == ".json";
+    simgrid::ClusterSpec cluster;
+    try {
+        cluster = simgrid::load_cluster(name_or_file);
+    } catch (const std::invalid_argument& e) {
+        // "x.json: cannot read: ..." says what x.json is (in Python, where no flag is beside it).
+        if (!is_file) throw;
+        throw std::invalid_argument(fmt::format("cluster file {}", e.what()));
+    }
     for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
         try {
             models::find_gpu(cluster.nodes[i].gpu);
         } catch (const std::invalid_argument& e) {
-            if (fileio::file_extension(name_or_file) != ".json")
+            if (!is_file)
                 throw std::invalid_argument(
                     fmt::format("cluster '{}', node group {}: {}", cluster.name, i, e.what()));
             // Locate the value in the file (read again: only on this error path).

@@ -31,8 +31,15 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages, std::span<const i
             "--calibration and --efficiency are alternatives: a calibration file times the "
             "layers it measured, and the others at its own measured efficiencies");
     if (!options.calibration_file.empty()) {
-        auto calibrated = std::make_unique<models::CalibratedCostModel>(
-            result.gpu, models::load_calibration(options.calibration_file));
+        models::Calibration calibration;
+        try {
+            calibration = models::load_calibration(options.calibration_file);
+        } catch (const std::invalid_argument& e) {
+            // "4: cannot read: ..." says what 4 is (in Python, where no flag is beside it).
+            throw std::invalid_argument(fmt::format("calibration file {}", e.what()));
+        }
+        auto calibrated =
+            std::make_unique<models::CalibratedCostModel>(result.gpu, std::move(calibration));
         // Say which of the two ways the file was used: a layer shape that matches no entry
         // (a different microbatch, say) runs at the file's median efficiencies.
         result.cost_source = fmt::format(

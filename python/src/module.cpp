@@ -63,7 +63,12 @@ std::string path_argument(const py::object& path, const char* name) {
     if (!py::isinstance<py::str>(text))
         throw py::type_error(fmt::format("{}: expected a str path, got {}", name,
                                          py::repr(text).cast<std::string>()));
-    return os.attr("fsencode")(text).cast<std::string>();
+    std::string bytes = os.attr("fsencode")(text).cast<std::string>();
+    // The file system would see the name up to its first NUL only: refused, as open() does.
+    if (bytes.find('\0') != std::string::npos)
+        throw py::value_error(fmt::format("{}: a NUL character cannot be in a file name, got {}",
+                                          name, py::repr(text).cast<std::string>()));
+    return bytes;
 }
 
 // A C++ message as Python text. Bytes that are not UTF-8 (a file's own, a file name's)

@@ -163,7 +163,7 @@ def test_file_names_and_quoted_text_keep_their_flags(tmp_path):
     with pytest.raises(ValueError) as e:
         pipesim.analyze("1f1b", 4, 8, model="llama2-7b", gpu="h100-sxm", mb=1,
                         calibration=str(missing))
-    assert str(e.value).startswith(str(missing) + ": cannot read")
+    assert str(e.value).startswith(f"calibration file {missing}: cannot read")
     model = tmp_path / "-p 4.json"
     model.write_text('{"base": "llama2-7b", "--dp": 2}')
     with pytest.raises(ValueError) as e:
@@ -268,3 +268,32 @@ def test_files_and_names_that_are_not_utf8_get_clear_messages(tmp_path):
     with pytest.raises(ValueError, match="model: a NUL character cannot be in a name"):
         pipesim.analyze("1f1b", 4, 8, model="a\0b", gpu="h100-sxm", mb=1)
 
+
+
+def test_files_that_cannot_be_read_are_named_by_their_parameter(tmp_path):
+    # "4: cannot read" did not say which argument 4 was.
+    with pytest.raises(ValueError, match="^calibration file 4: cannot read: No such file"):
+        pipesim.analyze("1f1b", 4, 8, model="llama2-7b", gpu="h100-sxm", mb=1, calibration="4")
+    missing = tmp_path / "c.json"
+    with pytest.raises(ValueError, match=f"^cluster file {missing}: cannot read: No such file"):
+        pipesim.simulate("1f1b", 4, 8, cluster=str(missing), costs=(1, 1, 1))
+    missing.write_text("{")
+    with pytest.raises(ValueError, match=f"^cluster file {missing}:1:2: invalid JSON"):
+        pipesim.simulate("1f1b", 4, 8, cluster=str(missing), costs=(1, 1, 1))
+    # A preset's name is no file: its message stays.
+    with pytest.raises(ValueError, match="^unknown cluster 'nonesuch'"):
+        pipesim.simulate("1f1b", 4, 8, cluster="nonesuch", costs=(1, 1, 1))
+
+
+@pytest.mark.parametrize("call", [
+    lambda path: pipesim.analyze("1f1b", 4, 8, html=path + ".html"),
+    lambda path: pipesim.analyze("1f1b", 4, 8).to_schedule().save(path + ".json"),
+    lambda path: pipesim.Schedule.load(path + ".json"),
+])
+def test_a_nul_in_a_file_name_is_refused_not_cut_short(tmp_path, call):
+    # The file system saw the name up to its NUL: "w\0.html" wrote "w", and a file "z"
+    # was loaded for "z\0.json".
+    (tmp_path / "z").write_text(pipesim.analyze("1f1b", 2, 2).to_schedule().to_json())
+    with pytest.raises(ValueError, match="a NUL character cannot be in a file name"):
+        call(str(tmp_path / "z\0"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["z"]

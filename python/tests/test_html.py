@@ -111,3 +111,40 @@ def test_a_report_whose_folder_is_missing_is_refused_before_the_run(tmp_path):
     with pytest.raises(ValueError, match="cannot write .*report.html: it is a directory"):
         pipesim.analyze("1f1b", 4, 8, html=folder)
     assert list(folder.iterdir()) == []
+
+
+def run_script(script, timeout):
+    """`script` run by this Python in a new process group (which can hang without hanging
+    the tests): its exit status, or None when it ran past `timeout` seconds (then the group
+    is killed, children included)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    process = subprocess.Popen([sys.executable, "-c", script], env=os.environ.copy(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        return None
+
+
+@needs_graphviz
+def test_simulate_writes_its_page_while_another_thread_draws(tmp_path):
+    # simulate's page is drawn in its child process. A child forked while another thread was
+    # inside the renderer inherited the renderer's lock held, and waited for it forever
+    # (every run of this script hung at its first simulate).
+    script = f"""
+import threading
+import pipesim
+r = pipesim.analyze("zb-v", 8, 64)
+threading.Thread(target=lambda: [r.svg() for _ in iter(int, 1)], daemon=True).start()
+for i in range(4):
+    pipesim.simulate("zb-v", 8, 64, cluster="dgx-h100", costs=(1e-3, 2e-3, 1e-3),
+                     html={str(tmp_path / "sim.html")!r})
+"""
+    assert run_script(script, timeout=60) == 0
+    assert "<svg" in (tmp_path / "sim.html").read_text()

@@ -60,3 +60,51 @@ def test_nccl_algo_is_the_command_lines(cli):
         assert r.grad_reduce_algorithm == algo
     with pytest.raises(ValueError, match="nccl_algo: expected ring, tree or auto, got 'bogus'"):
         pipesim.simulate(nccl_algo="bogus", **shape)
+
+
+def test_a_killed_session_leaves_no_simulation_running():
+    # The simulation runs in a child process; with the Python process killed, the child was
+    # left running on (reparented) until its run ended.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    script = ('import pipesim\n'
+              'pipesim.simulate("1f1b", 64, 16384, cluster="dgx-h100:8", costs=(1e-3, 2e-3, 1e-3))')
+    parent = subprocess.Popen([sys.executable, "-c", script], env=os.environ.copy())
+
+    def children():
+        tasks = f"/proc/{parent.pid}/task"
+        found = []
+        for task in os.listdir(tasks):
+            with open(f"{tasks}/{task}/children") as f:
+                found += [int(pid) for pid in f.read().split()]
+        return found
+
+    try:
+        deadline = time.monotonic() + 60
+        while not children():
+            assert parent.poll() is None, "the simulation ended before it could be watched"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        child = children()[0]
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+
+    def running(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        return state not in ("Z", "X")  # a zombie has ended: it only waits to be reaped
+
+    deadline = time.monotonic() + 10
+    while running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stopped = not running(child)
+    if not stopped:
+        os.kill(child, signal.SIGKILL)
+    assert stopped

@@ -1,6 +1,7 @@
 // render_dot() through Graphviz's library. The only file that includes Graphviz headers.
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cmath>
@@ -64,6 +65,27 @@ constexpr double drawing_bytes = 96.0 * 1024 * 1024;
 // byte of text for timeline pictures of 16,384 and 65,536 ops (2.8 and 11.5 MB of DOT).
 constexpr double graph_bytes_per_dot_byte = 16;
 
+// One picture at a time: Graphviz keeps global state (its error handler, its plugins' tables),
+// and Python threads render with the GIL released.
+std::mutex& render_lock() {
+    static std::mutex one_at_a_time;
+    return one_at_a_time;
+}
+
+// A process forked while another thread draws would inherit the lock held by a thread it does
+// not have, and its own first picture (simulate's HTML report is drawn in a child) would wait
+// for it forever. So a fork waits for the picture in progress and happens between pictures:
+// the lock is taken before the fork and released on both sides after it.
+void release_render_lock() {
+    render_lock().unlock();
+}
+
+void hold_render_lock_across_forks() {
+    static const int registered =
+        ::pthread_atfork([] { render_lock().lock(); }, release_render_lock, release_render_lock);
+    (void)registered;
+}
+
 }  // namespace
 
 bool graphviz_available() {
@@ -72,12 +94,11 @@ bool graphviz_available() {
 
 std::string render_dot(std::string_view dot, ImageFormat format) {
     if (format == ImageFormat::dot) return std::string(dot);
-    // Graphviz keeps global state (its error handler, its plugins' tables), so one picture at
-    // a time (Python threads render with the GIL released). One context serves them all: a
-    // context per picture leaked about 3.7 KB each (fonts and plugin state it never frees;
-    // 3,000 small pictures grew a process by 11 MB, now by 0.4 MB).
-    static std::mutex one_at_a_time;
-    const std::lock_guard<std::mutex> lock(one_at_a_time);
+    // One context serves all pictures: a context per picture leaked about 3.7 KB each (fonts
+    // and plugin state it never frees; 3,000 small pictures grew a process by 11 MB, now by
+    // 0.4 MB).
+    hold_render_lock_across_forks();
+    const std::lock_guard<std::mutex> lock(render_lock());
     // Refused while it can still be said: with too little address space Graphviz's libraries
     // abort or crash the process instead of failing.
     fileio::check_memory(drawing_bytes + graph_bytes_per_dot_byte * static_cast<double>(dot.size()),
