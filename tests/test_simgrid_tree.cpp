@@ -212,6 +212,15 @@ TEST_CASE("a bad --nccl-algo or cluster nccl_algo is one line and exit code 2", 
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
     CHECK(r.err == "pipesim simulate: --nccl-algo: expected ring, tree or auto, got 'bogus'\n");
+    // Without a gradient reduction there is nothing for it to set: it was ignored silently.
+    const auto alone =
+        run_pipesim("simulate -s 1f1b -p 2 -m 4 --costs 1,1,1 --cluster dgx-h100 --nccl-algo tree");
+    CHECK(alone.exit_code == 2);
+    CHECK(alone.out.empty());
+    CHECK(alone.err ==
+          "pipesim simulate: --nccl-algo sets the gradient all-reduce's algorithm, which needs "
+          "data or context parallelism (--dp D or --cp C above 1): there is no gradient "
+          "reduction\n");
     const auto file =
         std::filesystem::temp_directory_path() / fmt::format("pipesim-tree-{}.json", ::getpid());
     std::ofstream(file) << R"({"gpus_per_node": 1, "nodes": [{"count": 2, "gpu": "a100-80gb"}],

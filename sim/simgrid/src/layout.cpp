@@ -150,6 +150,11 @@ void check_options(const SimOptions& options, const ClusterSpec& cluster, const 
                 "0..1e+09 µs, as in cluster files",
                 options.latency_scale, name, l * 1e6));
     };
+    // The algorithm of the gradient all-reduce: a run without one would ignore it silently.
+    if (options.nccl_algo && layout.dp * layout.cp < 2)
+        throw std::invalid_argument(
+            "--nccl-algo sets the gradient all-reduce's algorithm, which needs data or context "
+            "parallelism (--dp D or --cp C above 1): there is no gradient reduction");
     check_link("intra-node", cluster.intra_node.bandwidth, cluster.intra_node.latency);
     check_link("NIC", cluster.nic.bandwidth, cluster.nic.latency);
     if (cluster.topology == InterNodeTopology::fat_tree)
