@@ -70,8 +70,14 @@ inline int run_command(const std::string& name, Command run, const std::vector<s
         return 3;
     } catch (const std::system_error& e) {
         // The system refused something (writing standard output to a full disk): not a fault
-        // of pipesim's, and nothing the input can change but where it goes.
-        fmt::print(stderr, "pipesim {}: {}\n", name, fileio::printable_message(e.what()));
+        // of pipesim's, and nothing the input can change but where it goes. fmt's print says
+        // "cannot write to file" without the file: standard output is the one its error flag
+        // is on.
+        if (std::ferror(stdout))
+            fmt::print(stderr, "pipesim {}: cannot write standard output: {}\n", name,
+                       std::strerror(e.code().value()));
+        else
+            fmt::print(stderr, "pipesim {}: {}\n", name, fileio::printable_message(e.what()));
         return 2;
     } catch (const std::exception& e) {
         fmt::print(stderr, "pipesim {}: internal error: {}\n", name,

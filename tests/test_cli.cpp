@@ -3,10 +3,15 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -357,11 +362,20 @@ TEST_CASE("output that cannot be written to standard output is an error, not exi
     for (const char* args :
          {"list", "analyze -s zb-h1 -p 4 -m 8", "analyze -s 1f1b -p 2 -m 2 --json"}) {
         CAPTURE(args);
+        const auto errors =
+            std::filesystem::temp_directory_path() / fmt::format("pipesim-full-{}.txt", ::getpid());
         const std::string command =
-            std::string(PIPESIM_BINARY) + " " + args + " > /dev/full 2> /dev/null";
+            std::string(PIPESIM_BINARY) + " " + args + " > /dev/full 2> " + errors.string();
         const int status = std::system(command.c_str());
+        std::ifstream in(errors);
+        const std::string message((std::istreambuf_iterator<char>(in)), {});
+        std::filesystem::remove(errors);
         REQUIRE(WIFEXITED(status));
         CHECK(WEXITSTATUS(status) == 2);
+        // The output named ("cannot write to file" said none).
+        const std::string command_name = std::string(args).substr(0, std::string(args).find(' '));
+        CHECK(message == "pipesim " + command_name +
+                             ": cannot write standard output: No space left on device\n");
     }
 }
 
