@@ -182,6 +182,10 @@ def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, t
         d["v"] = 0 if v is None else integer("v", v, 1, MAX_CHUNKS)
         d["group_size"] = 0 if group_size is None else integer("group_size", group_size, 1,
                                                                MAX_MICROBATCHES)
+    # Their types and ranges first: dp=None without a model was told to add a model, and
+    # then that dp=None is no integer.
+    d["dp"] = integer("dp", dp, 1, MAX_DP)
+    d["tp"] = integer("tp", tp, 1, MAX_TP)
     have_model = any(model_args[k] != MODEL_DEFAULTS[k] for k in MODEL_KEYS)
     if have_model:
         if costs is not None or mem_w_ratio is not None:
@@ -190,7 +194,7 @@ def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, t
         d["model"] = model_dict(**model_args)
     else:
         d["model"] = None
-        if not layout_without_model and (dp != 1 or tp != 1):
+        if not layout_without_model and (d["dp"] != 1 or d["tp"] != 1):
             raise ValueError("dp and tp set the model's layout: give model=NAME, gpu=NAME and "
                              "mb=B (or run pipesim.simulate for a cluster)")
     d["costs"] = cost_triples((1, 1, 1) if costs is None else costs)
@@ -199,8 +203,6 @@ def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, t
     d["comm"] = number("comm", comm)
     d["a2a"] = number("a2a", a2a)
     d["overlap_fb"] = number("overlap_fb", overlap_fb, 0.0, 1.0)
-    d["dp"] = integer("dp", dp, 1, MAX_DP)
-    d["tp"] = integer("tp", tp, 1, MAX_TP)
     d["step_exchange"] = not flag("overlap_p2p_communication", overlap_p2p_communication)
     if d["step_exchange"] and not comparison:
         check_step_exchange(d)

@@ -297,3 +297,23 @@ def test_a_nul_in_a_file_name_is_refused_not_cut_short(tmp_path, call):
     with pytest.raises(ValueError, match="a NUL character cannot be in a file name"):
         call(str(tmp_path / "z\0"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["z"]
+
+
+@pytest.mark.parametrize("value, error, message", [
+    (None, TypeError, "dp: expected an integer, got None"),
+    ("4", TypeError, "dp: expected an integer, got '4'"),
+    (0, ValueError, "dp: must be in 1..65536, got 0"),
+])
+def test_dp_without_a_model_is_checked_as_a_number_first(value, error, message):
+    # Told first to add a model, the user then learnt that the value was no integer.
+    with pytest.raises(error, match=f"^{message}$"):
+        pipesim.analyze("1f1b", 4, 8, dp=value)
+
+
+def test_search_without_a_model_is_told_what_tp_needs():
+    # It offered dp and simulate, which search has neither of.
+    with pytest.raises(ValueError, match=r"^tp sets the model's layout: give model=NAME, "
+                                         r"gpu=NAME and mb=B$"):
+        pipesim.search(4, 8, 4, tp=2)
+    with pytest.raises(TypeError, match="^tp: expected an integer, got None$"):
+        pipesim.search(4, 8, 4, tp=None)
