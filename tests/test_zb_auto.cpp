@@ -4,14 +4,20 @@
 // the planning options' errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <random>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "analysis/run.hpp"
 #include "schedules/auto_schedule.hpp"
 #include "schedules/metrics.hpp"
+#include "schedules/phases.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "sim/replay.hpp"
@@ -293,4 +299,41 @@ TEST_CASE("pass times of 0 plan: no weight-gradient split, stages holding no lay
         CAPTURE(name);
         CHECK(iteration(name) < one);
     }
+}
+
+TEST_CASE("zb-1p and zb-2p report each step of their planning as a phase", "[schedules][zb]") {
+    // A phase is where Python looks for Ctrl-C: at p 512, m 32768 generating zb-2p was one
+    // phase of 20 s, and Ctrl-C took as long.
+    std::vector<std::string> phases;
+    {
+        const ReportPhases reporter([&](std::string_view phase) { phases.emplace_back(phase); });
+        (void)generate_schedule("zb-2p", {4, 8, 0, 0});
+    }
+    const auto has = [&](const std::string& phase) {
+        return std::find(phases.begin(), phases.end(), phase) != phases.end();
+    };
+    CHECK(has("generating zb-2p: the heuristic's choice 1 of 16"));
+    CHECK(has("generating zb-2p: the greedy list schedule"));
+    CHECK(has("generating zb-2p: checking the greedy list schedule"));
+    CHECK(has("generating zb-2p: timing the greedy list schedule"));
+    CHECK(has("generating zb-2p: ZB-H2, the handcrafted schedule of its cap"));
+    CHECK(phases.back() == "generating zb-2p: keeping the shortest");
+    // Without a reporter nothing is reported, and the schedule is the same.
+    CHECK_FALSE(reporting_phases());
+
+    // The greedy list scheduler says how far a long run is, every 2^20 ops placed; what the
+    // reporter throws ends it.
+    AutoScheduleOptions a;
+    a.name = "greedy";
+    a.devices = 64;
+    a.microbatches = 6000;  // 1,152,000 ops
+    a.memory_limit = a.devices;
+    int reports = 0;
+    const ReportPhases stop([&](std::string_view phase) {
+        CHECK(phase == "generating greedy: the greedy list schedule, 9 % placed");
+        ++reports;
+        throw std::runtime_error("stopped");
+    });
+    CHECK_THROWS_WITH(auto_schedule(a), "stopped");
+    CHECK(reports == 1);
 }

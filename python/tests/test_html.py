@@ -141,10 +141,16 @@ def test_simulate_writes_its_page_while_another_thread_draws(tmp_path):
 import threading
 import pipesim
 r = pipesim.analyze("zb-v", 8, 64)
-threading.Thread(target=lambda: [r.svg() for _ in iter(int, 1)], daemon=True).start()
-for i in range(4):
-    pipesim.simulate("zb-v", 8, 64, cluster="dgx-h100", costs=(1e-3, 2e-3, 1e-3),
-                     html={str(tmp_path / "sim.html")!r})
+stop = threading.Event()
+drawing = threading.Thread(target=lambda: [r.svg() for _ in iter(stop.is_set, True)])
+drawing.start()
+try:
+    for i in range(4):
+        pipesim.simulate("zb-v", 8, 64, cluster="dgx-h100", costs=(1e-3, 2e-3, 1e-3),
+                         html={str(tmp_path / "sim.html")!r})
+finally:
+    stop.set()
+    drawing.join()
 """
     assert run_script(script, timeout=60) == 0
     assert "<svg" in (tmp_path / "sim.html").read_text()

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "schedules/op_dependencies.hpp"
+#include "schedules/phases.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/validate.hpp"
 
@@ -53,8 +54,14 @@ class AutoScheduler {
     Schedule run() {
         for (int d = 0; d < o_.devices; ++d)
             if (left_[d] > 0) queue_.emplace(free_at_[d], d);
-        std::size_t left = static_cast<std::size_t>(o_.microbatches) * stages_ * 3;
+        const std::size_t total = static_cast<std::size_t>(o_.microbatches) * stages_ * 3;
+        std::size_t left = total;
         while (left > 0) {
+            // Of a long run (50 million ops take seconds), how far it is, every 2^20 ops.
+            if ((left & ((std::size_t{1} << 20) - 1)) == 0 && left < total && reporting_phases())
+                report_phase(fmt::format(
+                    "generating {}: the greedy list schedule, {:.0f} % placed", o_.name,
+                    100.0 * static_cast<double>(total - left) / static_cast<double>(total)));
             if (queue_.empty()) throw std::invalid_argument(stuck_message());
             const int d = queue_.top().second;
             queue_.pop();
@@ -220,6 +227,8 @@ Schedule auto_schedule(const AutoScheduleOptions& options) {
             fmt::format("{}: pass times must be finite and ≥ 0 and latency ≥ 0", options.name));
     if (!options.costs.empty()) check_stage_costs(times, options.devices * options.chunks);
     Schedule s = AutoScheduler(options).run();
+    if (reporting_phases())
+        report_phase(fmt::format("generating {}: checking the greedy list schedule", options.name));
     require_valid(s);
     return s;
 }

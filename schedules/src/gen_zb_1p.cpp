@@ -6,8 +6,11 @@
 // (auto_schedule) and the handcrafted schedule that fits the same cap (ZB-H1 for p·M_B,
 // ZB-H2 for 2p·M_B). "Shortest" is the paper's cost: the longest device span, then the
 // makespan (planned_length).
+#include <fmt/format.h>
+
 #include "generators.hpp"
 #include "schedules/auto_schedule.hpp"
+#include "schedules/phases.hpp"
 
 namespace pipesim::detail {
 
@@ -27,8 +30,14 @@ Schedule generate_zb_capped(const GeneratorOptions& o, const char* name, int cap
     greedy.microbatches = o.microbatches;
     greedy.costs = costs;
     greedy.memory_limit = cap;
-    add(auto_schedule(greedy));
+    report_phase(fmt::format("generating {}: the greedy list schedule", name));
+    Schedule greedy_schedule = auto_schedule(greedy);
+    report_phase(fmt::format("generating {}: timing the greedy list schedule", name));
+    add(std::move(greedy_schedule));
+    report_phase(fmt::format("generating {}: {}, the handcrafted schedule of its cap", name,
+                             cap_per_device == 1 ? "ZB-H1" : "ZB-H2"));
     add(cap_per_device == 1 ? generate_zb_h1(o) : generate_zb_h2(o));
+    report_phase(fmt::format("generating {}: keeping the shortest", name));
 
     Schedule chosen = shortest.take();
     chosen.name = name;

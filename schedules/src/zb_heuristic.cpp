@@ -18,6 +18,7 @@
 #include "block_timing.hpp"
 #include "schedules/auto_schedule.hpp"
 #include "schedules/op_dependencies.hpp"
+#include "schedules/phases.hpp"
 #include "schedules/placement.hpp"
 
 namespace pipesim {
@@ -334,6 +335,9 @@ void build_candidates(const std::string& name, int devices, int microbatches,
         }
         const HeuristicChoices choices{(choice & 1) != 0, (choice & 2) != 0, (choice & 4) != 0,
                                        (choice & 8) != 0};
+        if (reporting_phases())
+            report_phase(fmt::format("generating {}: the heuristic's choice {} of {}", name,
+                                     choice + 1, choice_count));
         RoundScheduler scheduler(name, devices, microbatches, costs, memory_limit, choices);
         auto schedule = scheduler.run();
         if (!duplicate)

@@ -1,8 +1,8 @@
-#include "analysis/phases.hpp"
+#include "schedules/phases.hpp"
 
 #include <utility>
 
-namespace pipesim::analysis {
+namespace pipesim {
 
 namespace {
 
@@ -23,4 +23,8 @@ void report_phase(std::string_view phase) {
     if (current) current(phase);
 }
 
-}  // namespace pipesim::analysis
+bool reporting_phases() {
+    return static_cast<bool>(current);
+}
+
+}  // namespace pipesim
