@@ -93,6 +93,20 @@ class _Fields:
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self.__dict__.get("_fields", {})))
 
+    def __setattr__(self, name, value):
+        # r.makespan = 5 was taken, and r.makespan then disagreed with r.to_dict().
+        if name in self.__dict__.get("_fields", {}) or isinstance(
+                getattr(type(self), name, None), property):
+            raise AttributeError(f"{type(self).__name__}.{name} is a figure of the run: it "
+                                 "cannot be set")
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name):
+        if name in self.__dict__.get("_fields", {}):
+            raise AttributeError(f"{type(self).__name__}.{name} is a figure of the run: it "
+                                 "cannot be deleted")
+        super().__delattr__(name)
+
 
 class Result(_Fields):
     """One run of a pipeline (pipesim.analyze, pipesim.simulate): every field of
@@ -218,7 +232,7 @@ class Comparison(_Fields):
 
     def __init__(self, fields, warnings):
         super().__init__(fields)
-        self.warnings = list(warnings)
+        object.__setattr__(self, "warnings", list(warnings))
 
     def __iter__(self):
         return iter(copy.deepcopy(self._fields["schedules"]))
@@ -276,7 +290,7 @@ class SearchResult(_Fields):
 
     def __init__(self, fields, best):
         super().__init__(fields)
-        self.best_schedule = best
+        object.__setattr__(self, "best_schedule", best)
 
     @property
     def warnings(self):

@@ -388,3 +388,20 @@ def test_pickled_timeline_bytes_are_checked_as_a_saved_timeline_is():
                              (_timeline_bytes(unit="fortnights"), "an unknown time unit")):
         with pytest.raises(ValueError, match=problem):
             pipesim._run_from_pickle(json_text, schedule_text, damaged)
+
+
+def test_a_results_figures_cannot_be_changed():
+    # r.makespan = 5 was taken, after which r.makespan and r.to_dict() disagreed.
+    r = pipesim.analyze("zb-h1", 4, 8)
+    for name in ("makespan", "warnings"):
+        with pytest.raises(AttributeError, match=f"Result.{name} is a figure of the run"):
+            setattr(r, name, 5)
+    with pytest.raises(AttributeError, match="cannot be deleted"):
+        del r.makespan
+    assert r.makespan == r.to_dict()["makespan"] == 27
+    c = pipesim.compare(["1f1b", "zb-h1"], 4, 8)
+    with pytest.raises(AttributeError, match="Comparison.schedules is a figure of the run"):
+        c.schedules = []
+    # The caller's own attributes stay the caller's.
+    r.label = "mine"
+    assert r.label == "mine"
