@@ -190,7 +190,9 @@ def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, h
     and the inputs."""
     if isinstance(schedules, str):
         schedules = [name.strip(" ") for name in schedules.split(",")]
-    elif isinstance(schedules, bytes) or not hasattr(schedules, "__iter__"):
+    elif _spec.sequence(schedules) is None:
+        # A set or a dict too: its order, which makes the first the reference, is not the
+        # caller's.
         raise TypeError("schedules: expected names, as a list or one comma-separated string, "
                         f"got {schedules!r}")
     names = [_spec.text("schedules", s) for s in schedules]

@@ -2,6 +2,7 @@
 the compiled core reads (python/src/spec_dict.hpp). Messages follow the command line's, with
 the Python parameter in place of the flag: "p: must be in 1..4096, got 0"."""
 
+import collections.abc
 import math
 import numbers
 import os
@@ -86,9 +87,12 @@ def text(name, value):
     return value
 
 
-def _sequence(value):
-    """`value` as a list if it is a sequence of items (not a string or bytes), else None."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+def sequence(value):
+    """`value` as a list if it is a sequence of items, else None: not a string or bytes, and
+    not a set or a mapping, whose order is not the caller's (a dict gives its keys: costs=
+    {1: 2} read as the one cost 1)."""
+    if isinstance(value, (str, bytes, set, frozenset, collections.abc.Mapping)) or not hasattr(
+            value, "__iter__"):
         return None
     return list(value)
 
@@ -96,13 +100,13 @@ def _sequence(value):
 def cost_triples(value):
     """(F, B, W), or a list of such triples, one per virtual stage."""
     wrong = f"costs: expected (F, B, W) or a list of such triples, got {value!r}"
-    items = _sequence(value)
+    items = sequence(value)
     if items is None:
         raise TypeError(wrong)
-    triples = items if items and _sequence(items[0]) is not None else [items]
+    triples = items if items and sequence(items[0]) is not None else [items]
     out = []
     for triple in triples:
-        numbers_given = _sequence(triple)
+        numbers_given = sequence(triple)
         if numbers_given is None:
             raise TypeError(wrong)
         if len(numbers_given) != 3:
@@ -284,11 +288,11 @@ def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_r
     elif stragglers is None:
         items = []
     else:
-        items = _sequence(stragglers)
+        items = sequence(stragglers)
         if items is None:
             raise TypeError(wrong)
     for item in items:
-        pair = _sequence(item)
+        pair = sequence(item)
         if pair is None or len(pair) != 2:
             raise TypeError(wrong)
         gpu, factor = pair

@@ -64,6 +64,7 @@ std::string path_argument(const py::object& path, const char* name) {
         throw py::type_error(fmt::format("{}: expected a str path, got {}", name,
                                          py::repr(text).cast<std::string>()));
     std::string bytes = os.attr("fsencode")(text).cast<std::string>();
+    if (bytes.empty()) throw py::value_error(fmt::format("{}: expected a file name, got ''", name));
     // The file system would see the name up to its first NUL only: refused, as open() does.
     if (bytes.find('\0') != std::string::npos)
         throw py::value_error(fmt::format("{}: a NUL character cannot be in a file name, got {}",

@@ -2,6 +2,7 @@
 line's one-line message, never a crash."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -317,3 +318,23 @@ def test_search_without_a_model_is_told_what_tp_needs():
         pipesim.search(4, 8, 4, tp=2)
     with pytest.raises(TypeError, match="^tp: expected an integer, got None$"):
         pipesim.search(4, 8, 4, tp=None)
+
+
+@pytest.mark.parametrize("call, message", [
+    # A dict gave its keys: costs={1: 2} was the cost triple (1,), refused as one number.
+    (lambda: pipesim.analyze("1f1b", 4, 8, costs={1: 2}), "costs: expected (F, B, W)"),
+    # A set's order made an arbitrary schedule the one the others are measured against.
+    (lambda: pipesim.compare({"1f1b", "zb-h1"}, 4, 8), "schedules: expected names"),
+    (lambda: pipesim.compare({"1f1b": 1}, 4, 8), "schedules: expected names"),
+])
+def test_sets_and_mappings_are_no_sequences(call, message):
+    with pytest.raises(TypeError, match=re.escape(message)):
+        call()
+
+
+def test_an_empty_file_name_is_named_as_such():
+    # It read "html : the report is an HTML page ...".
+    with pytest.raises(ValueError, match="^html: expected a file name, got ''$"):
+        pipesim.analyze("1f1b", 4, 8, html="")
+    with pytest.raises(ValueError, match="^path: expected a file name, got ''$"):
+        pipesim.Schedule.load("")
