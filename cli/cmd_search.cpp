@@ -253,11 +253,21 @@ int run_search(const std::vector<std::string>& args) {
         }
         fmt::print("\n");
     }
-    fmt::print("{:<28} {:<10} {:>9} {:>10} {:>7} {:>8} {:>8}  {}\n", "candidate", "kind",
-               "bubble %", time_label, "effic.", "vs 1F1B", cap ? "peak GiB" : "peak", "fits");
+    // The candidates' column as wide as its longest label ("interleaved-1f1b (v=3, group 8)"
+    // pushed its row out of line at a fixed 28); fmt counts code points, as here.
+    std::size_t label_width = 28;
     for (const SearchEntry& e : result.ranking)
-        fmt::print("{:<28} {:<10} {:>9.2f} {:>10.4g} {:>6.2f}% {:>7.3f}x {:>8.4g}  {}\n", e.label,
-                   e.kind, 100 * e.evaluation.bubble_rate, e.evaluation.makespan,
+        label_width = std::max<std::size_t>(
+            label_width,
+            static_cast<std::size_t>(std::count_if(e.label.begin(), e.label.end(), [](char c) {
+                return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+            })));
+    fmt::print("{:<{}} {:<10} {:>9} {:>10} {:>7} {:>8} {:>8}  {}\n", "candidate", label_width,
+               "kind", "bubble %", time_label, "effic.", "vs 1F1B", cap ? "peak GiB" : "peak",
+               "fits");
+    for (const SearchEntry& e : result.ranking)
+        fmt::print("{:<{}} {:<10} {:>9.2f} {:>10.4g} {:>6.2f}% {:>7.3f}x {:>8.4g}  {}\n", e.label,
+                   label_width, e.kind, 100 * e.evaluation.bubble_rate, e.evaluation.makespan,
                    100 * efficiency(e), speedup(e), cap ? peak(e) / gib : peak(e),
                    e.fits ? "yes" : "no");
     print_search_warnings(best);

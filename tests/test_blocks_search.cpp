@@ -1,6 +1,8 @@
 // Memory-capped search: the best candidate respects the cap, the ranking is ordered, a cap
 // below every candidate is a clear error (exit 2 from the CLI).
 #include <algorithm>
+#include <sstream>
+#include <string>
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
@@ -288,4 +290,33 @@ TEST_CASE("a search whose best needs more than the GPU holds warns of each devic
     REQUIRE(within.exit_code == 0);
     CHECK(within.err.empty());
     CHECK(nlohmann::json::parse(within.out)["warnings"].empty());
+}
+
+TEST_CASE("search's ranking keeps its columns in line with a long candidate label",
+          "[blocks][search]") {
+    // "interleaved-1f1b (v=3, group 8)" is longer than the label column's 28 characters: its
+    // row's figures stood one column off.
+    const auto r = run_pipesim("search -p 8 -m 16 --mem-limit 12 --costs 1,2,1");
+    REQUIRE(r.exit_code == 0);
+    const std::string ranking = r.out.substr(r.out.find("\ncandidate ") + 1);
+    std::istringstream lines(ranking);
+    std::string header, line;
+    std::getline(lines, header);
+    const std::size_t kind_column = header.find("kind");
+    REQUIRE(kind_column != std::string::npos);
+    int rows = 0;
+    bool long_label = false;
+    while (std::getline(lines, line) && !line.empty() &&
+           line.find("warning") == std::string::npos) {
+        CAPTURE(line);
+        long_label = long_label || line.find("interleaved-1f1b (v=3, group 8)") == 0;
+        // Every row's kind starts under the heading, one space after the label's column.
+        CHECK(line[kind_column - 1] == ' ');
+        CHECK(line[kind_column] != ' ');
+        // And its last column (fits) under its heading.
+        CHECK(line.rfind(' ') + 1 == header.rfind("fits"));
+        ++rows;
+    }
+    CHECK(long_label);
+    CHECK(rows > 10);
 }
