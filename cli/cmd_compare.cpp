@@ -179,7 +179,7 @@ int run_compare(const std::vector<std::string>& args) {
             runs.push_back(run_for_report(name, one, engine, !html.empty()));
         } catch (const std::invalid_argument& e) {
             if (show_progress) fmt::print(stderr, "\r\033[K");
-            throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
+            throw std::invalid_argument(analysis::schedule_failed(name, e.what()));
         }
     }
     if (show_progress) fmt::print(stderr, "\r\033[K");

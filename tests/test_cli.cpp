@@ -441,3 +441,18 @@ TEST_CASE("a name echoed in an error is escaped and cut, the error one line", "[
     const auto cluster = run_pipesim("simulate -s 1f1b -p 4 -m 8 --cluster \"$(printf 'a\\tb')\"");
     CHECK_THAT(cluster.err, Catch::StartsWith("pipesim simulate: unknown cluster 'a\\x09b'"));
 }
+
+TEST_CASE("compare names a long unknown schedule cut short so that the reason stays in the line",
+          "[cli]") {
+    // The whole name came first, so that a log's cut line lost the reason.
+    const std::string name(300, 'x');
+    const auto r = run_pipesim("compare -s 1f1b," + name + " -p 4 -m 8");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::StartsWith("pipesim compare: '" + std::string(40, 'x') +
+                                        "'...: unknown schedule '"));
+    CHECK_THAT(r.err, Catch::Contains("(known: gpipe, 1f1b,"));
+    CHECK(r.err.size() < 400);
+    // A short one stays as given.
+    CHECK(run_pipesim("compare -s 1f1b,nope -p 4 -m 8")
+              .err.rfind("pipesim compare: nope: unknown schedule 'nope'", 0) == 0);
+}

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "analysis/child_run.hpp"
+#include "fileio/parse_error.hpp"
 #include "schedules/schedule_file.hpp"
 #include "sim/simgrid/simulate.hpp"
 
@@ -152,6 +153,10 @@ void add_to_comparison(Comparison& comparison, ComparedRun run) {
     comparison.rows.push_back(std::move(r));
 }
 
+std::string schedule_failed(const std::string& name, std::string_view reason) {
+    return fmt::format("{}: {}", name.size() <= 40 ? name : fileio::quote_excerpt(name), reason);
+}
+
 Comparison compare_each(
     const PipelineSpec& spec, const std::vector<std::string>& names,
     const std::function<ComparedRun(const std::string&, const PipelineSpec&)>& run_one) {
@@ -161,7 +166,7 @@ Comparison compare_each(
         try {
             add_to_comparison(comparison, run_one(name, comparison_spec(name, spec)));
         } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
+            throw std::invalid_argument(schedule_failed(name, e.what()));
         }
     }
     return comparison;

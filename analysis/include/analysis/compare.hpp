@@ -64,6 +64,10 @@ GeneratorOptions comparison_shape(const std::string& name, GeneratorOptions shap
 /// its own, and the flag would change nothing.
 void check_comparison_shape(const PipelineSpec& spec, const std::vector<std::string>& names);
 
+/// The message of `name`'s run failing with `reason`: "NAME: REASON", a name longer than 40
+/// bytes quoted and cut short, so that the reason stays within the line.
+std::string schedule_failed(const std::string& name, std::string_view reason);
+
 /// `spec` with schedule `name` in it as a comparison runs it: its shape by comparison_shape(),
 /// and the exchange once per step (PipelineSpec::step_exchange) only where the schedule takes
 /// it (interleaved-1f1b).
