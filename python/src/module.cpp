@@ -2,11 +2,14 @@
 // analysis library (analysis/run.hpp). The Python half (pipesim/) checks the arguments and
 // builds the result objects; errors arrive as ValueError (std::invalid_argument, the
 // command line's message) or RuntimeError.
+#include <cxxabi.h>
+
 #include <cmath>
 #include <cstring>
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
@@ -213,6 +216,40 @@ py::tuple memory_curve(const RunData& run, int device) {
     return py::make_tuple(to_array(time), to_array(activation));
 }
 
+// Runs `work` with the GIL released. Not with py::gil_scoped_release: a daemon thread that
+// takes the GIL back while the interpreter exits is ended by CPython (pthread_exit), and the
+// unwinding from the scope's noexcept destructor called std::terminate ("terminate called
+// without an active exception", SIGABRT, whenever a program exited while such a thread
+// drew a picture). Taken back in this frame, the unwinding ends the thread quietly.
+template <typename Work>
+auto without_gil(Work&& work) -> decltype(work()) {
+    using Result = decltype(work());
+    PyThreadState* const state = PyEval_SaveThread();
+    if constexpr (std::is_void_v<Result>) {
+        try {
+            work();
+        } catch (abi::__forced_unwind&) {
+            throw;  // the thread ends where work took the GIL (a phase's Ctrl-C check): as above
+        } catch (...) {
+            PyEval_RestoreThread(state);
+            throw;
+        }
+        PyEval_RestoreThread(state);
+    } else {
+        std::optional<Result> result;
+        try {
+            result.emplace(work());
+        } catch (abi::__forced_unwind&) {
+            throw;
+        } catch (...) {
+            PyEval_RestoreThread(state);
+            throw;
+        }
+        PyEval_RestoreThread(state);
+        return std::move(*result);
+    }
+}
+
 std::string timeline_svg(const RunData& run, bool memory, bool transfers, bool critical_path,
                          double width) {
     viz::TimelinePictureOptions options;
@@ -224,8 +261,7 @@ std::string timeline_svg(const RunData& run, bool memory, bool transfers, bool c
     options.iteration_time = run.iteration_time;
     options.iteration_is_period = run.post_validation;
     const std::string dot = viz::timeline_dot(run.timeline, run.memory, options);
-    py::gil_scoped_release release;
-    return viz::render_dot(dot, viz::ImageFormat::svg);
+    return without_gil([&] { return viz::render_dot(dot, viz::ImageFormat::svg); });
 }
 
 py::list device_ops(const Schedule& s) {
@@ -254,11 +290,12 @@ struct Interrupted {};
 template <typename Work>
 auto interruptible(Work&& work) {
     try {
-        py::gil_scoped_release release;
-        const analysis::ReportPhases phases([](std::string_view) {
-            if (python_interrupted()) throw Interrupted{};
+        return without_gil([&] {
+            const analysis::ReportPhases phases([](std::string_view) {
+                if (python_interrupted()) throw Interrupted{};
+            });
+            return work();
         });
-        return work();
     } catch (const Interrupted&) {
         throw py::error_already_set();
     }
@@ -302,12 +339,13 @@ RunData simulate(const py::dict& d, const py::dict& engine_dict, const py::objec
     const analysis::SimGridEngine engine = engine_from_dict(engine_dict);
     analysis::Pipeline pipeline = analysis::prepare(spec, engine);
     try {
-        py::gil_scoped_release release;
-        std::string text;
-        RunData data = simulate_in_child(std::move(pipeline), engine, python_interrupted,
-                                         report.empty() ? std::string() : call, &text);
-        if (!report.empty()) fileio::write_file_atomically(report, text);
-        return data;
+        return without_gil([&] {
+            std::string text;
+            RunData data = simulate_in_child(std::move(pipeline), engine, python_interrupted,
+                                             report.empty() ? std::string() : call, &text);
+            if (!report.empty()) fileio::write_file_atomically(report, text);
+            return data;
+        });
     } catch (const std::runtime_error& e) {
         // A KeyboardInterrupt seen while waiting is the error Python reports.
         if (PyErr_Occurred()) throw py::error_already_set();
@@ -348,8 +386,7 @@ analysis::Comparison compare_with_report(const analysis::PipelineSpec& spec,
         // would call into Python from the child (and wait forever for a GIL another thread
         // held at the fork).
         try {
-            py::gil_scoped_release release;
-            return compare_and_write();
+            return without_gil(compare_and_write);
         } catch (const Interrupted&) {
             throw py::error_already_set();
         }
@@ -377,8 +414,9 @@ py::tuple compare(const py::dict& d, const std::vector<std::string>& names, bool
     } else {
         const analysis::SimGridEngine engine = engine_from_dict(engine_dict.cast<py::dict>());
         try {
-            py::gil_scoped_release release;
-            comparison = analysis::compare_on_cluster(spec, names, engine, python_interrupted);
+            comparison = without_gil([&] {
+                return analysis::compare_on_cluster(spec, names, engine, python_interrupted);
+            });
         } catch (const std::runtime_error& e) {
             // A KeyboardInterrupt seen while waiting is the error Python reports.
             if (PyErr_Occurred()) throw py::error_already_set();
@@ -399,11 +437,8 @@ py::tuple run_search(SearchOptions options, const analysis::PipelineSpec& spec, 
         if (!progress.is_none()) progress(done, total, label);
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     };
-    analysis::SearchReport report;
-    {
-        py::gil_scoped_release release;
-        report = analysis::search_report(options, spec, cap_bytes, post_validation);
-    }
+    const analysis::SearchReport report = without_gil(
+        [&] { return analysis::search_report(options, spec, cap_bytes, post_validation); });
     return py::make_tuple(analysis::json_text(analysis::search_json(report)), report.result.best,
                           analysis::run_warnings(report.best));
 }

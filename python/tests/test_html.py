@@ -154,3 +154,22 @@ finally:
 """
     assert run_script(script, timeout=60) == 0
     assert "<svg" in (tmp_path / "sim.html").read_text()
+
+
+@needs_graphviz
+@pytest.mark.parametrize("work", ["r.svg()", 'pipesim.analyze("zb-2p", 64, 2048)'])
+def test_a_program_ends_cleanly_while_a_daemon_thread_runs_pipesim(work):
+    # At exit CPython ends a daemon thread as it takes the GIL back; taken back in a noexcept
+    # destructor that ended the process with SIGABRT ("terminate called without an active
+    # exception"), every time while a picture was drawn as the interpreter finalized a large
+    # heap. Taken back in a phase's Ctrl-C check, the thread's end was caught and not rethrown
+    # ("FATAL: exception not rethrown").
+    script = f"""
+import threading, time
+import pipesim
+r = pipesim.analyze("zb-v", 8, 64)
+objects = [{{"a": [i]}} for i in range(500_000)]  # a heap whose finalization takes a while
+threading.Thread(target=lambda: [{work} for _ in iter(int, 1)], daemon=True).start()
+time.sleep(0.3)
+"""
+    assert run_script(script, timeout=60) == 0
