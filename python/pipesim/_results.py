@@ -244,6 +244,8 @@ class Comparison(_Fields):
         """One field of every row as a NumPy array (numbers) or list (names)."""
         import numpy as np  # only here: results need NumPy for their arrays alone
 
+        if not isinstance(name, str):
+            raise TypeError(f"column: expected a field's name, got {name!r}")
         rows = self._fields["schedules"]
         if rows and name not in rows[0]:
             raise KeyError(f"column {name!r}: a row's fields are {', '.join(rows[0])}")

@@ -188,6 +188,10 @@ def test_an_unknown_column_is_named_with_the_fields_there_are():
     comparison = pipesim.compare("1f1b,zb-h1", 4, 8)
     with pytest.raises(KeyError, match="column 'nope': a row's fields are schedule, "):
         comparison.column("nope")
+    # Not a name at all: a TypeError (a KeyError listed the fields, as if 3 were a field).
+    for wrong in (3, None):
+        with pytest.raises(TypeError, match="column: expected a field's name, got "):
+            comparison.column(wrong)
 
 
 def test_search_with_a_model_matches_the_command_line(cli):
