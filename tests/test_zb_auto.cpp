@@ -318,7 +318,7 @@ TEST_CASE("zb-1p and zb-2p report each step of their planning as a phase", "[sch
     CHECK(has("generating zb-2p: timing the greedy list schedule"));
     CHECK(has("generating zb-2p: ZB-H2, the handcrafted schedule of its cap"));
     CHECK(phases.back() == "generating zb-2p: keeping the shortest");
-    // Without a reporter nothing is reported, and the schedule is the same.
+    // The reporter is this scope's only: once it is gone, none is set.
     CHECK_FALSE(reporting_phases());
 
     // The greedy list scheduler says how far a long run is, every 2^20 ops placed; what the

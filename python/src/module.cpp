@@ -9,7 +9,6 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
-#include <type_traits>
 
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
@@ -223,31 +222,18 @@ py::tuple memory_curve(const RunData& run, int device) {
 // drew a picture). Taken back in this frame, the unwinding ends the thread quietly.
 template <typename Work>
 auto without_gil(Work&& work) -> decltype(work()) {
-    using Result = decltype(work());
     PyThreadState* const state = PyEval_SaveThread();
-    if constexpr (std::is_void_v<Result>) {
-        try {
-            work();
-        } catch (abi::__forced_unwind&) {
-            throw;  // the thread ends where work took the GIL (a phase's Ctrl-C check): as above
-        } catch (...) {
-            PyEval_RestoreThread(state);
-            throw;
-        }
+    std::optional<decltype(work())> result;
+    try {
+        result.emplace(work());
+    } catch (abi::__forced_unwind&) {
+        throw;  // the thread ends where work took the GIL (a phase's Ctrl-C check): as above
+    } catch (...) {
         PyEval_RestoreThread(state);
-    } else {
-        std::optional<Result> result;
-        try {
-            result.emplace(work());
-        } catch (abi::__forced_unwind&) {
-            throw;
-        } catch (...) {
-            PyEval_RestoreThread(state);
-            throw;
-        }
-        PyEval_RestoreThread(state);
-        return std::move(*result);
+        throw;
     }
+    PyEval_RestoreThread(state);
+    return std::move(*result);
 }
 
 std::string timeline_svg(const RunData& run, bool memory, bool transfers, bool critical_path,
