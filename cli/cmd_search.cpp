@@ -259,8 +259,8 @@ int run_search(const std::vector<std::string>& args) {
     for (const SearchEntry& e : result.ranking)
         label_width = std::max<std::size_t>(
             label_width,
-            static_cast<std::size_t>(std::count_if(e.label.begin(), e.label.end(), [](char c) {
-                return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+            static_cast<std::size_t>(std::count_if(e.label.begin(), e.label.end(), [](char byte) {
+                return (static_cast<unsigned char>(byte) & 0xC0) != 0x80;
             })));
     fmt::print("{:<{}} {:<10} {:>9} {:>10} {:>7} {:>8} {:>8}  {}\n", "candidate", label_width,
                "kind", "bubble %", time_label, "effic.", "vs 1F1B", cap ? "peak GiB" : "peak",

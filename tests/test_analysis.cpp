@@ -136,13 +136,25 @@ TEST_CASE("memory over a limit is printed with the decimals that tell the two ap
           "[analysis]") {
     constexpr double gib = 1024.0 * 1024.0 * 1024.0;
     using texts = std::pair<std::string, std::string>;
-    CHECK(pipesim::analysis::gib_over(81 * gib, 80 * gib) == texts{"81.0", "80.0"});
-    CHECK(pipesim::analysis::gib_over(80.04 * gib, 80 * gib) == texts{"80.04", "80.00"});
-    CHECK(pipesim::analysis::gib_over(80.004 * gib, 80 * gib) == texts{"80.004", "80.000"});
+    using pipesim::analysis::memory_over;
+    CHECK(memory_over(81 * gib, 80 * gib) == texts{"81.0 GiB", "80.0 GiB"});
+    CHECK(memory_over(80.04 * gib, 80 * gib) == texts{"80.04 GiB", "80.00 GiB"});
+    CHECK(memory_over(80.004 * gib, 80 * gib) == texts{"80.004 GiB", "80.000 GiB"});
     // Three decimals at most: beyond them the bytes, not the text, say which is larger.
-    CHECK(pipesim::analysis::gib_over(80.0001 * gib, 80 * gib) == texts{"80.000", "80.000"});
+    CHECK(memory_over(80.0001 * gib, 80 * gib) == texts{"80.000 GiB", "80.000 GiB"});
     // An H100's 81,559 MiB against a device just over it.
-    CHECK(pipesim::analysis::gib_over(79.66 * gib, 81559.0 * 1024 * 1024) == texts{"79.7", "79.6"});
+    CHECK(memory_over(79.66 * gib, 81559.0 * 1024 * 1024) == texts{"79.7 GiB", "79.6 GiB"});
+}
+
+TEST_CASE("memory under a GiB is printed in a smaller unit", "[analysis]") {
+    constexpr double mib = 1024.0 * 1024.0;
+    using texts = std::pair<std::string, std::string>;
+    using pipesim::analysis::memory_over;
+    // A GPU file's 5 MB: in GiB both "0.0", the limit unreadable.
+    CHECK(memory_over(15.9 * 1024 * mib, 5e6) == texts{"15.9 GiB", "4.8 MiB"});
+    CHECK(memory_over(3 * mib, 512 * 1024) == texts{"3.0 MiB", "512.0 KiB"});
+    CHECK(memory_over(1.0004 * mib, mib) == texts{"1.000 MiB", "1.000 MiB"});
+    CHECK(memory_over(2000, 1000) == texts{"2.0 KiB", "1000 bytes"});
 }
 
 TEST_CASE("model figures count every data-parallel replica", "[analysis][models]") {

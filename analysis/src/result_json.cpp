@@ -131,9 +131,20 @@ std::string grad_reduce_algorithm(const simgrid::SimResult& result) {
     return text;
 }
 
-std::pair<std::string, std::string> gib_over(double need, double limit) {
+std::pair<std::string, std::string> memory_over(double need, double limit) {
+    // Each in the largest binary unit in which it is at least 1 (a GPU file's few MB read
+    // "0.0 GiB" in GiB).
+    const auto unit = [](double bytes) -> std::pair<double, const char*> {
+        for (const auto& [size, name] :
+             {std::pair{gib, "GiB"}, {gib / 1024, "MiB"}, {gib / 1024 / 1024, "KiB"}})
+            if (bytes >= size) return {size, name};
+        return {1, "bytes"};
+    };
     int decimals = 1;
-    const auto text = [&](double bytes) { return fmt::format("{:.{}f}", bytes / gib, decimals); };
+    const auto text = [&](double bytes) {
+        const auto [size, name] = unit(bytes);
+        return fmt::format("{:.{}f} {}", bytes / size, size > 1 ? decimals : 0, name);
+    };
     while (decimals < 3 && text(need) == text(limit))
         ++decimals;
     return {text(need), text(limit)};
@@ -144,12 +155,12 @@ std::vector<std::string> memory_warnings(const ModelAnalysis& model) {
     for (int d : model.over_capacity) {
         const auto i = static_cast<std::size_t>(d);
         const auto [need, capacity] =
-            gib_over(model.total_bytes[i], model.device_gpu[i].memory_bytes);
-        warnings.push_back(fmt::format(
-            "device {} needs {} GiB (weights and optimizer {:.1f} GiB + peak activations "
-            "{:.1f} GiB), more than the {}'s {} GiB",
-            d, need, model.static_bytes[i] / gib, model.activation_bytes[i] / gib,
-            model.device_gpu[i].name, capacity));
+            memory_over(model.total_bytes[i], model.device_gpu[i].memory_bytes);
+        warnings.push_back(
+            fmt::format("device {} needs {} (weights and optimizer {:.1f} GiB + peak activations "
+                        "{:.1f} GiB), more than the {}'s {}",
+                        d, need, model.static_bytes[i] / gib, model.activation_bytes[i] / gib,
+                        model.device_gpu[i].name, capacity));
     }
     return warnings;
 }

@@ -55,8 +55,8 @@ void classify_memory(Result& r, const Analysis& a) {
             r.status = Status::over_memory;
             // The figures the run's own warning gives (analysis::memory_warnings).
             const auto [need, capacity] =
-                analysis::gib_over(m.total_bytes[d], m.device_gpu[d].memory_bytes);
-            r.reason = fmt::format("device {} needs {} GiB, more than the {} GiB of {}{}", d, need,
+                analysis::memory_over(m.total_bytes[d], m.device_gpu[d].memory_bytes);
+            r.reason = fmt::format("device {} needs {}, more than the {} of {}{}", d, need,
                                    capacity, m.device_gpu[d].name,
                                    m.over_capacity.size() > 1
                                        ? fmt::format(" ({} of {} devices are over)",
@@ -81,9 +81,9 @@ void classify_memory(Result& r, const Analysis& a) {
         over > 1 ? fmt::format(" ({} of {} devices are over)", over, need.size()) : "";
     r.status = Status::over_memory;
     if (a.model) {
-        const auto [need_gib, cap_gib] = analysis::gib_over(*peak, r.job.mem_limit);
-        r.reason = fmt::format("device {} needs {} GiB, more than the cap of {} GiB{}",
-                               peak - need.begin(), need_gib, cap_gib, how_many);
+        const auto [need_text, cap_text] = analysis::memory_over(*peak, r.job.mem_limit);
+        r.reason = fmt::format("device {} needs {}, more than the cap of {}{}", peak - need.begin(),
+                               need_text, cap_text, how_many);
     } else {
         r.reason = fmt::format(
             "device {} holds a peak activation of {:g}, more than the cap of "

@@ -33,10 +33,11 @@ std::string grad_reduce_algorithm(const simgrid::SimResult& result);
 /// One line per device whose weights, optimizer state and peak activations exceed its GPU.
 std::vector<std::string> memory_warnings(const ModelAnalysis& model);
 
-/// `need` and `limit` (bytes, need > limit) in GiB, as "NEED" and "LIMIT" texts with the same
-/// number of decimals: one, or up to three where one would print them equal ("needs 79.6 GiB,
-/// more than 79.6 GiB" for 79.648 against an H100's 79.647).
-std::pair<std::string, std::string> gib_over(double need, double limit);
+/// `need` and `limit` (bytes, need > limit) as "NEED UNIT" and "LIMIT UNIT" texts, each in
+/// GiB, or in MiB, KiB or bytes where it is under 1 GiB, with the same number of
+/// decimals: one, or up to three where one would print them equal ("needs 79.6 GiB, more than
+/// 79.6 GiB" for 79.648 against an H100's 79.647).
+std::pair<std::string, std::string> memory_over(double need, double limit);
 
 /// Every warning of a run: the analysis' own (Analysis::warnings), then with a model its
 /// memory_warnings(). What --json lists and compare prints.
