@@ -75,7 +75,7 @@ def _core(function, *args, callers=()):
     except ValueError as e:
         if type(e) is not ValueError or any(e is raised for raised in callers):
             raise
-        raise ValueError(_spec.python_words(str(e))) from None
+        raise ValueError(_spec.python_words(str(e), _spec.texts_in(args))) from None
 
 
 def _call(function, arguments, defaults, html):
@@ -94,9 +94,9 @@ def _call(function, arguments, defaults, html):
         f"{name}={value!r}" for name, value in arguments.items() if given(name, value)) + ")"
 
 
-def _warn(messages):
+def _warn(messages, verbatim=()):
     for message in messages:
-        _warnings.warn(_spec.python_words(message), PipesimWarning, stacklevel=3)
+        _warnings.warn(_spec.python_words(message, verbatim), PipesimWarning, stacklevel=3)
 
 
 def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
@@ -134,7 +134,7 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
     result = Result(_core(
         _pipesim.analyze, spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce),
         _spec.flag("overlap_param_gather", overlap_param_gather),
-        _spec.flag("post_validation", post_validation), html, call))
+        _spec.flag("post_validation", post_validation), html, call), _spec.texts_in(spec, html))
     _warn(result.warnings)
     return result
 
@@ -171,7 +171,8 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
                  dict(message_bytes=0.0, grad_bytes=0.0, overlap_grad_reduce=True,
                       overlap_param_gather=False, post_validation=False, bw_scale=1.0,
                       lat_scale=1.0), html)
-    result = Result(_core(_pipesim.simulate, spec, engine, html, call))
+    result = Result(_core(_pipesim.simulate, spec, engine, html, call),
+                    _spec.texts_in(spec, engine, html))
     _warn(result.warnings)
     return result
 
@@ -189,22 +190,27 @@ def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, h
     line's --html report: the table, every schedule's timeline and memory on one time scale,
     and the inputs."""
     if isinstance(schedules, str):
-        schedules = [name.strip(" ") for name in schedules.split(",")]
-    elif _spec.sequence(schedules) is None:
-        # A set or a dict too: its order, which makes the first the reference, is not the
-        # caller's.
-        raise TypeError("schedules: expected names, as a list or one comma-separated string, "
-                        f"got {schedules!r}")
-    names = [_spec.text("schedules", s) for s in schedules]
+        given = [name.strip(" ") for name in schedules.split(",")]
+    else:
+        # Read once: an iterator or a generator gives its names only once.
+        given = _spec.sequence(schedules)
+        if given is None:
+            # A set or a dict too: its order, which makes the first the reference, is not the
+            # caller's.
+            raise TypeError("schedules: expected names, as a list or one comma-separated "
+                            f"string, got {schedules!r}")
+    names = [_spec.text("schedules", s) for s in given]
     for name in names:
         if isinstance(name, bytes):  # not UTF-8: no schedule's name
             raise ValueError(f"schedules: unknown schedule {_os.fsdecode(name)!r} (see "
                              "pipesim.schedules())")
     if not names:
         raise ValueError("schedules: give at least one schedule name")
-    for i, name in enumerate(names):
-        if name in names[:i]:
+    seen = set()
+    for name in names:
+        if name in seen:
             raise ValueError(f"schedules: '{name}' is listed twice")
+        seen.add(name)
     engine = None
     if cluster is not None:
         if "comm" in options:
@@ -219,8 +225,9 @@ def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, h
                  dict(post_validation=False), html)
     fields, messages = _core(_pipesim.compare, spec, names,
                              _spec.flag("post_validation", post_validation), engine, html, call)
-    _warn(messages)
-    return Comparison(_json.loads(fields), [_spec.python_words(m) for m in messages])
+    verbatim = _spec.texts_in(spec, engine, html)
+    _warn(messages, verbatim)
+    return Comparison(_json.loads(fields), [_spec.python_words(m, verbatim) for m in messages])
 
 
 def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=None, a2a=0.0,
@@ -284,6 +291,7 @@ def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=
                               costs=costs, mem_w_ratio=mem_w_ratio))
         fields, best, messages = _core(_pipesim.search_model, spec, mem_limit, validation,
                                        on_progress, callers=raised)
+        verbatim = _spec.texts_in(spec)
     else:
         triples = _spec.cost_triples((1, 1, 1) if costs is None else costs)
         if len(triples) != 1:
@@ -296,8 +304,9 @@ def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=
             _spec.number("comm", comm), _spec.number("mem_w_ratio", ratio, 0.0, 1.0),
             _spec.number("a2a", a2a), _spec.number("overlap_fb", overlap_fb, 0.0, 1.0),
             validation, on_progress, callers=raised)
-    _warn(messages)
-    return SearchResult(_json.loads(fields), best)
+        verbatim = set()
+    _warn(messages, verbatim)
+    return SearchResult(_json.loads(fields), best, verbatim)
 
 
 def schedules():

@@ -102,7 +102,8 @@ class _Fields:
         super().__setattr__(name, value)
 
     def __delattr__(self, name):
-        if name in self.__dict__.get("_fields", {}):
+        if name in self.__dict__.get("_fields", {}) or isinstance(
+                getattr(type(self), name, None), property):
             raise AttributeError(f"{type(self).__name__}.{name} is a figure of the run: it "
                                  "cannot be deleted")
         super().__delattr__(name)
@@ -113,15 +114,18 @@ class Result(_Fields):
     `pipesim analyze --json` (or `simulate --json`) as an attribute — bubble_rate,
     makespan, peak_activation, ... — plus the timeline."""
 
-    def __init__(self, run):
+    def __init__(self, run, verbatim=()):
         super().__init__(json.loads(run.json))
         self._run = run
+        # The caller's file names, which the warnings quote as given (python_words).
+        self._verbatim = frozenset(verbatim)
 
     @property
     def warnings(self):
         """The run's warnings in Python's words (overlap_p2p_communication=False where the
         command line says --no-overlap-p2p-communication); to_dict() keeps the command line's."""
-        return [python_words(w) for w in self._fields.get("warnings", [])]
+        return [python_words(w, self.__dict__.get("_verbatim", ()))
+                for w in self._fields.get("warnings", [])]
 
     def to_schedule(self):
         """The Schedule that ran (e.g. to save it, or to run it again elsewhere)."""
@@ -290,15 +294,23 @@ class SearchResult(_Fields):
     """The memory-capped search (pipesim.search): the fields of `pipesim search --json`
     (best, ranking, ...) and the best schedule."""
 
-    def __init__(self, fields, best):
+    def __init__(self, fields, best, verbatim=()):
         super().__init__(fields)
-        object.__setattr__(self, "best_schedule", best)
+        self._best = best
+        self._verbatim = frozenset(verbatim)
+
+    @property
+    def best_schedule(self):
+        """The best candidate's Schedule (to run it again, save it or draw it); None where no
+        candidate fits."""
+        return self.__dict__.get("_best")
 
     @property
     def warnings(self):
         """The best schedule's warnings in Python's words; to_dict() keeps the command
         line's."""
-        return [python_words(w) for w in self._fields.get("warnings", [])]
+        return [python_words(w, self.__dict__.get("_verbatim", ()))
+                for w in self._fields.get("warnings", [])]
 
     def _columns(self):
         """(time field, its heading, the peak's cell function): a model's search times

@@ -82,8 +82,11 @@ def text(name, value):
         value.encode("utf-8")
     except UnicodeEncodeError:
         # A file name that is not UTF-8 (os.fsdecode's surrogates): its bytes, as open() takes
-        # them.
-        return os.fsencode(value)
+        # them. A surrogate that escapes no byte is no text at all.
+        try:
+            return os.fsencode(value)
+        except UnicodeEncodeError:
+            raise ValueError(f"{name}: not valid text (a lone surrogate in {value!r})") from None
     return value
 
 
@@ -94,7 +97,10 @@ def sequence(value):
     if isinstance(value, (str, bytes, set, frozenset, collections.abc.Mapping)) or not hasattr(
             value, "__iter__"):
         return None
-    return list(value)
+    try:
+        return list(value)
+    except TypeError:  # iterable by its type only: a 0-d NumPy array ("iteration over a 0-d array")
+        return None
 
 
 def cost_triples(value):
@@ -335,12 +341,30 @@ _TOO_LARGE_TO_DRAW = ("or --trace for Perfetto or --gantt",
                       "or the ops themselves: Result.timeline() or Result.arrays()")
 
 
-def python_words(message):
-    """A message of the shared core, which names the command line's flags, with the Python
-    parameters in their place: "use --group-size 4 or more" reads "use group_size=4 or
-    more"; flags Python has no parameter for stay."""
-    message = message.replace(*_TOO_LARGE_TO_DRAW)
+def texts_in(*values):
+    """The texts the caller gave (file names, names) among `values`, dicts and lists searched
+    through, that python_words would otherwise reword: "exp -p 4/model.json" is a file name,
+    not the flag -p."""
+    found = set()
 
+    def visit(value):
+        if isinstance(value, bytes):
+            value = os.fsdecode(value)
+        if isinstance(value, str):
+            if _words_outside_quotes(value) != value:
+                found.add(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+    for value in values:
+        visit(value)
+    return found
+
+
+def _words_outside_quotes(message):
     def parameter(match):
         flag, value = match.group(1), (match.group(2) or "").strip()
         name = _RENAMED.get(flag, flag.lstrip("-").replace("-", "_"))
@@ -352,3 +376,19 @@ def python_words(message):
     pieces = _QUOTED.split(message)
     return "".join(piece if i % 2 else _FLAG.sub(parameter, piece)
                    for i, piece in enumerate(pieces))
+
+
+def python_words(message, verbatim=()):
+    """A message of the shared core, which names the command line's flags, with the Python
+    parameters in their place: "use --group-size 4 or more" reads "use group_size=4 or
+    more"; flags Python has no parameter for stay, and so do the texts in `verbatim` (the
+    caller's file names, texts_in())."""
+    message = message.replace(*_TOO_LARGE_TO_DRAW)
+    if not verbatim:
+        return _words_outside_quotes(message)
+    # The longest first, so that a name inside a longer one does not cut it.
+    given = re.compile("(" + "|".join(re.escape(t) for t in
+                                      sorted(verbatim, key=len, reverse=True)) + ")")
+    return "".join(piece if i % 2 else _words_outside_quotes(piece)
+                   for i, piece in enumerate(given.split(message)))
+

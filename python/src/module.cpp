@@ -65,7 +65,15 @@ std::string path_argument(const py::object& path, const char* name) {
     if (!py::isinstance<py::str>(text))
         throw py::type_error(fmt::format("{}: expected a str path, got {}", name,
                                          py::repr(text).cast<std::string>()));
-    std::string bytes = os.attr("fsencode")(text).cast<std::string>();
+    std::string bytes;
+    try {
+        bytes = os.attr("fsencode")(text).cast<std::string>();
+    } catch (const py::error_already_set& e) {
+        // A surrogate that escapes no byte (os.fsdecode's stand for bytes 0x80..0xff).
+        if (!e.matches(PyExc_UnicodeEncodeError)) throw;
+        throw py::value_error(fmt::format("{}: not a valid file name (a lone surrogate in {})",
+                                          name, py::repr(text).cast<std::string>()));
+    }
     if (bytes.empty()) throw py::value_error(fmt::format("{}: expected a file name, got ''", name));
     // The file system would see the name up to its first NUL only: refused, as open() does.
     if (bytes.find('\0') != std::string::npos)

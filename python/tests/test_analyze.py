@@ -402,6 +402,14 @@ def test_a_results_figures_cannot_be_changed():
     c = pipesim.compare(["1f1b", "zb-h1"], 4, 8)
     with pytest.raises(AttributeError, match="Comparison.schedules is a figure of the run"):
         c.schedules = []
+    # A search's best schedule too: it could be replaced and deleted.
+    s = pipesim.search(4, 8, 2)
+    best = s.best_schedule
+    with pytest.raises(AttributeError, match="SearchResult.best_schedule is a figure of the run"):
+        s.best_schedule = "mine"
+    with pytest.raises(AttributeError, match="SearchResult.best_schedule .* cannot be deleted"):
+        del s.best_schedule
+    assert s.best_schedule == best and best.name == s.best["label"]
     # The caller's own attributes stay the caller's.
     r.label = "mine"
     assert r.label == "mine"

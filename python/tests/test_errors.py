@@ -338,3 +338,51 @@ def test_an_empty_file_name_is_named_as_such():
         pipesim.analyze("1f1b", 4, 8, html="")
     with pytest.raises(ValueError, match="^path: expected a file name, got ''$"):
         pipesim.Schedule.load("")
+
+
+def test_flags_inside_a_file_name_stay_as_written(tmp_path):
+    # "exp -p 4/model.json" read "exp p=4/model.json", a file that does not exist.
+    folder = tmp_path / "exp -p 4"
+    folder.mkdir()
+    (folder / "model.json").write_text('{"layers": "x"}')
+    with pytest.raises(ValueError) as e:
+        pipesim.analyze("1f1b", 2, 4, model=str(folder / "model.json"), gpu="h100-sxm", mb=1)
+    assert str(e.value).startswith(f"{folder}/model.json:1:12: layers: expected an integer")
+    page = tmp_path / "no folder" / "run --comm 1" / "r.html"
+    with pytest.raises(ValueError, match=re.escape(f"cannot write {page}: No such file")):
+        pipesim.analyze("1f1b", 2, 4, html=str(page))
+    # The same flag outside the file name still reads as the parameter.
+    with pytest.raises(ValueError, match="^p: must be in 1..4096, got 0$"):
+        pipesim.analyze("1f1b", 0, 4, model=str(folder / "model.json"), gpu="h100-sxm", mb=1)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: pipesim.analyze("\ud800", 2, 4), "schedule: not valid text"),
+    (lambda: pipesim.analyze("1f1b", 2, 4, model="\ud800", gpu="h100-sxm", mb=1),
+     "model: not valid text"),
+    (lambda: pipesim.compare(["1f1b", "\ud800"], 2, 4), "schedules: not valid text"),
+    (lambda: pipesim.analyze("1f1b", 2, 4, html="\ud800.html"), "html: not a valid file name"),
+    (lambda: pipesim.Schedule.load("\ud800.json"), "path: not a valid file name"),
+])
+def test_a_lone_surrogate_is_refused_by_its_parameter(call, message):
+    # A surrogate that escapes no byte leaked Python's UnicodeEncodeError, naming no parameter.
+    with pytest.raises(ValueError, match="^" + re.escape(message) + r" \(a lone surrogate in "):
+        call()
+
+
+def test_compare_reads_an_iterator_of_names_once():
+    # The type check used the generator up, and the comparison then found no names.
+    names = ["1f1b", "zb-v"]
+    from_generator = pipesim.compare((name for name in names), 4, 8)
+    assert from_generator.to_dict() == pipesim.compare(names, 4, 8).to_dict()
+    with pytest.raises(ValueError, match="^schedules: '1f1b' is listed twice$"):
+        pipesim.compare(iter(["1f1b", "zb-v", "1f1b"]), 4, 8)
+
+
+def test_a_zero_dimensional_array_is_no_sequence():
+    numpy = pytest.importorskip("numpy")
+    # "iteration over a 0-d array" named no parameter.
+    with pytest.raises(TypeError, match=re.escape("costs: expected (F, B, W)")):
+        pipesim.analyze("1f1b", 2, 4, costs=numpy.array(1.0))
+    with pytest.raises(TypeError, match="^schedules: expected names"):
+        pipesim.compare(numpy.array("1f1b"), 2, 4)
