@@ -19,7 +19,8 @@ from . import _pipesim
 from ._results import (PASSES, TRANSFER_KINDS, Comparison, Op, Result, SearchResult)
 from . import _spec
 
-__all__ = ["analyze", "simulate", "compare", "search", "schedules", "Schedule", "Result",
+__all__ = ["analyze", "simulate", "compare", "search", "schedules", "models", "gpus", "clusters",
+           "Schedule", "Result",
            "Comparison", "SearchResult", "Op", "PASSES", "TRANSFER_KINDS", "PipesimWarning"]
 
 __version__ = _pipesim.__version__
@@ -313,3 +314,23 @@ def schedules():
     """The registered schedules: {name: description}."""
     return {name: _spec.python_words(description)
             for name, description, *_ in _pipesim.schedule_names()}
+
+
+def models():
+    """The model presets (model=NAME): {name: the fields of a model file}, every field given
+    (docs/model-format.md). A dict written out as JSON, with a "name" of one's own, is a model
+    file of the same model: `json.dump(dict(pipesim.models()["llama3-8b"], name="mine",
+    layers=16), f)`."""
+    return dict(_pipesim.model_presets())
+
+
+def gpus():
+    """The GPU presets (gpu=NAME): {name: the fields of a GPU file} (docs/gpu-format.md),
+    the operator-level model's rates among them; written out as JSON with a "name" of one's
+    own, a GPU file of the same GPU."""
+    return dict(_pipesim.gpu_presets())
+
+
+def clusters():
+    """The cluster presets (simulate's cluster=NAME or "NAME:NODES"): {name: description}."""
+    return dict(_pipesim.cluster_presets())

@@ -23,6 +23,7 @@
 #include "fileio/files.hpp"
 #include "html_output.hpp"
 #include "models/byte_size.hpp"
+#include "presets.hpp"
 #include "run_data.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule_file.hpp"
@@ -613,5 +614,8 @@ PYBIND11_MODULE(_pipesim, m) {
     m.def("search", &search);
     m.def("search_model", &search_model);
     m.def("schedule_names", &schedule_names);
+    m.def("model_presets", &model_presets);
+    m.def("gpu_presets", &gpu_presets);
+    m.def("cluster_presets", &cluster_presets);
     m.def("graphviz_available", &viz::graphviz_available);
 }
