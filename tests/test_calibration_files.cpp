@@ -117,6 +117,29 @@ TEST_CASE("the file records which attention ran — files without it match eithe
                           Catch::Contains("'attention' must be fused or unfused, got '\"flash\"'"));
 }
 
+TEST_CASE("an entry naming the run's attention wins over one naming none in either order",
+          "[calibration]") {
+    // The first matching entry won: swapping two entries changed the run's times.
+    const CalibrationRecord r = sample_record();  // unfused, F = 6.1 ms
+    nlohmann::ordered_json untagged = calibration_json(r).at("layers").at(0);
+    untagged.erase("attention");
+    untagged["forward"] = 0.0083;
+    const models::TransformerConfig& c = models::find_model("zb-1.5b");
+    models::Workload unfused, fused;
+    unfused.microbatch = fused.microbatch = 6;
+    unfused.attention = models::AttentionKernel::unfused;
+    for (const bool untagged_first : {true, false}) {
+        nlohmann::ordered_json file = calibration_json(r);
+        auto& layers = file["layers"];
+        layers.insert(untagged_first ? layers.begin() : layers.end(), untagged);
+        const models::CalibratedCostModel measured(
+            models::find_gpu("h200"), models::parse_calibration(file.dump(), "two.json"));
+        CHECK(measured.layer(c, unfused).forward == 0.0061);
+        // The fused workload has only the untagged entry.
+        CHECK(measured.layer(c, fused).forward == 0.0083);
+    }
+}
+
 TEST_CASE("the written file carries the kernel breakdown and the device details", "[calibration]") {
     const auto j = calibration_json(sample_record());
     CHECK(j.at("measured").at("partition_sms") == 132);

@@ -254,8 +254,16 @@ bool CalibratedCostModel::measured(const TransformerConfig& config,
 
 PassTimes CalibratedCostModel::layer(const TransformerConfig& config,
                                      const Workload& workload) const {
-    for (const CalibrationEntry& e : calibration_.layers) {
-        if (!same_shape(e, config, workload)) continue;
+    // The entry that names the run's attention kernel, else one that names none: a file may
+    // hold both for one shape, and the more specific one wins whatever their order.
+    const CalibrationEntry* match = nullptr;
+    for (const CalibrationEntry& e : calibration_.layers)
+        if (same_shape(e, config, workload) && (!match || e.attention)) {
+            match = &e;
+            if (e.attention) break;
+        }
+    if (match) {
+        const CalibrationEntry& e = *match;
         PassTimes times = e.times;
         if (workload.recompute == Recompute::full)
             times.backward_input += times.forward;
