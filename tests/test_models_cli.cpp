@@ -407,6 +407,28 @@ TEST_CASE("a calibration's whole layers do not time a context-parallel rank's sh
     CHECK_THAT(both.err, Catch::Contains("--calibration and --efficiency are alternatives"));
 }
 
+TEST_CASE("kernel choices of the operator model are refused beside the other cost models",
+          "[models]") {
+    // They changed nothing beside --efficiency or a calibration, without a word.
+    const std::string run = "analyze -s 1f1b -p 4 -m 8 --model zb-1.5b --gpu a100-80gb --mb 1 ";
+    const std::string calibration =
+        "--calibration " + std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h100.json";
+    for (const std::string flag : {"--no-persist-layer-norm", "--no-gradient-accumulation-fusion",
+                                   "--cross-entropy-loss-fusion"}) {
+        // The operator model takes each.
+        CHECK(run_pipesim(run + flag).exit_code == 0);
+        const auto efficiency = run_pipesim(run + "--efficiency 0.5 " + flag);
+        CHECK(efficiency.exit_code == 2);
+        CHECK_THAT(efficiency.err,
+                   Catch::Contains(flag + " chooses kernels of the operator-level model, which "
+                                          "--efficiency replaces (one efficiency for all work)"));
+        const auto calibrated = run_pipesim(run + calibration + " " + flag);
+        CHECK(calibrated.exit_code == 2);
+        CHECK_THAT(calibrated.err, Catch::Contains(flag + " chooses kernels") &&
+                                       Catch::Contains("which --calibration replaces"));
+    }
+}
+
 TEST_CASE("calibration entries of the same shape are told apart by their attention kernel",
           "[models]") {
     const auto path = std::filesystem::temp_directory_path() / "pipesim_attention_calib.json";

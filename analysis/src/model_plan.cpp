@@ -30,6 +30,23 @@ ModelAnalysis plan_model(const ModelSpec& options, int stages, std::span<const i
         throw std::invalid_argument(
             "--calibration and --efficiency are alternatives: a calibration file times the "
             "layers it measured, and the others at its own measured efficiencies");
+    if (!uses_operator_model(options)) {
+        // Kernel choices only the operator model times: beside the other two they changed
+        // nothing, without a word.
+        const models::Workload& w = options.workload;
+        const char* kernel_flag = !w.persistent_norm ? "--no-persist-layer-norm"
+                                  : !w.grad_accumulation_fusion
+                                      ? "--no-gradient-accumulation-fusion"
+                                  : w.cross_entropy_fusion ? "--cross-entropy-loss-fusion"
+                                                           : nullptr;
+        if (kernel_flag)
+            throw std::invalid_argument(fmt::format(
+                "{} chooses kernels of the operator-level model, which {} replaces ({}): it "
+                "would change nothing; leave one of the two out",
+                kernel_flag, options.efficiency > 0 ? "--efficiency" : "--calibration",
+                options.efficiency > 0 ? "one efficiency for all work"
+                                       : "the file's measured times and efficiencies"));
+    }
     if (!options.calibration_file.empty()) {
         models::Calibration calibration;
         try {

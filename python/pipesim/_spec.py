@@ -335,7 +335,9 @@ _QUOTED = re.compile(r"((?<!\w)'[^'\n]*'(?!\w))")
 _RENAMED = {"--sp": "sequence_parallel", "--no-sp": "sequence_parallel=False",
             "--no-overlap-p2p-communication": "overlap_p2p_communication=False",
             "--no-overlap-grad-reduce": "overlap_grad_reduce=False",
-            "--mem-limit": "mem_limit", "-t": "tp"}
+            "--mem-limit": "mem_limit", "-t": "tp",
+            "--no-persist-layer-norm": "persist_layer_norm=False",
+            "--no-gradient-accumulation-fusion": "gradient_accumulation_fusion=False"}
 # Where a picture is too large, what the command line offers and what Python has instead.
 _TOO_LARGE_TO_DRAW = ("or --trace for Perfetto or --gantt",
                       "or the ops themselves: Result.timeline() or Result.arrays()")

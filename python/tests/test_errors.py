@@ -386,3 +386,10 @@ def test_a_zero_dimensional_array_is_no_sequence():
         pipesim.analyze("1f1b", 2, 4, costs=numpy.array(1.0))
     with pytest.raises(TypeError, match="^schedules: expected names"):
         pipesim.compare(numpy.array("1f1b"), 2, 4)
+
+
+def test_kernel_choices_beside_one_efficiency_are_refused_in_python_words():
+    with pytest.raises(ValueError, match=r"^persist_layer_norm=False chooses kernels of the "
+                                         r"operator-level model, which efficiency replaces"):
+        pipesim.analyze("1f1b", 4, 8, model="zb-1.5b", gpu="a100-80gb", mb=1, efficiency=0.5,
+                        persist_layer_norm=False)
