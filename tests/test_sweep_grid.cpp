@@ -127,6 +127,27 @@ TEST_CASE("memory caps take sizes with units", "[sweep]") {
     CHECK(g.mem_limits[2] == 512e6);
 }
 
+TEST_CASE("dp and tp without a model lay out simulations only", "[sweep]") {
+    using Catch::Matchers::Contains;
+    // A row of dp 2 was dp 1's with twice the GPUs.
+    for (const char* axis : {"dp", "tp"}) {
+        const std::string given =
+            fmt::format(R"("schedule": "1f1b", "p": 4, "m": 8, "{}": )", axis);
+        CHECK_THAT(parse_error(given + "[1, 2]"),
+                   Contains("g.json:1:") &&
+                       Contains(fmt::format("\"{}\" above 1 without a \"model\" lays the "
+                                            "pipeline out on a cluster only",
+                                            axis)));
+        CHECK_THAT(
+            parse_error(given + R"(2, "engine": ["analytic", "simgrid"], "cluster": "dgx-h100")"),
+            Contains("the analytic engine needs"));
+        // 1 changes nothing; on a cluster the layout is the simulation's.
+        CHECK_NOTHROW(parse_grid("g.json", grid_text(given + "1")));
+        CHECK_NOTHROW(parse_grid(
+            "g.json", grid_text(given + R"(2, "engine": "simgrid", "cluster": "dgx-h100")")));
+    }
+}
+
 TEST_CASE("grid errors name the file, line and column and what was expected", "[sweep]") {
     using Catch::Matchers::Contains;
     CHECK_THAT(parse_error(R"("schedule": "zb-h9", "p": 4, "m": 8)"),

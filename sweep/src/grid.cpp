@@ -312,6 +312,20 @@ Grid parse_grid(const std::string& file, const std::string& text) {
         simgrid = simgrid || e == Engine::simgrid;
     if (simgrid && grid.clusters.empty())
         throw doc.error_at("/engine", "the simgrid engine needs a \"cluster\"");
+    // As on the command line: without a model, data and tensor parallelism lay a pipeline out
+    // on a cluster only; the analytic replay of unit costs has nothing they change (a row of
+    // dp 2 was dp 1's with twice the GPUs).
+    const bool analytic =
+        grid.engines.empty() ||
+        std::find(grid.engines.begin(), grid.engines.end(), Engine::analytic) != grid.engines.end();
+    if (grid.models.empty() && analytic)
+        for (const auto& [key, values] : {std::pair{"/dp", &grid.dp}, {"/tp", &grid.tp}})
+            if (std::any_of(values->begin(), values->end(), [](int v) { return v > 1; }))
+                throw doc.error_at(
+                    key, fmt::format("\"{}\" above 1 without a \"model\" lays the pipeline out "
+                                     "on a cluster only (\"engine\": \"simgrid\"); the analytic "
+                                     "engine needs \"model\", \"gpu\" and \"mb\" for it",
+                                     key + 1));
     for (const char* key : {"/cluster", "/nccl_algo"})
         if (!simgrid && doc.has(key))
             throw doc.error_at(key, fmt::format("\"{}\" needs \"engine\": \"simgrid\"", key + 1));
