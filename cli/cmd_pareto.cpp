@@ -185,6 +185,11 @@ int run_pareto(const std::vector<std::string>& args) {
     }
     if (input.empty()) throw UsageError("missing RESULTS.csv (see 'pipesim pareto --help')");
     if (output.empty()) throw UsageError("missing -o FILE.svg|.png|.pdf|.dot");
+    // --format names the format of '-' or of a name without an extension (it was ignored,
+    // even an unknown one, beside an extension).
+    if (!format.empty() && !fileio::file_extension(output).empty())
+        throw UsageError(fmt::format("--format {}: -o {} takes its format from its extension",
+                                     quote_arg(format), quote_arg(output)));
     (void)viz::image_format_for_path(output, format);  // an unknown format before any work
     const std::vector<sweep::Result> results = sweep::load_results(input).rows;
     const sweep::ParetoSelection s =

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "cli_runner.hpp"
 #include "sweep/pareto.hpp"
 #include "sweep/results.hpp"
@@ -123,6 +125,30 @@ TEST_CASE("pareto refuses rows of different problems on one front, in one line",
     CHECK(bytes.exit_code == 2);
     CHECK_THAT(bytes.err, Catch::Contains("peak_memory needs results with a model"));
     CHECK_FALSE(fs::exists(s / "p.dot"));
+}
+
+TEST_CASE("pareto --format names the format of a name without an extension only", "[sweep][cli]") {
+    Scratch s("format");
+    const std::string csv = tiny_results(s);
+    const std::string front = " --where m=8 --where v=0 ";
+    // Beside an extension it was ignored, even an unknown one, and an SVG written.
+    for (const char* format : {"png", "bogus"}) {
+        const CommandResult r =
+            run_pipesim("pareto " + csv + front + "-o " + (s / "p.svg") + " --format " + format);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err == fmt::format("pipesim pareto: --format '{}': -o '{}' takes its format from "
+                                   "its extension\n",
+                                   format, s / "p.svg"));
+        CHECK_FALSE(fs::exists(s / "p.svg"));
+    }
+    // Without an extension it names the format.
+    const CommandResult dot =
+        run_pipesim("pareto " + csv + front + "-o " + (s / "p") + " --format dot");
+    CHECK(dot.exit_code == 0);
+    std::ifstream written(s / "p");
+    std::string first;
+    std::getline(written, first);
+    CHECK_THAT(first, Catch::StartsWith("digraph") || Catch::StartsWith("graph"));
 }
 
 TEST_CASE("pareto on results without a finished row names the file", "[sweep][cli]") {
