@@ -28,8 +28,9 @@ schedule files (--mem-w-ratio also for saved timelines without a memory model):
 )";
 
 // The timeline in `path` and its memory model: a saved timeline as is, a schedule replayed.
-viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bool have_costs,
-                        bool have_mem_w_ratio, const viz::VizOutputs& outputs) {
+viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec,
+                        const std::string& timing_flag, bool have_mem_w_ratio,
+                        const viz::VizOutputs& outputs) {
     // Standard input and JSON files are read once, then tried as a timeline and as a schedule.
     const bool standard_input = fileio::is_standard_stream(path);
     const std::string source = standard_input ? "standard input" : path;
@@ -53,11 +54,11 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec, bo
                                     max_ops);
         try {
             viz::SavedTimeline saved = viz::parse_timeline_json(text, source);
-            if (have_costs)
+            // Named as given (--a2a was told that --costs and --comm did not apply).
+            if (!timing_flag.empty())
                 throw UsageError(
-                    fmt::format("{} is a saved timeline: its times are fixed, so "
-                                "--costs and --comm do not apply",
-                                path));
+                    fmt::format("{} is a saved timeline: its times are fixed, so {} does not apply",
+                                path, timing_flag));
             // A saved memory model is drawn as saved: the ratio was ignored without a word.
             if (saved.memory && have_mem_w_ratio)
                 throw UsageError(
@@ -86,7 +87,8 @@ int run_render(const std::vector<std::string>& args) {
     std::string input;
     viz::VizOutputs outputs;
     analysis::PipelineSpec spec;
-    bool have_costs = false, have_mem_w_ratio = false;
+    std::string timing_flag;  // the first cost or communication flag given
+    bool have_mem_w_ratio = false;
     ArgReader reader(args);
     std::string flag;
     while (reader.next(flag)) {
@@ -94,7 +96,10 @@ int run_render(const std::vector<std::string>& args) {
             reader.claim_once("--timeline", flag);  // -o is --timeline's other name here
             outputs.timeline_picture = reader.value(flag);
         } else if (read_cost_flag(flag, reader, spec)) {
-            (flag == "--mem-w-ratio" ? have_mem_w_ratio : have_costs) = true;
+            if (flag == "--mem-w-ratio")
+                have_mem_w_ratio = true;
+            else if (timing_flag.empty())
+                timing_flag = flag;
         } else if (read_viz_flag(flag, reader, outputs)) {
         } else if (flag == "-h" || flag == "--help") {
             fmt::print("{}{}\n{}", render_help, cost_flags_help(), viz_flags_help);
@@ -119,7 +124,7 @@ int run_render(const std::vector<std::string>& args) {
     check_output_files(output_files(outputs), {input});
     // The picture on standard output with the Gantt chart after it was a corrupt picture.
     check_standard_output(output_files(outputs), /*json=*/false, outputs.gantt.has_value());
-    const viz::SavedTimeline saved = load(input, spec, have_costs, have_mem_w_ratio, outputs);
+    const viz::SavedTimeline saved = load(input, spec, timing_flag, have_mem_w_ratio, outputs);
     outputs.picture.memory_in_bytes = saved.memory_in_bytes;
     fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
     // After the outputs, as analyze's: a warning and then an error would be two lines.

@@ -175,6 +175,15 @@ TEST_CASE("render draws a saved timeline exactly as analyze drew it", "[viz][cli
         CHECK(std::count(refused.err.begin(), refused.err.end(), '\n') == 1);
         CHECK_FALSE(fs::exists(dir / "c.dot"));
     }
+    // Each named as given (--a2a was told that --costs and --comm did not apply).
+    for (const std::string flag : {"--comm", "--a2a", "--overlap-fb"}) {
+        const auto refused = run_pipesim("render " + (dir / "tl.json") + " -o " + (dir / "c.dot") +
+                                         " " + flag + " 0.5");
+        CHECK(refused.exit_code == 2);
+        CHECK(refused.err == "pipesim render: " + (dir / "tl.json") +
+                                 " is a saved timeline: its times are fixed, so " + flag +
+                                 " does not apply\n");
+    }
     // The picture and the Gantt chart cannot share standard output (the chart followed
     // </svg> and made a corrupt picture, exit 0).
     const auto both = run_pipesim("render " + (dir / "tl.json") + " -o - --format svg --gantt");
