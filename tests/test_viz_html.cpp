@@ -126,6 +126,24 @@ TEST_CASE("above eight devices each device's memory gets a row of its own", "[vi
     CHECK(count(page, "device 0: peak 8 M_B") == 1);
 }
 
+TEST_CASE("a device whose memory curve is an earlier one's is dashed and named in the key",
+          "[viz][html]") {
+    // DualPipe's mirrored devices hold alike: d3's curve lay on d0's, d2's on d1's, and half
+    // the key's colours were nowhere to be seen.
+    viz::HtmlReport r;
+    r.title = "twins";
+    r.schedules = {schedule("dualpipe", "dualpipe", 4, 8), schedule("1f1b", "1f1b", 4, 8)};
+    const std::string page = viz::html_document(r, {fake_svg(100), fake_svg(90)});
+    CHECK(count(page, "d2 (= d1, dashed)") == 1);
+    CHECK(count(page, "d3 (= d0, dashed)") == 1);
+    CHECK(count(page, "(the same curve as device 1)") == 1);
+    CHECK(count(page, "(the same curve as device 0)") == 1);
+    CHECK(count(page, "stroke-dasharray=\"4 4\"") == 2);
+    CHECK(count(page, "fill=\"none\" stroke=") == 2);  // their peaks ringed
+    // 1F1B's devices hold differently: no twin.
+    CHECK(count(page, "(= d") == 2);
+}
+
 TEST_CASE("the HTML report escapes names, inputs and the command line", "[viz][html]") {
     viz::HtmlReport r;
     r.title = "<title>&";

@@ -125,15 +125,37 @@ double highest_memory(const HtmlSchedule& s) {
     return highest;
 }
 
+// For each device, the first device before it whose memory curve is the same, else -1: on
+// one axis a later curve hid its twin (DualPipe's mirrored devices showed half their colours).
+std::vector<int> same_memory_as(const HtmlSchedule& s) {
+    std::vector<std::vector<MemoryPoint>> curves;
+    std::vector<int> twin(static_cast<std::size_t>(s.timeline.devices), -1);
+    for (int d = 0; d < s.timeline.devices; ++d) {
+        curves.push_back(memory_over_time(s.timeline, s.memory, d));
+        for (int e = 0; e < d && !curves.back().empty(); ++e)
+            if (std::equal(curves[static_cast<std::size_t>(e)].begin(),
+                           curves[static_cast<std::size_t>(e)].end(), curves.back().begin(),
+                           curves.back().end(), [](const MemoryPoint& a, const MemoryPoint& b) {
+                               return a.time == b.time && a.activation == b.activation;
+                           })) {
+                twin[static_cast<std::size_t>(d)] = e;
+                break;
+            }
+    }
+    return twin;
+}
+
 // One schedule's activation memory over time: a step curve per device (tooltip: device and
 // peak), the peaks marked, a time axis below and a memory axis on the left. `top` is the
 // memory axis's end, shared by the schedules with the same unit. Above
 // `memory_rows_from` devices, whose curves on one axis hid each other, each device gets a
-// row of its own, filled, named on the left, every row from 0 to `top`.
+// row of its own, filled, named on the left, every row from 0 to `top`. On one axis a curve
+// the same as an earlier device's is dashed, so that both colours show, and its peak ringed.
 std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double top,
                          std::size_t index) {
     const Timeline& t = s.timeline;
     const bool rows = t.devices > memory_rows_from;
+    const std::vector<int> twin = rows ? std::vector<int>() : same_memory_as(s);
     const Span span = span_of(t);
     const double plot_width = (span.last - span.first) * points_per_unit;
     const double width = chart_left + plot_width + chart_right;
@@ -200,29 +222,38 @@ std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double t
         }
         points += fmt::format("{:.2f},{:.2f}", x(span.last), y(d, held));
         const std::string colour = device_colour(d);
+        const int same_as = rows ? -1 : twin[static_cast<std::size_t>(d)];
         const std::string tip =
-            fmt::format("device {}: peak {} {} at {} {}", d, pretty(peak, 4),
+            fmt::format("device {}: peak {} {} at {} {}{}", d, pretty(peak, 4),
                         detail::html_escape(s.memory_unit), pretty(peak_time / shown.divide, 6),
-                        detail::html_escape(time_label));
+                        detail::html_escape(time_label),
+                        same_as < 0 ? "" : fmt::format(" (the same curve as device {})", same_as));
         // A row's area, closed along its baseline, under the curve.
         const std::string area =
             rows
                 ? fmt::format("<polygon points=\"{:.2f},{:.2f} {} {:.2f},{:.2f}\" fill=\"{}\"/>",
                               x(curve.front().time), base(d), points, x(span.last), base(d), colour)
                 : std::string();
+        const std::string line_style = same_as < 0 ? "" : " stroke-dasharray=\"4 4\"";
+        const std::string peak_mark =
+            same_as < 0 ? fmt::format("r=\"2.5\" fill=\"{}\"", colour)
+                        : fmt::format("r=\"4.5\" fill=\"none\" stroke=\"{}\"", colour);
         out += fmt::format(
-            "<g class=\"device\" data-tip=\"{0}\">{5}<polyline points=\"{1}\" stroke=\"{2}\"/>"
-            "<circle cx=\"{3:.2f}\" cy=\"{4:.2f}\" r=\"2.5\" fill=\"{2}\"/></g>\n",
-            tip, points, colour, x(peak_time), y(d, peak), area);
+            "<g class=\"device\" data-tip=\"{0}\">{5}<polyline points=\"{1}\" stroke=\"{2}\"{6}/>"
+            "<circle cx=\"{3:.2f}\" cy=\"{4:.2f}\" {7}/></g>\n",
+            tip, points, colour, x(peak_time), y(d, peak), area, line_style, peak_mark);
     }
     out += "</svg>\n";
     return out;
 }
 
-std::string device_key(int devices) {
+// The devices' colours; a device whose curve is an earlier one's (same_memory_as) says so.
+std::string device_key(const std::vector<int>& twin) {
     std::string out = "<p class=\"devices\">";
-    for (int d = 0; d < devices; ++d)
-        out += fmt::format("<span><i style=\"background:{}\"></i>d{}</span>", device_colour(d), d);
+    for (std::size_t d = 0; d < twin.size(); ++d)
+        out += fmt::format("<span><i style=\"background:{}\"></i>d{}{}</span>",
+                           device_colour(static_cast<int>(d)), d,
+                           twin[d] < 0 ? "" : fmt::format(" (= d{}, dashed)", twin[d]));
     return out + "</p>\n";
 }
 
@@ -470,7 +501,7 @@ std::string html_document(const HtmlReport& report, const std::vector<std::strin
                                    : detail::html_escape(s.memory_unit),
             memory_chart(s, options.width / (span.last - span.first), top, i),
             // Rows of their own name their devices.
-            s.timeline.devices > memory_rows_from ? std::string() : device_key(s.timeline.devices));
+            s.timeline.devices > memory_rows_from ? std::string() : device_key(same_memory_as(s)));
     }
     if (!report.schedules.empty()) out += "</section>\n";
     for (const HtmlSection& section : report.sections)
