@@ -252,6 +252,23 @@ TEST_CASE("the picture is at least as wide as its title", "[viz]") {
     CHECK(extent(dot).first >= 0.57 * 13 * static_cast<double>(m[1].length()));
 }
 
+TEST_CASE("a long schedule name is cut short in the title, not stretching the axis", "[viz]") {
+    // A schedule file's 256-byte name made the picture 2590 pt wide against 632 and stretched
+    // every box with it.
+    auto t = replayed("1f1b", 4, 8);
+    const double plain = extent(viz::timeline_dot(t, unit_memory(t))).first;
+    // "é" is two bytes: the cut falls at a character's start, never inside one.
+    t.schedule = std::string(30, 'x') + "é" + std::string(225, 'y');
+    const std::string dot = viz::timeline_dot(t, unit_memory(t));
+    CHECK(has(dot, std::string(30, 'x') + "…   p=4 m=8"));
+    CHECK_FALSE(has(dot, "é"));
+    CHECK_FALSE(has(dot, "yyyy"));
+    CHECK(extent(dot).first < 1.5 * plain);
+    // A name of 32 bytes stays whole.
+    t.schedule = std::string(32, 'z');
+    CHECK(has(viz::timeline_dot(t, unit_memory(t)), std::string(32, 'z') + "   p=4"));
+}
+
 TEST_CASE("memory strips take under half of a tall picture's height", "[viz]") {
     // Strips of 30 pt and gaps of 6 pt against rows of 22 pt took 60 % and more from p = 16.
     for (const int p : {4, 16, 32}) {

@@ -268,6 +268,18 @@ void draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
                    {seam.x - notch, seam.y + h}});
 }
 
+// A schedule's name as the title shows it: a schedule file may name its schedule with up to
+// 256 bytes, and the axis is made as wide as the title (title_width), so a long name stretched
+// every box. Over `max_title_name` bytes it is cut at a character's start and ends in "…".
+constexpr std::size_t max_title_name = 32;
+std::string title_name(const std::string& name) {
+    if (name.size() <= max_title_name) return name;
+    std::size_t cut = max_title_name - 1;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)
+        --cut;
+    return name.substr(0, cut) + "…";
+}
+
 std::string title(const Timeline& t, const MemoryModel& memory,
                   const TimelinePictureOptions& options) {
     const Metrics m = compute_metrics(t, memory);
@@ -282,8 +294,8 @@ std::string title(const Timeline& t, const MemoryModel& memory,
     const bool bytes = options.memory_in_bytes;
     return fmt::format(
         "{}   p={} m={} v={}   makespan {} {}{}   bubble {:.1f} %   peak activation {}{}",
-        t.schedule, t.devices, t.microbatches, t.chunks, in_shown(m.makespan), shown.unit,
-        iteration, 100 * m.bubble_rate,
+        title_name(t.schedule), t.devices, t.microbatches, t.chunks, in_shown(m.makespan),
+        shown.unit, iteration, 100 * m.bubble_rate,
         detail::memory_unit(m.peak_activation_max, bytes)(m.peak_activation_max, 4),
         bytes ? "" : " M_B");
 }
