@@ -151,11 +151,11 @@ std::vector<int> same_memory_as(const HtmlSchedule& s) {
 // `memory_rows_from` devices, whose curves on one axis hid each other, each device gets a
 // row of its own, filled, named on the left, every row from 0 to `top`. On one axis a curve
 // the same as an earlier device's is dashed, so that both colours show, and its peak ringed.
+// `twin`: same_memory_as(s), empty for rows.
 std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double top,
-                         std::size_t index) {
+                         std::size_t index, const std::vector<int>& twin) {
     const Timeline& t = s.timeline;
     const bool rows = t.devices > memory_rows_from;
-    const std::vector<int> twin = rows ? std::vector<int>() : same_memory_as(s);
     const Span span = span_of(t);
     const double plot_width = (span.last - span.first) * points_per_unit;
     const double width = chart_left + plot_width + chart_right;
@@ -491,6 +491,8 @@ std::string html_document(const HtmlReport& report, const std::vector<std::strin
         const double top = memory_top[s.memory_unit] > 0 ? memory_top[s.memory_unit] : 1;
         const TimelinePictureOptions options = html_picture_options(report, i);
         const Span span = span_of(s.timeline);
+        const bool rows = s.timeline.devices > memory_rows_from;
+        const std::vector<int> twin = rows ? std::vector<int>() : same_memory_as(s);
         out += fmt::format(
             "<article class=\"schedule\" id=\"schedule-{}\" data-schedule=\"{}\">\n<h3>{}</h3>\n"
             "<div class=\"viewport timeline\">{}</div>\n"
@@ -499,9 +501,9 @@ std::string html_document(const HtmlReport& report, const std::vector<std::strin
             i, detail::html_escape(s.name), detail::html_escape(s.name), embed_svg(svgs[i], i),
             s.memory_unit == "M_B" ? "M_B: one stage's activations of one microbatch"
                                    : detail::html_escape(s.memory_unit),
-            memory_chart(s, options.width / (span.last - span.first), top, i),
+            memory_chart(s, options.width / (span.last - span.first), top, i, twin),
             // Rows of their own name their devices.
-            s.timeline.devices > memory_rows_from ? std::string() : device_key(same_memory_as(s)));
+            rows ? std::string() : device_key(twin));
     }
     if (!report.schedules.empty()) out += "</section>\n";
     for (const HtmlSection& section : report.sections)
