@@ -1,6 +1,8 @@
 #pragma once
 // Runs the pipesim binary in a test and captures exit code, stdout and stderr.
 
+#include <fcntl.h>
+#include <pty.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -65,15 +67,54 @@ inline CommandResult run_pipesim(const std::string& args,
 
 /// Starts `PIPESIM_BINARY <args>` (each one argument, no shell) without waiting for it: for a
 /// test that signals the run while it works. Returns its process id, 0 if it did not start.
-inline pid_t start_pipesim(std::vector<std::string> args) {
+/// With `output_file`, its standard output and error go to that file.
+inline pid_t start_pipesim(std::vector<std::string> args, const std::string& output_file = {}) {
     args.insert(args.begin(), PIPESIM_BINARY);
     std::vector<char*> argv;
     for (std::string& a : args)
         argv.push_back(a.data());
     argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    if (!output_file.empty()) {
+        ::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output_file.c_str(),
+                                           O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    }
     pid_t pid = 0;
-    return ::posix_spawn(&pid, PIPESIM_BINARY, nullptr, nullptr, argv.data(), environ) == 0 ? pid
-                                                                                            : 0;
+    const int failed = ::posix_spawn(&pid, PIPESIM_BINARY, &actions, nullptr, argv.data(), environ);
+    ::posix_spawn_file_actions_destroy(&actions);
+    return failed == 0 ? pid : 0;
+}
+
+/// Runs `PIPESIM_BINARY <args>` (each one argument) with its standard error on a terminal (a
+/// pseudo-terminal) and its standard output discarded, as a user at a terminal sees the
+/// status lines; returns the exit code (−1 if it did not start or end normally) and what the
+/// terminal received.
+inline CommandResult run_pipesim_on_terminal(std::vector<std::string> args) {
+    args.insert(args.begin(), PIPESIM_BINARY);
+    CommandResult result;
+    int terminal = -1;
+    const pid_t pid = ::forkpty(&terminal, nullptr, nullptr, nullptr);
+    if (pid < 0) return result;
+    if (pid == 0) {
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, STDOUT_FILENO);
+        std::vector<char*> argv;
+        for (std::string& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv(PIPESIM_BINARY, argv.data());
+        ::_exit(127);
+    }
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(terminal, buffer, sizeof buffer)) > 0;)  // EIO once it ends
+        result.err.append(buffer, static_cast<std::size_t>(n));
+    ::close(terminal);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return result;
 }
 
 }  // namespace pipesim::test

@@ -1,4 +1,6 @@
 // pipesim simulate: output and bad input, and where pipesim finds the SimGrid engine plugin.
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -7,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -483,4 +486,44 @@ TEST_CASE("simulate refuses a model's transfers beyond SimGrid's before it annou
           "would be 2.25e+15 bytes, more than the 1e+15 the cluster simulation moves "
           "at once: give a smaller --mb, a larger -t or --cp, or a smaller model\n");
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("Ctrl-C during the SimGrid run ends simulate by the interrupt", "[simgrid][cli]") {
+    // SimGrid's engine installs a handler that ended the process with status 1 and no word,
+    // where every other phase ends by the signal (130 in the shell) and removes temporaries.
+    namespace fs = std::filesystem;
+    const fs::path out =
+        fs::temp_directory_path() / ("pipesim_sim_sigint_" + std::to_string(::getpid()));
+    // Some 600,000 ops on 128 GPUs: seconds of SimGrid, whose progress lines (from its first
+    // second on) say it runs.
+    const pid_t pid = pipesim::test::start_pipesim(
+        {"simulate", "-s", "zb-h1", "-p", "128", "-m", "1536", "--cluster", "dgx-h100:16",
+         "--costs", "0.01,0.02,0.01", "--progress", "lines"},
+        out.string());
+    REQUIRE(pid > 0);
+    int status = 0;
+    bool interrupted = false;
+    const auto started = std::chrono::steady_clock::now();
+    while (::waitpid(pid, &status, WNOHANG) != pid) {
+        // The first progress line comes from inside the simulation.
+        if (!interrupted && pipesim::test::read_file(out).find("simulated ") != std::string::npos) {
+            ::kill(pid, SIGINT);
+            interrupted = true;
+        }
+        if (std::chrono::steady_clock::now() - started > std::chrono::minutes(2)) {
+            ::kill(pid, SIGKILL);
+            FAIL("simulate neither started SimGrid nor finished in 2 minutes");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    fs::remove(out);
+    REQUIRE(interrupted);
+    // A run that finished before the signal came says nothing; one interrupted ends by it.
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        WARN("the simulation finished before the interrupt");
+    } else {
+        CAPTURE(WIFEXITED(status), WEXITSTATUS(status));
+        REQUIRE(WIFSIGNALED(status));
+        CHECK(WTERMSIG(status) == SIGINT);
+    }
 }

@@ -1,5 +1,7 @@
 // The SimGrid engine: checks, the platform, the actors (actors.cpp) and the result. Built into
 // the engine plugin (plugin.cpp), which simulate() loads.
+#include <signal.h>
+
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
@@ -166,6 +168,11 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
 
     // Quiet SimGrid's informational logging; problems are reported through our errors.
     xbt_log_control_set("root.thres:critical");
+    // SimGrid's engine puts in its own Ctrl-C handler, which ends the process with exit
+    // status 1 and not a word; the caller's (the command line's removes its temporary files,
+    // then dies by the signal, status 130 in the shell) is put back before the run.
+    struct sigaction caller_interrupt {};
+    ::sigaction(SIGINT, nullptr, &caller_interrupt);
     sg::Engine engine("pipesim");
     sg::Engine::set_config(fmt::format("contexts/stack-size:{}", detail::actor_stack_kib));
 
@@ -251,6 +258,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
                 sg::Actor::create(fmt::format("reduce{}", d), s.gpu(0, d, 0),
                                   detail::GradientReducer(s, d));
 
+    ::sigaction(SIGINT, &caller_interrupt, nullptr);
     try {
         engine.run();
     } catch (const std::exception& e) {
