@@ -142,6 +142,15 @@ TEST_CASE("malformed schedule files get a positioned message saying what was exp
                    R"("looped","device_ops":["F0:0 BW0:0","F0:1 BW0:1"]})",
             "m.json: the file lists 4 ops, but 1048576 microbatches × 2 stages need at least "
             "4194304"},
+        // A deadlock that only an F&B pair causes, named at the pair's F.
+        row{"m.json",
+            head + R"("devices":2,"microbatches":2,"chunks":1,"placement":"looped",)"
+                   R"("device_ops":["F0:0 F1:0 BW0:0 BW1:0","F0:1 F1:1 BW0:1 BW1:1"],)"
+                   R"("fb_pairs":[[1],[]]})",
+            "m.json:1:123: invalid schedule: deadlock: device 0 at positions 1 and 2 (the F&B "
+            "pair F(mb 1, stage 0) BW(mb 0, stage 0)) waits for BW(mb 0, stage 1) on device 1; "
+            "device 1 at position 1 (F(mb 1, stage 1)) waits for F(mb 1, stage 0) on device 0, "
+            "which closes the cycle"},
         row{"m.json", head + R"("name":")" + std::string(300, 'x') + "\"}",
             "m.json:1:49: name: expected a string of at most 256 bytes, got 300"},
         // --- PyTorch CSV ---

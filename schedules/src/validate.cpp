@@ -1,5 +1,8 @@
 #include "schedules/validate.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "schedules/dependency_order.hpp"
@@ -289,6 +292,103 @@ std::optional<ValidationIssue> check_fb_pairs(const Schedule& s) {
 
 }  // namespace
 
+namespace {
+
+// The deadlock of a schedule whose ops run unpaired but not with its F&B pairs run as one op:
+// the devices' wait, each stuck device's op or pair waiting for an input on another device, from
+// a stuck pair round the cycle. Named at the pair, so that a file's reader points at its F.
+// Runs only for a schedule validate() refuses, so it walks again, recording as it goes.
+ValidationIssue pair_deadlock_issue(const Schedule& s) {
+    const int stages = s.stages();
+    std::vector<std::size_t> cursor(static_cast<std::size_t>(s.devices), 0);
+    std::vector<std::uint8_t> done(output_slot_count(s.microbatches, stages), 0);
+    const std::vector<double> no_time(static_cast<std::size_t>(stages) * pass_count, 0.0);
+    asap_dataflow(s, no_time, 0.0,
+                  [&](int d, const Op& op, const DataflowInput*, int, double, double) {
+                      ++cursor[static_cast<std::size_t>(d)];
+                      if (op.pass != Pass::W) done[output_slot(op, stages)] = 1;
+                  });
+    auto pair_at = [&](int d, std::size_t position) {
+        const std::vector<int>& pairs = s.fb_pairs[static_cast<std::size_t>(d)];
+        return std::binary_search(pairs.begin(), pairs.end(), static_cast<int>(position));
+    };
+    // The op that gives `input`'s output, as the schedule lists it: a backward may be B or BW.
+    auto listed = [&](const Op& input) {
+        if (input.pass == Pass::F) return input;
+        const int device = s.stage_device[static_cast<std::size_t>(input.stage)];
+        for (const Op& op : s.device_ops[static_cast<std::size_t>(device)])
+            if (op.microbatch == input.microbatch && op.stage == input.stage &&
+                (op.pass == Pass::B || op.pass == Pass::BW))
+                return op;
+        return input;
+    };
+    // What stuck device d waits for: its next op's (or pair's) first input not yet done.
+    struct Wait {
+        std::string what;
+        Op input;
+        int device = -1;
+    };
+    auto wait_of = [&](int d) {
+        const std::vector<Op>& ops = s.device_ops[static_cast<std::size_t>(d)];
+        const std::size_t k = cursor[static_cast<std::size_t>(d)];
+        const bool paired = pair_at(d, k);
+        Wait w;
+        w.what = paired ? fmt::format("device {} at positions {} and {} (the F&B pair {} {})", d, k,
+                                      k + 1, to_string(ops[k]), to_string(ops[k + 1]))
+                        : fmt::format("device {} at position {} ({})", d, k, to_string(ops[k]));
+        for (std::size_t i = k; i < k + (paired ? 2 : 1) && w.device < 0; ++i)
+            for (const Op& input : predecessors(ops[i], s.stages_of(ops[i].microbatch), false))
+                if (!done[output_slot(input, stages)]) {
+                    w.input = listed(input);
+                    w.device = s.stage_device[static_cast<std::size_t>(input.stage)];
+                    break;
+                }
+        return w;
+    };
+    int first = -1;
+    for (int d = 0; d < s.devices && first < 0; ++d)
+        if (cursor[static_cast<std::size_t>(d)] <
+                s.device_ops[static_cast<std::size_t>(d)].size() &&
+            pair_at(d, cursor[static_cast<std::size_t>(d)]))
+            first = d;
+    if (first < 0)  // cannot happen: only a pair can block a schedule that runs unpaired
+        return ValidationIssue{-1, -1, "deadlock: an F&B pair waits for its own device"};
+    // Follow the waits from the stuck pair until a device repeats: that is the cycle.
+    std::vector<int> seen_at(static_cast<std::size_t>(s.devices), -1);
+    std::vector<std::string> steps;
+    std::vector<int> step_device;
+    int d = first;
+    while (seen_at[static_cast<std::size_t>(d)] < 0) {
+        seen_at[static_cast<std::size_t>(d)] = static_cast<int>(steps.size());
+        const Wait w = wait_of(d);
+        if (w.device < 0 || w.device == d) break;
+        step_device.push_back(d);
+        steps.push_back(
+            fmt::format("{} waits for {} on device {}", w.what, to_string(w.input), w.device));
+        d = w.device;
+        if (cursor[static_cast<std::size_t>(d)] >= s.device_ops[static_cast<std::size_t>(d)].size())
+            break;
+    }
+    const std::size_t cycle_start =
+        seen_at[static_cast<std::size_t>(d)] >= 0 ? static_cast<std::size_t>(seen_at[d]) : 0;
+    // Named at a pair inside the cycle, the first device's when none is.
+    int named = first;
+    for (std::size_t i = steps.size(); i-- > cycle_start;)
+        if (pair_at(step_device[i], cursor[static_cast<std::size_t>(step_device[i])]))
+            named = step_device[i];
+    std::string message = "deadlock: ";
+    for (std::size_t i = cycle_start; i < steps.size(); ++i) {
+        if (i > cycle_start) message += "; ";
+        message += steps[i];
+    }
+    message += steps.size() - cycle_start > 1 ? ", which closes the cycle" : "";
+    message += " (run unpaired, the ops would not wait: an F&B pair runs its two ops as one)";
+    return ValidationIssue{named, static_cast<int>(cursor[static_cast<std::size_t>(named)]),
+                           message};
+}
+
+}  // namespace
+
 std::optional<ValidationIssue> validate_structure(const Schedule& schedule) {
     if (auto issue = check_shape(schedule)) return issue;
     std::vector<std::uint8_t> passes(static_cast<std::size_t>(schedule.microbatches) *
@@ -311,9 +411,7 @@ std::optional<ValidationIssue> validate(const Schedule& schedule) {
     DependencyWalker walker(schedule);
     if (auto issue = walker.run([](int, int, const Op&, const Predecessors&) {})) return issue;
     // Each op can run on its own; only running F&B pairs as one op blocks.
-    return ValidationIssue{-1, -1,
-                           "deadlock: an F&B pair waits for an input that needs its own device "
-                           "to go past the pair (the ops would run unpaired)"};
+    return pair_deadlock_issue(schedule);
 }
 
 void require_valid(const Schedule& schedule) {
