@@ -184,17 +184,27 @@ TEST_CASE("under ulimit -v render, simulate and sweep refuse what will not fit i
         CHECK(test::lines_of(r.err).size() == 1);
         CHECK_THAT(r.err, Catch::Contains("needs about") && !Catch::Contains("bad_alloc"));
     }
-    SECTION("sweep: a job too large becomes an infeasible row naming the estimate") {
+    SECTION("sweep: a job too large for the limit is an error row, run again on resume") {
+        // Too large for this process, not a configuration that cannot run: recorded as
+        // infeasible, it was skipped for good by a resume without the limit.
         const auto grid = dir / "big.json";
         std::ofstream(grid) << R"({"format": "pipesim-sweep", "version": 1,
-            "schedule": "zb-v", "p": 64, "m": [8, 65536]})";
+            "schedule": "zb-v", "p": 64, "m": [8, 16384]})";
         const auto out = dir / "r.csv";
         const auto r =
             run_limited(limit, "sweep " + grid.string() + " -o " + out.string() + " -j 1");
-        CHECK(r.exit_code == 0);
+        CHECK(r.exit_code == 1);  // a failed job, as a sweep reports one
+        CHECK_THAT(r.err, Catch::Contains("run the same command again to retry"));
         const std::string rows = test::read_file(out);
-        CHECK_THAT(rows, Catch::Contains(",ok,") && Catch::Contains(",infeasible,") &&
-                             Catch::Contains("needs about") && !Catch::Contains("bad_alloc"));
+        CHECK_THAT(rows, Catch::Contains(",ok,") && Catch::Contains(",error,") &&
+                             Catch::Contains("needs about") && !Catch::Contains("infeasible") &&
+                             !Catch::Contains("bad_alloc"));
+        const auto resumed = test::run_pipesim("sweep " + grid.string() + " -o " + out.string() +
+                                               " -j 1 --progress none");
+        CHECK(resumed.exit_code == 0);
+        const std::string rows_after = test::read_file(out);
+        CHECK_THAT(rows_after, !Catch::Contains(",error,"));
+        CHECK(test::lines_of(rows_after).size() == 3);  // the header and both jobs, ok
     }
     std::filesystem::remove_all(dir);
 }

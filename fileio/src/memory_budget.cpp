@@ -48,12 +48,12 @@ MemoryBudget memory_budget() {
 
 void check_memory(double bytes, const MemoryBudget& budget, std::string_view what) {
     if (bytes > budget.address_space_left)
-        throw std::invalid_argument(fmt::format(
+        throw OverMemoryBudget(fmt::format(
             "{} needs about {} of memory, more than the {} left under this process's "
             "address-space limit (ulimit -v)",
             what, gigabytes(bytes), gigabytes(std::max(0.0, budget.address_space_left))));
     if (bytes > budget.physical)
-        throw std::invalid_argument(
+        throw OverMemoryBudget(
             fmt::format("{} needs about {} of memory, more than this machine's {}", what,
                         gigabytes(bytes), gigabytes(budget.physical)));
 }

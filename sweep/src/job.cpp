@@ -9,6 +9,7 @@
 #include "analysis/cluster_workload.hpp"
 #include "analysis/result_json.hpp"
 #include "analysis/run.hpp"
+#include "fileio/memory_budget.hpp"
 
 namespace pipesim::sweep {
 
@@ -173,6 +174,13 @@ Result run_job(const Job& job) {
         const Analysis a = analysis::run_with_baseline(pipeline_spec(job), engine);
         fill(r, a);
         classify_memory(r, a);
+    } catch (const fileio::OverMemoryBudget& e) {
+        // Too large for this machine or its `ulimit -v`, not for the configuration: an error,
+        // which a resumed sweep runs again.
+        r = Result{};
+        r.job = job;
+        r.status = Status::error;
+        r.reason = e.what();
     } catch (const std::invalid_argument& e) {
         r = Result{};
         r.job = job;

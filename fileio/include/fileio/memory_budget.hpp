@@ -3,6 +3,7 @@
 // estimate (one line, exit code 2) before it is allocated, instead of failing halfway with
 // std::bad_alloc. In fileio, the leaf library, so that file readers and engines share it.
 
+#include <stdexcept>
 #include <string_view>
 
 namespace pipesim::fileio {
@@ -15,10 +16,19 @@ struct MemoryBudget {
     double physical = 0;
 };
 
+/// What a refusal for memory throws: work this process cannot hold as it is limited now, which
+/// another machine or a higher `ulimit -v` may run. An std::invalid_argument (one line, exit
+/// code 2), of its own kind so that `sweep` records such a job as an error, which it runs again
+/// when resumed, and not as a configuration that cannot run.
+class OverMemoryBudget : public std::invalid_argument {
+  public:
+    using std::invalid_argument::invalid_argument;
+};
+
 /// The budget of this process now.
 MemoryBudget memory_budget();
 
-/// Throws std::invalid_argument with one line naming `what`, the estimate and the budget when
+/// Throws OverMemoryBudget with one line naming `what`, the estimate and the budget when
 /// `bytes` exceed either figure of `budget`.
 void check_memory(double bytes, const MemoryBudget& budget, std::string_view what);
 

@@ -18,5 +18,6 @@ double replay_peak_bytes(double ops, double stage_passes, const ReplayOptions& o
 using fileio::check_memory;
 using fileio::memory_budget;
 using fileio::MemoryBudget;
+using fileio::OverMemoryBudget;
 
 }  // namespace pipesim::sim

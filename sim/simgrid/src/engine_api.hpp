@@ -15,7 +15,7 @@
 namespace pipesim::simgrid::detail {
 
 /// Changed whenever the table or the meaning of its fields changes.
-inline constexpr int engine_api_version = 8;
+inline constexpr int engine_api_version = 9;
 
 /// The plugin's exported symbol: `const EngineApi* pipesim_simgrid_engine_api()`.
 inline constexpr const char* engine_entry_point = "pipesim_simgrid_engine_api";
@@ -28,6 +28,7 @@ enum class EngineError : int {
     logic_error,       ///< std::logic_error (a second run in one process)
     out_of_memory,     ///< std::bad_alloc
     runtime_error,     ///< anything else
+    over_memory,       ///< fileio::OverMemoryBudget
 };
 
 /// The sizes of the types that cross, so that a plugin built from other headers is refused

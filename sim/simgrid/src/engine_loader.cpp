@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "engine_api.hpp"
+#include "fileio/memory_budget.hpp"
 #include "schedules/validate.hpp"
 #include "sim/simgrid/simulate.hpp"
 
@@ -152,6 +153,8 @@ SimResult simulate(const Schedule& schedule, const SimWorkload& workload,
             throw InvalidSchedule(error);
         case EngineError::invalid_argument:
             throw std::invalid_argument(error);
+        case EngineError::over_memory:
+            throw fileio::OverMemoryBudget(error);
         case EngineError::logic_error:
             throw std::logic_error(error);
         case EngineError::out_of_memory:

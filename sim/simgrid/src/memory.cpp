@@ -75,12 +75,12 @@ void check_memory(const RunSize& size, const MemoryEstimate& e) {
                     actor_stack_kib, size.gpus, size.routes, size.message_slots);
     const sim::MemoryBudget budget = sim::memory_budget();
     if (e.address_space > budget.address_space_left)
-        throw std::invalid_argument(fmt::format(
+        throw fileio::OverMemoryBudget(fmt::format(
             "the simulation needs about {:.0f} MiB of address space ({}), more than the {:.0f} "
             "MiB left under this process's limit (ulimit -v)",
             e.address_space / mib, what, std::max(0.0, budget.address_space_left) / mib));
     if (e.resident > budget.physical)
-        throw std::invalid_argument(fmt::format(
+        throw fileio::OverMemoryBudget(fmt::format(
             "the simulation needs about {:.0f} MiB of memory ({}), more than the {:.0f} MiB "
             "this machine has",
             e.resident / mib, what, budget.physical / mib));
@@ -88,7 +88,7 @@ void check_memory(const RunSize& size, const MemoryEstimate& e) {
         const std::size_t held = mappings_now();
         const std::size_t needed = maps_per_actor * size.actors;
         if (held + needed + map_margin > limit)
-            throw std::invalid_argument(fmt::format(
+            throw fileio::OverMemoryBudget(fmt::format(
                 "the simulation needs {} SimGrid actors, {} memory mappings each, and this "
                 "process holds {} of the {} mappings the kernel allows (vm.max_map_count): "
                 "simulate fewer devices or replicas (a straggler or unequal GPUs simulate every "

@@ -8,6 +8,7 @@
 
 #include "engine.hpp"
 #include "engine_api.hpp"
+#include "fileio/memory_budget.hpp"
 #include "schedules/validate.hpp"
 
 namespace pipesim::simgrid::detail {
@@ -22,6 +23,9 @@ EngineError simulate_caught(const Schedule& schedule, const SimWorkload& workloa
     } catch (const InvalidSchedule& e) {
         error = e.what();
         return EngineError::invalid_schedule;
+    } catch (const fileio::OverMemoryBudget& e) {
+        error = e.what();
+        return EngineError::over_memory;
     } catch (const std::invalid_argument& e) {
         error = e.what();
         return EngineError::invalid_argument;
