@@ -21,6 +21,7 @@
 #include "analysis/result_json.hpp"
 #include "analysis/search.hpp"
 #include "fileio/files.hpp"
+#include "fileio/memory_budget.hpp"
 #include "html_output.hpp"
 #include "models/byte_size.hpp"
 #include "presets.hpp"
@@ -156,11 +157,43 @@ py::array_t<T> to_array(const std::vector<T>& values) {
     return py::array_t<T>(static_cast<py::ssize_t>(values.size()), values.data());
 }
 
+std::size_t op_count(const Timeline& timeline) {
+    std::size_t ops = 0;
+    for (const auto& device : timeline.device_ops)
+        ops += device.size();
+    return ops;
+}
+
+// Refuses, as the command line refuses a run too large (fileio::check_memory: ValueError, one
+// line), building `count` items of `bytes_per_item` each that this process cannot hold: under
+// `ulimit -v`, a timeline() of millions of ops aborted the interpreter or failed halfway.
+void check_room(std::size_t count, double bytes_per_item, std::string_view what) {
+    fileio::check_memory(static_cast<double>(count) * bytes_per_item, fileio::memory_budget(),
+                         fmt::format("{} of {} items", what, count));
+}
+
+// Columns of `count` values of these sizes, as vectors and then as the NumPy arrays copied
+// from them.
+template <typename... Column>
+constexpr double column_bytes() {
+    return 2.0 * (0.0 + ... + static_cast<double>(sizeof(Column)));
+}
+
 // Every op of the timeline as columns, device by device in run order.
 py::dict op_arrays(const Timeline& timeline) {
+    const std::size_t ops = op_count(timeline);
+    check_room(
+        ops, column_bytes<std::int32_t, std::uint8_t, std::int32_t, std::int32_t, double, double>(),
+        "the op arrays");
     std::vector<std::int32_t> device, microbatch, stage;
     std::vector<std::uint8_t> pass;
     std::vector<double> start, end;
+    device.reserve(ops);
+    microbatch.reserve(ops);
+    stage.reserve(ops);
+    pass.reserve(ops);
+    start.reserve(ops);
+    end.reserve(ops);
     for (std::size_t d = 0; d < timeline.device_ops.size(); ++d)
         for (const TimedOp& t : timeline.device_ops[d]) {
             device.push_back(static_cast<std::int32_t>(d));
@@ -180,20 +213,43 @@ py::dict op_arrays(const Timeline& timeline) {
     return out;
 }
 
+// What Result.timeline() holds per op at its peak, in CPython 3.11's object sizes
+// (sys.getsizeof, plus the 16-byte header of the objects the garbage collector tracks): the
+// list op_tuples() returns (an 8-byte slot, a 6-tuple of 88 + 16 bytes, its ints of 28 bytes
+// beyond the cached small ones, its floats of 24 and the pass name's str of 51), and the list
+// of Op tuples made from it while it lives.
+constexpr double list_slot_bytes = 8, tuple_bytes = 88 + 16, int_bytes = 28, float_bytes = 24,
+                 pass_name_bytes = 51;
+constexpr double timeline_bytes_per_op =
+    2 * (list_slot_bytes + tuple_bytes) + 3 * int_bytes + 2 * float_bytes + pass_name_bytes;
+
 // Every op as (device, pass name, microbatch, stage, start, end), as op_arrays orders them.
 py::list op_tuples(const Timeline& timeline) {
-    py::list out;
+    const std::size_t ops = op_count(timeline);
+    check_room(ops, timeline_bytes_per_op, "the timeline's Op list");
+    py::list out(static_cast<py::ssize_t>(ops));
+    py::ssize_t i = 0;
     for (std::size_t d = 0; d < timeline.device_ops.size(); ++d)
         for (const TimedOp& t : timeline.device_ops[d])
-            out.append(py::make_tuple(d, std::string(pass_name(t.op.pass)), t.op.microbatch,
-                                      t.op.stage, t.start, t.end));
+            out[i++] = py::make_tuple(d, std::string(pass_name(t.op.pass)), t.op.microbatch,
+                                      t.op.stage, t.start, t.end);
     return out;
 }
 
 py::dict transfer_arrays(const Timeline& timeline) {
+    const std::size_t transfers = timeline.transfers.size();
+    check_room(transfers,
+               column_bytes<std::int32_t, std::int32_t, std::uint8_t, double, double, double>(),
+               "the transfer arrays");
     std::vector<std::int32_t> src, dst;
     std::vector<std::uint8_t> kind;
     std::vector<double> bytes, start, end;
+    src.reserve(transfers);
+    dst.reserve(transfers);
+    kind.reserve(transfers);
+    bytes.reserve(transfers);
+    start.reserve(transfers);
+    end.reserve(transfers);
     for (const Transfer& t : timeline.transfers) {
         src.push_back(t.src_device);
         dst.push_back(t.dst_device);

@@ -233,6 +233,37 @@ else:
     assert done.stdout.strip() == str(2 * 1024 * 2048)
 
 
+def test_the_ops_of_a_run_too_large_for_the_memory_left_are_refused():
+    # timeline() of 3.8 million ops under a 1 GB limit aborted the interpreter ("cannot
+    # allocate memory for thread-local data") or raised RuntimeError halfway. A child runs
+    # zb-h1 at p = 64, m = 2,000 (384,000 ops), then allows 48 MB more: too little for the Op
+    # list (some 300 bytes an op), enough for the arrays (29 bytes an op, twice).
+    program = """
+import re, resource
+import numpy  # its libraries mapped before the limit is set
+import pipesim
+r = pipesim.analyze("zb-h1", 64, 2000)
+with open("/proc/self/status") as f:
+    size = int(re.search(r"VmSize:\\s+(\\d+) kB", f.read()).group(1)) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + (48 << 20), resource.RLIM_INFINITY))
+try:
+    r.timeline()
+    print("built")
+except ValueError as e:
+    print(e)
+print(len(r.arrays()["start"]))
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    refusal, arrays = done.stdout.splitlines()
+    assert re.fullmatch(r"the timeline's Op list of 384000 items needs about 0\.1[0-9] GB of "
+                        r"memory, more than the 0\.0[0-9] GB left under this process's "
+                        r"address-space limit \(ulimit -v\)", refusal), refusal
+    assert arrays == "384000"
+
+
 def test_ctrl_c_stops_a_long_analysis_between_its_phases():
     # While C++ runs, Python's handler only notes a SIGINT; analyze checks for it as each
     # phase starts (generation, the 1F1B baseline, the replay) and raises KeyboardInterrupt.
