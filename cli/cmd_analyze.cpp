@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -33,7 +34,7 @@ analysis::AnalyticEngine engine_for(const viz::VizOutputs& outputs, bool html) {
                               (!outputs.timeline_picture.empty() &&
                                (outputs.picture.transfers || outputs.picture.critical_path));
     if (!outputs.trace.empty())
-        engine.output_bytes_per_op = viz::chrome_trace_bytes_per_op(outputs.trace_options, false);
+        engine.output_bytes_per_op = viz::chrome_trace_bytes_per_op(outputs.trace_options);
     return engine;
 }
 
@@ -84,13 +85,15 @@ int run_analyze(const std::vector<std::string>& args) {
             "--kernels shows the operator-level model's kernels: give --model, --gpu and --mb, "
             "without --calibration or --efficiency");
     analysis::AnalyticEngine engine = engine_for(viz_outputs, !html.empty());
+    engine.output_bytes_per_op += pipeline.save_bytes_per_op();
     engine.overlap_grad_reduce = grad_reduce.overlap;
     engine.overlap_param_gather = grad_reduce.overlap_param_gather;
     engine.post_validation = grad_reduce.post_validation;
-    const analysis::Analysis result = [&] {
-        const PhaseLine phases("analyze", spec);
-        return analysis::run_with_baseline(spec, engine);
-    }();
+    // The phases on a terminal, the outputs' included: drawing a large timeline takes seconds.
+    std::optional<PhaseLine> phases(
+        std::in_place, "analyze", spec, true,
+        viz_outputs.any() || !html.empty() || !pipeline.save_file().empty());
+    const analysis::Analysis result = analysis::run_with_baseline(spec, engine);
     describe_run(viz_outputs.picture, result);
     // The saved schedule and the pictures first: they may still refuse (DualPipe as CSV, a
     // dependency graph too large to draw), and then no file is written.
@@ -100,6 +103,7 @@ int run_analyze(const std::vector<std::string>& args) {
                      : single_html("analyze", command_line("analyze", args), spec, "", result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) fileio::write_file_atomically(html, html_text);
+    phases.reset();
     PipelineFlags::write_save(saved, "analyze");
     // Warnings once every output is written: an output that fails is then the one line.
     print_warnings(result, "analyze");

@@ -1,5 +1,6 @@
 // pipesim convert IN -o OUT: schedule files between pipesim JSON and PyTorch pipelining CSV.
 #include <array>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -8,6 +9,7 @@
 #include "fileio/files.hpp"
 #include "flag_table.hpp"
 #include "pipeline_flags.hpp"
+#include "report.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/schedule_file.hpp"
 
@@ -77,8 +79,13 @@ int run_convert(const std::vector<std::string>& args) {
         throw UsageError(fmt::format("--format {}: -o {} takes its format from its extension",
                                      quote_arg(output.format), quote_arg(output.file)));
 
+    // The phases on a terminal: reading and writing a large file take seconds.
+    std::optional<PhaseLine> phases(std::in_place, "convert", large_input_file(input));
+    if (reporting_phases()) report_phase(fmt::format("reading {}", input));
     const Schedule schedule = read_schedule_file(input);
-    save_schedule("convert", schedule, output.file, output.format);
+    const auto saved = prepare_schedule_save(schedule, output.file, output.format);
+    phases.reset();
+    PipelineFlags::write_save(saved, "convert");
     if (fileio::is_standard_stream(output.file)) return 0;  // the schedule is the output
     fmt::print("{}: {} p={} m={} v={} ({} placement, {} ops)\n", output.file, schedule.name,
                schedule.devices, schedule.microbatches, schedule.chunks,

@@ -1,11 +1,15 @@
 // pipesim render: pictures, traces and Gantt charts from a saved timeline or a schedule file.
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "analysis/run.hpp"
 #include "args.hpp"
 #include "commands.hpp"
 #include "fileio/files.hpp"
+#include "html_output.hpp"
 #include "pipeline_flags.hpp"
+#include "report.hpp"
 #include "schedules/schedule_file.hpp"
 #include "viz/timeline_file.hpp"
 #include "viz/timeline_picture.hpp"
@@ -76,6 +80,9 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec,
         }
         spec.given = parse_schedule_file(text, path);
     }
+    // A picture of too many ops is refused before the replay (11.5 million ops replayed for
+    // 5 s, then refused).
+    check_picture_ops(spec, !outputs.timeline_picture.empty(), outputs.picture.max_ops);
     analysis::Analysis result = analysis::run(spec);
     return viz::SavedTimeline{
         std::move(result.timeline), std::move(result.memory), result.model.has_value(), {}};
@@ -124,9 +131,14 @@ int run_render(const std::vector<std::string>& args) {
     check_output_files(output_files(outputs), {input});
     // The picture on standard output with the Gantt chart after it was a corrupt picture.
     check_standard_output(output_files(outputs), /*json=*/false, outputs.gantt.has_value());
+    // The phases on a terminal: reading, replaying and drawing a large file take seconds.
+    std::optional<PhaseLine> phases(std::in_place, "render", large_input_file(input));
+    if (reporting_phases()) report_phase(fmt::format("reading {}", input));
     const viz::SavedTimeline saved = load(input, spec, timing_flag, have_mem_w_ratio, outputs);
     outputs.picture.memory_in_bytes = saved.memory_in_bytes;
-    fmt::print("{}", viz::write_outputs(saved.timeline, *saved.memory, outputs));
+    const std::string gantt = viz::write_outputs(saved.timeline, *saved.memory, outputs);
+    phases.reset();
+    fmt::print("{}", gantt);
     // After the outputs, as analyze's: a warning and then an error would be two lines.
     for (const std::string& warning : saved.warnings)
         fmt::print(stderr, "pipesim render: warning: {}\n", warning);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -192,9 +193,8 @@ int run_simulate(const std::vector<std::string>& args) {
     engine.options.overlap_param_gather = grad_reduce.overlap_param_gather;
     engine.options.post_validation = grad_reduce.post_validation;
     if (!viz_outputs.trace.empty())
-        engine.output_bytes_per_op =
-            viz::chrome_trace_bytes_per_op(viz_outputs.trace_options, /*simulated=*/true,
-                                           /*collectives=*/spec.tp > 1 || cp > 1);
+        engine.output_bytes_per_op = viz::chrome_trace_bytes_per_op(viz_outputs.trace_options);
+    engine.output_bytes_per_op += pipeline.save_bytes_per_op();
     engine.cluster = analysis::load_checked_cluster(flags.cluster_name);
     analysis::Pipeline prepared = analysis::prepare(spec, engine);
     simgrid::load_engine();  // before the report starts: one that cannot load is exit code 3
@@ -220,6 +220,10 @@ int run_simulate(const std::vector<std::string>& args) {
     }
     const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);
     if (bar) fmt::print(stderr, "\r\033[K");
+    // The outputs' phases on a terminal: drawing a large timeline takes seconds.
+    std::optional<PhaseLine> phases(
+        std::in_place, "simulate", spec, true,
+        viz_outputs.any() || !html.empty() || !pipeline.save_file().empty());
     describe_run(viz_outputs.picture, result);
     const analysis::ClusterRun& run = *result.cluster;
     const simgrid::Layout& layout = run.layout;
@@ -230,6 +234,7 @@ int run_simulate(const std::vector<std::string>& args) {
             : single_html("simulate", command_line("simulate", args), spec, run.cluster, result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) fileio::write_file_atomically(html, html_text);
+    phases.reset();
     PipelineFlags::write_save(saved, "simulate");
     // Warnings once every output is written: an output that fails is then the one line.
     print_warnings(result, "simulate");

@@ -6,7 +6,10 @@
 
 #include "bounds.hpp"
 #include "fileio/files.hpp"
+#include "fileio/memory_budget.hpp"
 #include "flag_table.hpp"
+#include "schedules/phases.hpp"
+#include "schedules/registry.hpp"
 #include "schedules/schedule_file.hpp"
 
 namespace pipesim::cli {
@@ -363,22 +366,37 @@ void PipelineFlags::check_save(const std::string& format_without_extension) cons
                              save_format(state_.save_file, format_without_extension));
 }
 
-namespace {
+double PipelineFlags::save_bytes_per_op() const {
+    if (state_.save_file.empty()) return 0;
+    const analysis::PipelineSpec& spec = spec_;
+    if (spec.given)
+        return schedule_file_bytes_per_op(spec.given->microbatches, spec.given->stages());
+    const ScheduleGenerator* generator = find_generator(spec.schedule);
+    const int chunks = spec.generator.chunks > 0 ? spec.generator.chunks
+                       : generator               ? generator->default_chunks
+                                                 : 1;
+    return schedule_file_bytes_per_op(spec.generator.microbatches, spec.generator.devices * chunks);
+}
 
-// The file write_schedule_file() would write, and what its format leaves out.
-PipelineFlags::PendingSave pending_save(const Schedule& schedule, const std::string& path,
-                                        const std::string& format) {
+PipelineFlags::PendingSave prepare_schedule_save(const Schedule& schedule, const std::string& path,
+                                                 const std::string& format) {
+    const std::string what = fmt::format(
+        "composing the schedule file {} ({} ops)",
+        fileio::is_standard_stream(path) ? "for standard output" : path, schedule.op_count());
+    report_phase(what);
+    // Checked again here, for what reads a schedule instead of running one (convert).
+    fileio::check_memory(schedule_file_bytes_per_op(schedule.microbatches, schedule.stages()) *
+                             static_cast<double>(schedule.op_count()),
+                         fileio::memory_budget(), what);
     return {path, schedule_file_text(schedule, path, format),
             schedule_file_loss(schedule, path, format)};
 }
-
-}  // namespace
 
 std::optional<PipelineFlags::PendingSave> PipelineFlags::prepare_save(
     const Schedule& schedule, const std::string& format_without_extension) const {
     if (state_.save_file.empty()) return std::nullopt;
     const std::string& path = state_.save_file;
-    return pending_save(schedule, path, save_format(path, format_without_extension));
+    return prepare_schedule_save(schedule, path, save_format(path, format_without_extension));
 }
 
 void PipelineFlags::write_save(const std::optional<PendingSave>& pending,
@@ -391,7 +409,7 @@ void PipelineFlags::write_save(const std::optional<PendingSave>& pending,
 
 void save_schedule(std::string_view command, const Schedule& schedule, const std::string& path,
                    const std::string& format) {
-    PipelineFlags::write_save(pending_save(schedule, path, format), command);
+    PipelineFlags::write_save(prepare_schedule_save(schedule, path, format), command);
 }
 
 namespace {

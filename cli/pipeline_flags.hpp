@@ -88,6 +88,9 @@ class PipelineFlags {
     /// extension, or none without `format_without_extension` (--format, which names the
     /// format of a file without an extension and of `-`, standard output).
     void check_save(const std::string& format_without_extension = {}) const;
+    /// The memory --save's text takes per op (schedule_file_bytes_per_op), for the run's check
+    /// before it starts; 0 without --save.
+    double save_bytes_per_op() const;
     /// The schedule as --save will write it; nullopt without --save.
     std::optional<PendingSave> prepare_save(const Schedule& schedule,
                                             const std::string& format_without_extension = {}) const;
@@ -116,5 +119,11 @@ class PipelineFlags {
     State state_;
     analysis::PipelineSpec spec_;
 };
+
+/// save_schedule() in two steps: the file's text and what its format leaves out (reported as
+/// a phase, schedules/phases.hpp: it takes seconds for millions of ops), then
+/// PipelineFlags::write_save().
+PipelineFlags::PendingSave prepare_schedule_save(const Schedule& schedule, const std::string& path,
+                                                 const std::string& format = {});
 
 }  // namespace pipesim::cli

@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "analysis/published.hpp"
+#include "fileio/files.hpp"
 
 namespace pipesim::cli {
 
@@ -136,12 +140,22 @@ std::string model_table(const Analysis& a, const ModelAnalysis& model) {
 
 }  // namespace
 
-PhaseLine::PhaseLine(std::string_view command, const analysis::PipelineSpec& spec, bool enabled) {
-    const double passes =
-        spec.given ? static_cast<double>(spec.given->stages()) * spec.given->microbatches
-                   : static_cast<double>(spec.generator.devices) *
-                         std::max(spec.generator.chunks, 1) * spec.generator.microbatches;
-    if (!enabled || passes < 1 << 20 || ::isatty(STDERR_FILENO) != 1) return;
+namespace {
+
+double stage_passes(const analysis::PipelineSpec& spec) {
+    return spec.given ? static_cast<double>(spec.given->stages()) * spec.given->microbatches
+                      : static_cast<double>(spec.generator.devices) *
+                            std::max(spec.generator.chunks, 1) * spec.generator.microbatches;
+}
+
+}  // namespace
+
+PhaseLine::PhaseLine(std::string_view command, const analysis::PipelineSpec& spec, bool enabled,
+                     bool with_outputs)
+    : PhaseLine(command, enabled && stage_passes(spec) >= (with_outputs ? 1 << 17 : 1 << 20)) {}
+
+PhaseLine::PhaseLine(std::string_view command, bool large) {
+    if (!large || ::isatty(STDERR_FILENO) != 1) return;
     phases_.emplace([this, name = std::string(command)](std::string_view phase) {
         fmt::print(stderr, "\r\033[K  pipesim {}: {}...", name, phase);
         std::fflush(stderr);
@@ -152,6 +166,13 @@ PhaseLine::PhaseLine(std::string_view command, const analysis::PipelineSpec& spe
 PhaseLine::~PhaseLine() {
     phases_.reset();
     if (shown_) fmt::print(stderr, "\r\033[K");
+}
+
+bool large_input_file(const std::string& path) {
+    if (fileio::is_standard_stream(path)) return false;
+    std::error_code error;
+    const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+    return !error && bytes >= std::uintmax_t{16} << 20;
 }
 
 void print_warnings(const Analysis& a, std::string_view command) {

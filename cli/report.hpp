@@ -21,11 +21,17 @@ using analysis::analysis_json;  // the `--json` object (analysis/result_json.hpp
 void print_warnings(const analysis::Analysis& result, std::string_view command);
 
 /// While it lives, on a terminal (stderr) and for a run of at least a million stage passes
-/// (p·v·m; a second or more), one status line naming the analysis phase under way
-/// ("pipesim analyze: replaying zb-1p (50331648 ops)..."), cleared at the end.
+/// (p·v·m; a second or more), one status line naming the phase under way ("pipesim analyze:
+/// replaying zb-1p (50331648 ops)...", "... drawing the timeline (4194304 ops)..."), cleared
+/// at the end.
 class PhaseLine {
   public:
-    PhaseLine(std::string_view command, const analysis::PipelineSpec& spec, bool enabled = true);
+    /// `with_outputs`: the run writes pictures, traces or files, which take seconds from an
+    /// eighth of that size on (a trace of 1.2 million ops: 3 s).
+    PhaseLine(std::string_view command, const analysis::PipelineSpec& spec, bool enabled = true,
+              bool with_outputs = false);
+    /// For work whose size is told otherwise (a schedule file's bytes): shown when `large`.
+    PhaseLine(std::string_view command, bool large);
     ~PhaseLine();
     PhaseLine(const PhaseLine&) = delete;
     PhaseLine& operator=(const PhaseLine&) = delete;
@@ -34,6 +40,10 @@ class PhaseLine {
     bool shown_ = false;
     std::optional<analysis::ReportPhases> phases_;
 };
+
+/// Whether reading `path` is work a PhaseLine shows (a file of 16 MiB or more, about a
+/// second's parsing); false for standard input and a file that cannot be read.
+bool large_input_file(const std::string& path);
 
 /// A readable summary with a per-device table.
 std::string analysis_table(const analysis::Analysis& result, const analysis::PipelineSpec& spec);

@@ -456,3 +456,33 @@ TEST_CASE("compare names a long unknown schedule cut short so that the reason st
     CHECK(run_pipesim("compare -s 1f1b,nope -p 4 -m 8")
               .err.rfind("pipesim compare: nope: unknown schedule 'nope'", 0) == 0);
 }
+
+TEST_CASE("a long convert and the drawing of large outputs show their phases on a terminal",
+          "[cli]") {
+    // A schedule file of 2.3 million ops (20 MB) took seconds to read and write without a word;
+    // so did a trace of a million ops. On a terminal, one status line names each phase, and
+    // it is cleared at the end.
+    namespace fs = std::filesystem;
+    const fs::path dir =
+        fs::temp_directory_path() / ("pipesim_phases_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string big = (dir / "big.json").string();
+    REQUIRE(run_pipesim("analyze -s zb-h1 -p 64 -m 12000 --save " + big).exit_code == 0);
+    const auto convert =
+        pipesim::test::run_pipesim_on_terminal({"convert", big, "-o", (dir / "big.csv").string()});
+    CHECK(convert.exit_code == 0);
+    CHECK_THAT(convert.err, Catch::Contains("pipesim convert: reading " + big + "...") &&
+                                Catch::Contains("pipesim convert: composing the schedule file " +
+                                                (dir / "big.csv").string() + " (2304000 ops)...") &&
+                                Catch::EndsWith("\r\033[K"));
+    const auto trace = pipesim::test::run_pipesim_on_terminal(
+        {"analyze", "-s", "zb-h1", "-p", "64", "-m", "6000", "--trace", (dir / "t.json").string()});
+    CHECK(trace.exit_code == 0);
+    CHECK_THAT(trace.err,
+               Catch::Contains("pipesim analyze: replaying zb-h1") &&
+                   Catch::Contains("pipesim analyze: writing the trace (1152000 ops)...") &&
+                   Catch::EndsWith("\r\033[K"));
+    // Not on a terminal: no status line.
+    CHECK(run_pipesim("convert " + big + " -o " + (dir / "again.csv").string()).err.empty());
+    fs::remove_all(dir);
+}

@@ -126,31 +126,40 @@ TEST_CASE("under ulimit -v a run too large is refused up front with its estimate
         CHECK_THAT(r.err, Catch::StartsWith("pipesim block: block 'v-half' repeated for 65536 "
                                             "microbatches (1572864 ops) needs about"));
     }
-    SECTION("a Chrome trace's text counts: the run that fits without it is refused with it") {
-        // zb-h1 at p 32, m 512: 49,152 ops; the trace's text took 43 MB more at the peak,
-        // and a trace under this limit once failed only after it was built.
-        const std::string run = "analyze -s zb-h1 -p 32 -m 512";
-        CHECK(run_limited(40'000, run).exit_code == 0);
-        const auto r = run_limited(
-            40'000, run + " --trace " +
-                        (std::filesystem::temp_directory_path() / "pipesim_never.json").string());
+    SECTION("a Chrome trace streams to its file; its flows' graph counts") {
+        // zb-h1 at p 64, m 1024: 196,608 ops, a trace of 79 MB. Held whole, the text peaked
+        // at three times its size (a trace of 427,200 ops at 551 MB); written a megabyte at a
+        // time, it fits under 40 MB. The flows' dependency graph (62 bytes an op) does not.
+        const auto trace = std::filesystem::temp_directory_path() /
+                           ("pipesim_trace_" + std::to_string(::getpid()) + ".json");
+        const std::string run = "analyze -s zb-h1 -p 64 -m 1024 --trace " + trace.string();
+        const auto fits = run_limited(40'000, run);
+        CHECK(fits.exit_code == 0);
+        CHECK(fits.err.empty());
+        const std::string text = test::read_file(trace);
+        CHECK(text.size() > 50'000'000);     // some 400 bytes an op
+        CHECK(text.ends_with("\n ]\n}\n"));  // whole
+        std::filesystem::remove(trace);
+        const auto r = run_limited(40'000, run + " --trace-flows");
         CHECK(r.exit_code == 2);
         CHECK(test::lines_of(r.err).size() == 1);
-        CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: zb-h1 with p·v·m = 32·1·512 "
-                                            "(49152 ops) needs about"));
-    }
-    SECTION("simulate's trace counts its collectives' slices and flows") {
-        // zb-v at p 8, m 4096 with a model: the trace with flows added 499 MB at the peak;
-        // under 550 MB of address space the run was admitted and then ran out of memory.
-        const auto r = run_limited(
-            550'000,
-            "simulate -s zb-v -p 8 -m 4096 --model zb-1.5b --gpu a100-80gb --mb 1 "
-            "--cluster dgx-a100:4 --progress none --trace-flows --trace " +
-                (std::filesystem::temp_directory_path() / "pipesim_never.json").string());
-        CHECK(r.exit_code == 2);
-        CHECK(test::lines_of(r.err).size() == 1);
-        CHECK_THAT(r.err, Catch::StartsWith("pipesim simulate: zb-v with p·v·m = 8·2·4096 "
+        CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: zb-h1 with p·v·m = 64·1·1024 "
                                             "(196608 ops) needs about"));
+        CHECK_FALSE(std::filesystem::exists(trace));
+    }
+    SECTION("--save's text counts: the run that fits without it is refused with it") {
+        // zb-h1 at p 64, m 30000: 5.76 million ops, whose JSON text took 29 bytes an op more
+        // at the peak; the run was admitted and then ran out of memory composing it.
+        const auto saved = std::filesystem::temp_directory_path() /
+                           ("pipesim_save_" + std::to_string(::getpid()) + ".json");
+        const std::string run = "analyze -s zb-h1 -p 64 -m 30000";
+        CHECK(run_limited(250'000, run).exit_code == 0);
+        const auto r = run_limited(250'000, run + " --save " + saved.string());
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: zb-h1 with p·v·m = 64·1·30000 "
+                                            "(5760000 ops) needs about"));
+        CHECK_FALSE(std::filesystem::exists(saved));
     }
     SECTION("1F1B counts two passes: under the op cap, refused for memory") {
         const auto r = run_limited(limit, "analyze -s 1f1b -p 64 -m 1048576");
@@ -205,6 +214,33 @@ TEST_CASE("under ulimit -v render, simulate and sweep refuse what will not fit i
         const std::string rows_after = test::read_file(out);
         CHECK_THAT(rows_after, !Catch::Contains(",error,"));
         CHECK(test::lines_of(rows_after).size() == 3);  // the header and both jobs, ok
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("under ulimit -v a schedule file too large to read is refused before its ops",
+          "[cli][memory]") {
+    // zb-h1 at p 64, m 8000: 1,536,000 ops in 13 MB of JSON or 12 MB of CSV. Read under
+    // 80 MB, they ran out of memory halfway ("out of memory: the run needs more ...").
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_read_limited_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    for (const std::string extension : {".json", ".csv"}) {
+        CAPTURE(extension);
+        const auto file = dir / ("big" + extension);
+        REQUIRE(
+            test::run_pipesim("analyze -s zb-h1 -p 64 -m 8000 --save " + file.string()).exit_code ==
+            0);
+        const auto converted = dir / ("converted" + extension);
+        const auto r =
+            run_limited(80'000, "convert " + file.string() + " -o " + converted.string());
+        CHECK(r.exit_code == 2);
+        CHECK(test::lines_of(r.err).size() == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("pipesim convert: reading " + file.string() +
+                                            " (up to 1536000 ops) needs about"));
+        CHECK_FALSE(std::filesystem::exists(converted));
+        CHECK(run_limited(200'000, "convert " + file.string() + " -o " + converted.string())
+                  .exit_code == 0);
     }
     std::filesystem::remove_all(dir);
 }

@@ -18,6 +18,20 @@ bool is_line_end(char c) {
 
 }  // namespace
 
+std::size_t count_csv_cells(std::string_view text) {
+    std::size_t cells = 0;
+    bool text_in_cell = false;
+    for (const char c : text) {
+        if (c == ',' || is_line_end(c) || c == ';') {
+            cells += text_in_cell;
+            text_in_cell = false;
+        } else if (!is_python_space(c)) {
+            text_in_cell = true;
+        }
+    }
+    return cells + text_in_cell;
+}
+
 std::string_view strip_python_space(std::string_view s) {
     while (!s.empty() && is_python_space(s.front()))
         s.remove_prefix(1);
@@ -57,6 +71,12 @@ std::vector<CsvRow> split_csv(std::string_view text, const std::string& file,
             rows.push_back(std::move(row));
             continue;
         }
+        // The row's cells held once, not grown by doubling (a quoted line end or comma only
+        // makes the count a hint).
+        std::size_t line_end = i;
+        while (line_end < n && !is_line_end(text[line_end]))
+            ++line_end;
+        row.cells.reserve(count_csv_cells(text.substr(i, line_end - i)));
         while (true) {
             const std::size_t cell_start = i;
             std::string raw;

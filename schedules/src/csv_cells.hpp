@@ -32,6 +32,12 @@ inline constexpr std::size_t csv_max_cell_bytes = 131072;
 /// csv_max_cell_bytes, an unterminated quoted cell, or more than `max_rows` rows.
 std::vector<CsvRow> split_csv(std::string_view text, const std::string& file, std::size_t max_rows);
 
+/// At most how many cells with text split_csv() keeps from `text`, and how many actions they
+/// hold: the runs of non-space text between commas, line ends and the ';' inside an
+/// OVERLAP_F_B group (empty cells, idle steps, are dropped). One pass, no allocation: for
+/// sizing the lists before they are filled.
+std::size_t count_csv_cells(std::string_view text);
+
 /// `s` without leading and trailing ASCII whitespace as Python's str.strip() sees it
 /// (space, \t, \n, \v, \f, \r and \x1c..\x1f).
 std::string_view strip_python_space(std::string_view s);

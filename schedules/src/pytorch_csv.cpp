@@ -295,6 +295,11 @@ PytorchCsvImport CsvImporter::run(const std::string& name) {
         throw fileio::ParseError(file_, fileio::TextPosition{},
                                  fmt::format("file is {} bytes, more than the limit of {}",
                                              text_.size(), limits_.max_bytes));
+    // What the cells and the ops will take, before they are split: the cells with text
+    // between commas and line ends (empty ones, idle steps, are dropped), each held as a cell
+    // and as an op, and one more op per ';' of an OVERLAP_F_B group.
+    const std::size_t cells = detail::count_csv_cells(text_);
+    detail::check_read_memory(file_, cells, 1.0, sizeof(detail::CsvCell));
     const std::vector<detail::CsvRow> rows =
         detail::split_csv(text_, file_, static_cast<std::size_t>(limits_.max_devices));
     if (rows.empty())
@@ -303,6 +308,9 @@ PytorchCsvImport CsvImporter::run(const std::string& name) {
     ops_.resize(rows.size());
     positions_.offsets.resize(rows.size());
     for (std::size_t r = 0; r < rows.size(); ++r) {
+        // At most one op per cell: the lists held once, not grown by doubling.
+        ops_[r].reserve(rows[r].cells.size());
+        positions_.offsets[r].reserve(rows[r].cells.size());
         for (const detail::CsvCell& cell : rows[r].cells)
             add_cell(static_cast<int>(r), cell);
         if (ops_[r].empty())

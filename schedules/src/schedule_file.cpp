@@ -1,5 +1,6 @@
 #include "schedules/schedule_file.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -129,6 +130,18 @@ std::string schedule_file_text(const Schedule& schedule, const std::string& path
                         "may hold to be read back (ScheduleFileLimits)",
                         path, schedule.name, text.size(), limits.max_bytes));
     return text;
+}
+
+double schedule_file_bytes_per_op(int microbatches, int stages) {
+    const auto digits = [](int n) {
+        int count = 1;
+        for (; n >= 10; n /= 10)
+            ++count;
+        return count;
+    };
+    const int token =
+        2 + digits(std::max(microbatches - 1, 0)) + 1 + digits(std::max(stages - 1, 0)) + 1;
+    return 4.0 * token;
 }
 
 void write_schedule_file(const Schedule& schedule, const std::string& path,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "fileio/json_document.hpp"
+#include "fileio/memory_budget.hpp"
 #include "schedules/placement.hpp"
 #include "schedules/validate.hpp"
 
@@ -30,6 +31,16 @@ void check_op_budget(const Schedule& schedule, std::size_t ops, const std::strin
             fmt::format("the file lists {} ops, but {} microbatches × {} stages "
                         "need at least {} (an F and a backward each)",
                         ops, schedule.microbatches, schedule.stages(), 2 * pairs));
+}
+
+void check_read_memory(const std::string& file, std::size_t ops, double growth,
+                       double other_bytes_per_op) {
+    if (ops < std::size_t{1} << 20) return;
+    constexpr double validation_bytes_per_op = 8;
+    const double per_op = growth * static_cast<double>(sizeof(Op) + sizeof(std::size_t)) +
+                          validation_bytes_per_op + other_bytes_per_op;
+    fileio::check_memory(per_op * static_cast<double>(ops), fileio::memory_budget(),
+                         fmt::format("reading {} (up to {} ops)", file, ops));
 }
 
 fileio::TextPosition OpPositions::at(std::size_t device, std::size_t index) const {

@@ -46,6 +46,15 @@ long long read_decimal(std::string_view s, std::size_t& i, long long limit);
 /// is refused before anything large is allocated.
 void check_op_budget(const Schedule& schedule, std::size_t ops, const std::string& file);
 
+/// Refuses (fileio::OverMemoryBudget, one line naming `file`) reading `ops` ops that this
+/// process cannot hold: the ops (an Op and its offset each, `growth` times over for lists
+/// that grow as they are read) and validation's two end times per microbatch and stage (at
+/// most 8 bytes an op: a valid schedule has two ops or more per pair), plus
+/// `other_bytes_per_op` of the reader's own. Checked with the memory left now, after the
+/// file's text (and its JSON document) were read. Files of under a million ops skip it.
+void check_read_memory(const std::string& file, std::size_t ops, double growth,
+                       double other_bytes_per_op = 0);
+
 /// validate(), throwing ParseError "invalid schedule: ..." at the offending op when the issue
 /// names one, else for the file as a whole. `pass_names`, when given, is appended where the
 /// message names a backward pass: how the file's own letters map to pipesim's (a PyTorch CSV

@@ -1,5 +1,7 @@
 #include "schedules/schedule_json.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
@@ -25,10 +27,26 @@ bool is_space(char c) {
 // Reads the placement: "looped", "v-shape" or one device number per virtual stage.
 // Reads one device's op string "F0:0 F1:0 B0:0 ..." into ops, recording where each starts
 // in the string (its position is worked out only for a message).
+// The ops a device's op string lists: its runs of characters other than white space.
+std::size_t count_tokens(std::string_view text) {
+    std::size_t tokens = 0;
+    bool inside = false;
+    for (const char c : text) {
+        const bool space = is_space(c);
+        tokens += !space && !inside;
+        inside = !space;
+    }
+    return tokens;
+}
+
 void read_device_ops(const fileio::JsonDocument& doc, const std::string& pointer,
                      Schedule& schedule, std::size_t& total_ops, std::size_t max_ops,
                      std::vector<Op>& ops, std::vector<std::size_t>& offsets) {
     const std::string& text = doc.string(pointer, doc.text().size());
+    // Lists of their final size: grown op by op, they held up to twice that.
+    const std::size_t listed = std::min(count_tokens(text), max_ops);
+    ops.reserve(listed);
+    offsets.reserve(listed);
     auto fail = [&](std::size_t at, const std::string& problem) {
         throw fileio::ParseError(doc.file(), doc.position_in_string(pointer, at), problem);
     };
@@ -169,6 +187,11 @@ Schedule parse_schedule_json(std::string_view text, const std::string& file,
     positions.locate = [&doc](std::size_t d, std::size_t offset) {
         return doc.position_in_string(fileio::json_pointer_child("/device_ops", d), offset);
     };
+    // What the ops will take, before they are read: the device strings' tokens counted.
+    std::size_t listed = 0;
+    for (const auto& device : doc.root()["device_ops"])
+        if (device.is_string()) listed += count_tokens(device.get_ref<const std::string&>());
+    detail::check_read_memory(file, std::min(listed, limits.max_ops), 1.0);
     std::size_t total_ops = 0;
     for (std::size_t d = 0; d < devices; ++d)
         read_device_ops(doc, fileio::json_pointer_child("/device_ops", d), schedule, total_ops,

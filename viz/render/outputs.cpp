@@ -1,6 +1,9 @@
 #include "viz/outputs.hpp"
 
+#include <fmt/format.h>
+
 #include "fileio/files.hpp"
+#include "schedules/phases.hpp"
 #include "viz/chrome_trace.hpp"
 #include "viz/dependency_graph.hpp"
 #include "viz/render.hpp"
@@ -36,19 +39,34 @@ std::string write_outputs(const Timeline& timeline, const MemoryModel& memory,
     const auto draw = [&](const std::string& path, const std::string& dot) {
         return render_dot(dot, image_format_for_path(path, outputs.format_without_extension));
     };
-    const std::string picture =
-        outputs.timeline_picture.empty()
-            ? std::string()
-            : draw(outputs.timeline_picture, timeline_dot(timeline, memory, outputs.picture));
-    const std::string graph = outputs.dependency_graph.empty()
-                                  ? std::string()
-                                  : draw(outputs.dependency_graph, dependency_graph_dot(timeline));
-    if (!outputs.saved_timeline.empty())
+    // Each output a phase (schedules/phases.hpp): drawing a large timeline takes seconds.
+    const auto phase = [&](std::string_view what) {
+        if (!reporting_phases()) return;
+        std::size_t ops = 0;
+        for (const auto& device : timeline.device_ops)
+            ops += device.size();
+        report_phase(fmt::format("{} ({} ops)", what, ops));
+    };
+    std::string picture, graph;
+    if (!outputs.timeline_picture.empty()) {
+        phase("drawing the timeline");
+        picture = draw(outputs.timeline_picture, timeline_dot(timeline, memory, outputs.picture));
+    }
+    if (!outputs.dependency_graph.empty()) {
+        phase("drawing the dependency graph");
+        graph = draw(outputs.dependency_graph, dependency_graph_dot(timeline));
+    }
+    if (!outputs.saved_timeline.empty()) {
+        phase("saving the timeline");
         save_timeline_file(outputs.saved_timeline, timeline, &memory,
                            outputs.picture.memory_in_bytes);
-    if (!outputs.trace.empty())
-        fileio::write_file_atomically(outputs.trace,
-                                      chrome_trace_json(timeline, &memory, outputs.trace_options));
+    }
+    if (!outputs.trace.empty()) {
+        phase("writing the trace");
+        fileio::write_file_atomically(outputs.trace, [&](const fileio::TextSink& sink) {
+            write_chrome_trace(timeline, &memory, outputs.trace_options, sink);
+        });
+    }
     if (!outputs.timeline_picture.empty())
         fileio::write_file_atomically(outputs.timeline_picture, picture);
     if (!outputs.dependency_graph.empty())

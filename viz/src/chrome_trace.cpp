@@ -1,7 +1,9 @@
 #include "viz/chrome_trace.hpp"
 
 #include <array>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -66,10 +68,19 @@ std::string_view trace_colour(Pass pass) {
     return "generic_work";
 }
 
-std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory,
-                              const ChromeTraceOptions& options) {
+void write_chrome_trace(const Timeline& t, const MemoryModel* memory,
+                        const ChromeTraceOptions& options, const fileio::TextSink& sink) {
     const double us = microseconds_per_unit(t.time_unit);
-    std::string out = "{\"displayTimeUnit\": \"ms\",\n";
+    // What can refuse comes before the first piece: the dependencies (an op order that is
+    // not a valid schedule).
+    const std::optional<detail::OpGraph> graph =
+        options.flows ? std::optional<detail::OpGraph>(detail::build_op_graph(t)) : std::nullopt;
+    // The text goes to `sink` a megabyte at a time: a trace of millions of ops held whole
+    // took three times its size at its peak, as the string grew by doubling.
+    constexpr std::size_t piece_bytes = std::size_t{1} << 20;
+    std::string out;
+    out.reserve(piece_bytes + 4096);
+    out = "{\"displayTimeUnit\": \"ms\",\n";
     out += fmt::format(
         " \"otherData\": {{\"schedule\": {}, \"devices\": {}, \"microbatches\": {}, \"chunks\": "
         "{}, \"time_unit\": {}, \"microseconds_per_unit\": {}}},\n",
@@ -82,6 +93,10 @@ std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory,
         out += body;
         out += "}";
         first = false;
+        if (out.size() >= piece_bytes) {
+            sink(out);
+            out.clear();
+        }
     };
     for (int d = 0; d < t.devices; ++d) {
         event(fmt::format(
@@ -136,8 +151,8 @@ std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory,
             to_string(x.consumer), x.dst_device, json_number(x.bytes), json_number(x.start),
             json_number(x.end)));
     }
-    if (options.flows) {
-        const detail::OpGraph g = detail::build_op_graph(t);
+    if (graph) {
+        const detail::OpGraph& g = *graph;
         std::size_t id = 0;
         auto middle = [&](const TimedOp& op) { return json_number((op.start + op.end) / 2 * us); };
         for (std::size_t i = 0; i < g.size(); ++i)
@@ -163,13 +178,18 @@ std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory,
                     json_number(p.time * us), d, json_number(p.activation)));
     }
     out += "\n ]\n}\n";
-    return out;
+    sink(out);
 }
 
-double chrome_trace_bytes_per_op(const ChromeTraceOptions& options, bool simulated,
-                                 bool collectives) {
-    const double slices = !simulated ? 550.0 : collectives ? 1800.0 : 1000.0;
-    return 1.5 * (slices + (options.flows ? (simulated ? 900.0 : 600.0) : 0.0));
+std::string chrome_trace_json(const Timeline& t, const MemoryModel* memory,
+                              const ChromeTraceOptions& options) {
+    std::string text;
+    write_chrome_trace(t, memory, options, [&](std::string_view piece) { text += piece; });
+    return text;
+}
+
+double chrome_trace_bytes_per_op(const ChromeTraceOptions& options) {
+    return options.flows ? 64.0 : 0.0;
 }
 
 }  // namespace pipesim::viz

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "fileio/files.hpp"
 #include "schedules/metrics.hpp"
 #include "schedules/timeline.hpp"
 
@@ -47,15 +48,17 @@ std::string_view trace_colour(Pass pass);
 std::string chrome_trace_json(const Timeline& timeline, const MemoryModel* memory = nullptr,
                               const ChromeTraceOptions& options = {});
 
-/// About the memory a trace takes per op of its timeline, the records it reads and the text
-/// chrome_trace_json() builds, for a check before the run: the text per op as measured
-/// (half again for the string's growth), which matches the peak each trace added: the replay
-/// 390 to 480 bytes of text (zb-h1 at p 64, m 1024: 906 bytes an op more at the peak, 1,635
-/// with flows); simulate's with `collectives` (tensor- or context-parallel slices for each
-/// op) 980 and without 525 (zb-v at p 8, m 1024 with a model: 2,678 and 1,400 bytes an op at
-/// the peak); flows add more the more ops there are (their ids grow): at 196,608 ops 1,635
-/// bytes an op at the peak from the replay, and from simulate without collectives 2,540.
-double chrome_trace_bytes_per_op(const ChromeTraceOptions& options, bool simulated,
-                                 bool collectives = false);
+/// The same text handed to `sink` piece by piece (about a megabyte each), for a file written
+/// as it is made (fileio::write_file_atomically): what would throw does so before the first
+/// piece.
+void write_chrome_trace(const Timeline& timeline, const MemoryModel* memory,
+                        const ChromeTraceOptions& options, const fileio::TextSink& sink);
+
+/// About the memory a trace takes per op beyond the timeline it reads, for a check before
+/// the run: write_chrome_trace() streams the text a megabyte at a time, so only its flows'
+/// dependency graph grows with the ops (OpGraph: 44 bytes an op and a lookup table; 62
+/// bytes an op measured at the peak, from the replay of zb-h1 at p 64, m 2225 and from
+/// simulate of zb-v at p 8, m 4096). Held whole, a trace of 427,200 ops had peaked at 551 MB.
+double chrome_trace_bytes_per_op(const ChromeTraceOptions& options);
 
 }  // namespace pipesim::viz
