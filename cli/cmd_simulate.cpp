@@ -189,6 +189,12 @@ int run_simulate(const std::vector<std::string>& args) {
     const analysis::PipelineSpec& spec = pipeline.spec();
     const int cp = spec.costs.model ? spec.costs.model->workload.cp : 1;
     check_grad_reduce_flag(grad_reduce, spec);
+    // Without a model the gradients are --grad-bytes: none to move, and the flag changed nothing.
+    if (!grad_reduce.given.empty() && !spec.costs.model && !(engine.grad_bytes > 0))
+        throw UsageError(
+            fmt::format("{} moves the gradient reduction: give --grad-bytes N (or "
+                        "--model, --gpu, --mb); without them there is none",
+                        grad_reduce.given));
     engine.options.overlap_grad_reduce = grad_reduce.overlap;
     engine.options.overlap_param_gather = grad_reduce.overlap_param_gather;
     engine.options.post_validation = grad_reduce.post_validation;

@@ -96,7 +96,9 @@ const std::array file_flags = {
          "use the schedule in FILE instead of a generated one: pipesim\n"
          "schedule JSON (.json) or PyTorch pipelining CSV (.csv)",
          [](State& s, const std::string&, const std::string& v) { s.schedule_file = v; }},
-    Flag{"", "--save", "FILE", "also write the schedule to FILE (.json or .csv, by extension)",
+    Flag{"", "--save", "FILE",
+         "also write the schedule to FILE (.json or .csv, by extension; '-' or a\n"
+         "name without one takes --format json|csv)",
          [](State& s, const std::string&, const std::string& v) { s.save_file = v; }},
 };
 
@@ -244,6 +246,10 @@ void check_sharding_flags(const analysis::ModelSpec& model, const analysis::Pipe
     if (model.workload.tp_comm_overlap && spec.tp < 2)
         throw UsageError(
             "--tp-comm-overlap overlaps tensor-parallel collectives: give -t T with T > 1");
+    // It changed nothing at T = 1, where there is no sequence parallelism to turn off.
+    if (!model.workload.sequence_parallel && spec.tp < 2)
+        throw UsageError(
+            "--no-sp turns off tensor-parallel sequence parallelism: give -t T with T > 1");
 }
 
 std::string schedule_flags_help(bool with_replay_options) {
@@ -336,7 +342,8 @@ void PipelineFlags::finish() {
     } else if (s.have_layout && !layout_without_model_) {
         throw UsageError(
             "--dp and -t set the model's layout: give --model NAME, --gpu NAME and --mb B "
-            "(or run 'pipesim simulate' for a cluster)");
+            "(or lay the pipeline out on a cluster: 'pipesim simulate', or 'pipesim compare "
+            "--cluster')");
     }
     if (!s.schedule_file.empty() && (s.have_schedule || s.have_p || s.have_m || s.have_shape_flag))
         throw UsageError(

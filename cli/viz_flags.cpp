@@ -43,7 +43,7 @@ const std::array viz_flags = {
         [](viz::VizOutputs& o, const std::string&, const std::string& v) { o.saved_timeline = v; }},
     VizFlag{"", "--format", "NAME",
             "format of an output written to '-' (standard output) or to a name without an\n"
-            "extension: svg, png, pdf or dot for pictures, json or csv for --save",
+            "extension: svg, png, pdf or dot for pictures",
             [](viz::VizOutputs& o, const std::string&, const std::string& v) {
                 o.format_without_extension = v;
             }},

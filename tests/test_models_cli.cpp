@@ -521,6 +521,9 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "not the unfused one"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --tp-comm-overlap",
          "--tp-comm-overlap overlaps tensor-parallel collectives: give -t T with T > 1"},
+        // It changed nothing at T = 1.
+        {"--model llama2-7b --gpu h100-sxm --mb 1 --no-sp",
+         "--no-sp turns off tensor-parallel sequence parallelism: give -t T with T > 1"},
     }));
     INFO(args);
     const auto r = run_pipesim("analyze -s 1f1b -p 4 -m 8 " + args);

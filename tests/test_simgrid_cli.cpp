@@ -527,3 +527,16 @@ TEST_CASE("Ctrl-C during the SimGrid run ends simulate by the interrupt", "[simg
         CHECK(WTERMSIG(status) == SIGINT);
     }
 }
+
+TEST_CASE("simulate refuses to move a gradient reduction it does not have", "[simgrid][cli]") {
+    // Without a model or --grad-bytes there are no gradients: the flag changed nothing.
+    const std::string run =
+        "simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100:2 --costs 0.01,0.02,0.01 --dp 2 "
+        "--no-overlap-grad-reduce";
+    const auto r = run_pipesim(run);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err ==
+          "pipesim simulate: --no-overlap-grad-reduce moves the gradient reduction: give "
+          "--grad-bytes N (or --model, --gpu, --mb); without them there is none\n");
+    CHECK(run_pipesim(run + " --grad-bytes 1e8").exit_code == 0);
+}

@@ -162,6 +162,10 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
     engine = _spec.engine_dict(cluster, layout_order, message_bytes, grad_bytes,
                                overlap_grad_reduce, bw_scale, lat_scale, stragglers, nccl_algo,
                                overlap_param_gather, post_validation)
+    no_gradients = spec.get("model") is None and not engine["grad_bytes"] > 0
+    if not engine["overlap_grad_reduce"] and no_gradients:
+        raise ValueError("overlap_grad_reduce=False moves the gradient reduction: give "
+                         "grad_bytes=N (or model=, gpu=, mb=); without them there is none")
     call = _call("simulate", dict(schedule=schedule, p=p, m=m, cluster=cluster,
                                   layout_order=layout_order, message_bytes=message_bytes,
                                   grad_bytes=grad_bytes, overlap_grad_reduce=overlap_grad_reduce,

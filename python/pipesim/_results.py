@@ -236,7 +236,13 @@ class Comparison(_Fields):
 
     def __init__(self, fields, warnings):
         super().__init__(fields)
-        object.__setattr__(self, "warnings", list(warnings))
+        object.__setattr__(self, "_warnings", tuple(warnings))
+
+    @property
+    def warnings(self):
+        """The comparison's warnings, a new list at each call (changing it changes nothing
+        here, as the other list fields)."""
+        return list(self._warnings)
 
     def __iter__(self):
         return iter(copy.deepcopy(self._fields["schedules"]))

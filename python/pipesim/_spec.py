@@ -206,7 +206,8 @@ def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, t
         d["model"] = None
         if not layout_without_model and (d["dp"] != 1 or d["tp"] != 1):
             raise ValueError("dp and tp set the model's layout: give model=NAME, gpu=NAME and "
-                             "mb=B (or run pipesim.simulate for a cluster)")
+                             "mb=B (or lay the pipeline out on a cluster: pipesim.simulate, or "
+                             "pipesim.compare with cluster=)")
     d["costs"] = cost_triples((1, 1, 1) if costs is None else costs)
     d["mem_w_ratio"] = 1.0 if mem_w_ratio is None else number("mem_w_ratio", mem_w_ratio, 0.0,
                                                               1.0)
@@ -252,6 +253,9 @@ def check_sharding(model, dp, tp):
     if model["tp_comm_overlap"] and tp < 2:
         raise ValueError("tp_comm_overlap overlaps tensor-parallel collectives: give tp=T with "
                          "T > 1")
+    if not model["sequence_parallel"] and tp < 2:
+        raise ValueError("sequence_parallel=False turns off tensor-parallel sequence "
+                         "parallelism: give tp=T with T > 1")
 
 
 def check_grad_reduce(spec, overlap_grad_reduce):

@@ -88,6 +88,9 @@ def test_compare_warns_of_devices_over_their_gpu_memory():
     # zb-h1 splits its backward: with full recomputation its peak memory is a lower bound.
     assert "peak memory is a lower bound" in c.warnings[2]
     assert all("more than the a100-40gb's 40.0 GiB" in w for w in c.warnings[:2] + c.warnings[3:])
+    # A copy, as every list field: clearing it cleared the comparison's own.
+    c.warnings.clear()
+    assert len(c.warnings) == 5
 
 
 def test_compare_without_a_1f1b_to_compare_with(cli):

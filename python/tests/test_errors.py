@@ -58,6 +58,8 @@ def test_library_errors_carry_the_command_lines_message(cli, args, kwargs):
           dist_opt=True), "dist_opt is ZeRO-1"),
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1,
           tp_comm_overlap=True), "tp_comm_overlap overlaps tensor-parallel collectives"),
+    (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1,
+          sequence_parallel=False), "sequence_parallel=False turns off tensor-parallel"),
     (dict(schedule="1f1b", p=4, m=4, model="llama2-7b", gpu="h100-sxm", mb=1, grad_dtype="fp8"),
      "grad_dtype: expected fp32, bf16 or fp16, got 'fp8'"),
     (dict(schedule="1f1b", p=4, m=4, overlap_p2p_communication=False),
@@ -231,6 +233,21 @@ else:
     done = run(str(needed_gb))
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == str(2 * 1024 * 2048)
+
+
+def test_flags_that_change_nothing_are_refused():
+    # Accepted and ignored: sequence parallelism off at tp=1, and the gradient reduction moved
+    # in a simulation that has no gradients (no model, no grad_bytes).
+    with pytest.raises(ValueError, match="sequence_parallel=False turns off"):
+        pipesim.analyze("1f1b", 4, 8, model="llama2-7b", gpu="h100-sxm", mb=1,
+                        sequence_parallel=False)
+    with pytest.raises(ValueError, match="overlap_grad_reduce=False moves the gradient "
+                                         "reduction: give grad_bytes=N"):
+        pipesim.simulate("1f1b", 4, 8, cluster="dgx-h100:2", costs=(0.01, 0.02, 0.01), dp=2,
+                         overlap_grad_reduce=False)
+    r = pipesim.simulate("1f1b", 4, 8, cluster="dgx-h100:2", costs=(0.01, 0.02, 0.01), dp=2,
+                         grad_bytes=1e8, overlap_grad_reduce=False)
+    assert r.grad_reduce_time > 0
 
 
 def test_the_ops_of_a_run_too_large_for_the_memory_left_are_refused():
