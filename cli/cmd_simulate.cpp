@@ -68,7 +68,8 @@ const std::array cluster_flags = {
                 s.engine.layout.order = simgrid::parse_layout_order(v);
             }},
     SimFlag{"", "--message-bytes", "N",
-            "bytes between stages per microbatch without a model (default 0)",
+            "bytes a stage sends the next per microbatch without a model, a 1/T\n"
+            "of them from each of a device's -t T GPUs (default 0)",
             [](SimulateFlags& s, const std::string& f, const std::string& v) {
                 s.engine.message_bytes = parse_number(f, v, 0.0, simgrid::max_workload_bytes);
             }},

@@ -540,3 +540,30 @@ TEST_CASE("simulate refuses to move a gradient reduction it does not have", "[si
           "--grad-bytes N (or --model, --gpu, --mb); without them there is none\n");
     CHECK(run_pipesim(run + " --grad-bytes 1e8").exit_code == 0);
 }
+
+TEST_CASE("a stage's --message-bytes: with -t T each GPU sends a 1/T of it", "[simgrid][cli]") {
+    // As a model's message: -t 2 had each GPU send the whole --message-bytes, twice the stage's
+    // message, and all-gathered that.
+    namespace fs = std::filesystem;
+    const fs::path saved =
+        fs::temp_directory_path() / ("pipesim_tp_message_" + std::to_string(::getpid()) + ".json");
+    const auto r = run_pipesim(
+        "simulate -s 1f1b -p 2 -m 1 --costs 0.01,0.01,0.01 --message-bytes 44.6e6 "
+        "--cluster dgx-a100:1 -t 2 --save-timeline " +
+        saved.string());
+    REQUIRE(r.exit_code == 0);
+    const auto timeline = nlohmann::json::parse(pipesim::test::read_file(saved));
+    fs::remove(saved);
+    const auto& first = timeline["transfers"][0];  // F's message, device 0 to 1
+    REQUIRE(first["producer"]["pass"] == "F");
+    CHECK(first["bytes"].get<double>() == Approx(22.3e6));
+    // Each GPU's half at NCCL's send/receive rate inside an A100 node (44.6 GB/s) plus 2 µs.
+    CHECK(first["end"].get<double>() - first["start"].get<double>() ==
+          Approx(2e-6 + 22.3e6 / 44.6e9).epsilon(1e-6));
+    // Then the receivers' all-gather of the whole message: a ring of 2 at the 200 GB/s bus
+    // rate moves one half, plus 2 µs.
+    const auto& gather = timeline["transfers"][1];
+    REQUIRE(gather["kind"] == "tensor-parallel");
+    CHECK(gather["end"].get<double>() - gather["start"].get<double>() ==
+          Approx(2e-6 + 22.3e6 / 200e9).epsilon(1e-6));
+}

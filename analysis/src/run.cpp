@@ -455,7 +455,10 @@ simgrid::SimWorkload sim_workload(const Schedule& schedule, const StageCosts& co
     simgrid::SimWorkload workload =
         model ? workload_from_plan(model->plan, schedule, spec.tp,
                                    spec.costs.model->optimizer.sharding())
-              : simgrid::simple_workload(costs, schedule.devices, engine.message_bytes,
+              // The stage's message, which the T GPUs of a device send a 1/T each, as a
+              // model's: per GPU, -t 2 had moved twice --message-bytes.
+              : simgrid::simple_workload(costs, schedule.devices,
+                                         engine.message_bytes / std::max(spec.tp, 1),
                                          engine.grad_bytes);
     workload.group_speeds = model ? node_group_speeds(engine.cluster, model->gpu)
                                   : node_group_speeds(engine.cluster, std::string());
