@@ -40,9 +40,11 @@ struct SearchOptions {
     double comm_latency = 0;
     double mem_w_ratio = 1;  ///< M_W / M_B, for the candidates that plan their memory
     /// Rank by makespan first instead of bubble rate. With given costs every candidate does
-    /// the same work per device, so both orders agree; with a model the layers are split
-    /// anew for each chunk count (the embedding and head land on other devices), the work
-    /// per device differs, and only the time says which candidate is faster.
+    /// the same work per device, and the bubble rate (idle time within each device's own
+    /// span) orders them by the period of repeated iterations rather than by one
+    /// iteration's makespan; with a model the layers are split anew for each chunk count (the
+    /// embedding and head land on other devices), the work per device differs, and only the
+    /// time says which candidate is faster.
     bool rank_by_time = false;
     /// Builds a registered schedule as the caller's own runs generate it (with a model:
     /// planned with its per-stage times, which `costs`, their mean, leaves out), so that the
