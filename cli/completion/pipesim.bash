@@ -66,10 +66,18 @@ _pipesim() {
     esac
 
     if [[ "${cur}" == -* ]]; then
+        # The flags the help defines: those that start its lines of options ("  -o, --output
+        # FILE  ..."), not every --word of its prose ('pipesim sweep --shard' in merge's).
         local flags
-        flags=$("${program}" "${command}" --help 2>/dev/null |
-                grep -oE -- '(^|[ ,\[|])--?[A-Za-z][A-Za-z0-9-]*' | grep -oE -- '--?[A-Za-z][A-Za-z0-9-]*' |
-                sort -u)
+        flags=$("${program}" "${command}" --help 2>/dev/null | awk '
+            /^  [ ]?[ ]?-/ {
+                for (i = 1; i <= NF; i++) {
+                    word = $i
+                    sub(/,$/, "", word)
+                    if (word !~ /^--?[A-Za-z]/) break
+                    print word
+                }
+            }' | sort -u)
         COMPREPLY=($(compgen -W "${flags} --help" -- "${cur}"))
         return 0
     fi

@@ -47,6 +47,12 @@ expect "schedule list for compare" 1f1b,zb-v compare -s 1f1b,zb-
 expect "model name" llama3-8b analyze --model llama3-
 expect "GPU name" h100-sxm analyze --gpu h1
 expect "cluster name" dgx-h100 simulate --cluster dgx-h
+# Only the flags a command defines: a flag its help's prose names is another command's.
+expect "merge flag" --grid merge --gr
+refuse "a flag merge's prose names" --shard merge --sh
+refuse "a flag search's prose names" --dp search --d
+refuse "a flag search's prose names" --timeline search --ti
+expect "short flag" -o render -
 
 if ((failures > 0)); then
     echo "$failures completion check(s) failed"
