@@ -45,6 +45,20 @@ TEST_CASE("excerpts are short and escape what a terminal would interpret", "[fil
     CHECK(quote_excerpt("abc") == "'abc'");
     CHECK(quote_excerpt("a\x1b[2Jb\n") == "'a\\x1b[2Jb\\x0a'");
     CHECK(quote_excerpt(std::string(100, 'x'), 5) == "'xxxxx'...");
+    // Characters as the user wrote them: a pasted en dash or a Cyrillic name was shown as
+    // its bytes ('1f1b\xe2\x80\x93').
+    CHECK(quote_excerpt("1f1b\u2013") == "'1f1b\u2013'");
+    CHECK(quote_excerpt("\u043c\u043e\u0434\u0435\u043b\u044c") ==
+          "'\u043c\u043e\u0434\u0435\u043b\u044c'");
+    // Cut before a character that would pass the limit, never inside it.
+    CHECK(quote_excerpt("ab\u00e9", 3) == "'ab'...");
+    // Bytes that are not UTF-8, and characters that move or hide text, stay escaped: a
+    // right-to-left override, a zero-width space, a C1 control, a line separator.
+    CHECK(quote_excerpt("a\xff\xc3") == "'a\\xff\\xc3'");
+    CHECK(quote_excerpt("a\u202eb") == "'a\\xe2\\x80\\xaeb'");
+    CHECK(quote_excerpt("a\u200bb") == "'a\\xe2\\x80\\x8bb'");
+    CHECK(quote_excerpt("a\u0085b") == "'a\\xc2\\x85b'");
+    CHECK(quote_excerpt("a\u2028b") == "'a\\xe2\\x80\\xa8b'");
 }
 
 TEST_CASE("an error message is printed as one line of bounded length", "[fileio]") {

@@ -1,4 +1,5 @@
 #include "fileio/files.hpp"
+#include "fileio/parse_error.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -371,30 +372,6 @@ std::string file_extension(std::string_view path) {
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     return ext;
 }
-
-namespace {
-
-// The length of the UTF-8 sequence `text` starts with, or 0 if it does not start with a valid
-// one (an overlong form, a surrogate or a code point past U+10FFFF included).
-std::size_t utf8_sequence(std::string_view text) {
-    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-    const unsigned char lead = byte(0);
-    if (lead < 0x80) return 1;
-    const std::size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
-                               : lead >= 0xE0 && lead <= 0xEF ? 3
-                               : lead >= 0xF0 && lead <= 0xF4 ? 4
-                                                              : 0;
-    if (length == 0 || text.size() < length) return 0;
-    for (std::size_t i = 1; i < length; ++i)
-        if ((byte(i) & 0xC0) != 0x80) return 0;
-    const unsigned char second = byte(1);
-    if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) ||
-        (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F))
-        return 0;
-    return length;
-}
-
-}  // namespace
 
 std::string printable_name(std::string_view text) {
     std::string out;

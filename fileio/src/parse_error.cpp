@@ -1,5 +1,8 @@
 #include "fileio/parse_error.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 namespace pipesim::fileio {
@@ -41,17 +44,62 @@ ParseError::ParseError(std::string file, TextPosition where, std::string problem
       where_(where),
       problem_(std::move(problem)) {}
 
+std::size_t utf8_sequence(std::string_view text) {
+    if (text.empty()) return 0;
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+    const unsigned char lead = byte(0);
+    if (lead < 0x80) return 1;
+    const std::size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                               : lead >= 0xE0 && lead <= 0xEF ? 3
+                               : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                              : 0;
+    if (length == 0 || text.size() < length) return 0;
+    for (std::size_t i = 1; i < length; ++i)
+        if ((byte(i) & 0xC0) != 0x80) return 0;
+    const unsigned char second = byte(1);
+    if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) ||
+        (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F))
+        return 0;
+    return length;
+}
+
+namespace {
+
+// Whether the character of the UTF-8 `sequence` (2 to 4 bytes) moves or hides text on a
+// terminal: the C1 controls, zero-width and direction marks, the line and paragraph
+// separators and the bidirectional embeddings, overrides and isolates.
+bool invisible_control(std::string_view sequence) {
+    std::uint32_t code = static_cast<unsigned char>(sequence[0]) & (sequence.size() == 2   ? 0x1F
+                                                                    : sequence.size() == 3 ? 0x0F
+                                                                                           : 0x07);
+    for (std::size_t i = 1; i < sequence.size(); ++i)
+        code = (code << 6) | (static_cast<unsigned char>(sequence[i]) & 0x3F);
+    return (code >= 0x80 && code <= 0x9F) || (code >= 0x200B && code <= 0x200F) ||
+           (code >= 0x2028 && code <= 0x202E) || (code >= 0x2066 && code <= 0x2069);
+}
+
+}  // namespace
+
 std::string quote_excerpt(std::string_view text, std::size_t max_chars) {
     std::string out = "'";
-    const std::size_t n = text.size() < max_chars ? text.size() : max_chars;
-    for (std::size_t i = 0; i < n; ++i) {
+    std::size_t i = 0;
+    while (i < text.size()) {
         const auto c = static_cast<unsigned char>(text[i]);
+        const std::size_t length = utf8_sequence(text.substr(i));
+        // Whole characters only: the one that would pass the limit is left out.
+        if (i + std::max<std::size_t>(length, 1) > max_chars) break;
+        if (length > 1 && !invisible_control(text.substr(i, length))) {
+            out += text.substr(i, length);  // a character as the user wrote it ('é', 'модель')
+            i += length;
+            continue;
+        }
         if (c < 0x20 || c >= 0x7f || c == '\'' || c == '\\')
             out += fmt::format("\\x{:02x}", c);
         else
             out += static_cast<char>(c);
+        ++i;
     }
-    out += n < text.size() ? "'..." : "'";
+    out += i < text.size() ? "'..." : "'";
     return out;
 }
 

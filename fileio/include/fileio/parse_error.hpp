@@ -59,8 +59,14 @@ class ParseError : public std::invalid_argument {
     std::string problem_;
 };
 
-/// `text` quoted for a message: at most `max_chars` bytes, control and non-ASCII bytes
-/// escaped as \xNN, so hostile input cannot garble a terminal or flood a log.
+/// The length of the UTF-8 sequence `text` starts with, or 0 if it does not start with a
+/// valid one (an overlong form, a surrogate or a code point past U+10FFFF included).
+std::size_t utf8_sequence(std::string_view text);
+
+/// `text` quoted for a message: at most `max_chars` bytes (whole characters), its characters
+/// as written, but control bytes, bytes that are not UTF-8 and characters that move or hide
+/// text (C1 controls, bidirectional overrides, zero-width marks) escaped as \xNN per byte,
+/// so hostile input cannot garble a terminal or flood a log.
 std::string quote_excerpt(std::string_view text, std::size_t max_chars = 40);
 
 /// `message` fit to be one line of a terminal or log: control bytes (a line break, an escape
