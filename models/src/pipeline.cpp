@@ -1,6 +1,7 @@
 #include "models/pipeline.hpp"
 
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,30 @@ double stage_params(const TransformerConfig& c, const StagePlan& s, int tp, int 
         if (!c.tied_embeddings || stages > 1) params += vocab_matrix;
     }
     return params;
+}
+
+// PartitionOptions::stage_layers, checked: a split the partitioner could have made.
+std::vector<int> given_split(const PartitionOptions& partition, int stages,
+                             const TransformerConfig& config) {
+    const std::vector<int>& counts = partition.stage_layers;
+    if (static_cast<int>(counts.size()) != stages)
+        throw std::invalid_argument(fmt::format(
+            "a given split has {} stages' layer counts, expected {}", counts.size(), stages));
+    int total = 0;
+    for (int s = 0; s < stages; ++s) {
+        const int n = counts[static_cast<std::size_t>(s)];
+        const int fixed = s == 0            ? partition.first_stage_layers
+                          : s == stages - 1 ? partition.last_stage_layers
+                                            : -1;
+        if (n < (fixed == 0 ? 0 : 1) || (fixed >= 0 && n != fixed))
+            throw std::invalid_argument(
+                fmt::format("a given split puts {} layers on stage {}", n, s));
+        total += n;
+    }
+    if (total != config.layers)
+        throw std::invalid_argument(fmt::format("a given split holds {} layers, {} has {}", total,
+                                                config.name, config.layers));
+    return counts;
 }
 
 }  // namespace
@@ -61,7 +86,8 @@ PipelinePlan plan_pipeline(const TransformerConfig& config, const Workload& work
     if (!stage_device.empty() && static_cast<int>(stage_device.size()) != stages)
         throw std::logic_error("plan_pipeline: one device per stage expected");
     const std::vector<int> counts =
-        stage_device.empty()
+        !partition.stage_layers.empty() ? given_split(partition, stages, config)
+        : stage_device.empty()
             ? partition_layers(layer_costs, stages, embedding_time.total(), head_time.total(),
                                partition)
             : partition_layers_on_devices(layer_costs, stage_device, embedding_time.total(),

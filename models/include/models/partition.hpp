@@ -12,6 +12,10 @@ namespace pipesim::models {
 struct PartitionOptions {
     int first_stage_layers = -1;  ///< layers on the first stage (e.g. fewer: it has the embedding)
     int last_stage_layers = -1;   ///< layers on the last stage (e.g. fewer: it has the LM head)
+    /// Every stage's layer count, given instead of planned (plan_pipeline checks it: one per
+    /// stage, their sum the model's layers, at least one each but where the two above fix 0);
+    /// for a caller that tries other arrangements of a planned split.
+    std::vector<int> stage_layers;
 };
 
 /// Splits layers with costs `layer_costs` (in model order) into `parts` contiguous groups of
