@@ -31,7 +31,8 @@ constexpr const char* compare_usage =
 
 Runs each schedule on the same pipeline (shape, costs or model, latency) with the analytic
 replay, or on a SimGrid cluster, and prints one table: makespan (iteration time with a model),
-bubble rate of the worst device, whole-pipeline efficiency busy / (p × makespan), peak
+bubble rate of the worst device, whole-pipeline efficiency busy / (p × makespan; the period
+with --post-validation), peak
 activation (or peak memory with a model), throughput (with a model samples/s and MFU; --json
 and --csv add tokens/s), the speed-up over the first schedule listed and over 1F1B with the
 same inputs.

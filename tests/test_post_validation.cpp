@@ -217,6 +217,12 @@ TEST_CASE("compare --post-validation ranks schedules by their periods", "[cli][p
     const auto plain = run_pipesim("compare -s 1f1b,zb-2p -p 8 -m 24 --csv");
     REQUIRE(plain.exit_code == 0);
     CHECK_THAT(pipesim::test::lines_of(plain.out).at(2), Catch::StartsWith("zb-2p,1,79,"));
+    // The efficiency over the period the row shows: every device busy 3m = 72 of ZB-2p's 72
+    // (it read 72/79, the single iteration's, which the row leaves out), 1F1B 72 of 93.
+    const auto j = nlohmann::json::parse(
+        run_pipesim("compare -s 1f1b,zb-2p -p 8 -m 24 --post-validation --json").out);
+    CHECK(j["schedules"][0]["efficiency"].get<double>() == Approx(72.0 / 93));
+    CHECK(j["schedules"][1]["efficiency"].get<double>() == Approx(1.0));
 }
 
 TEST_CASE("search --post-validation times candidates by their periods", "[cli][post-validation]") {

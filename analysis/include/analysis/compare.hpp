@@ -22,7 +22,8 @@ struct CompareRow {
     int chunks = 0;
     double makespan = 0;  ///< or the iteration time with a model
     double bubble_rate = 0;
-    /// Whole-pipeline efficiency: busy time over all devices / (p × makespan).
+    /// Whole-pipeline efficiency: busy time over all devices / (p × makespan), or × the period
+    /// with post-validation (the time the row shows).
     double efficiency = 0;
     double peak = 0;        ///< activation units, or bytes (weights + activations) with a model
     double throughput = 0;  ///< microbatches per time unit, or samples/s with a model
