@@ -191,7 +191,7 @@ int run_simulate(const std::vector<std::string>& args) {
     const int cp = spec.costs.model ? spec.costs.model->workload.cp : 1;
     check_grad_reduce_flag(grad_reduce, spec);
     // Without a model the gradients are --grad-bytes: none to move, and the flag changed nothing.
-    if (!grad_reduce.given.empty() && !spec.costs.model && !(engine.grad_bytes > 0))
+    if (!grad_reduce.overlap && !spec.costs.model && !(engine.grad_bytes > 0))
         throw UsageError(
             fmt::format("{} moves the gradient reduction: give --grad-bytes N (or "
                         "--model, --gpu, --mb); without them there is none",

@@ -43,7 +43,8 @@ const std::array viz_flags = {
         [](viz::VizOutputs& o, const std::string&, const std::string& v) { o.saved_timeline = v; }},
     VizFlag{"", "--format", "NAME",
             "format of an output written to '-' (standard output) or to a name without an\n"
-            "extension: svg, png, pdf or dot for pictures",
+            "extension: svg, png, pdf or dot for pictures; json or csv for --save where\n"
+            "the command has it",
             [](viz::VizOutputs& o, const std::string&, const std::string& v) {
                 o.format_without_extension = v;
             }},

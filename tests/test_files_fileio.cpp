@@ -59,6 +59,9 @@ TEST_CASE("excerpts are short and escape what a terminal would interpret", "[fil
     CHECK(quote_excerpt("a\u200bb") == "'a\\xe2\\x80\\x8bb'");
     CHECK(quote_excerpt("a\u0085b") == "'a\\xc2\\x85b'");
     CHECK(quote_excerpt("a\u2028b") == "'a\\xe2\\x80\\xa8b'");
+    CHECK(quote_excerpt("a\u061cb") == "'a\\xd8\\x9cb'");
+    CHECK(quote_excerpt("a\ufeffb") == "'a\\xef\\xbb\\xbfb'");
+    CHECK(quote_excerpt("a\u2060b") == "'a\\xe2\\x81\\xa0b'");
 }
 
 TEST_CASE("an error message is printed as one line of bounded length", "[fileio]") {

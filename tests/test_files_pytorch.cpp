@@ -184,6 +184,27 @@ TEST_CASE("idle steps cost no memory: a file of 20 million empty cells reads in 
     CHECK(message == "2");
 }
 
+TEST_CASE("semicolons outside an overlap group are not counted as actions", "[files][memory]") {
+    // 40 cells of 60,000 'x;' each: counted as 2.4 million actions, a file of 4.8 MB was
+    // refused for memory under 100 MB instead of getting the error at its first cell.
+    const std::string message = test::run_in_child([]() -> std::string {
+        std::string text;
+        for (int row = 0; row < 40; ++row) {
+            for (int k = 0; k < 60'000; ++k)
+                text += "x;";
+            text += "\n";
+        }
+        if (!test::cap_address_space(std::size_t{100} << 20)) return "setrlimit failed";
+        try {
+            (void)parse_pytorch_csv(text, "semicolons.csv");
+        } catch (const std::invalid_argument& e) {
+            return e.what();
+        }
+        return "read";
+    });
+    CHECK_THAT(message, Catch::StartsWith("semicolons.csv:1:1: expected an action like 2F0"));
+}
+
 TEST_CASE("a CSV's schedule error maps pipesim's pass names onto the file's letters", "[files]") {
     // PyTorch writes a full backward B and an input gradient I; pipesim calls them BW and B.
     // '0B0' with '0W0' has a weight gradient twice: the message says which letters it means.

@@ -539,6 +539,10 @@ TEST_CASE("simulate refuses to move a gradient reduction it does not have", "[si
           "pipesim simulate: --no-overlap-grad-reduce moves the gradient reduction: give "
           "--grad-bytes N (or --model, --gpu, --mb); without them there is none\n");
     CHECK(run_pipesim(run + " --grad-bytes 1e8").exit_code == 0);
+    // The default restated moves nothing, and is taken as Python takes overlap_grad_reduce=True.
+    CHECK(run_pipesim("simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100:2 --costs 0.01,0.02,0.01 "
+                      "--dp 2 --overlap-grad-reduce")
+              .exit_code == 0);
 }
 
 TEST_CASE("a stage's --message-bytes: with -t T each GPU sends a 1/T of it", "[simgrid][cli]") {

@@ -21,12 +21,16 @@ bool is_line_end(char c) {
 std::size_t count_csv_cells(std::string_view text) {
     std::size_t cells = 0;
     bool text_in_cell = false;
+    bool in_group = false;  // between '(' and ')': an OVERLAP_F_B group's ';' separate actions
     for (const char c : text) {
-        if (c == ',' || is_line_end(c) || c == ';') {
+        if (c == ',' || is_line_end(c) || (in_group && c == ';')) {
             cells += text_in_cell;
             text_in_cell = false;
+            if (c != ';') in_group = false;
         } else if (!is_python_space(c)) {
             text_in_cell = true;
+            if (c == '(') in_group = true;
+            if (c == ')') in_group = false;
         }
     }
     return cells + text_in_cell;

@@ -33,8 +33,8 @@ inline constexpr std::size_t csv_max_cell_bytes = 131072;
 std::vector<CsvRow> split_csv(std::string_view text, const std::string& file, std::size_t max_rows);
 
 /// At most how many cells with text split_csv() keeps from `text`, and how many actions they
-/// hold: the runs of non-space text between commas, line ends and the ';' inside an
-/// OVERLAP_F_B group (empty cells, idle steps, are dropped). One pass, no allocation: for
+/// hold: the runs of non-space text between commas, line ends and the ';' inside the
+/// parentheses of an OVERLAP_F_B group (empty cells, idle steps, are dropped). One pass, no allocation: for
 /// sizing the lists before they are filled.
 std::size_t count_csv_cells(std::string_view text);
 
