@@ -290,10 +290,6 @@ std::optional<ValidationIssue> check_fb_pairs(const Schedule& s) {
     return std::nullopt;
 }
 
-}  // namespace
-
-namespace {
-
 // The deadlock of a schedule whose ops run unpaired but not with its F&B pairs run as one op:
 // the devices' wait, each stuck device's op or pair waiting for an input on another device, from
 // a stuck pair round the cycle. Named at the pair, so that a file's reader points at its F.
@@ -308,19 +304,10 @@ ValidationIssue pair_deadlock_issue(const Schedule& s) {
                       ++cursor[static_cast<std::size_t>(d)];
                       if (op.pass != Pass::W) done[output_slot(op, stages)] = 1;
                   });
+    const std::vector<std::uint8_t> split = split_backward_flags(s);
     auto pair_at = [&](int d, std::size_t position) {
         const std::vector<int>& pairs = s.fb_pairs[static_cast<std::size_t>(d)];
         return std::binary_search(pairs.begin(), pairs.end(), static_cast<int>(position));
-    };
-    // The op that gives `input`'s output, as the schedule lists it: a backward may be B or BW.
-    auto listed = [&](const Op& input) {
-        if (input.pass == Pass::F) return input;
-        const int device = s.stage_device[static_cast<std::size_t>(input.stage)];
-        for (const Op& op : s.device_ops[static_cast<std::size_t>(device)])
-            if (op.microbatch == input.microbatch && op.stage == input.stage &&
-                (op.pass == Pass::B || op.pass == Pass::BW))
-                return op;
-        return input;
     };
     // What stuck device d waits for: its next op's (or pair's) first input not yet done.
     struct Wait {
@@ -337,9 +324,12 @@ ValidationIssue pair_deadlock_issue(const Schedule& s) {
                                       k + 1, to_string(ops[k]), to_string(ops[k + 1]))
                         : fmt::format("device {} at position {} ({})", d, k, to_string(ops[k]));
         for (std::size_t i = k; i < k + (paired ? 2 : 1) && w.device < 0; ++i)
-            for (const Op& input : predecessors(ops[i], s.stages_of(ops[i].microbatch), false))
+            for (const Op& input :
+                 predecessors(ops[i], s.stages_of(ops[i].microbatch), [&](int stage) {
+                     return split[output_slot(Op{Pass::F, ops[i].microbatch, stage}, stages) / 2];
+                 }))
                 if (!done[output_slot(input, stages)]) {
-                    w.input = listed(input);
+                    w.input = input;
                     w.device = s.stage_device[static_cast<std::size_t>(input.stage)];
                     break;
                 }
