@@ -1,7 +1,9 @@
 #include "schedules/validate.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -18,6 +20,53 @@ std::vector<std::uint8_t> split_backward_flags(const Schedule& schedule) {
             if (op.pass == Pass::B) split[output_slot(op, schedule.stages()) / 2] = 1;
     return split;
 }
+
+namespace {
+
+// The cycle of a deadlock: from device `first`, each stuck device's wait ("device d at
+// position k (op) waits for X on device e") leads to the next, until a device repeats (the
+// cycle closes there) or the wait leads off the stuck devices. `wait_of(d)` gives a device's
+// wait and the device it waits on, or nothing; `stuck(d)`: whether d has ops left.
+struct WaitCycle {
+    std::vector<std::string> steps;  // in the order followed
+    std::vector<int> step_device;    // the waiting device of each step
+    std::size_t start = 0;           // the first step inside the cycle
+    int closing_device = -1;         // the repeated device, −1 when none repeats
+};
+
+template <class WaitOf, class Stuck>
+WaitCycle follow_waits(int devices, int first, WaitOf&& wait_of, Stuck&& stuck) {
+    WaitCycle cycle;
+    std::vector<int> seen_at(static_cast<std::size_t>(devices), -1);
+    int d = first;
+    while (seen_at[static_cast<std::size_t>(d)] < 0) {
+        seen_at[static_cast<std::size_t>(d)] = static_cast<int>(cycle.steps.size());
+        std::optional<std::pair<std::string, int>> wait = wait_of(d);
+        if (!wait || wait->second == d) break;
+        cycle.step_device.push_back(d);
+        cycle.steps.push_back(std::move(wait->first));
+        d = wait->second;
+        if (!stuck(d)) break;
+    }
+    if (seen_at[static_cast<std::size_t>(d)] >= 0) {
+        cycle.start = static_cast<std::size_t>(seen_at[static_cast<std::size_t>(d)]);
+        cycle.closing_device = d;
+    }
+    return cycle;
+}
+
+// "deadlock: " and the cycle's steps, "; "-separated.
+std::string cycle_message(const WaitCycle& cycle) {
+    std::string message = "deadlock: ";
+    for (std::size_t i = cycle.start; i < cycle.steps.size(); ++i) {
+        if (i > cycle.start) message += "; ";
+        message += cycle.steps[i];
+    }
+    if (cycle.steps.size() - cycle.start > 1) message += ", which closes the cycle";
+    return message;
+}
+
+}  // namespace
 
 DependencyWalker::DependencyWalker(const Schedule& schedule)
     : schedule_(schedule),
@@ -39,36 +88,33 @@ ValidationIssue DependencyWalker::same_device_issue(int device, int position, co
 }
 
 ValidationIssue DependencyWalker::deadlock_issue() const {
-    // Follow "waits for" edges from a stuck device until a device repeats: that is the cycle.
-    std::vector<int> seen_at(static_cast<std::size_t>(schedule_.devices), -1);
-    std::vector<std::string> steps;
+    const auto stuck = [&](int d) {
+        return cursor_[static_cast<std::size_t>(d)] <
+               schedule_.device_ops[static_cast<std::size_t>(d)].size();
+    };
     int first_stuck = 0;
-    while (cursor_[first_stuck] >= schedule_.device_ops[first_stuck].size())
+    while (!stuck(first_stuck))
         ++first_stuck;
-    int d = first_stuck;
-    while (seen_at[d] < 0) {
-        seen_at[d] = static_cast<int>(steps.size());
-        const Op& op = schedule_.device_ops[d][cursor_[d]];
-        const Predecessors preds = predecessors_of(op);
-        int k = 0;
-        while (k < preds.count && done_[preds.slot[k]])
-            ++k;
-        if (k == preds.count) break;  // cannot happen: a stuck device waits for something
-        steps.push_back(fmt::format("device {} at position {} ({}) waits for {} on device {}", d,
-                                    cursor_[d], to_string(op), to_string(preds.op[k]),
-                                    preds.device[k]));
-        d = preds.device[k];
-        if (cursor_[d] >= schedule_.device_ops[d].size()) break;
-    }
-    const int cycle_start = seen_at[d] >= 0 ? seen_at[d] : 0;
-    std::string message = "deadlock: ";
-    for (std::size_t i = static_cast<std::size_t>(cycle_start); i < steps.size(); ++i) {
-        if (i > static_cast<std::size_t>(cycle_start)) message += "; ";
-        message += steps[i];
-    }
-    message += steps.size() > 1 ? ", which closes the cycle" : "";
-    const int cycle_device = seen_at[d] >= 0 ? d : first_stuck;
-    return ValidationIssue{cycle_device, static_cast<int>(cursor_[cycle_device]), message};
+    const WaitCycle cycle = follow_waits(
+        schedule_.devices, first_stuck,
+        [&](int d) -> std::optional<std::pair<std::string, int>> {
+            const std::size_t position = cursor_[static_cast<std::size_t>(d)];
+            const Op& op = schedule_.device_ops[static_cast<std::size_t>(d)][position];
+            const Predecessors preds = predecessors_of(op);
+            int k = 0;
+            while (k < preds.count && done_[preds.slot[k]])
+                ++k;
+            if (k == preds.count) return std::nullopt;  // cannot happen: a stuck device waits
+            return std::pair{
+                fmt::format("device {} at position {} ({}) waits for {} on device {}", d, position,
+                            to_string(op), to_string(preds.op[k]), preds.device[k]),
+                preds.device[k]};
+        },
+        stuck);
+    const int cycle_device = cycle.closing_device >= 0 ? cycle.closing_device : first_stuck;
+    return ValidationIssue{cycle_device,
+                           static_cast<int>(cursor_[static_cast<std::size_t>(cycle_device)]),
+                           cycle_message(cycle)};
 }
 
 namespace {
@@ -343,35 +389,25 @@ ValidationIssue pair_deadlock_issue(const Schedule& s) {
             first = d;
     if (first < 0)  // cannot happen: only a pair can block a schedule that runs unpaired
         return ValidationIssue{-1, -1, "deadlock: an F&B pair waits for its own device"};
-    // Follow the waits from the stuck pair until a device repeats: that is the cycle.
-    std::vector<int> seen_at(static_cast<std::size_t>(s.devices), -1);
-    std::vector<std::string> steps;
-    std::vector<int> step_device;
-    int d = first;
-    while (seen_at[static_cast<std::size_t>(d)] < 0) {
-        seen_at[static_cast<std::size_t>(d)] = static_cast<int>(steps.size());
-        const Wait w = wait_of(d);
-        if (w.device < 0 || w.device == d) break;
-        step_device.push_back(d);
-        steps.push_back(
-            fmt::format("{} waits for {} on device {}", w.what, to_string(w.input), w.device));
-        d = w.device;
-        if (cursor[static_cast<std::size_t>(d)] >= s.device_ops[static_cast<std::size_t>(d)].size())
-            break;
-    }
-    const std::size_t cycle_start =
-        seen_at[static_cast<std::size_t>(d)] >= 0 ? static_cast<std::size_t>(seen_at[d]) : 0;
+    const WaitCycle cycle = follow_waits(
+        s.devices, first,
+        [&](int d) -> std::optional<std::pair<std::string, int>> {
+            const Wait w = wait_of(d);
+            if (w.device < 0) return std::nullopt;
+            return std::pair{
+                fmt::format("{} waits for {} on device {}", w.what, to_string(w.input), w.device),
+                w.device};
+        },
+        [&](int d) {
+            return cursor[static_cast<std::size_t>(d)] <
+                   s.device_ops[static_cast<std::size_t>(d)].size();
+        });
     // Named at a pair inside the cycle, the first device's when none is.
     int named = first;
-    for (std::size_t i = steps.size(); i-- > cycle_start;)
-        if (pair_at(step_device[i], cursor[static_cast<std::size_t>(step_device[i])]))
-            named = step_device[i];
-    std::string message = "deadlock: ";
-    for (std::size_t i = cycle_start; i < steps.size(); ++i) {
-        if (i > cycle_start) message += "; ";
-        message += steps[i];
-    }
-    message += steps.size() - cycle_start > 1 ? ", which closes the cycle" : "";
+    for (std::size_t i = cycle.steps.size(); i-- > cycle.start;)
+        if (pair_at(cycle.step_device[i], cursor[static_cast<std::size_t>(cycle.step_device[i])]))
+            named = cycle.step_device[i];
+    std::string message = cycle_message(cycle);
     message += " (run unpaired, the ops would not wait: an F&B pair runs its two ops as one)";
     return ValidationIssue{named, static_cast<int>(cursor[static_cast<std::size_t>(named)]),
                            message};
