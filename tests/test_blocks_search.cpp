@@ -145,11 +145,13 @@ TEST_CASE("a cap below what any candidate needs is refused naming the cap", "[bl
     CHECK_THROWS_AS(search_schedules(options(4, 16, 0), replay_evaluator(o)),
                     std::invalid_argument);
     // Just below 1: the smallest peak of the schedules built is V-Min's 2, but the planners,
-    // which plan to the limit, reach 1 when given it; the message said only "2".
+    // which plan to the limit, reach 1 when given it; the message said "the smallest peak is
+    // 2". Below 1 it names 1, the least a device can hold.
     const SearchOptions below_one = options(4, 8, 0.99);
-    CHECK_THROWS_WITH(search_schedules(below_one, replay_evaluator(below_one)),
-                      Catch::Contains("the smallest peak is 2, v-min's (the automatic planners, "
-                                      "which plan to the limit, found no schedule within it)"));
+    CHECK_THROWS_WITH(
+        search_schedules(below_one, replay_evaluator(below_one)),
+        Catch::Contains("p=4 m=8: the least any schedule holds is 1, a device's whole "
+                        "stage of activations for one microbatch"));
     const SearchOptions one = options(4, 8, 1);
     CHECK(search_schedules(one, replay_evaluator(one))
               .ranking.front()

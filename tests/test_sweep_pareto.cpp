@@ -214,6 +214,23 @@ TEST_CASE("pareto --group-by draws and prints one front per group", "[sweep][cli
           std::vector<std::string>(alone.begin() + 1, alone.end()));
 }
 
+TEST_CASE("pareto labels points that differ only in mem_limit by their limits", "[sweep][cli]") {
+    Scratch s("limits");
+    {
+        std::ofstream grid(s / "g.json");
+        grid << R"({"format": "pipesim-sweep", "version": 1, "schedule": ["v-half"], "p": [4],
+                    "m_per_p": [2], "costs": [[1, 2, 1]], "mem_limit": [3, 100]})";
+    }
+    REQUIRE(run_pipesim("sweep " + (s / "g.json") + " -o " + (s / "r.csv") + " -j 1").exit_code ==
+            0);
+    const CommandResult r = run_pipesim("pareto " + (s / "r.csv") + " -o " + (s / "p.dot"));
+    REQUIRE(r.exit_code == 0);
+    // Both rows tie and are on the front; their labels told them apart by job number only.
+    CHECK_THAT(r.out, Catch::Contains("mem_limit=3 ") && Catch::Contains("mem_limit=100 "));
+    const std::string dot = read_file(s / "p.dot");
+    CHECK_THAT(dot, Catch::Contains("mem_limit=3") && Catch::Contains("mem_limit=100"));
+}
+
 TEST_CASE("pareto prints the front in the unit the plot shows: GiB, not bytes", "[sweep][cli]") {
     Scratch s("units");
     std::ofstream(s / "grid.json") << R"({"format": "pipesim-sweep", "version": 1,

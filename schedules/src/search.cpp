@@ -217,8 +217,14 @@ SearchResult search_schedules(const SearchOptions& o, const SearchEvaluator& eva
                 needs = fmt::format("the smallest peak is {:g}, {}'s", least, e.label);
             }
         // The planners plan to the limit itself: one that found nothing has no peak above,
-        // and a larger limit may let it plan one below that smallest peak.
-        if (planner_found_none)
+        // and a larger limit may let it plan one below that smallest peak. Below 1 none can:
+        // a device holds its last chunk's activations of a microbatch from that chunk's F to
+        // its B, and by then all its chunks' of that microbatch, a whole stage's.
+        if (o.memory_limit < 1 - eps)
+            needs =
+                "the least any schedule holds is 1, a device's whole stage of activations for one "
+                "microbatch (from its last chunk's forward to that chunk's backward)";
+        else if (planner_found_none)
             needs +=
                 " (the automatic planners, which plan to the limit, found no schedule "
                 "within it)";

@@ -42,7 +42,8 @@ constexpr const char* choice_columns[] = {"p",
                                           "overlap_p2p_communication",
                                           "first_stage_layers",
                                           "last_stage_layers",
-                                          "nccl_algo"};
+                                          "nccl_algo",
+                                          "mem_limit"};
 
 std::size_t column_index(const std::string& flag, const std::string& column) {
     static const std::vector<std::string> header = [] {
