@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <optional>
 
@@ -19,6 +20,7 @@
 #include "flag_table.hpp"
 #include "models/byte_size.hpp"
 #include "pipeline_flags.hpp"
+#include "progress_flag.hpp"
 #include "schedules/schedule_file.hpp"
 #include "viz_flags.hpp"
 
@@ -59,6 +61,7 @@ struct SearchCommand {
     double cap_bytes = 0;          ///< --mem-limit with a unit: the whole device's memory
     bool post_validation = false;  ///< --post-validation
     bool unit_costs = false;
+    sweep::ProgressStyle progress = sweep::ProgressStyle::automatic;
     PipelineFlags::State model_flags;
 };
 
@@ -105,6 +108,13 @@ const std::array output_flags = {
         [](SearchCommand& c, const std::string&, const std::string& v) { c.save_format = v; }},
     SearchFlag{"", "--json", "", "print one JSON object instead of the table",
                [](SearchCommand& c, const std::string&, const std::string&) { c.json = true; }},
+    SearchFlag{"", "--progress", "MODE",
+               "on stderr, the candidate being built: auto (a redrawn line on a\n"
+               "terminal without --json, nothing otherwise), bar (that line), lines\n"
+               "(a line as a candidate starts 10 s or more after the last, for logs), none",
+               [](SearchCommand& c, const std::string& f, const std::string& v) {
+                   c.progress = parse_progress(f, v);
+               }},
 };
 
 SearchCommand parse_search_args(const std::vector<std::string>& args, bool& help) {
@@ -190,9 +200,25 @@ int run_search(const std::vector<std::string>& args) {
                    flags_help(output_flags), model_flags_help(/*with_dp=*/false));
         return 0;
     }
-    // On a terminal, which candidate is being built and timed (p = m = 1024 takes minutes).
-    const bool show_progress = !c.json && ::isatty(STDERR_FILENO);
-    if (show_progress)
+    // Which candidate is being built and timed (p = m = 1024 takes minutes): a redrawn line
+    // on a terminal, or for a log a line as a candidate starts 10 s or more after the last.
+    using sweep::ProgressStyle;
+    const bool lines = c.progress == ProgressStyle::lines;
+    const bool show_progress =
+        c.progress == ProgressStyle::bar ||
+        (c.progress == ProgressStyle::automatic && !c.json && ::isatty(STDERR_FILENO));
+    using clock = std::chrono::steady_clock;
+    if (lines)
+        c.search.progress = [started = clock::now(), last_line = clock::now()](
+                                std::size_t done, std::size_t total,
+                                const std::string& label) mutable {
+            const clock::time_point now = clock::now();
+            if (done == total || now - last_line < std::chrono::seconds(10)) return;
+            last_line = now;
+            fmt::print(stderr, "  search: {} ({} of {}), {:.0f} s so far\n", label, done + 1, total,
+                       std::chrono::duration<double>(now - started).count());
+        };
+    else if (show_progress)
         c.search.progress = [](std::size_t done, std::size_t total, const std::string& label) {
             if (done < total)
                 fmt::print(stderr, "\r\033[K  search: {} ({} of {})...", label, done + 1, total);

@@ -158,6 +158,23 @@ TEST_CASE("a cap below what any candidate needs is refused naming the cap", "[bl
               .evaluation.peak_activation_max == Approx(1));
 }
 
+TEST_CASE(
+    "pipesim search --progress bar names each candidate on stderr; off a terminal the "
+    "default shows none",
+    "[blocks][search][cli]") {
+    const std::string args = "search -p 4 -m 8 --mem-limit 4";
+    const auto bar = run_pipesim(args + " --progress bar");
+    REQUIRE(bar.exit_code == 0);
+    CHECK_THAT(bar.err, Catch::Contains("search: gpipe (1 of ") && Catch::Contains("\r\033[K"));
+    const auto plain = run_pipesim(args);  // the test's stderr is not a terminal
+    REQUIRE(plain.exit_code == 0);
+    CHECK(plain.err.empty());
+    CHECK(plain.out == bar.out);
+    const auto lines = run_pipesim(args + " --progress lines");  // under 10 s: no line
+    CHECK(lines.err.empty());
+    CHECK(run_pipesim(args + " --progress some").exit_code == 2);
+}
+
 TEST_CASE("pipesim search prints the ranking, saves the best and exits 2 without a fit",
           "[blocks][search][cli]") {
     const auto r = run_pipesim("search -p 4 -m 16 --mem-limit 3 --costs 1,2,1 --comm 0.1 --json");
