@@ -528,6 +528,50 @@ TEST_CASE("Ctrl-C during the SimGrid run ends simulate by the interrupt", "[simg
     }
 }
 
+TEST_CASE("Ctrl-C while the cluster's platform is built ends simulate by the interrupt",
+          "[simgrid][cli]") {
+    // The caller's handler came back only before the run: an interrupt while SimGrid built a
+    // large platform (seconds at 65,536 GPUs) ended the process with status 1 and no word.
+    namespace fs = std::filesystem;
+    const fs::path out =
+        fs::temp_directory_path() / ("pipesim_build_sigint_" + std::to_string(::getpid()));
+    const pid_t pid = pipesim::test::start_pipesim(
+        {"simulate", "-s", "1f1b", "-p", "8", "-m", "8", "--costs", "1,1,1", "--cluster",
+         "dgx-a100:8192", "--dp", "8192", "--progress", "none"},
+        out.string());
+    REQUIRE(pid > 0);
+    int status = 0;
+    bool interrupted = false;
+    std::chrono::steady_clock::time_point named;  // when it named its run, before the engine
+    const auto started = std::chrono::steady_clock::now();
+    while (::waitpid(pid, &status, WNOHANG) != pid) {
+        const auto now = std::chrono::steady_clock::now();
+        if (named == std::chrono::steady_clock::time_point() &&
+            pipesim::test::read_file(out).find("simulating ") != std::string::npos)
+            named = now;
+        // A second later it builds the platform of 65,536 GPUs (4 s in all on a fast core).
+        if (!interrupted && named != std::chrono::steady_clock::time_point() &&
+            now - named > std::chrono::seconds(1)) {
+            ::kill(pid, SIGINT);
+            interrupted = true;
+        }
+        if (now - started > std::chrono::minutes(2)) {
+            ::kill(pid, SIGKILL);
+            FAIL("simulate neither built its platform nor finished in 2 minutes");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    fs::remove(out);
+    REQUIRE(interrupted);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        WARN("the simulation finished before the interrupt");
+    } else {
+        CAPTURE(WIFEXITED(status), WEXITSTATUS(status));
+        REQUIRE(WIFSIGNALED(status));
+        CHECK(WTERMSIG(status) == SIGINT);
+    }
+}
+
 TEST_CASE("simulate refuses to move a gradient reduction it does not have", "[simgrid][cli]") {
     // Without a model or --grad-bytes there are no gradients: the flag changed nothing.
     const std::string run =

@@ -170,10 +170,12 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     xbt_log_control_set("root.thres:critical");
     // SimGrid's engine puts in its own Ctrl-C handler, which ends the process with exit
     // status 1 and not a word; the caller's (the command line's removes its temporary files,
-    // then dies by the signal, status 130 in the shell) is put back before the run.
+    // then dies by the signal, status 130 in the shell) is put back at once, before the
+    // platform is built (seconds on a large cluster) and the run.
     struct sigaction caller_interrupt {};
     ::sigaction(SIGINT, nullptr, &caller_interrupt);
     sg::Engine engine("pipesim");
+    ::sigaction(SIGINT, &caller_interrupt, nullptr);
     sg::Engine::set_config(fmt::format("contexts/stack-size:{}", detail::actor_stack_kib));
 
     EngineState s(schedule, workload, layout, options);
@@ -258,7 +260,6 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
                 sg::Actor::create(fmt::format("reduce{}", d), s.gpu(0, d, 0),
                                   detail::GradientReducer(s, d));
 
-    ::sigaction(SIGINT, &caller_interrupt, nullptr);
     try {
         engine.run();
     } catch (const std::exception& e) {
