@@ -159,7 +159,7 @@ TEST_CASE("a cap below what any candidate needs is refused naming the cap", "[bl
 }
 
 TEST_CASE(
-    "pipesim search --progress bar names each candidate on stderr; off a terminal the "
+    "pipesim search --progress bar names each candidate on stderr and off a terminal the "
     "default shows none",
     "[blocks][search][cli]") {
     const std::string args = "search -p 4 -m 8 --mem-limit 4";
