@@ -114,13 +114,10 @@ double planned_makespan(const Schedule& schedule, const models::PipelinePlan& pl
 // `max_orders` of them (llama3-8b's 4,4,4,4,5,5 in the middle: 15) and the replays stay within
 // `max_op_replays` ops; else the heavier last and the heavier first. The split's own order is
 // left out.
-std::vector<std::vector<int>> rearranged_splits(const models::PipelinePlan& plan,
+std::vector<std::vector<int>> rearranged_splits(const std::vector<int>& counts,
                                                 std::size_t schedule_ops) {
     constexpr std::size_t max_orders = 64;
     constexpr double max_op_replays = 5e7;  // a second or two of replays
-    std::vector<int> counts;
-    for (const models::StagePlan& stage : plan.stages)
-        counts.push_back(stage.layers);
     std::vector<std::vector<int>> orders;
     if (counts.size() < 4) return orders;
     std::vector<int> order = counts;
@@ -143,23 +140,39 @@ std::vector<std::vector<int>> rearranged_splits(const models::PipelinePlan& plan
     return orders;
 }
 
-// Where a device holds several stages, the splits of the layers worth replaying: the one that
-// balances the stages (the slowest stage bounds the warm-up and the drain), the same in other
-// orders of its middle stages (rearranged_splits), and the one that balances the devices' sums
-// (the slowest device bounds the steady state). Any can be the faster, so each is replayed
-// and the fastest kept; the stage split on a tie.
+// The layers of each stage of one copy of the model: every stage's, or where microbatches
+// pass through stage ranges (DualPipe's two copies), the first range's, whose split the others
+// repeat.
+std::vector<int> copy_split(const models::PipelinePlan& plan, const Schedule& schedule) {
+    std::size_t first = 0, last = plan.stages.size();
+    if (!schedule.microbatch_stages.empty()) {
+        first = static_cast<std::size_t>(schedule.microbatch_stages.front().first);
+        last = static_cast<std::size_t>(schedule.microbatch_stages.front().last) + 1;
+    }
+    std::vector<int> counts;
+    for (std::size_t s = first; s < last; ++s)
+        counts.push_back(plan.stages[s].layers);
+    return counts;
+}
+
+// The splits of the layers worth replaying: the one that balances the stages (the slowest
+// stage bounds the warm-up and the drain), the same in other orders of its middle stages
+// (rearranged_splits: where the heavier stages sit moves the fill and drain of any schedule,
+// 1F1B's too), and where a device holds several stages the one that balances the devices'
+// sums (the slowest device bounds the steady state). Any can be the faster, so each is
+// replayed and the fastest kept; the stage split on a tie.
 ModelAnalysis plan_for_schedule(const PipelineSpec& spec, const Schedule& schedule,
                                 bool validated) {
     ModelAnalysis by_stage = plan_model(model_as_run(spec), schedule);
-    if (!schedule.microbatch_stages.empty() || !devices_share(schedule.stage_device))
-        return by_stage;
     std::vector<ModelAnalysis> others;
-    for (std::vector<int>& order : rearranged_splits(by_stage.plan, schedule.op_count())) {
+    for (std::vector<int>& order :
+         rearranged_splits(copy_split(by_stage.plan, schedule), schedule.op_count())) {
         ModelSpec model = model_as_run(spec);
         model.partition.stage_layers = std::move(order);
         others.push_back(plan_model(model, schedule));
     }
-    others.push_back(plan_model(model_as_run(spec), schedule.stages(), schedule.stage_device));
+    if (schedule.microbatch_stages.empty() && devices_share(schedule.stage_device))
+        others.push_back(plan_model(model_as_run(spec), schedule.stages(), schedule.stage_device));
     ModelAnalysis best = std::move(by_stage);
     double best_makespan = planned_makespan(schedule, best.plan, spec, validated);
     for (ModelAnalysis& other : others) {
