@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <optional>
 
@@ -123,17 +124,29 @@ std::function<void(const simgrid::SimProgress&)> progress_printer(sweep::Progres
         return {};
     const bool lines = style == ProgressStyle::lines;
     using clock = std::chrono::steady_clock;
-    return [lines, started = clock::now(),
-            last_line = clock::time_point()](const simgrid::SimProgress& at) mutable {
+    // The time left at the pace of the last 10 s: the ops do not all cost alike (the last
+    // ones run beside the gradient reductions, whose flows SimGrid settles more slowly), and
+    // the pace since the start said "about 1 s left" for the 43 s such a tail took.
+    struct Sample {
+        clock::time_point when;
+        std::size_t ops_done;
+    };
+    return [lines, started = clock::now(), last_line = clock::time_point(),
+            recent = std::deque<Sample>{}](const simgrid::SimProgress& at) mutable {
         const clock::time_point now = clock::now();
+        recent.push_back({now, at.ops_done});
+        while (recent.size() > 2 && now - recent[1].when >= std::chrono::seconds(10))
+            recent.pop_front();
         if (lines && now - last_line < std::chrono::seconds(10)) return;
         last_line = now;
         const double elapsed = std::chrono::duration<double>(now - started).count();
+        const Sample& from = recent.front();
+        const double window = std::chrono::duration<double>(now - from.when).count();
         std::string left;
-        if (elapsed >= 2 && at.ops_done > 0 && at.ops_done < at.ops_total)
+        if (elapsed >= 2 && at.ops_done > from.ops_done && at.ops_done < at.ops_total && window > 0)
             left = fmt::format(", about {:.0f} s left",
-                               elapsed * static_cast<double>(at.ops_total - at.ops_done) /
-                                   static_cast<double>(at.ops_done));
+                               window * static_cast<double>(at.ops_total - at.ops_done) /
+                                   static_cast<double>(at.ops_done - from.ops_done));
         fmt::print(stderr, "{}  simulated {:.4g} of ~{:.4g} s, {} of {} ops{}{}", lines ? "" : "\r",
                    at.simulated_time, at.expected_time, at.ops_done, at.ops_total, left,
                    lines ? "\n" : "\033[K");
