@@ -246,7 +246,8 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
         row{"simulate -s zb-v -p 4 -m 8 --cluster h200x8 --costs 1e-3,1e-3,1e-6",
             "stage 0's W takes 5e-07 s"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster " + tpu_file.string(),
-            tpu_file.string() + ":2:32: unknown GPU 'tpu' (known: "},
+            "cluster file " + tpu_file.string() +
+                ":2:32: nodes[0].gpu: unknown GPU 'tpu' (known: "},
     }));
     CAPTURE(args);
     const auto r = run_pipesim(args);

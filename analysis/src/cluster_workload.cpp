@@ -179,9 +179,11 @@ simgrid::ClusterSpec load_checked_cluster(std::string_view name_or_file) {
             const std::string file(name_or_file);
             const fileio::JsonDocument doc(
                 file, fileio::read_text_file(file, simgrid::max_cluster_file_bytes));
-            throw doc.error_at(
+            // Worded as the file's other errors: "cluster file F:L:C: nodes[i].gpu: ...".
+            const fileio::ParseError located = doc.error_at(
                 fileio::json_pointer_child(fileio::json_pointer_child("/nodes", i), "gpu"),
-                e.what());
+                fmt::format("nodes[{}].gpu: {}", i, e.what()));
+            throw std::invalid_argument(fmt::format("cluster file {}", located.what()));
         }
     }
     return cluster;
