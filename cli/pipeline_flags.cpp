@@ -306,22 +306,27 @@ bool PipelineFlags::read(const std::string& flag, ArgReader& reader) {
         read_flag(file_flags, flag, reader, state_) ||
         read_flag(layout_flags, flag, reader, state_))
         return true;
-    if (!read_flag(model_flags, flag, reader, state_)) return false;
-    state_.model_any = true;
-    return true;
+    return read_model_flag(flag, reader, state_);
 }
 
 bool PipelineFlags::read_model_flag(const std::string& flag, ArgReader& reader, State& state) {
     if (flag == "-t" || flag == "--tp") return read_flag(layout_flags, flag, reader, state);
     if (!read_flag(model_flags, flag, reader, state)) return false;
     state.model_any = true;
+    if (state.first_model_flag.empty()) state.first_model_flag = flag;
     return true;
 }
 
 std::optional<analysis::ModelSpec> PipelineFlags::model_of(const State& s) {
     if (!s.model_any && !s.have_model && !s.have_gpu && !s.have_mb) return std::nullopt;
-    if (!s.have_model || !s.have_gpu || !s.have_mb)
-        throw UsageError("model-based costs need all of --model NAME, --gpu NAME and --mb B");
+    if (!s.have_model || !s.have_gpu || !s.have_mb) {
+        // Named when no --model, --gpu or --mb came: "--cp" alone said nothing of itself.
+        const std::string given =
+            !s.have_model && !s.have_gpu && !s.have_mb && !s.first_model_flag.empty()
+                ? fmt::format("{} is an option of model-based costs, which ", s.first_model_flag)
+                : "model-based costs ";
+        throw UsageError(given + "need all of --model NAME, --gpu NAME and --mb B");
+    }
     return s.model;
 }
 

@@ -105,6 +105,7 @@ class PipelineFlags {
         bool have_schedule = false, have_p = false, have_m = false, have_shape_flag = false;
         bool have_unit_costs = false, have_layout = false;
         bool model_any = false, have_model = false, have_gpu = false, have_mb = false;
+        std::string first_model_flag;  ///< the first model option given, for the message
     };
 
     /// Reads one of the model flags (--model, --gpu, --mb, ...) or -t/--tp into `state`;

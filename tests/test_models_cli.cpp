@@ -486,12 +486,20 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
          "--attention: expected fused or unfused, got 'flash'"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --grad-dtype fp8",
          "--grad-dtype: expected fp32, bf16 or fp16, got 'fp8'"},
+        // The option given alone is named: "--cp 2" with --costs said only "model-based
+        // costs need all of ...".
         {"--no-gradient-accumulation-fusion",
-         "model-based costs need all of --model NAME, --gpu NAME and --mb B"},
+         "--no-gradient-accumulation-fusion is an option of model-based costs, which need all "
+         "of --model NAME, --gpu NAME and --mb B"},
         {"--no-persist-layer-norm",
-         "model-based costs need all of --model NAME, --gpu NAME and --mb B"},
+         "--no-persist-layer-norm is an option of model-based costs, which need all of --model "
+         "NAME, --gpu NAME and --mb B"},
+        {"--costs 1,1,1 --cp 2",
+         "--cp is an option of model-based costs, which need all of --model NAME, --gpu NAME "
+         "and --mb B"},
         {"--cross-entropy-loss-fusion",
-         "model-based costs need all of --model NAME, --gpu NAME and --mb B"},
+         "--cross-entropy-loss-fusion is an option of model-based costs, which need all of "
+         "--model NAME, --gpu NAME and --mb B"},
         {"--model llama2-7b --gpu a100-80gb --mb 1 --calibration " +
              std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/calibration-h100.json",
          std::string(PIPESIM_SOURCE_DIR) +
