@@ -132,8 +132,23 @@ std::function<void(const simgrid::SimProgress&)> progress_printer(sweep::Progres
         std::size_t ops_done;
     };
     return [lines, started = clock::now(), last_line = clock::time_point(),
+            last_note = clock::time_point(),
             recent = std::deque<Sample>{}](const simgrid::SimProgress& at) mutable {
         const clock::time_point now = clock::now();
+        // A large collective: SimGrid says nothing until its flows end, which takes long
+        // enough to look like a hang. Said as its own line, at most every 10 s.
+        if (at.collective_flows > 0) {
+            if (now - last_note < std::chrono::seconds(10)) return;
+            last_note = now;
+            fmt::print(stderr,
+                       "{}  simulated {:.4g} of ~{:.4g} s: a data-parallel collective of {} "
+                       "flows at once starts; SimGrid settles them with no report until they "
+                       "end, in a time growing with their number squared (docs/cluster-format.md, "
+                       "Limits){}\n",
+                       lines ? "" : "\r", at.simulated_time, at.expected_time, at.collective_flows,
+                       lines ? "" : "\033[K");
+            return;
+        }
         recent.push_back({now, at.ops_done});
         while (recent.size() > 2 && now - recent[1].when >= std::chrono::seconds(10))
             recent.pop_front();

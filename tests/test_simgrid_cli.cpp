@@ -573,6 +573,33 @@ TEST_CASE("Ctrl-C while the cluster's platform is built ends simulate by the int
     }
 }
 
+TEST_CASE("simulate names a data-parallel collective of 10000 flows or more as it starts",
+          "[simgrid][cli]") {
+    // SimGrid settles a collective's flows with no progress report until they end, in a time
+    // growing with their number squared: a tree all-reduce over 1,024 nodes ran 10 minutes
+    // with nothing on stderr but the opening line. One GPU per node: one ring of dp flows.
+    namespace fs = std::filesystem;
+    const fs::path cluster =
+        fs::temp_directory_path() / fmt::format("pipesim_flows_{}.json", ::getpid());
+    std::ofstream(cluster) << R"({"format": "pipesim-cluster", "version": 1, "gpus_per_node": 1,
+        "nodes": [{"count": 10000, "gpu": "h100-sxm"}],
+        "intra_node": {"bandwidth_gb_s": 450, "latency_us": 2},
+        "nic": {"bandwidth_gb_s": 50, "latency_us": 5}})";
+    const std::string run = "simulate -s 1f1b -p 1 -m 1 --cluster " + cluster.string() +
+                            " --costs 0.01,0.02,0.01 --grad-bytes 1e6 --nccl-algo ring";
+    const auto large = run_pipesim(run + " --dp 10000 --progress lines");
+    CHECK(large.exit_code == 0);
+    CHECK_THAT(large.err, Catch::Contains("a data-parallel collective of 10000 flows at once "
+                                          "starts; SimGrid settles them with no report"));
+    const auto smaller = run_pipesim(run + " --dp 9999 --progress lines");
+    CHECK(smaller.exit_code == 0);
+    CHECK(smaller.err.empty());
+    const auto quiet = run_pipesim(run + " --dp 10000 --progress none");
+    CHECK(quiet.exit_code == 0);
+    CHECK(quiet.err.empty());
+    fs::remove(cluster);
+}
+
 TEST_CASE("simulate refuses to move a gradient reduction it does not have", "[simgrid][cli]") {
     // Without a model or --grad-bytes there are no gradients: the flag changed nothing.
     const std::string run =

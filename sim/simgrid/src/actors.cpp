@@ -44,6 +44,12 @@ void EngineState::op_done() {
     options.progress(SimProgress{sg::Engine::get_clock(), expected_time, ops_done, ops_total});
 }
 
+void EngineState::collective_starting(std::size_t flows) const {
+    if (!options.progress || flows < large_collective_flows) return;
+    options.progress(
+        SimProgress{sg::Engine::get_clock(), expected_time, ops_done, ops_total, flows});
+}
+
 CpRing::CpRing(const EngineState& state, int replica, int device)
     : work_(state.workload.cp_ring), cp_(state.layout.cp), collectives_(state.collectives) {
     if (cp_ < 2 || work_.layers.empty() || !(work_.block_bytes > 0)) return;
@@ -292,6 +298,7 @@ void GradientReducer::operator()() {
         if (gather_first) {
             const double start = sg::Engine::get_clock();
             const double gather = s_.workload.param_gather_bytes[device_];
+            s_.collective_starting(reduce.flow_count());
             reduce.run(CollectiveKind::all_gather, gather / channels, 1, s_.collectives);
             if (s_.options.record_transfers)
                 s_.timeline->transfers.push_back(Transfer{device_, device_, Op{}, Op{}, gather,
@@ -317,14 +324,17 @@ void GradientReducer::operator()() {
         const double gather =
             s_.workload.param_gather_bytes.empty() ? 0.0 : s_.workload.param_gather_bytes[device_];
         if (!s_.workload.param_gather_bytes.empty()) {  // sharded: ZeRO-3 gathers no update
+            s_.collective_starting(reduce.flow_count());
             reduce.run(CollectiveKind::reduce_scatter, bytes / channels, 1, s_.collectives);
             if (!gather_first)
                 reduce.run(CollectiveKind::all_gather, gather / channels, 1, s_.collectives);
         } else if (s_.reduce_algorithm[device_] == NcclAlgo::tree) {
-            TreeCollective(gradient_trees(s_.layout, device_, s_.gpus_per_node), s_.hosts,
-                           s_.gpus_per_node, s_.intra_node_scale)
-                .run(bytes / channels);
+            TreeCollective tree(gradient_trees(s_.layout, device_, s_.gpus_per_node), s_.hosts,
+                                s_.gpus_per_node, s_.intra_node_scale);
+            s_.collective_starting(tree.flow_count());
+            tree.run(bytes / channels);
         } else {
+            s_.collective_starting(reduce.flow_count());
             reduce.run(CollectiveKind::all_reduce, bytes / channels, 1, s_.collectives);
         }
         const double end = sg::Engine::get_clock();

@@ -129,6 +129,10 @@ class RingCollective {
     /// moves bytes/n per member) and returns when the last ring is done. Blocks the calling
     /// actor. Nothing happens for count = 0, bytes = 0 or rings of one member.
     void run(CollectiveKind kind, double bytes, int count, CollectiveModel model);
+    /// The flows in flight at once: one per member of every ring.
+    std::size_t flow_count() const {
+        return rings_.empty() ? 0 : rings_.size() * rings_.front().size();
+    }
 
   private:
     std::vector<std::vector<::simgrid::s4u::Host*>> rings_;
@@ -154,6 +158,8 @@ class TreeCollective {
     /// One all-reduce of `bytes` per channel; returns when the last channel is done. Blocks
     /// the calling actor. The tree has no step-by-step form: both models run the flow set.
     void run(double bytes);
+    /// The flows in flight at once: every tree edge and chain link, once each way per tree.
+    std::size_t flow_count() const { return flows_.size(); }
 
   private:
     struct Flow {

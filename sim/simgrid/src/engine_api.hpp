@@ -15,7 +15,7 @@
 namespace pipesim::simgrid::detail {
 
 /// Changed whenever the table or the meaning of its fields changes.
-inline constexpr int engine_api_version = 9;
+inline constexpr int engine_api_version = 10;
 
 /// The plugin's exported symbol: `const EngineApi* pipesim_simgrid_engine_api()`.
 inline constexpr const char* engine_entry_point = "pipesim_simgrid_engine_api";

@@ -101,6 +101,9 @@ struct EngineState {
     RingCollective collective(const std::vector<std::vector<int>>& gpu_rings) const;
     /// Counts one finished op and calls SimOptions::progress when it is due.
     void op_done();
+    /// Reports a data-parallel collective of `flows` flows at once as it starts, from
+    /// large_collective_flows on.
+    void collective_starting(std::size_t flows) const;
 };
 
 /// Ring attention's K/V transfers of one device of one replica (context parallelism): one

@@ -86,7 +86,16 @@ struct SimProgress {
     double expected_time = 0;
     std::size_t ops_done = 0;
     std::size_t ops_total = 0;
+    /// On the report made as a data-parallel collective of this many flows at once starts
+    /// (large_collective_flows or more), else 0. SimGrid 3.32 settles flows in a time that
+    /// grows with their number squared and reports nothing until they end
+    /// (docs/cluster-format.md, "Limits").
+    std::size_t collective_flows = 0;
 };
+
+/// The flows of one collective from which its start is reported (SimProgress): about 10 s of
+/// SimGrid on one core (16,352 flows took 19 s; docs/cluster-format.md, "Limits").
+inline constexpr std::size_t large_collective_flows = 10000;
 
 /// What-if knobs.
 struct SimOptions {
