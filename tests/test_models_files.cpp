@@ -207,6 +207,19 @@ TEST_CASE("a calibration layer whose heads do not divide says which rule and the
         parse_calibration(calibration_with("\"heads\": 24", "\"heads\": 24, \"kv_heads\": 64"),
                           "c.json"),
         Catch::EndsWith("kv_heads must divide heads: 64 kv_heads, 24 heads"));
+    // A tp the layer cannot be split over was read, and its efficiencies applied.
+    CHECK_THROWS_WITH(
+        parse_calibration(calibration_with("\"heads\": 24", "\"heads\": 24, \"tp\": 5"), "c.json"),
+        Catch::StartsWith("c.json:7:41: ") &&
+            Catch::EndsWith("tp 5 does not divide the layer's heads (24)"));
+    CHECK_THROWS_WITH(
+        parse_calibration(
+            calibration_with("\"heads\": 24", "\"heads\": 24, \"kv_heads\": 2, \"tp\": 4"),
+            "c.json"),
+        Catch::EndsWith("tp 4 does not divide the layer's kv_heads (2)"));
+    CHECK(parse_calibration(calibration_with("\"heads\": 24", "\"heads\": 24, \"tp\": 8"), "c.json")
+              .layers.front()
+              .tp == 8);
 }
 
 TEST_CASE("malformed calibration files name the file, line and column", "[models]") {

@@ -98,6 +98,14 @@ CalibrationEntry read_entry(const fileio::JsonDocument& doc, const std::string& 
                 ? fileio::json_pointer_child(at, "kv_heads")
                 : at,
             fmt::format("kv_heads must divide heads: {} kv_heads, {} heads", c.kv_heads, c.heads));
+    // A layer split over tp ranks as -t splits it; a tp that does not divide its heads was
+    // read as a shape no run can have, and its efficiencies applied.
+    for (const auto& [what, value] :
+         {std::pair{"heads", c.heads}, {"kv_heads", c.kv_heads}, {"ffn_hidden", c.ffn_hidden}})
+        if (value % c.tp != 0)
+            throw doc.error_at(
+                fileio::json_pointer_child(at, "tp"),
+                fmt::format("tp {} does not divide the layer's {} ({})", c.tp, what, value));
     c.times = {entry_seconds(doc, at, "forward"), entry_seconds(doc, at, "backward_input"),
                entry_seconds(doc, at, "backward_weight")};
     return c;
