@@ -102,8 +102,9 @@ TEST_CASE("bad GPU files are refused with the file, line and column", "[models][
                         "got '2'"));
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "hbm_bandwidth": 0})"),
                Contains("g.json:1:40: hbm_bandwidth: must be in 1e+06..1e+15, got '0'"));
+    // Not a number: the field's range, not the reader's -1e+308..1e+308.
     CHECK_THAT(parse_error(R"({"base": "a100-80gb", "memory_efficiency": "high"})"),
-               Contains("memory_efficiency"));
+               Contains("g.json:1:44: memory_efficiency: must be in 1e-06..1, got '\"high\"'"));
     CHECK_THAT(parse_error(R"({"base": "b300"})"), Contains("g.json:1:10: unknown GPU 'b300'"));
     CHECK_THAT(parse_error(R"({"format": "pipesim-model", "base": "a100-80gb"})"),
                Contains("format: expected \"pipesim-gpu\""));
