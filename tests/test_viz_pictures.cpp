@@ -265,6 +265,29 @@ TEST_CASE("with one column per time unit each cell shows that unit's op", "[viz]
     CHECK_THAT(text, Catch::StartsWith("d0 |FF..XX.XX|\nd1 |.FXXFXX..|\n"));
 }
 
+TEST_CASE("a chart squeezed to the width marks columns of several passes", "[viz]") {
+    // 1F1B at p = 32, m = 256 in 94 columns of about 9 units: in the steady state every
+    // column holds F and BW ops. One sample per column drew runs of 54 units of F and 108 of
+    // BW, which never happen.
+    const auto timeline = replayed("1f1b", 32, 256);
+    const std::string text = viz::text_gantt(timeline, {100, false});
+    std::istringstream lines(text);
+    std::string d0;
+    std::getline(lines, d0);
+    REQUIRE_THAT(d0, Catch::StartsWith(" d0 |FFF"));  // 31 warm-up forwards
+    const std::size_t steady = d0.find('*');
+    REQUIRE(steady != std::string::npos);
+    const std::size_t drain = d0.find('X', steady);
+    REQUIRE(drain != std::string::npos);
+    // From the steady state to the drain: only mixed columns, no run of one pass.
+    CHECK(d0.find_first_not_of('*', steady) == drain);
+    CHECK(d0.find('F', steady) == std::string::npos);
+    CHECK_THAT(text, Catch::Contains("* several passes"));
+    // With one column per unit (the test above) no column holds two passes whole: no '*'.
+    CHECK(viz::text_gantt(replayed("1f1b", 2, 2), {3 + 9 + 2, false}).find('*') ==
+          std::string::npos);
+}
+
 TEST_CASE("a chart of ops that take no time says so", "[viz]") {
     pipesim::Timeline t = replayed("1f1b", 2, 2);
     for (auto& ops : t.device_ops)

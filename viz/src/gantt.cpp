@@ -59,16 +59,39 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
     for (int d = 0; d < t.devices; ++d) {
         const auto& ops = t.device_ops[static_cast<std::size_t>(d)];
         out += fmt::format("{:>{}}|", fmt::format("d{} ", d), label);
+        // A cell is its column's time: idle when the device is busy less than half of it, else
+        // the op that fills most of it, or '*' where ops shorter than a column (a chart
+        // squeezed to the width) of several passes share it. One sample per column showed
+        // 1F1B's alternating F and BW at p = 32, m = 256 as long runs of either.
         std::size_t k = 0;
         for (int c = 0; c < columns; ++c) {
-            const double middle = first + (c + 0.5) * slice;
-            while (k < ops.size() && ops[k].end <= middle)
+            const double from = first + c * slice, to = from + slice;
+            while (k < ops.size() && ops[k].end <= from)
                 ++k;
-            if (k < ops.size() && ops[k].start <= middle)
-                out += options.colour ? colour_cell(t, ops[k].op)
-                                      : std::string(1, pass_letter(t, ops[k].op));
-            else
+            double busy = 0, most = 0;
+            std::size_t fullest = k;
+            bool holds_whole_op = false, mixed = false;
+            for (std::size_t j = k; j < ops.size() && ops[j].start < to; ++j) {
+                const double inside = std::min(ops[j].end, to) - std::max(ops[j].start, from);
+                if (!(inside > 0)) continue;
+                busy += inside;
+                if (inside > most) {
+                    mixed = mixed || (most > 0 &&
+                                      pass_letter(t, ops[j].op) != pass_letter(t, ops[fullest].op));
+                    most = inside;
+                    fullest = j;
+                } else {
+                    mixed = mixed || pass_letter(t, ops[j].op) != pass_letter(t, ops[fullest].op);
+                }
+                holds_whole_op = holds_whole_op || (ops[j].start >= from && ops[j].end <= to);
+            }
+            if (busy < slice / 2)
                 out += '.';
+            else if (holds_whole_op && mixed)
+                out += options.colour ? "\x1b[30;48;5;250m*\x1b[0m" : "*";
+            else
+                out += options.colour ? colour_cell(t, ops[fullest].op)
+                                      : std::string(1, pass_letter(t, ops[fullest].op));
         }
         out += "|\n";
     }
@@ -82,17 +105,19 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
                            room - left.size() - right.size(), right);
     const std::string legend =
         options.colour ? "cells: microbatch mod 10, coloured by pass: blue F, orange B, green W, "
-                         "purple BW (lighter: chunk >= 1); . idle"
+                         "purple BW (lighter: chunk >= 1); *\x01several passes; .\x01idle"
                        : "F forward, B backward (input), W backward (weight), X fused B+W; "
-                         "lower case: chunk >= 1; . idle";
-    // The legend, word-wrapped to the width (left out when the chart is too narrow for it).
+                         "lower case: chunk >= 1; *\x01several passes; .\x01idle";
+    // The legend, word-wrapped to the width (left out when the chart is too narrow for it); a
+    // symbol stays on its word's line (\x01 joins them).
     if (room < 32) return out;
     std::string line;
     std::size_t start = 0;
     while (start < legend.size()) {
         std::size_t end = legend.find(' ', start);
         if (end == std::string::npos) end = legend.size();
-        const std::string word = legend.substr(start, end - start);
+        std::string word = legend.substr(start, end - start);
+        std::replace(word.begin(), word.end(), '\x01', ' ');
         if (!line.empty() && line.size() + 1 + word.size() > room) {
             out += fmt::format("{:{}}{}\n", "", label, line);
             line.clear();
