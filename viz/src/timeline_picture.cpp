@@ -212,7 +212,13 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
             // In its own unit: a 1-byte peak beside a TiB one read "9.09e-13 TiB".
             const std::string label =
                 fmt::format("peak {}", detail::memory_unit(peak, bytes)(peak));
-            const Point at{peak_at.x + 4, peak_at.y - size};
+            // Above the dot where the strip has room: nothing of the curve is higher than its
+            // peak. Else below it, kept inside the strip; under a low peak it ran into the next
+            // strip's grid line.
+            const double above = peak_at.y + 0.3 * size + 0.5;
+            const Point at{peak_at.x + 4, above + 0.85 * size <= base + strip
+                                              ? above
+                                              : std::max(peak_at.y - size, base + 0.3 * size)};
             // On a pale backing, so that a step of the curve does not run through the text.
             const double right = at.x + detail::XdotCanvas::drawn_width(size, label.size()) + 1;
             c.pen(label_backing);
