@@ -199,10 +199,11 @@ std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double t
         rows ? fmt::format("each row 0–{} {}", pretty(top, 4), s.memory_unit) : s.memory_unit;
     out += fmt::format(
         "<line class=\"axis\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\"/>\n"
-        "<text class=\"title\" x=\"{3:.1f}\" y=\"{4:.1f}\">time ({5})</text>\n"
+        "<text class=\"title\" x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"middle\">time ({5})"
+        "</text>\n"
         "<text class=\"title\" x=\"{6:.1f}\" y=\"{7:.1f}\" transform=\"rotate(-90 {6:.1f} "
         "{7:.1f})\" text-anchor=\"middle\">{8}</text>\n",
-        chart_left, chart_left + plot_width, bottom, chart_left, bottom + 26,
+        chart_left, chart_left + plot_width, bottom, chart_left + plot_width / 2, bottom + 26,
         detail::html_escape(time_label), 12.0, chart_top + plot / 2,
         detail::html_escape(memory_title));
     for (int d = 0; d < t.devices; ++d) {
