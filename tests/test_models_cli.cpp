@@ -746,7 +746,8 @@ TEST_CASE("the costs line folds runs of equal layer counts past 16 stages", "[mo
     CHECK_THAT(r.out, Catch::Contains(" stages)"));
 }
 
-TEST_CASE("a faster GPU never lengthens a fixed-order schedule's iteration", "[models][cli]") {
+TEST_CASE("a faster GPU does not lengthen an iteration by a tie in the layer split",
+          "[models][cli]") {
     // llama3-8b's 32 layers in 8 virtual stages: 4,4,4,4 and 5,5,4 between the embedding's
     // and the head's. Every order of those middle stages is as even, and which one the
     // partitioner took was a tie broken by rounding: at 1.26 times an A100's peak the five-layer
@@ -756,6 +757,8 @@ TEST_CASE("a faster GPU never lengthens a fixed-order schedule's iteration", "[m
     // 1.56 times than at 1.54 (4,5,5,4,4,4,4,2 became 4,4,4,4,4,5,5,2), ZB-H2 5.6 % on H100 at
     // t = 4, DualPipe 6.3 % at p = 8, m = 24. The orders are now replayed and the fastest
     // kept. The replay is a max-plus system: with one order, faster passes never end later.
+    // Schedules planned with the pass times are planned with each order: their planners'
+    // choices still move with the times, so this holds for the cases below, not for all.
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / fmt::format("pipesim_faster_{}", ::getpid());
     fs::create_directories(dir);
@@ -770,7 +773,10 @@ TEST_CASE("a faster GPU never lengthens a fixed-order schedule's iteration", "[m
          {Case{"-s interleaved-1f1b -p 4 -m 8 -t 2", "a100-80gb", 312e12, 2039e9, false, 112, 144},
           Case{"-s 1f1b -p 8 -m 16", "a100-80gb", 312e12, 2039e9, true, 148, 158},
           Case{"-s zb-h2 -p 8 -m 16 -t 4", "h100-sxm", 989.4e12, 3350e9, true, 130, 134},
-          Case{"-s dualpipe -p 8 -m 24", "a100-80gb", 312e12, 2039e9, true, 148, 152}}) {
+          Case{"-s dualpipe -p 8 -m 24", "a100-80gb", 312e12, 2039e9, true, 148, 152},
+          // Planned with the pass times, each order planned anew: 3.1 % and 6.0 % longer.
+          Case{"-s v-min -p 4 -m 8 -t 2", "h100-sxm", 989.4e12, 3350e9, true, 144, 146},
+          Case{"-s zb-2p -p 8 -m 16 -t 4", "h100-sxm", 989.4e12, 3350e9, true, 132, 134}}) {
         double previous = 0;
         for (int percent = c.from; percent <= c.to; percent += 2) {
             const fs::path gpu = dir / fmt::format("{}x{}.json", c.base, percent);
