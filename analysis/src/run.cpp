@@ -116,8 +116,8 @@ double planned_makespan(const Schedule& schedule, const models::PipelinePlan& pl
 // replayed ones); else the heavier last and the heavier first, if those two stay within it.
 // The split's own order is left out.
 std::vector<std::vector<int>> rearranged_splits(const std::vector<int>& counts,
-                                                std::size_t schedule_ops, double op_cost = 1) {
-    constexpr std::size_t max_orders = 64;
+                                                std::size_t schedule_ops, double op_cost = 1,
+                                                std::size_t max_orders = 64) {
     constexpr double max_op_replays = 5e7;  // a second or two of replays
     std::vector<std::vector<int>> orders;
     const double replays = static_cast<double>(schedule_ops) * op_cost;
@@ -243,10 +243,12 @@ Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& genera
     };
     ModelAnalysis by_stage = plan_model(model_as_run(spec), p * v);
     Schedule schedule = generate_for(by_stage);
-    // The stage split's middle stages in other orders, each planned anew (rearranged_splits):
-    // without them a GPU 2 % faster lengthened V-Min by up to 3 % and ZB-2P by up to 6 %
-    // (llama3-8b, 0.8–1.6 times an A100's or H100's peak), as the partitioner's tie moved.
-    // A planner's op costs about 200 replayed ones (V-Half plans 24,500 ops in 0.3 s).
+    // The stage split's middle stages with the heavier ones last and first, each planned anew
+    // (rearranged_splits with no more orders than those): without them a GPU 2 % faster
+    // lengthened V-Min by up to 3 % and ZB-2P by up to 6 % (llama3-8b, 0.8–1.6 times an
+    // A100's or H100's peak), as the partitioner's tie moved. Every order (15 for llama3-8b)
+    // left as many of those inversions and took several times as long. A planner's op costs
+    // about 200 replayed ones (V-Half plans 24,500 ops in 0.3 s).
     constexpr double planned_op_cost = 200;
     double best = -1;
     for (std::vector<int>& order : rearranged_splits(copy_split(by_stage.plan, schedule),
