@@ -243,13 +243,13 @@ Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& genera
     };
     ModelAnalysis by_stage = plan_model(model_as_run(spec), p * v);
     Schedule schedule = generate_for(by_stage);
-    // The stage split's middle stages with the heavier ones last and first, each planned anew
-    // (rearranged_splits with no more orders than those): without them a GPU 2 % faster
-    // lengthened V-Min by up to 3 % and ZB-2P by up to 6 % (llama3-8b, 0.8–1.6 times an
-    // A100's or H100's peak), as the partitioner's tie moved. Every order (15 for llama3-8b)
-    // left as many of those inversions and took several times as long. A planner's op costs
-    // about 200 replayed ones (V-Half plans 24,500 ops in 0.3 s).
-    constexpr double planned_op_cost = 200;
+    // The stage split's middle stages in other orders, each planned anew (rearranged_splits):
+    // without them a GPU 2 % faster lengthened V-Min by up to 3 % and ZB-2P by up to 6 %
+    // (llama3-8b, 0.8–1.6 times an A100's or H100's peak), as the partitioner's tie moved; with
+    // the heavier stages last and first alone, V-Min still by up to 1.5 %. A planned op costs
+    // about 1,000 replayed ones: ZB-V plans llama3-8b's 768 ops at p = 8, m = 16 in 35 ms,
+    // 46 µs an op, where 1F1B's replay of a million ops takes 0.14 s.
+    constexpr double planned_op_cost = 1000;
     double best = -1;
     for (std::vector<int>& order : rearranged_splits(copy_split(by_stage.plan, schedule),
                                                      schedule.op_count(), planned_op_cost)) {
