@@ -8,9 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
@@ -489,37 +492,32 @@ TEST_CASE("simulate refuses a model's transfers beyond SimGrid's before it annou
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("Ctrl-C during the SimGrid run ends simulate by the interrupt", "[simgrid][cli]") {
-    // SimGrid's engine installs a handler that ended the process with status 1 and no word,
-    // where every other phase ends by the signal (130 in the shell) and removes temporaries.
+namespace {
+
+// Starts `args`, sends SIGINT once `due(output so far)` holds and checks that the run ended by
+// the interrupt (one that finished first only warns). `name` tells the output file apart.
+void interrupt_when(const std::vector<std::string>& args, const std::string& name,
+                    const std::function<bool(const std::string&)>& due) {
     namespace fs = std::filesystem;
-    const fs::path out =
-        fs::temp_directory_path() / ("pipesim_sim_sigint_" + std::to_string(::getpid()));
-    // Some 600,000 ops on 128 GPUs: seconds of SimGrid, whose progress lines (from its first
-    // second on) say it runs.
-    const pid_t pid = pipesim::test::start_pipesim(
-        {"simulate", "-s", "zb-h1", "-p", "128", "-m", "1536", "--cluster", "dgx-h100:16",
-         "--costs", "0.01,0.02,0.01", "--progress", "lines"},
-        out.string());
+    const fs::path out = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+    const pid_t pid = pipesim::test::start_pipesim(args, out.string());
     REQUIRE(pid > 0);
     int status = 0;
     bool interrupted = false;
     const auto started = std::chrono::steady_clock::now();
     while (::waitpid(pid, &status, WNOHANG) != pid) {
-        // The first progress line comes from inside the simulation.
-        if (!interrupted && pipesim::test::read_file(out).find("simulated ") != std::string::npos) {
+        if (!interrupted && due(pipesim::test::read_file(out))) {
             ::kill(pid, SIGINT);
             interrupted = true;
         }
         if (std::chrono::steady_clock::now() - started > std::chrono::minutes(2)) {
             ::kill(pid, SIGKILL);
-            FAIL("simulate neither started SimGrid nor finished in 2 minutes");
+            FAIL("simulate was not interrupted and did not finish in 2 minutes");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     fs::remove(out);
     REQUIRE(interrupted);
-    // A run that finished before the signal came says nothing; one interrupted ends by it.
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         WARN("the simulation finished before the interrupt");
     } else {
@@ -529,48 +527,34 @@ TEST_CASE("Ctrl-C during the SimGrid run ends simulate by the interrupt", "[simg
     }
 }
 
+}  // namespace
+
+TEST_CASE("Ctrl-C during the SimGrid run ends simulate by the interrupt", "[simgrid][cli]") {
+    // SimGrid's engine installs a handler that ended the process with status 1 and no word,
+    // where every other phase ends by the signal (130 in the shell) and removes temporaries.
+    // Some 600,000 ops on 128 GPUs: seconds of SimGrid, whose progress lines (from its first
+    // second on) say it runs; the first comes from inside the simulation.
+    interrupt_when({"simulate", "-s", "zb-h1", "-p", "128", "-m", "1536", "--cluster",
+                    "dgx-h100:16", "--costs", "0.01,0.02,0.01", "--progress", "lines"},
+                   "pipesim_sim_sigint", [](const std::string& output) {
+                       return output.find("simulated ") != std::string::npos;
+                   });
+}
+
 TEST_CASE("Ctrl-C while the cluster's platform is built ends simulate by the interrupt",
           "[simgrid][cli]") {
     // The caller's handler came back only before the run: an interrupt while SimGrid built a
     // large platform (seconds at 65,536 GPUs) ended the process with status 1 and no word.
-    namespace fs = std::filesystem;
-    const fs::path out =
-        fs::temp_directory_path() / ("pipesim_build_sigint_" + std::to_string(::getpid()));
-    const pid_t pid = pipesim::test::start_pipesim(
-        {"simulate", "-s", "1f1b", "-p", "8", "-m", "8", "--costs", "1,1,1", "--cluster",
-         "dgx-a100:8192", "--dp", "8192", "--progress", "none"},
-        out.string());
-    REQUIRE(pid > 0);
-    int status = 0;
-    bool interrupted = false;
-    std::chrono::steady_clock::time_point named;  // when it named its run, before the engine
-    const auto started = std::chrono::steady_clock::now();
-    while (::waitpid(pid, &status, WNOHANG) != pid) {
-        const auto now = std::chrono::steady_clock::now();
-        if (named == std::chrono::steady_clock::time_point() &&
-            pipesim::test::read_file(out).find("simulating ") != std::string::npos)
-            named = now;
-        // A second later it builds the platform of 65,536 GPUs (4 s in all on a fast core).
-        if (!interrupted && named != std::chrono::steady_clock::time_point() &&
-            now - named > std::chrono::seconds(1)) {
-            ::kill(pid, SIGINT);
-            interrupted = true;
-        }
-        if (now - started > std::chrono::minutes(2)) {
-            ::kill(pid, SIGKILL);
-            FAIL("simulate neither built its platform nor finished in 2 minutes");
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    fs::remove(out);
-    REQUIRE(interrupted);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        WARN("the simulation finished before the interrupt");
-    } else {
-        CAPTURE(WIFEXITED(status), WEXITSTATUS(status));
-        REQUIRE(WIFSIGNALED(status));
-        CHECK(WTERMSIG(status) == SIGINT);
-    }
+    // A second after it names its run (before the engine), it builds the platform of 65,536
+    // GPUs (4 s in all on a fast core).
+    std::optional<std::chrono::steady_clock::time_point> named;
+    interrupt_when({"simulate", "-s", "1f1b", "-p", "8", "-m", "8", "--costs", "1,1,1", "--cluster",
+                    "dgx-a100:8192", "--dp", "8192", "--progress", "none"},
+                   "pipesim_build_sigint", [&](const std::string& output) {
+                       const auto now = std::chrono::steady_clock::now();
+                       if (!named && output.find("simulating ") != std::string::npos) named = now;
+                       return named && now - *named > std::chrono::seconds(1);
+                   });
 }
 
 TEST_CASE("simulate names a data-parallel collective of 10000 flows or more as it starts",

@@ -116,8 +116,8 @@ double planned_makespan(const Schedule& schedule, const models::PipelinePlan& pl
 // replayed ones); else the heavier last and the heavier first, if those two stay within it.
 // The split's own order is left out.
 std::vector<std::vector<int>> rearranged_splits(const std::vector<int>& counts,
-                                                std::size_t schedule_ops, double op_cost = 1,
-                                                std::size_t max_orders = 64) {
+                                                std::size_t schedule_ops, double op_cost = 1) {
+    constexpr std::size_t max_orders = 64;
     constexpr double max_op_replays = 5e7;  // a second or two of replays
     std::vector<std::vector<int>> orders;
     const double replays = static_cast<double>(schedule_ops) * op_cost;
@@ -156,6 +156,13 @@ std::vector<int> copy_split(const models::PipelinePlan& plan, const Schedule& sc
     return counts;
 }
 
+// The model as run, its layers split as `counts` says instead of as the partitioner would.
+ModelSpec with_split(const PipelineSpec& spec, std::vector<int> counts) {
+    ModelSpec model = model_as_run(spec);
+    model.partition.stage_layers = std::move(counts);
+    return model;
+}
+
 // The splits of the layers worth replaying: the one that balances the stages (the slowest
 // stage bounds the warm-up and the drain), the same in other orders of its middle stages
 // (rearranged_splits: where the heavier stages sit moves the fill and drain of any schedule,
@@ -167,11 +174,8 @@ ModelAnalysis plan_for_schedule(const PipelineSpec& spec, const Schedule& schedu
     ModelAnalysis by_stage = plan_model(model_as_run(spec), schedule);
     std::vector<ModelAnalysis> others;
     for (std::vector<int>& order :
-         rearranged_splits(copy_split(by_stage.plan, schedule), schedule.op_count())) {
-        ModelSpec model = model_as_run(spec);
-        model.partition.stage_layers = std::move(order);
-        others.push_back(plan_model(model, schedule));
-    }
+         rearranged_splits(copy_split(by_stage.plan, schedule), schedule.op_count()))
+        others.push_back(plan_model(with_split(spec, std::move(order)), schedule));
     if (schedule.microbatch_stages.empty() && devices_share(schedule.stage_device))
         others.push_back(plan_model(model_as_run(spec), schedule.stages(), schedule.stage_device));
     ModelAnalysis best = std::move(by_stage);
@@ -250,13 +254,11 @@ Schedule generate_with_costs(Pipeline& pipeline, const ScheduleGenerator& genera
     // about 1,000 replayed ones: ZB-V plans llama3-8b's 768 ops at p = 8, m = 16 in 35 ms,
     // 46 µs an op, where 1F1B's replay of a million ops takes 0.14 s.
     constexpr double planned_op_cost = 1000;
-    double best = -1;
-    for (std::vector<int>& order : rearranged_splits(copy_split(by_stage.plan, schedule),
-                                                     schedule.op_count(), planned_op_cost)) {
-        ModelSpec model = model_as_run(spec);
-        model.partition.stage_layers = std::move(order);
-        ModelAnalysis other = plan_model(model, p * v);
-        if (best < 0) best = planned_makespan(schedule, by_stage.plan, spec, true);
+    std::vector<std::vector<int>> orders = rearranged_splits(copy_split(by_stage.plan, schedule),
+                                                             schedule.op_count(), planned_op_cost);
+    double best = orders.empty() ? 0 : planned_makespan(schedule, by_stage.plan, spec, true);
+    for (std::vector<int>& order : orders) {
+        ModelAnalysis other = plan_model(with_split(spec, std::move(order)), p * v);
         Schedule candidate = generate_for(other);
         const double time = planned_makespan(candidate, other.plan, spec, true);
         if (time < best) {

@@ -1,6 +1,7 @@
 #include "models/gpu_json.hpp"
 
 #include <array>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -105,15 +106,14 @@ GpuSpec read_gpu(const fileio::JsonDocument& doc) {
             continue;
         }
         // One message for every value out of range or not a number, with the whole range.
-        const auto out_of_range = [&] {
-            return doc.error_at(
+        const auto& given = doc.at(pointer, "");
+        const double value =
+            given.is_number() ? given.get<double>() : std::numeric_limits<double>::quiet_NaN();
+        if (!(value == 0 && r.zero_ok) && !(value >= r.min && value <= r.max))
+            throw doc.error_at(
                 pointer, fmt::format("{}: must be in {:g}..{:g}{}, got {}", r.field, r.min, r.max,
                                      r.zero_ok ? " (or 0 for none)" : "",
-                                     fileio::quote_excerpt(doc.at(pointer, "").dump())));
-        };
-        if (!doc.at(pointer, "").is_number()) throw out_of_range();
-        const double value = doc.number(pointer, -1e308, 1e308);
-        if (!(value == 0 && r.zero_ok) && !(value >= r.min && value <= r.max)) throw out_of_range();
+                                     fileio::quote_excerpt(given.dump())));
         g.*r.target = value;
     }
     // The short-K falloff (roofline.cpp) takes both; one alone would be silently unused.

@@ -70,19 +70,19 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
                 ++k;
             double busy = 0, most = 0;
             std::size_t fullest = k;
+            char letter = 0;  // the first op's in the column
             bool holds_whole_op = false, mixed = false;
             for (std::size_t j = k; j < ops.size() && ops[j].start < to; ++j) {
                 const double inside = std::min(ops[j].end, to) - std::max(ops[j].start, from);
                 if (!(inside > 0)) continue;
                 busy += inside;
                 if (inside > most) {
-                    mixed = mixed || (most > 0 &&
-                                      pass_letter(t, ops[j].op) != pass_letter(t, ops[fullest].op));
                     most = inside;
                     fullest = j;
-                } else {
-                    mixed = mixed || pass_letter(t, ops[j].op) != pass_letter(t, ops[fullest].op);
                 }
+                const char here = pass_letter(t, ops[j].op);
+                mixed = mixed || (letter != 0 && here != letter);
+                if (letter == 0) letter = here;
                 holds_whole_op = holds_whole_op || (ops[j].start >= from && ops[j].end <= to);
             }
             if (busy < slice / 2)
