@@ -235,15 +235,53 @@ TEST_CASE("write_html_report embeds Graphviz's pictures with their tooltips", "[
     viz::write_html_report(dir / "r.html", r);
     const std::string page = read_file(dir / "r.html");
     CHECK(count(page, "<div class=\"viewport timeline\"><svg") == 3);
-    // One box per op: 4 devices × 8 microbatches × (F + BW) for 1F1B, × 3 passes for ZB-H1.
-    CHECK(count(page, "id=\"s0-node") == 4 * 8 * 2);
-    CHECK(count(page, "id=\"s1-node") == 4 * 8 * 3);
-    CHECK(page.find("xlink:title=\"F(mb 0, stage 0) on device 0") != std::string::npos);
+    // One box per op, each with its tooltip: 4 devices × 8 microbatches × (F + BW) for 1F1B,
+    // × 3 passes for ZB-H1, ZB-V's 4 × 8 × 3 passes × 2 chunks.
+    const auto second = page.find("<article class=\"schedule\" id=\"schedule-1\"");
+    const auto third = page.find("<article class=\"schedule\" id=\"schedule-2\"");
+    REQUIRE(second != std::string::npos);
+    REQUIRE(third != std::string::npos);
+    CHECK(count(page.substr(0, second), "class=\"node\" data-tip=\"") == 4 * 8 * 2);
+    CHECK(count(page.substr(second, third - second), "class=\"node\" data-tip=\"") == 4 * 8 * 3);
+    CHECK(count(page.substr(third), "class=\"node\" data-tip=\"") == 4 * 8 * 3 * 2);
+    CHECK(page.find("data-tip=\"F(mb 0, stage 0) on device 0") != std::string::npos);
     CHECK(std::distance(fs::directory_iterator(dir.path), {}) == 1);  // no temporary left
-    // Graphviz's comment on every node and edge is left out of the page, and nothing else:
-    // each node's box is still there after the comment that preceded it.
+    // Graphviz's comment on every node and edge is left out of the page, and so are each
+    // node's name and link, which the page does not show; its box and label stay.
     CHECK(page.find("<!--") == std::string::npos);
-    CHECK(count(page, "class=\"node\"") >= 4 * 8 * 2 + 4 * 8 * 3);
+    CHECK(page.find("<title>d0_0</title>") == std::string::npos);
+    CHECK(page.find("xlink:title=\"") == std::string::npos);
+    CHECK(count(page, "<polygon fill=\"#76a5e0\"") >= 4 * 8 * 3);
+}
+
+TEST_CASE("the HTML report keeps one element per box of the timelines", "[viz][html]") {
+    // Graphviz's group of a box with a tooltip (five elements), one with a label (kept in one
+    // group), and a group in a form it does not write for a box (copied as it is).
+    const std::string box =
+        "<g id=\"node3\" class=\"node\">\n<title>d0_0</title>\n"
+        "<g id=\"a_node3\"><a xlink:title=\"F(mb 0) &amp; more\">\n"
+        "<polygon fill=\"#76a5e0\" points=\"1,1 2,2\"/>\n</a>\n</g>\n</g>\n";
+    const std::string labelled =
+        "<g id=\"node4\" class=\"node\">\n<title>d0_1</title>\n"
+        "<g id=\"a_node4\"><a xlink:title=\"B(mb 1)\">\n"
+        "<polygon fill=\"#fff\" points=\"3,3 4,4\"/>\n"
+        "<text x=\"3\">1</text>\n</a>\n</g>\n</g>\n";
+    const std::string other = "<g id=\"node5\" class=\"node\"><title>d0_2</title></g>\n";
+    const std::string svg =
+        "<svg width=\"10pt\" height=\"10pt\"><g id=\"graph0\" class=\"graph\">\n" + box + labelled +
+        other + "</g></svg>\n";
+    viz::HtmlReport r = three_schedules();
+    r.schedules.resize(1);
+    r.table.rows.resize(1);
+    const std::string page = viz::html_document(r, {svg});
+    CHECK(page.find("<polygon class=\"node\" data-tip=\"F(mb 0) &amp; more\" fill=\"#76a5e0\" "
+                    "points=\"1,1 2,2\"/>") != std::string::npos);
+    CHECK(page.find("<g class=\"node\" data-tip=\"B(mb 1)\"><polygon fill=\"#fff\" "
+                    "points=\"3,3 4,4\"/>\n<text x=\"3\">1</text></g>") != std::string::npos);
+    CHECK(page.find("<g id=\"s0-node5\" class=\"node\"><title>d0_2</title></g>") !=
+          std::string::npos);
+    CHECK(page.find("a_node") == std::string::npos);
+    CHECK(page.find("id=\"s0-graph0\"") != std::string::npos);
 }
 
 TEST_CASE("compare --html writes a report with one row and one timeline per schedule",

@@ -172,8 +172,9 @@ details.</footer>
     });
   });
 
-  // Tooltips: Graphviz puts each box's text in its link's xlink:title; show it at once, in
-  // one place, instead of the browser's delayed native tooltip (and the node's name).
+  // Tooltips: Graphviz puts each box's text in its link's xlink:title, which the report moves
+  // into data-tip as it embeds a box; other groups (edges) get theirs here. Show it at once,
+  // in one place, instead of the browser's delayed native tooltip (and the node's name).
   Array.prototype.forEach.call(document.querySelectorAll('svg g.node, svg g.edge'), function (g) {
     var link = g.querySelector('a');
     var text = link && (link.getAttribute('xlink:title') || link.getAttribute('title'));

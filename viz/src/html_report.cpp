@@ -82,7 +82,55 @@ double points_per_unit(const HtmlReport& report, const std::string& unit) {
     return std::clamp(12.0 * (longest / shortest), 500.0, 3000.0) / longest;
 }
 
-// The Graphviz SVG made fit to share a page: no prolog, DOCTYPE or comments; ids prefixed.
+// One Graphviz node group as Graphviz writes it for a box with a tooltip,
+//   <g id="node3" class="node">\n<title>d0_0</title>\n<g id="a_node3"><a xlink:title="TIP">\n
+//   SHAPES\n</a>\n</g>\n</g>
+// rewritten as the page uses it: SHAPES tagged class="node" and data-tip="TIP" (one element
+// when the box is one shape, else SHAPES inside one <g>). The node's name, its ids and the
+// link carry nothing the page shows, and five elements per op made a report of six schedules
+// at p = 32, m = 256 a 63 MB page of 725,000 elements that a browser takes long to open.
+// Anything in another form is copied as it is (the page's script then moves its tooltip).
+// Returns the position after the group, or `from` when nothing was rewritten.
+std::size_t compact_node(const std::string& body, std::size_t from, std::string& out) {
+    constexpr std::string_view open_group = "<g id=\"", node_class = "\" class=\"node\">\n<title>",
+                               link = "<a xlink:title=\"", close_group = "\n</a>\n</g>\n</g>";
+    if (body.compare(from, open_group.size(), open_group) != 0) return from;
+    const auto id_end = body.find('"', from + open_group.size());
+    if (id_end == std::string::npos || body.compare(id_end, node_class.size(), node_class) != 0)
+        return from;
+    const auto title_end = body.find("</title>\n<g id=\"", id_end + node_class.size());
+    const auto link_at = body.find('>', title_end + 16);
+    if (title_end == std::string::npos || link_at == std::string::npos ||
+        body.compare(link_at + 1, link.size(), link) != 0)
+        return from;
+    const auto tip_begin = link_at + 1 + link.size();
+    const auto tip_end = body.find('"', tip_begin);
+    if (tip_end == std::string::npos || body.compare(tip_end, 3, "\">\n") != 0) return from;
+    const auto shapes_begin = tip_end + 3;
+    const auto shapes_end = body.find(close_group, shapes_begin);
+    if (shapes_end == std::string::npos) return from;
+    const std::string_view shapes(body.data() + shapes_begin, shapes_end - shapes_begin);
+    if (shapes.find("<g") != std::string_view::npos ||
+        shapes.find("<a") != std::string_view::npos || shapes.empty() || shapes.front() != '<')
+        return from;
+    const std::string_view tip(body.data() + tip_begin, tip_end - tip_begin);
+    const auto name_end = shapes.find_first_of(" />");
+    const bool one_shape = shapes.back() == '>' && shapes.ends_with("/>") &&
+                           shapes.find('<', 1) == std::string_view::npos &&
+                           name_end != std::string_view::npos && shapes[name_end] == ' ';
+    if (one_shape) {
+        out.append(shapes.substr(0, name_end));
+        out.append(" class=\"node\" data-tip=\"").append(tip).append("\"");
+        out.append(shapes.substr(name_end));
+    } else {
+        out.append("<g class=\"node\" data-tip=\"").append(tip).append("\">");
+        out.append(shapes).append("</g>");
+    }
+    return shapes_end + close_group.size();
+}
+
+// The Graphviz SVG made fit to share a page: no prolog, DOCTYPE or comments; node groups
+// compacted (compact_node); ids prefixed.
 std::string embed_svg(const std::string& svg, std::size_t index) {
     const auto start = svg.find("<svg");
     if (start == std::string::npos)
@@ -98,6 +146,19 @@ std::string embed_svg(const std::string& svg, std::size_t index) {
         const auto close = svg.find("-->", open);
         at = close == std::string::npos ? svg.size() : close + 3;
     }
+    std::string compacted;
+    compacted.reserve(body.size());
+    for (std::size_t at = 0; at < body.size();) {
+        const auto group = body.find("<g id=\"", at);
+        compacted.append(body, at, group == std::string::npos ? std::string::npos : group - at);
+        if (group == std::string::npos) break;
+        at = compact_node(body, group, compacted);
+        if (at == group) {
+            compacted += '<';
+            at = group + 1;
+        }
+    }
+    body = std::move(compacted);
     const std::string prefix = fmt::format("s{}-", index);
     std::string out;
     out.reserve(body.size() + body.size() / 16);
