@@ -3,9 +3,11 @@
 // builds the result objects; errors arrive as ValueError (std::invalid_argument, the
 // command line's message) or RuntimeError.
 #include <cxxabi.h>
+#include <atomic>
 
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -152,8 +154,11 @@ std::size_t schedule_hash(const Schedule& s) {
     return h;
 }
 
+void ensure_numpy();
+
 template <typename T>
 py::array_t<T> to_array(const std::vector<T>& values) {
+    ensure_numpy();
     return py::array_t<T>(static_cast<py::ssize_t>(values.size()), values.data());
 }
 
@@ -268,12 +273,14 @@ py::dict transfer_arrays(const Timeline& timeline) {
     return out;
 }
 
-py::tuple memory_curve(const RunData& run, int device) {
+const Timeline& recorded(RunData& run);
+
+py::tuple memory_curve(RunData& run, int device) {
     if (device < 0 || device >= run.timeline.devices)
         throw std::invalid_argument(
             fmt::format("device: must be in 0..{}, got {}", run.timeline.devices - 1, device));
     std::vector<double> time, activation;
-    for (const MemoryPoint& p : memory_over_time(run.timeline, run.memory, device)) {
+    for (const MemoryPoint& p : memory_over_time(recorded(run), run.memory, device)) {
         time.push_back(p.time);
         activation.push_back(p.activation);
     }
@@ -301,7 +308,26 @@ auto without_gil(Work&& work) -> decltype(work()) {
     return std::move(*result);
 }
 
-std::string timeline_svg(const RunData& run, bool memory, bool transfers, bool critical_path,
+// pybind11 2.10 (Debian's) looks NumPy's C API up in a function-local static whose
+// initializer imports NumPy, and an import may let another thread take the GIL: that thread
+// then waited for the static while holding the GIL, the first one for the GIL, forever (four
+// threads reading a result's arrays at once in a fresh interpreter hung). The first thread
+// that needs NumPy looks it up here with the GIL; the others wait for it without.
+void ensure_numpy() {
+    static std::atomic<bool> ready{false};
+    if (ready.load(std::memory_order_acquire)) return;
+    static std::once_flag once;
+    without_gil([] {
+        std::call_once(once, [] {
+            const py::gil_scoped_acquire acquire;
+            py::detail::npy_api::get();
+        });
+        return 0;
+    });
+    ready.store(true, std::memory_order_release);
+}
+
+std::string timeline_svg(RunData& run, bool memory, bool transfers, bool critical_path,
                          double width) {
     viz::TimelinePictureOptions options;
     options.memory = memory;
@@ -311,7 +337,7 @@ std::string timeline_svg(const RunData& run, bool memory, bool transfers, bool c
     options.memory_in_bytes = run.memory_in_bytes;
     options.iteration_time = run.iteration_time;
     options.iteration_is_period = run.post_validation;
-    const std::string dot = viz::timeline_dot(run.timeline, run.memory, options);
+    const std::string dot = viz::timeline_dot(recorded(run), run.memory, options);
     return without_gil([&] { return viz::render_dot(dot, viz::ImageFormat::svg); });
 }
 
@@ -371,6 +397,12 @@ RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_
     engine.overlap_grad_reduce = overlap_grad_reduce;
     engine.overlap_param_gather = overlap_param_gather;
     engine.post_validation = post_validation;
+    // The records come later, when a method needs them (PendingRecords), unless the report
+    // draws the timeline now.
+    auto pending = std::make_shared<PendingRecords>();
+    pending->spec = spec;
+    pending->engine = engine;
+    if (report.empty()) engine.record_ops = engine.record_transfers = false;
     return interruptible([&] {
         analysis::Analysis result = analysis::run_with_baseline(spec, engine);
         if (!report.empty()) {
@@ -379,8 +411,28 @@ RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_
             if (python_interrupted()) throw Interrupted{};
             fileio::write_file_atomically(report, page);
         }
-        return run_data(std::move(result), spec);
+        RunData data = run_data(std::move(result), spec);
+        if (report.empty()) data.pending = std::move(pending);
+        return data;
     });
+}
+
+// `run`'s timeline with its ops and transfers: made now if analyze() left them for later
+// (PendingRecords), once, whichever thread asks first; the others wait for it. Refused as
+// the run would have been refused with them (a ValueError) when they will not fit.
+const Timeline& recorded(RunData& run) {
+    const std::shared_ptr<PendingRecords> pending = run.pending;
+    if (!pending) return run.timeline;
+    interruptible([&] {
+        const std::lock_guard lock(pending->mutex);
+        if (!pending->made) {
+            analysis::Analysis records = analysis::run(pending->spec, pending->engine);
+            run.timeline = std::move(records.timeline);
+            pending->made = true;
+        }
+        return 0;
+    });
+    return run.timeline;
 }
 
 RunData simulate(const py::dict& d, const py::dict& engine_dict, const py::object& html,
@@ -639,17 +691,17 @@ PYBIND11_MODULE(_pipesim, m) {
         // memory model as bytes (timeline_bytes.hpp; the saved-timeline JSON of a 2-million-op
         // run took 44 s to read back), rebuilt by the package's _run_from_pickle.
         .def("__reduce__",
-             [](const RunData& r) {
+             [](RunData& r) {
                  return py::make_tuple(
                      py::module_::import("pipesim").attr("_run_from_pickle"),
                      py::make_tuple(r.json, schedule_to_json(r.schedule),
-                                    py::bytes(timeline_bytes(r.timeline, r.memory))));
+                                    py::bytes(timeline_bytes(recorded(r), r.memory))));
              })
         .def_readonly("schedule", &RunData::schedule)
         .def_property_readonly("time_unit", [](const RunData& r) { return r.timeline.time_unit; })
-        .def("op_arrays", [](const RunData& r) { return op_arrays(r.timeline); })
-        .def("op_tuples", [](const RunData& r) { return op_tuples(r.timeline); })
-        .def("transfer_arrays", [](const RunData& r) { return transfer_arrays(r.timeline); })
+        .def("op_arrays", [](RunData& r) { return op_arrays(recorded(r)); })
+        .def("op_tuples", [](RunData& r) { return op_tuples(recorded(r)); })
+        .def("transfer_arrays", [](RunData& r) { return transfer_arrays(recorded(r)); })
         .def("memory_curve", &memory_curve, py::arg("device"))
         .def("svg", &timeline_svg, py::arg("memory") = true, py::arg("transfers") = false,
              py::arg("critical_path") = false, py::arg("width") = 0.0);

@@ -40,9 +40,15 @@ std::string_view next_section(std::string_view& in) {
 
 RunData run_data(analysis::Analysis&& result, const analysis::PipelineSpec& spec) {
     std::string json = analysis::json_text(analysis::analysis_json(result, spec));
-    return RunData{std::move(json),          std::move(result.schedule), std::move(result.timeline),
-                   std::move(result.memory), result.model.has_value(),   result.iteration_time,
-                   result.post_validation};
+    RunData data;
+    data.json = std::move(json);
+    data.schedule = std::move(result.schedule);
+    data.timeline = std::move(result.timeline);
+    data.memory = std::move(result.memory);
+    data.memory_in_bytes = result.model.has_value();
+    data.iteration_time = result.iteration_time;
+    data.post_validation = result.post_validation;
+    return data;
 }
 
 RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEngine& engine,

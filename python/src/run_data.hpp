@@ -2,11 +2,25 @@
 // What a Python result holds of one run: the `--json` object and the timeline with its
 // memory model (for the picture and the op arrays), plus the schedule that ran.
 
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "analysis/run.hpp"
 
 namespace pipesim::python {
+
+/// What analyze() leaves for later: its spec and engine, run again with every op and
+/// transfer recorded the first time a method needs them. analyze() itself times the
+/// schedule without those records, as the command line does unless it draws or saves (the
+/// records of 1F1B at p = 64, m = 100,000 took 5 of its 6 s, and a notebook comparing
+/// configurations reads only the figures); the replay is exact, so the times are the same.
+struct PendingRecords {
+    analysis::PipelineSpec spec;
+    analysis::AnalyticEngine engine;
+    std::mutex mutex;   ///< held while the records are made
+    bool made = false;  ///< RunData::timeline has them
+};
 
 struct RunData {
     std::string json;  ///< analysis_json(), dumped
@@ -18,6 +32,10 @@ struct RunData {
     bool memory_in_bytes = false;
     double iteration_time = 0;
     bool post_validation = false;
+    /// Non-null where the timeline's ops and transfers are made when first needed
+    /// (module.cpp's recorded()); `timeline` then has the schedule's shape and no ops until
+    /// `made`.
+    std::shared_ptr<PendingRecords> pending;
 };
 
 /// The data of `result`, run from `spec`: its schedule, timeline and memory model are moved,

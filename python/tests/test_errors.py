@@ -204,8 +204,9 @@ def test_descriptions_and_picture_limits_speak_python():
 def test_the_run_fits_in_the_memory_its_check_allows():
     # The result once copied the run's timeline and schedule: a run the memory check let
     # through then needed about 1.6 times what it was allowed, and died with std::bad_alloc.
-    # A child measures the check's figure (refused under a tight limit), then runs under
-    # that figure and a quarter more, less than a second copy would need.
+    # A child measures the check's figure for the run with every op recorded (made when a
+    # method first needs them: refused under a tight limit), then runs under that figure and
+    # a quarter more, less than a second copy would need.
     program = """
 import re, resource, sys
 import pipesim
@@ -214,14 +215,17 @@ def limit(extra):
         size = int(re.search(r"VmSize:\\s+(\\d+) kB", f.read()).group(1)) * 1024
     resource.setrlimit(resource.RLIMIT_AS, (size + extra, resource.RLIM_INFINITY))
 if sys.argv[1] == "measure":
+    result = pipesim.analyze("1f1b", 1024, 2048)
     limit(64 << 20)
     try:
-        pipesim.analyze("1f1b", 1024, 2048)
+        result.memory_curve(0)
     except ValueError as e:
         print(re.search(r"needs about ([0-9.]+) GB", str(e)).group(1))
 else:
     limit(int(float(sys.argv[1]) * 1e9 * 1.25) + (64 << 20))
-    print(pipesim.analyze("1f1b", 1024, 2048).ops)
+    result = pipesim.analyze("1f1b", 1024, 2048)
+    result.memory_curve(0)
+    print(result.ops)
 """
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     run = lambda arg: subprocess.run([sys.executable, "-c", program, arg], capture_output=True,
@@ -250,6 +254,65 @@ def test_flags_that_change_nothing_are_refused():
     assert r.grad_reduce_time > 0
 
 
+def test_analyze_keeps_no_op_records_until_a_method_needs_them():
+    # analyze() times the schedule as the command line does (no record per op), so a run
+    # whose figures fit where its records would not gives its figures; the records, made by
+    # the first method that needs them, are refused then with the memory check's message.
+    # A child allows 150 MB more than it holds: 1F1B at p = 1,024, m = 2,048 (4,194,304 ops)
+    # needs about 0.55 GB with its records, about 0.1 GB without.
+    program = """
+import re, resource
+import pipesim
+with open("/proc/self/status") as f:
+    size = int(re.search(r"VmSize:\\s+(\\d+) kB", f.read()).group(1)) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + (150 << 20), resource.RLIM_INFINITY))
+r = pipesim.analyze("1f1b", 1024, 2048)
+print(r.ops, r.makespan)
+try:
+    r.memory_curve(0)
+    print("recorded")
+except ValueError as e:
+    print(e)
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures, refusal = done.stdout.splitlines()
+    # 1F1B's makespan with unit costs F = 1 and BW = 2: 3m + 3(p - 1).
+    assert figures == f"{2 * 1024 * 2048} {3 * 2048 + 3 * 1023:.1f}"
+    assert re.fullmatch(r"1f1b with p·v·m = 1024·1·2048 \(4194304 ops\) needs about 0\.[0-9]+ GB "
+                        r"of memory, more than .*", refusal), refusal
+
+
+def test_threads_reading_one_result_at_once_get_the_same_arrays():
+    # In a fresh interpreter, so that NumPy's C API is looked up by these threads: with
+    # pybind11 2.10 that look-up, a static initialized under the GIL, hung them all. The
+    # threads also make the result's op records (left for the first method that needs them)
+    # at the same time.
+    program = """
+import threading
+import pipesim
+r = pipesim.analyze("zb-v", 8, 64, costs=(1, 1.5, 0.7), comm=0.1)
+results = [None] * 4
+def read(i):
+    results[i] = r.arrays()["start"].tolist(), r.transfers()["end"].tolist()
+threads = [threading.Thread(target=read, args=(i,)) for i in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+fresh = pipesim.analyze("zb-v", 8, 64, costs=(1, 1.5, 0.7), comm=0.1)
+print(all(x == results[0] for x in results), fresh.arrays()["start"].tolist() == results[0][0],
+      len(results[0][0]) == r.ops, len(results[0][1]) > 0, max(results[0][1]) <= r.makespan)
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True"] * 5
+
+
 def test_the_ops_of_a_run_too_large_for_the_memory_left_are_refused():
     # timeline() of 3.8 million ops under a 1 GB limit aborted the interpreter ("cannot
     # allocate memory for thread-local data") or raised RuntimeError halfway. A child runs
@@ -260,6 +323,7 @@ import re, resource
 import numpy  # its libraries mapped before the limit is set
 import pipesim
 r = pipesim.analyze("zb-h1", 64, 2000)
+r.memory_curve(0)  # the ops recorded (made when a method first needs them)
 with open("/proc/self/status") as f:
     size = int(re.search(r"VmSize:\\s+(\\d+) kB", f.read()).group(1)) * 1024
 resource.setrlimit(resource.RLIMIT_AS, (size + (48 << 20), resource.RLIM_INFINITY))
