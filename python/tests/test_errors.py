@@ -285,6 +285,19 @@ except ValueError as e:
                         r"of memory, more than .*", refusal), refusal
 
 
+def test_a_run_that_read_a_model_file_keeps_its_records_when_the_file_goes(tmp_path):
+    # Op records otherwise made later would read the file again: gone, or changed, by then.
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    text = open(os.path.join(root, "experiments", "fidelity", "models", "mlm-h100-1.7b.json")).read()
+    model = tmp_path / "m.json"
+    model.write_text(text)
+    r = pipesim.analyze("1f1b", 4, 8, model=str(model), gpu="h100-sxm", mb=1)
+    model.unlink()
+    starts = r.arrays()["start"]
+    assert len(starts) == r.ops == 4 * 8 * 2
+    assert max(r.arrays()["end"]) == pytest.approx(r.makespan)
+
+
 def test_threads_reading_one_result_at_once_get_the_same_arrays():
     # In a fresh interpreter, so that NumPy's C API is looked up by these threads: with
     # pybind11 2.10 that look-up, a static initialized under the GIL, hung them all. The
