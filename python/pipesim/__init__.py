@@ -276,10 +276,10 @@ def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=
     validation = _spec.flag("post_validation", post_validation)
     # A model option at its default (recompute="none", tp=1) asks for no model.
     defaults = dict(_spec.MODEL_DEFAULTS, tp=1)
-    if any(value != defaults[key] for key, value in model_options.items()):
+    if any(_spec.is_set(value, defaults[key]) for key, value in model_options.items()):
         # tp alone: analyze's message would offer dp and simulate, which search has not.
-        if "tp" in model_options and all(value == defaults[key] for key, value in
-                                         model_options.items() if key != "tp"):
+        if "tp" in model_options and not any(_spec.is_set(value, defaults[key]) for key, value
+                                             in model_options.items() if key != "tp"):
             _spec.integer("tp", model_options["tp"], 1, _spec.MAX_TP)
             raise ValueError("tp sets the model's layout: give model=NAME, gpu=NAME and mb=B")
         mem_limit = _spec.byte_size("mem_limit", mem_limit)

@@ -259,7 +259,8 @@ class Comparison(_Fields):
         rows = self._fields["schedules"]
         if rows and name not in rows[0]:
             raise KeyError(f"column {name!r}: a row's fields are {', '.join(rows[0])}")
-        values = [row[name] for row in rows]
+        # Copies: a field that is a dict (step_shares) or list must not be the result's own.
+        values = [copy.deepcopy(row[name]) for row in rows]
         if name == "schedule":
             return values
         # speedup_1f1b is None where 1F1B could not run: NaN in the array.
@@ -307,8 +308,8 @@ class SearchResult(_Fields):
 
     @property
     def best_schedule(self):
-        """The best candidate's Schedule (to run it again, save it or draw it); None where no
-        candidate fits."""
+        """The best candidate's Schedule (to run it again, save it or draw it). search()
+        raises ValueError where no candidate fits, so there is always one."""
         return self.__dict__.get("_best")
 
     @property

@@ -122,10 +122,33 @@ def cost_triples(value):
     return out
 
 
+def _kind(value):
+    if isinstance(value, bool) or type(value).__name__ == "bool_":  # numpy's bool too
+        return "bool"
+    if isinstance(value, numbers.Integral):
+        return "integer"
+    return type(value)
+
+
+def is_set(value, default):
+    """Whether a model option asks for something: not its default, nor equal to it by value
+    alone (dist_opt=0 for False, sequence_parallel=1 for True, tp=1.0 for 1 are set, so that
+    their types are checked, with a model or without; numpy's bools and integers are bools
+    and integers)."""
+    return _kind(value) != _kind(default) or value != default
+
+
 def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, attention, efficiency,
                calibration, dist_opt, first_stage_layers, last_stage_layers, zero, cp,
                tp_comm_overlap, grad_dtype, gradient_accumulation_fusion, persist_layer_norm,
                cross_entropy_loss_fusion):
+    # The switches' types first: sequence_parallel=0 is a wrong type, with a model or without.
+    for name, value in (("sequence_parallel", sequence_parallel), ("dist_opt", dist_opt),
+                        ("tp_comm_overlap", tp_comm_overlap),
+                        ("gradient_accumulation_fusion", gradient_accumulation_fusion),
+                        ("persist_layer_norm", persist_layer_norm),
+                        ("cross_entropy_loss_fusion", cross_entropy_loss_fusion)):
+        flag(name, value)
     if model is None or gpu is None or mb is None:
         raise ValueError("model-based costs need all of model=NAME, gpu=NAME and mb=B")
     return {
@@ -196,7 +219,7 @@ def pipeline_dict(schedule, p, m, v, group_size, costs, comm, mem_w_ratio, dp, t
     # then that dp=None is no integer.
     d["dp"] = integer("dp", dp, 1, MAX_DP)
     d["tp"] = integer("tp", tp, 1, MAX_TP)
-    have_model = any(model_args[k] != MODEL_DEFAULTS[k] for k in MODEL_KEYS)
+    have_model = any(is_set(model_args[k], MODEL_DEFAULTS[k]) for k in MODEL_KEYS)
     if have_model:
         if costs is not None or mem_w_ratio is not None:
             raise ValueError("costs and mem_w_ratio cannot be combined with model (the model "

@@ -17,6 +17,14 @@ def test_compare_matches_the_command_line(cli):
     assert c.to_dict() == expected
     assert [row["schedule"] for row in c] == names and len(c) == 5
     assert c.column("speedup")[0] == 1
+    # A column holds copies: changing one of its values changes nothing in the comparison.
+    with_model = pipesim.compare(["1f1b", "zb-h1"], 4, 8, model="llama2-7b", gpu="h100-sxm",
+                                 mb=1)
+    shares = with_model.column("step_shares")
+    gemm = with_model.schedules[0]["step_shares"]["gemm"]
+    shares[0]["gemm"] = 99.0
+    assert with_model.to_dict()["schedules"][0]["step_shares"]["gemm"] == gemm != 99.0
+    assert with_model.column("step_shares")[0]["gemm"] == gemm
     # Speed-up is the first makespan over each; efficiency = 1 − bubble for uniform devices
     # of 1F1B (every device is busy m(F+B+W) in the same makespan).
     assert c.column("speedup") == pytest.approx(c.column("makespan")[0] / c.column("makespan"))

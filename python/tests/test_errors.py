@@ -101,6 +101,32 @@ def test_switches_take_true_or_false_only(call):
         call()
 
 
+@pytest.mark.parametrize("call, message", [
+    (lambda: pipesim.analyze("1f1b", 4, 8, sequence_parallel=1), "sequence_parallel: expected True"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, sequence_parallel=0), "sequence_parallel: expected True"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, dist_opt=0), "dist_opt: expected True"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, tp_comm_overlap=0), "tp_comm_overlap: expected True"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, cross_entropy_loss_fusion=0.0),
+     "cross_entropy_loss_fusion: expected True"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, tp=1.0), "tp: expected an integer"),
+    (lambda: pipesim.search(4, 8, 3, tp=True), "tp: expected an integer"),
+    (lambda: pipesim.search(4, 8, 3, tp=1.0), "tp: expected an integer"),
+])
+def test_a_model_option_equal_to_its_default_by_value_alone_is_checked(call, message):
+    # Without a model, an option at its default asks for nothing; 0 for False or 1.0 for 1
+    # compared equal to it and passed unchecked.
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_model_options_at_their_defaults_ask_for_no_model():
+    np = pytest.importorskip("numpy")
+    plain = pipesim.analyze("1f1b", 4, 8)
+    for options in (dict(dist_opt=False, tp=1), dict(dist_opt=np.False_, tp=np.int64(1)),
+                    dict(recompute="none", sequence_parallel=True)):
+        assert pipesim.analyze("1f1b", 4, 8, **options).makespan == plain.makespan
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda: pipesim.analyze("1f1b", 4, 8, costs=2.0), TypeError,
      "costs: expected (F, B, W) or a list of such triples, got 2.0"),
