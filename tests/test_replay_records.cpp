@@ -1,6 +1,7 @@
 // What the replay records: only the ops and transfers asked for, the same metrics either way,
 // and one validation per run (validated schedules are not checked again).
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "random_costs.hpp"
 #include "schedules/dependency_order.hpp"
 #include "schedules/metrics.hpp"
+#include "schedules/phases.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "sim/replay.hpp"
@@ -187,5 +189,33 @@ TEST_CASE("the replay's walk visits and times ops exactly as asap_walk", "[sim][
                 visited.push_back({op, start, finish});
             }));
         CHECK(visited == expected);
+    }
+}
+
+TEST_CASE("a long replay tells how far it is every 2^20 ops and stops where its reporter throws",
+          "[sim][replay]") {
+    // 1F1B at p = 8, m = 140,000: 2,240,000 ops, so two reports (at 2^20 and 2^21 ops).
+    const Schedule s = generate_schedule("1f1b", {8, 140000, 0, 0});
+    REQUIRE(s.op_count() == 2240000);
+    const StageCosts costs = uniform_stage_costs(8, 1, 1, 1, 1);
+    const MemoryModel memory = unit_memory_model(8, 1);
+    for (const bool record : {false, true}) {
+        ReplayOptions options;
+        options.record_ops = options.record_transfers = record;
+        std::vector<std::string> phases;
+        {
+            const ReportPhases reporter(
+                [&](std::string_view phase) { phases.emplace_back(phase); });
+            (void)replay_with_metrics(s, costs, memory, options);
+        }
+        CHECK(phases == std::vector<std::string>{"replaying 1f1b (2240000 ops), 47 %",
+                                                 "replaying 1f1b (2240000 ops), 94 %"});
+        int reports = 0;
+        const ReportPhases stop([&](std::string_view) {
+            ++reports;
+            throw std::runtime_error("stopped");
+        });
+        CHECK_THROWS_WITH(replay_with_metrics(s, costs, memory, options), "stopped");
+        CHECK(reports == 1);
     }
 }

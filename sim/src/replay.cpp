@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "schedules/dependency_order.hpp"  // split_backward_flags
+#include "schedules/phases.hpp"
 #include "schedules/validate.hpp"
 
 namespace pipesim::sim {
@@ -73,10 +74,20 @@ Timeline replay_walk_recording(const Schedule& schedule, const StageCosts& costs
     if (record_transfers) timeline.transfers.reserve(schedule.op_count());
     const double latency = options.comm_latency;
     const auto stages = static_cast<std::size_t>(schedule.stages());
+    // How far a long replay is, every 2^20 ops (tens of milliseconds): the command line's
+    // status line shows it, and Python's Ctrl-C is taken there (phases.hpp) instead of at the
+    // end of a replay of seconds.
+    constexpr std::size_t report_every = std::size_t{1} << 20;
+    const std::size_t total = schedule.op_count();
+    std::size_t timed = 0;
     const bool complete = asap_dataflow(
         schedule, duration, latency,
         [&](int device, const Op& op, const DataflowInput* in, int count, double start,
             double finish) {
+            if ((++timed & (report_every - 1)) == 0 && reporting_phases())
+                report_phase(
+                    fmt::format("replaying {} ({} ops), {:.0f} %", schedule.name, total,
+                                100.0 * static_cast<double>(timed) / static_cast<double>(total)));
             also(device, op, start, finish);
             if constexpr (record_ops)
                 timeline.device_ops[device].push_back(TimedOp{op, start, finish});
