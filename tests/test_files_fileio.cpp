@@ -9,6 +9,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -197,16 +198,48 @@ TEST_CASE("a regular file over the cap is refused from its size, without reading
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a device over the cap is read to one byte past the cap and refused then", "[fileio]") {
+TEST_CASE("a pipe over the cap is read to one byte past the cap and refused then", "[fileio]") {
     const std::size_t cap = 100'000;
+    int ends[2];
+    REQUIRE(::pipe(ends) == 0);
+    // A writer that never ends, as `yes` (text: no NUL byte), until the reader closes.
+    // SIGPIPE ignored while it writes: its write fails once the reader closes.
+    const auto previous = ::signal(SIGPIPE, SIG_IGN);
+    std::thread writer([fd = ends[1]] {
+        const std::string line(4096, 'y');
+        while (::write(fd, line.data(), line.size()) > 0) {
+        }
+        ::close(fd);
+    });
+    const std::string path = "/proc/self/fd/" + std::to_string(ends[0]);
     const long long before = bytes_read_so_far();
     if (before < 0) {
         WARN("no /proc/self/io: bytes read not measured");
     }
-    CHECK_THROWS_WITH(read_text_file("/dev/zero", cap),
-                      "/dev/zero: file is more than 100000 bytes, the limit for this kind of file");
-    // cap + 1 bytes of /dev/zero, and the few hundred of /proc/self/io itself.
+    CHECK_THROWS_WITH(read_text_file(path, cap),
+                      path + ": file is more than 100000 bytes, the limit for this kind of file");
+    // cap + 1 bytes of the pipe, and the few hundred of /proc/self/io itself.
     if (before >= 0) CHECK(bytes_read_so_far() - before <= static_cast<long long>(cap) + 4096);
+    ::close(ends[0]);
+    writer.join();
+    ::signal(SIGPIPE, previous);
+}
+
+TEST_CASE("a file with a NUL byte is refused at its position: /dev/zero at once", "[fileio]") {
+    const long long before = bytes_read_so_far();
+    CHECK_THROWS_WITH(read_text_file("/dev/zero", std::size_t{1} << 30),
+                      "/dev/zero:1:1: a NUL byte (JSON and CSV text have none; is this a "
+                      "binary file?)");
+    // One 64 KiB buffer of /dev/zero, not the gigabyte of the cap.
+    if (before >= 0) CHECK(bytes_read_so_far() - before <= (64 << 10) + 4096);
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("pipesim_fileio_nul_" + std::to_string(::getpid()) + ".json");
+    write_file_atomically(path.string(), std::string("{\n\"a\": 1,\0}", 11));
+    CHECK_THROWS_WITH(read_text_file(path.string(), 100),
+                      path.string() +
+                          ":2:8: a NUL byte (JSON and CSV text have none; is this a "
+                          "binary file?)");
+    std::filesystem::remove(path);
 }
 
 TEST_CASE("atomic writes follow symbolic links and refuse special files", "[fileio]") {

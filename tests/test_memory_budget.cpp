@@ -60,11 +60,13 @@ struct Limited {
 };
 
 // `pipesim ARGS` in a shell whose address space is limited to `kilobytes` (ulimit -v).
-Limited run_limited(long kilobytes, const std::string& args) {
+// `input`: a shell command whose output pipesim reads on its standard input.
+Limited run_limited(long kilobytes, const std::string& args, const std::string& input = "") {
     const auto err =
         std::filesystem::temp_directory_path() / ("pipesim_limited_" + std::to_string(::getpid()));
-    const std::string command = "ulimit -v " + std::to_string(kilobytes) + " && " + PIPESIM_BINARY +
-                                " " + args + " >/dev/null 2>" + err.string();
+    const std::string command = "ulimit -v " + std::to_string(kilobytes) + " && " +
+                                (input.empty() ? "" : input + " | ") + PIPESIM_BINARY + " " + args +
+                                " >/dev/null 2>" + err.string();
     const int status = std::system(command.c_str());
     Limited r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, test::read_file(err)};
     std::filesystem::remove(err);
@@ -305,11 +307,11 @@ TEST_CASE("tune_heap leaves a process under ulimit -v as it is", "[memory]") {
 }
 
 TEST_CASE("a device that never ends, read under ulimit -v, is named in one line", "[cli][memory]") {
-    // /dev/zero read as a saved timeline: the text grows until the address space runs out
+    // `yes` read as a saved timeline: the text grows until the address space runs out
     // (before the 1 GiB cap on a timeline file); once a bad_alloc and "try fewer stages".
-    const auto r = run_limited(300'000, "render /dev/zero -o /dev/null --format svg");
+    const auto r = run_limited(300'000, "render - -o /dev/null --format svg", "yes");
     CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::StartsWith("pipesim render: /dev/zero: cannot read: out of memory "
-                                        "after "));
+    CHECK_THAT(r.err, Catch::StartsWith("pipesim render: standard input: cannot read: out of "
+                                        "memory after "));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }

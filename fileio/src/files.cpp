@@ -95,6 +95,13 @@ std::string read_text_file(const std::string& requested, std::size_t max_bytes) 
             fail_read(path, fmt::format("out of memory after {} bytes (at most {} are read)",
                                         content.size(), max_bytes));
         }
+        // Every file read here is JSON or CSV text, which holds no NUL byte: a binary file, or
+        // a device such as /dev/zero (which gave a gigabyte before its size was refused), is
+        // refused at its first one, with its position as the parsers give theirs.
+        const std::size_t chunk = content.size() - static_cast<std::size_t>(n);
+        if (const std::size_t nul = content.find('\0', chunk); nul != std::string::npos)
+            throw ParseError(path, position_at(content, nul),
+                             "a NUL byte (JSON and CSV text have none; is this a binary file?)");
     }
     if (content.size() > max_bytes) fail_too_big(path, max_bytes);
     return content;
