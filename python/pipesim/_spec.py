@@ -356,7 +356,20 @@ PARAMETERS = set(MODEL_KEYS) | {
 # A flag stands alone: not inside a path or a name ("/tmp/--comm.json", "x-p"), not the
 # shell's "ulimit -v".
 _FLAG = re.compile(
-    r"(?<![\w\-/.\\])(?<!ulimit )(--[a-z][a-z0-9-]*|-[vpmt])( -?[0-9][^\s:,;)]*| [A-Z](?![\w-]))?")
+    r"(?<![\w\-/.\\])(?<!ulimit )(--[a-z][a-z0-9-]*|-[vpmt])"
+    r"( -?[0-9][^\s:,;)]*| [A-Z](?![\w-])| [a-z][a-z0-9.\-]*[a-z0-9](?![\w-]))?")
+# The parameters whose values are names: a flag followed by one of them ("--recompute full",
+# "--gpu a100-80gb") reads as the keyword with the name quoted; any other word after the flag
+# is the sentence's.
+_NAMED_VALUES = {
+    "recompute": lambda: {"none", "selective", "full"},
+    "attention": lambda: {"fused", "unfused"},
+    "grad_dtype": lambda: {"fp32", "bf16", "fp16"},
+    "nccl_algo": lambda: {"ring", "tree", "auto"},
+    "gpu": lambda: {name for name, _ in _pipesim.gpu_presets()},
+    "model": lambda: {name for name, _ in _pipesim.model_presets()},
+    "cluster": lambda: {name for name, _ in _pipesim.cluster_presets()},
+}
 # Text quoted from a file or an argument ('--dp', an excerpt): left as it is.
 _QUOTED = re.compile(r"((?<!\w)'[^'\n]*'(?!\w))")
 _RENAMED = {"--sp": "sequence_parallel", "--no-sp": "sequence_parallel=False",
@@ -399,6 +412,10 @@ def _words_outside_quotes(message):
         name = _RENAMED.get(flag, flag.lstrip("-").replace("-", "_"))
         if name.split("=")[0] not in PARAMETERS:
             return match.group(0)
+        if value[:1].islower():  # a name: the parameter's value, or the sentence's next word
+            if "=" not in name and value in _NAMED_VALUES.get(name, set)():
+                return f'{name}="{value}"'
+            return f"{name} {value}"
         return f"{name}={value}" if value and "=" not in name else name + (
             " " + value if value else "")
 

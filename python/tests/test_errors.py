@@ -544,3 +544,20 @@ def test_kernel_choices_beside_one_efficiency_are_refused_in_python_words():
                                          r"operator-level model, which efficiency replaces"):
         pipesim.analyze("1f1b", 4, 8, model="zb-1.5b", gpu="a100-80gb", mb=1, efficiency=0.5,
                         persist_layer_norm=False)
+
+
+def test_warnings_name_a_value_that_is_a_name_as_a_python_keyword():
+    # "--recompute full" read "recompute full", "--gpu a100-80gb" "gpu a100-80gb".
+    with pytest.warns(pipesim.PipesimWarning):
+        r = pipesim.analyze("zb-h1", 4, 8, model="llama2-7b", gpu="h100-sxm", mb=1,
+                            recompute="full")
+    assert r.warnings[0].startswith('with recompute="full" each B of zb-h1 re-creates')
+    assert r.to_dict()["warnings"][0].startswith("with --recompute full each B")
+    with pytest.warns(pipesim.PipesimWarning):
+        r = pipesim.simulate("1f1b", 4, 8, cluster="dgx-a100", model="llama2-7b",
+                             gpu="h100-sxm", mb=1)
+    assert r.warnings[0].endswith('; gpu="a100-80gb" gives them their own rooflines')
+    # A word after a flag that is no value of its parameter is the sentence's.
+    from pipesim import _spec
+    assert _spec.python_words("pass --gpu to choose") == "pass gpu to choose"
+    assert _spec.python_words("--nccl-algo tree is slow") == 'nccl_algo="tree" is slow'

@@ -140,6 +140,13 @@ def test_views_give_units_and_python_words():
     r = pipesim.analyze(schedule="1f1b", p=4, m=8, **model)
     assert repr(r).endswith(f"peak activation {r.peak_activation_max / 2**30:.4g} GiB>")
     assert repr(pipesim.analyze(schedule="1f1b", p=4, m=8)).endswith("peak activation 4 M_B>")
+    # The iteration where it is longer than the pipeline, the period where post-validation
+    # repeats the iterations.
+    assert "makespan 33 unit, bubble" in repr(pipesim.analyze(schedule="1f1b", p=4, m=8))
+    assert ": makespan 33 s, iteration 2733.7 s, bubble" in repr(pipesim.simulate(
+        "1f1b", 4, 8, cluster="dgx-h100", grad_bytes=1e15, dp=2))
+    assert ": makespan 27 unit, period 24 unit, bubble" in repr(pipesim.analyze(
+        "zb-2p", 4, 8, post_validation=True))
     # Warnings name the Python parameter (the HTML showed the command line's flag); to_dict()
     # is the command line's JSON, its words included.
     with pytest.warns(pipesim.PipesimWarning):
