@@ -3,8 +3,8 @@
 // builds the result objects; errors arrive as ValueError (std::invalid_argument, the
 // command line's message) or RuntimeError.
 #include <cxxabi.h>
-#include <atomic>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -434,7 +434,11 @@ const Timeline& recorded(RunData& run) {
         const std::lock_guard lock(pending->mutex);
         if (!pending->made) {
             analysis::Analysis records = analysis::run(pending->spec, pending->engine);
-            run.timeline = std::move(records.timeline);
+            // Only what the records add: another thread may read the timeline's shape and
+            // time unit meanwhile (they hold the GIL, this thread does not).
+            run.timeline.device_ops = std::move(records.timeline.device_ops);
+            run.timeline.transfers = std::move(records.timeline.transfers);
+            run.timeline.fb_pairs = std::move(records.timeline.fb_pairs);
             pending->made = true;
         }
         return 0;
