@@ -2,12 +2,13 @@
 #include "schedules/auto_schedule.hpp"
 
 #include <algorithm>
-#include <array>
 #include <deque>
 #include <functional>
 #include <limits>
 #include <queue>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -41,7 +42,9 @@ class AutoScheduler {
           pending_w_(static_cast<std::size_t>(o.devices)),
           left_(static_cast<std::size_t>(o.devices), 0),
           local_stages_(static_cast<std::size_t>(o.devices)),
-          parked_(static_cast<std::size_t>(o.devices), false) {
+          waiting_(static_cast<std::size_t>(o.devices), false),
+          failed_at_(static_cast<std::size_t>(o.devices), 0.0),
+          queued_(static_cast<std::size_t>(o.devices), 0) {
         // Later stages first: they are nearer the loss (V-shape: the second chunk).
         for (int s = stages_ - 1; s >= 0; --s)
             local_stages_[schedule_.stage_device[s]].push_back(s);
@@ -53,7 +56,7 @@ class AutoScheduler {
 
     Schedule run() {
         for (int d = 0; d < o_.devices; ++d)
-            if (left_[d] > 0) queue_.emplace(free_at_[d], d);
+            if (left_[d] > 0) enqueue(d);
         const std::size_t total = static_cast<std::size_t>(o_.microbatches) * stages_ * 3;
         std::size_t left = total;
         while (left > 0) {
@@ -63,17 +66,16 @@ class AutoScheduler {
                     "generating {}: the greedy list schedule, {:.0f} % placed", o_.name,
                     100.0 * static_cast<double>(total - left) / static_cast<double>(total)));
             if (queue_.empty()) throw std::invalid_argument(stuck_message());
-            const int d = queue_.top().second;
+            const auto [time, d, entry] = queue_.top();
             queue_.pop();
+            if (entry != queued_[d]) continue;  // d was queued again, earlier (wake())
+            waiting_[d] = false;
             if (step(d)) {
                 --left;
-                if (left_[d] > 0) queue_.emplace(free_at_[d], d);
+                if (left_[d] > 0) enqueue(d);
             } else {
-                wait(d);
-                if (free_at_[d] == never)
-                    parked_[d] = true;
-                else
-                    queue_.emplace(free_at_[d], d);
+                wait(d);  // a device with no input known is queued again by wake()
+                if (free_at_[d] != never) enqueue(d);
             }
         }
         return std::move(schedule_);
@@ -105,31 +107,56 @@ class AutoScheduler {
         schedule_.device_ops[d].push_back(op);
         free_at_[d] = start + length;
         --left_[d];
-        // A device that found nothing to wait for may find something now if it holds the stage
-        // this op's output goes to: it waits for nothing else (its memory is freed by its own
-        // W's, which it would run). Waking every parked device on every op made p ≫ m
-        // quadratic in p, and the others only failed again.
+        events_.insert(free_at_[d] + o_.costs.comm_latency);
+        events_.insert(free_at_[d]);
+        // A waiting device may run sooner if it holds the stage this op's output goes to: it
+        // waits for nothing else (its memory is freed by its own W's, which it would run).
         const int next_stage = op.pass == Pass::F ? op.stage + 1 : op.stage - 1;
         if (op.pass != Pass::W && next_stage >= 0 && next_stage < stages_) {
             const int other = schedule_.stage_device[next_stage];
-            if (parked_[other]) {
-                parked_[other] = false;
-                free_at_[other] = free_at_[d];
-                queue_.emplace(free_at_[other], other);
-            }
+            if (waiting_[other]) wake(other);
         }
-        add_event(free_at_[d] + o_.costs.comm_latency);
-        add_event(free_at_[d]);
     }
 
-    // A time pushed before is in events_ still, or was dropped by a wait no later than every
-    // wait to come (waits come in time order), which drops it again: pushing it once more
-    // changes no wait. Consecutive ops often end at the same time (equal pass times).
-    void add_event(double time) {
-        if (time == last_event_[0] || time == last_event_[1]) return;
-        last_event_[1] = last_event_[0];
-        last_event_[0] = time;
-        events_.push(time);
+    void enqueue(int d) { queue_.emplace(free_at_[d], d, ++queued_[d]); }
+
+    // When the earliest input of an op d could run next arrives (never: none has been made).
+    double earliest_input(int d) const {
+        double need = never;
+        for (int s : local_stages_[d])
+            if (next_b_[s] < o_.microbatches)
+                need = std::min(need, input_ready(Op{Pass::B, next_b_[s], s}));
+        if (held_[d] + activation_ <= o_.memory_limit + eps)
+            for (int s : local_stages_[d])
+                if (next_f_[s] < o_.microbatches)
+                    need = std::min(need, input_ready(Op{Pass::F, next_f_[s], s}));
+        return need;
+    }
+
+    // The time a device that found nothing to run at failed_at_[d] runs next, where only its
+    // inputs' arrivals can let it (never: none is known yet). A device looks again at each
+    // moment an output is done or arrives (events_) after the last one it looked at, and
+    // runs at the first at which an input is there: that is the first event from the
+    // earliest input's arrival on (less the tolerance of step()), not before the next event.
+    // Going there at once, instead of through every event in between, keeps the planner
+    // linear in the ops: with unequal stage times few events coincide, and every waiting
+    // device looked again at nearly every op's end (zb-2p with llama2-7b's times at p = 32,
+    // m = 32,768: 3.8 s before, 1.1 s now; docs/automatic-schedules.md).
+    double wake_time(int d) const {
+        const double need = earliest_input(d);
+        if (need == never) return never;
+        auto next = events_.upper_bound(failed_at_[d] + eps);
+        const auto ready = events_.lower_bound(need - eps);
+        if (ready != events_.end() && (next == events_.end() || *ready > *next)) next = ready;
+        return next == events_.end() ? never : *next;
+    }
+
+    // An output for a waiting device d was just made: d may run sooner than it was due.
+    void wake(int d) {
+        const double at = wake_time(d);
+        if (!(at < free_at_[d])) return;
+        free_at_[d] = at;
+        enqueue(d);
     }
 
     // Runs one op on device d at its free time if one can run; false if it must wait.
@@ -167,13 +194,14 @@ class AutoScheduler {
         return false;
     }
 
-    // Nothing can run on d now: move it to the next moment an input may arrive.
+    // Nothing can run on d now: move it to the moment an input lets it (wake_time()).
     void wait(int d) {
         // Devices are stepped in time order (d is the earliest) and events come no earlier than
         // the step that adds them: events up to now are of no use to any later wait.
-        while (!events_.empty() && events_.top() <= free_at_[d] + eps)
-            events_.pop();
-        free_at_[d] = events_.empty() ? never : events_.top();
+        events_.erase(events_.begin(), events_.upper_bound(free_at_[d] + eps));
+        failed_at_[d] = free_at_[d];
+        waiting_[d] = true;
+        free_at_[d] = wake_time(d);
     }
 
     std::string stuck_message() const {
@@ -195,15 +223,18 @@ class AutoScheduler {
     std::vector<std::deque<Op>> pending_w_;
     std::vector<int> left_;  ///< per device, the ops it has yet to run
     std::vector<std::vector<int>> local_stages_;
-    /// Devices not done and not parked, by the time they are free (ties: the lowest index,
-    /// each device once); parked: devices waiting with no known event (free at `never`).
-    std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
+    /// Devices not done, by the time they are free (ties: the lowest index), each with the
+    /// count of its entries so far: an entry older than queued_[d] was replaced by an earlier
+    /// one (wake()). A waiting device with no input known (free at `never`) has none.
+    std::priority_queue<std::tuple<double, int, unsigned>,
+                        std::vector<std::tuple<double, int, unsigned>>, std::greater<>>
         queue_;
-    std::vector<bool> parked_;  ///< per device
-    /// When an output is done or arrives on another device: the times a waiting device looks
-    /// again; earliest first.
-    std::priority_queue<double, std::vector<double>, std::greater<>> events_;
-    std::array<double, 2> last_event_{never, never};  ///< the two times pushed last
+    std::vector<bool> waiting_;      ///< per device: found nothing to run, due at free_at_
+    std::vector<double> failed_at_;  ///< per device: when it last found nothing to run
+    std::vector<unsigned> queued_;   ///< per device: its entries in queue_ so far
+    /// When an output is done or arrives on another device: the times a waiting device may
+    /// look again.
+    std::set<double> events_;
     double activation_ = 1;
     std::vector<double> duration_;  ///< planning_durations, by stage·pass_count + pass
 };
