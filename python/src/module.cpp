@@ -399,17 +399,20 @@ RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_
     engine.overlap_param_gather = overlap_param_gather;
     engine.post_validation = post_validation;
     // The records come later, when a method needs them (PendingRecords), unless the report
-    // draws the timeline now or the run reads files (a model, GPU or calibration file), which
-    // may change or go before then.
+    // draws the timeline now, the run reads files (a model, GPU or calibration file), which
+    // may change or go before then, or runs a given schedule, which the spec kept for later
+    // would hold a second time beside RunData::schedule.
     const auto& model = spec.costs.model;
     const bool reads_files =
         model && (models::names_a_file(model->model) || models::names_a_file(model->gpu) ||
                   !model->calibration_file.empty());
-    const bool later = report.empty() && !reads_files;
-    auto pending = std::make_shared<PendingRecords>();
-    pending->spec = spec;
-    pending->engine = engine;
-    if (later) engine.record_ops = engine.record_transfers = false;
+    std::shared_ptr<PendingRecords> pending;
+    if (report.empty() && !reads_files && !spec.given) {
+        pending = std::make_shared<PendingRecords>();
+        pending->spec = spec;
+        pending->engine = engine;
+        engine.record_ops = engine.record_transfers = false;
+    }
     return interruptible([&] {
         analysis::Analysis result = analysis::run_with_baseline(spec, engine);
         if (!report.empty()) {
@@ -419,7 +422,7 @@ RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_
             fileio::write_file_atomically(report, page);
         }
         RunData data = run_data(std::move(result), spec);
-        if (later) data.pending = std::move(pending);
+        data.pending = std::move(pending);
         return data;
     });
 }

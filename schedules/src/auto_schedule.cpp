@@ -123,13 +123,10 @@ class AutoScheduler {
     // When the earliest input of an op d could run next arrives (never: none has been made).
     double earliest_input(int d) const {
         double need = never;
-        for (int s : local_stages_[d])
-            if (next_b_[s] < o_.microbatches)
-                need = std::min(need, input_ready(Op{Pass::B, next_b_[s], s}));
-        if (held_[d] + activation_ <= o_.memory_limit + eps)
-            for (int s : local_stages_[d])
-                if (next_f_[s] < o_.microbatches)
-                    need = std::min(need, input_ready(Op{Pass::F, next_f_[s], s}));
+        candidates(d, [&](const Op& op) {
+            need = std::min(need, input_ready(op));
+            return false;
+        });
         return need;
     }
 
@@ -159,30 +156,36 @@ class AutoScheduler {
         enqueue(d);
     }
 
+    // The ops device d may run next but a W, in the order step() tries them: each local
+    // stage's next B, then, if the cap allows one more forward, each one's next F. Stops at
+    // the first for which visit(op) returns true, and returns whether one did.
+    template <class Visit>
+    bool candidates(int d, Visit&& visit) const {
+        for (int s : local_stages_[d])
+            if (next_b_[s] < o_.microbatches && visit(Op{Pass::B, next_b_[s], s})) return true;
+        if (held_[d] + activation_ <= o_.memory_limit + eps)
+            for (int s : local_stages_[d])
+                if (next_f_[s] < o_.microbatches && visit(Op{Pass::F, next_f_[s], s})) return true;
+        return false;
+    }
+
     // Runs one op on device d at its free time if one can run; false if it must wait.
     bool step(int d) {
         const double t = free_at_[d];
-        for (int s : local_stages_[d]) {
-            const int mb = next_b_[s];
-            if (mb < o_.microbatches && input_ready(Op{Pass::B, mb, s}) <= t + eps) {
-                b_end_[at(mb, s)] = t + cost(s, Pass::B);
-                ++next_b_[s];
-                pending_w_[d].push_back(Op{Pass::W, mb, s});
-                emit(d, Op{Pass::B, mb, s}, t, cost(s, Pass::B));
-                return true;
+        Op op{};
+        if (candidates(d, [&](const Op& c) { return input_ready(op = c) <= t + eps; })) {
+            const double length = cost(op.stage, op.pass);
+            if (op.pass == Pass::B) {
+                b_end_[at(op.microbatch, op.stage)] = t + length;
+                ++next_b_[op.stage];
+                pending_w_[d].push_back(Op{Pass::W, op.microbatch, op.stage});
+            } else {
+                f_end_[at(op.microbatch, op.stage)] = t + length;
+                ++next_f_[op.stage];
+                held_[d] += activation_;
             }
-        }
-        if (held_[d] + activation_ <= o_.memory_limit + eps) {
-            for (int s : local_stages_[d]) {
-                const int mb = next_f_[s];
-                if (mb < o_.microbatches && input_ready(Op{Pass::F, mb, s}) <= t + eps) {
-                    f_end_[at(mb, s)] = t + cost(s, Pass::F);
-                    ++next_f_[s];
-                    held_[d] += activation_;
-                    emit(d, Op{Pass::F, mb, s}, t, cost(s, Pass::F));
-                    return true;
-                }
-            }
+            emit(d, op, t, length);
+            return true;
         }
         if (!pending_w_[d].empty()) {
             const Op w = pending_w_[d].front();
