@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/cost_model.hpp"
+#include "models/gpu_json.hpp"
 #include "models/model_json.hpp"
 #include "models/presets.hpp"
 
@@ -173,6 +174,31 @@ TEST_CASE("a calibration file for another GPU is refused", "[models]") {
     CHECK_THROWS_WITH(CalibratedCostModel(find_gpu("a100-80gb"), cal),
                       "c.json: the calibration file was measured on 'h100-sxm', not on the "
                       "chosen GPU 'a100-80gb'");
+}
+
+TEST_CASE("a GPU file based on the calibration's GPU takes its measured times", "[models]") {
+    // The file's rates differ from the preset's; a layer the calibration measured keeps the
+    // measured times, and other shapes are timed at the measured efficiencies of its peak.
+    const GpuSpec mine = parse_gpu_json(
+        R"({"name": "h100-mine", "base": "h100-sxm", "gemm_efficiency": 0.5})", "g.json");
+    const TransformerConfig& c = find_model("zb-1.5b");
+    const PassFlops f = layer_flops(c, one_sequence());
+    const double peak = mine.peak_bf16_flops;
+    const Calibration cal = parse_calibration(
+        calibration_text(f.forward / (0.6 * peak), f.backward_input / (0.5 * peak),
+                         f.backward_weight / (0.4 * peak)),
+        "c.json");
+    const CalibratedCostModel model(mine, cal);
+    CHECK(model.layer(c, one_sequence()).forward == cal.layers[0].times.forward);
+    Workload longer = one_sequence();
+    longer.microbatch = 4;
+    CHECK(model.layer(c, longer).backward_weight ==
+          Approx(layer_flops(c, longer).backward_weight / (0.4 * peak)).epsilon(2e-3));
+    // A GPU file based on another preset is other hardware.
+    const GpuSpec other = parse_gpu_json(R"({"name": "a100-mine", "base": "a100-80gb"})", "g.json");
+    CHECK_THROWS_WITH(CalibratedCostModel(other, cal),
+                      "c.json: the calibration file was measured on 'h100-sxm', not on the "
+                      "chosen GPU 'a100-mine' (a GPU file based on 'a100-80gb')");
 }
 
 // calibration_text() with the first `from` replaced by `to`.

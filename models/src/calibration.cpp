@@ -137,10 +137,13 @@ double median(std::vector<double> values) {
 
 // Achieved fraction of peak per pass, the median over the file's entries.
 AnalyticCostModel measured_fallback(GpuSpec gpu, const Calibration& cal) {
-    if (gpu.name != cal.gpu)
-        throw std::invalid_argument(
-            fmt::format("{}the calibration file was measured on '{}', not on the chosen GPU '{}'",
-                        cal.source.empty() ? "" : cal.source + ": ", cal.gpu, gpu.name));
+    // A GPU file based on the preset the file was measured on is the same hardware with
+    // rates of its own: the measured times stand for its layers, as they do for the preset's.
+    if (gpu.name != cal.gpu && gpu.base != cal.gpu)
+        throw std::invalid_argument(fmt::format(
+            "{}the calibration file was measured on '{}', not on the chosen GPU '{}'{}",
+            cal.source.empty() ? "" : cal.source + ": ", cal.gpu, gpu.name,
+            gpu.base.empty() ? "" : fmt::format(" (a GPU file based on '{}')", gpu.base)));
     if (cal.layers.empty()) throw std::invalid_argument("the calibration has no measured layers");
     std::vector<double> eff[3];
     for (const CalibrationEntry& e : cal.layers) {
