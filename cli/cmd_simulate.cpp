@@ -143,8 +143,7 @@ std::function<void(const simgrid::SimProgress&)> progress_printer(sweep::Progres
             fmt::print(stderr,
                        "{}  simulated {:.4g} of ~{:.4g} s: a data-parallel collective of {} "
                        "flows at once starts; SimGrid settles them with no report until they "
-                       "end, in a time growing with their number squared (docs/cluster-format.md, "
-                       "Limits){}\n",
+                       "end (docs/cluster-format.md, Limits){}\n",
                        lines ? "" : "\r", at.simulated_time, at.expected_time, at.collective_flows,
                        lines ? "" : "\033[K");
             return;

@@ -557,28 +557,28 @@ TEST_CASE("Ctrl-C while the cluster's platform is built ends simulate by the int
                    });
 }
 
-TEST_CASE("simulate names a data-parallel collective of 10000 flows or more as it starts",
+TEST_CASE("simulate names a data-parallel collective of 50000 flows or more as it starts",
           "[simgrid][cli]") {
-    // SimGrid settles a collective's flows with no progress report until they end, in a time
-    // growing with their number squared: a tree all-reduce over 1,024 nodes ran 10 minutes
-    // with nothing on stderr but the opening line. One GPU per node: one ring of dp flows.
+    // SimGrid settles a collective's flows with no progress report until they end: a tree
+    // all-reduce over 1,024 nodes once ran 10 minutes with nothing on stderr but the opening
+    // line. Four GPUs per node, one replica each: four tree channels of 4(dp − 1) flows.
     namespace fs = std::filesystem;
     const fs::path cluster =
         fs::temp_directory_path() / fmt::format("pipesim_flows_{}.json", ::getpid());
-    std::ofstream(cluster) << R"({"format": "pipesim-cluster", "version": 1, "gpus_per_node": 1,
-        "nodes": [{"count": 10000, "gpu": "h100-sxm"}],
+    std::ofstream(cluster) << R"({"format": "pipesim-cluster", "version": 1, "gpus_per_node": 4,
+        "nodes": [{"count": 782, "gpu": "h100-sxm"}],
         "intra_node": {"bandwidth_gb_s": 450, "latency_us": 2},
         "nic": {"bandwidth_gb_s": 50, "latency_us": 5}})";
     const std::string run = "simulate -s 1f1b -p 1 -m 1 --cluster " + cluster.string() +
-                            " --costs 0.01,0.02,0.01 --grad-bytes 1e6 --nccl-algo ring";
-    const auto large = run_pipesim(run + " --dp 10000 --progress lines");
+                            " --costs 0.01,0.02,0.01 --grad-bytes 1e6 --nccl-algo tree";
+    const auto large = run_pipesim(run + " --dp 3128 --progress lines");  // 16 · 3127 flows
     CHECK(large.exit_code == 0);
-    CHECK_THAT(large.err, Catch::Contains("a data-parallel collective of 10000 flows at once "
+    CHECK_THAT(large.err, Catch::Contains("a data-parallel collective of 50032 flows at once "
                                           "starts; SimGrid settles them with no report"));
-    const auto smaller = run_pipesim(run + " --dp 9999 --progress lines");
+    const auto smaller = run_pipesim(run + " --dp 3124 --progress lines");  // 49,968
     CHECK(smaller.exit_code == 0);
     CHECK(smaller.err.empty());
-    const auto quiet = run_pipesim(run + " --dp 10000 --progress none");
+    const auto quiet = run_pipesim(run + " --dp 3128 --progress none");
     CHECK(quiet.exit_code == 0);
     CHECK(quiet.err.empty());
     fs::remove(cluster);

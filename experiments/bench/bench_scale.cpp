@@ -51,6 +51,10 @@ constexpr Job jobs[] = {
     // microbatches, on 2,048 DGX H100 nodes.
     {"llama3-405b", "llama3-405b", "interleaved-1f1b", 2, 8, 16, 128, 16, "h100-sxm",
      "dgx-h100:2048"},
+    // Data parallelism at the same scale: Llama 2 7B without tensor parallelism, 4 stages,
+    // 4,096 replicas. NCCL's tuning model picks the tree for its gradients: 131,000 flows
+    // per device at once (docs/cluster-format.md, "Limits").
+    {"llama2-7b-dp", "llama2-7b", "1f1b", 1, 1, 4, 4096, 16, "h100-sxm", "dgx-h100:2048"},
 };
 
 // A model JSON file for an SC'21 shape "L,h,a" (docs/model-format.md).

@@ -15,7 +15,7 @@ struct PartitionOptions {
     /// Every stage's layer count, given instead of planned (plan_pipeline checks it: one per
     /// stage, their sum the model's layers, at least one each but where the two above fix 0);
     /// for a caller that tries other arrangements of a planned split.
-    std::vector<int> stage_layers;
+    std::vector<int> stage_layers = {};
 };
 
 /// Splits layers with costs `layer_costs` (in model order) into `parts` contiguous groups of

@@ -18,7 +18,12 @@ std::size_t EngineState::pair_index(int src, int dst) const {
     return static_cast<std::size_t>(it - pairs.begin());
 }
 
-RingCollective EngineState::collective(const std::vector<std::vector<int>>& gpu_rings) const {
+FlowSet EngineState::data_parallel_flows(std::string name) const {
+    return FlowSet(std::move(name), flow_helpers, helper_cap);
+}
+
+RingCollective EngineState::collective(const std::vector<std::vector<int>>& gpu_rings,
+                                       std::string helpers_name) const {
     std::vector<std::vector<sg::Host*>> rings;
     std::vector<std::vector<double>> scale;
     for (const auto& ring : gpu_rings) {
@@ -31,7 +36,9 @@ RingCollective EngineState::collective(const std::vector<std::vector<int>>& gpu_
                 ring[k] / gpus_per_node == next / gpus_per_node ? intra_node_scale : 1.0);
         }
     }
-    return RingCollective(std::move(rings), std::move(scale));
+    return RingCollective(
+        std::move(rings), std::move(scale),
+        helpers_name.empty() ? FlowSet() : data_parallel_flows(std::move(helpers_name)), gpu_rings);
 }
 
 void EngineState::op_done() {
@@ -109,7 +116,8 @@ void DeviceActor::run() {
         fetch ? gradient_rings(s_.layout, device_, s_.gpus_per_node)
               : std::vector<std::vector<int>>{};
     const double dp_channels = static_cast<double>(dp_rings.size()) / s_.layout.tp;
-    RingCollective dp_ring = s_.collective(dp_rings);
+    RingCollective dp_ring =
+        s_.collective(dp_rings, fmt::format("fetch r{} d{}", replica_, device_));
     const bool tp_overlap = s_.workload.tp_overlap > 0;
     CpRing cp_ring(s_, replica_, device_);
     // Replica 0 records its collectives beside its messages.
@@ -292,7 +300,7 @@ void GradientReducer::operator()() {
         const std::vector<std::vector<int>> rings =
             gradient_rings(s_.layout, device_, s_.gpus_per_node);
         const double channels = static_cast<double>(rings.size()) / s_.layout.tp;
-        RingCollective reduce = s_.collective(rings);
+        RingCollective reduce = s_.collective(rings, fmt::format("reduce d{}", device_));
         // The previous step's parameters, all-gathered beside the first forward.
         const bool gather_first = s_.gather_pending[device_] != 0;
         if (gather_first) {
@@ -330,7 +338,8 @@ void GradientReducer::operator()() {
                 reduce.run(CollectiveKind::all_gather, gather / channels, 1, s_.collectives);
         } else if (s_.reduce_algorithm[device_] == NcclAlgo::tree) {
             TreeCollective tree(gradient_trees(s_.layout, device_, s_.gpus_per_node), s_.hosts,
-                                s_.gpus_per_node, s_.intra_node_scale);
+                                s_.gpus_per_node, s_.intra_node_scale,
+                                s_.data_parallel_flows(fmt::format("tree d{}", device_)));
             s_.collective_starting(tree.flow_count());
             tree.run(bytes / channels);
         } else {

@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <unordered_map>
 
+#include <fmt/format.h>
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 
 #include "routes.hpp"
 
@@ -159,6 +164,19 @@ std::vector<std::pair<int, int>> tree_flows(const TreeChannel& channel) {
     return flows;
 }
 
+std::size_t gradient_flow_count(const Layout& layout, int device, int gpus_per_node,
+                                NcclAlgo algorithm) {
+    std::size_t flows = 0;
+    if (algorithm == NcclAlgo::tree) {
+        for (const TreeChannel& channel : gradient_trees(layout, device, gpus_per_node))
+            flows += tree_flows(channel).size();
+    } else {
+        for (const auto& ring : gradient_rings(layout, device, gpus_per_node))
+            flows += ring.size() > 1 ? ring.size() : 0;
+    }
+    return flows;
+}
+
 double idle_transfer_time(const ClusterSpec& cluster, double bandwidth_scale,
                           const std::vector<std::pair<std::pair<int, int>, double>>& flows) {
     const double intra_scale =
@@ -234,9 +252,84 @@ std::vector<NcclAlgo> gradient_algorithms(const ClusterSpec& cluster, const Layo
     return algorithms;
 }
 
+std::size_t flow_helpers(std::size_t flows, FlowHelpers helpers, std::size_t cap) {
+    if (helpers == FlowHelpers::never || flows < 2 ||
+        (helpers == FlowHelpers::automatic && flows < helpers_from))
+        return 0;
+    const auto root = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(flows))));
+    return std::max<std::size_t>(1, std::min({root, cap, max_helpers}));
+}
+
+void FlowSet::run(const std::vector<HostFlow>& flows) {
+    const std::size_t helpers = flow_helpers(flows.size(), helpers_, cap_);
+    if (helpers == 0) {
+        comms_.clear();
+        comms_.reserve(flows.size());
+        for (const HostFlow& flow : flows)
+            comms_.push_back(sg::Comm::sendto_async(flow.src, flow.dst, flow.bytes));
+        sg::Comm::wait_all(comms_);
+        return;
+    }
+    // The flows by source host, so that a sender moves once per source: moving an actor
+    // visits every transfer on its list (s4u::Actor::set_host).
+    std::vector<std::size_t> order(flows.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return flows[a].source < flows[b].source;
+    });
+    // Pair h sends flows order[h·F/K .. (h+1)·F/K), each through a mailbox of its own whose
+    // permanent receiver is the pair's receiver, so that it starts as it is sent. The
+    // receiver takes the transfers out in the order they were sent, as they arrive (a
+    // mailbox holding many would be searched and shifted for each); the sender stays until
+    // then, since an actor that ends cancels its transfers.
+    for (std::size_t f = boxes_.size(); f < flows.size(); ++f)
+        boxes_.push_back(sg::Mailbox::by_name(fmt::format("{}.{}", name_, f)));
+    std::vector<sg::ActorPtr> actors;
+    for (std::size_t h = 0; h < helpers; ++h) {
+        const std::size_t begin = h * flows.size() / helpers;
+        const std::size_t end = (h + 1) * flows.size() / helpers;
+        const HostFlow& first = flows[order[begin]];
+        const sg::SemaphorePtr arrived = sg::Semaphore::create(0);
+        sg::ActorPtr receiver = sg::Actor::create(fmt::format("{}.{}r", name_, h), first.dst,
+                                                  [this, begin, end, arrived] {
+                                                      for (std::size_t f = begin; f < end; ++f) {
+                                                          boxes_[f]->get<HostFlow>();
+                                                          boxes_[f]->set_receiver(nullptr);
+                                                      }
+                                                      arrived->release();
+                                                  });
+        sg::ActorPtr sender = sg::Actor::create(
+            fmt::format("{}.{}s", name_, h), first.src,
+            [this, &flows, &order, begin, end, receiver, arrived] {
+                std::vector<sg::CommPtr> comms;
+                comms.reserve(end - begin);
+                for (std::size_t f = begin; f < end; ++f) {
+                    const HostFlow& flow = flows[order[f]];
+                    if (sg::this_actor::get_host() != flow.src) sg::this_actor::set_host(flow.src);
+                    if (receiver->get_host() != flow.dst) receiver->set_host(flow.dst);
+                    boxes_[f]->set_receiver(receiver);
+                    comms.push_back(boxes_[f]->put_async(const_cast<HostFlow*>(&flow), flow.bytes));
+                }
+                arrived->acquire();
+                // Done: a test closes each without searching this actor's list of transfers,
+                // as a wait would.
+                for (const sg::CommPtr& comm : comms)
+                    comm->test();
+            });
+        actors.push_back(std::move(receiver));
+        actors.push_back(std::move(sender));
+    }
+    for (const sg::ActorPtr& actor : actors)
+        actor->join();
+}
+
 RingCollective::RingCollective(std::vector<std::vector<sg::Host*>> rings,
-                               std::vector<std::vector<double>> hop_scale)
-    : rings_(std::move(rings)), hop_scale_(std::move(hop_scale)) {
+                               std::vector<std::vector<double>> hop_scale, FlowSet flows,
+                               std::vector<std::vector<int>> gpus)
+    : rings_(std::move(rings)),
+      hop_scale_(std::move(hop_scale)),
+      gpus_(std::move(gpus)),
+      flow_set_(std::move(flows)) {
     std::vector<sg::Link*> links;
     for (const auto& ring : rings_)
         for (std::size_t k = 0; ring.size() > 1 && k < ring.size(); ++k) {
@@ -255,18 +348,16 @@ void RingCollective::run(CollectiveKind kind, double bytes, int count, Collectiv
     // A flow set moves every step's chunk at once; a step sends one chunk per member.
     const int rounds = model == CollectiveModel::flow_set ? 1 : steps;
     const double per_flow = model == CollectiveModel::flow_set ? chunk * steps : chunk;
-    comms_.reserve(rings_.size() * n);
-    for (int round = 0; round < rounds; ++round) {
-        comms_.clear();
-        for (std::size_t r = 0; r < rings_.size(); ++r)
-            for (std::size_t k = 0; k < n; ++k) {
-                const double scale = hop_scale_.empty() ? 1.0 : hop_scale_[r][k];
-                const auto flow_bytes = static_cast<std::uint64_t>(std::llround(per_flow * scale));
-                comms_.push_back(
-                    sg::Comm::sendto_async(rings_[r][k], rings_[r][(k + 1) % n], flow_bytes));
-            }
-        sg::Comm::wait_all(comms_);
-    }
+    flows_.clear();
+    for (std::size_t r = 0; r < rings_.size(); ++r)
+        for (std::size_t k = 0; k < n; ++k) {
+            const double scale = hop_scale_.empty() ? 1.0 : hop_scale_[r][k];
+            flows_.push_back(HostFlow{rings_[r][k], rings_[r][(k + 1) % n],
+                                      static_cast<std::uint64_t>(std::llround(per_flow * scale)),
+                                      gpus_.empty() ? static_cast<int>(k) : gpus_[r][k]});
+        }
+    for (int round = 0; round < rounds; ++round)
+        flow_set_.run(flows_);
     // The steps' own latencies, which one flow pays only once.
     if (model == CollectiveModel::flow_set && steps > 1 && latency_ > 0)
         sg::this_actor::sleep_for((steps - 1) * latency_);
@@ -274,7 +365,8 @@ void RingCollective::run(CollectiveKind kind, double bytes, int count, Collectiv
 
 TreeCollective::TreeCollective(const std::vector<TreeChannel>& channels,
                                const std::vector<sg::Host*>& hosts, int gpus_per_node,
-                               double intra_node_scale) {
+                               double intra_node_scale, FlowSet flows)
+    : flow_set_(std::move(flows)) {
     std::vector<sg::Link*> links;
     auto latency = [&](int src, int dst) {
         double l = 0;
@@ -288,7 +380,7 @@ TreeCollective::TreeCollective(const std::vector<TreeChannel>& channels,
             const bool inside = src / gpus_per_node == dst / gpus_per_node;
             flows_.push_back(Flow{hosts[static_cast<std::size_t>(src)],
                                   hosts[static_cast<std::size_t>(dst)],
-                                  0.5 * (inside ? intra_node_scale : 1.0)});
+                                  0.5 * (inside ? intra_node_scale : 1.0), src});
             flow_latency_ = std::max(flow_latency_, latency(src, dst));
         }
         // Each tree's critical path: the longest chain-and-tree path from a GPU to the root's
@@ -317,12 +409,13 @@ TreeCollective::TreeCollective(const std::vector<TreeChannel>& channels,
 
 void TreeCollective::run(double bytes) {
     if (flows_.empty() || !(bytes > 0)) return;
-    comms_.clear();
-    comms_.reserve(flows_.size());
+    sent_.clear();
+    sent_.reserve(flows_.size());
     for (const Flow& flow : flows_)
-        comms_.push_back(sg::Comm::sendto_async(
-            flow.src, flow.dst, static_cast<std::uint64_t>(std::llround(bytes * flow.scale))));
-    sg::Comm::wait_all(comms_);
+        sent_.push_back(HostFlow{flow.src, flow.dst,
+                                 static_cast<std::uint64_t>(std::llround(bytes * flow.scale)),
+                                 flow.source});
+    flow_set_.run(sent_);
     // The pipeline's depth, of which the concurrent flows paid one route's latency.
     if (depth_latency_ > flow_latency_) sg::this_actor::sleep_for(depth_latency_ - flow_latency_);
 }

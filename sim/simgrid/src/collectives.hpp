@@ -5,11 +5,14 @@
 // platform, except for the plain tables and NCCL's tuning model below.
 
 #include <array>
+#include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
 
 #include "sim/simgrid/cluster.hpp"
 #include "sim/simgrid/layout.hpp"
@@ -82,6 +85,12 @@ struct AllReduceTimes {
     double tree = 0;
 };
 
+/// The transfers in flight at once of pipeline device `device`'s gradient reduction with
+/// `algorithm` (a ring's members times its channels, or every tree_flows() of
+/// gradient_trees()); a distributed optimizer's gathers and ZeRO-3's fetches are rings.
+std::size_t gradient_flow_count(const Layout& layout, int device, int gpus_per_node,
+                                NcclAlgo algorithm);
+
 /// NCCL's tuning model of an all-reduce of `bytes` per GPU over `ranks` GPUs on `nodes`
 /// nodes, the same number on each, with `channels` rings (NCCL 2.30, src/graph/tuning.cc, the
 /// Simple protocol, whose bandwidth the engine's flows reach): a latency from NCCL's base and
@@ -112,6 +121,62 @@ enum class CollectiveModel {
     steps,
 };
 
+/// One transfer of a FlowSet: `bytes` from one GPU's host to another's.
+struct HostFlow {
+    ::simgrid::s4u::Host* src = nullptr;
+    ::simgrid::s4u::Host* dst = nullptr;
+    std::uint64_t bytes = 0;
+    int source = 0;  ///< the source GPU's index, by which a FlowSet groups its transfers
+};
+
+/// Whether a FlowSet may hand its transfers to helper actors.
+enum class FlowHelpers {
+    automatic,  ///< from helpers_from transfers on (flow_helpers())
+    never,      ///< every transfer from the calling actor, as SimGrid's host-to-host send
+    always,     ///< from two transfers on (for validation)
+};
+
+/// The helper pairs (a sender and a receiver actor each) that a FlowSet of `flows` transfers
+/// runs them with: none below helpers_from transfers, else ⌈√flows⌉, at most `cap`; with
+/// `helpers` never none, with always from two transfers on.
+std::size_t flow_helpers(std::size_t flows, FlowHelpers helpers, std::size_t cap);
+constexpr std::size_t helpers_from = 1024;
+/// Helper pairs of all the collectives that may run at once: 4,096 pairs are 16,384 of the
+/// kernel's memory mappings (two per actor), a quarter of its default limit.
+constexpr std::size_t helper_pairs_in_all = 4096;
+/// Helper pairs of one collective at most.
+constexpr std::size_t max_helpers = 256;
+
+/// Transfers started together from inside an actor, waited for until the last has arrived.
+///
+/// SimGrid 3.32 keeps each host-to-host transfer (Comm::sendto) on one engine-wide list, and
+/// every transfer that ends searches that list whole (CommImpl::finish): F transfers in flight
+/// cost F² steps, over five minutes for the 131,000 flows per device of a tree all-reduce over
+/// 16,384 GPUs. A large set is therefore handed to K helper pairs: a transfer through a
+/// mailbox runs from its sender's host to its permanent receiver's host, so each pair's
+/// sender moves to a transfer's source and its receiver to the destination before it starts,
+/// and the transfer sits on that sender's own list, F/K long. Either way the network carries
+/// the same transfers over the same routes from the same simulated moment; a test holds the
+/// two against each other.
+class FlowSet {
+  public:
+    /// `name`: unique among the flow sets that may run at once (it names the helpers'
+    /// mailboxes).
+    /// `cap`: helper pairs at most (flow_helpers()).
+    explicit FlowSet(std::string name = {}, FlowHelpers helpers = FlowHelpers::never,
+                     std::size_t cap = max_helpers)
+        : name_(std::move(name)), helpers_(helpers), cap_(cap) {}
+    /// Starts every transfer of `flows` now and returns when the last has arrived.
+    void run(const std::vector<HostFlow>& flows);
+
+  private:
+    std::string name_;
+    FlowHelpers helpers_;
+    std::size_t cap_;
+    std::vector<::simgrid::s4u::CommPtr> comms_;
+    std::vector<::simgrid::s4u::Mailbox*> boxes_;  // the helpers': one per transfer
+};
+
 /// Rings of GPUs (all of one size n) that run the same collective side by side, such as the
 /// T rails of a data-parallel all-reduce. Keeps its transfer buffer so that repeated
 /// collectives (several per op with tensor parallelism) do not allocate.
@@ -122,8 +187,11 @@ class RingCollective {
     /// given, multiplies the bytes ring r's member k sends to member k + 1: the port's
     /// bandwidth over what the collective reaches on that hop (NCCL's bus bandwidth inside a
     /// node), so that the hop takes as long as it does under NCCL.
+    /// `flows`: how its transfers run (FlowSet); `gpus`, when given: each ring's GPU
+    /// indices, by which the FlowSet groups the transfers.
     explicit RingCollective(std::vector<std::vector<::simgrid::s4u::Host*>> rings,
-                            std::vector<std::vector<double>> hop_scale = {});
+                            std::vector<std::vector<double>> hop_scale = {},
+                            FlowSet flows = FlowSet(), std::vector<std::vector<int>> gpus = {});
 
     /// Runs `count` back-to-back collectives of `bytes` (each ring's whole buffer; a step
     /// moves bytes/n per member) and returns when the last ring is done. Blocks the calling
@@ -137,8 +205,10 @@ class RingCollective {
   private:
     std::vector<std::vector<::simgrid::s4u::Host*>> rings_;
     std::vector<std::vector<double>> hop_scale_;  // empty, or one factor per hop of each ring
+    std::vector<std::vector<int>> gpus_;          // empty, or each member's GPU index
     double latency_ = 0;  // the largest latency from a member to its successor
-    std::vector<::simgrid::s4u::CommPtr> comms_;
+    FlowSet flow_set_;
+    std::vector<HostFlow> flows_;
 };
 
 /// NCCL's tree all-reduce over tree channels (all of one shape, such as the T rails of a
@@ -153,7 +223,7 @@ class TreeCollective {
     /// A hop inside a node moves `intra_node_scale` times its bytes (EngineState's).
     TreeCollective(const std::vector<TreeChannel>& channels,
                    const std::vector<::simgrid::s4u::Host*>& hosts, int gpus_per_node,
-                   double intra_node_scale);
+                   double intra_node_scale, FlowSet flows = FlowSet());
 
     /// One all-reduce of `bytes` per channel; returns when the last channel is done. Blocks
     /// the calling actor. The tree has no step-by-step form: both models run the flow set.
@@ -166,11 +236,13 @@ class TreeCollective {
         ::simgrid::s4u::Host* src;
         ::simgrid::s4u::Host* dst;
         double scale;  // bytes factor: half the channel's, times the intra-node scale
+        int source;    // the source GPU's index
     };
     std::vector<Flow> flows_;
     double depth_latency_ = 0;  // the pipeline's depth, up and down, in route latencies
     double flow_latency_ = 0;   // the largest latency one flow pays
-    std::vector<::simgrid::s4u::CommPtr> comms_;
+    FlowSet flow_set_;
+    std::vector<HostFlow> sent_;
 };
 
 }  // namespace pipesim::simgrid::detail

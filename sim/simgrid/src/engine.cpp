@@ -60,12 +60,52 @@ std::size_t transfer_records(const Schedule& schedule, const Layout& layout) {
     return per_op * schedule.op_count() + 2 * static_cast<std::size_t>(layout.pp);
 }
 
+// How the data-parallel collectives run their transfers (detail::FlowSet): the mode, the
+// helper pairs one collective may take, and the most pairs alive at once.
+struct HelperPlan {
+    detail::FlowHelpers mode = detail::FlowHelpers::automatic;
+    std::size_t cap = 0;
+    std::size_t pairs = 0;
+};
+
+// Every collective that may run at once shares helper_pairs_in_all: a gradient reducer per
+// device, and with ZeRO-3 each simulated device's parameter fetches.
+HelperPlan plan_helpers(const ClusterSpec& cluster, const Layout& layout,
+                        const SimWorkload& workload, int replicas,
+                        const std::vector<NcclAlgo>& algorithms, const SimOptions& options) {
+    HelperPlan plan;
+    plan.mode = !options.collective_helpers.has_value() ? detail::FlowHelpers::automatic
+                : *options.collective_helpers           ? detail::FlowHelpers::always
+                                                        : detail::FlowHelpers::never;
+    const bool reducers = layout.dp * layout.cp > 1;
+    const bool fetch = !workload.param_fetch_bytes.empty() && layout.dp > 1;
+    const std::size_t p = static_cast<std::size_t>(layout.pp);
+    const std::size_t concurrent =
+        (reducers ? p : 0) + (fetch ? static_cast<std::size_t>(replicas) * p : 0);
+    plan.cap = std::max<std::size_t>(
+        1, detail::helper_pairs_in_all / std::max<std::size_t>(1, concurrent));
+    for (int d = 0; d < layout.pp; ++d) {
+        const auto pairs = [&](NcclAlgo algorithm) {
+            return detail::flow_helpers(
+                detail::gradient_flow_count(layout, d, cluster.gpus_per_node, algorithm), plan.mode,
+                plan.cap);
+        };
+        if (reducers && !algorithms.empty())
+            plan.pairs +=
+                pairs(workload.param_gather_bytes.empty() ? algorithms[d] : NcclAlgo::ring);
+        if (fetch) plan.pairs += static_cast<std::size_t>(replicas) * pairs(NcclAlgo::ring);
+    }
+    return plan;
+}
+
 // Refuses a run that cannot fit in memory, before SimGrid allocates any of it.
 void check_run_size(const Schedule& schedule, const ClusterSpec& cluster, const Layout& layout,
-                    int replicas, std::size_t routes, const SimOptions& options) {
+                    int replicas, std::size_t routes, std::size_t helper_pairs,
+                    const SimOptions& options) {
     const std::size_t p = static_cast<std::size_t>(layout.pp);
     detail::RunSize size;
-    size.actors = static_cast<std::size_t>(replicas) * p + (layout.dp * layout.cp > 1 ? p : 0);
+    size.actors = static_cast<std::size_t>(replicas) * p + (layout.dp * layout.cp > 1 ? p : 0) +
+                  2 * helper_pairs;
     size.gpus = static_cast<std::size_t>(layout.gpus());
     size.routes = routes;
     // platform.cpp: zones of a few nodes, each a full zone of their GPUs; a fat tree's zones
@@ -161,7 +201,9 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
         detail::gradient_algorithms(cluster, layout, workload, options);
     const std::vector<std::pair<int, int>> routes =
         detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node, algorithms);
-    check_run_size(schedule, cluster, layout, replicas, routes.size(), options);
+    const HelperPlan helpers =
+        plan_helpers(cluster, layout, workload, replicas, algorithms, options);
+    check_run_size(schedule, cluster, layout, replicas, routes.size(), helpers.pairs, options);
     if (options.check_only) return SimResult{};
     if (engine_used.exchange(true))
         throw std::logic_error("SimGrid allows one simulation per process; this one has run");
@@ -209,6 +251,8 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
             s.gather_pending[d] =
                 workload.gradient_bytes[d] > 0 && workload.param_gather_bytes[d] > 0 ? 1 : 0;
     s.gpus_per_node = cluster.gpus_per_node;
+    s.flow_helpers = helpers.mode;
+    s.helper_cap = helpers.cap;
     if (cluster.intra_node_collective_bandwidth > 0)
         s.intra_node_scale = cluster.intra_node.bandwidth / cluster.intra_node_collective_bandwidth;
     s.reduce_end.assign(static_cast<std::size_t>(p), 0.0);

@@ -45,6 +45,10 @@ struct EngineState {
     std::vector<double> duration;              // pass_durations(workload.costs)
     std::vector<::simgrid::s4u::Host*> hosts;  // by global GPU index
     int gpus_per_node = 1;
+    /// How the data-parallel collectives run their transfers, and the helper pairs each
+    /// may take (FlowSet; engine.cpp's plan_helpers()).
+    FlowHelpers flow_helpers = FlowHelpers::automatic;
+    std::size_t helper_cap = max_helpers;
     // Bytes factor of a collective's hop inside a node: the port's bandwidth over NCCL's bus
     // bandwidth (ClusterSpec::intra_node_collective_bandwidth), 1 without one.
     double intra_node_scale = 1;
@@ -98,7 +102,13 @@ struct EngineState {
         return hosts[gpu_index(layout, replica, device, tp_rank)];
     }
     /// Rings of global GPU indices as a collective, each hop inside a node at NCCL's rate.
-    RingCollective collective(const std::vector<std::vector<int>>& gpu_rings) const;
+    /// `helpers_name`: where not empty, the collective may hand its transfers to helper
+    /// actors (data_parallel_flows()) under this name.
+    RingCollective collective(const std::vector<std::vector<int>>& gpu_rings,
+                              std::string helpers_name = {}) const;
+    /// How a data-parallel collective named `name` runs its transfers (SimOptions::
+    /// collective_helpers).
+    FlowSet data_parallel_flows(std::string name) const;
     /// Counts one finished op and calls SimOptions::progress when it is due.
     void op_done();
     /// Reports a data-parallel collective of `flows` flows at once as it starts, from

@@ -87,15 +87,14 @@ struct SimProgress {
     std::size_t ops_done = 0;
     std::size_t ops_total = 0;
     /// On the report made as a data-parallel collective of this many flows at once starts
-    /// (large_collective_flows or more), else 0. SimGrid 3.32 settles flows in a time that
-    /// grows with their number squared and reports nothing until they end
-    /// (docs/cluster-format.md, "Limits").
+    /// (large_collective_flows or more), else 0: SimGrid settles its flows with no report
+    /// until they end (docs/cluster-format.md, "Limits").
     std::size_t collective_flows = 0;
 };
 
-/// The flows of one collective from which its start is reported (SimProgress): about 10 s of
-/// SimGrid on one core (16,352 flows took 19 s; docs/cluster-format.md, "Limits").
-inline constexpr std::size_t large_collective_flows = 10000;
+/// The flows of one collective from which its start is reported (SimProgress): about 2 s of
+/// SimGrid on one core (a tree of 50,032 flows; docs/cluster-format.md, "Limits").
+inline constexpr std::size_t large_collective_flows = 50000;
 
 /// What-if knobs.
 struct SimOptions {
@@ -127,6 +126,12 @@ struct SimOptions {
     /// Simulate every ring step of every collective as point-to-point transfers instead of
     /// one set of concurrent flows per collective (slow; for validation).
     bool exact_collectives = false;
+    /// Whether the data-parallel collectives (gradient reduction, parameter gathers) hand
+    /// their transfers to helper actors, which keeps SimGrid's cost linear in the transfers
+    /// in flight instead of quadratic (sim/simgrid/src/collectives.hpp, FlowSet): unset, from
+    /// 1,024 transfers at once on; true: from two on; false: never. The simulated times are
+    /// the same either way (for validation).
+    std::optional<bool> collective_helpers;
     /// The gradient all-reduce's algorithm (ring, tree or auto); unset: the cluster's
     /// ClusterSpec::nccl_algo. Reduce-scatters and all-gathers are rings (as in NCCL).
     std::optional<NcclAlgo> nccl_algo;
