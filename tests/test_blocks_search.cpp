@@ -87,6 +87,25 @@ TEST_CASE("raising the cap never makes the search's best schedule worse", "[bloc
     }
 }
 
+TEST_CASE("a cap beyond every device's need offers the same candidates as a large one",
+          "[blocks][search]") {
+    // A cap above an int's range once turned into INT_MIN chunks in the V planners (undefined
+    // behaviour), and the v-shape patterns' candidate dropped out of the ranking from
+    // --mem-limit 1.1e9 on. Unequal F, B and W, so the patterns are searched.
+    for (const double huge : {1.1e9, 1e18, 1e30}) {
+        CAPTURE(huge);
+        // Each candidate's kind and its label up to the cap it names.
+        std::vector<std::string> found[2];
+        for (int k = 0; k < 2; ++k) {
+            const SearchOptions o = options(4, 8, k == 0 ? 1e9 : huge, 1, 2, 1);
+            for (const SearchEntry& e : search_schedules(o, replay_evaluator(o)).ranking)
+                found[k].push_back(e.kind + ": " + e.label.substr(0, e.label.find("cap")));
+        }
+        CHECK(found[1] == found[0]);
+        CHECK(found[0].size() > 10);
+    }
+}
+
 TEST_CASE("the search's front is every fitting candidate no other beats in bubble and peak",
           "[blocks][search]") {
     for (auto [p, m, cap, f, b, w, c] : {std::tuple{6, 18, 6.0, 4.0, 2.0, 4.0, 0.0},

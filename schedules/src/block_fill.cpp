@@ -427,7 +427,9 @@ class Filler {
             dev.cap = std::max(cap[d], peak);
             // An op more microbatches ahead than the cap holds would need forwards beyond it.
             const double held_microbatches =
-                smallest_forward > 0 ? std::ceil(dev.cap / smallest_forward) : 0;
+                smallest_forward > 0 ? std::min(std::ceil(dev.cap / smallest_forward),
+                                                static_cast<double>(schedule.microbatches))
+                                     : 0;
             const std::size_t ops_per_microbatch =
                 order.size() / static_cast<std::size_t>(std::max(1, schedule.microbatches)) + 1;
             dev.lookahead = ops_per_microbatch * (static_cast<std::size_t>(held_microbatches) + 1);

@@ -598,7 +598,10 @@ void offer_compacted(const BuildingBlock& block, int microbatches, const MemoryM
     if (!greedy.complete()) return;
     // Within the laid-out peak, and within the cap (chunk activations, M_W = M_B: never less
     // than the cap's with a smaller M_W).
-    const int cap_chunks = static_cast<int>(std::floor(2 * cap + eps));
+    // Clamped as a double: a device never holds more than chunks · microbatches, and a cap
+    // beyond an int's range would be undefined as one.
+    const int cap_chunks = static_cast<int>(
+        std::min(std::floor(2 * cap + eps), static_cast<double>(block.chunks) * microbatches));
     for (int limit : {0, cap_chunks}) {
         TwoRoundGreedy g = greedy;
         g.run(limit);

@@ -556,7 +556,7 @@ std::optional<Schedule> schedule_of_block(const std::vector<Pattern>& block, int
 
 void offer_v_patterns(int p, int m, double cap, double max_cells, BestPlan& best) {
     if (p < 2 || m < 1) return;
-    const int cap_chunks = std::min(2 * p, static_cast<int>(std::floor(2 * cap + eps)));
+    const int cap_chunks = static_cast<int>(std::min(2.0 * p, std::floor(2 * cap + eps)));
     double cells = 0;
     // Different blocks often end in the same grid: each grid is timed once.
     std::unordered_set<std::size_t> seen;

@@ -427,7 +427,7 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
                 compact_preselected && ops <= (t->won ? compact_winners_ops : compact_few_ops));
     }
     // ZB-V's order with warm-ups for the cap (and, for small problems, lower peaks).
-    const int chunk_cap = std::min(2 * p, static_cast<int>(std::floor(2 * cap + eps)));
+    const int chunk_cap = static_cast<int>(std::min(2.0 * p, std::floor(2 * cap + eps)));
     for (int peak = chunk_cap; peak >= 2 && !large; --peak) {
         Schedule order = zb_v_order(GeneratorOptions{p, m, 2, 0, {}}, peak);
         if (validate(order)) continue;
