@@ -19,7 +19,7 @@ std::size_t EngineState::pair_index(int src, int dst) const {
 }
 
 FlowSet EngineState::data_parallel_flows(std::string name) const {
-    return FlowSet(std::move(name), flow_helpers, helper_cap);
+    return FlowSet(std::move(name), helper_mode, helper_cap);
 }
 
 RingCollective EngineState::collective(const std::vector<std::vector<int>>& gpu_rings,

@@ -251,7 +251,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
             s.gather_pending[d] =
                 workload.gradient_bytes[d] > 0 && workload.param_gather_bytes[d] > 0 ? 1 : 0;
     s.gpus_per_node = cluster.gpus_per_node;
-    s.flow_helpers = helpers.mode;
+    s.helper_mode = helpers.mode;
     s.helper_cap = helpers.cap;
     if (cluster.intra_node_collective_bandwidth > 0)
         s.intra_node_scale = cluster.intra_node.bandwidth / cluster.intra_node_collective_bandwidth;

@@ -47,7 +47,7 @@ struct EngineState {
     int gpus_per_node = 1;
     /// How the data-parallel collectives run their transfers, and the helper pairs each
     /// may take (FlowSet; engine.cpp's plan_helpers()).
-    FlowHelpers flow_helpers = FlowHelpers::automatic;
+    FlowHelpers helper_mode = FlowHelpers::automatic;
     std::size_t helper_cap = max_helpers;
     // Bytes factor of a collective's hop inside a node: the port's bandwidth over NCCL's bus
     // bandwidth (ClusterSpec::intra_node_collective_bandwidth), 1 without one.
