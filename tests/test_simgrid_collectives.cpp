@@ -2,6 +2,8 @@
 // channel rings across nodes, NCCL's bus bandwidth inside a node, the gradient reduction
 // overlapped with the last backward, and the distributed optimizer's reduce-scatter and
 // all-gather. Each simulation runs in a child process (one SimGrid engine per process).
+#include <algorithm>
+#include <fstream>
 #include <optional>
 #include <sstream>
 
@@ -181,4 +183,90 @@ TEST_CASE("helper actors carry a collective's transfers in the same simulated ti
         // Something moved: the reduction took time.
         CHECK(two_numbers(direct).second > 0);
     }
+}
+
+TEST_CASE(
+    "couriers carry the devices' tensor- and context-parallel rings in the same simulated time",
+    "[simgrid]") {
+    // Every replica simulated (a straggler): each pipeline device's TP all-reduces, the TP
+    // all-gather of each message it receives, and its ring attention's blocks go through a
+    // courier of its own (forced here from two transfers on; automatic from 4,096 at once),
+    // against the same run with every transfer sent by the device's actor.
+    const auto run = [&](bool couriers) {
+        return run_in_child([&] {
+            const Schedule s = generate_schedule("1f1b", GeneratorOptions{2, 3, 1, 0});
+            SimWorkload w =
+                simple_workload(uniform_stage_costs(2, 1, 0.01, 0.02, 0.01), 2, 5e7, 1e9);
+            w.tp_allreduces_forward = {2, 2};
+            w.tp_allreduces_backward = {2, 2};
+            w.tp_allreduce_bytes = {1e8, 1e8};
+            w.cp_ring.layers = {2, 2};
+            w.cp_ring.block_bytes = 2e7;
+            w.cp_ring.attention_forward = 1e-3;
+            w.cp_ring.attention_backward = 2e-3;
+            SimOptions options;
+            options.collective_helpers = couriers;
+            options.stragglers = {{3, 1.5}};
+            Layout layout{2, 2, 2};
+            layout.cp = 2;
+            const SimResult r = simulate(s, w, cluster(4, 4, 1e10, 5e10, 1e-5), layout, options);
+            const auto count = [&](TransferKind kind) {
+                return std::count_if(r.timeline.transfers.begin(), r.timeline.transfers.end(),
+                                     [&](const Transfer& t) { return t.kind == kind; });
+            };
+            std::string out = fmt::format(
+                "{} {} {} {:.17g} {:.17g}", r.mode == SimMode::full ? 1 : 0,
+                count(TransferKind::tensor_parallel), count(TransferKind::context_parallel),
+                r.iteration_time, r.grad_reduce_time);
+            for (const auto& ops : r.timeline.device_ops)
+                for (const TimedOp& t : ops)
+                    out += fmt::format(" {:.17g} {:.17g}", t.start, t.end);
+            for (const Transfer& t : r.timeline.transfers)
+                out += fmt::format(" {} {:.17g} {:.17g}", static_cast<int>(t.kind), t.start, t.end);
+            return out;
+        });
+    };
+    const std::string direct = run(false), carried = run(true);
+    CAPTURE(direct);
+    CHECK(carried == direct);
+    // Full mode, and the rings moved: tensor- and context-parallel transfers were recorded.
+    std::istringstream in(direct);
+    int full = 0, tensor = 0, context = 0;
+    in >> full >> tensor >> context;
+    CHECK(full == 1);
+    CHECK(tensor > 0);
+    CHECK(context > 0);
+}
+
+TEST_CASE("a run that fits without couriers but not with them runs without them", "[simgrid]") {
+    // Couriers add two actors per simulated device, and each actor takes two of the kernel's
+    // memory mappings (vm.max_map_count). dp replicas of 8 devices with TP 2, kept apart by a
+    // straggler: the devices' own actors take half the limit, three times that would not fit.
+    std::ifstream in("/proc/sys/vm/max_map_count");
+    long limit = 0;
+    if (!(in >> limit) || limit > 70000) {
+        WARN("vm.max_map_count is not the default 65530 here (" << limit << "): not checked");
+        return;
+    }
+    const int p = 8, tp = 2, dp = static_cast<int>(limit / (2 * p * 2));
+    const auto check = [&](std::optional<bool> helpers) {
+        return run_in_child([&] {
+            const Schedule s = generate_schedule("1f1b", GeneratorOptions{p, 8, 1, 0});
+            SimWorkload w = simple_workload(uniform_stage_costs(p, 1, 0.01, 0.02, 0.01), p, 1e6, 0);
+            w.tp_allreduces_forward.assign(p, 2);
+            w.tp_allreduces_backward.assign(p, 2);
+            w.tp_allreduce_bytes.assign(p, 1e6);
+            SimOptions options;
+            options.collective_helpers = helpers;
+            options.stragglers = {{3, 1.5}};
+            options.check_only = true;
+            simulate(s, w, cluster(dp * p * tp / 8, 8, 1e10, 5e10, 1e-5), Layout{dp, p, tp},
+                     options);
+            return std::string("fits");
+        });
+    };
+    CHECK(check(std::nullopt) == "fits");
+    // Forced, the couriers are refused with the limit named.
+    const std::string forced = check(true);
+    CHECK_THAT(forced, Catch::Contains("vm.max_map_count"));
 }

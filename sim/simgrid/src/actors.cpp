@@ -23,7 +23,8 @@ FlowSet EngineState::data_parallel_flows(std::string name) const {
 }
 
 RingCollective EngineState::collective(const std::vector<std::vector<int>>& gpu_rings,
-                                       std::string helpers_name) const {
+                                       std::string helpers_name,
+                                       std::shared_ptr<Courier> courier) const {
     std::vector<std::vector<sg::Host*>> rings;
     std::vector<std::vector<double>> scale;
     for (const auto& ring : gpu_rings) {
@@ -36,9 +37,11 @@ RingCollective EngineState::collective(const std::vector<std::vector<int>>& gpu_
                 ring[k] / gpus_per_node == next / gpus_per_node ? intra_node_scale : 1.0);
         }
     }
-    return RingCollective(
-        std::move(rings), std::move(scale),
-        helpers_name.empty() ? FlowSet() : data_parallel_flows(std::move(helpers_name)), gpu_rings);
+    return RingCollective(std::move(rings), std::move(scale),
+                          !helpers_name.empty() ? data_parallel_flows(std::move(helpers_name))
+                          : courier             ? FlowSet(std::move(courier))
+                                                : FlowSet(),
+                          gpu_rings);
 }
 
 void EngineState::op_done() {
@@ -57,7 +60,7 @@ void EngineState::collective_starting(std::size_t flows) const {
         SimProgress{sg::Engine::get_clock(), expected_time, ops_done, ops_total, flows});
 }
 
-CpRing::CpRing(const EngineState& state, int replica, int device)
+CpRing::CpRing(const EngineState& state, int replica, int device, std::shared_ptr<Courier> courier)
     : work_(state.workload.cp_ring), cp_(state.layout.cp), collectives_(state.collectives) {
     if (cp_ < 2 || work_.layers.empty() || !(work_.block_bytes > 0)) return;
     std::vector<std::vector<int>> rings;
@@ -66,7 +69,7 @@ CpRing::CpRing(const EngineState& state, int replica, int device)
         for (int c = 0; c < cp_; ++c)
             rings.back().push_back(gpu_index(state.layout, replica, device, t, c));
     }
-    rings_ = state.collective(rings);
+    rings_ = state.collective(rings, {}, std::move(courier));
 }
 
 double CpRing::bytes(Pass pass, int stage) const {
@@ -108,7 +111,11 @@ void DeviceActor::run() {
     std::vector<int> tp_group;
     for (int t = 0; t < s_.layout.tp; ++t)
         tp_group.push_back(gpu_index(s_.layout, replica_, device_, t));
-    RingCollective tp_ring = s_.collective({tp_group});
+    // Both rings run from this actor only, one after the other: one courier serves them.
+    const auto courier =
+        s_.couriers ? std::make_shared<Courier>(fmt::format("rings r{} d{}", replica_, device_))
+                    : nullptr;
+    RingCollective tp_ring = s_.collective({tp_group}, {}, courier);
     // ZeRO-3: this device's parameters, all-gathered over its data-parallel rails before each
     // F and backward; every simulated replica moves its share of the rails' traffic.
     const bool fetch = !s_.workload.param_fetch_bytes.empty() && s_.layout.dp > 1;
@@ -119,7 +126,7 @@ void DeviceActor::run() {
     RingCollective dp_ring =
         s_.collective(dp_rings, fmt::format("fetch r{} d{}", replica_, device_));
     const bool tp_overlap = s_.workload.tp_overlap > 0;
-    CpRing cp_ring(s_, replica_, device_);
+    CpRing cp_ring(s_, replica_, device_, courier);
     // Replica 0 records its collectives beside its messages.
     const bool record = replica_ == 0 && s_.options.record_transfers;
     // The last op that produces weight gradients: the gradient reduction may start with it.
@@ -215,10 +222,13 @@ void DeviceActor::run() {
         s_.op_done();
     }
     s_.finish[index] = sg::Engine::get_clock();
-    const std::unique_lock lock(*s_.mutex);
-    ++s_.devices_done[device_];
-    ++s_.all_done;
-    s_.changed->notify_all();
+    {
+        const std::unique_lock lock(*s_.mutex);
+        ++s_.devices_done[device_];
+        ++s_.all_done;
+        s_.changed->notify_all();
+    }
+    close_sends(true);
 }
 
 // Whether `stage`'s backward for `microbatch` is split into B and W.
@@ -291,8 +301,23 @@ void DeviceActor::send_output(const Op& op) {
         sg::CommPtr comm = s_.channels[channel]->put_init(
             &message, static_cast<std::uint64_t>(std::llround(bytes)));
         if (const double rate = s_.channel_rates[channel]; rate > 0) comm->set_rate(rate);
-        comm->detach();
+        comm->start();
+        sending_.emplace_back(std::move(comm), slot);
     });
+    close_sends(false);
+}
+
+void DeviceActor::close_sends(bool all) {
+    // A message its receiver took has arrived, so waiting for its send returns at once; it
+    // takes the send off this actor's list. At the end every send is waited for: an actor
+    // that ends cancels the sends it still has.
+    const auto& arrived = s_.arrived[replica_];
+    const auto open = std::remove_if(sending_.begin(), sending_.end(), [&](const auto& send) {
+        if (!all && !arrived[send.second]) return false;
+        send.first->wait();
+        return true;
+    });
+    sending_.erase(open, sending_.end());
 }
 
 void GradientReducer::operator()() {

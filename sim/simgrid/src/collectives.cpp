@@ -260,7 +260,90 @@ std::size_t flow_helpers(std::size_t flows, FlowHelpers helpers, std::size_t cap
     return std::max<std::size_t>(1, std::min({root, cap, max_helpers}));
 }
 
+// What the courier's actors share with it: the transfers of the run in progress (none: stop),
+// a mailbox per transfer slot whose permanent receiver is the receiving actor, and the
+// semaphores that hand a run over and back.
+struct Courier::Shared {
+    const std::vector<HostFlow>* flows = nullptr;
+    std::vector<sg::Mailbox*> boxes;
+    sg::ActorPtr sender;
+    sg::ActorPtr receiver;
+    sg::SemaphorePtr send = sg::Semaphore::create(0);
+    sg::SemaphorePtr receive = sg::Semaphore::create(0);
+    sg::SemaphorePtr arrived = sg::Semaphore::create(0);
+    sg::SemaphorePtr done = sg::Semaphore::create(0);
+};
+
+Courier::~Courier() {
+    if (!shared_) return;
+    // Both actors wake with no run and end; they hold the shared state until then.
+    try {
+        shared_->flows = nullptr;
+        shared_->receive->release();
+        shared_->send->release();
+    } catch (...) {  // the owning actor is being killed: the daemons end with the run
+    }
+}
+
+void Courier::run(const std::vector<HostFlow>& flows) {
+    if (flows.empty()) return;
+    if (!shared_) {
+        shared_ = std::make_shared<Shared>();
+        // Daemons: should the owner end without stopping them, they end with the run.
+        shared_->receiver = sg::Actor::create(name_ + ".r", flows.front().dst, [s = shared_] {
+            for (;;) {
+                s->receive->acquire();
+                if (s->flows == nullptr) {
+                    for (sg::Mailbox* box : s->boxes)
+                        box->set_receiver(nullptr);
+                    return;
+                }
+                // In the order sent, as they arrive (one mailbox each: see FlowSet::run).
+                for (std::size_t f = 0; f < s->flows->size(); ++f)
+                    s->boxes[f]->get<HostFlow>();
+                s->arrived->release();
+            }
+        });
+        shared_->receiver->daemonize();
+        shared_->sender = sg::Actor::create(name_ + ".s", flows.front().src, [s = shared_] {
+            std::vector<sg::CommPtr> comms;
+            for (;;) {
+                s->send->acquire();
+                if (s->flows == nullptr) return;
+                for (std::size_t f = 0; f < s->flows->size(); ++f) {
+                    const HostFlow& flow = (*s->flows)[f];
+                    if (sg::this_actor::get_host() != flow.src) sg::this_actor::set_host(flow.src);
+                    if (s->receiver->get_host() != flow.dst) s->receiver->set_host(flow.dst);
+                    comms.push_back(
+                        s->boxes[f]->put_async(const_cast<HostFlow*>(&flow), flow.bytes));
+                }
+                s->arrived->acquire();
+                // All arrived: each wait returns at once and takes its transfer off this
+                // actor's list (a test would leave it there).
+                for (const sg::CommPtr& comm : comms)
+                    comm->wait();
+                comms.clear();
+                s->done->release();
+            }
+        });
+        shared_->sender->daemonize();
+    }
+    for (std::size_t f = shared_->boxes.size(); f < flows.size(); ++f) {
+        sg::Mailbox* box = sg::Mailbox::by_name(fmt::format("{}.{}", name_, f));
+        box->set_receiver(shared_->receiver);
+        shared_->boxes.push_back(box);
+    }
+    shared_->flows = &flows;
+    shared_->receive->release();
+    shared_->send->release();
+    shared_->done->acquire();
+}
+
 void FlowSet::run(const std::vector<HostFlow>& flows) {
+    if (courier_) {
+        courier_->run(flows);
+        return;
+    }
     const std::size_t helpers = flow_helpers(flows.size(), helpers_, cap_);
     if (helpers == 0) {
         comms_.clear();

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,11 +142,38 @@ enum class FlowHelpers {
 /// `helpers` never none, with always from two transfers on.
 std::size_t flow_helpers(std::size_t flows, FlowHelpers helpers, std::size_t cap);
 constexpr std::size_t helpers_from = 1024;
+/// The pipeline devices' ring transfers in flight at once (simulated devices × TP × CP ranks)
+/// from which each device runs its rings through a Courier. Measured on Llama 3 405B at
+/// `-p 32 -m 128 -t 8` in full mode: at 1,024 the couriers' hand-overs made the run 25 %
+/// slower, at 2,048 they broke even, at 4,096 they halved it.
+constexpr std::size_t couriers_from = 4096;
 /// Helper pairs of all the collectives that may run at once: 4,096 pairs are 16,384 of the
 /// kernel's memory mappings (two per actor), a quarter of its default limit.
 constexpr std::size_t helper_pairs_in_all = 4096;
 /// Helper pairs of one collective at most.
 constexpr std::size_t max_helpers = 256;
+
+/// One pair of helper actors (a sender and a receiver) that carries the transfers of many
+/// small collectives run one after another from one actor, such as a pipeline device's
+/// tensor- and context-parallel rings on every pass (FlowSet): started with its first
+/// transfers, stopped when the last FlowSet sharing it is gone. Each transfer runs from the
+/// sender, moved to its source, to the receiver, moved to its destination, so that it sits on
+/// the sender's own list rather than on SimGrid's engine-wide one (FlowSet).
+class Courier {
+  public:
+    /// `name`: unique among the couriers of a run (it names the actors and mailboxes).
+    explicit Courier(std::string name) : name_(std::move(name)) {}
+    Courier(const Courier&) = delete;
+    Courier& operator=(const Courier&) = delete;
+    ~Courier();
+    /// Starts every transfer of `flows` now and returns when the last has arrived.
+    void run(const std::vector<HostFlow>& flows);
+
+  private:
+    struct Shared;
+    std::string name_;
+    std::shared_ptr<Shared> shared_;  // also held by the two actors
+};
 
 /// Transfers started together from inside an actor, waited for until the last has arrived.
 ///
@@ -166,13 +194,17 @@ class FlowSet {
     explicit FlowSet(std::string name = {}, FlowHelpers helpers = FlowHelpers::never,
                      std::size_t cap = max_helpers)
         : name_(std::move(name)), helpers_(helpers), cap_(cap) {}
+    /// A set whose transfers all go through `courier`, shared with other sets of the same
+    /// actor; helpers and the host-to-host send are not used.
+    explicit FlowSet(std::shared_ptr<Courier> courier) : courier_(std::move(courier)) {}
     /// Starts every transfer of `flows` now and returns when the last has arrived.
     void run(const std::vector<HostFlow>& flows);
 
   private:
     std::string name_;
-    FlowHelpers helpers_;
-    std::size_t cap_;
+    FlowHelpers helpers_ = FlowHelpers::never;
+    std::size_t cap_ = max_helpers;
+    std::shared_ptr<Courier> courier_;
     std::vector<::simgrid::s4u::CommPtr> comms_;
     std::vector<::simgrid::s4u::Mailbox*> boxes_;  // the helpers': one per transfer
 };

@@ -13,6 +13,7 @@
 
 #include "engine.hpp"
 #include "engine_state.hpp"
+#include "fileio/memory_budget.hpp"
 #include "memory.hpp"
 #include "platform.hpp"
 #include "routes.hpp"
@@ -98,14 +99,28 @@ HelperPlan plan_helpers(const ClusterSpec& cluster, const Layout& layout,
     return plan;
 }
 
+// Whether the pipeline devices run their tensor- and context-parallel rings through couriers
+// (detail::Courier): where all simulated devices' rings at once hold couriers_from transfers or
+// more (as host-to-host transfers each would sit on SimGrid's engine-wide list; full mode
+// simulates every replica), or always/never as SimOptions::collective_helpers says.
+bool use_couriers(const Layout& layout, int replicas, const SimOptions& options) {
+    const std::size_t ring_flows = static_cast<std::size_t>(layout.tp) *
+                                   static_cast<std::size_t>(layout.cp > 1 ? layout.cp : 1);
+    if (ring_flows < 2 || options.collective_helpers == false) return false;
+    return options.collective_helpers == true ||
+           static_cast<std::size_t>(replicas) * static_cast<std::size_t>(layout.pp) * ring_flows >=
+               detail::couriers_from;
+}
+
 // Refuses a run that cannot fit in memory, before SimGrid allocates any of it.
 void check_run_size(const Schedule& schedule, const ClusterSpec& cluster, const Layout& layout,
-                    int replicas, std::size_t routes, std::size_t helper_pairs,
+                    int replicas, std::size_t routes, std::size_t helper_pairs, bool couriers,
                     const SimOptions& options) {
     const std::size_t p = static_cast<std::size_t>(layout.pp);
+    const std::size_t devices = static_cast<std::size_t>(replicas) * p;
     detail::RunSize size;
-    size.actors = static_cast<std::size_t>(replicas) * p + (layout.dp * layout.cp > 1 ? p : 0) +
-                  2 * helper_pairs;
+    size.actors = devices + (layout.dp * layout.cp > 1 ? p : 0) + 2 * helper_pairs +
+                  (couriers ? 2 * devices : 0);
     size.gpus = static_cast<std::size_t>(layout.gpus());
     size.routes = routes;
     // platform.cpp: zones of a few nodes, each a full zone of their GPUs; a fat tree's zones
@@ -203,7 +218,17 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
         detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node, algorithms);
     const HelperPlan helpers =
         plan_helpers(cluster, layout, workload, replicas, algorithms, options);
-    check_run_size(schedule, cluster, layout, replicas, routes.size(), helpers.pairs, options);
+    bool couriers = use_couriers(layout, replicas, options);
+    try {
+        check_run_size(schedule, cluster, layout, replicas, routes.size(), helpers.pairs, couriers,
+                       options);
+    } catch (const fileio::OverMemoryBudget&) {
+        // The couriers only make the run faster: without their actors it may fit.
+        if (!couriers || options.collective_helpers == true) throw;
+        couriers = false;
+        check_run_size(schedule, cluster, layout, replicas, routes.size(), helpers.pairs, false,
+                       options);
+    }
     if (options.check_only) return SimResult{};
     if (engine_used.exchange(true))
         throw std::logic_error("SimGrid allows one simulation per process; this one has run");
@@ -253,6 +278,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     s.gpus_per_node = cluster.gpus_per_node;
     s.helper_mode = helpers.mode;
     s.helper_cap = helpers.cap;
+    s.couriers = couriers;
     if (cluster.intra_node_collective_bandwidth > 0)
         s.intra_node_scale = cluster.intra_node.bandwidth / cluster.intra_node_collective_bandwidth;
     s.reduce_end.assign(static_cast<std::size_t>(p), 0.0);

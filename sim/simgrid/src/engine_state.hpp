@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -49,6 +50,9 @@ struct EngineState {
     /// may take (FlowSet; engine.cpp's plan_helpers()).
     FlowHelpers helper_mode = FlowHelpers::automatic;
     std::size_t helper_cap = max_helpers;
+    /// Whether each pipeline device runs its tensor- and context-parallel rings through a
+    /// Courier of its own (engine.cpp's use_couriers()).
+    bool couriers = false;
     // Bytes factor of a collective's hop inside a node: the port's bandwidth over NCCL's bus
     // bandwidth (ClusterSpec::intra_node_collective_bandwidth), 1 without one.
     double intra_node_scale = 1;
@@ -104,8 +108,11 @@ struct EngineState {
     /// Rings of global GPU indices as a collective, each hop inside a node at NCCL's rate.
     /// `helpers_name`: where not empty, the collective may hand its transfers to helper
     /// actors (data_parallel_flows()) under this name.
+    /// `courier`, when given and helpers_name empty: the collective's transfers go through
+    /// it (Courier).
     RingCollective collective(const std::vector<std::vector<int>>& gpu_rings,
-                              std::string helpers_name = {}) const;
+                              std::string helpers_name = {},
+                              std::shared_ptr<Courier> courier = nullptr) const;
     /// How a data-parallel collective named `name` runs its transfers (SimOptions::
     /// collective_helpers).
     FlowSet data_parallel_flows(std::string name) const;
@@ -126,7 +133,8 @@ struct EngineState {
 /// ring-attention pipeline's own time (docs/cluster-format.md, "Context parallelism").
 class CpRing {
   public:
-    CpRing(const EngineState& state, int replica, int device);
+    /// `courier`: as EngineState::collective()'s.
+    CpRing(const EngineState& state, int replica, int device, std::shared_ptr<Courier> courier);
     /// Moves the blocks of `pass` on `stage` (W: none) beside the compute they overlap, and
     /// returns that compute's seconds (≤ `compute`, the pass's compute at this device's
     /// `slowdown`), which the caller no longer waits for. 0 without a ring.
@@ -156,11 +164,19 @@ class DeviceActor {
     /// came from another device).
     double wait_for_input(const Op& op);
     void send_output(const Op& op);
+    /// Closes the sends whose messages their receivers took (with `all`: every send, waiting
+    /// for those still on the way).
+    void close_sends(bool all);
     bool split_at(int microbatch, int stage) const;
 
     EngineState& s_;
     int replica_;
     int device_;
+    // Messages sent and not yet closed, with their output slots. A detached send would sit on
+    // one engine-wide list until its receiver takes it, searched whole by every send that
+    // ends (SimGrid 3.32, CommImpl::finish): all replicas' messages queued in the pipelines,
+    // about dp·p² of them in a 1F1B warm-up. Kept here, each sits on this actor's list alone.
+    std::vector<std::pair<::simgrid::s4u::CommPtr, std::size_t>> sending_;
 };
 
 /// Reduces one device's gradients across all D replicas and their C context-parallel ranks,

@@ -129,7 +129,10 @@ struct SimOptions {
     /// Whether the data-parallel collectives (gradient reduction, parameter gathers) hand
     /// their transfers to helper actors, which keeps SimGrid's cost linear in the transfers
     /// in flight instead of quadratic (sim/simgrid/src/collectives.hpp, FlowSet): unset, from
-    /// 1,024 transfers at once on; true: from two on; false: never. The simulated times are
+    /// 1,024 transfers at once on; true: from two on; false: never. Likewise the pipeline
+    /// devices' tensor- and context-parallel rings through a pair of helper actors per device
+    /// (Courier): unset, where all devices' rings hold 4,096 transfers at once and the actors
+    /// fit the kernel's mapping limit; true: always; false: never. The simulated times are
     /// the same either way (for validation).
     std::optional<bool> collective_helpers;
     /// The gradient all-reduce's algorithm (ring, tree or auto); unset: the cluster's
