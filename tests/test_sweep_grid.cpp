@@ -280,6 +280,15 @@ TEST_CASE("a results file cut short drops its last row and a foreign header is r
     CHECK(f.rows.size() == 1);
     CHECK(f.incomplete_tail);
     CHECK_THROWS_WITH(parse_results("r.csv", "a,b,c\n"), Catch::Contains("r.csv:1:1"));
+    // A header cut short is the beginning of a results file; a line without a line end
+    // that is not (notes, or a results file with CR-only line ends) is another file.
+    const ResultsFile header_cut = parse_results("r.csv", csv_header().substr(0, 12));
+    CHECK(header_cut.rows.empty());
+    CHECK(header_cut.incomplete_tail);
+    CHECK_THROWS_WITH(parse_results("r.csv", "my notes, no line end"),
+                      Catch::Contains("r.csv:1:1: not a pipesim sweep results file"));
+    CHECK_THROWS_WITH(parse_results("r.csv", csv_header() + "\r" + row + "\r"),
+                      Catch::Contains("r.csv:1:1: not a pipesim sweep results file"));
     CHECK_THROWS_WITH(parse_results("r.csv", csv_header() + "\n1,analytic\n"),
                       Catch::Contains("r.csv:2:1: expected 48 fields"));
 }

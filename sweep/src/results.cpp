@@ -445,6 +445,17 @@ ResultsFile parse_results(const std::string& file, const std::string& text) {
         const std::size_t end = text.find('\n', start);
         ++line;
         if (end == std::string::npos) {  // cut short: the sweep was killed mid-row
+            // Only the header's own beginning can be a header cut short; anything else on the
+            // first line is another file (one line without a line end, or CR-only line ends),
+            // which a sweep must not take for its own and write over.
+            std::string_view tail(text);
+            tail.remove_prefix(start);
+            if (line == 1 && !std::string_view(csv_header()).starts_with(tail))
+                throw fileio::ParseError(
+                    file, {1, 1},
+                    "not a pipesim sweep results file (its first line has no line end and is "
+                    "not the beginning of the header this pipesim writes: " +
+                        csv_header() + ")");
             out.incomplete_tail = true;
             break;
         }
