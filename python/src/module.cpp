@@ -554,7 +554,8 @@ py::tuple run_search(SearchOptions options, const analysis::PipelineSpec& spec, 
         if (!progress.is_none()) progress(done, total, label);
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     };
-    const analysis::SearchReport report = without_gil(
+    // Within a candidate, Ctrl-C as the planners report their steps (interruptible()).
+    const analysis::SearchReport report = interruptible(
         [&] { return analysis::search_report(options, spec, cap_bytes, post_validation); });
     return py::make_tuple(analysis::json_text(analysis::search_json(report)), report.result.best,
                           analysis::run_warnings(report.best));

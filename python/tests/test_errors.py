@@ -561,3 +561,31 @@ def test_warnings_name_a_value_that_is_a_name_as_a_python_keyword():
     from pipesim import _spec
     assert _spec.python_words("pass --gpu to choose") == "pass gpu to choose"
     assert _spec.python_words("--nccl-algo tree is slow") == 'nccl_algo="tree" is slow'
+
+
+def test_ctrl_c_stops_a_search_inside_a_long_candidate():
+    # The V planners report their layouts and orders as they place them, and search checks
+    # for Ctrl-C there too, not only between candidates: interrupted while the "v-shape
+    # planned" candidate runs (seconds at p = 512, m = 1), no later candidate starts.
+    import signal
+    import threading
+    labels = []
+    timers = []
+
+    def progress(done, total, label):
+        labels.append(label)
+        if label.startswith("v-shape planned"):
+            timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+            timers.append(timer)
+            timer.start()
+
+    result = None
+    try:
+        result = pipesim.search(512, 1, 512, progress=progress)
+    except KeyboardInterrupt:
+        pass
+    for timer in timers:
+        timer.join()
+    assert result is None
+    assert labels and labels[-1].startswith("v-shape planned"), labels[-3:]
+    assert pipesim.analyze("1f1b", 4, 8).makespan == 33

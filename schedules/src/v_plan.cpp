@@ -13,6 +13,7 @@
 #include "block_timing.hpp"
 #include "generators.hpp"
 #include "schedules/block_catalog.hpp"
+#include "schedules/phases.hpp"
 #include "schedules/placement.hpp"
 #include "v_compact.hpp"
 #include "v_rounds.hpp"
@@ -37,6 +38,11 @@ constexpr double compact_few_ops = 7e3;
 // The preselected layouts are also compacted for all m up to this many ops (the compaction's
 // work grows faster than m: v-half p = 8, m = 2048 would take 1.3 s).
 constexpr double compact_winners_ops = 2.5e4;
+// Two-section blocks are (offset pairs)·(p − 2) more layouts, each about as costly as the
+// problem's ops: laid out while ops·(p − 2) stays within this (search -p 32 -m 8 with
+// --mem-limit 32 took 0.96 s with them and 0.32 s without; -p 128 -m 6, 22.8 s against
+// 1.0 s, and -p 192 -m 4, 60 s against 3 s, with the same ranking).
+constexpr double sections_work = 1e5;
 // Problems above this many ops keep the unit-slot order (one candidate costs about as much as
 // generating it; v-half at p = m = 1024 must stay within 2 s).
 constexpr double huge_ops = 1e6;
@@ -356,7 +362,7 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
                         layout.b_gap[static_cast<std::size_t>(p - 1)] += far_delay;
                         use(layout, true);
                     }
-            if (!r.sections || !every) continue;
+            if (!r.sections || !every || ops * (p - 2) > sections_work) continue;
             // Two sections: the first `split` devices' chains advance by one offset, the
             // others' by a smaller one (memory between the two offsets' blocks).
             for (int high : r.offsets)
@@ -385,6 +391,7 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
                            6.0 * p * few <= preselect_ops;
     const bool every = many || (preselect && few == m);
     for_each_layout(every, [&](const BlockLayout& layout, bool every_way) {
+        report_phase("planning V-shape layouts");  // many at large p: Ctrl-C between them
         candidates.place(layout, every_way, many || (every && ops <= compact_few_ops));
     });
     if (preselect && few < m) {
@@ -428,8 +435,14 @@ void offer_v_candidates(const VPlanRequest& r, const PlanningCosts& costs, doubl
     }
     // ZB-V's order with warm-ups for the cap (and, for small problems, lower peaks).
     const int chunk_cap = static_cast<int>(std::min(2.0 * p, std::floor(2 * cap + eps)));
+    // With few microbatches many peaks give the same order (at p = 512, m = 1 a large cap
+    // tried a thousand): each order is placed once.
+    std::vector<std::vector<Op>> previous;
     for (int peak = chunk_cap; peak >= 2 && !large; --peak) {
+        report_phase("planning ZB-V orders");
         Schedule order = zb_v_order(GeneratorOptions{p, m, 2, 0, {}}, peak);
+        if (order.device_ops == previous) continue;
+        previous = order.device_ops;
         if (validate(order)) continue;
         candidates.place_order(std::move(order));
         if (!many) break;
