@@ -794,3 +794,34 @@ TEST_CASE("a faster GPU does not lengthen an iteration by a tie in the layer spl
     }
     fs::remove_all(dir);
 }
+
+TEST_CASE("an MFU above 100 % comes with a warning that says why", "[models][cli]") {
+    // A GPU file whose kernels all run at the peak, and a long causal sequence: the fused
+    // attention computes half of the s×s scores that model FLOPs count.
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / fmt::format("pipesim_mfu_{}", ::getpid());
+    fs::create_directories(dir);
+    const fs::path gpu = dir / "ideal.json";
+    std::ofstream(gpu) << R"({"base": "h100-sxm", "name": "h100-ideal", "gemm_efficiency": 1, )"
+                          R"("attention_forward_efficiency": 1, )"
+                          R"("attention_backward_efficiency": 1, "memory_efficiency": 1})";
+    const std::string run =
+        "analyze -s 1f1b -p 4 -m 64 --model llama3-8b --mb 1 --seq 131072 "
+        "--cp 16 --json --gpu " +
+        gpu.string();
+    const auto j = run_pipesim_json(run);
+    const double mfu = j["mfu"].get<double>();
+    CHECK(mfu > 1);
+    bool warned = false;
+    for (const auto& w : j["warnings"])
+        warned = warned || w.get<std::string>().find("MFU") != std::string::npos;
+    CHECK(warned);
+    // The preset's own rates stay below 100 % and warn of nothing of the kind.
+    const auto plain = run_pipesim_json(
+        "analyze -s 1f1b -p 4 -m 64 --model llama3-8b --mb 1 "
+        "--seq 131072 --cp 16 --json --gpu h100-sxm");
+    CHECK(plain["mfu"].get<double>() < 1);
+    for (const auto& w : plain["warnings"])
+        CHECK(w.get<std::string>().find("MFU") == std::string::npos);
+    fs::remove_all(dir);
+}

@@ -420,10 +420,18 @@ void finish(Analysis& a, double iteration_time, const std::vector<double>* windo
             "the iteration time is not a finite number ({}): pass times or latencies too large",
             a.iteration_time));
     if (!(a.iteration_time > 0)) throw std::invalid_argument(no_time);
-    if (a.model)
-        summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time,
-                        windows != nullptr ? *windows : std::vector<double>{},
-                        a.cluster ? a.cluster->result.mean_gpu_speed : 1.0);
+    if (!a.model) return;
+    summarize_model(*a.model, a.schedule, a.metrics, a.dp, a.iteration_time,
+                    windows != nullptr ? *windows : std::vector<double>{},
+                    a.cluster ? a.cluster->result.mean_gpu_speed : 1.0);
+    // Model FLOPs count the whole s×s attention; a causal fused kernel computes about half of
+    // it, so with rates near the peak and long sequences the ratio passes 1.
+    if (a.model->mfu > 1)
+        a.warnings.push_back(fmt::format(
+            "MFU {:.1f} % is above 100 %: model FLOPs count the whole s×s attention "
+            "(Megatron-LM's convention, docs/models.md), while a causal fused attention computes "
+            "about half of it; with the GPU's rates near its peak the ratio passes 1",
+            100 * a.model->mfu));
 }
 
 // The makespan, or with dp·C > 1 the end of the last gradient reduction if later (the closed
