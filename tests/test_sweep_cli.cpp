@@ -373,7 +373,9 @@ TEST_CASE("a results file belongs to one grid: resume and merge refuse another's
                     (dir / "m.csv").string() + " --grid " + data + "tiny.json");
     CHECK(mismatch.exit_code == 2);
     CHECK_THAT(mismatch.err, Catch::Contains(tampered.string() + ": the row of job ") &&
-                                 Catch::Contains("its parameters differ"));
+                                 Catch::Contains("its parameters differ (p is '7', the "
+                                                 "grid's '" +
+                                                 field(sorted_rows(a)[1], "p") + "')"));
     CHECK_FALSE(fs::exists(dir / "m.csv"));
     fs::remove_all(dir);
 }

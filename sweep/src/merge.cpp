@@ -75,10 +75,11 @@ void check_rows_match_jobs(const std::vector<Job>& jobs, const std::vector<Resul
                             "here",
                             source, r.job.index, describe(r.job)));
         if (job_key(r.job) != job_key(*found->second))
-            throw std::invalid_argument(fmt::format(
-                "{}: the row of job {} ({}) does not hold the grid's job {} ({}): "
-                "its parameters differ",
-                source, r.job.index, describe(r.job), r.job.index, describe(*found->second)));
+            throw std::invalid_argument(
+                fmt::format("{}: the row of job {} ({}) does not hold the grid's job {} ({}): "
+                            "its parameters differ ({})",
+                            source, r.job.index, describe(r.job), r.job.index,
+                            describe(*found->second), key_difference(r.job, *found->second)));
     }
 }
 

@@ -405,6 +405,13 @@ std::string job_key(const Job& job) {
     return out;
 }
 
+std::string key_difference(const Job& row, const Job& grid) {
+    const std::vector<std::string> a = parameter_fields(row), b = parameter_fields(grid);
+    for (std::size_t i = 1; i < a.size() && i < b.size(); ++i)  // the index aside
+        if (a[i] != b[i]) return fmt::format("{} is '{}', the grid's '{}'", columns[i], a[i], b[i]);
+    return {};
+}
+
 std::optional<std::vector<std::string>> split_csv_line(const std::string& line,
                                                        std::vector<std::size_t>* starts) {
     std::vector<std::string> fields(1);

@@ -64,6 +64,9 @@ std::string csv_row(const Result& result);
 /// A job's identity: its parameters, independent of its index. Two jobs with the same key
 /// are the same configuration.
 std::string job_key(const Job& job);
+/// Where two jobs' keys differ: the first differing parameter's column and both values
+/// ("p is 7, the grid's 8"); empty when the keys are the same.
+std::string key_difference(const Job& row, const Job& grid);
 
 /// A results file read back. Rows keep their order; `incomplete_tail` is set when the file
 /// did not end with a newline (a row cut short when a sweep was killed); that row is dropped.
