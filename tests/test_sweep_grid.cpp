@@ -272,6 +272,35 @@ TEST_CASE("a line break quoted in a results field is refused, saying rows hold n
                           Catch::Contains("holds no line breaks"));
 }
 
+TEST_CASE("a results row out of the ranges a sweep writes is refused with its column", "[sweep]") {
+    // A bubble rate or efficiency outside 0..1, a count of devices, replicas or ZeRO stage
+    // no grid gives: silently accepted before, and drawn on a Pareto front (bubble −50 %).
+    struct Case {
+        const char* column;
+        void (*spoil)(Result&);
+        const char* expected;
+    };
+    const Case cases[] = {
+        {"bubble_rate", [](Result& r) { r.bubble_rate = -0.5; }, "a number in 0..1"},
+        {"efficiency", [](Result& r) { r.efficiency = 5; }, "a number in 0..1"},
+        {"p", [](Result& r) { r.job.p = 0; }, "an integer ≥ 1"},
+        {"tp", [](Result& r) { r.job.tp = 0; }, "an integer ≥ 1"},
+        {"zero", [](Result& r) { r.job.zero = 9; }, "an integer in 0..3"},
+        {"v", [](Result& r) { r.job.v = -3; }, "an integer ≥ 0"},
+        {"chunks", [](Result& r) { r.chunks = -1; }, "an integer ≥ 0"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.column);
+        Result r = ok_row(0, "1f1b", 4, 0.2);
+        CHECK_NOTHROW(parse_results("r.csv", csv_header() + "\n" + csv_row(r) + "\n"));
+        c.spoil(r);
+        CHECK_THROWS_WITH(
+            parse_results("r.csv", csv_header() + "\n" + csv_row(r) + "\n"),
+            Catch::Contains("r.csv:2:") &&
+                Catch::Contains(fmt::format("({}): expected {}", c.column, c.expected)));
+    }
+}
+
 TEST_CASE("a results file cut short drops its last row and a foreign header is refused",
           "[sweep]") {
     const std::string row = csv_row(ok_row(0, "1f1b", 4, 0.2));

@@ -171,6 +171,23 @@ class RowReader {
         return value;
     }
 
+    // A job parameter no grid gives outside [low, high].
+    int integer_in(std::size_t column, int low, int high) const {
+        const int value = integer(column);
+        if (value < low || value > high)
+            fail(column, high == std::numeric_limits<int>::max()
+                             ? fmt::format("an integer ≥ {}", low)
+                             : fmt::format("an integer in {}..{}", low, high));
+        return value;
+    }
+
+    // A share: the bubble rate, the efficiency.
+    double fraction(std::size_t column) const {
+        const std::optional<double> value = finite_number(fields_[column]);
+        if (!value || *value < 0 || *value > 1) fail(column, "a number in 0..1");
+        return *value;
+    }
+
     bool boolean(std::size_t column) const {
         if (fields_[column] == "true") return true;
         if (fields_[column] != "false") fail(column, "true or false");
@@ -249,23 +266,24 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
         row.fail(c, "analytic or simgrid");
     ++c;
     j.schedule = row.text(c++);
-    j.p = row.integer(c++);
-    j.m = row.integer(c++);
-    j.v = row.integer(c++);
+    constexpr int any = std::numeric_limits<int>::max();
+    j.p = row.integer_in(c++, 1, any);
+    j.m = row.count(c++);  // 0 where a global batch leaves no whole m (infeasible)
+    j.v = row.integer_in(c++, 0, any);
     j.costs = parse_costs(row, c++);
     j.comm = row.non_negative(c++);
     j.mem_w_ratio = row.non_negative(c++);
     j.model = row.text(c++);
     j.gpu = row.text(c++);
-    j.mb = row.integer(c++);
-    j.tp = row.integer(c++);
-    j.dp = row.integer(c++);
+    j.mb = row.count(c++);
+    j.tp = row.integer_in(c++, 1, any);
+    j.dp = row.integer_in(c++, 1, any);
     j.recompute = row.text(c++);
     j.attention = row.text(c++);
     j.cluster = row.text(c++);
     j.mem_limit = row.non_negative(c++);
-    j.cp = row.integer(c++);
-    j.zero = row.integer(c++);
+    j.cp = row.integer_in(c++, 1, any);
+    j.zero = row.integer_in(c++, 0, 3);
     j.tp_comm_overlap = row.boolean(c++);
     j.overlap_grad_reduce = row.boolean(c++);
     j.overlap_param_gather = row.boolean(c++);
@@ -276,9 +294,9 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     j.nccl_algo = row.text(c++);
     r.status = parse_status(row, c++);
     r.reason = row.text(c++);
-    r.chunks = row.integer(c++);
+    r.chunks = row.count(c++);
     r.makespan = row.non_negative(c++);
-    r.bubble_rate = row.real(c++);
+    r.bubble_rate = row.fraction(c++);
     r.bubble_time = row.real(c++);
     r.peak_activation = row.non_negative(c++);
     r.peak_memory = row.non_negative(c++);
@@ -289,10 +307,10 @@ Result parse_row(const std::string& file, int line, const std::vector<std::strin
     r.tokens_per_second = row.non_negative(c++);
     r.mfu = row.non_negative(c++);
     r.iteration_time = row.non_negative(c++);
-    r.efficiency = row.real(c++);
-    r.speedup_1f1b = row.real(c++);
-    r.lifespan_max = row.real(c++);
-    r.lifespan_mean = row.real(c++);
+    r.efficiency = row.fraction(c++);
+    r.speedup_1f1b = row.non_negative(c++);
+    r.lifespan_max = row.non_negative(c++);
+    r.lifespan_mean = row.non_negative(c++);
     r.grid = row.text(c);
     // Empty in the rows a worker hands to the sweep, which stamps its grid on them.
     if (!r.grid.empty() && !is_grid_id(r.grid))
