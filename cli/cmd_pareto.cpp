@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -191,7 +192,11 @@ int run_pareto(const std::vector<std::string>& args) {
         throw UsageError(fmt::format("--format {}: -o {} takes its format from its extension",
                                      quote_arg(format), quote_arg(output)));
     (void)viz::image_format_for_path(output, format);  // an unknown format before any work
-    const std::vector<sweep::Result> results = sweep::load_results(input).rows;
+    // A row given twice (files joined by hand) is one point: it was drawn and listed twice.
+    std::vector<sweep::Result> results;
+    std::set<std::string> rows_seen;
+    for (sweep::Result& row : sweep::load_results(input).rows)
+        if (rows_seen.insert(sweep::csv_row(row)).second) results.push_back(std::move(row));
     const sweep::ParetoSelection s =
         sweep::select_rows(input, results, conditions, group_by, x_name, y_name);
     // By default the file and the rows kept: "r.csv, gpus=16, p=8".

@@ -825,3 +825,15 @@ TEST_CASE("an MFU above 100 % comes with a warning that says why", "[models][cli
         CHECK(w.get<std::string>().find("MFU") == std::string::npos);
     fs::remove_all(dir);
 }
+
+TEST_CASE("a workload too large for the rates given names them", "[models][cli]") {
+    // Times beyond a double's range: the message said "layer costs must be finite", with no
+    // word of --efficiency.
+    const auto r = run_pipesim(
+        "analyze -s 1f1b -p 4 -m 8 --model llama3-405b --gpu h100-sxm "
+        "--mb 1048576 --seq 1048576 --efficiency 1e-300");
+    CHECK(r.exit_code == 2);
+    CHECK(pipesim::test::lines_of(r.err).size() == 1);
+    CHECK_THAT(r.err,
+               Catch::Contains("beyond a double's range") && Catch::Contains("--efficiency"));
+}

@@ -312,3 +312,22 @@ TEST_CASE("with a model a front compares layouts that train one batch on as many
                       " --group-by global_batch")
               .exit_code == 0);
 }
+
+TEST_CASE("pareto draws a row given twice once", "[sweep][cli]") {
+    // Two results files joined by hand: every row twice. The front lists each point once,
+    // as it does for the file alone.
+    Scratch s("twice");
+    const std::string csv = tiny_results(s);
+    const std::string text = read_file(csv);
+    const std::size_t body = text.find('\n') + 1;
+    const fs::path doubled = s / "doubled.csv";
+    std::ofstream(doubled) << text << text.substr(body);
+    const CommandResult once =
+        run_pipesim("pareto " + csv + " -o " + (s / "a.dot") + " --group-by m");
+    const CommandResult twice =
+        run_pipesim("pareto " + doubled.string() + " -o " + (s / "b.dot") + " --group-by m");
+    REQUIRE(once.exit_code == 0);
+    REQUIRE(twice.exit_code == 0);
+    CHECK(lines_of(once.out).size() > 2);
+    CHECK(lines_of(twice.out) == lines_of(once.out));
+}

@@ -227,7 +227,10 @@ std::vector<int> partition_layers(std::span<const double> layer_costs, int parts
             parts, empty_ends > 0 ? " (but the ends fixed to 0)" : ""));
     for (double c : layer_costs)
         if (!(c >= 0) || !std::isfinite(c))
-            throw std::invalid_argument("layer costs must be finite and ≥ 0");
+            throw std::invalid_argument(
+                std::isinf(c) ? "a layer's time is beyond a double's range: the work is too "
+                                "large for the rates given (--efficiency, a GPU file's rates)"
+                              : "layer costs must be finite and ≥ 0");
     if (!(first_extra >= 0) || !(last_extra >= 0))
         throw std::invalid_argument("first/last stage extra costs must be ≥ 0");
     for (int fixed : {options.first_stage_layers, options.last_stage_layers})
