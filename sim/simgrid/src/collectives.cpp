@@ -293,9 +293,10 @@ void Courier::run(const std::vector<HostFlow>& flows) {
         shared_->receiver = sg::Actor::create(name_ + ".r", flows.front().dst, [s = shared_] {
             for (;;) {
                 s->receive->acquire();
-                if (s->flows == nullptr) {
+                if (s->flows == nullptr) {  // stopped: no reference to this actor is left
                     for (sg::Mailbox* box : s->boxes)
                         box->set_receiver(nullptr);
+                    s->receiver = nullptr;
                     return;
                 }
                 // In the order sent, as they arrive (one mailbox each: see FlowSet::run).
@@ -309,7 +310,10 @@ void Courier::run(const std::vector<HostFlow>& flows) {
             std::vector<sg::CommPtr> comms;
             for (;;) {
                 s->send->acquire();
-                if (s->flows == nullptr) return;
+                if (s->flows == nullptr) {
+                    s->sender = nullptr;
+                    return;
+                }
                 for (std::size_t f = 0; f < s->flows->size(); ++f) {
                     const HostFlow& flow = (*s->flows)[f];
                     if (sg::this_actor::get_host() != flow.src) sg::this_actor::set_host(flow.src);
