@@ -289,6 +289,10 @@ TEST_CASE("a results row out of the ranges a sweep writes is refused with its co
         {"v", [](Result& r) { r.job.v = -3; }, "an integer ≥ 0"},
         {"chunks", [](Result& r) { r.chunks = -1; }, "an integer ≥ 0"},
     };
+    // An efficiency a rounding above 1, as a pipeline without idle time may give, is read.
+    Result full = ok_row(0, "1f1b", 4, 0.2);
+    full.efficiency = 1 + 0x1p-52;
+    CHECK(parse_results("r.csv", csv_header() + "\n" + csv_row(full) + "\n").rows.size() == 1);
     for (const Case& c : cases) {
         INFO(c.column);
         Result r = ok_row(0, "1f1b", 4, 0.2);
