@@ -23,8 +23,7 @@ FlowSet EngineState::data_parallel_flows(std::string name) const {
 }
 
 RingCollective EngineState::collective(const std::vector<std::vector<int>>& gpu_rings,
-                                       std::string helpers_name,
-                                       std::shared_ptr<Courier> courier) const {
+                                       FlowSet flows) const {
     std::vector<std::vector<sg::Host*>> rings;
     std::vector<std::vector<double>> scale;
     for (const auto& ring : gpu_rings) {
@@ -37,11 +36,7 @@ RingCollective EngineState::collective(const std::vector<std::vector<int>>& gpu_
                 ring[k] / gpus_per_node == next / gpus_per_node ? intra_node_scale : 1.0);
         }
     }
-    return RingCollective(std::move(rings), std::move(scale),
-                          !helpers_name.empty() ? data_parallel_flows(std::move(helpers_name))
-                          : courier             ? FlowSet(std::move(courier))
-                                                : FlowSet(),
-                          gpu_rings);
+    return RingCollective(std::move(rings), std::move(scale), std::move(flows), gpu_rings);
 }
 
 void EngineState::op_done() {
@@ -60,7 +55,7 @@ void EngineState::collective_starting(std::size_t flows) const {
         SimProgress{sg::Engine::get_clock(), expected_time, ops_done, ops_total, flows});
 }
 
-CpRing::CpRing(const EngineState& state, int replica, int device, std::shared_ptr<Courier> courier)
+CpRing::CpRing(const EngineState& state, int replica, int device, FlowSet flows)
     : work_(state.workload.cp_ring), cp_(state.layout.cp), collectives_(state.collectives) {
     if (cp_ < 2 || work_.layers.empty() || !(work_.block_bytes > 0)) return;
     std::vector<std::vector<int>> rings;
@@ -69,7 +64,7 @@ CpRing::CpRing(const EngineState& state, int replica, int device, std::shared_pt
         for (int c = 0; c < cp_; ++c)
             rings.back().push_back(gpu_index(state.layout, replica, device, t, c));
     }
-    rings_ = state.collective(rings, {}, std::move(courier));
+    rings_ = state.collective(rings, std::move(flows));
 }
 
 double CpRing::bytes(Pass pass, int stage) const {
@@ -112,10 +107,11 @@ void DeviceActor::run() {
     for (int t = 0; t < s_.layout.tp; ++t)
         tp_group.push_back(gpu_index(s_.layout, replica_, device_, t));
     // Both rings run from this actor only, one after the other: one courier serves them.
-    const auto courier =
-        s_.couriers ? std::make_shared<Courier>(fmt::format("rings r{} d{}", replica_, device_))
-                    : nullptr;
-    RingCollective tp_ring = s_.collective({tp_group}, {}, courier);
+    const FlowSet ring_flows =
+        s_.couriers
+            ? FlowSet(std::make_shared<Courier>(fmt::format("rings r{} d{}", replica_, device_)))
+            : FlowSet();
+    RingCollective tp_ring = s_.collective({tp_group}, ring_flows);
     // ZeRO-3: this device's parameters, all-gathered over its data-parallel rails before each
     // F and backward; every simulated replica moves its share of the rails' traffic.
     const bool fetch = !s_.workload.param_fetch_bytes.empty() && s_.layout.dp > 1;
@@ -123,10 +119,10 @@ void DeviceActor::run() {
         fetch ? gradient_rings(s_.layout, device_, s_.gpus_per_node)
               : std::vector<std::vector<int>>{};
     const double dp_channels = static_cast<double>(dp_rings.size()) / s_.layout.tp;
-    RingCollective dp_ring =
-        s_.collective(dp_rings, fmt::format("fetch r{} d{}", replica_, device_));
+    RingCollective dp_ring = s_.collective(
+        dp_rings, s_.data_parallel_flows(fmt::format("fetch r{} d{}", replica_, device_)));
     const bool tp_overlap = s_.workload.tp_overlap > 0;
-    CpRing cp_ring(s_, replica_, device_, courier);
+    CpRing cp_ring(s_, replica_, device_, ring_flows);
     // Replica 0 records its collectives beside its messages.
     const bool record = replica_ == 0 && s_.options.record_transfers;
     // The last op that produces weight gradients: the gradient reduction may start with it.
@@ -325,7 +321,8 @@ void GradientReducer::operator()() {
         const std::vector<std::vector<int>> rings =
             gradient_rings(s_.layout, device_, s_.gpus_per_node);
         const double channels = static_cast<double>(rings.size()) / s_.layout.tp;
-        RingCollective reduce = s_.collective(rings, fmt::format("reduce d{}", device_));
+        RingCollective reduce =
+            s_.collective(rings, s_.data_parallel_flows(fmt::format("reduce d{}", device_)));
         // The previous step's parameters, all-gathered beside the first forward.
         const bool gather_first = s_.gather_pending[device_] != 0;
         if (gather_first) {

@@ -260,6 +260,26 @@ std::size_t flow_helpers(std::size_t flows, FlowHelpers helpers, std::size_t cap
     return std::max<std::size_t>(1, std::min({root, cap, max_helpers}));
 }
 
+namespace {
+
+// Puts transfers flow_at(f), f in [begin, end), each through boxes[f], whose permanent receiver
+// is `receiver`: a mailbox transfer runs between the two actors' hosts, so this actor moves
+// to each transfer's source and the receiver to its destination first, and the transfer sits
+// on this actor's own list. Appends the puts to `comms`.
+template <typename FlowAt>
+void put_between_hosts(std::size_t begin, std::size_t end, const FlowAt& flow_at,
+                       const std::vector<sg::Mailbox*>& boxes, const sg::ActorPtr& receiver,
+                       std::vector<sg::CommPtr>& comms) {
+    for (std::size_t f = begin; f < end; ++f) {
+        const HostFlow& flow = flow_at(f);
+        if (sg::this_actor::get_host() != flow.src) sg::this_actor::set_host(flow.src);
+        if (receiver->get_host() != flow.dst) receiver->set_host(flow.dst);
+        comms.push_back(boxes[f]->put_async(const_cast<HostFlow*>(&flow), flow.bytes));
+    }
+}
+
+}  // namespace
+
 // What the courier's actors share with it: the transfers of the run in progress (none: stop),
 // a mailbox per transfer slot whose permanent receiver is the receiving actor, and the
 // semaphores that hand a run over and back.
@@ -314,13 +334,10 @@ void Courier::run(const std::vector<HostFlow>& flows) {
                     s->sender = nullptr;
                     return;
                 }
-                for (std::size_t f = 0; f < s->flows->size(); ++f) {
-                    const HostFlow& flow = (*s->flows)[f];
-                    if (sg::this_actor::get_host() != flow.src) sg::this_actor::set_host(flow.src);
-                    if (s->receiver->get_host() != flow.dst) s->receiver->set_host(flow.dst);
-                    comms.push_back(
-                        s->boxes[f]->put_async(const_cast<HostFlow*>(&flow), flow.bytes));
-                }
+                const std::vector<HostFlow>& flows = *s->flows;
+                put_between_hosts(
+                    0, flows.size(), [&](std::size_t f) -> const HostFlow& { return flows[f]; },
+                    s->boxes, s->receiver, comms);
                 s->arrived->acquire();
                 // All arrived: each wait returns at once and takes its transfer off this
                 // actor's list (a test would leave it there).
@@ -385,18 +402,16 @@ void FlowSet::run(const std::vector<HostFlow>& flows) {
                                                       }
                                                       arrived->release();
                                                   });
+        for (std::size_t f = begin; f < end; ++f)
+            boxes_[f]->set_receiver(receiver);
         sg::ActorPtr sender = sg::Actor::create(
             fmt::format("{}.{}s", name_, h), first.src,
             [this, &flows, &order, begin, end, receiver, arrived] {
                 std::vector<sg::CommPtr> comms;
                 comms.reserve(end - begin);
-                for (std::size_t f = begin; f < end; ++f) {
-                    const HostFlow& flow = flows[order[f]];
-                    if (sg::this_actor::get_host() != flow.src) sg::this_actor::set_host(flow.src);
-                    if (receiver->get_host() != flow.dst) receiver->set_host(flow.dst);
-                    boxes_[f]->set_receiver(receiver);
-                    comms.push_back(boxes_[f]->put_async(const_cast<HostFlow*>(&flow), flow.bytes));
-                }
+                put_between_hosts(
+                    begin, end, [&](std::size_t f) -> const HostFlow& { return flows[order[f]]; },
+                    boxes_, receiver, comms);
                 arrived->acquire();
                 // Done: a test closes each without searching this actor's list of transfers,
                 // as a wait would.

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -106,13 +105,10 @@ struct EngineState {
         return hosts[gpu_index(layout, replica, device, tp_rank)];
     }
     /// Rings of global GPU indices as a collective, each hop inside a node at NCCL's rate.
-    /// `helpers_name`: where not empty, the collective may hand its transfers to helper
-    /// actors (data_parallel_flows()) under this name.
-    /// `courier`, when given and helpers_name empty: the collective's transfers go through
-    /// it (Courier).
+    /// `flows`: how its transfers run (data_parallel_flows(), a Courier's, or from the
+    /// calling actor).
     RingCollective collective(const std::vector<std::vector<int>>& gpu_rings,
-                              std::string helpers_name = {},
-                              std::shared_ptr<Courier> courier = nullptr) const;
+                              FlowSet flows = FlowSet()) const;
     /// How a data-parallel collective named `name` runs its transfers (SimOptions::
     /// collective_helpers).
     FlowSet data_parallel_flows(std::string name) const;
@@ -133,8 +129,8 @@ struct EngineState {
 /// ring-attention pipeline's own time (docs/cluster-format.md, "Context parallelism").
 class CpRing {
   public:
-    /// `courier`: as EngineState::collective()'s.
-    CpRing(const EngineState& state, int replica, int device, std::shared_ptr<Courier> courier);
+    /// `flows`: how its transfers run (EngineState::collective()).
+    CpRing(const EngineState& state, int replica, int device, FlowSet flows);
     /// Moves the blocks of `pass` on `stage` (W: none) beside the compute they overlap, and
     /// returns that compute's seconds (≤ `compute`, the pass's compute at this device's
     /// `slowdown`), which the caller no longer waits for. 0 without a ring.
