@@ -290,6 +290,14 @@ TEST_CASE("an output's folder is checked before the run as the write would find 
                           "cannot write /proc/sys/out.svg: its folder /proc/sys takes no new "
                           "files: Permission denied");
     }
+    // /proc itself lets root pass access() yet takes no new file (a sweep's --html there was
+    // refused only after the sweep had run).
+    if (std::filesystem::is_directory("/proc/self"))
+        CHECK_THROWS_WITH(check_writable_path("/proc/pipesim-out.html"),
+                          Catch::StartsWith("cannot write /proc/pipesim-out.html: "));
+    // The check leaves nothing behind in a folder that takes the file.
+    CHECK(std::distance(std::filesystem::directory_iterator(dir),
+                        std::filesystem::directory_iterator()) == 1);
     // Without search permission on the folder (not as root, which bypasses it) stat reports
     // it as such, not as missing.
     const auto locked = dir / "locked";
@@ -318,6 +326,17 @@ TEST_CASE("JSON documents locate values, keys and bytes inside strings", "[filei
                       "d.json:3:3: unknown key 'c' in the document (known: a)");
     CHECK_THROWS_WITH(doc.string("/a/1/b~0~1", 2), Catch::Contains("at most 2 bytes, got 5"));
     CHECK(JsonDocument::display_name("/a/1/b") == "a[1].b");
+}
+
+TEST_CASE("a number out of range is echoed as the file writes it", "[fileio]") {
+    // Parsed, 2^64 and 20 digits of nines are doubles that print rounded.
+    const JsonDocument doc("n.json",
+                           R"({"p": 18446744073709551616, "m": [99999999999999999999, -0.5e1]})");
+    CHECK_THROWS_WITH(doc.integer("/p", 1, 4096),
+                      "n.json:1:7: p: expected an integer in 1..4096, got '18446744073709551616'");
+    CHECK_THROWS_WITH(doc.integer("/m/0", 1, 10), Catch::EndsWith("got '99999999999999999999'"));
+    CHECK_THROWS_WITH(doc.number("/m/1", 0, 1), Catch::EndsWith("got '-0.5e1'"));
+    CHECK_THROWS_WITH(doc.string("/p", 8), Catch::EndsWith("got '18446744073709551616'"));
 }
 
 TEST_CASE("a JSON object may have at most max_object_keys keys", "[fileio]") {

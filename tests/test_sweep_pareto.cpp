@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -115,6 +117,12 @@ TEST_CASE("pareto refuses rows of different problems on one front, in one line",
     const CommandResult bad =
         run_pipesim("pareto " + csv + " -o " + (s / "p.dot") + " --group-by m,nope");
     CHECK(bad.exit_code == 2);
+    const CommandResult twice =
+        run_pipesim("pareto " + csv + " -o " + (s / "p.dot") + " --group-by m,p,m");
+    CHECK(twice.exit_code == 2);
+    CHECK(twice.err ==
+          "pipesim pareto: --group-by: column 'm' is given twice: name each column "
+          "once\n");
     // One column on both axes, or a model's column on rows without a model: no front.
     const std::string group = " -o " + (s / "p.dot") + " --group-by m";
     const CommandResult same =
@@ -149,6 +157,27 @@ TEST_CASE("pareto --format names the format of a name without an extension only"
     std::string first;
     std::getline(written, first);
     CHECK_THAT(first, Catch::StartsWith("digraph") || Catch::StartsWith("graph"));
+}
+
+TEST_CASE("a picture wider than cairo draws is drawn smaller without a word from Graphviz",
+          "[sweep][cli]") {
+    Scratch s("wide");
+    const std::string csv = tiny_results(s);
+    // A 20,000-character title: about 140,000 points wide, 388,000 pixels at 192 dpi.
+    const CommandResult r = run_pipesim("pareto " + csv + " --where m=8 --where v=0 -o " +
+                                        (s / "p.png") + " --title " + std::string(20000, 'W'));
+    CHECK(r.exit_code == 0);
+    // Graphviz's cairo plugin printed "(null): graph is too large for cairo-renderer bitmaps".
+    CHECK(r.err.empty());
+    std::ifstream png(s / "p.png", std::ios::binary);
+    std::array<unsigned char, 24> header{};
+    png.read(reinterpret_cast<char*>(header.data()), header.size());
+    REQUIRE(png.gcount() == 24);
+    const std::uint32_t width = (std::uint32_t{header[16]} << 24) |
+                                (std::uint32_t{header[17]} << 16) |
+                                (std::uint32_t{header[18]} << 8) | header[19];
+    CHECK(width > 30000);
+    CHECK(width <= 32767);
 }
 
 TEST_CASE("pareto on results without a finished row names the file", "[sweep][cli]") {

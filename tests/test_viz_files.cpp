@@ -203,10 +203,10 @@ TEST_CASE("a malformed timeline file is rejected with file:line:column and the f
         // Beyond the 1e100 a time may take: sums and scales of 1.7e308 overflowed into an
         // infinite picture and a trace that could not be written.
         row{"\"start\": 4, \"end\": 6", "\"start\": 4, \"end\": 1.7e308",
-            "t.json:13:62: device_ops[0][1].end: expected a number in 0..1e+100, got '1.7e+308'"},
+            "t.json:13:62: device_ops[0][1].end: expected a number in 0..1e+100, got '1.7e308'"},
         row{"\"chunks\": 1,",
             "\"chunks\": 1, \"memory\": {\"activation\": [1e307, 1], \"held_for_w\": [0, 0]},",
-            "memory.activation[0]: expected a number in 0..1e+100, got '1e+307'"},
+            "memory.activation[0]: expected a number in 0..1e+100, got '1e307'"},
     }));
     CAPTURE(from, to);
     const std::string text = replaced(small_file(), from, to);

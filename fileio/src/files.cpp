@@ -208,28 +208,6 @@ void forget_input(const std::string& path) {
     if (id) read.files.erase(*id);
 }
 
-void check_writable_path(const std::string& path) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path folder = fs::path(path).parent_path();
-    // stat's own errno: a folder that cannot be searched is "Permission denied", not missing.
-    struct stat info {};
-    if (!folder.empty() && ::stat(folder.c_str(), &info) != 0)
-        throw std::invalid_argument(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    if (!folder.empty() && !S_ISDIR(info.st_mode))
-        throw std::invalid_argument(
-            fmt::format("cannot write {}: {}", path, std::strerror(ENOTDIR)));
-    if (fs::is_directory(path, ec))
-        throw std::invalid_argument(fmt::format("cannot write {}: it is a directory", path));
-    // The atomic write creates its temporary file beside the target: the folder must take
-    // new files, which a read-only or someone else's folder refuses only after the run.
-    const std::string where = folder.empty() ? std::string(".") : folder.string();
-    if (::access(where.c_str(), W_OK | X_OK) != 0)
-        throw std::invalid_argument(
-            fmt::format("cannot write {}: its folder {} takes no new files: {}", path, where,
-                        std::strerror(errno)));
-}
-
 bool is_standard_stream(std::string_view path) {
     return path == "-";
 }
@@ -277,7 +255,78 @@ class KnownTemporary {
     int slot_ = -1;
 };
 
+// A new empty file beside `path` (which the caller renames onto it or removes), known to the
+// signal handler; fd < 0 and `error` set where the folder takes no new file.
+struct Temporary {
+    std::string path;
+    int fd = -1;
+    int error = 0;
+    std::optional<KnownTemporary> known;
+};
+
+void create_temporary(const std::string& path, Temporary& t) {
+    // O_EXCL with a random suffix instead of mkstemp: the file gets mode 0666 minus the umask
+    // (mkstemp's 0600 would need a umask() query, which is process-global and racy).
+    std::random_device random;
+    // The temporary file is the target's name and a suffix of at most 24 bytes; a name near
+    // the file system's limit of 255 bytes is cut so that the temporary one still fits (a
+    // 240-byte name failed with "File name too long").
+    constexpr std::size_t longest_name = 255, suffix_bytes = 24;
+    const std::size_t slash = path.rfind('/');
+    const std::size_t name_bytes = path.size() - (slash == std::string::npos ? 0 : slash + 1);
+    const std::string temp_stem =
+        name_bytes + suffix_bytes > longest_name
+            ? path.substr(0, path.size() - (name_bytes + suffix_bytes - longest_name))
+            : path;
+    // The signals that remove temporaries wait while one is created and made known: one
+    // between the two would leave it behind.
+    sigset_t removing, before;
+    sigemptyset(&removing);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
+        sigaddset(&removing, signal);
+    ::pthread_sigmask(SIG_BLOCK, &removing, &before);
+    for (int attempt = 0; attempt < 16 && t.fd < 0; ++attempt) {
+        t.path = fmt::format("{}.tmp.{}.{:08x}", temp_stem, ::getpid(), random());
+        t.fd = ::open(t.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (t.fd < 0 && errno != EEXIST) break;
+    }
+    t.error = errno;
+    if (t.fd >= 0) t.known.emplace(t.path);
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+}
+
 }  // namespace
+
+void check_writable_path(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path folder = fs::path(path).parent_path();
+    // stat's own errno: a folder that cannot be searched is "Permission denied", not missing.
+    struct stat info {};
+    if (!folder.empty() && ::stat(folder.c_str(), &info) != 0)
+        throw std::invalid_argument(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    if (!folder.empty() && !S_ISDIR(info.st_mode))
+        throw std::invalid_argument(
+            fmt::format("cannot write {}: {}", path, std::strerror(ENOTDIR)));
+    if (fs::is_directory(path, ec))
+        throw std::invalid_argument(fmt::format("cannot write {}: it is a directory", path));
+    // The atomic write creates its temporary file beside the target: the folder must take
+    // new files, which a read-only or someone else's folder refuses only after the run.
+    const std::string where = folder.empty() ? std::string(".") : folder.string();
+    if (::access(where.c_str(), W_OK | X_OK) != 0)
+        throw std::invalid_argument(
+            fmt::format("cannot write {}: its folder {} takes no new files: {}", path, where,
+                        std::strerror(errno)));
+    // What access() cannot tell: a pseudo file system (/proc, /sys) that refuses new files even
+    // to root. The writer's own temporary file, made and removed, settles it.
+    Temporary probe;
+    create_temporary(path, probe);
+    if (probe.fd < 0)
+        throw std::invalid_argument(
+            fmt::format("cannot write {}: {}", path, std::strerror(probe.error)));
+    ::close(probe.fd);
+    ::unlink(probe.path.c_str());
+}
 
 void remove_temporaries_on_signals() {
     struct sigaction action {};
@@ -300,38 +349,11 @@ void write_file_atomically(const std::string& requested,
     // The reasons the command line checks before a run (a folder that takes no new files),
     // in the same words where an output was not checked before.
     check_writable_path(path);
-    // O_EXCL with a random suffix instead of mkstemp: the file gets mode 0666 minus the umask
-    // (mkstemp's 0600 would need a umask() query, which is process-global and racy).
-    std::random_device random;
-    // The temporary file is the target's name and a suffix of at most 24 bytes; a name near
-    // the file system's limit of 255 bytes is cut so that the temporary one still fits (a
-    // 240-byte name failed with "File name too long").
-    constexpr std::size_t longest_name = 255, suffix_bytes = 24;
-    const std::size_t slash = path.rfind('/');
-    const std::size_t name_bytes = path.size() - (slash == std::string::npos ? 0 : slash + 1);
-    const std::string temp_stem =
-        name_bytes + suffix_bytes > longest_name
-            ? path.substr(0, path.size() - (name_bytes + suffix_bytes - longest_name))
-            : path;
-    std::string temp;
-    int fd = -1;
-    // The signals that remove temporaries wait while one is created and made known: one
-    // between the two would leave it behind.
-    sigset_t removing, before;
-    sigemptyset(&removing);
-    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
-        sigaddset(&removing, signal);
-    ::pthread_sigmask(SIG_BLOCK, &removing, &before);
-    for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
-        temp = fmt::format("{}.tmp.{}.{:08x}", temp_stem, ::getpid(), random());
-        fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    const int open_error = errno;
-    std::optional<KnownTemporary> known;
-    if (fd >= 0) known.emplace(temp);
-    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
-    if (fd < 0) fail_write(path, std::strerror(open_error));
+    Temporary created;
+    create_temporary(path, created);
+    if (created.fd < 0) fail_write(path, std::strerror(created.error));
+    int fd = created.fd;
+    const std::string& temp = created.path;
     auto give_up = [&](const char* what, int error) {
         const std::string reason = fmt::format("{}: {}", what, std::strerror(error));
         ::close(fd);

@@ -469,7 +469,19 @@ bool JsonDocument::has(std::string_view pointer) const {
     return find(pointer) != nullptr;
 }
 
-std::string JsonDocument::got(const Value& value) const {
+std::string JsonDocument::quoted(std::string_view pointer) const {
+    const Value* found = find(pointer);
+    if (found == nullptr) return "nothing";
+    const Value& value = *found;
+    if (value.is_number()) {
+        const std::size_t start = offset_of(pointer);
+        std::size_t end = start;
+        while (end < text_.size() &&
+               std::string_view("+-.0123456789eE").find(text_[end]) != std::string_view::npos)
+            ++end;
+        if (end > start)
+            return quote_excerpt(std::string_view(text_).substr(start, end - start), excerpt_chars);
+    }
     return quote_excerpt(value.dump(), excerpt_chars);
 }
 
@@ -490,7 +502,7 @@ const Value& JsonDocument::object(std::string_view pointer,
     const Value& value = at(pointer, "an object");
     if (!value.is_object())
         throw error_at(pointer, fmt::format("{}: expected an object, got {}", display_name(pointer),
-                                            got(value)));
+                                            quoted(pointer)));
     for (const auto& [key, member] : value.items()) {
         bool ok = false;
         for (std::string_view k : known)
@@ -511,7 +523,7 @@ const Value& JsonDocument::array(std::string_view pointer, std::size_t max_size)
     const Value& value = at(pointer, "an array");
     if (!value.is_array())
         throw error_at(pointer, fmt::format("{}: expected an array, got {}", display_name(pointer),
-                                            got(value)));
+                                            quoted(pointer)));
     if (value.size() > max_size)
         throw error_at(pointer, fmt::format("{}: expected at most {} elements, got {}",
                                             display_name(pointer), max_size, value.size()));
@@ -535,7 +547,7 @@ std::int64_t JsonDocument::integer(std::string_view pointer, std::int64_t min,
     }
     if (!in_range)
         throw error_at(pointer, fmt::format("{}: expected {}, got {}", display_name(pointer),
-                                            expected, got(value)));
+                                            expected, quoted(pointer)));
     return result;
 }
 
@@ -545,7 +557,7 @@ double JsonDocument::number(std::string_view pointer, double min, double max) co
     if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < min ||
         value.get<double>() > max)
         throw error_at(pointer, fmt::format("{}: expected {}, got {}", display_name(pointer),
-                                            expected, got(value)));
+                                            expected, quoted(pointer)));
     return value.get<double>();
 }
 
@@ -553,7 +565,7 @@ const std::string& JsonDocument::string(std::string_view pointer, std::size_t ma
     const Value& value = at(pointer, "a string");
     if (!value.is_string())
         throw error_at(pointer, fmt::format("{}: expected a string, got {}", display_name(pointer),
-                                            got(value)));
+                                            quoted(pointer)));
     const auto& s = value.get_ref<const std::string&>();
     if (s.size() > max_size)
         throw error_at(pointer, fmt::format("{}: expected a string of at most {} bytes, got {}",
@@ -585,7 +597,7 @@ const std::string& JsonDocument::name(std::string_view pointer, std::size_t max_
 void JsonDocument::require_format(std::string_view tag, int version) const {
     if (!root_.is_object())
         throw error_at("", fmt::format("expected a JSON object with \"format\": \"{}\", got {}",
-                                       tag, got(root_)));
+                                       tag, quoted("")));
     check_header(tag, version, /*required=*/true);
 }
 
@@ -601,7 +613,7 @@ void JsonDocument::check_header(std::string_view tag, int version, bool required
                                        tag, version));
     if ((required || root_.contains("format")) && string("/format", 64) != tag)
         throw error_at("/format",
-                       fmt::format("format: expected \"{}\", got {}", tag, got(root_["format"])));
+                       fmt::format("format: expected \"{}\", got {}", tag, quoted("/format")));
     if ((required || root_.contains("version")) && integer("/version", 1, 1'000'000) != version)
         throw error_at("/version", fmt::format("version {} is not supported: this pipesim reads "
                                                "version {}",

@@ -42,10 +42,9 @@ double entry_seconds(const fileio::JsonDocument& doc, const std::string& at, con
                                            fileio::JsonDocument::display_name(at), key));
     const Value& v = doc.at(pointer, "a time in seconds");
     if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() <= L::max_seconds))
-        throw doc.error_at(pointer,
-                           fmt::format("'{}' must be a time in seconds > 0 and ≤ {:g}, "
-                                       "got {}",
-                                       key, L::max_seconds, fileio::quote_excerpt(v.dump())));
+        throw doc.error_at(pointer, fmt::format("'{}' must be a time in seconds > 0 and ≤ {:g}, "
+                                                "got {}",
+                                                key, L::max_seconds, doc.quoted(pointer)));
     return v.get<double>();
 }
 

@@ -112,8 +112,7 @@ GpuSpec read_gpu(const fileio::JsonDocument& doc) {
         if (!(value == 0 && r.zero_ok) && !(value >= r.min && value <= r.max))
             throw doc.error_at(
                 pointer, fmt::format("{}: must be in {:g}..{:g}{}, got {}", r.field, r.min, r.max,
-                                     r.zero_ok ? " (or 0 for none)" : "",
-                                     fileio::quote_excerpt(given.dump())));
+                                     r.zero_ok ? " (or 0 for none)" : "", doc.quoted(pointer)));
         g.*r.target = value;
     }
     // The short-K falloff (roofline.cpp) takes both; one alone would be silently unused.

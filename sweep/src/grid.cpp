@@ -37,11 +37,12 @@ void check_distinct(const fileio::JsonDocument& doc, const std::string& ptr,
     for (std::size_t i = 1; i < arr.size(); ++i)
         for (std::size_t k = 0; k < i; ++k)
             if (arr[i] == arr[k])
-                throw doc.error_at(fileio::json_pointer_child(ptr, i),
-                                   fmt::format("{}: {} is given twice ({}[{}] and [{}]): give each "
-                                               "value of an axis once",
-                                               ptr.substr(1), fileio::quote_excerpt(arr[i].dump()),
-                                               ptr.substr(1), k, i));
+                throw doc.error_at(
+                    fileio::json_pointer_child(ptr, i),
+                    fmt::format("{}: {} is given twice ({}[{}] and [{}]): give each "
+                                "value of an axis once",
+                                ptr.substr(1), doc.quoted(fileio::json_pointer_child(ptr, i)),
+                                ptr.substr(1), k, i));
 }
 
 // Calls read(pointer) for the member `key`'s value, or for each element if it is an array.
@@ -253,10 +254,9 @@ Grid parse_grid(const std::string& file, const std::string& text) {
         // "40GiB", "40 GiB" and 42949672960 are one cap: one job, not three.
         for (std::size_t k = 0; k < grid.mem_limits.size(); ++k)
             if (grid.mem_limits[k] == cap.value)
-                throw doc.error_at(
-                    ptr, fmt::format("mem_limit: {} is the cap of mem_limit[{}] "
-                                     "({:g} bytes or units): give each cap once",
-                                     fileio::quote_excerpt(doc.at(ptr, "").dump()), k, cap.value));
+                throw doc.error_at(ptr, fmt::format("mem_limit: {} is the cap of mem_limit[{}] "
+                                                    "({:g} bytes or units): give each cap once",
+                                                    doc.quoted(ptr), k, cap.value));
         grid.mem_limits.push_back(cap.value);
         if (cap.with_unit) mem_limit_units.push_back(ptr);
     });

@@ -46,12 +46,18 @@ struct GraphDeleter {
 
 // PNGs at twice the 96 dpi of a screen, so that 9 pt labels stay sharp when a picture is
 // scaled down into a document, unless that makes more than 40 million pixels (160 MB to
-// encode): then the resolution that gives 40 million, but never below 96 dpi.
+// encode): then the resolution that gives 40 million, but not below 96 dpi unless a side
+// would be wider than cairo draws.
 double png_dpi(const boxf& bb) {
     constexpr double sharp = 192, screen = 96, most_pixels = 40e6;
     const double square_inches = (bb.UR.x - bb.LL.x) / 72 * (bb.UR.y - bb.LL.y) / 72;
     if (!(square_inches > 0)) return sharp;
-    return std::clamp(std::sqrt(most_pixels / square_inches), screen, sharp);
+    const double dpi = std::clamp(std::sqrt(most_pixels / square_inches), screen, sharp);
+    // Graphviz's cairo plugin draws at most 32,767 pixels a side (its CAIRO_XMAX); past that it
+    // scales the picture down itself and says so on stderr. 32,000 leaves room for its margin.
+    constexpr double widest_pixels = 32000;
+    const double longest_inches = std::max(bb.UR.x - bb.LL.x, bb.UR.y - bb.LL.y) / 72;
+    return std::min(dpi, widest_pixels / longest_inches);
 }
 
 // Address space Graphviz needs to draw, besides the graph: its plugins, pango, cairo and

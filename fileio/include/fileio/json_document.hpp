@@ -63,6 +63,9 @@ class JsonDocument {
     /// Byte offset in text() where the value at `pointer` starts, or text().size().
     std::size_t offset_of(std::string_view pointer) const;
 
+    /// The value at `pointer` quoted for a message (shortened if long), a number as the file
+    /// writes it: parsed, 2^64 would read 1.8446744073709552e+19.
+    std::string quoted(std::string_view pointer) const;
     /// A ParseError located at the value at `pointer`.
     ParseError error_at(std::string_view pointer, std::string problem) const;
 
@@ -110,7 +113,6 @@ class JsonDocument {
 
     const Value* find(std::string_view pointer) const;
     std::size_t locate(std::string_view pointer, bool key, bool last_occurrence) const;
-    std::string got(const Value& value) const;
 
     std::string file_;
     std::string text_;
