@@ -45,30 +45,34 @@ Schedule zb_v_order(const GeneratorOptions& o, int peak) {
         auto& ops = s.device_ops[i];
         ops.reserve(static_cast<std::size_t>(6 * m));
         VDeviceOrder d(ops, i, 2 * p - 1 - i, m);
-        for (int k = 0; k < first[i] - (second[i] - 1); ++k)
+        // The pattern runs n ≥ 2p − 1 microbatches and drops those past m: with few of them
+        // each device stops once it has written all of its ops (at p = 512, m = 1 the rest
+        // was 99.9 % of the loops).
+        for (int k = 0; k < first[i] - (second[i] - 1) && !d.complete(); ++k)
             d.f(0);
-        for (int k = 0; k < second[i] - 1; ++k) {
+        for (int k = 0; k < second[i] - 1 && !d.complete(); ++k) {
             d.f(1);
             d.f(0);
         }
-        for (int k = 0; k < p - i; ++k)
+        for (int k = 0; k < p - i && !d.complete(); ++k)
             d.fbw(1);
-        while (d.count(Pass::F, 0) < n || d.count(Pass::F, 1) < d.count(Pass::F, 0)) {
+        while ((d.count(Pass::F, 0) < n || d.count(Pass::F, 1) < d.count(Pass::F, 0)) &&
+               !d.complete()) {
             if (d.count(Pass::F, 0) < n) d.f(0);
             d.b(0);
             d.w(0);
             d.fbw(1);
         }
-        for (int k = 0; k < i; ++k) {
+        for (int k = 0; k < i && !d.complete(); ++k) {
             d.b(0);
             d.b(1);
         }
-        for (int k = 0; k < p - i; ++k) {
+        for (int k = 0; k < p - i && !d.complete(); ++k) {
             d.b(0);
             d.w(0);
         }
         for (int chunk : {1, 0})
-            while (d.count(Pass::W, chunk) < n)
+            while (d.count(Pass::W, chunk) < n && !d.complete())
                 d.w(chunk);
     }
     return s;

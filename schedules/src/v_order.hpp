@@ -69,6 +69,13 @@ class VDeviceOrder {
     void backward(int chunk, bool split) { split ? b(chunk) : bw(chunk); }
     /// How many ops of (pass, chunk) have been written (dropped ones included).
     int count(Pass pass, int chunk) const { return count_[static_cast<int>(pass)][chunk]; }
+    /// Whether every pass of both chunks has reached the last microbatch: whatever is written
+    /// from here on is dropped.
+    bool complete() const {
+        for (const auto& pass : count_)
+            if (pass[0] < m_ || pass[1] < m_) return false;
+        return true;
+    }
 
   private:
     int next(Pass pass, int chunk) { return count_[static_cast<int>(pass)][chunk]++; }
