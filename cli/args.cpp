@@ -114,6 +114,10 @@ int parse_int(const std::string& flag, const std::string& text, int min, int max
     int value = 0;
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    // An integer too large for an int is out of range, as a smaller one would be.
+    if (!text.empty() && ec == std::errc::result_out_of_range && ptr == end)
+        throw UsageError(
+            fmt::format("{}: must be in {}..{}, got {}", flag, min, max, quote_arg(text)));
     if (text.empty() || ec != std::errc() || ptr != end)
         throw UsageError(fmt::format("{}: expected an integer, got {}", flag, quote_arg(text)));
     if (value < min || value > max)

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -15,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "fileio/files.hpp"
 #include "fileio/parse_error.hpp"
 #include "sim/simgrid/simulate.hpp"
 
@@ -46,7 +48,13 @@ using Command = int (*)(const std::vector<std::string>& args);
 /// failure).
 inline int run_command(const std::string& name, Command run, const std::vector<std::string>& args) {
     try {
+        // A command's output files are replaced together once it has succeeded, or not at all
+        // (a later output that fails leaves the earlier ones as they were). Not a sweep's: its
+        // results file grows row by row, so that a stopped sweep keeps what it has run.
+        std::optional<fileio::OutputGroup> outputs;
+        if (name != "sweep") outputs.emplace();
         const int code = run(args);
+        if (outputs && code == 0) outputs->commit();
         // What is still buffered for standard output (a full disk, a closed pipe) fails here,
         // not at exit where no one would hear of it.
         if (std::fflush(stdout) != 0 || std::ferror(stdout)) {

@@ -8,6 +8,7 @@
 #include "fileio/files.hpp"
 #include "fileio/memory_budget.hpp"
 #include "flag_table.hpp"
+#include "models/cost_model.hpp"
 #include "schedules/phases.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule_file.hpp"
@@ -161,14 +162,14 @@ const std::array model_flags = {
              s.model.workload.cross_entropy_fusion = true;
          }},
     Flag{"", "--efficiency", "E",
-         "time each layer as FLOPs / (peak × E), 0 < E ≤ 1, instead of\n"
+         "time each layer as FLOPs / (peak × E), 1e-6 ≤ E ≤ 1, instead of\n"
          "the operator rooflines (the older single-efficiency model;\n"
          "'pipesim list' gives a typical E per GPU)",
          [](State& s, const std::string& f, const std::string& v) {
              s.model.efficiency = parse_number(f, v, 0.0);
-             if (s.model.efficiency <= 0 || s.model.efficiency > 1)
-                 throw UsageError(
-                     fmt::format("{}: must be in (0, 1], got {:g}", f, s.model.efficiency));
+             if (!(s.model.efficiency >= models::least_efficiency && s.model.efficiency <= 1))
+                 throw UsageError(fmt::format("{}: must be in {:g}..1, got {}", f,
+                                              models::least_efficiency, quote_arg(v)));
          }},
     Flag{"", "--calibration", "FILE", "measured layer times (docs/calibration-format.md)",
          [](State& s, const std::string&, const std::string& v) { s.model.calibration_file = v; }},

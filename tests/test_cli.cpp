@@ -180,6 +180,8 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
         row{"analyze -s 1f1b -p 0 -m 8", "-p: must be in 1..4096, got 0"},
         row{"analyze -s 1f1b -p 4 -m 0", "-m: must be in 1..1048576, got 0"},
         row{"analyze -s 1f1b -p four -m 8", "-p: expected an integer, got 'four'"},
+        // Too large for an int is out of range too (it said "expected an integer").
+        row{"analyze -s 1f1b -p 99999999999 -m 8", "-p: must be in 1..4096, got '99999999999'"},
         row{"analyze -s 1f1b -p 4 -m 8 -v 2",
             "1f1b runs with v = 1 chunk(s) per device, got v = 2"},
         row{"analyze -s interleaved-1f1b -p 4 -m 8 -v 1", "interleaved-1f1b takes v in 2..64"},

@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -278,6 +279,10 @@ TEST_CASE("an output's folder is checked before the run as the write would find 
     CHECK_THROWS_WITH(check_writable_path((file / "out.svg").string()),
                       Catch::EndsWith("/plain.txt/out.svg: Not a directory"));
     CHECK_THROWS_WITH(check_writable_path(dir.string()), Catch::EndsWith(": it is a directory"));
+    // A name longer than the file system takes (its temporary file's is cut to fit, so only
+    // the last rename failed, after the run).
+    CHECK_THROWS_WITH(check_writable_path((dir / (std::string(300, 'a') + ".json")).string()),
+                      Catch::EndsWith(".json: File name too long"));
     // A folder that exists but refuses new files (as root, only a read-only one does; Linux's
     // /proc/sys refuses them to everyone): the write would fail only after the run.
     if (::access("/proc/sys", W_OK | X_OK) != 0) {
@@ -326,6 +331,65 @@ TEST_CASE("JSON documents locate values, keys and bytes inside strings", "[filei
                       "d.json:3:3: unknown key 'c' in the document (known: a)");
     CHECK_THROWS_WITH(doc.string("/a/1/b~0~1", 2), Catch::Contains("at most 2 bytes, got 5"));
     CHECK(JsonDocument::display_name("/a/1/b") == "a[1].b");
+}
+
+TEST_CASE("a group of outputs is replaced together once committed, or not at all", "[fileio]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_fileio_group_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string first = (dir / "first.json").string(), second = (dir / "second.svg").string();
+    auto reset = [&] {
+        write_file_atomically(first, "old 1");
+        write_file_atomically(second, "old 2");
+    };
+    auto files_in_dir = [&] {
+        return std::distance(std::filesystem::directory_iterator(dir),
+                             std::filesystem::directory_iterator());
+    };
+    // The second output fails half-way (a full disk, a value it cannot write): the first,
+    // written whole before, is not put in place either.
+    reset();
+    {
+        OutputGroup group;
+        write_file_atomically(first, "new 1");
+        CHECK(read_text_file(first, 100) == "old 1");  // not yet
+        CHECK_THROWS_WITH(write_file_atomically(second,
+                                                [](const TextSink& sink) {
+                                                    sink("new 2, half");
+                                                    throw std::invalid_argument("no more room");
+                                                }),
+                          "no more room");
+    }
+    CHECK(read_text_file(first, 100) == "old 1");
+    CHECK(read_text_file(second, 100) == "old 2");
+    CHECK(files_in_dir() == 2);  // no temporary file left
+    // Committed: both, in place.
+    {
+        OutputGroup group;
+        write_file_atomically(first, "new 1");
+        write_file_atomically(second, "new 2");
+        group.commit();
+    }
+    CHECK(read_text_file(first, 100) == "new 1");
+    CHECK(read_text_file(second, 100) == "new 2");
+    CHECK(files_in_dir() == 2);
+    // Without a group a file is in place as soon as it is written.
+    write_file_atomically(first, "at once");
+    CHECK(read_text_file(first, 100) == "at once");
+    // A process forked inside a group writes its own files at once (it would never commit).
+    reset();
+    {
+        OutputGroup group;
+        const pid_t child = ::fork();
+        if (child == 0) {
+            write_file_atomically(second, "from the child");
+            ::_exit(0);
+        }
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        CHECK(read_text_file(second, 100) == "from the child");
+    }
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a number out of range is echoed as the file writes it", "[fileio]") {

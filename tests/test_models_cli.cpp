@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -409,6 +410,35 @@ TEST_CASE("a calibration's whole layers do not time a context-parallel rank's sh
     CHECK_THAT(both.err, Catch::Contains("--calibration and --efficiency are alternatives"));
 }
 
+TEST_CASE("an efficiency far below any GPU's is refused, from the flag or from a calibration",
+          "[models]") {
+    const std::string run = "analyze -s 1f1b -p 4 -m 8 --model llama2-7b --gpu h100-sxm --mb 1 ";
+    // 1e-308 gave an iteration of 5e307 s, an efficiency of "-nan %" and a mean lifespan of
+    // inf, with exit 0.
+    const auto tiny = run_pipesim(run + "--efficiency 1e-308");
+    CHECK(tiny.exit_code == 2);
+    CHECK(tiny.err == "pipesim analyze: --efficiency: must be in 1e-06..1, got '1e-308'\n");
+    const auto least = run_pipesim(run + "--efficiency 1e-6 --json");
+    REQUIRE(least.exit_code == 0);
+    const auto j = nlohmann::json::parse(least.out);
+    CHECK(j["iteration_time"].get<double>() > 1e5);
+    CHECK(j["efficiency"].get<double>() > 0.5);
+    CHECK(j["lifespan_mean"].is_number());
+    // A calibration of a one-wide layer, timed at an hour a pass (every field within its
+    // range): its efficiency, about 1e-17, timed the model's layers at two billion years.
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("pipesim_tiny_calibration_" + std::to_string(::getpid()) + ".json");
+    std::ofstream(path) << R"({"format": "pipesim-calibration", "version": 1, "gpu": "h100-sxm",
+        "layers": [{"hidden": 1, "heads": 1, "seq_len": 1, "microbatch": 1, "forward": 3600,
+                    "backward_input": 3600, "backward_weight": 3600}]})";
+    const auto slow = run_pipesim(run + "--calibration " + path.string());
+    CHECK(slow.exit_code == 2);
+    CHECK_THAT(slow.err, Catch::Contains("its layers' forward passes ran at a median 7.86e-18 of "
+                                         "the GPU's peak, below the least share pipesim times a "
+                                         "layer at (1e-06)"));
+    std::filesystem::remove(path);
+}
+
 TEST_CASE("kernel choices of the operator model are refused beside the other cost models",
           "[models]") {
     // They changed nothing beside --efficiency or a calibration, without a word.
@@ -526,6 +556,14 @@ TEST_CASE("bad model input gets one line on stderr and exit code 2", "[models]")
         {"--model llama2-7b --gpu h100-sxm --mb 1 --seq 4104 --cp 8",
          "context-parallel degree 8 needs a sequence length that 2·8 = 16 divides "
          "(load-balanced causal chunks), got 4104"},
+        // Sequence parallelism cuts each rank's tokens over the t GPUs: 100 over 8 ran, with
+        // activations for 12.5 tokens a GPU.
+        {"--model llama2-7b --gpu h100-sxm --mb 1 -t 8 --seq 100",
+         "sequence parallelism splits the sequence (length 100) over the 8 tensor-parallel "
+         "GPUs, which must divide it: give a sequence length they divide, or --no-sp"},
+        {"--model llama2-7b --gpu h100-sxm --mb 1 -t 8 --seq 4072 --cp 2",
+         "sequence parallelism splits a context-parallel rank's share of the sequence (length "
+         "2036) over the 8 tensor-parallel GPUs"},
         {"--model llama2-7b --gpu h100-sxm --mb 1 --cp 2 --attention unfused",
          "context parallelism (ring attention over 2 GPUs) runs on the fused attention kernel, "
          "not the unfused one"},
@@ -826,14 +864,14 @@ TEST_CASE("an MFU above 100 % comes with a warning that says why", "[models][cli
     fs::remove_all(dir);
 }
 
-TEST_CASE("a workload too large for the rates given names them", "[models][cli]") {
-    // Times beyond a double's range: the message said "layer costs must be finite", with no
-    // word of --efficiency.
-    const auto r = run_pipesim(
+TEST_CASE("the largest workload at the least efficiency still has finite times", "[models][cli]") {
+    // At --efficiency 1e-300 its times were beyond a double's range; the least efficiency
+    // taken (1e-6) keeps the largest microbatch and sequence finite.
+    const auto r = run_pipesim_json(
         "analyze -s 1f1b -p 4 -m 8 --model llama3-405b --gpu h100-sxm "
-        "--mb 1048576 --seq 1048576 --efficiency 1e-300");
-    CHECK(r.exit_code == 2);
-    CHECK(pipesim::test::lines_of(r.err).size() == 1);
-    CHECK_THAT(r.err,
-               Catch::Contains("beyond a double's range") && Catch::Contains("--efficiency"));
+        "--mb 1048576 --seq 1048576 --efficiency 1e-6 --json");
+    const double makespan = r["makespan"].get<double>();
+    CHECK(std::isfinite(makespan));
+    CHECK(makespan > 1e16);
+    CHECK(std::isfinite(r["lifespan_mean"].get<double>()));
 }

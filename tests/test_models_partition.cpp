@@ -178,6 +178,15 @@ TEST_CASE("ends fixed to 0 layers hold only the embedding and the head", "[model
           std::vector<int>{0, 2, 2, 2});
     CHECK_THROWS_WITH(partition_layers(std::vector<double>(3, 1.0), 1, 0, 0, options),
                       "a single stage cannot have 0 layers");
+    // One stage holds all: a fixed count other than all was "cannot split 3 layers into 1
+    // stages with 2 layers on the first stage".
+    PartitionOptions one_stage;
+    one_stage.first_stage_layers = 2;
+    CHECK_THROWS_WITH(partition_layers(std::vector<double>(3, 1.0), 1, 0, 0, one_stage),
+                      "a single stage holds all 3 layers, not 2: fix the first and last stages' "
+                      "layers with more than one stage");
+    one_stage.first_stage_layers = 3;
+    CHECK(partition_layers(std::vector<double>(3, 1.0), 1, 0, 0, one_stage) == std::vector<int>{3});
     options.last_stage_layers = 0;
     CHECK_THROWS_WITH(partition_layers(std::vector<double>(3, 1.0), 6, 0, 0, options),
                       "cannot split 3 layers into 6 stages: every stage needs at least one "

@@ -1,5 +1,10 @@
 // Cluster descriptions: presets, JSON files, layouts.
+#include <unistd.h>
 #include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "sim/simgrid/cluster.hpp"
 #include "sim/simgrid/layout.hpp"
@@ -47,6 +52,23 @@ TEST_CASE("a cluster JSON file gives every field in the documented units", "[sim
     CHECK(c.group_of_node(2).speed == 3);
     CHECK(c.topology == InterNodeTopology::fat_tree);
     CHECK(c.leaf_uplink_bandwidth == Approx(50e9));
+}
+
+TEST_CASE("a cluster file is named by a path with a '/' as well as by a .json name",
+          "[simgrid][cluster]") {
+    // As --model and --gpu take theirs: ./mycluster was "unknown cluster (presets ...)".
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("pipesim_cluster_name_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "mycluster").string();
+    std::ofstream(path) << R"({"gpus_per_node": 8, "nodes": [{"count": 2, "gpu": "a100-80gb"}],
+        "intra_node": {"bandwidth_gb_s": 300, "latency_us": 2},
+        "nic": {"bandwidth_gb_s": 25, "latency_us": 5}})";
+    CHECK(load_cluster(path).gpu_count() == 16);
+    CHECK_THROWS_WITH(load_cluster("mycluster"),
+                      Catch::StartsWith("unknown cluster 'mycluster' (presets: ") &&
+                          Catch::EndsWith("or a cluster file: a .json name or a path with a '/')"));
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("malformed cluster files are rejected with file, line and column", "[simgrid][cluster]") {

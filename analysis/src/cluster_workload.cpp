@@ -159,7 +159,7 @@ std::vector<models::GpuSpec> device_gpus(const simgrid::ClusterSpec& cluster,
 }
 
 simgrid::ClusterSpec load_checked_cluster(std::string_view name_or_file) {
-    const bool is_file = fileio::file_extension(name_or_file) == ".json";
+    const bool is_file = fileio::names_a_file(name_or_file);
     simgrid::ClusterSpec cluster;
     try {
         cluster = simgrid::load_cluster(name_or_file);

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -261,7 +262,7 @@ struct Temporary {
     std::string path;
     int fd = -1;
     int error = 0;
-    std::optional<KnownTemporary> known;
+    std::unique_ptr<KnownTemporary> known;
 };
 
 void create_temporary(const std::string& path, Temporary& t) {
@@ -291,11 +292,56 @@ void create_temporary(const std::string& path, Temporary& t) {
         if (t.fd < 0 && errno != EEXIST) break;
     }
     t.error = errno;
-    if (t.fd >= 0) t.known.emplace(t.path);
+    if (t.fd >= 0) t.known = std::make_unique<KnownTemporary>(t.path);
     ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
+// Makes the rename of a file into `path`'s folder durable (best effort: not every file system
+// supports it).
+void sync_folder_of(const std::string& path) {
+    const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY);
+    if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
+}
+
+// The group write_file_atomically() leaves its files to, in the process that opened it.
+thread_local OutputGroup* open_group = nullptr;
+thread_local pid_t open_group_process = 0;
+
 }  // namespace
+
+struct OutputGroup::Pending {
+    std::string temp, path;
+    std::unique_ptr<KnownTemporary> known;
+};
+
+OutputGroup::OutputGroup() : outer_(open_group), outer_process_(open_group_process) {
+    open_group = this;
+    open_group_process = ::getpid();
+}
+
+OutputGroup::~OutputGroup() {
+    for (const Pending& p : pending_)
+        ::unlink(p.temp.c_str());
+    open_group = outer_;
+    open_group_process = outer_process_;
+}
+
+void OutputGroup::commit() {
+    std::vector<Pending> files = std::move(pending_);
+    pending_.clear();
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        if (::rename(files[i].temp.c_str(), files[i].path.c_str()) == 0) continue;
+        const std::string reason = std::strerror(errno);
+        for (std::size_t k = i; k < files.size(); ++k)
+            ::unlink(files[k].temp.c_str());
+        fail_write(files[i].path, reason);
+    }
+    for (const Pending& p : files)
+        sync_folder_of(p.path);
+}
 
 void check_writable_path(const std::string& path) {
     namespace fs = std::filesystem;
@@ -317,6 +363,13 @@ void check_writable_path(const std::string& path) {
         throw std::invalid_argument(
             fmt::format("cannot write {}: its folder {} takes no new files: {}", path, where,
                         std::strerror(errno)));
+    // A name longer than the folder's file system takes: the temporary file's name is cut to
+    // fit, so only the last rename would have failed.
+    const long longest = ::pathconf(where.c_str(), _PC_NAME_MAX);
+    if (longest > 0 &&
+        fs::path(path).filename().string().size() > static_cast<std::size_t>(longest))
+        throw std::invalid_argument(
+            fmt::format("cannot write {}: {}", path, std::strerror(ENAMETOOLONG)));
     // What access() cannot tell: a pseudo file system (/proc, /sys) that refuses new files even
     // to root. The writer's own temporary file, made and removed, settles it.
     Temporary probe;
@@ -378,17 +431,23 @@ void write_file_atomically(const std::string& requested,
         ::unlink(temp.c_str());
         fail_write(path, reason);
     }
+    if (open_group != nullptr && open_group_process == ::getpid()) {
+        open_group->pending_.push_back(
+            OutputGroup::Pending{created.path, path, std::move(created.known)});
+        return;
+    }
     if (::rename(temp.c_str(), path.c_str()) != 0) {
         const std::string reason = std::strerror(errno);
         ::unlink(temp.c_str());
         fail_write(path, reason);
     }
-    // Make the rename itself durable (best effort: not every file system supports it).
-    const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY);
-    if (dir >= 0) {
-        ::fsync(dir);
-        ::close(dir);
-    }
+    sync_folder_of(path);
+}
+
+bool names_a_file(std::string_view name_or_path) {
+    // The extension in any case (ML.JSON), as the other files' readers take theirs.
+    return name_or_path.find('/') != std::string_view::npos ||
+           file_extension(name_or_path) == ".json";
 }
 
 std::string file_extension(std::string_view path) {

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <vector>
 
@@ -156,6 +157,17 @@ AnalyticCostModel measured_fallback(GpuSpec gpu, const Calibration& cal) {
     // Measured rates above the datasheet peak mean a wrong file or GPU; clamp to 1 so the
     // model stays usable, as exact-shape entries are used as measured anyway.
     auto clamp = [](double e) { return std::min(e, 1.0); };
+    // Far below: tiny layers, latency-bound as measured, would time the model's own layers
+    // (which the file does not have) at that rate, for years.
+    constexpr std::array<const char*, 3> passes = {"forward", "backward_input", "backward_weight"};
+    for (int pass = 0; pass < 3; ++pass)
+        if (median(eff[pass]) < least_efficiency)
+            throw std::invalid_argument(fmt::format(
+                "{}its layers' {} passes ran at a median {:.3g} of the GPU's peak, below the "
+                "least share pipesim times a layer at ({:g}): measure the model's own layer "
+                "shapes",
+                cal.source.empty() ? "" : cal.source + ": ", passes[pass], median(eff[pass]),
+                least_efficiency));
     return AnalyticCostModel(std::move(gpu), clamp(median(eff[0])), clamp(median(eff[1])),
                              clamp(median(eff[2])));
 }

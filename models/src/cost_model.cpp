@@ -10,9 +10,9 @@ namespace pipesim::models {
 namespace {
 
 void check_efficiency(double e, const char* pass) {
-    if (!(e > 0 && e <= 1))
+    if (!(e >= least_efficiency && e <= 1))
         throw std::invalid_argument(
-            fmt::format("{} efficiency must be in (0, 1], got {}", pass, e));
+            fmt::format("{} efficiency must be in {:g}..1, got {:g}", pass, least_efficiency, e));
 }
 
 }  // namespace

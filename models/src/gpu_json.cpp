@@ -1,3 +1,4 @@
+#include "models/cost_model.hpp"
 #include "models/gpu_json.hpp"
 
 #include <array>
@@ -28,10 +29,10 @@ struct Rate {
 };
 
 // The operator-level model needs every rate without zero_ok; a file without a `base` gives
-// them all. The bounds are far outside any GPU's and keep derived times finite: a pass's
-// FLOPs (at most about 1e18) at 1 GFLOP/s and an efficiency of 1e-6 take 1e15 s, where a peak
-// of 1e-300 (once accepted) made every time infinite and the run fail far from this file.
-constexpr double least_share = 1e-6;
+// them all. The bounds are far outside any GPU's and keep derived times finite (see
+// least_efficiency), where a peak of 1e-300 (once accepted) made every time infinite and the
+// run fail far from this file.
+constexpr double least_share = least_efficiency;
 constexpr std::array<Rate, 18> rates = {{
     {"peak_bf16_flops", &GpuSpec::peak_bf16_flops, 1e9, 1e18, false},
     {"memory_bytes", &GpuSpec::memory_bytes, 1e6, 1e15, false},

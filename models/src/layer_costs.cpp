@@ -113,6 +113,14 @@ void check_workload(const TransformerConfig& c, const Workload& w) {
             fmt::format("context-parallel degree {} needs a sequence length that 2·{} = {} "
                         "divides (load-balanced causal chunks), got {}",
                         w.cp, w.cp, 2 * w.cp, w.seq(c)));
+    // Sequence parallelism splits each rank's tokens over the t GPUs along the sequence
+    // (Megatron-LM's _split_along_first_dim asserts that t divides that dimension).
+    if (w.sequence_parallel && w.tp > 1 && (w.seq(c) / w.cp) % w.tp != 0)
+        throw std::invalid_argument(fmt::format(
+            "sequence parallelism splits {} (length {}) over the {} tensor-parallel GPUs, "
+            "which must divide it: give a sequence length they divide, or --no-sp",
+            w.cp > 1 ? "a context-parallel rank's share of the sequence" : "the sequence",
+            w.seq(c) / w.cp, w.tp));
     // Megatron-LM's context parallelism passes K/V blocks through Transformer Engine's fused
     // attention; the ring model (cp_ring_layer) times those kernels.
     if (w.cp > 1 && w.attention == AttentionKernel::unfused)

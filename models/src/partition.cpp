@@ -221,6 +221,13 @@ std::vector<int> partition_layers(std::span<const double> layer_costs, int parts
         (options.first_stage_layers == 0 ? 1 : 0) + (options.last_stage_layers == 0 ? 1 : 0);
     if (parts == 1 && empty_ends > 0)
         throw std::invalid_argument("a single stage cannot have 0 layers");
+    // One stage is both the first and the last: it holds every layer.
+    for (const int fixed : {options.first_stage_layers, options.last_stage_layers})
+        if (parts == 1 && fixed > 0 && fixed != n)
+            throw std::invalid_argument(
+                fmt::format("a single stage holds all {} layers, not {}: fix the first and last "
+                            "stages' layers with more than one stage",
+                            n, fixed));
     if (parts - empty_ends > n)
         throw std::invalid_argument(fmt::format(
             "cannot split {} layers into {} stages: every stage needs at least one layer{}", n,

@@ -117,9 +117,7 @@ const TransformerConfig& find_model(std::string_view name) {
 }
 
 bool names_a_file(std::string_view name_or_path) {
-    // The extension in any case (ML.JSON), as the other files' readers take theirs.
-    return name_or_path.find('/') != std::string_view::npos ||
-           fileio::file_extension(name_or_path) == ".json";
+    return fileio::names_a_file(name_or_path);
 }
 
 TransformerConfig resolve_model(std::string_view name_or_path) {

@@ -360,10 +360,9 @@ std::string grid_id(const std::vector<Job>& jobs) {
         // m = 0 whatever the batch) tells it from a grid of another batch.
         if (j.global_batch > 0) add(fmt::format("|B{}", j.global_batch));
         add("\n");
-        // By the rules the readers resolve names with (a cluster file is a .json).
-        for (const std::string* name : {&j.model, &j.gpu})
-            if (models::names_a_file(*name)) files.insert(*name);
-        if (fileio::file_extension(j.cluster) == ".json") files.insert(j.cluster);
+        // By the rules the readers resolve names with.
+        for (const std::string* name : {&j.model, &j.gpu, &j.cluster})
+            if (fileio::names_a_file(*name)) files.insert(*name);
     }
     // The model, GPU and cluster files the jobs read, by content: a results file resumed (or
     // shards merged) after one of them changed would mix two configurations under one name.

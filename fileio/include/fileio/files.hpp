@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pipesim::fileio {
 
@@ -58,6 +59,33 @@ void forget_input(const std::string& path);
 /// the write that failed (ENOSPC, EIO, EPIPE, ...); a write of 0 bytes counts as EIO.
 int write_all(int fd, std::string_view text);
 
+/// The outputs of one run, all replaced or none: while a group is open (in the thread and
+/// process that opened it), write_file_atomically() leaves each file it has written whole as its
+/// temporary file, and commit() renames them all onto their names. A group destroyed without
+/// commit() (the run failed: a later output could not be written, the input was bad) removes
+/// them, and every file the run would have replaced is as it was. Standard output is written
+/// at once. Groups nest: the inner one's files are its own.
+class OutputGroup {
+  public:
+    OutputGroup();
+    ~OutputGroup();
+    OutputGroup(const OutputGroup&) = delete;
+    OutputGroup& operator=(const OutputGroup&) = delete;
+
+    /// Renames every file written in the group onto its name, in the order they were written;
+    /// throws std::invalid_argument ("cannot write PATH: REASON") if a rename fails, after
+    /// removing the temporary files not yet renamed.
+    void commit();
+
+  private:
+    friend void write_file_atomically(const std::string& requested,
+                                      const std::function<void(const TextSink&)>& produce);
+    struct Pending;
+    std::vector<Pending> pending_;
+    OutputGroup* outer_;
+    int outer_process_;
+};
+
 /// Throws std::invalid_argument with the message write_file_atomically() would give
 /// ("cannot write PATH: REASON") where `path` cannot be written for certain before anything
 /// is: its folder is missing, not a folder, cannot be searched or takes no new files (read-only,
@@ -67,6 +95,10 @@ void check_writable_path(const std::string& path);
 /// Whether `path` is `-`: standard input where a file is read, standard output where one is
 /// written.
 bool is_standard_stream(std::string_view path);
+
+/// Whether an argument that names a preset or a file (`--model`, `--gpu`, `--cluster`) names a
+/// file: it ends in ".json" (in any case) or holds a '/' (./mycluster).
+bool names_a_file(std::string_view name_or_path);
 
 /// The extension of `path`'s file name in lower case with its dot (".json"), or "" if none.
 std::string file_extension(std::string_view path);

@@ -39,6 +39,11 @@ class CostModel {
     virtual const GpuSpec& gpu() const = 0;
 };
 
+/// The least share of a peak rate a model takes (an efficiency, a GPU file's rate shares):
+/// far below any GPU's, and it keeps derived times finite (a pass's FLOPs, at most about 1e18,
+/// at 1 GFLOP/s and 1e-6 of it take 1e15 s; an efficiency of 1e-308 once gave inf and NaN).
+inline constexpr double least_efficiency = 1e-6;
+
 /// time = FLOPs / t / (peak × efficiency), one efficiency per pass: the single-efficiency
 /// model `--efficiency E` selects and calibration files fall back to (the default is
 /// OperatorCostModel, models/roofline.hpp).

@@ -182,7 +182,17 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
 }
 
 ClusterSpec load_cluster(std::string_view name_or_file) {
-    if (fileio::file_extension(name_or_file) == ".json") {
+    // FILE.json:N resized nothing and was called an unknown cluster (or a missing file).
+    if (const auto colon = name_or_file.rfind(':'); colon != std::string_view::npos) {
+        const std::string_view count = name_or_file.substr(colon + 1);
+        if (!count.empty() && count.find_first_not_of("0123456789") == std::string_view::npos &&
+            fileio::file_extension(name_or_file.substr(0, colon)) == ".json")
+            throw std::invalid_argument(fmt::format(
+                "cluster {}: ':{}' resizes a preset; a cluster file lists its nodes itself (edit "
+                "its node groups' counts)",
+                fileio::quote_excerpt(name_or_file.substr(0, colon), 80), count));
+    }
+    if (fileio::names_a_file(name_or_file)) {
         const std::string path(name_or_file);
         return parse_cluster_json(path, fileio::read_text_file(path, max_cluster_file_bytes));
     }
@@ -197,12 +207,6 @@ ClusterSpec load_cluster(std::string_view name_or_file) {
                 "cluster '{}': expected NAME:NODES with NODES in 1..{}", name_or_file, max_nodes));
         name = name.substr(0, colon);
     }
-    // FILE.json:N resized nothing and was called an unknown cluster.
-    if (nodes > 0 && fileio::file_extension(name) == ".json")
-        throw std::invalid_argument(fmt::format(
-            "cluster {}: ':{}' resizes a preset; a cluster file lists its nodes itself (edit "
-            "its node groups' counts)",
-            fileio::quote_excerpt(name_or_file, 80), nodes));
     std::string known;
     for (const ClusterPreset& preset : cluster_presets()) {
         if (preset.name == name) {
@@ -214,7 +218,8 @@ ClusterSpec load_cluster(std::string_view name_or_file) {
         known += preset.name;
     }
     throw std::invalid_argument(
-        fmt::format("unknown cluster {} (presets: {}; or give a .json cluster file)",
+        fmt::format("unknown cluster {} (presets: {}; or a cluster file: a .json name or a path "
+                    "with a '/')",
                     fileio::quote_excerpt(name, 80), known));
 }
 
