@@ -114,6 +114,13 @@ TEST_CASE("a name taken from a file name is valid UTF-8 without control characte
     CHECK(printable_name("\xC0\xAF") == fffd + fffd);             // overlong '/'
     CHECK(printable_name("\xED\xA0\x80") == fffd + fffd + fffd);  // U+D800
     CHECK(printable_name("a\xE2\x82") == "a" + fffd + fffd);      // cut short
+    // C1 controls (U+009B is CSI, an escape to terminals that take 8-bit controls) and the
+    // line and paragraph separators went through as valid UTF-8; U+00A0 and U+2027 stay.
+    CHECK(printable_name("a\xC2\x9B"
+                         "31mb") == "a" + fffd + "31mb");
+    CHECK(printable_name("a\xC2\x80\xC2\xA0") == "a" + fffd + "\xC2\xA0");
+    CHECK(printable_name("a\xE2\x80\xA8"
+                         "b\xE2\x80\xA9\xE2\x80\xA7") == "a" + fffd + "b" + fffd + "\xE2\x80\xA7");
     // At most 200 bytes, cut where a character starts.
     const std::string stem = file_stem(std::string(255, '\xff') + ".csv");
     CHECK(stem.size() == 198);

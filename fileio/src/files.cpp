@@ -461,13 +461,26 @@ std::string file_extension(std::string_view path) {
     return ext;
 }
 
+std::size_t control_length(std::string_view text) {
+    if (text.empty()) return 0;
+    const auto byte = [&](std::size_t i) {
+        return i < text.size() ? static_cast<unsigned char>(text[i]) : 0u;
+    };
+    if (byte(0) < 0x20 || byte(0) == 0x7F) return 1;
+    if (byte(0) == 0xC2 && byte(1) >= 0x80 && byte(1) <= 0x9F) return 2;
+    if (byte(0) == 0xE2 && byte(1) == 0x80 && (byte(2) == 0xA8 || byte(2) == 0xA9)) return 3;
+    return 0;
+}
+
 std::string printable_name(std::string_view text) {
     std::string out;
     while (!text.empty()) {
         const std::size_t length = utf8_sequence(text);
-        const auto lead = static_cast<unsigned char>(text[0]);
-        if (length == 0 || lead < 0x20 || lead == 0x7F) {
+        if (const std::size_t control = control_length(text); control > 0) {
             out += "\xEF\xBF\xBD";  // U+FFFD
+            text.remove_prefix(control);
+        } else if (length == 0) {
+            out += "\xEF\xBF\xBD";
             text.remove_prefix(1);
         } else {
             out += text.substr(0, length);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "fileio/files.hpp"
 #include "fileio/memory_budget.hpp"
 #include "strict_json_builder.hpp"
 
@@ -575,9 +576,8 @@ const std::string& JsonDocument::string(std::string_view pointer, std::size_t ma
 
 const std::string& JsonDocument::text(std::string_view pointer, std::size_t max_size) const {
     const std::string& s = string(pointer, max_size);
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c < 0x20 || c == 0x7f)
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (control_length(std::string_view(s).substr(i)) > 0)
             throw error_at(pointer,
                            fmt::format("{}: expected text without control characters, got {}",
                                        display_name(pointer), quote_excerpt(s)));

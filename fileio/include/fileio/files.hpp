@@ -104,8 +104,13 @@ bool names_a_file(std::string_view name_or_path);
 std::string file_extension(std::string_view path);
 
 /// `text` as a name that outputs can hold and terminals show as it is: each byte that starts no
-/// valid UTF-8 sequence, and each control character (below 0x20, and 0x7f), as U+FFFD.
+/// valid UTF-8 sequence, and each control character (control_length()), as U+FFFD.
 std::string printable_name(std::string_view text);
+
+/// The bytes of the control character `text` starts with, or 0: C0 (below 0x20) and DEL, C1
+/// (U+0080..U+009F, which terminals may run as escapes: U+009B is CSI) and the line and
+/// paragraph separators U+2028 and U+2029 (which break a line where none is written).
+std::size_t control_length(std::string_view text);
 
 /// The file name of `path` without directory and extension ("runs/a.b.csv" → "a.b"; "stdin"
 /// for `-`), as printable_name() and at most 200 bytes (a file name may be any bytes but '/'
