@@ -20,6 +20,8 @@ MAX_TP = 1024
 MAX_DP = 1 << 16
 MAX_LAYERS = 1 << 20
 MAX_GPU_INDEX = 1 << 24
+# models::least_efficiency: the least share of a peak any rate may be (times stay finite).
+LEAST_EFFICIENCY = 1e-6
 MAX_WORKLOAD_BYTES = 1e15  # sim/simgrid/simulate.hpp, max_workload_bytes
 
 
@@ -159,8 +161,8 @@ def model_dict(model, gpu, mb, seq, sequence_parallel, recompute, attention, eff
         "sequence_parallel": flag("sequence_parallel", sequence_parallel),
         "recompute": text("recompute", recompute),
         "attention": text("attention", attention),
-        "efficiency": 0.0 if efficiency is None else number("efficiency", efficiency, 0.0, 1.0,
-                                                            low_open=True),
+        "efficiency": 0.0 if efficiency is None else number("efficiency", efficiency,
+                                                            LEAST_EFFICIENCY, 1.0),
         "calibration": "" if calibration is None else text("calibration", calibration),
         "dist_opt": flag("dist_opt", dist_opt),
         "first_stage_layers": -1 if first_stage_layers is None else integer(

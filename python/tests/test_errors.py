@@ -1,6 +1,7 @@
 """Bad input raises ValueError (or TypeError for a value of the wrong type) with the command
 line's one-line message, never a crash."""
 
+import math
 import os
 import re
 import subprocess
@@ -589,3 +590,18 @@ def test_ctrl_c_stops_a_search_inside_a_long_candidate():
     assert result is None
     assert labels and labels[-1].startswith("v-shape planned"), labels[-3:]
     assert pipesim.analyze("1f1b", 4, 8).makespan == 33
+
+
+@pytest.mark.parametrize("efficiency, message", [
+    # 1e-300 passed the check and timed the layers beyond any sensible time (an efficiency
+    # of 1e-308 gave inf and NaN on the command line).
+    (1e-300, r"^efficiency: must be ≥ 1e-06, got 1e-300$"),
+    (0.0, r"^efficiency: must be ≥ 1e-06, got 0$"),
+    (1.5, r"^efficiency: must be ≤ 1, got 1\.5$"),
+])
+def test_an_efficiency_below_any_gpus_is_refused(efficiency, message):
+    with pytest.raises(ValueError, match=message):
+        pipesim.analyze("1f1b", 4, 8, model="llama2-7b", gpu="h100-sxm", mb=1,
+                        efficiency=efficiency)
+    run = pipesim.analyze("1f1b", 4, 8, model="llama2-7b", gpu="h100-sxm", mb=1, efficiency=1e-6)
+    assert math.isfinite(run.iteration_time)
