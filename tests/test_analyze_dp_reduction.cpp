@@ -185,6 +185,31 @@ TEST_CASE("analyze's reduction agrees with simulate's ring on an idle DGX A100 c
     CHECK(replayed.iteration_time > replayed.metrics.makespan);
 }
 
+TEST_CASE("a ring long enough for link latency to matter is said to leave it out",
+          "[analysis][dp]") {
+    // At dp 65,536 the closed form gave 0.07 s where the ring's steps alone wait 0.66 s.
+    auto latency_warnings = [](const Analysis& a) {
+        return std::count_if(a.warnings.begin(), a.warnings.end(), [](const std::string& w) {
+            return w.find("without link latency") != std::string::npos;
+        });
+    };
+    const Analysis short_ring = run(dp_spec(16, 1), overlapped(false));
+    CHECK(short_ring.grad_reduce_time > 0);
+    CHECK(latency_warnings(short_ring) == 0);
+    const Analysis long_ring = run(dp_spec(4096, 1), overlapped(false));
+    REQUIRE(latency_warnings(long_ring) == 1);
+    // 2(n − 1) steps of 5 µs, against the bandwidth's time.
+    const double added = 2.0 * 4095 * 5e-6;
+    CHECK(added > 0.1 * long_ring.grad_reduce_time);
+    const auto warning = std::find_if(
+        long_ring.warnings.begin(), long_ring.warnings.end(),
+        [](const std::string& w) { return w.find("without link latency") != std::string::npos; });
+    CHECK_THAT(*warning, Catch::StartsWith("the gradient reduction's ring of 4096 GPUs") &&
+                             Catch::Contains(fmt::format("its 8190 steps at 5 µs each would add "
+                                                         "{:.3g} s",
+                                                         added)));
+}
+
 TEST_CASE("analyze refuses --overlap-grad-reduce without a reduction, naming the flag",
           "[analysis][dp][cli]") {
     const auto r = run_pipesim(
