@@ -184,10 +184,14 @@ int run_compare(const std::vector<std::string>& args) {
         }
     }
     if (show_progress) fmt::print(stderr, "\r\033[K");
-    // Only once every schedule has run: a failure is then the one line on stderr.
+    // Each warning once, with the schedules that gave it ("1f1b, zb-h1: ...").
+    std::vector<std::string> warnings, warning_texts;
     for (const ReportRun& r : runs)
         for (const std::string& w : r.warnings)
-            fmt::print(stderr, "pipesim compare: warning: {}: {}\n", r.row.schedule, w);
+            analysis::add_schedule_warning(warnings, warning_texts, r.row.schedule, w);
+    // Only once every schedule has run: a failure is then the one line on stderr.
+    for (const std::string& w : warnings)
+        fmt::print(stderr, "pipesim compare: warning: {}\n", w);
     std::vector<SummaryRow> rows;
     for (const ReportRun& r : runs) {
         rows.push_back(r.row);
@@ -212,9 +216,8 @@ int run_compare(const std::vector<std::string>& args) {
         comparison.model = model;
         comparison.post_validation = post_validation;
         comparison.rows = rows;
-        for (const ReportRun& r : runs)
-            for (const std::string& w : r.warnings)
-                comparison.warnings.push_back(fmt::format("{}: {}", r.row.schedule, w));
+        comparison.warnings = warnings;
+        comparison.warning_texts = warning_texts;
         if (on_cluster) {
             comparison.engine = "simgrid";
             comparison.cluster = cluster.name;

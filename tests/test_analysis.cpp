@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/cluster_workload.hpp"
+#include "analysis/compare.hpp"
 #include "analysis/device_cap.hpp"
 #include "analysis/model_plan.hpp"
 #include "analysis/result_json.hpp"
@@ -442,4 +443,19 @@ TEST_CASE("messages of no bytes take the links' latency in the cluster simulatio
         INFO(schedule);
         CHECK(std::stod(simulated) == Approx(replayed).epsilon(1e-12));
     }
+}
+
+TEST_CASE("a warning several schedules give alike is listed once with their names",
+          "[analysis][compare]") {
+    std::vector<std::string> warnings, texts;
+    add_schedule_warning(warnings, texts, "1f1b", "device 0 needs 9 GiB");
+    add_schedule_warning(warnings, texts, "zb-h1", "x: device 0 needs 9 GiB");
+    add_schedule_warning(warnings, texts, "zb-h1", "device 0 needs 9 GiB");
+    add_schedule_warning(warnings, texts, "zb-v", "device 0 needs 9 GiB");
+    // A text that ends like another (after ": ") is another warning.
+    add_schedule_warning(warnings, texts, "zb-v", "needs 9 GiB");
+    CHECK(warnings == std::vector<std::string>{"1f1b, zb-h1, zb-v: device 0 needs 9 GiB",
+                                               "zb-h1: x: device 0 needs 9 GiB",
+                                               "zb-v: needs 9 GiB"});
+    CHECK(texts.size() == warnings.size());
 }

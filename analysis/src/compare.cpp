@@ -154,8 +154,21 @@ void add_to_comparison(Comparison& comparison, ComparedRun run) {
     r.speedup =
         (comparison.rows.empty() ? r.makespan : comparison.rows.front().makespan) / r.makespan;
     for (const std::string& w : run.warnings)
-        comparison.warnings.push_back(fmt::format("{}: {}", r.schedule, w));
+        add_schedule_warning(comparison.warnings, comparison.warning_texts, r.schedule, w);
     comparison.rows.push_back(std::move(r));
+}
+
+void add_schedule_warning(std::vector<std::string>& warnings, std::vector<std::string>& texts,
+                          const std::string& schedule, const std::string& warning) {
+    for (std::size_t k = 0; k < texts.size(); ++k)
+        if (texts[k] == warning) {
+            // "A: text" becomes "A, B: text": the names end where the text begins.
+            const std::size_t names = warnings[k].size() - warning.size() - 2;
+            warnings[k].insert(names, ", " + schedule);
+            return;
+        }
+    warnings.push_back(fmt::format("{}: {}", schedule, warning));
+    texts.push_back(warning);
 }
 
 std::string schedule_failed(const std::string& name, std::string_view reason) {

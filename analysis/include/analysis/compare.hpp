@@ -52,9 +52,18 @@ struct Comparison {
     /// model, the engine, the latency or cluster, the layout.
     std::vector<std::pair<std::string, std::string>> inputs;
     std::vector<CompareRow> rows;
-    /// Every schedule's warnings (analysis::run_warnings), in order, each as "NAME: warning".
+    /// Every schedule's warnings (analysis::run_warnings), in order, each as "NAME: warning";
+    /// one that several schedules give alike once, as "A, B: warning" (add_schedule_warning).
     std::vector<std::string> warnings;
+    /// The text of each of `warnings` without its schedules' names.
+    std::vector<std::string> warning_texts;
 };
+
+/// Adds `schedule`'s `warning` to `warnings` as "NAME: warning", or, where another schedule
+/// gave the same text (`texts`, one per entry of `warnings`), its name to that entry
+/// ("A, B: warning"): at a large dp every schedule warned alike of the gradient reduction.
+void add_schedule_warning(std::vector<std::string>& warnings, std::vector<std::string>& texts,
+                          const std::string& schedule, const std::string& warning);
 
 /// The shape schedule `name` runs with in a comparison: `shape`'s chunks and group size where
 /// the schedule takes them, else its own defaults (0).
