@@ -9,6 +9,7 @@
 
 #include "analysis/child_run.hpp"
 #include "analysis/result_json.hpp"
+#include "fileio/files.hpp"
 #include "models/presets.hpp"
 #include "report.hpp"
 #include "schedules/registry.hpp"
@@ -264,7 +265,7 @@ std::vector<std::pair<std::string, std::string>> run_inputs(const analysis::Pipe
         const analysis::ModelSpec& m = *spec.costs.model;
         // A model file by its name, as the text report gives it, and the file.
         const std::string model =
-            models::names_a_file(m.model)
+            fileio::names_a_file(m.model)
                 ? fmt::format("{} ({})", models::resolve_model(m.model).name, m.model)
                 : m.model;
         input("model", fmt::format("{} on {}, {} sequence(s) per microbatch{}", model, m.gpu,

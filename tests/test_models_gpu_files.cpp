@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/run.hpp"
+#include "fileio/files.hpp"
 #include "models/gpu_json.hpp"
 #include "models/presets.hpp"
 
@@ -189,7 +190,8 @@ TEST_CASE("resolve_gpu takes a preset name or a file", "[models][gpu]") {
     // The extension in any case, as the cluster, calibration and schedule readers take theirs
     // (G.JSON was once "unknown GPU 'G.JSON'").
     CHECK_THROWS_WITH(resolve_gpu("G.JSON"), Contains("G.JSON") && Contains("cannot read"));
-    CHECK(names_a_file("model.Json"));
-    CHECK_FALSE(names_a_file("json"));
-    CHECK_FALSE(names_a_file("h100-sxm"));
+    CHECK(pipesim::fileio::names_a_file("model.Json"));
+    CHECK(pipesim::fileio::names_a_file("./mycluster"));
+    CHECK_FALSE(pipesim::fileio::names_a_file("json"));
+    CHECK_FALSE(pipesim::fileio::names_a_file("h100-sxm"));
 }

@@ -20,6 +20,7 @@
 #include "schedules/validate.hpp"
 #include "sim/memory_budget.hpp"
 #include "sim/replay.hpp"
+#include "sim/simgrid/cluster.hpp"
 
 namespace pipesim::analysis {
 
@@ -453,16 +454,16 @@ double reduced_iteration_time(Analysis& a, const PipelineSpec& spec, const Analy
     // The closed form has no link latency. A ring of n members takes 2(n − 1) steps (an
     // all-reduce, or a reduce-scatter and an all-gather), each waiting for the network's
     // latency besides: a few microseconds on InfiniBand or RoCE, negligible until n is in the
-    // thousands. Said where 5 µs a step (the cluster presets' NIC latency) would add a tenth.
+    // thousands. Said where the cluster presets' NIC latency a step would add a tenth.
     const Rail rail = gradient_rail(spec.tp, ranks);
-    constexpr double step_latency = 5e-6;
-    const double latency = 2.0 * (rail.members - 1) * step_latency;
+    const double latency = 2.0 * (rail.members - 1) * simgrid::preset_nic_latency;
     if (rail.members > rail.per_node && latency > 0.1 * r.longest)
         a.warnings.push_back(fmt::format(
             "the gradient reduction's ring of {} GPUs is timed without link latency ({:.3g} "
-            "s): its {} steps at 5 µs each would add {:.3g} s; simulate --cluster times "
+            "s): its {} steps at {:g} µs each would add {:.3g} s; simulate --cluster times "
             "latencies, and NCCL's trees (--nccl-algo tree)",
-            rail.members, r.longest, 2 * (rail.members - 1), latency));
+            rail.members, r.longest, 2 * (rail.members - 1), simgrid::preset_nic_latency * 1e6,
+            latency));
     a.param_gather_time = r.gather_seconds;
     a.param_gather_exposed = r.gather_exposed;
     if (engine.post_validation) {

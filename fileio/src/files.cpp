@@ -343,40 +343,43 @@ void OutputGroup::commit() {
         sync_folder_of(p.path);
 }
 
-void check_writable_path(const std::string& path) {
+namespace {
+
+// check_writable_path()'s checks that make no file. The writer runs these alone: the temporary
+// file it makes next fails, where the folder takes none, with the same message.
+void check_path_in_place(const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::path folder = fs::path(path).parent_path();
     // stat's own errno: a folder that cannot be searched is "Permission denied", not missing.
     struct stat info {};
     if (!folder.empty() && ::stat(folder.c_str(), &info) != 0)
-        throw std::invalid_argument(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    if (!folder.empty() && !S_ISDIR(info.st_mode))
-        throw std::invalid_argument(
-            fmt::format("cannot write {}: {}", path, std::strerror(ENOTDIR)));
-    if (fs::is_directory(path, ec))
-        throw std::invalid_argument(fmt::format("cannot write {}: it is a directory", path));
+        fail_write(path, std::strerror(errno));
+    if (!folder.empty() && !S_ISDIR(info.st_mode)) fail_write(path, std::strerror(ENOTDIR));
+    if (fs::is_directory(path, ec)) fail_write(path, "it is a directory");
     // The atomic write creates its temporary file beside the target: the folder must take
     // new files, which a read-only or someone else's folder refuses only after the run.
     const std::string where = folder.empty() ? std::string(".") : folder.string();
     if (::access(where.c_str(), W_OK | X_OK) != 0)
-        throw std::invalid_argument(
-            fmt::format("cannot write {}: its folder {} takes no new files: {}", path, where,
-                        std::strerror(errno)));
+        fail_write(
+            path, fmt::format("its folder {} takes no new files: {}", where, std::strerror(errno)));
     // A name longer than the folder's file system takes: the temporary file's name is cut to
     // fit, so only the last rename would have failed.
     const long longest = ::pathconf(where.c_str(), _PC_NAME_MAX);
     if (longest > 0 &&
         fs::path(path).filename().string().size() > static_cast<std::size_t>(longest))
-        throw std::invalid_argument(
-            fmt::format("cannot write {}: {}", path, std::strerror(ENAMETOOLONG)));
+        fail_write(path, std::strerror(ENAMETOOLONG));
+}
+
+}  // namespace
+
+void check_writable_path(const std::string& path) {
+    check_path_in_place(path);
     // What access() cannot tell: a pseudo file system (/proc, /sys) that refuses new files even
     // to root. The writer's own temporary file, made and removed, settles it.
     Temporary probe;
     create_temporary(path, probe);
-    if (probe.fd < 0)
-        throw std::invalid_argument(
-            fmt::format("cannot write {}: {}", path, std::strerror(probe.error)));
+    if (probe.fd < 0) fail_write(path, std::strerror(probe.error));
     ::close(probe.fd);
     ::unlink(probe.path.c_str());
 }
@@ -401,7 +404,7 @@ void write_file_atomically(const std::string& requested,
     const std::string path = write_target(requested);
     // The reasons the command line checks before a run (a folder that takes no new files),
     // in the same words where an output was not checked before.
-    check_writable_path(path);
+    check_path_in_place(path);
     Temporary created;
     create_temporary(path, created);
     if (created.fd < 0) fail_write(path, std::strerror(created.error));

@@ -160,16 +160,19 @@ AnalyticCostModel measured_fallback(GpuSpec gpu, const Calibration& cal) {
     // Far below: tiny layers, latency-bound as measured, would time the model's own layers
     // (which the file does not have) at that rate, for years.
     constexpr std::array<const char*, 3> passes = {"forward", "backward_input", "backward_weight"};
-    for (int pass = 0; pass < 3; ++pass)
-        if (median(eff[pass]) < least_efficiency)
+    std::array<double, 3> medians{};
+    for (int pass = 0; pass < 3; ++pass) {
+        medians[pass] = median(eff[pass]);
+        if (medians[pass] < least_efficiency)
             throw std::invalid_argument(fmt::format(
                 "{}its layers' {} passes ran at a median {:.3g} of the GPU's peak, below the "
                 "least share pipesim times a layer at ({:g}): measure the model's own layer "
                 "shapes",
-                cal.source.empty() ? "" : cal.source + ": ", passes[pass], median(eff[pass]),
+                cal.source.empty() ? "" : cal.source + ": ", passes[pass], medians[pass],
                 least_efficiency));
-    return AnalyticCostModel(std::move(gpu), clamp(median(eff[0])), clamp(median(eff[1])),
-                             clamp(median(eff[2])));
+    }
+    return AnalyticCostModel(std::move(gpu), clamp(medians[0]), clamp(medians[1]),
+                             clamp(medians[2]));
 }
 
 // An entry is a layer timed whole on its GPUs: with context parallelism a rank runs a share

@@ -1,5 +1,5 @@
-#include "models/cost_model.hpp"
 #include "models/gpu_json.hpp"
+#include "models/cost_model.hpp"
 
 #include <array>
 #include <limits>
@@ -145,7 +145,7 @@ GpuSpec load_gpu_file(const std::string& path) {
 }
 
 GpuSpec resolve_gpu(std::string_view name_or_path) {
-    if (names_a_file(name_or_path)) return load_gpu_file(std::string(name_or_path));
+    if (fileio::names_a_file(name_or_path)) return load_gpu_file(std::string(name_or_path));
     return find_gpu(name_or_path);
 }
 

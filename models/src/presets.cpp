@@ -116,12 +116,8 @@ const TransformerConfig& find_model(std::string_view name) {
     return detail::find_by_name(model_presets(), name, "model");
 }
 
-bool names_a_file(std::string_view name_or_path) {
-    return fileio::names_a_file(name_or_path);
-}
-
 TransformerConfig resolve_model(std::string_view name_or_path) {
-    if (names_a_file(name_or_path)) return load_model_file(std::string(name_or_path));
+    if (fileio::names_a_file(name_or_path)) return load_model_file(std::string(name_or_path));
     return find_model(name_or_path);
 }
 

@@ -404,7 +404,7 @@ RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_
     // would hold a second time beside RunData::schedule.
     const auto& model = spec.costs.model;
     const bool reads_files =
-        model && (models::names_a_file(model->model) || models::names_a_file(model->gpu) ||
+        model && (fileio::names_a_file(model->model) || fileio::names_a_file(model->gpu) ||
                   !model->calibration_file.empty());
     std::shared_ptr<PendingRecords> pending;
     if (report.empty() && !reads_files && !spec.given) {

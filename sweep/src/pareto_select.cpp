@@ -184,12 +184,11 @@ ParetoSelection select_rows(const std::string& source, const std::vector<Result>
     }
     ParetoSelection s;
     if (!group_by.empty()) s.group_by = split_list(group_by);
-    for (std::size_t k = 0; k < s.group_by.size(); ++k) {
-        (void)column_index("--group-by", s.group_by[k]);
-        if (std::find(s.group_by.begin(), s.group_by.begin() + static_cast<std::ptrdiff_t>(k),
-                      s.group_by[k]) != s.group_by.begin() + static_cast<std::ptrdiff_t>(k))
-            throw std::invalid_argument(fmt::format(
-                "--group-by: column '{}' is given twice: name each column once", s.group_by[k]));
+    for (const std::string& c : s.group_by) {
+        (void)column_index("--group-by", c);
+        if (std::count(s.group_by.begin(), s.group_by.end(), c) > 1)
+            throw std::invalid_argument(
+                fmt::format("--group-by: column '{}' is given twice: name each column once", c));
     }
     // Per condition, the values the ok rows have in its column: what to say if none is kept.
     std::vector<std::set<std::string>> seen(wanted.size());

@@ -79,7 +79,7 @@ ClusterSpec make_preset(int nodes) {
     c.intra_node = LinkSpec{p.nvlink_per_direction, 2 * us};
     c.intra_node_collective_bandwidth = p.nccl_bus_bandwidth;
     c.intra_node_p2p_bandwidth = p.nccl_p2p_bandwidth;
-    c.nic = LinkSpec{p.nic, 5 * us};
+    c.nic = LinkSpec{p.nic, preset_nic_latency};
     c.nic_per_gpu = true;
     c.topology = InterNodeTopology::star;
     return c;

@@ -17,6 +17,11 @@ struct LinkSpec {
     bool operator==(const LinkSpec&) const = default;
 };
 
+/// The NIC latency of the built-in clusters, end to end between GPUs of two nodes (seconds):
+/// an assumed figure (small-message NCCL point-to-point latencies over InfiniBand or RoCE are
+/// a few microseconds), not a datasheet one.
+inline constexpr double preset_nic_latency = 5e-6;
+
 /// Nodes that share a GPU type. `speed` scales every compute op on these GPUs (2 = twice as
 /// fast as the costs given). 0 means "from the GPU type": the ratio of its dense bf16 peak
 /// to that of the GPU the costs were computed for (models' GPU table).
