@@ -107,7 +107,9 @@ int run_merge(const std::vector<std::string>& args) {
     if (grid_file.empty()) return 0;
     const std::vector<sweep::Job> missing = sweep::missing_jobs(jobs, rows);
     if (missing.empty()) return 0;
-    // Missing jobs are a fault of the input files, not of pipesim: exit code 2.
+    // Missing jobs are a fault of the input files, not of pipesim: exit code 2. The merged
+    // file of the jobs that are there stands (the summary above names it), as --help says.
+    fileio::commit_open_outputs();
     fmt::print(stderr,
                "pipesim merge: {} of the {} jobs of {} are missing from the inputs, e.g. job {} "
                "({} p={} m={}); run 'pipesim sweep' on the grid again to add them\n",

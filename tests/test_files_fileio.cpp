@@ -380,6 +380,19 @@ TEST_CASE("a group of outputs is replaced together once committed, or not at all
     CHECK(read_text_file(first, 100) == "new 1");
     CHECK(read_text_file(second, 100) == "new 2");
     CHECK(files_in_dir() == 2);
+    // Committed from outside (a command whose output stands although it exits with an error):
+    // what was written is in place, and the group's end removes nothing.
+    reset();
+    {
+        OutputGroup group;
+        write_file_atomically(first, "new 1");
+        commit_open_outputs();
+        CHECK(read_text_file(first, 100) == "new 1");
+    }
+    CHECK(read_text_file(first, 100) == "new 1");
+    CHECK(read_text_file(second, 100) == "old 2");
+    CHECK(files_in_dir() == 2);
+    commit_open_outputs();  // no group open: nothing to do
     // Without a group a file is in place as soon as it is written.
     write_file_atomically(first, "at once");
     CHECK(read_text_file(first, 100) == "at once");

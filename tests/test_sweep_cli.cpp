@@ -274,12 +274,19 @@ TEST_CASE("shards merged give the whole sweep, in job order", "[sweep][cli]") {
         shards += " " + shard.string();
     }
     const fs::path merged = dir / "merged.csv";
+    { std::ofstream(merged) << "known\n"; }
     const CommandResult two = run_pipesim("merge" + shards.substr(0, shards.rfind(' ')) + " -o " +
                                           merged.string() + " --grid " + grid);
     CHECK(two.exit_code == 2);  // missing jobs are a fault of the inputs
     // Its summary line, then the error as every command words one (it read "merge: error:").
     CHECK_THAT(two.err, Catch::Contains("\npipesim merge: ") && Catch::Contains("jobs of") &&
                             Catch::Contains("missing"));
+    // The jobs that are there are merged all the same, as the summary says (the file was left
+    // as it was while every output waited for a run that ended with 0).
+    const std::vector<std::string> partial = lines_of(read_file(merged));
+    REQUIRE(partial.size() > 1);
+    CHECK(partial.front() == lines_of(read_file(dir / "whole.csv")).front());
+    CHECK(partial.size() < lines_of(read_file(dir / "whole.csv")).size());
     const CommandResult all =
         run_pipesim("merge" + shards + " -o " + merged.string() + " --grid " + grid);
     REQUIRE(all.exit_code == 0);

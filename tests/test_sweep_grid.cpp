@@ -547,6 +547,22 @@ TEST_CASE("a grid sweeps the exchange once per step — its rows run and keep it
     CHECK_THAT(refused.reason, Catch::Contains("multiple of the group size 4"));
 }
 
+TEST_CASE("a job whose m is past the schedules' range is infeasible whatever its p", "[sweep]") {
+    // m = m_per_p·p = 4096·4096: the row named the memory such a run would need ("error", and
+    // advice to run it again) where a smaller p named m's range ("infeasible").
+    for (const int p : {32, 4096}) {
+        pipesim::sweep::Job job;
+        job.schedule = "1f1b";
+        job.p = p;
+        job.m = p == 32 ? 65536 * 32 : 4096 * 4096;
+        const Result r = pipesim::sweep::run_job(job);
+        CHECK(r.status == pipesim::sweep::Status::infeasible);
+        CHECK_THAT(r.reason,
+                   Catch::Contains("the number of microbatches m must be in 1..1048576, got " +
+                                   std::to_string(job.m)));
+    }
+}
+
 TEST_CASE("a grid fixes the end stages' layers — its rows run and keep them", "[sweep]") {
     // The Zero Bubble repository's split of zb-1.5b (22 layers) on p = 8: 3 layers a stage,
     // 2 on the ends, or with interleaving one layer a chunk and the ends holding none.

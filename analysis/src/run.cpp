@@ -681,10 +681,10 @@ void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
         pairs = static_cast<double>(spec.given->stages()) * spec.given->microbatches;
         what = fmt::format("schedule '{}' ({:.0f} ops)", spec.given->name, ops);
     } else {
+        // An unknown name or a p, m or v out of range is named as such, not sized.
+        const GeneratorOptions g = checked_generator_options(spec.schedule, spec.generator);
         const ScheduleGenerator* generator = find_generator(spec.schedule);
-        if (!generator) return;  // generate_schedule names the problem
-        const GeneratorOptions& g = spec.generator;
-        const int v = g.chunks > 0 ? g.chunks : generator->default_chunks;
+        const int v = g.chunks;
         ops = max_op_count(*generator, g.devices, v, g.microbatches);
         pairs = static_cast<double>(g.devices) * v * g.microbatches;
         // The repeated block's timeline and a second order, held while the schedule is made

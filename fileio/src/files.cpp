@@ -343,6 +343,10 @@ void OutputGroup::commit() {
         sync_folder_of(p.path);
 }
 
+void commit_open_outputs() {
+    if (open_group && open_group_process == ::getpid()) open_group->commit();
+}
+
 namespace {
 
 // check_writable_path()'s checks that make no file. The writer runs these alone: the temporary

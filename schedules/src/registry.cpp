@@ -154,8 +154,7 @@ const ScheduleGenerator* find_generator(std::string_view name) {
     return nullptr;
 }
 
-Schedule generate_schedule(std::string_view name, const GeneratorOptions& options,
-                           GeneratedCheck check) {
+GeneratorOptions checked_generator_options(std::string_view name, const GeneratorOptions& options) {
     const ScheduleGenerator* generator = find_generator(name);
     if (!generator)
         throw std::invalid_argument(fmt::format("unknown schedule {} (known: {})",
@@ -189,7 +188,13 @@ Schedule generate_schedule(std::string_view name, const GeneratorOptions& option
         throw std::invalid_argument(fmt::format("{}: p·v·m = {}·{}·{} gives more than {:.0e} ops",
                                                 name, resolved.devices, resolved.chunks,
                                                 resolved.microbatches, max_schedule_ops));
+    return resolved;
+}
 
+Schedule generate_schedule(std::string_view name, const GeneratorOptions& options,
+                           GeneratedCheck check) {
+    GeneratorOptions resolved = checked_generator_options(name, options);
+    const ScheduleGenerator* generator = find_generator(name);
     check_planning_costs(name, resolved);
     resolved.planning = scale_invariant(std::move(resolved.planning));
 

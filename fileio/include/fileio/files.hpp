@@ -86,6 +86,11 @@ class OutputGroup {
     int outer_process_;
 };
 
+/// Commits the group open in this thread and process, if any: the files written so far are
+/// put in place now. For a command that writes its output and then reports a fault of its
+/// input with a nonzero exit code (merge --grid's missing jobs), where the output stands.
+void commit_open_outputs();
+
 /// Throws std::invalid_argument with the message write_file_atomically() would give
 /// ("cannot write PATH: REASON") where `path` cannot be written for certain before anything
 /// is: its folder is missing, not a folder, cannot be searched or takes no new files (read-only,

@@ -102,6 +102,12 @@ enum class GeneratedCheck {
     structure,
 };
 
+/// generate_schedule()'s checks of the options, before anything is made: throws as it would
+/// for an unknown name, bad p/m/v/group size or too many ops. Returns the options with the
+/// schedule's default v filled in. For a caller that sizes the run first (its memory), so
+/// that an m out of range is named as such, not as a run too large.
+GeneratorOptions checked_generator_options(std::string_view name, const GeneratorOptions& options);
+
 /// Checks the options, generates and validates. Throws std::invalid_argument with one clear
 /// line for an unknown name (listing the known ones), bad p/m/v/group size, more than 2·10⁸
 /// ops (max_op_count), or a combination the schedule cannot run (e.g. a deadlock for that
