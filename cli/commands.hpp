@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "fileio/files.hpp"
+#include "fileio/memory_budget.hpp"
 #include "fileio/parse_error.hpp"
 #include "sim/simgrid/simulate.hpp"
 
@@ -68,10 +69,7 @@ inline int run_command(const std::string& name, Command run, const std::vector<s
         return 2;
     } catch (const std::bad_alloc&) {
         // Runs are refused up front when their estimate does not fit; this is the fallback.
-        fmt::print(stderr,
-                   "pipesim {}: out of memory: the run needs more than this process may use "
-                   "(ulimit -v) or the machine has; try fewer stages or microbatches\n",
-                   name);
+        fmt::print(stderr, "pipesim {}: {}\n", name, fileio::out_of_memory_message);
         return 2;
     } catch (const simgrid::EngineUnavailable& e) {
         fmt::print(stderr, "pipesim {}: {}\n", name, fileio::printable_message(e.what()));

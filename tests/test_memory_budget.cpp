@@ -108,6 +108,19 @@ TEST_CASE("under ulimit -v a run too large is refused up front with its estimate
         CHECK_THAT(r.err, Catch::StartsWith("pipesim analyze: v-zb with p·v·m = 256·2·1024 "
                                             "(1572864 ops) needs about"));
     }
+    SECTION("ZB-1P and ZB-2P count the candidate they hold while they time the next") {
+        // zb-2p at p 256, m 3072 ran out of memory after starting (0.9 s), its estimate a
+        // third under the peak.
+        for (const char* name : {"zb-1p", "zb-2p"}) {
+            const auto r = run_limited(limit, fmt::format("analyze -s {} -p 256 -m 3072", name));
+            CHECK(r.exit_code == 2);
+            CHECK(test::lines_of(r.err).size() == 1);
+            CHECK_THAT(r.err, Catch::StartsWith(fmt::format(
+                                  "pipesim analyze: {} with p·v·m = 256·1·3072 (2359296 ops) "
+                                  "needs about",
+                                  name)));
+        }
+    }
     SECTION("search counts its largest candidates, not only its 1F1B baseline") {
         // p 256, m 1024: 1F1B's 524,288 ops fit; the v = 3 and V-shape candidates (179 MB
         // measured) do not: refused before the first candidate, not at the eleventh.

@@ -98,8 +98,8 @@ py::str message_text(const char* what) {
 
 // The exceptions of the C++ side as pybind11 maps them (ValueError for the invalid_argument
 // of every bad input, IndexError for out_of_range, RuntimeError for the rest), with their
-// messages through message_text(), and "out of memory" for std::bad_alloc (whose own message
-// is "std::bad_alloc").
+// messages through message_text(), and the command line's out-of-memory advice for
+// std::bad_alloc (whose own message is "std::bad_alloc").
 void translate_exception(std::exception_ptr error) {
     const auto raise = [](PyObject* type, const std::exception& e) {
         PyErr_SetObject(type, message_text(e.what()).ptr());
@@ -111,7 +111,7 @@ void translate_exception(std::exception_ptr error) {
     } catch (const py::builtin_exception&) {
         throw;
     } catch (const std::bad_alloc&) {
-        PyErr_SetString(PyExc_MemoryError, "out of memory");
+        PyErr_SetString(PyExc_MemoryError, std::string(fileio::out_of_memory_message).c_str());
     } catch (const std::invalid_argument& e) {  // nothing here throws the rarer kinds
         raise(PyExc_ValueError, e);
     } catch (const std::out_of_range& e) {

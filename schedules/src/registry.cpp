@@ -54,11 +54,11 @@ constexpr std::array generators{
     ScheduleGenerator{"zb-1p",
                       "ZB-1P: Zero Bubble's automatic schedule under a p·M_B memory cap, "
                       "planned with the given F/B/W/comm times (Qi et al., ICLR 2024)",
-                      1, 1, 1, false, &detail::generate_zb_1p, true},
+                      1, 1, 1, false, &detail::generate_zb_1p, true, 3, nullptr, nullptr, true},
     ScheduleGenerator{"zb-2p",
                       "ZB-2P: Zero Bubble's automatic schedule under a 2p·M_B memory cap, "
                       "planned with the given times; zero bubble with F=B=W (ICLR 2024)",
-                      1, 1, 1, false, &detail::generate_zb_2p, true},
+                      1, 1, 1, false, &detail::generate_zb_2p, true, 3, nullptr, nullptr, true},
     ScheduleGenerator{"zb-v",
                       "ZB-V: V-shape, split backward, 1F1B's peak memory (p·M_B), zero "
                       "bubble with F=B=W (Qi et al., ICLR 2024, Sec. 6)",

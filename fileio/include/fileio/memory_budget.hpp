@@ -25,6 +25,12 @@ class OverMemoryBudget : public std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
+/// What a run that ran out of memory anyway (std::bad_alloc past the estimates) is told, on the
+/// command line and in Python.
+inline constexpr std::string_view out_of_memory_message =
+    "out of memory: the run needs more than this process may use (ulimit -v) or the machine "
+    "has; try fewer stages or microbatches";
+
 /// The budget of this process now.
 MemoryBudget memory_budget();
 

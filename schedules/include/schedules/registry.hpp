@@ -71,10 +71,11 @@ struct ScheduleGenerator {
     /// For options whose schedule cannot run (a deadlock): the rule of the generator's these
     /// options break, in words a user can act on, or "" where it knows none. Null: none.
     std::string (*shape_problem)(const GeneratorOptions& options) = nullptr;
-    /// Whether generate() lays a building block out for every microbatch first
-    /// (schedule_from_block): it then holds the repeated block's timeline and an order beside
-    /// the schedule it returns, which the memory estimate counts.
-    bool repeats_a_block = false;
+    /// Whether generate() times a schedule of the same size beside the one it returns: the
+    /// building block laid out for every microbatch (schedule_from_block), or the candidates
+    /// ZB-1P and ZB-2P compare (the shortest so far while the next is built and timed). It
+    /// then holds a timeline and a second order, which the memory estimate counts.
+    bool times_a_second_schedule = false;
 };
 
 /// All generators, in the order `pipesim list` shows them.
