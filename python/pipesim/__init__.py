@@ -132,7 +132,7 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
                                  post_validation=post_validation, **options),
                  dict(overlap_grad_reduce=True, overlap_param_gather=False,
                       post_validation=False), html)
-    result = Result(_core(
+    result = Result._make(_core(
         _pipesim.analyze, spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce),
         _spec.flag("overlap_param_gather", overlap_param_gather),
         _spec.flag("post_validation", post_validation), html, call), _spec.texts_in(spec, html))
@@ -176,7 +176,7 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
                  dict(message_bytes=0.0, grad_bytes=0.0, overlap_grad_reduce=True,
                       overlap_param_gather=False, post_validation=False, bw_scale=1.0,
                       lat_scale=1.0), html)
-    result = Result(_core(_pipesim.simulate, spec, engine, html, call),
+    result = Result._make(_core(_pipesim.simulate, spec, engine, html, call),
                     _spec.texts_in(spec, engine, html))
     _warn(result.warnings)
     return result
@@ -232,7 +232,7 @@ def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, h
                              _spec.flag("post_validation", post_validation), engine, html, call)
     verbatim = _spec.texts_in(spec, engine, html)
     _warn(messages, verbatim)
-    return Comparison(_json.loads(fields), [_spec.python_words(m, verbatim) for m in messages])
+    return Comparison._make(_json.loads(fields), [_spec.python_words(m, verbatim) for m in messages])
 
 
 def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=None, a2a=0.0,
@@ -311,7 +311,7 @@ def search(p=None, m=None, mem_limit=None, *, costs=None, comm=0.0, mem_w_ratio=
             validation, on_progress, callers=raised)
         verbatim = set()
     _warn(messages, verbatim)
-    return SearchResult(_json.loads(fields), best, verbatim)
+    return SearchResult._make(_json.loads(fields), best, verbatim)
 
 
 def schedules():

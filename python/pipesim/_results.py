@@ -75,7 +75,21 @@ def _budget_text(budget):
 class _Fields:
     """Attribute access to the keys of a JSON object (`to_dict()`)."""
 
-    def __init__(self, fields):
+    _comes_from = ""  # the functions that make a class's objects, for the refusal below
+
+    def __init__(self, *args, **kwargs):
+        # Made directly, an object failed later with KeyError or AttributeError inside.
+        raise TypeError(f"pipesim.{type(self).__name__} objects cannot be made directly; "
+                        f"they come from {self._comes_from}")
+
+    @classmethod
+    def _make(cls, *args, **kwargs):
+        """An object of the class, made by the pipesim function that ran (not __init__)."""
+        made = cls.__new__(cls)
+        made._setup(*args, **kwargs)
+        return made
+
+    def _setup(self, fields):
         self._fields = fields
 
     def to_dict(self):
@@ -114,8 +128,10 @@ class Result(_Fields):
     `pipesim analyze --json` (or `simulate --json`) as an attribute — bubble_rate,
     makespan, peak_activation, ... — plus the timeline."""
 
-    def __init__(self, run, verbatim=()):
-        super().__init__(json.loads(run.json))
+    _comes_from = "pipesim.analyze and pipesim.simulate"
+
+    def _setup(self, run, verbatim=()):
+        super()._setup(json.loads(run.json))
         self._run = run
         # The caller's file names, which the warnings quote as given (python_words).
         self._verbatim = frozenset(verbatim)
@@ -154,12 +170,15 @@ class Result(_Fields):
 
     def svg(self, memory=True, transfers=False, critical_path=False, width=0.0):
         """The timeline picture (Graphviz SVG, as `--timeline FILE.svg`): one row per device,
-        memory below; `width` is the time axis' length in points, at most 100,000 (0: chosen
+        memory below; `width` is the time axis' length in points, 1 to 100,000 (0: chosen
         from the ops).
         Raises ValueError without Graphviz in this build or for a timeline too large to draw."""
+        axis = number("width", width, 0.0, _MAX_PICTURE_WIDTH)
+        if 0 < axis < 1:  # 1e-300 drew every op on one spot, below the title's width
+            raise ValueError(f"width: must be 0 (chosen from the ops) or at least 1 point, "
+                             f"got {axis:g}")
         options = (flag("memory", memory), flag("transfers", transfers),
-                   flag("critical_path", critical_path),
-                   number("width", width, 0.0, _MAX_PICTURE_WIDTH))
+                   flag("critical_path", critical_path), axis)
         try:
             return self._run.svg(*options)
         except ValueError as e:
@@ -241,8 +260,10 @@ class Comparison(_Fields):
     `pipesim compare --json` (devices, microbatches, time_unit, schedules: one dict per
     schedule), iterable over those rows."""
 
-    def __init__(self, fields, warnings):
-        super().__init__(fields)
+    _comes_from = "pipesim.compare"
+
+    def _setup(self, fields, warnings):
+        super()._setup(fields)
         object.__setattr__(self, "_warnings", tuple(warnings))
 
     @property
@@ -308,8 +329,10 @@ class SearchResult(_Fields):
     """The memory-capped search (pipesim.search): the fields of `pipesim search --json`
     (best, ranking, ...) and the best schedule."""
 
-    def __init__(self, fields, best, verbatim=()):
-        super().__init__(fields)
+    _comes_from = "pipesim.search"
+
+    def _setup(self, fields, best, verbatim=()):
+        super()._setup(fields)
         self._best = best
         self._verbatim = frozenset(verbatim)
 

@@ -331,8 +331,10 @@ def engine_dict(cluster, layout_order, message_bytes, grad_bytes, overlap_grad_r
         if pair is None or len(pair) != 2:
             raise TypeError(wrong)
         gpu, factor = pair
+        # The factor's lower bound (≥ 1) and its message are the core's: a bound of its own
+        # here said "> 0" to {0: 0} where {0: 0.5} was told "≥ 1".
         pairs.append([integer("stragglers", gpu, 0, MAX_GPU_INDEX),
-                      number("stragglers", factor, 0.0, low_open=True)])
+                      number("stragglers", factor, -math.inf)])
     return {
         "cluster": text("cluster", cluster),
         "layout_order": None if layout_order is None else text("layout_order", layout_order),

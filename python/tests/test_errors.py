@@ -143,6 +143,10 @@ def test_model_options_at_their_defaults_ask_for_no_model():
      "schedules: expected names, as a list or one comma-separated string, got b'1f1b'"),
     (lambda: pipesim.simulate("1f1b", 4, 8, cluster="dgx-h100", stragglers="0:2"), TypeError,
      "stragglers: expected {gpu: factor} or a list of (gpu, factor) pairs, got '0:2'"),
+    (lambda: pipesim.simulate("1f1b", 4, 8, cluster="dgx-h100", stragglers={0: 0}), ValueError,
+     "straggler GPU 0: factor must be a number ≥ 1 (it runs that many times slower), got 0;"),
+    (lambda: pipesim.simulate("1f1b", 4, 8, cluster="dgx-h100", stragglers={1: -2.5}),
+     ValueError, "straggler GPU 1: factor must be a number ≥ 1"),
     (lambda: pipesim.simulate("1f1b", 4, 8, cluster="dgx-h100", stragglers=[(0, 2, 3)]),
      TypeError, "stragglers: expected {gpu: factor} or a list of (gpu, factor) pairs"),
     (lambda: pipesim.analyze("1f1b", 4, 8).memory_curve(1.0), TypeError,
@@ -217,6 +221,12 @@ def test_svg_refuses_a_width_it_cannot_draw():
     r = pipesim.analyze("1f1b", 4, 8)
     with pytest.raises(ValueError, match="width: must be ≤ 100000, got 3e"):
         r.svg(width=3e9)  # it drew a picture -2147483648 pt wide
+    # Below a point every op was drawn on one spot.
+    for tiny in (1e-300, 0.5):
+        with pytest.raises(ValueError, match="width: must be 0 .chosen from the ops. or at least "
+                           "1 point, got " + f"{tiny:g}"):
+            r.svg(width=tiny)
+    assert 'width="' in r.svg(width=1) and r.svg(width=0) == r.svg()
 
 
 def test_descriptions_and_picture_limits_speak_python():
@@ -605,3 +615,17 @@ def test_an_efficiency_below_any_gpus_is_refused(efficiency, message):
                         efficiency=efficiency)
     run = pipesim.analyze("1f1b", 4, 8, model="llama2-7b", gpu="h100-sxm", mb=1, efficiency=1e-6)
     assert math.isfinite(run.iteration_time)
+
+
+def test_result_classes_cannot_be_made_directly():
+    # Made directly they failed inside: Result(5) with AttributeError ('int' object has no
+    # attribute 'json'), Comparison({}, []) and SearchResult({}, None) with KeyError.
+    for make, comes_from in ((lambda: pipesim.Result(5), "pipesim.analyze and pipesim.simulate"),
+                             (lambda: pipesim.Comparison({}, []), "pipesim.compare"),
+                             (lambda: pipesim.SearchResult({}, None), "pipesim.search")):
+        with pytest.raises(TypeError, match="objects cannot be made directly; they come from "
+                           + re.escape(comes_from)):
+            make()
+    # What the functions return works as before.
+    assert pipesim.compare("1f1b,zb-h1", 4, 8).column("schedule") == ["1f1b", "zb-h1"]
+    assert pipesim.search(4, 8, mem_limit=4).best_schedule is not None
