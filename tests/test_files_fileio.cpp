@@ -66,6 +66,31 @@ TEST_CASE("excerpts are short and escape what a terminal would interpret", "[fil
     CHECK(quote_excerpt("a\u2060b") == "'a\\xe2\\x81\\xa0b'");
 }
 
+TEST_CASE("names refuse what reorders a line and what shows nothing", "[fileio]") {
+    // A block named "\u202e\u200b" was accepted and printed as a blank name that turned the
+    // rest of its line right to left.
+    for (const char* bidi : {"\u202a", "\u202e", "\u2066", "\u2069"})
+        CHECK(control_length(std::string(bidi) + "x") == 3);
+    for (const char* kept : {"\u2029", "\u2028"})
+        CHECK(control_length(kept) == 3);
+    // Directional marks, joiners and ordinary text are not controls.
+    for (const char* text : {"\u200e", "\u200d", "\u2065", "\u202f", "\u00e9", "a"})
+        CHECK(control_length(text) == 0);
+    CHECK(printable_name("a\u202eb") == "a\ufffdb");
+    CHECK(prints_nothing(""));
+    CHECK(prints_nothing("  \u200b\ufeff \u2060\u200e"));
+    CHECK_FALSE(prints_nothing(" \u200bx"));
+    CHECK_FALSE(prints_nothing("\u00e9"));
+    CHECK_FALSE(prints_nothing("\xff"));
+    const JsonDocument doc("n.json", R"({"a": "\u200b ", "b": "x\u202ey", "c": "1f1b\u200b"})");
+    CHECK_THROWS_WITH(doc.name("/a", 200),
+                      "n.json:1:7: a: expected a name, got '\\xe2\\x80\\x8b '");
+    CHECK_THROWS_WITH(doc.name("/b", 200),
+                      "n.json:1:23: b: expected text without control characters, got "
+                      "'x\\xe2\\x80\\xaey'");
+    CHECK(doc.name("/c", 200) == "1f1b\u200b");  // something shows: a name, quoted escaped
+}
+
 TEST_CASE("an error message is printed as one line of bounded length", "[fileio]") {
     CHECK(printable_message("p ≥ 2, got 1") == "p ≥ 2, got 1");  // UTF-8 kept
     CHECK(printable_message("bad\nname\x1b[31m\x7f") == "bad\\x0aname\\x1b[31m\\x7f");

@@ -476,7 +476,25 @@ std::size_t control_length(std::string_view text) {
     if (byte(0) < 0x20 || byte(0) == 0x7F) return 1;
     if (byte(0) == 0xC2 && byte(1) >= 0x80 && byte(1) <= 0x9F) return 2;
     if (byte(0) == 0xE2 && byte(1) == 0x80 && (byte(2) == 0xA8 || byte(2) == 0xA9)) return 3;
+    // The explicit bidirectional embeddings, overrides and isolates: U+202A..U+202E and
+    // U+2066..U+2069 reorder the rest of the line a terminal shows (Unicode Standard Annex #9,
+    // §2; "Trojan Source", CVE-2021-42574).
+    if (byte(0) == 0xE2 && byte(1) == 0x80 && byte(2) >= 0xAA && byte(2) <= 0xAE) return 3;
+    if (byte(0) == 0xE2 && byte(1) == 0x81 && byte(2) >= 0xA6 && byte(2) <= 0xA9) return 3;
     return 0;
+}
+
+bool prints_nothing(std::string_view text) {
+    while (!text.empty()) {
+        if (text.front() == ' ') {
+            text.remove_prefix(1);
+            continue;
+        }
+        const std::size_t length = utf8_sequence(text);
+        if (length < 2 || !invisible_control(text.substr(0, length))) return false;
+        text.remove_prefix(length);
+    }
+    return true;
 }
 
 std::string printable_name(std::string_view text) {

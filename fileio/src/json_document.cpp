@@ -587,8 +587,8 @@ const std::string& JsonDocument::text(std::string_view pointer, std::size_t max_
 
 const std::string& JsonDocument::name(std::string_view pointer, std::size_t max_size) const {
     const std::string& s = text(pointer, max_size);
-    // Spaces alone print as nothing too ("on 2 ×   , b=1").
-    if (s.find_first_not_of(' ') == std::string::npos)
+    // Spaces alone print as nothing too ("on 2 ×   , b=1"), and so do zero-width characters.
+    if (prints_nothing(s))
         throw error_at(pointer, fmt::format("{}: expected a name, got {}", display_name(pointer),
                                             s.empty() ? std::string("\"\"") : quote_excerpt(s)));
     return s;

@@ -63,13 +63,8 @@ std::size_t utf8_sequence(std::string_view text) {
     return length;
 }
 
-namespace {
-
-// Whether the character of the UTF-8 `sequence` (2 to 4 bytes) moves or hides text on a
-// terminal: the C1 controls, zero-width and direction marks (the Arabic letter mark, the
-// Mongolian vowel separator, the word joiner and invisible operators, the zero-width
-// no-break space), the line and paragraph separators and the bidirectional embeddings,
-// overrides and isolates.
+// The zero-width and direction marks: the Arabic letter mark, the Mongolian vowel separator,
+// the word joiner and invisible operators, the zero-width no-break space.
 bool invisible_control(std::string_view sequence) {
     std::uint32_t code = static_cast<unsigned char>(sequence[0]) & (sequence.size() == 2   ? 0x1F
                                                                     : sequence.size() == 3 ? 0x0F
@@ -80,8 +75,6 @@ bool invisible_control(std::string_view sequence) {
            (code >= 0x200B && code <= 0x200F) || (code >= 0x2028 && code <= 0x202E) ||
            (code >= 0x2060 && code <= 0x2069) || code == 0xFEFF;
 }
-
-}  // namespace
 
 std::string quote_excerpt(std::string_view text, std::size_t max_chars) {
     std::string out = "'";

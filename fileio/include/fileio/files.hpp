@@ -113,9 +113,16 @@ std::string file_extension(std::string_view path);
 std::string printable_name(std::string_view text);
 
 /// The bytes of the control character `text` starts with, or 0: C0 (below 0x20) and DEL, C1
-/// (U+0080..U+009F, which terminals may run as escapes: U+009B is CSI) and the line and
-/// paragraph separators U+2028 and U+2029 (which break a line where none is written).
+/// (U+0080..U+009F, which terminals may run as escapes: U+009B is CSI), the line and
+/// paragraph separators U+2028 and U+2029 (which break a line where none is written) and the
+/// bidirectional embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069, which
+/// reorder what follows them on the line).
 std::size_t control_length(std::string_view text);
+
+/// Whether `text` shows nothing: it holds only spaces and characters that hide themselves
+/// (invisible_control(): zero-width spaces and joiners, directional marks), or nothing at all.
+/// A name made of them would print as an empty one.
+bool prints_nothing(std::string_view text);
 
 /// The file name of `path` without directory and extension ("runs/a.b.csv" → "a.b"; "stdin"
 /// for `-`), as printable_name() and at most 200 bytes (a file name may be any bytes but '/'

@@ -92,7 +92,8 @@ class JsonDocument {
     /// (bytes below 0x20 and 0x7f), so a name can go into a terminal, a report or a message as
     /// it is (an escape sequence would run in the terminal).
     const std::string& text(std::string_view pointer, std::size_t max_size) const;
-    /// text(), and not empty: a name that reports print (an empty one reads "on 4 × ,").
+    /// text() that shows something (prints_nothing()): a name that reports print (an empty one
+    /// reads "on 4 × ,").
     const std::string& name(std::string_view pointer, std::size_t max_size) const;
 
     /// Checks the header every pipesim JSON format starts with: the root is an object whose

@@ -63,6 +63,12 @@ class ParseError : public std::invalid_argument {
 /// valid one (an overlong form, a surrogate or a code point past U+10FFFF included).
 std::size_t utf8_sequence(std::string_view text);
 
+/// Whether the character of the UTF-8 `sequence` (one whole character of 2 to 4 bytes, as
+/// utf8_sequence() measures it) moves or hides text on a terminal: the C1 controls, zero-width
+/// and direction marks, the line and paragraph separators and the bidirectional embeddings,
+/// overrides and isolates.
+bool invisible_control(std::string_view sequence);
+
 /// `text` quoted for a message: at most `max_chars` bytes (whole characters), its characters
 /// as written, but control bytes, bytes that are not UTF-8 and characters that move or hide
 /// text (C1 controls, bidirectional overrides, zero-width marks) escaped as \xNN per byte,
