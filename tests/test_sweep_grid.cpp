@@ -344,6 +344,14 @@ TEST_CASE("merging keeps one row per job, in job order, and prefers finished row
     c.rows = {ok_row(2, "1f1b", 4, 0.9)};
     CHECK_THROWS_WITH(merge_results({a, c}, summary),
                       Catch::Contains("two different finished rows"));
+    // Another job's row edited into job 2's parameters: both jobs are named (the message
+    // named job 2 alone, which the edited row does not say).
+    ResultsFile edited;
+    edited.rows = {ok_row(7, "1f1b", 4, 0.9)};
+    edited.rows[0].job.m = a.rows[0].job.m;
+    CHECK_THROWS_WITH(merge_results({a, edited}, summary),
+                      "the rows of job 2 and job 7 are one job (1f1b p=4 m=10) with different "
+                      "results (was one edited, or are they of different grids?)");
 }
 
 TEST_CASE("the Pareto front keeps the rows no other row beats on memory and throughput",

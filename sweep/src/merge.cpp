@@ -42,6 +42,12 @@ std::vector<Result> merge_results(const std::vector<ResultsFile>& files, MergeSu
                 ++summary.replaced_errors;
             } else if (row.status == Status::error) {
                 ++summary.replaced_errors;
+            } else if (row.job.index != kept.job.index) {
+                // Rows are matched by their parameters: an edited row named only the other.
+                throw std::invalid_argument(fmt::format(
+                    "the rows of job {} and job {} are one job ({} p={} m={}) with different "
+                    "results (was one edited, or are they of different grids?)",
+                    kept.job.index, row.job.index, row.job.schedule, row.job.p, row.job.m));
             } else {
                 throw std::invalid_argument(fmt::format(
                     "job {} ({} p={} m={}) has two different finished rows (were the shards run "
