@@ -127,14 +127,19 @@ int parse_int(const std::string& flag, const std::string& text, int min, int max
 
 namespace {
 
-// A finite decimal number ("2", "-0.5", "1e-3", "+4"), the whole text: not strtod's
-// hexadecimal floats ("0x1p3"), leading spaces, "inf" or "nan".
+// A decimal number ("2", "-0.5", "1e-3", "+4"), the whole text: not strtod's hexadecimal
+// floats ("0x1p3"), leading spaces, "inf" or "nan". One past a double's range is ±HUGE_VAL, for
+// the caller's range message; one below it rounds to 0 or the nearest subnormal, as Python and
+// the JSON files read it ("1e-400" was "expected a number").
 std::optional<double> decimal_number(std::string_view text) {
     if (text.size() > 1 && text.front() == '+' && text[1] != '-') text.remove_prefix(1);
     double value = 0;
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::general);
-    if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value))
+    if (text.empty() || ptr != end) return std::nullopt;
+    if (ec == std::errc::result_out_of_range)
+        value = std::strtod(std::string(text).c_str(), nullptr);  // the same digits, rounded
+    else if (ec != std::errc() || !std::isfinite(value))
         return std::nullopt;
     return value == 0 ? 0.0 : value;  // "-0" is 0 (printed "-0" otherwise)
 }
@@ -153,7 +158,8 @@ double parse_number(const std::string& flag, const std::string& text, double min
 
 double parse_positive(const std::string& flag, const std::string& text) {
     const double value = parse_number(flag, text, -HUGE_VAL);
-    if (!(value > 0)) throw UsageError(fmt::format("{}: must be > 0, got {}", flag, text));
+    if (!(value > 0 && std::isfinite(value)))
+        throw UsageError(fmt::format("{}: must be > 0, got {}", flag, text));
     return value;
 }
 

@@ -189,6 +189,10 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
         row{"analyze -s 1f1b -p 4 -m 8 --costs 1e308,1e308,1e308",
             "expected numbers F,B,W in 0..1e30 (triples separated by ':'), got '1e308'"},
         row{"analyze -s 1f1b -p 4 -m 8 --comm 1e308", "--comm: must be ≤ 1e+30, got 1e308"},
+        // Past a double's range: a range message, not "expected a number".
+        row{"analyze -s 1f1b -p 4 -m 8 --comm 1e400", "--comm: must be ≤ 1e+30, got 1e400"},
+        row{"analyze -s 1f1b -p 4 -m 8 --comm -1e400", "--comm: must be ≥ 0, got -1e400"},
+        row{"search -p 4 -m 8 --mem-limit 1e400", "--mem-limit: must be ≤ 1e+30, got 1e400"},
         row{"analyze -s 1f1b -p 4 -m 8 --costs 0,0,0",
             "every pass takes no time, so the iteration does too"},
         row{"analyze -s 1f1b -p 4 -m 8 --costs 1,x,1", "got 'x'"},
@@ -266,6 +270,16 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
     CHECK(r.out.empty());
     CHECK_THAT(r.err, Catch::Contains(expected));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+TEST_CASE("a number below a double's range is read as 0, as Python and JSON files read it",
+          "[cli]") {
+    // "--comm 1e-400" was "expected a number", though pipesim.analyze(comm=1e-400) ran.
+    const auto tiny =
+        run_pipesim("analyze -s zb-h1 -p 4 -m 8 --costs 1e-400,1,1 --comm 1e-400 --json");
+    const auto zero = run_pipesim("analyze -s zb-h1 -p 4 -m 8 --costs 0,1,1 --comm 0 --json");
+    REQUIRE(tiny.exit_code == 0);
+    CHECK(tiny.out == zero.out);
 }
 
 namespace {

@@ -48,4 +48,9 @@ TEST_CASE("bad sizes are refused naming the text", "[models][units]") {
                       Catch::Contains("'1e297TiB': a size must be at most 1e+30 bytes"));
     CHECK_THROWS_WITH(parse_byte_size("1e30 TiB"), Catch::Contains("at most 1e+30 bytes"));
     CHECK(*parse_byte_size("1e18 TB") == Approx(1e30));
+    // Numbers past a double's range are sizes too large or too small, not "not a size" (which
+    // told a user without a model to add a unit he may not give).
+    CHECK_THROWS_WITH(parse_byte_size("1e999GB"), "'1e999GB': a size must be at most 1e+30 bytes");
+    CHECK_THROWS_WITH(parse_byte_size("1e-400GiB"), "'1e-400GiB': a size must be > 0");
+    CHECK_FALSE(parse_byte_size("1e400").has_value());  // a plain number: the caller's range
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -37,7 +38,12 @@ std::optional<double> parse_byte_size(std::string_view text) {
         unit.remove_prefix(1);
     double value = 0;
     const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-    if (number.empty() || ec != std::errc() || end != number.data() + number.size())
+    const bool whole = !number.empty() && end == number.data() + number.size();
+    // Past a double's range: +HUGE_VAL for the range messages below, or 0 below it ("1e400"
+    // was "not a size", which told a user with no model to add a unit he may not give).
+    if (whole && ec == std::errc::result_out_of_range)
+        value = std::strtod(std::string(number).c_str(), nullptr);
+    else if (!whole || ec != std::errc())
         throw std::invalid_argument(
             fmt::format("'{}' is not a size: expected a number and a unit such as 60GiB", text));
     // The unit first: "0x10GiB" is a number 0 and a unit "x10GiB", not a size of 0.
@@ -46,9 +52,8 @@ std::optional<double> parse_byte_size(std::string_view text) {
     if (!unit.empty() && known == units.end())
         throw std::invalid_argument(fmt::format(
             "'{}': unknown unit '{}' (B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)", text, unit));
-    if (!std::isfinite(value) || value <= 0)
-        throw std::invalid_argument(fmt::format("'{}': a size must be > 0", text));
-    if (unit.empty()) return std::nullopt;
+    if (!(value > 0)) throw std::invalid_argument(fmt::format("'{}': a size must be > 0", text));
+    if (unit.empty()) return std::nullopt;  // a plain number: the caller's range
     // As far as a plain number of bytes goes: "1e297TiB" was infinite bytes, which a sweep
     // wrote into results it could not read back.
     const double bytes = value * known->second;
