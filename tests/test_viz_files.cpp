@@ -207,11 +207,30 @@ TEST_CASE("a malformed timeline file is rejected with file:line:column and the f
         row{"\"chunks\": 1,",
             "\"chunks\": 1, \"memory\": {\"activation\": [1e307, 1], \"held_for_w\": [0, 0]},",
             "memory.activation[0]: expected a number in 0..1e+100, got '1e307'"},
+        // Its title printed the name as it is: a right-to-left override turned it round.
+        row{"\"schedule\": \"1f1b\"", "\"schedule\": \"1f1b\\u202e\"",
+            "t.json:4:15: schedule: expected text without control characters"},
     }));
     CAPTURE(from, to);
     const std::string text = replaced(small_file(), from, to);
     CHECK_THROWS_WITH(viz::parse_timeline_json(text, "t.json"), Catch::Contains(expected));
     CHECK_THROWS_AS(viz::parse_timeline_json(text, "t.json"), std::invalid_argument);
+}
+
+TEST_CASE("a timeline whose ops all take no time is refused", "[viz]") {
+    // Its picture's memory strips went from 0 to 1 while its title gave a peak of 2.
+    std::string text = small_file();
+    for (const char* times : {"\"start\": 0, \"end\": 1", "\"start\": 4, \"end\": 6",
+                              "\"start\": 1, \"end\": 2", "\"start\": 2, \"end\": 4"})
+        text = replaced(text, times, "\"start\": 0, \"end\": 0");
+    CHECK_THROWS_WITH(viz::parse_timeline_json(text, "t.json"),
+                      "t.json:10:17: device_ops: every op starts and ends at 0: a run that takes "
+                      "no time has nothing to show");
+    // One op that takes time is a run that does.
+    std::string one = text;
+    const std::string zero = "\"start\": 0, \"end\": 0";
+    one.replace(one.rfind(zero), zero.size(), "\"start\": 0, \"end\": 1");
+    CHECK(viz::parse_timeline_json(one, "t.json").timeline.device_ops[1][1].end == 1);
 }
 
 TEST_CASE("a timeline no run could produce is read with a warning naming the first problem",

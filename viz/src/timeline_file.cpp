@@ -77,7 +77,7 @@ class Reader {
                          "transfers", "fb_pairs"});
         SavedTimeline saved;
         Timeline& t = saved.timeline;
-        t.schedule = doc_.string("/schedule", 256);
+        t.schedule = doc_.text("/schedule", 256);  // the picture's title prints it
         t.devices = static_cast<int>(doc_.integer("/devices", 1, limits_.max_devices));
         t.microbatches =
             static_cast<int>(doc_.integer("/microbatches", 1, limits_.max_microbatches));
@@ -104,6 +104,18 @@ class Reader {
             saved.memory_in_bytes = read_memory_unit();
         }
         read_device_ops(t);
+        // No run takes no time (analyze refuses passes that all take none): the picture of one
+        // had a memory scale that contradicted the peak its title gave.
+        const auto takes_time = [](const std::vector<TimedOp>& ops) {
+            return std::any_of(ops.begin(), ops.end(),
+                               [](const TimedOp& op) { return op.end > 0; });
+        };
+        const bool has_ops = std::any_of(t.device_ops.begin(), t.device_ops.end(),
+                                         [](const auto& ops) { return !ops.empty(); });
+        if (has_ops && std::none_of(t.device_ops.begin(), t.device_ops.end(), takes_time))
+            throw doc_.error_at("/device_ops",
+                                "device_ops: every op starts and ends at 0: a run that takes no "
+                                "time has nothing to show");
         if (doc_.has("/transfers")) read_transfers(t);
         if (doc_.has("/fb_pairs")) read_fb_pairs(t);
         check_run(saved);
