@@ -172,7 +172,10 @@ void add_schedule_warning(std::vector<std::string>& warnings, std::vector<std::s
 }
 
 std::string schedule_failed(const std::string& name, std::string_view reason) {
-    return fmt::format("{}: {}", name.size() <= 40 ? name : fileio::quote_excerpt(name), reason);
+    // As it is where quoting would show it so; quoted where it is long or holds a character
+    // that quote_excerpt escapes (a tab was printed raw before the reason, in Python).
+    const std::string quoted = fileio::quote_excerpt(name);
+    return fmt::format("{}: {}", quoted == "'" + name + "'" ? name : quoted, reason);
 }
 
 Comparison compare_each(

@@ -196,6 +196,8 @@ def compare(schedules, p=None, m=None, *, cluster=None, post_validation=False, h
     and the inputs."""
     if isinstance(schedules, str):
         given = [name.strip(" ") for name in schedules.split(",")]
+        if "" in given:  # "1f1b," said only "expected a non-empty string, got ''"
+            raise ValueError(f"schedules: expected names separated by ',', got {schedules!r}")
     else:
         # Read once: an iterator or a generator gives its names only once.
         given = _spec.sequence(schedules)

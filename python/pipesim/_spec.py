@@ -3,6 +3,7 @@ the compiled core reads (python/src/spec_dict.hpp). Messages follow the command 
 the Python parameter in place of the flag: "p: must be in 1..4096, got 0"."""
 
 import collections.abc
+import decimal
 import math
 import numbers
 import os
@@ -34,12 +35,17 @@ def integer(name, value, low, high):
 
 
 def number(name, value, low=0.0, high=1e30, low_open=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    # decimal.Decimal is a number that is not a numbers.Real ("expected a number, got
+    # Decimal('1.5')").
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, decimal.Decimal)):
         raise TypeError(f"{name}: expected a number, got {value!r}")
     try:
         value = float(value)
-    except OverflowError:  # an int beyond any float
-        raise ValueError(f"{name}: must be ≤ {high:g}, got an integer beyond any float") from None
+    except OverflowError:  # an int or a Fraction past a float's range, either way
+        bound = f"≥ {low:g}" if value < 0 else f"≤ {high:g}"
+        raise ValueError(f"{name}: must be {bound}, got a number beyond a float's range") from None
+    except ValueError:  # Decimal('sNaN')
+        raise ValueError(f"{name}: must be a finite number, got {value!r}") from None
     if not math.isfinite(value):
         raise ValueError(f"{name}: must be a finite number, got {value}")
     if low_open and value <= low:

@@ -1,6 +1,8 @@
 """Bad input raises ValueError (or TypeError for a value of the wrong type) with the command
 line's one-line message, never a crash."""
 
+import decimal
+import fractions
 import math
 import os
 import re
@@ -136,7 +138,15 @@ def test_model_options_at_their_defaults_ask_for_no_model():
     (lambda: pipesim.analyze("1f1b", 4, 8, costs=("1", "2", "3")), TypeError,
      "costs: expected a number, got '1'"),
     (lambda: pipesim.analyze("1f1b", 4, 8, costs=(10**400, 1, 1)), ValueError,
-     "costs: must be ≤ 1e+30, got an integer beyond any float"),
+     "costs: must be ≤ 1e+30, got a number beyond a float's range"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, costs=(-10**400, 1, 1)), ValueError,
+     "costs: must be ≥ 0, got a number beyond a float's range"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, comm=fractions.Fraction(10**400, 3)), ValueError,
+     "comm: must be ≤ 1e+30, got a number beyond a float's range"),
+    (lambda: pipesim.analyze("1f1b", 4, 8, comm=decimal.Decimal("sNaN")), ValueError,
+     "comm: must be a finite number, got Decimal('sNaN')"),
+    (lambda: pipesim.compare("1f1b,\tzb-h1", 4, 8), ValueError,
+     "'\\x09zb-h1': unknown schedule '\\x09zb-h1'"),
     (lambda: pipesim.compare(None, 4, 8), TypeError,
      "schedules: expected names, as a list or one comma-separated string, got None"),
     (lambda: pipesim.compare(b"1f1b", 4, 8), TypeError,
@@ -173,6 +183,8 @@ def test_wrong_arguments_are_named(call, error, message):
     (lambda: pipesim.compare("1f1b,zb-h1", 4, 8, overlap_p2p_communication=False),
      "overlap_p2p_communication=False: none of 1f1b, zb-h1 is interleaved-1f1b"),
     (lambda: pipesim.compare(["1f1b", ""], 4, 8), "schedules: expected a non-empty string"),
+    (lambda: pipesim.compare("1f1b,", 4, 8),
+     "schedules: expected names separated by ',', got '1f1b,'"),
     (lambda: pipesim.compare(["\udcff"], 4, 8), "schedules: unknown schedule '\\udcff'"),
     (lambda: pipesim.simulate("1f1b", 4, 8, cluster="dgx-h100", message_bytes=1e6,
                               model="llama2-7b", gpu="h100-sxm", mb=1),
@@ -629,3 +641,9 @@ def test_result_classes_cannot_be_made_directly():
     # What the functions return works as before.
     assert pipesim.compare("1f1b,zb-h1", 4, 8).column("schedule") == ["1f1b", "zb-h1"]
     assert pipesim.search(4, 8, mem_limit=4).best_schedule is not None
+
+
+def test_decimal_numbers_are_numbers():
+    # Decimal('1.5') was "expected a number", while Fraction was taken.
+    assert (pipesim.analyze("zb-h1", 4, 8, costs=(decimal.Decimal("1.5"), 1, 1)).makespan
+            == pipesim.analyze("zb-h1", 4, 8, costs=(1.5, 1, 1)).makespan)
