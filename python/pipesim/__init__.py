@@ -95,9 +95,13 @@ def _call(function, arguments, defaults, html):
         f"{name}={value!r}" for name, value in arguments.items() if given(name, value)) + ")"
 
 
-def _warn(messages, verbatim=()):
+def _warn(messages, verbatim=(), worded=False):
+    """Warns of each of `messages` at the caller's call; `worded`: already in Python's words
+    (a Result's warnings), which a second rewording would change where a name reads like a
+    flag."""
     for message in messages:
-        _warnings.warn(_spec.python_words(message, verbatim), PipesimWarning, stacklevel=3)
+        _warnings.warn(message if worded else _spec.python_words(message, verbatim),
+                       PipesimWarning, stacklevel=3)
 
 
 def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
@@ -136,7 +140,7 @@ def analyze(schedule=None, p=None, m=None, *, overlap_grad_reduce=True,
         _pipesim.analyze, spec, _spec.flag("overlap_grad_reduce", overlap_grad_reduce),
         _spec.flag("overlap_param_gather", overlap_param_gather),
         _spec.flag("post_validation", post_validation), html, call), _spec.texts_in(spec, html))
-    _warn(result.warnings)
+    _warn(result.warnings, worded=True)
     return result
 
 
@@ -178,7 +182,7 @@ def simulate(schedule=None, p=None, m=None, *, cluster=None, layout_order=None,
                       lat_scale=1.0), html)
     result = Result._make(_core(_pipesim.simulate, spec, engine, html, call),
                     _spec.texts_in(spec, engine, html))
-    _warn(result.warnings)
+    _warn(result.warnings, worded=True)
     return result
 
 

@@ -4,6 +4,7 @@ the Python parameter in place of the flag: "p: must be in 1..4096, got 0"."""
 
 import collections.abc
 import decimal
+import json
 import math
 import numbers
 import os
@@ -393,18 +394,43 @@ _TOO_LARGE_TO_DRAW = ("or --trace for Perfetto or --gantt",
                       "or the ops themselves: Result.timeline() or Result.arrays()")
 
 
+# The largest JSON file whose "name" texts_in() reads: the core's limit for the model, GPU,
+# cluster and schedule files whose names its messages quote.
+_NAMED_FILE_MOST = 1 << 20
+
+
 def texts_in(*values):
     """The texts the caller gave (file names, names) among `values`, dicts and lists searched
     through, that python_words would otherwise reword: "exp -p 4/model.json" is a file name,
-    not the flag -p."""
+    not the flag -p. The "name" inside a JSON file given (a model "big -t 2") and a given
+    Schedule's name are quoted as written too."""
     found = set()
+
+    def keep(text):
+        if isinstance(text, str) and _words_outside_quotes(text) != text:
+            found.add(text)
+
+    def named_file(path):
+        if not path.lower().endswith(".json"):
+            return
+        try:
+            if os.path.getsize(path) > _NAMED_FILE_MOST:
+                return
+            with open(path, "rb") as f:
+                document = json.load(f)
+        except (OSError, ValueError, RecursionError):
+            return  # the core says what is wrong with it
+        if isinstance(document, dict):
+            keep(document.get("name"))
 
     def visit(value):
         if isinstance(value, bytes):
             value = os.fsdecode(value)
         if isinstance(value, str):
-            if _words_outside_quotes(value) != value:
-                found.add(value)
+            keep(value)
+            named_file(value)
+        elif isinstance(value, _pipesim.Schedule):
+            keep(value.name)
         elif isinstance(value, dict):
             for item in value.values():
                 visit(item)

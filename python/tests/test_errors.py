@@ -3,6 +3,7 @@ line's one-line message, never a crash."""
 
 import decimal
 import fractions
+import json
 import math
 import os
 import re
@@ -221,6 +222,24 @@ def test_file_names_and_quoted_text_keep_their_flags(tmp_path):
                         tp_comm_overlap=True)
     assert str(e.value) == ("tp_comm_overlap overlaps tensor-parallel collectives: give tp=T "
                             "with T > 1")
+
+
+def test_names_read_from_files_keep_their_flags(tmp_path):
+    # A model named "big -t 2" read "big tp=2" in the message, a schedule "a --no-sp b" read
+    # "a sequence_parallel=False b" in the warning Python gave.
+    model = tmp_path / "m.json"
+    model.write_text(json.dumps(dict(pipesim.models()["llama3-8b"], name="big -t 2", layers=3)))
+    with pytest.raises(ValueError) as e:
+        pipesim.analyze("1f1b", 4, 8, model=str(model), gpu="h100-sxm", mb=1)
+    assert str(e.value).startswith("cannot split big -t 2's 3 layers into 4 pipeline stages")
+    schedule = json.loads(pipesim.analyze("1f1b", 2, 4).to_schedule().to_json())
+    schedule["name"] = "a --no-sp b"
+    given = tmp_path / "s.json"
+    given.write_text(json.dumps(schedule))
+    with pytest.warns(pipesim.PipesimWarning) as caught:
+        r = pipesim.analyze(pipesim.Schedule.load(str(given)), overlap_fb=0.5)
+    assert "which a --no-sp b has none of" in str(caught[0].message)
+    assert r.warnings == [str(caught[0].message)]
 
 
 def test_simulate_names_the_replay_only_parameter_it_was_given():
