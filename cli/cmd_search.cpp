@@ -43,7 +43,8 @@ the cap, and the automatic scheduler under the cap (v = 1, 3 looped, v = 2 V-sha
 each with the costs and ranks them: those whose peak activation stays within X first, by
 bubble rate (with a model: by iteration time), then peak (docs/automatic-schedules.md).
 Above the ranking it shows what the cap's memory buys: the candidates within X that no
-other beats in both bubble and peak, from the best down to the lowest peak (--json: front).
+other beats in both bubble and peak, from the best down to the lowest peak (--json: front);
+where the best alone is on that front (no lower peak within X), the table is left out.
 
 --mem-limit X without a unit caps activations, in full-stage microbatches (M_B). With a unit
 (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB) and --model/--gpu/--mb it caps each whole device:
