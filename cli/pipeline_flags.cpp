@@ -215,8 +215,8 @@ const std::array layout_flags = {
              s.have_layout = true;
          }},
     Flag{"-t", "--tp", "T",
-         "tensor-parallel GPUs per pipeline device (default 1; simulate\n"
-         "places them inside a node)",
+         "tensor-parallel GPUs per pipeline device (default 1), inside one\n"
+         "node: at most 8 for analyze, the cluster's node for simulate",
          [](State& s, const std::string& f, const std::string& v) {
              s.spec.tp = parse_int(f, v, 1, bounds::max_tp);
              s.have_layout = true;

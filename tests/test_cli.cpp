@@ -189,6 +189,12 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
         row{"analyze -s 1f1b -p 4 -m 8 --costs 1e308,1e308,1e308",
             "expected numbers F,B,W in 0..1e30 (triples separated by ':'), got '1e308'"},
         row{"analyze -s 1f1b -p 4 -m 8 --comm 1e308", "--comm: must be ≤ 1e+30, got 1e308"},
+        // A tensor-parallel group past the reference node: its collectives were timed at
+        // NVLink's bandwidth across nodes, -t 32 twice as fast as -t 8.
+        row{"analyze -s 1f1b -p 4 -m 8 --model llama2-7b --gpu a100-80gb --mb 1 -t 16",
+            "pipesim analyze: -t 16: the analytic replay runs a tensor-parallel group inside one "
+            "node of 8 GPUs behind NVLink (NVIDIA DGX/HGX), which 16 GPUs do not fit; give -t 8 "
+            "or less"},
         // Past a double's range: a range message, not "expected a number".
         row{"analyze -s 1f1b -p 4 -m 8 --comm 1e400", "--comm: must be ≤ 1e+30, got 1e400"},
         row{"analyze -s 1f1b -p 4 -m 8 --comm -1e400", "--comm: must be ≥ 0, got -1e400"},

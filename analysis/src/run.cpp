@@ -738,6 +738,16 @@ void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine) {
 }
 
 Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
+    // The operator model times tensor-parallel collectives at the NVLink bus bandwidth of one
+    // node: -t 16 was taken, and its collectives across two nodes came out twice as fast as
+    // -t 8's. A cluster's nodes (simulate) say how many GPUs share NVLink.
+    if (std::holds_alternative<AnalyticEngine>(engine) && spec.costs.model &&
+        spec.tp > models::reference_gpus_per_node)
+        throw std::invalid_argument(fmt::format(
+            "-t {}: the analytic replay runs a tensor-parallel group inside one node of {} GPUs "
+            "behind NVLink (NVIDIA DGX/HGX), which {} GPUs do not fit; give -t {} or less, or lay "
+            "it out on a cluster whose nodes hold the group ('pipesim simulate')",
+            spec.tp, models::reference_gpus_per_node, spec.tp, models::reference_gpus_per_node));
     check_spec(spec);
     check_run_memory(spec, engine);
     Pipeline pipeline;

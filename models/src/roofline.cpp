@@ -122,7 +122,8 @@ CpRingLayer cp_ring_layer(const GpuSpec& gpu, const TransformerConfig& config, c
     const double c = w.cp, t = w.tp, b = w.microbatch, s = w.seq(config);
     CpRingLayer ring;
     ring.block_bytes = 4 * (s / c) * b * config.kv_dim() / t;  // K and V, bf16
-    ring.bandwidth = w.tp * w.cp <= 8 ? gpu.tp_bus_bandwidth : gpu.nic_bandwidth;
+    ring.bandwidth =
+        w.tp * w.cp <= reference_gpus_per_node ? gpu.tp_bus_bandwidth : gpu.nic_bandwidth;
     // The causal half of this GPU's queries against all keys (load-balanced chunks).
     const double attention = 4 * b * (s / c) * s * config.hidden / t / 2 / gpu.peak_bf16_flops;
     ring.attention = {attention / gpu.attention_forward_efficiency,

@@ -10,9 +10,9 @@
 
 namespace pipesim::analysis {
 
-/// GPUs per node assumed by the closed form: NVIDIA's DGX/HGX nodes, 8 GPUs behind NVLink
-/// with one network adapter each (the GPU record's nic_bandwidth).
-inline constexpr int reference_gpus_per_node = 8;
+/// GPUs per node assumed by the closed form (models::reference_gpus_per_node), each with its
+/// network adapter (the GPU record's nic_bandwidth).
+using models::reference_gpus_per_node;
 
 /// One tensor-parallel rank's rail: the `members` = dp·C GPUs that hold the same weights, of
 /// which `per_node` share a node. In the default rank order (tp, cp, dp, pp) consecutive

@@ -7,6 +7,12 @@
 
 namespace pipesim::models {
 
+/// GPUs per node in the nodes the GPU presets come in and the analytic engine assumes: NVIDIA's
+/// DGX and HGX A100, H100 and H200 nodes, 8 GPUs behind NVLink with one network adapter each
+/// (the DGX datasheets). A tensor-parallel group must fit in one; context parallelism's K/V ring
+/// runs over NVLink inside one and over the network past it.
+inline constexpr int reference_gpus_per_node = 8;
+
 /// One GPU model. Figures are the vendor's datasheet numbers (source in `source`).
 struct GpuSpec {
     std::string name;            ///< lower case with dashes, e.g. "h100-sxm"
