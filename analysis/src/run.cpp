@@ -684,16 +684,15 @@ void check_run_memory(const PipelineSpec& spec, const Engine& engine) {
         // An unknown name or a p, m or v out of range is named as such, not sized.
         const GeneratorOptions g = checked_generator_options(spec.schedule, spec.generator);
         const ScheduleGenerator* generator = find_generator(spec.schedule);
-        const int v = g.chunks;
-        ops = max_op_count(*generator, g.devices, v, g.microbatches);
-        pairs = static_cast<double>(g.devices) * v * g.microbatches;
+        ops = max_op_count(*generator, g.devices, g.chunks, g.microbatches);
+        pairs = static_cast<double>(g.devices) * g.chunks * g.microbatches;
         // A second schedule's timeline and order, held while the schedule is made (v-zb at
         // p 512, m 2048 peaked at 527 MiB against 200 estimated without them; zb-2p at p 256,
         // m 4096 at 157 MB against 100).
         if (generator->times_a_second_schedule)
             generation_bytes = ops * static_cast<double>(sizeof(TimedOp) + 2 * sizeof(Op));
-        what = fmt::format("{} with p·v·m = {}·{}·{} ({:.0f} ops)", spec.schedule, g.devices, v,
-                           g.microbatches, ops);
+        what = fmt::format("{} with p·v·m = {}·{}·{} ({:.0f} ops)", spec.schedule, g.devices,
+                           g.chunks, g.microbatches, ops);
     }
     sim::check_memory(
         sim::replay_peak_bytes(ops, pairs, records) + generation_bytes + ops * output_per_op,

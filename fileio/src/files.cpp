@@ -470,18 +470,17 @@ std::string file_extension(std::string_view path) {
 
 std::size_t control_length(std::string_view text) {
     if (text.empty()) return 0;
-    const auto byte = [&](std::size_t i) {
-        return i < text.size() ? static_cast<unsigned char>(text[i]) : 0u;
-    };
-    if (byte(0) < 0x20 || byte(0) == 0x7F) return 1;
-    if (byte(0) == 0xC2 && byte(1) >= 0x80 && byte(1) <= 0x9F) return 2;
-    if (byte(0) == 0xE2 && byte(1) == 0x80 && (byte(2) == 0xA8 || byte(2) == 0xA9)) return 3;
-    // The explicit bidirectional embeddings, overrides and isolates: U+202A..U+202E and
-    // U+2066..U+2069 reorder the rest of the line a terminal shows (Unicode Standard Annex #9,
-    // §2; "Trojan Source", CVE-2021-42574).
-    if (byte(0) == 0xE2 && byte(1) == 0x80 && byte(2) >= 0xAA && byte(2) <= 0xAE) return 3;
-    if (byte(0) == 0xE2 && byte(1) == 0x81 && byte(2) >= 0xA6 && byte(2) <= 0xA9) return 3;
-    return 0;
+    const auto first = static_cast<unsigned char>(text.front());
+    if (first < 0x20 || first == 0x7F) return 1;
+    const std::size_t length = utf8_sequence(text);
+    if (length < 2) return 0;
+    const std::uint32_t code = code_point(text.substr(0, length));
+    // C1; the line and paragraph separators; the explicit bidirectional embeddings, overrides
+    // and isolates, which reorder the rest of the line a terminal shows (Unicode Standard
+    // Annex #9, §2; "Trojan Source", CVE-2021-42574).
+    const bool control = (code >= 0x80 && code <= 0x9F) || (code >= 0x2028 && code <= 0x202E) ||
+                         (code >= 0x2066 && code <= 0x2069);
+    return control ? length : 0;
 }
 
 bool prints_nothing(std::string_view text) {

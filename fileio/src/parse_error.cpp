@@ -63,14 +63,19 @@ std::size_t utf8_sequence(std::string_view text) {
     return length;
 }
 
-// The zero-width and direction marks: the Arabic letter mark, the Mongolian vowel separator,
-// the word joiner and invisible operators, the zero-width no-break space.
-bool invisible_control(std::string_view sequence) {
+std::uint32_t code_point(std::string_view sequence) {
     std::uint32_t code = static_cast<unsigned char>(sequence[0]) & (sequence.size() == 2   ? 0x1F
                                                                     : sequence.size() == 3 ? 0x0F
                                                                                            : 0x07);
     for (std::size_t i = 1; i < sequence.size(); ++i)
         code = (code << 6) | (static_cast<unsigned char>(sequence[i]) & 0x3F);
+    return code;
+}
+
+// The zero-width and direction marks: the Arabic letter mark, the Mongolian vowel separator,
+// the word joiner and invisible operators, the zero-width no-break space.
+bool invisible_control(std::string_view sequence) {
+    const std::uint32_t code = code_point(sequence);
     return (code >= 0x80 && code <= 0x9F) || code == 0x061C || code == 0x180E ||
            (code >= 0x200B && code <= 0x200F) || (code >= 0x2028 && code <= 0x202E) ||
            (code >= 0x2060 && code <= 0x2069) || code == 0xFEFF;

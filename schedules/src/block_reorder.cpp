@@ -260,8 +260,7 @@ Schedule reorder(const Schedule& schedule, const Timeline& squeezed, const Memor
     const std::vector<double> duration = detail::timeline_durations(squeezed);
     detail::AsapTiming timing;
     timing.end = detail::end_times(squeezed);
-    for (const auto& ops : squeezed.device_ops)
-        if (!ops.empty()) timing.makespan = std::max(timing.makespan, ops.back().end);
+    timing.makespan = squeezed.last_end();
     return detail::reorder_timed(schedule, duration, std::move(timing), memory);
 }
 

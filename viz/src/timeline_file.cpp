@@ -106,13 +106,9 @@ class Reader {
         read_device_ops(t);
         // No run takes no time (analyze refuses passes that all take none): the picture of one
         // had a memory scale that contradicted the peak its title gave.
-        const auto takes_time = [](const std::vector<TimedOp>& ops) {
-            return std::any_of(ops.begin(), ops.end(),
-                               [](const TimedOp& op) { return op.end > 0; });
-        };
         const bool has_ops = std::any_of(t.device_ops.begin(), t.device_ops.end(),
                                          [](const auto& ops) { return !ops.empty(); });
-        if (has_ops && std::none_of(t.device_ops.begin(), t.device_ops.end(), takes_time))
+        if (has_ops && t.last_end() == 0)
             throw doc_.error_at("/device_ops",
                                 "device_ops: every op starts and ends at 0: a run that takes no "
                                 "time has nothing to show");
@@ -459,9 +455,7 @@ class Reader {
         const std::string& file = doc_.file();
         Schedule s = schedule_from_timeline(t, t.schedule);
         s.fb_pairs = t.fb_pairs;
-        double makespan = 0;
-        for (const auto& ops : t.device_ops)
-            if (!ops.empty()) makespan = std::max(makespan, ops.back().end);
+        const double makespan = t.last_end();
         if (const auto issue = validate_structure(s)) {
             saved.warnings.push_back(fmt::format(
                 "{}: not a whole run of p={} m={} v={}: {}; the picture and its figures are of "

@@ -2,6 +2,7 @@
 // Positioned parse errors: "file:line:column: what was expected".
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -62,6 +63,10 @@ class ParseError : public std::invalid_argument {
 /// The length of the UTF-8 sequence `text` starts with, or 0 if it does not start with a
 /// valid one (an overlong form, a surrogate or a code point past U+10FFFF included).
 std::size_t utf8_sequence(std::string_view text);
+
+/// The code point of the UTF-8 `sequence`: one whole character of 2 to 4 bytes, as
+/// utf8_sequence() measures it.
+std::uint32_t code_point(std::string_view sequence);
 
 /// Whether the character of the UTF-8 `sequence` (one whole character of 2 to 4 bytes, as
 /// utf8_sequence() measures it) moves or hides text on a terminal: the C1 controls, zero-width

@@ -1,6 +1,7 @@
 #pragma once
 // The Timeline: what every engine (analytic replay, SimGrid, real GPUs) produces.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -71,6 +72,14 @@ struct Timeline {
     std::string time_unit = "unit";
 
     int stages() const { return devices * chunks; }
+    /// When the last op of any device ends (0 without ops): a device's ops run in order, so
+    /// its last ends latest.
+    double last_end() const {
+        double end = 0;
+        for (const std::vector<TimedOp>& ops : device_ops)
+            if (!ops.empty()) end = std::max(end, ops.back().end);
+        return end;
+    }
     bool operator==(const Timeline&) const = default;
 };
 

@@ -161,10 +161,7 @@ double expected_time(const Schedule& schedule, const SimWorkload& workload,
         *std::max_element(workload.message_bytes.begin(), workload.message_bytes.end());
     quick.comm_latency = cluster.nic.latency * options.latency_scale +
                          largest / (cluster.nic.bandwidth * options.bandwidth_scale);
-    double makespan = 0;
-    for (const auto& ops : replay(schedule, costs, quick).device_ops)
-        if (!ops.empty()) makespan = std::max(makespan, ops.back().end);
-    return makespan;
+    return replay(schedule, costs, quick).last_end();
 }
 
 // Lists the devices that did not reach the end of their ops, or "" if all did.
