@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
@@ -837,6 +838,34 @@ TEST_CASE("a faster GPU does not lengthen an iteration by a tie in the layer spl
         }
     }
     fs::remove_all(dir);
+}
+
+TEST_CASE("among layer splits as fast, the one whose fullest device holds less is kept",
+          "[models][cli]") {
+    // llama3-8b's 32 layers over 16 stages with 1F1B: one stage takes three layers, and it
+    // runs as fast from the second stage to the ninth. Stage i holds p − i microbatches in
+    // flight, so the three layers outweigh the first stage's two and the embedding only up
+    // front. Which order the tie left used to decide: with `--recompute selective` (which
+    // saves next to nothing with the fused attention, but lengthens B) the three-layer stage
+    // came second and its device held 7.3 GiB, against 6.3 GiB without recomputation.
+    const std::string run =
+        "analyze -s 1f1b -p 16 -m 32 --model llama3-8b --gpu h100-sxm --mb 1 -t 8 --json";
+    const auto none = run_pipesim_json(run + " --recompute none");
+    const auto selective = run_pipesim_json(run + " --recompute selective");
+    const auto device_bytes = [](const nlohmann::json& j) {
+        return j["memory_bytes"].get<std::vector<double>>();
+    };
+    for (const auto* j : {&none, &selective}) {
+        // The first device, with the embedding and all 16 microbatches, stays the fullest.
+        const std::vector<double> bytes = device_bytes(*j);
+        CHECK(std::max_element(bytes.begin(), bytes.end()) == bytes.begin());
+        int three = 0;
+        for (const auto& stage : (*j)["model"]["virtual_stages"])
+            three += stage["layers"].get<int>() == 3 ? 1 : 0;
+        CHECK(three == 1);
+    }
+    CHECK(std::ranges::max(device_bytes(selective)) <= std::ranges::max(device_bytes(none)));
+    CHECK(selective["makespan"].get<double>() > none["makespan"].get<double>());
 }
 
 TEST_CASE("an MFU above 100 % comes with a warning that says why", "[models][cli]") {
