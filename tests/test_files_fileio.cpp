@@ -54,16 +54,24 @@ TEST_CASE("excerpts are short and escape what a terminal would interpret", "[fil
           "'\u043c\u043e\u0434\u0435\u043b\u044c'");
     // Cut before a character that would pass the limit, never inside it.
     CHECK(quote_excerpt("ab\u00e9", 3) == "'ab'...");
-    // Bytes that are not UTF-8, and characters that move or hide text, stay escaped: a
-    // right-to-left override, a zero-width space, a C1 control, a line separator.
+    // Bytes that are not UTF-8 stay escaped byte by byte; characters that move or hide text
+    // by their code point, as Python writes them (they were shown as their bytes,
+    // '1f1b\xe2\x80\x8b'): a right-to-left override, a zero-width space, a C1 control, a
+    // line separator.
     CHECK(quote_excerpt("a\xff\xc3") == "'a\\xff\\xc3'");
-    CHECK(quote_excerpt("a\u202eb") == "'a\\xe2\\x80\\xaeb'");
-    CHECK(quote_excerpt("a\u200bb") == "'a\\xe2\\x80\\x8bb'");
-    CHECK(quote_excerpt("a\u0085b") == "'a\\xc2\\x85b'");
-    CHECK(quote_excerpt("a\u2028b") == "'a\\xe2\\x80\\xa8b'");
-    CHECK(quote_excerpt("a\u061cb") == "'a\\xd8\\x9cb'");
-    CHECK(quote_excerpt("a\ufeffb") == "'a\\xef\\xbb\\xbfb'");
-    CHECK(quote_excerpt("a\u2060b") == "'a\\xe2\\x81\\xa0b'");
+    CHECK(quote_excerpt("a\u202eb") == "'a\\u202eb'");
+    CHECK(quote_excerpt("a\u200bb") == "'a\\u200bb'");
+    CHECK(quote_excerpt("a\u0085b") == "'a\\u0085b'");
+    CHECK(quote_excerpt("a\u2028b") == "'a\\u2028b'");
+    CHECK(quote_excerpt("a\u061cb") == "'a\\u061cb'");
+    CHECK(quote_excerpt("a\ufeffb") == "'a\\ufeffb'");
+    CHECK(quote_excerpt("a\u2060b") == "'a\\u2060b'");
+    // Spaces a terminal shows as a plain one: a no-break space looked like "1f1b x".
+    CHECK(quote_excerpt("1f1b\u00a0x") == "'1f1b\\u00a0x'");
+    CHECK(quote_excerpt("a\u2009\u202f\u3000b") == "'a\\u2009\\u202f\\u3000b'");
+    CHECK(quote_excerpt("a b") == "'a b'");
+    // The limit counts the characters' bytes, not their escapes.
+    CHECK(quote_excerpt("a\u200bbc", 4) == "'a\\u200b'...");
 }
 
 TEST_CASE("names refuse what reorders a line and what shows nothing", "[fileio]") {
@@ -83,11 +91,10 @@ TEST_CASE("names refuse what reorders a line and what shows nothing", "[fileio]"
     CHECK_FALSE(prints_nothing("\u00e9"));
     CHECK_FALSE(prints_nothing("\xff"));
     const JsonDocument doc("n.json", R"({"a": "\u200b ", "b": "x\u202ey", "c": "1f1b\u200b"})");
-    CHECK_THROWS_WITH(doc.name("/a", 200),
-                      "n.json:1:7: a: expected a name, got '\\xe2\\x80\\x8b '");
+    CHECK_THROWS_WITH(doc.name("/a", 200), "n.json:1:7: a: expected a name, got '\\u200b '");
     CHECK_THROWS_WITH(doc.name("/b", 200),
                       "n.json:1:23: b: expected text without control characters, got "
-                      "'x\\xe2\\x80\\xaey'");
+                      "'x\\u202ey'");
     CHECK(doc.name("/c", 200) == "1f1b\u200b");  // something shows: a name, quoted escaped
 }
 

@@ -81,6 +81,17 @@ bool invisible_control(std::string_view sequence) {
            (code >= 0x2060 && code <= 0x2069) || code == 0xFEFF;
 }
 
+namespace {
+
+// Spaces other than U+0020 that a terminal shows as one: the no-break spaces, the Ogham space
+// mark, the en quad to the hair space, the medium mathematical and the ideographic space.
+bool lookalike_space(std::uint32_t code) {
+    return code == 0x00A0 || code == 0x1680 || (code >= 0x2000 && code <= 0x200A) ||
+           code == 0x202F || code == 0x205F || code == 0x3000;
+}
+
+}  // namespace
+
 std::string quote_excerpt(std::string_view text, std::size_t max_chars) {
     std::string out = "'";
     std::size_t i = 0;
@@ -89,8 +100,16 @@ std::string quote_excerpt(std::string_view text, std::size_t max_chars) {
         const std::size_t length = utf8_sequence(text.substr(i));
         // Whole characters only: the one that would pass the limit is left out.
         if (i + std::max<std::size_t>(length, 1) > max_chars) break;
-        if (length > 1 && !invisible_control(text.substr(i, length))) {
-            out += text.substr(i, length);  // a character as the user wrote it ('é', 'модель')
+        if (length > 1) {
+            const std::string_view character = text.substr(i, length);
+            const std::uint32_t code = code_point(character);
+            // A character that hides or moves text, or looks like a plain space, by its code
+            // point as Python and JSON write it ('1f1b\u200b'); any other as the user wrote
+            // it ('é', 'модель').
+            if (invisible_control(character) || lookalike_space(code))
+                out += fmt::format("\\u{:04x}", code);
+            else
+                out += character;
             i += length;
             continue;
         }

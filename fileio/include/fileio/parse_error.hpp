@@ -75,9 +75,11 @@ std::uint32_t code_point(std::string_view sequence);
 bool invisible_control(std::string_view sequence);
 
 /// `text` quoted for a message: at most `max_chars` bytes (whole characters), its characters
-/// as written, but control bytes, bytes that are not UTF-8 and characters that move or hide
-/// text (C1 controls, bidirectional overrides, zero-width marks) escaped as \xNN per byte,
-/// so hostile input cannot garble a terminal or flood a log.
+/// as written, but control bytes and bytes that are not UTF-8 escaped as \xNN, and
+/// characters that move or hide text (C1 controls, bidirectional overrides, zero-width marks)
+/// or look like a plain space (no-break and other Unicode spaces) as \uNNNN, so hostile input
+/// cannot garble a terminal or flood a log, and a name that differs by such a character shows
+/// where.
 std::string quote_excerpt(std::string_view text, std::size_t max_chars = 40);
 
 /// `message` fit to be one line of a terminal or log: control bytes (a line break, an escape
