@@ -167,6 +167,7 @@ int run_compare(const std::vector<std::string>& args) {
         engine = std::move(simgrid);
     } else {
         engine = analysis::AnalyticEngine{.post_validation = post_validation};
+        analysis::check_analytic_layout(spec);  // no one schedule's fault: before any is named
     }
     for (std::size_t i = 0; i < names.size(); ++i) {
         const std::string& name = names[i];

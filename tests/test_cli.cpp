@@ -195,6 +195,10 @@ TEST_CASE("bad input gets one clear line on stderr and exit code 2", "[cli]") {
             "pipesim analyze: -t 16: the analytic replay runs a tensor-parallel group inside one "
             "node of 8 GPUs behind NVLink (NVIDIA DGX/HGX), which 16 GPUs do not fit; give -t 8 "
             "or less"},
+        // The same layout compared: no one schedule's fault, and named before any schedule
+        // (it read "pipesim compare: 1f1b: -t 16: ...").
+        row{"compare -s 1f1b,zb-v -p 4 -m 8 --model llama2-7b --gpu a100-80gb --mb 1 -t 16",
+            "pipesim compare: -t 16: the analytic replay runs a tensor-parallel group"},
         // Past a double's range: a range message, not "expected a number".
         row{"analyze -s 1f1b -p 4 -m 8 --comm 1e400", "--comm: must be ≤ 1e+30, got 1e400"},
         row{"analyze -s 1f1b -p 4 -m 8 --comm -1e400", "--comm: must be ≥ 0, got -1e400"},

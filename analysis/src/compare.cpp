@@ -195,6 +195,7 @@ Comparison compare_each(
 
 Comparison compare(const PipelineSpec& spec, const std::vector<std::string>& names,
                    bool post_validation) {
+    check_analytic_layout(spec);  // no one schedule's fault: before any is named
     return compare_each(spec, names, [&](const std::string& name, const PipelineSpec& one) {
         return compared_run(
             name, run_with_baseline(one, AnalyticEngine{.record_transfers = false,

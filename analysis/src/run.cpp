@@ -766,17 +766,20 @@ void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine) {
     (void)simgrid::simulate(pipeline.schedule, w, engine.cluster, layout, check);
 }
 
-Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
+void check_analytic_layout(const PipelineSpec& spec) {
     // The operator model times tensor-parallel collectives at the NVLink bus bandwidth of one
     // node: -t 16 was taken, and its collectives across two nodes came out twice as fast as
     // -t 8's. A cluster's nodes (simulate) say how many GPUs share NVLink.
-    if (std::holds_alternative<AnalyticEngine>(engine) && spec.costs.model &&
-        spec.tp > models::reference_gpus_per_node)
+    if (spec.costs.model && spec.tp > models::reference_gpus_per_node)
         throw std::invalid_argument(fmt::format(
             "-t {}: the analytic replay runs a tensor-parallel group inside one node of {} GPUs "
             "behind NVLink (NVIDIA DGX/HGX), which {} GPUs do not fit; give -t {} or less, or lay "
             "it out on a cluster whose nodes hold the group ('pipesim simulate')",
             spec.tp, models::reference_gpus_per_node, spec.tp, models::reference_gpus_per_node));
+}
+
+Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
+    if (std::holds_alternative<AnalyticEngine>(engine)) check_analytic_layout(spec);
     check_spec(spec);
     check_run_memory(spec, engine);
     Pipeline pipeline;

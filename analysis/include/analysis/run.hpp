@@ -140,6 +140,13 @@ double microbatch_throughput(const Analysis& a);
 /// "period" with post-validation, else "makespan".
 const char* time_field(bool model, bool post_validation);
 
+/// Throws std::invalid_argument where the analytic replay cannot time `spec`'s layout,
+/// whatever its schedule: with a model, a tensor-parallel group larger than the reference
+/// node's GPUs (models::reference_gpus_per_node), whose collectives it would time at NVLink's
+/// bandwidth across nodes. prepare() checks it; a comparison checks it once, before its first
+/// schedule.
+void check_analytic_layout(const PipelineSpec& spec);
+
 /// Prepares `spec`: plans the model once (if any), generates the schedule once (a generator
 /// that plans with pass times gets the costs and latency it will run with) or takes the given
 /// one, and derives the costs and memory model. Throws std::invalid_argument (one clear line)
