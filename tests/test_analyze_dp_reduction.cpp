@@ -132,6 +132,46 @@ TEST_CASE("the overlapped reduction starts with each device's last W or BW", "[a
     CHECK(early.iteration_time == Approx(end).epsilon(1e-9));
 }
 
+TEST_CASE("each device's reduction is in the timeline, where the iteration counts it",
+          "[analysis][dp]") {
+    // The picture, trace and saved timeline of `analyze` showed the makespan's ops alone, while
+    // its title and table counted the reduction after them. Now one record per device, from
+    // the makespan (or its last backward's start, overlapped) for ring_reduce_seconds().
+    for (const bool overlap : {false, true}) {
+        const Analysis a = run(dp_spec(4, 1), overlapped(overlap, /*record_ops=*/true));
+        const std::vector<double> bytes = device_gradient_bytes(a);
+        std::vector<int> seen(static_cast<std::size_t>(a.schedule.devices), 0);
+        double last = 0;
+        for (const Transfer& x : a.timeline.transfers) {
+            REQUIRE(x.kind == TransferKind::data_parallel);
+            REQUIRE(x.src_device == x.dst_device);
+            const auto d = static_cast<std::size_t>(x.src_device);
+            ++seen[d];
+            double last_backward = 0;
+            for (const TimedOp& op : a.timeline.device_ops[d])
+                if (op.op.pass == Pass::W || op.op.pass == Pass::BW) last_backward = op.start;
+            CHECK(x.start == Approx(overlap ? last_backward : a.metrics.makespan).epsilon(1e-12));
+            CHECK(x.end - x.start == Approx(1.5 * bytes[d] / a100_bus).epsilon(1e-9));
+            CHECK(x.bytes == Approx(bytes[d]).epsilon(1e-12));
+            last = std::max(last, x.end);
+        }
+        CHECK(seen == std::vector<int>(seen.size(), 1));
+        CHECK(last == Approx(a.iteration_time).epsilon(1e-12));
+    }
+    // A moved parameter all-gather runs from the iteration's start; without ops recorded,
+    // nothing is.
+    PipelineSpec sharded = dp_spec(4, 1);
+    sharded.costs.model->optimizer.distributed = true;
+    AnalyticEngine gather = overlapped(true, /*record_ops=*/true);
+    gather.overlap_param_gather = true;
+    const Analysis moved = run(sharded, gather);
+    int at_start = 0;
+    for (const Transfer& x : moved.timeline.transfers)
+        at_start += x.start == 0 && x.end == Approx(moved.param_gather_time).epsilon(0.5) ? 1 : 0;
+    CHECK(at_start == moved.schedule.devices);
+    CHECK(run(dp_spec(4, 1), overlapped(false)).timeline.transfers.empty());
+}
+
 TEST_CASE(
     "a rail across nodes runs one ring per NIC, and dist-opt reduce-scatters then all-gathers",
     "[analysis][dp]") {

@@ -112,6 +112,46 @@ TEST_CASE("transfers are drawn as arrows only when asked", "[viz]") {
                 std::regex(" -> d\\d+_\\d+ \\[pos=\"e,")) == timeline.transfers.size());
 }
 
+TEST_CASE("the data-parallel collectives are drawn, and the axis reaches their end", "[viz]") {
+    // A simulate picture's title gave an iteration 9 ms past its axis's end: the exposed
+    // gradient reduction was not drawn. Ops end at 9 units (1F1B, p 2, m 2); a reduction runs
+    // 9–13 on d0 and 9–12 on d1.
+    auto timeline = replayed("1f1b", 2, 2);
+    const double ops_end = timeline.last_end();
+    REQUIRE(ops_end == 9);
+    viz::TimelinePictureOptions options;
+    options.width = 1300;  // 100 pt per unit over 0–13
+    const std::string plain = viz::timeline_dot(timeline, unit_memory(timeline), options);
+    CHECK_THAT(plain, !Catch::Contains("data-parallel"));
+    for (int d = 0; d < 2; ++d)
+        timeline.transfers.push_back(pipesim::Transfer{
+            d, d, {}, {}, 1e9, 9, 13.0 - d, pipesim::TransferKind::data_parallel});
+    const std::string dot = viz::timeline_dot(timeline, unit_memory(timeline), options);
+    CHECK_THAT(dot, Catch::Contains("data-parallel gradient reduction"));
+    // d0's F(0, 0) runs 0–1: 100 pt wide at 1300 pt for 13 units (it was 13/9 as wide).
+    CHECK_THAT(dot, Catch::Contains("d0_0 [pos=\"94.00,") && Catch::Contains("width=1.3889"));
+    // The bands: 9–13 on d0 (x 944 to 1344) and 9–12 on d1 (944 to 1244), in the background.
+    CHECK_THAT(
+        dot, Catch::Contains("944.00") && Catch::Contains("1344.00") && Catch::Contains("1244.00"));
+    // The axis has a tick at 12, past the ops' end.
+    CHECK_THAT(dot, Catch::Contains("-12 "));
+}
+
+TEST_CASE("box tooltips give their times in the axis's unit", "[viz]") {
+    // A run in seconds under one second has its axis in ms; the tooltips gave seconds
+    // without a unit ("0 – 0.0131532 (0.0131532 s)").
+    auto timeline = replayed("1f1b", 2, 2);
+    for (auto& ops : timeline.device_ops)
+        for (pipesim::TimedOp& op : ops) {
+            op.start *= 1e-3;
+            op.end *= 1e-3;
+        }
+    timeline.time_unit = "s";
+    const std::string dot = viz::timeline_dot(timeline, unit_memory(timeline));
+    CHECK_THAT(dot, Catch::Contains("F(mb 0, stage 0) on device 0: 0 – 1 ms (1 ms)"));
+    CHECK_THAT(dot, Catch::Contains("time (ms)"));
+}
+
 TEST_CASE("the critical path of 1F1B with zero latency is busy for the whole makespan", "[viz]") {
     const auto timeline = replayed("1f1b", 4, 8);
     const auto path = viz::critical_path(timeline);

@@ -56,6 +56,7 @@ GradientReduction gradient_reduction(const models::GpuSpec& gpu, Rail rail,
         if (moved_gather) {
             const double moving = ring_reduce_seconds(gpu, rail, 0.0, gather, true);
             r.gather_seconds = std::max(r.gather_seconds, moving);
+            r.gather_seconds_by_device.push_back(moving);
             r.gather_exposed_by_device.push_back(std::max(0.0, moving - first_forward_end[d]));
             r.gather_exposed = std::max(r.gather_exposed, r.gather_exposed_by_device.back());
         }

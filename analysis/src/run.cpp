@@ -496,6 +496,27 @@ double reduced_iteration_time(Analysis& a, const PipelineSpec& spec, const Analy
             latency));
     a.param_gather_time = r.gather_seconds;
     a.param_gather_exposed = r.gather_exposed;
+    // In the timeline, as the SimGrid engine records them: each device's reduction (its
+    // reduce-scatter and all-gather where sharded), and a gather moved beside the first
+    // forward from the iteration's start. Pictures, traces and saved timelines then show what
+    // the iteration time counts past the makespan. A few records per device: kept wherever
+    // the timeline keeps its ops, transfers between devices or not.
+    if (engine.record_ops)
+        for (std::size_t d = 0; d < r.seconds.size() && d < a.metrics.devices.size(); ++d) {
+            const int device = static_cast<int>(d);
+            const auto collective = [&](double moved, double start, double end) {
+                a.timeline.transfers.push_back(Transfer{device, device, Op{}, Op{}, moved, start,
+                                                        end, TransferKind::data_parallel});
+            };
+            if (!r.gather_seconds_by_device.empty() && r.gather_seconds_by_device[d] > 0)
+                collective(bytes.param_gather[d], 0, r.gather_seconds_by_device[d]);
+            if (r.seconds[d] > 0) {
+                const double start = engine.overlap_grad_reduce ? replayed.last_gradient_start[d]
+                                     : engine.post_validation   ? a.metrics.devices[d].last_end()
+                                                                : a.metrics.makespan;
+                collective(bytes.gradient[d], start, start + r.seconds[d]);
+            }
+        }
     if (engine.post_validation) {
         std::vector<double> done_at(r.seconds.size(), 0.0);
         for (std::size_t d = 0; d < done_at.size() && d < a.metrics.devices.size(); ++d) {

@@ -19,6 +19,11 @@ inline int chunk_of(const Timeline& timeline, int stage) {
 /// Fill colour of a pass of a chunk ("#rrggbb"); chunks cycle through four shades.
 std::string_view pass_colour(Pass pass, int chunk);
 
+/// The timeline picture's transfer arrows (the DOT's edges, see-through) and its data-parallel
+/// collectives' band: greys, which no pass's colour is.
+constexpr const char* transfer_colour = "#555555";
+constexpr const char* data_parallel_colour = "#bdbdbd";
+
 /// "F3 s1": pass, microbatch, stage, the short form used in pictures and traces.
 std::string short_name(const Op& op);
 

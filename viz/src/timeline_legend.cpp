@@ -66,7 +66,7 @@ bool reverse_direction(const Timeline& t, int microbatch) {
 }
 
 std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path,
-                                        int lifespan_microbatch) {
+                                        int lifespan_microbatch, bool transfers) {
     bool has[pass_count] = {};
     bool reverse = false, forward = false;
     for (const auto& ops : t.device_ops)
@@ -95,6 +95,21 @@ std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path,
                                    [](const std::vector<int>& device) { return !device.empty(); });
     if (pairs) out.push_back({{"#ffffff"}, "F&B pair (one border)", "#000000", 2});
     if (critical_path) out.push_back({{"#ffffff"}, "critical path", "#d62728", 2});
+    const auto has_kind = [&](auto wanted) {
+        return std::any_of(t.transfers.begin(), t.transfers.end(), wanted);
+    };
+    if (transfers && has_kind([](const Transfer& x) {
+            return x.kind == TransferKind::pipeline && x.src_device != x.dst_device;
+        })) {
+        LegendEntry arrow{{}, "transfer between devices (sent → received)", transfer_colour, 1};
+        arrow.arrow = true;
+        out.push_back(std::move(arrow));
+    }
+    if (has_kind([](const Transfer& x) { return x.kind == TransferKind::data_parallel; }))
+        out.push_back({{data_parallel_colour},
+                       "data-parallel gradient reduction, parameter all-gather (behind the "
+                       "passes it overlaps)",
+                       data_parallel_colour});
     if (lifespan_microbatch >= 0)
         out.push_back(
             {{"#9cc6ce"},  // lifespan_overlay.cpp's fill on white
@@ -117,6 +132,16 @@ void draw_legend(XdotCanvas& c, const std::vector<LegendEntry>& entries, Point t
         const LegendEntry& e = entries[i];
         const double left = top_left.x + at[i].x;
         const double top = top_left.y - at[i].y - (line_height - swatch_height) / 2;
+        if (e.arrow) {
+            const double y = top - swatch_height / 2, tip = left + swatch_width;
+            c.pen(e.outline);
+            c.fill(e.outline);
+            c.line({left, y}, {tip - 3, y});
+            c.polygon({{tip - 4, y - 2}, {tip, y}, {tip - 4, y + 2}});
+            c.pen(legend_text);
+            c.text({left + swatch_width + text_gap, top - swatch_height + 1.5}, -1, e.text);
+            continue;
+        }
         const double part =
             swatch_width / static_cast<double>(std::max<std::size_t>(1, e.fills.size()));
         for (std::size_t k = 0; k < e.fills.size(); ++k) {

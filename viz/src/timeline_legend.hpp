@@ -18,6 +18,7 @@ struct LegendEntry {
     std::string outline = "#444444";
     double outline_width = 0.5;
     bool dashed = false;
+    bool arrow = false;  ///< an arrow in `outline`'s colour across the swatch, no box
 };
 
 /// Whether `microbatch` runs through its stages from a higher device to a lower one (the
@@ -26,9 +27,11 @@ bool reverse_direction(const Timeline& timeline, int microbatch);
 
 /// The entries for `timeline`: each pass it has, the chunk shades (v > 1), the two directions
 /// (when some microbatches run backwards through the devices) and the critical path outline.
-/// `lifespan_microbatch` ≥ 0: the --lifespan overlay's bars, for that microbatch.
+/// `lifespan_microbatch` ≥ 0: the --lifespan overlay's bars, for that microbatch. `transfers`:
+/// the arrows of the transfers between devices, where the timeline has some. The grey band of
+/// the data-parallel collectives, where it has some.
 std::vector<LegendEntry> legend_entries(const Timeline& timeline, bool critical_path,
-                                        int lifespan_microbatch = -1);
+                                        int lifespan_microbatch = -1, bool transfers = false);
 
 /// Height in points the entries take when wrapped at `width`.
 double legend_height(const std::vector<LegendEntry>& entries, double width);

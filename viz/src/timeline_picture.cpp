@@ -64,6 +64,11 @@ TimeRange time_range(const Timeline& t) {
             if (op.end > op.start) r.shortest = std::min(r.shortest, op.end - op.start);
         }
     if (!std::isfinite(r.first)) r = {0, 1, 1};
+    // To the end of the data-parallel collectives: the iteration the title counts. (Those of
+    // tensor and context parallelism run inside their ops.)
+    for (const Transfer& x : t.transfers)
+        if (x.kind == TransferKind::data_parallel && std::isfinite(x.end))
+            r.last = std::max(r.last, x.end);
     if (!(r.last > r.first)) r.last = r.first + 1;
     if (!std::isfinite(r.shortest)) r.shortest = r.last - r.first;
     return r;
@@ -214,11 +219,14 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
                 fmt::format("peak {}", detail::memory_unit(peak, bytes)(peak));
             // Above the dot where the strip has room: nothing of the curve is higher than its
             // peak. Else below it, kept inside the strip; under a low peak it ran into the next
-            // strip's grid line.
-            const double above = peak_at.y + 0.3 * size + 0.5;
-            const Point at{peak_at.x + 4, above + 0.85 * size <= base + strip
-                                              ? above
-                                              : std::max(peak_at.y - size, base + 0.3 * size)};
+            // strip's grid line. Its backing clears the curve's 1 pt line by half a point (it
+            // stopped half a point from the line's centre and hid half of it).
+            constexpr double clear = 1.0;
+            const double above = peak_at.y + 0.3 * size + clear;
+            const Point at{peak_at.x + 4,
+                           above + 0.85 * size <= base + strip
+                               ? above
+                               : std::max(peak_at.y - 0.85 * size - clear, base + 0.3 * size)};
             // On a pale backing, so that a step of the curve does not run through the text.
             const double right = at.x + detail::XdotCanvas::drawn_width(size, label.size()) + 1;
             c.pen(label_backing);
@@ -231,6 +239,24 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
             c.font(size);
             c.text(at, -1, label);
         }
+    }
+}
+
+// Each device's data-parallel collectives (its gradient reduction, a parameter all-gather) as a
+// grey band across its row, behind the boxes: what the passes overlap stays hidden, and what
+// is left shows, after the last pass where the reduction is exposed.
+void draw_data_parallel(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
+    c.pen(detail::data_parallel_colour);
+    c.fill(detail::data_parallel_colour);
+    for (const Transfer& x : t.transfers) {
+        if (x.kind != TransferKind::data_parallel || x.src_device < 0 ||
+            x.src_device >= t.devices || !(x.end > x.start))
+            continue;
+        const double y = l.row_centre(x.src_device), h = box_height / 2;
+        c.polygon({{l.x(x.start), y - h},
+                   {l.x(x.end), y - h},
+                   {l.x(x.end), y + h},
+                   {l.x(x.start), y + h}});
     }
 }
 
@@ -315,7 +341,10 @@ std::vector<bool> on_critical_path(const Timeline& t, std::size_t ops) {
 }
 
 void write_boxes(std::string& out, const Timeline& t, const Layout& l,
-                 const std::vector<bool>& critical) {
+                 const std::vector<bool>& critical, const detail::ShownUnit& shown) {
+    // Times in the axis's unit (they were in seconds beside an axis in ms).
+    const auto in_shown = [&](double time) { return pretty(time / shown.divide, 6); };
+    const std::string unit = detail::dot_escape(shown.unit);
     std::size_t flat = 0;
     for (int d = 0; d < t.devices; ++d) {
         const auto& ops = t.device_ops[static_cast<std::size_t>(d)];
@@ -345,12 +374,12 @@ void write_boxes(std::string& out, const Timeline& t, const Layout& l,
                 looks += fmt::format(", color=\"{}\"", detail::pass_colour(op.op.pass, chunk));
             out += fmt::format(
                 "  d{}_{} [pos=\"{:.2f},{:.2f}\", width={:.4f}, fillcolor=\"{}\", label=\"{}\", "
-                "tooltip=\"{} on device {}{}{}: {} – {} ({} {}){}\"{}];\n",
+                "tooltip=\"{} on device {}{}{}: {} – {} {} ({} {}){}\"{}];\n",
                 d, i, l.x(op.start) + w / 2, l.row_centre(d), w / 72.0,
                 detail::pass_colour(op.op.pass, chunk), font > 0 ? mb : "", to_string(op.op), d,
                 t.chunks > 1 ? fmt::format(", chunk {}", chunk) : "",
-                reverse ? fmt::format(", d{} → d0", t.devices - 1) : "", pretty(op.start, 6),
-                pretty(op.end, 6), pretty(op.end - op.start, 6), detail::dot_escape(t.time_unit),
+                reverse ? fmt::format(", d{} → d0", t.devices - 1) : "", in_shown(op.start),
+                in_shown(op.end), unit, in_shown(op.end - op.start), unit,
                 paired ? ", F&B pair" : "", looks);
         }
     }
@@ -360,7 +389,8 @@ void write_boxes(std::string& out, const Timeline& t, const Layout& l,
 // on the receiver's row, between the facing edges of the rows' boxes. The edge joins the
 // producer's and the consumer's boxes (for the DOT's meaning and the SVG tooltip) but carries
 // its own fixed spline.
-void write_transfers(std::string& out, const Timeline& t, const Layout& l) {
+void write_transfers(std::string& out, const Timeline& t, const Layout& l,
+                     const detail::ShownUnit& shown) {
     std::unordered_map<std::size_t, OpRef> where;  // each op's place, by its dense index
     for (int d = 0; d < t.devices; ++d)
         for (std::size_t i = 0; i < t.device_ops[static_cast<std::size_t>(d)].size(); ++i)
@@ -380,11 +410,12 @@ void write_transfers(std::string& out, const Timeline& t, const Layout& l) {
         const Point base{tip.x - arrow * dx / length, tip.y - arrow * dy / length};
         out += fmt::format(
             "  d{}_{} -> d{}_{} [pos=\"e,{:.2f},{:.2f} {:.2f},{:.2f} {:.2f},{:.2f} {:.2f},{:.2f} "
-            "{:.2f},{:.2f}\", tooltip=\"{} → {}: device {} → {}, {} – {}{}\"];\n",
+            "{:.2f},{:.2f}\", tooltip=\"{} → {}: device {} → {}, {} – {} {}{}\"];\n",
             from->second.device, from->second.position, to->second.device, to->second.position,
             tip.x, tip.y, tail.x, tail.y, tail.x, tail.y, base.x, base.y, base.x, base.y,
             to_string(x.producer), to_string(x.consumer), x.src_device, x.dst_device,
-            pretty(x.start, 6), pretty(x.end, 6),
+            pretty(x.start / shown.divide, 6), pretty(x.end / shown.divide, 6),
+            detail::dot_escape(shown.unit),
             x.bytes > 0 ? fmt::format(", {} bytes", pretty(x.bytes, 6)) : "");
     }
 }
@@ -417,14 +448,15 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
         options.critical_path ? on_critical_path(t, ops) : std::vector<bool>{};
     const TimeRange range = time_range(t);
     const std::string heading = title(t, memory, options);
-    const std::vector<detail::LegendEntry> legend =
-        detail::legend_entries(t, options.critical_path, options.lifespan_microbatch);
+    const std::vector<detail::LegendEntry> legend = detail::legend_entries(
+        t, options.critical_path, options.lifespan_microbatch, options.transfers);
     const Layout l = make_layout(t, options, heading, legend);
 
     detail::XdotCanvas canvas;
     draw_rows_and_axis(canvas, l, range, t.time_unit);
     detail::draw_legend(canvas, legend, {margin_left, l.y(l.legend_top())}, l.width);
     if (options.memory) draw_memory(canvas, l, t, memory, range.last, options.memory_in_bytes);
+    draw_data_parallel(canvas, l, t);
     draw_fb_pairs(canvas, l, t);
     if (options.lifespan_microbatch >= 0)
         detail::draw_lifespans(canvas, t, options.lifespan_microbatch,
@@ -442,14 +474,16 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
         "  node [shape=box, style=filled, fixedsize=true, height={:.4f}, fontname=\"{}\", "
         "fontsize={}, penwidth=0.5, color=\"#444444\"];\n",
         box_height / 72.0, detail::XdotCanvas::font_name, label_fonts[0]);
-    out += "  edge [arrowsize=0.3, penwidth=0.5, color=\"#55555599\"];\n";
+    out += fmt::format("  edge [arrowsize=0.3, penwidth=0.5, color=\"{}99\"];\n",
+                       detail::transfer_colour);
     // Two invisible corners fix the picture's extent (nop2 sizes it to the nodes).
     out += "  corner_0 [pos=\"0,0\", shape=point, width=0.01, style=invis, label=\"\"];\n";
     out += fmt::format(
         "  corner_1 [pos=\"{:.2f},{:.2f}\", shape=point, width=0.01, style=invis, label=\"\"];\n",
         l.total_width, l.height);
-    write_boxes(out, t, l, critical);
-    if (options.transfers) write_transfers(out, t, l);
+    const detail::ShownUnit shown = detail::time_axis_unit(range.last - range.first, t.time_unit);
+    write_boxes(out, t, l, critical, shown);
+    if (options.transfers) write_transfers(out, t, l, shown);
     out += "}\n";
     return out;
 }

@@ -50,8 +50,10 @@ struct GradientReduction {
     /// iteration_time). 0 otherwise.
     double gather_seconds = 0;
     double gather_exposed = 0;
-    /// Per device, the part of its gather that its first forward does not hide (empty
-    /// without `overlap_gather`): what optimizer post-validation adds to that device alone.
+    /// Per device, its gather and the part of it that its first forward does not hide (empty
+    /// without `overlap_gather`): the latter is what optimizer post-validation adds to that
+    /// device alone.
+    std::vector<double> gather_seconds_by_device;
     std::vector<double> gather_exposed_by_device;
 };
 

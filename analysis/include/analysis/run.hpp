@@ -26,8 +26,10 @@ namespace pipesim::analysis {
 struct AnalyticEngine {
     bool record_transfers = true;  ///< one Transfer per cross-device dependency in the Timeline
     /// Every op's start and end in Analysis::timeline (pictures, traces and saved timelines
-    /// need them). false: the timeline has the schedule's shape and no ops, the metrics are
-    /// computed while replaying, and the replay keeps no per-op record.
+    /// need them), and with a model and dp·C > 1 each device's data-parallel collectives
+    /// (TransferKind::data_parallel, whatever record_transfers says). false: the timeline has
+    /// the schedule's shape and no ops, the metrics are computed while replaying, and the
+    /// replay keeps no per-op record.
     bool record_ops = true;
     /// With a model and dp·C > 1, each device's gradient reduction (grad_reduce.hpp) starts
     /// when its last W or BW starts (Megatron-LM's --overlap-grad-reduce); false: after the

@@ -334,9 +334,9 @@ void Courier::run(const std::vector<HostFlow>& flows) {
                     s->sender = nullptr;
                     return;
                 }
-                const std::vector<HostFlow>& flows = *s->flows;
+                const std::vector<HostFlow>& current = *s->flows;
                 put_between_hosts(
-                    0, flows.size(), [&](std::size_t f) -> const HostFlow& { return flows[f]; },
+                    0, current.size(), [&](std::size_t f) -> const HostFlow& { return current[f]; },
                     s->boxes, s->receiver, comms);
                 s->arrived->acquire();
                 // All arrived: each wait returns at once and takes its transfer off this

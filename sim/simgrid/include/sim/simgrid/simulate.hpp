@@ -119,6 +119,8 @@ struct SimOptions {
     /// overlap_grad_reduce a device's reduction starts when its own replicas' ops end, not
     /// after the whole pipeline.
     bool post_validation = false;
+    /// The pipeline transfers and tensor-parallel collectives in the Timeline. Each device's
+    /// data-parallel collectives (a record or two) are recorded either way.
     bool record_transfers = true;
     /// Simulate one replica's pipeline (and every replica's collectives) when the replicas
     /// are identical; see SimMode.
