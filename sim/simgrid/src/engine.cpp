@@ -103,9 +103,15 @@ HelperPlan plan_helpers(const ClusterSpec& cluster, const Layout& layout,
 // (detail::Courier): where all simulated devices' rings at once hold couriers_from transfers or
 // more (as host-to-host transfers each would sit on SimGrid's engine-wide list; full mode
 // simulates every replica), or always/never as SimOptions::collective_helpers says.
-bool use_couriers(const Layout& layout, int replicas, const SimOptions& options) {
-    const std::size_t ring_flows = static_cast<std::size_t>(layout.tp) *
-                                   static_cast<std::size_t>(layout.cp > 1 ? layout.cp : 1);
+bool use_couriers(const Layout& layout, int replicas, bool fetch, const SimOptions& options) {
+    std::size_t ring_flows = static_cast<std::size_t>(layout.tp) *
+                             static_cast<std::size_t>(layout.cp > 1 ? layout.cp : 1);
+    // ZeRO-3's parameter all-gather before each pass runs from the device too, over each TP
+    // rank's data-parallel rail (dp GPUs, one ring per NIC or more): with it, llama3-405b at
+    // p 16, t 8 grew as dp² (11 s at dp 32, over 50 s at 64) with no courier.
+    if (fetch && layout.dp > 1)
+        ring_flows = std::max(
+            ring_flows, static_cast<std::size_t>(layout.tp) * static_cast<std::size_t>(layout.dp));
     if (ring_flows < 2 || options.collective_helpers == false) return false;
     return options.collective_helpers == true ||
            static_cast<std::size_t>(replicas) * static_cast<std::size_t>(layout.pp) * ring_flows >=
@@ -215,7 +221,10 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
         detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node, algorithms);
     const HelperPlan helpers =
         plan_helpers(cluster, layout, workload, replicas, algorithms, options);
-    bool couriers = use_couriers(layout, replicas, options);
+    const bool fetch =
+        std::any_of(workload.param_fetch_bytes.begin(), workload.param_fetch_bytes.end(),
+                    [](double b) { return b > 0; });
+    bool couriers = use_couriers(layout, replicas, fetch, options);
     try {
         check_run_size(schedule, cluster, layout, replicas, routes.size(), helpers.pairs, couriers,
                        options);
