@@ -137,6 +137,37 @@ TEST_CASE("the data-parallel collectives are drawn, and the axis reaches their e
     CHECK_THAT(dot, Catch::Contains("-12 "));
 }
 
+TEST_CASE("lifespan bars of three chunks or more are drawn apart", "[viz]") {
+    // Chunks 0 and 2 both go above the row: at v = 3 chunk 0's bar was drawn over chunk 2's
+    // on every device. Each side's gap now has a lane per chunk.
+    const auto timeline = replayed("interleaved-1f1b", 4, 8, 3);
+    viz::TimelinePictureOptions options;
+    options.memory = false;
+    options.lifespan_microbatch = 5;
+    const std::string dot = viz::timeline_dot(timeline, unit_memory(timeline), options);
+    const std::regex bar(
+        R"(C 9 -#0b728566 P 4 ([-0-9.]+) ([-0-9.]+) [-0-9.]+ [-0-9.]+ ([-0-9.]+) ([-0-9.]+) )");
+    struct Box {
+        double left, right, low, high;
+    };
+    std::vector<Box> bars;
+    for (auto it = std::sregex_iterator(dot.begin(), dot.end(), bar); it != std::sregex_iterator();
+         ++it) {
+        const double x0 = std::stod((*it)[1]), y0 = std::stod((*it)[2]);
+        const double x1 = std::stod((*it)[3]), y1 = std::stod((*it)[4]);
+        bars.push_back({std::min(x0, x1), std::max(x0, x1), std::min(y0, y1), std::max(y0, y1)});
+    }
+    REQUIRE(bars.size() == 12);  // one per virtual stage
+    for (std::size_t i = 0; i < bars.size(); ++i)
+        for (std::size_t j = i + 1; j < bars.size(); ++j) {
+            const Box &a = bars[i], &b = bars[j];
+            const double wide = std::min(a.right, b.right) - std::max(a.left, b.left);
+            const double tall = std::min(a.high, b.high) - std::max(a.low, b.low);
+            CAPTURE(i, j, wide, tall);
+            CHECK((wide <= 0.01 || tall <= 0.01));
+        }
+}
+
 TEST_CASE("box tooltips give their times in the axis's unit", "[viz]") {
     // A run in seconds under one second has its axis in ms; the tooltips gave seconds
     // without a unit ("0 – 0.0131532 (0.0131532 s)").

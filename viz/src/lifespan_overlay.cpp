@@ -1,5 +1,6 @@
 #include "lifespan_overlay.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -37,13 +38,19 @@ void draw_lifespans(XdotCanvas& c, const Timeline& t, int microbatch, const RowG
             if (op.op.pass == Pass::W || op.op.pass == Pass::BW) last[s] = op.end;
         }
     const double gap = (rows.row_height - rows.box_height) / 2;
+    // Even chunks above the row, odd ones below; with three chunks or more, each side's gap
+    // split into one lane per chunk, the lowest chunk next to the boxes (chunks 0 and 2 of
+    // interleaved 1F1B at v = 3 were drawn over each other).
+    const int lanes_above = (t.chunks + 1) / 2, lanes_below = std::max(1, t.chunks / 2);
     for (std::size_t s = 0; s < stages; ++s) {
         if (std::isnan(first[s]) || std::isnan(last[s])) continue;
         const double x0 = rows.x(first[s]), x1 = rows.x(last[s]);
         const double centre = rows.row_centre(device[s]);
-        const bool above = chunk_of(t, static_cast<int>(s)) % 2 == 0;  // y grows upwards
-        const double inner = centre + (above ? 1 : -1) * rows.box_height / 2;
-        const double outer = inner + (above ? 1 : -1) * gap;
+        const int chunk = chunk_of(t, static_cast<int>(s));
+        const bool above = chunk % 2 == 0;  // y grows upwards
+        const double lane = gap / (above ? lanes_above : lanes_below);
+        const double inner = centre + (above ? 1 : -1) * (rows.box_height / 2 + lane * (chunk / 2));
+        const double outer = inner + (above ? 1 : -1) * lane;
         c.pen(lifespan_colour);
         c.fill(lifespan_fill);
         c.polygon({{x0, inner}, {x1, inner}, {x1, outer}, {x0, outer}});

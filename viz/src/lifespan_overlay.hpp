@@ -19,7 +19,8 @@ struct RowGeometry {
 };
 
 /// Draws the lifespans of `microbatch` on its devices' rows: a bar in the gap above the boxes
-/// for even chunks and below them for odd ones, with a stroke across the row at either end.
+/// for even chunks and below them for odd ones (with three chunks or more, a lane of that gap
+/// per chunk, the lowest chunk nearest the boxes), with a stroke across the row at either end.
 /// Throws std::invalid_argument naming the microbatch when the timeline has no such one.
 void draw_lifespans(XdotCanvas& canvas, const Timeline& timeline, int microbatch,
                     const RowGeometry& rows);
