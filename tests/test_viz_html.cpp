@@ -107,6 +107,20 @@ TEST_CASE("the HTML report holds one timeline picture and one memory chart per s
     CHECK_THROWS_AS(viz::html_document(r, {fake_svg(100)}), std::invalid_argument);
 }
 
+TEST_CASE("a memory chart's axis ends on a tick above the highest peak", "[viz][html]") {
+    // 1F1B at p = 7 peaks at 7 M_B on device 0: ticks of 2 ended at 6, below the peak, and
+    // nothing named the top. The axis now runs to 8.
+    viz::HtmlReport r;
+    r.title = "ticks";
+    r.schedules = {schedule("1f1b", "1f1b", 7, 14)};
+    r.schedules[0].memory_unit = "M_B";
+    const std::string page = viz::html_document(r, {fake_svg(100)});
+    CHECK(count(page, "device 0: peak 7 M_B") == 1);
+    for (const char* tick : {">0</text>", ">2</text>", ">4</text>", ">6</text>", ">8</text>"})
+        CHECK(count(page, std::string("text-anchor=\"end\"") + tick) == 1);
+    CHECK(count(page, "text-anchor=\"end\">10</text>") == 0);
+}
+
 TEST_CASE("above eight devices each device's memory gets a row of its own", "[viz][html]") {
     viz::HtmlReport r;
     r.title = "rows";

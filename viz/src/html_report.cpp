@@ -207,16 +207,20 @@ std::vector<int> same_memory_as(const HtmlSchedule& s) {
 }
 
 // One schedule's activation memory over time: a step curve per device (tooltip: device and
-// peak), the peaks marked, a time axis below and a memory axis on the left. `top` is the
-// memory axis's end, shared by the schedules with the same unit. Above
-// `memory_rows_from` devices, whose curves on one axis hid each other, each device gets a
-// row of its own, filled, named on the left, every row from 0 to `top`. On one axis a curve
-// the same as an earlier device's is dashed, so that both colours show, and its peak ringed.
-// `twin`: same_memory_as(s), empty for rows.
-std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double top,
+// peak), the peaks marked, a time axis below and a memory axis on the left. `highest` is the
+// highest peak of the schedules with the same unit, which share the axis (up to the next tick).
+// Above `memory_rows_from` devices, whose curves on one axis hid each other, each device gets a row
+// of its own, filled, named on the left, every row from 0 to `top`. On one axis a curve the same as
+// an earlier device's is dashed, so that both colours show, and its peak ringed. `twin`:
+// same_memory_as(s), empty for rows.
+std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double highest,
                          std::size_t index, const std::vector<int>& twin) {
     const Timeline& t = s.timeline;
     const bool rows = t.devices > memory_rows_from;
+    // One axis ends on a tick: at the highest peak, 8.72 GiB had marks at 0 and 5 only, and
+    // the top of the curves no value beside it. Rows say their top in the title.
+    const double step = tick_step(highest, 4);
+    const double top = rows ? highest : std::ceil(highest / step * (1 - 1e-12)) * step;
     const Span span = span_of(t);
     const double plot_width = (span.last - span.first) * points_per_unit;
     const double width = chart_left + plot_width + chart_right;
