@@ -49,7 +49,7 @@ table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
 td.num { text-align: right; }
 td:first-child:not(.num) { white-space: normal; overflow-wrap: anywhere; min-width: 8em; max-width: 28em; }
-td:last-child:not(.num):not(:first-child) { white-space: normal; min-width: 30em; max-width: 48em; }
+td:last-child:not(.num):not(:first-child):not(:empty) { white-space: normal; min-width: 30em; max-width: 48em; }
 th { background: var(--band); cursor: pointer; user-select: none; }
 th[data-sorted="up"]::after { content: " \25B2"; font-size: 10px; }
 th[data-sorted="down"]::after { content: " \25BC"; font-size: 10px; }
