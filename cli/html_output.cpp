@@ -279,6 +279,14 @@ std::vector<std::pair<std::string, std::string>> run_inputs(const analysis::Pipe
     if (cluster.empty()) {
         input("engine", "analytic replay");
         input("comm latency", fmt::format("{:g}", spec.comm_latency));
+        // What changes the passes' times besides the costs (a DualPipe run's page named
+        // neither).
+        if (spec.all_to_all > 0)
+            input("all-to-all (--a2a)",
+                  fmt::format("{:g} per full stage's F and per its backward", spec.all_to_all));
+        if (spec.fb_overlap > 0)
+            input("F&B overlap (--overlap-fb)",
+                  fmt::format("{:g} % of an F&B pair's all-to-all hidden", 100 * spec.fb_overlap));
     } else {
         input("engine", "SimGrid");
         input("cluster", cluster);

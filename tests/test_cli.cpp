@@ -15,9 +15,11 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli_json.hpp"
 #include "cli_runner.hpp"
 
 using pipesim::test::run_pipesim;
+using pipesim::test::run_pipesim_json;
 
 TEST_CASE("analyze --json prints the contract's fields with the replay's numbers", "[cli]") {
     const auto r = run_pipesim("analyze -s 1f1b -p 4 -m 8 --costs 1,2,1 --json");
@@ -156,6 +158,17 @@ TEST_CASE("compare --json records the inputs that tell one comparison from anoth
     CHECK(j["inputs"]["costs"] == "F,B,W = 1,2,1 per full stage; M_W = 1 M_B");
     CHECK(j["inputs"]["comm latency"] == "0.5");
     CHECK(j["inputs"]["engine"] == "analytic replay");
+}
+
+TEST_CASE("a comparison's inputs name the all-to-all and its overlap", "[cli]") {
+    // They change the passes' times as the costs do; a DualPipe page named neither.
+    const auto j = run_pipesim_json(
+        "compare -s dualpipe,dualpipe-v -p 8 -m 16 --a2a 0.5 "
+        "--overlap-fb 0.25 --json");
+    CHECK(j["inputs"]["all-to-all (--a2a)"] == "0.5 per full stage's F and per its backward");
+    CHECK(j["inputs"]["F&B overlap (--overlap-fb)"] == "25 % of an F&B pair's all-to-all hidden");
+    const auto plain = run_pipesim_json("compare -s dualpipe,dualpipe-v -p 8 -m 16 --json");
+    CHECK_FALSE(plain["inputs"].contains("all-to-all (--a2a)"));
 }
 
 TEST_CASE("analyze prints a readable table by default", "[cli]") {

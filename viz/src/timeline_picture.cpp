@@ -174,7 +174,7 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
     c.text({margin_left, l.y(l.memory_top() + memory_title_height - 7)}, -1,
            fmt::format("activation memory per device: each strip from 0 (bottom line) to {} "
                        "(top line)",
-                       shown(highest)));
+                       shown(highest, 4)));
     const double strip = l.strip_height;
     for (int d = 0; d < t.devices; ++d) {
         const double base = l.y(l.strip_bottom(d));
@@ -214,9 +214,10 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
             c.fill(peak_colour);
             c.dot(peak_at, 2.2);
             const double size = std::min(8.0, strip * 0.6);
-            // In its own unit: a 1-byte peak beside a TiB one read "9.09e-13 TiB".
+            // In its own unit: a 1-byte peak beside a TiB one read "9.09e-13 TiB". Four digits,
+            // as the title gives the highest (it read 79.75, the strips 79.8).
             const std::string label =
-                fmt::format("peak {}", detail::memory_unit(peak, bytes)(peak));
+                fmt::format("peak {}", detail::memory_unit(peak, bytes)(peak, 4));
             // Above the dot where the strip has room: nothing of the curve is higher than its
             // peak. Else below it, kept inside the strip; under a low peak it ran into the next
             // strip's grid line. Its backing clears the curve's 1 pt line by half a point (it
