@@ -168,6 +168,27 @@ TEST_CASE("lifespan bars of three chunks or more are drawn apart", "[viz]") {
         }
 }
 
+TEST_CASE("back-to-back F&B pairs are parted by a white line across their boxes", "[viz]") {
+    // DualPipe's steady state runs pair after pair: their black frames merged into one band
+    // along every row. Counted independently: a seam wherever a pair's F starts as the
+    // previous pair's backward ends on the same device.
+    const auto timeline = replayed("dualpipe", 8, 32);
+    std::size_t seams = 0;
+    for (std::size_t d = 0; d < timeline.fb_pairs.size(); ++d) {
+        const auto& ops = timeline.device_ops[d];
+        const auto& pairs = timeline.fb_pairs[d];
+        for (std::size_t k = 1; k < pairs.size(); ++k) {
+            const double end = ops[static_cast<std::size_t>(pairs[k - 1]) + 1].end;
+            seams += ops[static_cast<std::size_t>(pairs[k])].start == end ? 1 : 0;
+        }
+    }
+    REQUIRE(seams > 8 * 10);  // most of the steady state's pairs
+    const std::string dot = viz::timeline_dot(timeline, unit_memory(timeline));
+    CHECK(count(dot, std::regex(R"(seam_\d+ \[pos=)")) == seams);
+    CHECK(count(viz::timeline_dot(replayed("1f1b", 4, 8), unit_memory(replayed("1f1b", 4, 8))),
+                std::regex("seam_")) == 0);
+}
+
 TEST_CASE("box tooltips give their times in the axis's unit", "[viz]") {
     // A run in seconds under one second has its axis in ms; the tooltips gave seconds
     // without a unit ("0 – 0.0131532 (0.0131532 s)").

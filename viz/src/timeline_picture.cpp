@@ -264,13 +264,15 @@ void draw_data_parallel(detail::XdotCanvas& c, const Layout& l, const Timeline& 
 // F&B pairs (DualPipe's overlapped ones, or the steps of an exchange once per step) as
 // DeepSeek draws them: the F and backward boxes of a pair in one shared black border (a black
 // frame behind the two boxes, showing around them). Where one pair starts as the one before
-// it ends, a white notch cuts the frame at the seam, so that each pair keeps its own border.
-void draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
+// it ends, a white notch cuts the frame at the seam, and the seam is returned: a white line
+// is drawn across the boxes there (write_seams), so that each pair keeps its own border (back
+// to back, the frames of a steady state merged into one black band).
+std::vector<Point> draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
     constexpr double frame = 1.2, notch = 2.5;
     bool any = false;
     for (const auto& pairs : t.fb_pairs)
         any = any || !pairs.empty();
-    if (!any) return;
+    if (!any) return {};
     const double h = box_height / 2 + frame;
     std::vector<Point> seams;  // x of the seam, y of the row
     c.pen("#000000");
@@ -299,6 +301,18 @@ void draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
                    {seam.x + notch, seam.y - h},
                    {seam.x + notch, seam.y + h},
                    {seam.x - notch, seam.y + h}});
+    return seams;
+}
+
+// A white line across the boxes at each seam between two F&B pairs: nodes, drawn over the
+// boxes, as the background cannot be.
+void write_seams(std::string& out, const std::vector<Point>& seams) {
+    constexpr double seam_width = 1.6;
+    for (std::size_t i = 0; i < seams.size(); ++i)
+        out += fmt::format(
+            "  seam_{} [pos=\"{:.2f},{:.2f}\", width={:.4f}, height={:.4f}, label=\"\", "
+            "fillcolor=\"#ffffff\", color=\"#ffffff\", penwidth=0, tooltip=\"\"];\n",
+            i, seams[i].x, seams[i].y, seam_width / 72.0, (box_height + 2) / 72.0);
 }
 
 // A schedule's name as the title shows it: a schedule file may name its schedule with up to
@@ -458,7 +472,7 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     detail::draw_legend(canvas, legend, {margin_left, l.y(l.legend_top())}, l.width);
     if (options.memory) draw_memory(canvas, l, t, memory, range.last, options.memory_in_bytes);
     draw_data_parallel(canvas, l, t);
-    draw_fb_pairs(canvas, l, t);
+    const std::vector<Point> seams = draw_fb_pairs(canvas, l, t);
     if (options.lifespan_microbatch >= 0)
         detail::draw_lifespans(canvas, t, options.lifespan_microbatch,
                                {[&](double time) { return l.x(time); },
@@ -484,6 +498,7 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
         l.total_width, l.height);
     const detail::ShownUnit shown = detail::time_axis_unit(range.last - range.first, t.time_unit);
     write_boxes(out, t, l, critical, shown);
+    write_seams(out, seams);
     if (options.transfers) write_transfers(out, t, l, shown);
     out += "}\n";
     return out;
