@@ -89,6 +89,25 @@ TEST_CASE("a label goes right next to a lone point", "[viz]") {
     CHECK(layout.labels_left_out == 0);
 }
 
+TEST_CASE("a label keeps off the lines, and one not level with its point has a leader", "[viz]") {
+    // A front ran through two labels of the pareto example, and a label put below and left of
+    // its point sat beside another series' markers with nothing tying it to its own.
+    viz::ScatterPlot plot;
+    plot.series.push_back({"a", {{{1, 1}, "a labelled point", ""}, {{3, 3}, "", ""}}});
+    // A line from the point straight to the right edge: the first spot (right of the point,
+    // level with it) is crossed.
+    plot.lines.push_back({"", 0, {{1, 1}, {3, 1}}});
+    const viz::ScatterLayout layout = viz::scatter_layout(plot);
+    REQUIRE(layout.labels.size() == 1);
+    const viz::PlacedLabel& label = layout.labels[0];
+    const double y = layout.plot.bottom + (1 - layout.y.lo) / (layout.y.hi - layout.y.lo) *
+                                              (layout.plot.top - layout.plot.bottom);
+    CHECK_FALSE((label.box.bottom <= y && y <= label.box.top));  // not across the line
+    // Left of the point the label would run out of the plot: it went above or below, with a
+    // leader.
+    CHECK(label.leader);
+}
+
 TEST_CASE("points under a later series' markers are counted, named in the legend and ringed",
           "[viz]") {
     viz::ScatterPlot plot;

@@ -145,8 +145,32 @@ void find_covered(const ScatterPlot& plot, ScatterLayout& layout) {
         }
 }
 
+// The drawn lines (the fronts) as small boxes every few points along each segment, for labels
+// to keep off: a front ran through two labels of the pareto example.
+BoxGrid line_boxes(const ScatterPlot& plot, const ScatterLayout& layout) {
+    constexpr double step = 3, half = 1;
+    BoxGrid lines;
+    for (const ScatterLine& line : plot.lines)
+        for (std::size_t v = 1; v < line.vertices.size(); ++v) {
+            const Point a = detail::position(layout, line.vertices[v - 1]);
+            const Point b = detail::position(layout, line.vertices[v]);
+            // Within the plot (a segment ends at its points, which lie in it).
+            const double length = std::min(std::hypot(b.x - a.x, b.y - a.y), 1e4);
+            const auto samples = static_cast<int>(std::ceil(length / step));
+            for (int k = 0; k <= samples; ++k) {
+                const double f = samples > 0 ? static_cast<double>(k) / samples : 0.0;
+                const Point at{a.x + f * (b.x - a.x), a.y + f * (b.y - a.y)};
+                lines.add({at.x - half, at.y - half, at.x + half, at.y + half});
+            }
+        }
+    return lines;
+}
+
 // Greedy placement: each label takes the first candidate inside the plot that overlaps no
-// placed label and no marker; failing that, one that may cover a marker; failing that, none.
+// placed label, no marker and no line; failing that, one that may cross a line; then one that
+// may cover a marker; failing that, none. A label not level with its point (above, below or
+// diagonal to it, or further out) gets a leader line: beside other series' markers, one placed
+// diagonally read as theirs.
 void place_labels(const ScatterPlot& plot, ScatterLayout& layout) {
     BoxGrid markers;
     for (const ScatterSeries& s : plot.series)
@@ -155,6 +179,7 @@ void place_labels(const ScatterPlot& plot, ScatterLayout& layout) {
             const double r = detail::marker_size / 2 + marker_clearance;
             markers.add({c.x - r, c.y - r, c.x + r, c.y + r});
         }
+    const BoxGrid lines = line_boxes(plot, layout);
     BoxGrid taken;
     for (std::size_t s = 0; s < plot.series.size(); ++s)
         for (std::size_t i = 0; i < plot.series[s].points.size(); ++i) {
@@ -163,21 +188,24 @@ void place_labels(const ScatterPlot& plot, ScatterLayout& layout) {
             const Box size = detail::text_box({0, 0}, detail::label_size, p.label);
             const std::vector<Box> spots = candidates(
                 detail::position(layout, p.at), size.right - size.left, size.top - size.bottom);
-            auto first_free = [&](bool avoid_markers) {
+            auto first_free = [&](bool avoid_markers, bool avoid_lines) {
                 for (std::size_t k = 0; k < spots.size(); ++k)
                     if (inside(spots[k], layout.plot) && !taken.hits(spots[k]) &&
-                        (!avoid_markers || !markers.hits(spots[k])))
+                        (!avoid_markers || !markers.hits(spots[k])) &&
+                        (!avoid_lines || !lines.hits(spots[k])))
                         return k;
                 return spots.size();
             };
-            std::size_t k = first_free(true);
-            if (k == spots.size()) k = first_free(false);
+            std::size_t k = first_free(true, true);
+            if (k == spots.size()) k = first_free(true, false);
+            if (k == spots.size()) k = first_free(false, false);
             if (k == spots.size()) {
                 ++layout.labels_left_out;
                 continue;
             }
             taken.add(spots[k]);
-            layout.labels.push_back({s, i, spots[k], k >= 8});
+            // Right (0) and left (3) of the point in the first ring are level with it.
+            layout.labels.push_back({s, i, spots[k], k != 0 && k != 3});
         }
 }
 

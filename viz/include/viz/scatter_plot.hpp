@@ -83,8 +83,8 @@ struct AxisRange {
 /// shown ± 10 % of its size (± 1 at 0). About five ticks. Empty `values` give [0, 1].
 AxisRange axis_range(const std::vector<double>& values);
 
-/// Where a point's label went: the label's box, and whether it sits away from its point
-/// (then a thin leader line joins them).
+/// Where a point's label went: the label's box, and whether it sits away from its point or not
+/// level with it (then a thin leader line joins them).
 struct PlacedLabel {
     std::size_t series = 0;
     std::size_t point = 0;
