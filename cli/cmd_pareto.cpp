@@ -113,7 +113,21 @@ viz::ScatterPlot make_plot(const sweep::ParetoSelection& s, const std::string& t
                              s.y.unit, on_front ? " (Pareto front)" : "")});
         }
     }
-    if (grouped) plot.notes.push_back("lines: the Pareto front of each");
+    if (grouped) {
+        // Said only of the lines drawn: where every group's front was one point, the legend
+        // promised lines that were not there.
+        const auto single = static_cast<std::size_t>(
+            std::count_if(plot.lines.begin(), plot.lines.end(),
+                          [](const viz::ScatterLine& l) { return l.vertices.size() < 2; }));
+        if (single == plot.lines.size())
+            plot.notes.push_back("each group's Pareto front is a single point (no lines)");
+        else if (single > 0)
+            plot.notes.push_back(
+                fmt::format("lines: the Pareto front of each ({} of {} are a single point)", single,
+                            plot.lines.size()));
+        else
+            plot.notes.push_back("lines: the Pareto front of each");
+    }
     return plot;
 }
 

@@ -241,6 +241,27 @@ TEST_CASE("pareto --group-by draws and prints one front per group", "[sweep][cli
     const std::vector<std::string> alone = lines_of(one.out);
     CHECK(std::vector<std::string>(m8 + 1, grouped.end()) ==
           std::vector<std::string>(alone.begin() + 1, alone.end()));
+    // The legend speaks of lines only where fronts have two points or more (it promised lines
+    // where every front was one point), counted from the printed fronts.
+    std::size_t groups = 0, single = 0, points = 0;
+    for (const std::string& line : grouped) {
+        if (line.starts_with("m=") && line.ends_with(":")) {
+            if (groups > 0 && points < 2) ++single;
+            ++groups;
+            points = 0;
+        } else if (line.starts_with("  job")) {
+            ++points;
+        }
+    }
+    if (groups > 0 && points < 2) ++single;
+    REQUIRE(groups == 2);
+    const std::string note =
+        single == groups ? "each group's Pareto front is a single point (no lines)"
+        : single > 0 ? fmt::format("lines: the Pareto front of each ({} of {} are a single point)",
+                                   single, groups)
+                     : std::string("lines: the Pareto front of each");
+    CAPTURE(single);
+    CHECK_THAT(dot, Catch::Contains(note));
 }
 
 TEST_CASE("pareto labels points that differ only in mem_limit by their limits", "[sweep][cli]") {
