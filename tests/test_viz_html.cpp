@@ -121,6 +121,24 @@ TEST_CASE("a memory chart's axis ends on a tick above the highest peak", "[viz][
     CHECK(count(page, "text-anchor=\"end\">10</text>") == 0);
 }
 
+TEST_CASE("a memory chart's time axis runs as far as its timeline picture", "[viz][html]") {
+    // The picture runs to the end of the data-parallel collectives (the iteration), the chart
+    // below it stopped at the makespan, and its ticks drifted from the picture's. 1F1B at
+    // p = 2, m = 2 ends at 9 units; a reduction runs 9–13.
+    viz::HtmlReport r;
+    r.title = "span";
+    r.schedules = {schedule("1f1b", "1f1b", 2, 2)};
+    r.schedules[0].memory_unit = "M_B";
+    const auto ticks = [](const std::string& page) {
+        const std::string chart = page.substr(page.find("<svg class=\"memory"));
+        return count(chart.substr(0, chart.find("</svg>")), "text-anchor=\"middle\">12</text>");
+    };
+    CHECK(ticks(viz::html_document(r, {fake_svg(100)})) == 0);
+    r.schedules[0].timeline.transfers.push_back(
+        pipesim::Transfer{0, 0, {}, {}, 1e9, 9, 13, pipesim::TransferKind::data_parallel});
+    CHECK(ticks(viz::html_document(r, {fake_svg(100)})) == 1);
+}
+
 TEST_CASE("above eight devices each device's memory gets a row of its own", "[viz][html]") {
     viz::HtmlReport r;
     r.title = "rows";

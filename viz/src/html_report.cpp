@@ -47,34 +47,13 @@ std::string device_colour(int device) {
     return fmt::format("hsl({:.0f},70%,{}%)", hue, lightness);
 }
 
-struct Span {
-    double first = 0;
-    double last = 1;
-    double shortest = 1;  // shortest op with a positive duration
-};
-
-Span span_of(const Timeline& t) {
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    Span s{inf, -inf, inf};
-    for (const auto& ops : t.device_ops)
-        for (const TimedOp& op : ops) {
-            s.first = std::min(s.first, op.start);
-            s.last = std::max(s.last, op.end);
-            if (op.end > op.start) s.shortest = std::min(s.shortest, op.end - op.start);
-        }
-    if (!std::isfinite(s.first)) return {0, 1, 1};
-    if (!(s.last > s.first)) s.last = s.first + 1;
-    if (!std::isfinite(s.shortest)) s.shortest = s.last - s.first;
-    return s;
-}
-
 // Points per time unit shared by the schedules whose timelines use `unit`: the longest is
 // drawn as wide as timeline_dot would draw it alone (its shortest op about 12 pt).
 double points_per_unit(const HtmlReport& report, const std::string& unit) {
     double longest = 0, shortest = std::numeric_limits<double>::infinity();
     for (const HtmlSchedule& s : report.schedules) {
         if (s.timeline.time_unit != unit) continue;
-        const Span span = span_of(s.timeline);
+        const detail::TimeSpan span = detail::drawn_span(s.timeline);
         longest = std::max(longest, span.last - span.first);
         shortest = std::min(shortest, span.shortest);
     }
@@ -221,7 +200,9 @@ std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double h
     // the top of the curves no value beside it. Rows say their top in the title.
     const double step = tick_step(highest, 4);
     const double top = rows ? highest : std::ceil(highest / step * (1 - 1e-12)) * step;
-    const Span span = span_of(t);
+    // The picture's span, data-parallel collectives included: the time axis runs under the
+    // picture's (it stopped at the makespan, and its ticks drifted from the picture's).
+    const detail::TimeSpan span = detail::drawn_span(t);
     const double plot_width = (span.last - span.first) * points_per_unit;
     const double width = chart_left + plot_width + chart_right;
     const double plot = rows ? t.devices * memory_row : chart_plot;
@@ -443,7 +424,7 @@ TimelinePictureOptions html_picture_options(const HtmlReport& report, std::size_
     options.iteration_is_period = report.schedules.at(index).iteration_is_period;
     options.title_at_left = true;
     const Timeline& t = report.schedules.at(index).timeline;
-    const Span span = span_of(t);
+    const detail::TimeSpan span = detail::drawn_span(t);
     options.width = std::max(1.0, (span.last - span.first) * points_per_unit(report, t.time_unit));
     return options;
 }
@@ -556,7 +537,7 @@ std::string html_document(const HtmlReport& report, const std::vector<std::strin
         const HtmlSchedule& s = report.schedules[i];
         const double top = memory_top[s.memory_unit] > 0 ? memory_top[s.memory_unit] : 1;
         const TimelinePictureOptions options = html_picture_options(report, i);
-        const Span span = span_of(s.timeline);
+        const detail::TimeSpan span = detail::drawn_span(s.timeline);
         const bool rows = s.timeline.devices > memory_rows_from;
         const std::vector<int> twin = rows ? std::vector<int>() : same_memory_as(s);
         out += fmt::format(

@@ -1,6 +1,9 @@
 #include "style.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -86,6 +89,24 @@ std::string dot_quoted(std::string_view text) {
     out.append(escaped, begin, std::string::npos);
     out += '"';
     return out;
+}
+
+TimeSpan drawn_span(const Timeline& t) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    TimeSpan r{inf, -inf, inf};
+    for (const auto& ops : t.device_ops)
+        for (const TimedOp& op : ops) {
+            r.first = std::min(r.first, op.start);
+            r.last = std::max(r.last, op.end);
+            if (op.end > op.start) r.shortest = std::min(r.shortest, op.end - op.start);
+        }
+    if (!std::isfinite(r.first)) return {0, 1, 1};
+    for (const Transfer& x : t.transfers)
+        if (x.kind == TransferKind::data_parallel && std::isfinite(x.end))
+            r.last = std::max(r.last, x.end);
+    if (!(r.last > r.first)) r.last = r.first + 1;
+    if (!std::isfinite(r.shortest)) r.shortest = r.last - r.first;
+    return r;
 }
 
 }  // namespace pipesim::viz::detail

@@ -19,6 +19,17 @@ inline int chunk_of(const Timeline& timeline, int stage) {
 /// Fill colour of a pass of a chunk ("#rrggbb"); chunks cycle through four shades.
 std::string_view pass_colour(Pass pass, int chunk);
 
+/// The time a timeline's picture spans: from its first op's start to its last op's end or
+/// its last data-parallel collective's (the iteration the title counts; those of tensor and
+/// context parallelism run inside their ops), and its shortest op of positive duration. A
+/// timeline without ops spans 0–1; one whose ops take no time, one unit from their start.
+struct TimeSpan {
+    double first = 0;
+    double last = 1;
+    double shortest = 1;
+};
+TimeSpan drawn_span(const Timeline& timeline);
+
 /// The timeline picture's transfer arrows (the DOT's edges, see-through) and its data-parallel
 /// collectives' band: greys, which no pass's colour is.
 constexpr const char* transfer_colour = "#555555";

@@ -48,32 +48,6 @@ constexpr const char* memory_fill = "#c6dbef";
 constexpr const char* peak_colour = "#d62728";
 constexpr const char* label_backing = "#ffffffcc";  // white, a fifth see-through
 
-struct TimeRange {
-    double first = 0;
-    double last = 0;
-    double shortest = 0;  // shortest op with a positive duration
-};
-
-TimeRange time_range(const Timeline& t) {
-    TimeRange r{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
-                std::numeric_limits<double>::infinity()};
-    for (const auto& ops : t.device_ops)
-        for (const TimedOp& op : ops) {
-            r.first = std::min(r.first, op.start);
-            r.last = std::max(r.last, op.end);
-            if (op.end > op.start) r.shortest = std::min(r.shortest, op.end - op.start);
-        }
-    if (!std::isfinite(r.first)) r = {0, 1, 1};
-    // To the end of the data-parallel collectives: the iteration the title counts. (Those of
-    // tensor and context parallelism run inside their ops.)
-    for (const Transfer& x : t.transfers)
-        if (x.kind == TransferKind::data_parallel && std::isfinite(x.end))
-            r.last = std::max(r.last, x.end);
-    if (!(r.last > r.first)) r.last = r.first + 1;
-    if (!std::isfinite(r.shortest)) r.shortest = r.last - r.first;
-    return r;
-}
-
 // Where things go: x from time, y from the top (Graphviz's y grows upwards, so flip).
 struct Layout {
     double t0 = 0;
@@ -109,7 +83,7 @@ double title_width(const std::string& title) {
 
 Layout make_layout(const Timeline& t, const TimelinePictureOptions& options,
                    const std::string& title, const std::vector<detail::LegendEntry>& legend) {
-    const TimeRange range = time_range(t);
+    const detail::TimeSpan range = detail::drawn_span(t);
     Layout l;
     l.devices = t.devices;
     l.t0 = range.first;
@@ -132,7 +106,7 @@ Layout make_layout(const Timeline& t, const TimelinePictureOptions& options,
     return l;
 }
 
-void draw_rows_and_axis(detail::XdotCanvas& c, const Layout& l, const TimeRange& range,
+void draw_rows_and_axis(detail::XdotCanvas& c, const Layout& l, const detail::TimeSpan& range,
                         const std::string& time_unit) {
     const detail::ShownUnit shown = detail::time_axis_unit(range.last - range.first, time_unit);
     c.font(10);
@@ -461,7 +435,7 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
     if (ops > options.max_ops) throw too_many_ops(fmt::format("{} ops is", ops), options.max_ops);
     const std::vector<bool> critical =
         options.critical_path ? on_critical_path(t, ops) : std::vector<bool>{};
-    const TimeRange range = time_range(t);
+    const detail::TimeSpan range = detail::drawn_span(t);
     const std::string heading = title(t, memory, options);
     const std::vector<detail::LegendEntry> legend = detail::legend_entries(
         t, options.critical_path, options.lifespan_microbatch, options.transfers);
