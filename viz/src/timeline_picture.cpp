@@ -285,7 +285,8 @@ void write_seams(std::string& out, const std::vector<Point>& seams) {
     for (std::size_t i = 0; i < seams.size(); ++i)
         out += fmt::format(
             "  seam_{} [pos=\"{:.2f},{:.2f}\", width={:.4f}, height={:.4f}, label=\"\", "
-            "fillcolor=\"#ffffff\", color=\"#ffffff\", penwidth=0, tooltip=\"\"];\n",
+            "fillcolor=\"#ffffff\", color=\"#ffffff\", penwidth=0, "
+            "tooltip=\"where one F&B pair ends and the next begins\"];\n",
             i, seams[i].x, seams[i].y, seam_width / 72.0, (box_height + 2) / 72.0);
 }
 
