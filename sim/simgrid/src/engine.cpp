@@ -202,11 +202,11 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
 
     const int p = layout.pp;
     const std::vector<double> slowdown = device_slowdowns(cluster, layout, speeds, options);
+    const auto any = [](const std::vector<double>& bytes) {
+        return std::any_of(bytes.begin(), bytes.end(), [](double b) { return b > 0; });
+    };
     // Whether GPUs of different replicas (or context-parallel ranks) exchange bytes.
-    const auto replica_collectives = [](const Layout& l, const SimWorkload& w) {
-        const auto any = [](const std::vector<double>& bytes) {
-            return std::any_of(bytes.begin(), bytes.end(), [](double b) { return b > 0; });
-        };
+    const auto replica_collectives = [&any](const Layout& l, const SimWorkload& w) {
         return l.dp * l.cp > 1 &&
                (any(w.gradient_bytes) || any(w.param_gather_bytes) || any(w.param_fetch_bytes));
     };
@@ -221,9 +221,7 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
         detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node, algorithms);
     const HelperPlan helpers =
         plan_helpers(cluster, layout, workload, replicas, algorithms, options);
-    const bool fetch =
-        std::any_of(workload.param_fetch_bytes.begin(), workload.param_fetch_bytes.end(),
-                    [](double b) { return b > 0; });
+    const bool fetch = any(workload.param_fetch_bytes);
     bool couriers = use_couriers(layout, replicas, fetch, options);
     try {
         check_run_size(schedule, cluster, layout, replicas, routes.size(), helpers.pairs, couriers,
