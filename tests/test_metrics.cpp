@@ -57,6 +57,21 @@ TEST_CASE("metrics of a hand-built timeline", "[schedules][metrics]") {
     CHECK(m.peak_activation_max == Approx(1.0));
 }
 
+TEST_CASE("bubble_time is the idle time of the device with the largest bubble rate",
+          "[schedules][metrics]") {
+    // Device 0 idles longest (5 of 21: 0.24), device 1 at the largest rate (2.5 of 5.5: 0.45).
+    const Timeline t = hand_timeline({
+        {{{Pass::F, 0, 0}, 0, 1}, {{Pass::B, 0, 0}, 6, 7}, {{Pass::W, 0, 0}, 7, 21}},
+        {{{Pass::F, 0, 1}, 1.5, 2.5}, {{Pass::B, 0, 1}, 3, 4}, {{Pass::W, 0, 1}, 6, 7}},
+    });
+    const Metrics m = compute_metrics(t, unit_memory_model(2, 1));
+    REQUIRE(m.devices[0].idle == Approx(5.0));
+    REQUIRE(m.devices[1].idle == Approx(2.5));
+    CHECK(m.bubble_device == 1);
+    CHECK(m.bubble_rate == Approx(2.5 / 5.5));
+    CHECK(m.bubble_time == Approx(2.5));
+}
+
 TEST_CASE("a device busy end to end has no idle time, whatever the sum of its ops rounds to",
           "[schedules][metrics]") {
     // Ops [0, 0.1], [0.1, 0.2], [0.2, 0.9]: their lengths, each rounded, add up to 1.1e-16

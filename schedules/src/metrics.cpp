@@ -55,8 +55,8 @@ Metrics MetricsBuilder::finish() const {
         if (dm.bubble_rate > metrics.bubble_rate) {
             metrics.bubble_rate = dm.bubble_rate;
             metrics.bubble_device = static_cast<int>(d);
+            metrics.bubble_time = dm.idle;
         }
-        metrics.bubble_time = std::max(metrics.bubble_time, dm.idle);
         metrics.peak_activation_max = std::max(metrics.peak_activation_max, dm.peak_activation);
     }
     metrics.makespan = last > first ? last - first : 0.0;

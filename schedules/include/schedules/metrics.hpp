@@ -77,7 +77,7 @@ struct StageLifespan {
 struct Metrics {
     double makespan = 0;     ///< last end − first start over all devices
     double bubble_rate = 0;  ///< max over devices of idle / span
-    double bubble_time = 0;  ///< max over devices of idle
+    double bubble_time = 0;  ///< idle time of bubble_device
     int bubble_device = 0;   ///< device with the largest bubble_rate
     double peak_activation_max = 0;
     double throughput = 0;  ///< microbatches per time unit of makespan
