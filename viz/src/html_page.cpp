@@ -70,7 +70,7 @@ code { font: 12px ui-monospace, Menlo, Consolas, monospace; background: var(--ba
 .zoom button { font: inherit; color: var(--ink); padding: 2px 9px; border: 1px solid #bbb; background: #fff; border-radius: 3px; cursor: pointer; }
 .zoom button:hover { background: var(--band); }
 .schedule { border-top: 1px solid var(--line); padding-bottom: 6px; }
-.viewport { overflow: auto; cursor: grab; max-height: 70vh; }
+.viewport { overflow-x: auto; overflow-y: hidden; cursor: grab; }
 .viewport.dragging { cursor: grabbing; }
 .viewport svg { display: block; }
 svg.memory polyline { fill: none; stroke-width: 1.2; }
