@@ -495,6 +495,13 @@ double reduced_iteration_time(Analysis& a, const PipelineSpec& spec, const Analy
             latency));
     a.param_gather_time = r.gather_seconds;
     a.param_gather_exposed = r.gather_exposed;
+    // Where device d's reduction starts: as gradient_reduction() times it, or with
+    // post-validation at the device's own last op, as no device waits for the whole pipeline.
+    const auto reduction_start = [&](std::size_t d) {
+        return engine.overlap_grad_reduce ? replayed.last_gradient_start[d]
+               : engine.post_validation   ? a.metrics.devices[d].last_end()
+                                          : a.metrics.makespan;
+    };
     // In the timeline, as the SimGrid engine records them: each device's reduction (its
     // reduce-scatter and all-gather where sharded), and a gather moved beside the first
     // forward from the iteration's start. Pictures, traces and saved timelines then show what
@@ -509,21 +516,14 @@ double reduced_iteration_time(Analysis& a, const PipelineSpec& spec, const Analy
             };
             if (!r.gather_seconds_by_device.empty() && r.gather_seconds_by_device[d] > 0)
                 collective(bytes.param_gather[d], 0, r.gather_seconds_by_device[d]);
-            if (r.seconds[d] > 0) {
-                const double start = engine.overlap_grad_reduce ? replayed.last_gradient_start[d]
-                                     : engine.post_validation   ? a.metrics.devices[d].last_end()
-                                                                : a.metrics.makespan;
-                collective(bytes.gradient[d], start, start + r.seconds[d]);
-            }
+            if (r.seconds[d] > 0)
+                collective(bytes.gradient[d], reduction_start(d),
+                           reduction_start(d) + r.seconds[d]);
         }
     if (engine.post_validation) {
         std::vector<double> done_at(r.seconds.size(), 0.0);
-        for (std::size_t d = 0; d < done_at.size() && d < a.metrics.devices.size(); ++d) {
-            const DeviceMetrics& dm = a.metrics.devices[d];
-            const double start =
-                engine.overlap_grad_reduce ? replayed.last_gradient_start[d] : dm.last_end();
-            if (r.seconds[d] > 0) done_at[d] = start + r.seconds[d];
-        }
+        for (std::size_t d = 0; d < done_at.size() && d < a.metrics.devices.size(); ++d)
+            if (r.seconds[d] > 0) done_at[d] = reduction_start(d) + r.seconds[d];
         windows = device_windows(a.metrics, done_at, r.gather_exposed_by_device);
     }
     return r.iteration_time;
