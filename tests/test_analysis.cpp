@@ -454,8 +454,23 @@ TEST_CASE("a warning several schedules give alike is listed once with their name
     add_schedule_warning(warnings, texts, "zb-v", "device 0 needs 9 GiB");
     // A text that ends like another (after ": ") is another warning.
     add_schedule_warning(warnings, texts, "zb-v", "needs 9 GiB");
-    CHECK(warnings == std::vector<std::string>{"1f1b, zb-h1, zb-v: device 0 needs 9 GiB",
-                                               "zb-h1: x: device 0 needs 9 GiB",
-                                               "zb-v: needs 9 GiB"});
+    // A warning that begins with its schedule's name keeps it once ("interleaved-1f1b:
+    // interleaved-1f1b with m = 7 ..." before); a name within a longer word is no such start.
+    add_schedule_warning(warnings, texts, "interleaved-1f1b",
+                         "interleaved-1f1b with m = 7 in groups of 4 leaves 3");
+    add_schedule_warning(warnings, texts, "zb", "zb-v is faster");
+    CHECK(warnings ==
+          std::vector<std::string>{"1f1b, zb-h1, zb-v: device 0 needs 9 GiB",
+                                   "zb-h1: x: device 0 needs 9 GiB", "zb-v: needs 9 GiB",
+                                   "interleaved-1f1b with m = 7 in groups of 4 leaves 3",
+                                   "zb: zb-v is faster"});
     CHECK(texts.size() == warnings.size());
+}
+
+TEST_CASE("a schedule's failure in a comparison names the schedule once", "[analysis][compare]") {
+    CHECK(schedule_failed("1f1b", "1f1b: p·v·m = 4096·1·1048576 gives more than 2e+08 ops") ==
+          "1f1b: p·v·m = 4096·1·1048576 gives more than 2e+08 ops");
+    CHECK(schedule_failed("dualpipe", "needs an even number of devices") ==
+          "dualpipe: needs an even number of devices");
+    CHECK(schedule_failed("zb", "zb-v: no") == "zb: zb-v: no");
 }

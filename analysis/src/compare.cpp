@@ -158,8 +158,20 @@ void add_to_comparison(Comparison& comparison, ComparedRun run) {
     comparison.rows.push_back(std::move(r));
 }
 
+// Whether `text` begins with the schedule's name as a word of its own ("1f1b: p·v·m = ...",
+// "interleaved-1f1b with m = 7 ..."): then it is not prefixed with the name a second time.
+bool names_schedule(std::string_view text, std::string_view name) {
+    return text.size() > name.size() && text.starts_with(name) &&
+           (text[name.size()] == ' ' || text[name.size()] == ':');
+}
+
 void add_schedule_warning(std::vector<std::string>& warnings, std::vector<std::string>& texts,
                           const std::string& schedule, const std::string& warning) {
+    if (names_schedule(warning, schedule)) {
+        warnings.push_back(warning);
+        texts.emplace_back();  // another schedule's warning is never this one
+        return;
+    }
     for (std::size_t k = 0; k < texts.size(); ++k)
         if (texts[k] == warning) {
             // "A: text" becomes "A, B: text": the names end where the text begins.
@@ -175,6 +187,7 @@ std::string schedule_failed(const std::string& name, std::string_view reason) {
     // As it is where quoting would show it so; quoted where it is long or holds a character
     // that quote_excerpt escapes (a tab was printed raw before the reason, in Python).
     const std::string quoted = fileio::quote_excerpt(name);
+    if (quoted == "'" + name + "'" && names_schedule(reason, name)) return std::string(reason);
     return fmt::format("{}: {}", quoted == "'" + name + "'" ? name : quoted, reason);
 }
 
