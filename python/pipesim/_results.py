@@ -279,7 +279,8 @@ class Comparison(_Fields):
         return len(self._fields["schedules"])
 
     def column(self, name):
-        """One field of every row as a NumPy array (numbers) or list (names)."""
+        """One field of every row as a NumPy array (numbers) or list (names); a field of
+        parts (step_shares) as a dict of one array per part."""
         import numpy as np  # only here: results need NumPy for their arrays alone
 
         if not isinstance(name, str):
@@ -291,6 +292,9 @@ class Comparison(_Fields):
         values = [copy.deepcopy(row[name]) for row in rows]
         if name == "schedule":
             return values
+        # step_shares: {"gemm": array, "attention": array, ...}, each part over the rows.
+        if values and all(isinstance(v, dict) for v in values):
+            return {part: np.asarray([v.get(part, np.nan) for v in values]) for part in values[0]}
         # speedup_1f1b is None where 1F1B could not run: NaN in the array.
         return np.asarray([np.nan if v is None else v for v in values])
 

@@ -20,11 +20,18 @@ def test_compare_matches_the_command_line(cli):
     # A column holds copies: changing one of its values changes nothing in the comparison.
     with_model = pipesim.compare(["1f1b", "zb-h1"], 4, 8, model="llama2-7b", gpu="h100-sxm",
                                  mb=1)
+    # step_shares, a dict per row, comes as one array per part over the rows.
     shares = with_model.column("step_shares")
-    gemm = with_model.schedules[0]["step_shares"]["gemm"]
-    shares[0]["gemm"] = 99.0
+    rows = with_model.schedules
+    assert list(shares) == list(rows[0]["step_shares"])
+    for part, values in shares.items():
+        assert isinstance(values, np.ndarray) and values.dtype == np.float64
+        assert values.tolist() == [row["step_shares"][part] for row in rows]
+    assert sum(shares.values()) == pytest.approx([1, 1])
+    gemm = rows[0]["step_shares"]["gemm"]
+    shares["gemm"][0] = 99.0
     assert with_model.to_dict()["schedules"][0]["step_shares"]["gemm"] == gemm != 99.0
-    assert with_model.column("step_shares")[0]["gemm"] == gemm
+    assert with_model.column("step_shares")["gemm"][0] == gemm
     # Speed-up is the first makespan over each; efficiency = 1 − bubble for uniform devices
     # of 1F1B (every device is busy m(F+B+W) in the same makespan).
     assert c.column("speedup") == pytest.approx(c.column("makespan")[0] / c.column("makespan"))
