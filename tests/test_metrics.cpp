@@ -100,6 +100,25 @@ TEST_CASE("activation accounting follows the M_W ratio", "[schedules][metrics]")
     CHECK(curve[2].activation == Approx(0.0));
 }
 
+TEST_CASE("a release and an allocation at one instant leave no point on the memory curve",
+          "[schedules][metrics]") {
+    // One device: microbatch 0's B ends at 2 as microbatch 1's F starts, 1 M_B released and 1
+    // allocated (M_W = 0: the W holds nothing).
+    Timeline t = hand_timeline({{{{Pass::F, 0, 0}, 0, 1},
+                                 {{Pass::B, 0, 0}, 1, 2},
+                                 {{Pass::F, 1, 0}, 2, 3},
+                                 {{Pass::W, 0, 0}, 3, 4},
+                                 {{Pass::B, 1, 0}, 4, 5},
+                                 {{Pass::W, 1, 0}, 5, 6}}});
+    t.microbatches = 2;
+    const auto curve = memory_over_time(t, unit_memory_model(1, 1, 0.0), 0);
+    REQUIRE(curve.size() == 2);
+    CHECK(curve[0].time == 0);
+    CHECK(curve[0].activation == Approx(1.0));
+    CHECK(curve[1].time == 5);
+    CHECK(curve[1].activation == Approx(0.0));
+}
+
 TEST_CASE("chunks hold 1/v of a full stage's activations", "[schedules][metrics]") {
     const MemoryModel model = unit_memory_model(4, 2, 0.5);
     REQUIRE(model.activation.size() == 8);

@@ -108,6 +108,9 @@ std::vector<MemoryPoint> memory_over_time(const Timeline& timeline, const Memory
             curve.back().activation = held;
         else
             curve.push_back({time, held});
+        // A release and an allocation at one instant that cancel out change nothing: no point
+        // (1F1B's device 3 at p = 4 repeated 1 M_B at each B's end and the next F's start).
+        if (curve.size() >= 2 && curve[curve.size() - 2].activation == held) curve.pop_back();
     };
     for (const TimedOp& t : ops) {
         const MemoryDelta delta = memory_delta(t.op, memory);
