@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "viz/timeline_file.hpp"
 #include "viz_fixtures.hpp"
 
@@ -231,6 +233,32 @@ TEST_CASE("a timeline whose ops all take no time is refused", "[viz]") {
     const std::string zero = "\"start\": 0, \"end\": 0";
     one.replace(one.rfind(zero), zero.size(), "\"start\": 0, \"end\": 1");
     CHECK(viz::parse_timeline_json(one, "t.json").timeline.device_ops[1][1].end == 1);
+}
+
+TEST_CASE("a timeline header that declares a run larger than analyze runs is refused", "[viz]") {
+    // Checking a run takes a byte or more per (microbatch, stage) the header declares, however
+    // few ops the file holds: 256 devices and 2^24 microbatches with one op took 4.2 GB.
+    const auto with_shape = [](int devices, int microbatches) {
+        std::string text =
+            replaced(small_file(), "\"devices\": 2", fmt::format("\"devices\": {}", devices));
+        std::string stage_device = "[0", empty_lists;
+        for (int d = 1; d < devices; ++d)
+            stage_device += fmt::format(", {}", d);
+        for (int d = 2; d < devices; ++d)
+            empty_lists += ",\n    []";
+        text = replaced(text, "[0, 1]", stage_device + "]");
+        text = replaced(text, "    ]\n  ]\n}", "    ]" + empty_lists + "\n  ]\n}");
+        return replaced(text, "\"microbatches\": 1",
+                        fmt::format("\"microbatches\": {}", microbatches));
+    };
+    CHECK(viz::parse_timeline_json(with_shape(8, 1), "t.json").warnings.size() == 1);
+    // 2 ops (F, BW) × 8 stages × 2^24 microbatches: 2.7e8 ops.
+    CHECK_THROWS_WITH(
+        viz::parse_timeline_json(with_shape(8, 1 << 24), "t.json"),
+        "t.json:6:19: microbatches: a whole run of p·v·m = 8·1·16777216 has at least 2.68e+08 "
+        "ops, more than the 2e+08 pipesim runs");
+    // 6 devices: 2.0e8 ops, as many as analyze runs, is read (a warning: ops are missing).
+    CHECK(viz::parse_timeline_json(with_shape(6, 16666666), "t.json").warnings.size() == 1);
 }
 
 TEST_CASE("a timeline no run could produce is read with a warning naming the first problem",

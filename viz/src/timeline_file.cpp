@@ -15,6 +15,7 @@
 #include "schedules/block.hpp"
 #include "schedules/dependency_order.hpp"
 #include "schedules/op_dependencies.hpp"
+#include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "viz/chrome_trace.hpp"
 
@@ -103,6 +104,7 @@ class Reader {
             saved.memory = read_memory(stages);
             saved.memory_in_bytes = read_memory_unit();
         }
+        check_run_size(t);
         read_device_ops(t);
         // No run takes no time (analyze refuses passes that all take none): the picture of one
         // had a memory scale that contradicted the peak its title gave.
@@ -119,6 +121,24 @@ class Reader {
     }
 
   private:
+    // The checks of check_run() take a byte or more per (microbatch, stage) the header
+    // declares, whatever ops the file holds: 256 devices and 2^24 microbatches with one op took
+    // 4.2 GB and 18 s. A shape whose whole run exceeds what analyze runs is refused here.
+    void check_run_size(const Timeline& t) const {
+        double ops = 0;  // an F and a backward per microbatch on each stage it passes
+        if (t.microbatch_stages.empty())
+            ops = 2.0 * t.stages() * t.microbatches;
+        else
+            for (const StageRange& r : t.microbatch_stages)
+                ops += 2.0 * (r.last - r.first + 1);
+        if (ops > max_schedule_ops)
+            throw doc_.error_at(
+                "/microbatches",
+                fmt::format("microbatches: a whole run of p·v·m = {}·{}·{} has at least {:.3g} "
+                            "ops, more than the {:.0e} pipesim runs",
+                            t.devices, t.chunks, t.microbatches, ops, max_schedule_ops));
+    }
+
     void check_format() const {
         const Value& root = doc_.root();
         const std::string wanted =
