@@ -127,6 +127,15 @@ TEST_CASE("malformed cluster files are rejected with file, line and column", "[s
         row{R"({"name": "", "gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
  "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
             "c.json:1:10: name: expected a name, got \"\""},
+        // Each group within the limit, all together not: named without the file before.
+        row{R"({"gpus_per_node": 8, "nodes": [{"count": 40000, "gpu": "x"}, {"count": 40000, "gpu": "x"}],
+ "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
+            "c.json:1:31: nodes: 80000 nodes in all, more than the limit of 65536"},
+        // The description is printed with the cluster: a terminal escape in it was sent raw.
+        row{R"({"description": "a\u001b[2Jb", "gpus_per_node": 8, "nodes": [{"count": 1, "gpu": "x"}],
+ "intra_node": {"bandwidth_gb_s": 1, "latency_us": 1}, "nic": {"bandwidth_gb_s": 1, "latency_us": 1}})",
+            "c.json:1:17: description: expected text without control characters, got "
+            "'a\\x1b[2Jb'"},
     }));
     CAPTURE(text);
     CHECK_THROWS_WITH(parse_cluster_json("c.json", text), expected);

@@ -105,7 +105,7 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
              "nic", "nic_per_gpu", "topology", "nodes_per_leaf", "leaf_uplink_gb_s", "nccl_algo"});
     ClusterSpec c;
     c.name = doc.has("/name") ? doc.name("/name", 200) : fileio::file_stem(file);
-    if (doc.has("/description")) c.description = doc.string("/description", 2000);
+    if (doc.has("/description")) c.description = doc.text("/description", 2000);
     c.gpus_per_node = static_cast<int>(doc.integer("/gpus_per_node", 1, max_gpus_per_node));
     const auto& nodes = doc.array("/nodes", 1024);
     if (nodes.empty()) throw doc.error_at("/nodes", "nodes: expected at least one node group");
@@ -120,6 +120,13 @@ ClusterSpec parse_cluster_json(const std::string& file, const std::string& text)
             g.speed = doc.number(fileio::json_pointer_child(at, "speed"), 1e-3, 1e3);
         c.nodes.push_back(g);
     }
+    long long total_nodes = 0;
+    for (const NodeGroup& g : c.nodes)
+        total_nodes += g.count;
+    if (total_nodes > max_nodes)
+        throw doc.error_at(
+            "/nodes", fmt::format("nodes: {} nodes in all, more than the limit of {}", total_nodes,
+                                  max_nodes));
     auto link = [&](const char* name) {
         const std::string at = std::string("/") + name;
         doc.object(at, {"bandwidth_gb_s", "latency_us", "collective_bus_gb_s", "p2p_gb_s"});
