@@ -412,7 +412,8 @@ TEST_CASE("the job count saturates instead of overflowing, and expand refuses hu
     CHECK(expand(small).size() == job_count(small));
 }
 
-TEST_CASE("a bad results field is located at its byte, and nan or inf are refused", "[sweep]") {
+TEST_CASE("a bad results field is located at its byte: nan, inf, hex, control characters",
+          "[sweep]") {
     Result r = ok_row(3, "zb-h1", 4, 0.25);
     r.job.costs = {1, 2.5, 0.125};
     const std::string good = csv_row(r);
@@ -433,7 +434,14 @@ TEST_CASE("a bad results field is located at its byte, and nan or inf are refuse
                                                           {at("costs"), "1/1e999/1"},
                                                           {at("job"), "-3"},
                                                           {at("throughput"), "-1"},
-                                                          {at("peak_activation"), "-5"}}) {
+                                                          {at("peak_activation"), "-5"},
+                                                          // strtod's other forms: 16, 1.
+                                                          {at("throughput"), "0x10"},
+                                                          {at("comm"), " 1"},
+                                                          // Printed by pareto: a terminal
+                                                          // escape went out raw.
+                                                          {at("schedule"), "zb\x1b[2J"},
+                                                          {at("cluster"), "x\x07"}}) {
         REQUIRE(column < header.size());
         std::vector<std::string> changed = fields;
         changed[column] = bad;

@@ -132,7 +132,10 @@ std::vector<std::string> parameter_fields(const Job& j) {
 // 1e-310 as the sweep wrote it) are read as they are: strtod flags them as out of range, as
 // it does an overflow to infinity, and std::stod throws for both.
 std::optional<double> finite_number(const std::string& text) {
-    if (text.empty()) return std::nullopt;
+    // Decimal digits, sign, point and exponent only: strtod also takes leading spaces, hex
+    // ("0x10" read as 16), "inf" and "nan", which a sweep never writes.
+    if (text.empty() || text.find_first_not_of("0123456789+-.eE") != std::string::npos)
+        return std::nullopt;
     char* end = nullptr;
     errno = 0;
     const double value = std::strtod(text.c_str(), &end);
@@ -150,7 +153,15 @@ class RowReader {
               const std::vector<std::size_t>& starts)
         : file_(file), line_(line), fields_(fields), starts_(starts) {}
 
-    const std::string& text(std::size_t column) const { return fields_[column]; }
+    // Text is printed (pareto's front, its group headings): a control character in it, a
+    // terminal escape among them, is no file a sweep wrote.
+    const std::string& text(std::size_t column) const {
+        const std::string& f = fields_[column];
+        for (std::size_t i = 0; i < f.size(); ++i)
+            if (fileio::control_length(std::string_view(f).substr(i)) > 0)
+                fail(column, "text without control characters");
+        return f;
+    }
 
     double real(std::size_t column) const {
         const std::optional<double> value = finite_number(fields_[column]);
