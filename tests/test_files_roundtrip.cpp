@@ -99,6 +99,21 @@ TEST_CASE("a custom placement is written as an array and read back", "[files]") 
     CHECK(imported.placement == PlacementKind::custom);
 }
 
+TEST_CASE("ops are separated by any ASCII whitespace, form feed and vertical tab included",
+          "[files]") {
+    // schedule-format.md says any ASCII whitespace; \f and \v were refused as part of an op.
+    const std::string head =
+        R"({"format":"pipesim-schedule","version":1,"name":"s","devices":2,"microbatches":1,)"
+        R"("chunks":1,"placement":"looped","device_ops":[)";
+    const Schedule spaced = parse_schedule_json(head + R"("F0:0 BW0:0","F0:1 BW0:1"]})", "s.json");
+    for (const char* separator : {R"(\f)", R"(\u000b)", R"(\t)", R"(\r\n)"}) {
+        INFO(separator);
+        const std::string text =
+            head + "\"F0:0" + separator + "BW0:0\",\"F0:1" + separator + "BW0:1\"]}";
+        CHECK(parse_schedule_json(text, "s.json") == spaced);
+    }
+}
+
 TEST_CASE("exported CSV puts each op after its inputs' steps, PyTorch's lock-step layout",
           "[files]") {
     const Schedule s = generate_schedule("1f1b", {4, 6, 0, 0});

@@ -21,8 +21,10 @@ constexpr std::size_t max_name_bytes = 256;
 constexpr std::string_view op_shape =
     "an op like F3:1 (pass F, B, W or BW, microbatch, ':', stage)";
 
+// ASCII whitespace as C's isspace() has it: space, tab, line feed, vertical tab, form feed,
+// carriage return.
 bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    return c == ' ' || (c >= '\t' && c <= '\r');
 }
 // Reads the placement: "looped", "v-shape" or one device number per virtual stage.
 // Reads one device's op string "F0:0 F1:0 B0:0 ..." into ops, recording where each starts
