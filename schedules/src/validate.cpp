@@ -150,6 +150,34 @@ std::optional<ValidationIssue> check_shape(const Schedule& s) {
                                 "empty",
                                 mb, r.first, r.last, s.stages() - 1)};
         }
+        // Each microbatch passes through one whole copy of the model (DualPipe: stages 0..p−1
+        // or p..2p−1), and every stage is in some range. A file that sent two microbatches
+        // through stage 0 alone of p = 2 was analysed as a run with no bubble, 1.5 times
+        // 1F1B's speed, while device 1 idled throughout.
+        const StageRange first = s.microbatch_stages.front();
+        std::vector<int> entering(static_cast<std::size_t>(s.stages()) + 1, 0);
+        for (int mb = 0; mb < s.microbatches; ++mb) {
+            const StageRange r = s.microbatch_stages[static_cast<std::size_t>(mb)];
+            if (r.last - r.first != first.last - first.first)
+                return ValidationIssue{
+                    -1, -1,
+                    fmt::format("microbatch {} passes through stages {}..{} and microbatch 0 "
+                                "through {}..{}: each microbatch passes through one whole copy "
+                                "of the model, as many stages",
+                                mb, r.first, r.last, first.first, first.last)};
+            ++entering[static_cast<std::size_t>(r.first)];
+            --entering[static_cast<std::size_t>(r.last) + 1];
+        }
+        int passing = 0;
+        for (int stage = 0; stage < s.stages(); ++stage) {
+            passing += entering[static_cast<std::size_t>(stage)];
+            if (passing == 0)
+                return ValidationIssue{
+                    -1, -1,
+                    fmt::format("no microbatch passes through stage {}: each stage holds part of "
+                                "a model copy that microbatches pass through",
+                                stage)};
+        }
     }
     std::vector<int> stages_on(static_cast<std::size_t>(s.devices), 0);
     for (int stage = 0; stage < s.stages(); ++stage) {
