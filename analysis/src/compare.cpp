@@ -158,12 +158,16 @@ void add_to_comparison(Comparison& comparison, ComparedRun run) {
     comparison.rows.push_back(std::move(r));
 }
 
+namespace {
+
 // Whether `text` begins with the schedule's name as a word of its own ("1f1b: p·v·m = ...",
 // "interleaved-1f1b with m = 7 ..."): then it is not prefixed with the name a second time.
 bool names_schedule(std::string_view text, std::string_view name) {
     return text.size() > name.size() && text.starts_with(name) &&
            (text[name.size()] == ' ' || text[name.size()] == ':');
 }
+
+}  // namespace
 
 void add_schedule_warning(std::vector<std::string>& warnings, std::vector<std::string>& texts,
                           const std::string& schedule, const std::string& warning) {
