@@ -184,8 +184,9 @@ int run_simulate(const std::vector<std::string>& args) {
                                  ? std::string("--comm is the analytic replay's latency; simulate "
                                                "takes latencies from the cluster (see --lat-scale)")
                                  : fmt::format("{} is an option of the analytic replay (analyze, "
-                                               "compare); the cluster simulation runs F&B pairs "
-                                               "back to back, hiding nothing",
+                                               "compare, search, block, render); the cluster "
+                                               "simulation runs F&B pairs back to back, hiding "
+                                               "nothing",
                                                flag));
         } else if (read_flag(cluster_flags, flag, reader, flags) ||
                    read_grad_reduce_flag(flag, reader, grad_reduce) ||

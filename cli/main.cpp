@@ -43,7 +43,7 @@ commands:
   calibrate --model NAME --mb B -o CALIB.json   time a layer's kernels on a GPU [-t T]
   gpu-run -s NAME -p P -m M --model NAME --mb B run a schedule on GPUs, predicted vs measured
   sweep GRID.json -o OUT.csv    run a grid of configurations in worker processes, resumable
-          [-j N] [--shard I/N] [--progress auto|bar|lines|none]
+          [-j N] [--shard I/N|auto] [--progress auto|bar|lines|none]
   merge A.csv B.csv -o OUT.csv  join sweep shards [--grid GRID.json]
   pareto RESULTS.csv -o OUT.svg peak memory against throughput with the Pareto front
 

@@ -139,7 +139,7 @@ const std::array model_flags = {
          }},
     Flag{"", "--grad-dtype", "T",
          "the gradients: fp32 (default) or 16-bit fp16/bf16, as they are\n"
-         "accumulated, reduced over --dp and held",
+         "accumulated, reduced across replicas and held",
          [](State& s, const std::string& f, const std::string& v) {
              s.model.optimizer.grad_bytes = parse_flag_value(f, v, models::parse_grad_dtype);
          }},
@@ -289,8 +289,17 @@ std::string model_flags_help(bool with_dp) {
     for (const Flag& f : layout_flags)
         if (with_dp || f.long_name != "--dp")
             layout += flag_help(f.short_name, f.long_name, f.value_name, f.help);
+    std::string model = flags_help(model_flags);
+    // Without --dp (search plans one replica) the optimizer shards over the C ranks alone.
+    if (!with_dp)
+        for (const auto& [from, to] : {std::pair<std::string_view, std::string_view>{
+                                           "D·C data- and context-parallel", "C context-parallel"},
+                                       {"D·C > 1", "C > 1"}})
+            for (std::size_t at = model.find(from); at != std::string::npos;
+                 at = model.find(from, at + to.size()))
+                model.replace(at, from.size(), to);
     return "model-based costs (seconds) and memory (bytes) instead of --costs/--mem-w-ratio:\n" +
-           flags_help(model_flags) + "parallel layout:\n" + layout;
+           model + "parallel layout:\n" + layout;
 }
 
 bool read_cost_flag(const std::string& flag, ArgReader& reader, analysis::PipelineSpec& spec) {

@@ -232,7 +232,7 @@ TEST_CASE("simulate rejects bad clusters and layouts with exit code 2", "[simgri
         row{"simulate -s 1f1b -p 4 -m 8", "missing --cluster"},
         // Refused at the flag, before "simulating ..." is printed (and not in --help).
         row{"simulate -s dualpipe -p 4 -m 8 --cluster h200x8 --a2a 0.1",
-            "--a2a is an option of the analytic replay (analyze, compare)"},
+            "--a2a is an option of the analytic replay (analyze, compare, search, block, render)"},
         row{"simulate -s dualpipe -p 4 -m 8 --cluster h200x8 --overlap-fb 0.5",
             "--overlap-fb is an option of the analytic replay"},
         row{"simulate -s 1f1b -p 4 -m 8 --cluster h200x8 --costs 0,0,0",
