@@ -12,7 +12,6 @@
 #include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
-#include "viz/chrome_trace.hpp"
 #include "viz_flags.hpp"
 
 namespace pipesim::cli {
@@ -23,20 +22,6 @@ constexpr const char* analyze_usage = R"(usage: pipesim analyze -s NAME -p P -m 
        pipesim analyze --schedule-file FILE [options]
 
 )";
-
-// The replay records what the requested outputs read: every op for any picture, trace, saved
-// timeline or Gantt chart; transfers for traces, saved timelines and timeline pictures that
-// draw them or the critical path.
-analysis::AnalyticEngine engine_for(const viz::VizOutputs& outputs, bool html) {
-    analysis::AnalyticEngine engine;
-    engine.record_ops = outputs.any() || html;
-    engine.record_transfers = !outputs.trace.empty() || !outputs.saved_timeline.empty() ||
-                              (!outputs.timeline_picture.empty() &&
-                               (outputs.picture.transfers || outputs.picture.critical_path));
-    if (!outputs.trace.empty())
-        engine.output_bytes_per_op = viz::chrome_trace_bytes_per_op(outputs.trace_options);
-    return engine;
-}
 
 }  // namespace
 
@@ -84,7 +69,7 @@ int run_analyze(const std::vector<std::string>& args) {
         throw UsageError(
             "--kernels shows the operator-level model's kernels: give --model, --gpu and --mb, "
             "without --calibration or --efficiency");
-    analysis::AnalyticEngine engine = engine_for(viz_outputs, !html.empty());
+    analysis::AnalyticEngine engine = analytic_engine_for(viz_outputs, !html.empty());
     engine.output_bytes_per_op += pipeline.save_bytes_per_op();
     engine.overlap_grad_reduce = grad_reduce.overlap;
     engine.overlap_param_gather = grad_reduce.overlap_param_gather;

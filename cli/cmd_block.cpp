@@ -1,6 +1,7 @@
 // pipesim block: a schedule from a building-block file, its metrics and lifespan bound.
 #include <array>
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -9,11 +10,15 @@
 #include "args.hpp"
 #include "bounds.hpp"
 #include "commands.hpp"
+#include "fileio/files.hpp"
 #include "flag_table.hpp"
+#include "html_output.hpp"
 #include "pipeline_flags.hpp"
 #include "report.hpp"
 #include "schedules/block_json.hpp"
+#include "schedules/schedule_file.hpp"
 #include "sim/memory_budget.hpp"
+#include "viz_flags.hpp"
 
 namespace pipesim::cli {
 
@@ -34,6 +39,8 @@ struct BlockCommand {
     bool reorder = false;
     bool fill = false;
     bool json = false;
+    std::string save;         ///< --save: the schedule built, as analyze --save writes it
+    viz::VizOutputs outputs;  ///< --timeline, --trace, --save-timeline, --gantt, ...
     analysis::PipelineSpec spec;
 };
 
@@ -56,6 +63,10 @@ const std::array order_flags = {
               [](BlockCommand& c, const std::string&, const std::string&) { c.fill = true; }},
     BlockFlag{"", "--json", "", "print one JSON object instead of the table",
               [](BlockCommand& c, const std::string&, const std::string&) { c.json = true; }},
+    BlockFlag{"", "--save", "FILE",
+              "write the schedule built (.json or PyTorch .csv, docs/schedule-format.md;\n"
+              "'-' for standard output with --format), for analyze --schedule-file",
+              [](BlockCommand& c, const std::string&, const std::string& v) { c.save = v; }},
 };
 
 BlockCommand parse_block_args(const std::vector<std::string>& args, bool& help) {
@@ -64,7 +75,7 @@ BlockCommand parse_block_args(const std::vector<std::string>& args, bool& help) 
     std::string flag;
     while (reader.next(flag)) {
         if (read_flag(shape_flags, flag, reader, c) || read_cost_flag(flag, reader, c.spec) ||
-            read_flag(order_flags, flag, reader, c)) {
+            read_flag(order_flags, flag, reader, c) || read_viz_flag(flag, reader, c.outputs)) {
         } else if (flag == "-h" || flag == "--help") {
             help = true;
             return c;
@@ -91,17 +102,21 @@ int run_block(const std::vector<std::string>& args) {
     bool help = false;
     BlockCommand c = parse_block_args(args, help);
     if (help) {
-        fmt::print("{}{}{}{}", block_usage, flags_help(shape_flags), cost_flags_help(),
-                   flags_help(order_flags));
+        fmt::print("{}{}{}{}\n{}", block_usage, flags_help(shape_flags), cost_flags_help(),
+                   flags_help(order_flags), viz_flags_help);
         return 0;
     }
+    const bool report = check_run_outputs(c.outputs, c.json, c.save);
     const BuildingBlock block = read_block_file(c.file);
     // Refused before the schedule is built: its ops and the replay's state per pass
     // (-m 1,048,576 of a 4,096-device block once ran until the kernel killed it).
+    analysis::AnalyticEngine engine = analytic_engine_for(c.outputs);
     sim::ReplayOptions records;
-    records.record_ops = false;
-    records.record_transfers = false;
+    records.record_ops = engine.record_ops;
+    records.record_transfers = engine.record_transfers;
     const double ops = block_op_count(block, c.microbatches);
+    if (!c.save.empty())
+        engine.output_bytes_per_op += schedule_file_bytes_per_op(c.microbatches, block.stages());
     // And what laying the block out holds beside the schedule: a second order, and with --fill
     // the repeated block's timeline too (a 4,096-device ZB-H1 block at m 512, 6.3 million
     // ops: 278, 303 and 541 MB at the peak plain, reordered and filled, estimated 0.36, 0.36
@@ -110,19 +125,30 @@ int run_block(const std::vector<std::string>& args) {
         static_cast<double>(2 * sizeof(Op) + (c.fill ? sizeof(TimedOp) : 0));
     sim::check_memory(
         sim::replay_peak_bytes(ops, static_cast<double>(block.stages()) * c.microbatches, records) +
-            ops * layout_per_op,
+            ops * (layout_per_op + engine.output_bytes_per_op),
         sim::memory_budget(),
         fmt::format("block '{}' repeated for {} microbatches ({:.0f} ops)", block.name,
                     c.microbatches, ops));
     c.spec.given = schedule_from_block(
         block, c.microbatches, BlockScheduleOptions{.reorder = c.reorder, .fill_idle = c.fill});
-    analysis::Analysis result = [&] {
-        const PhaseLine phases("block", c.spec);
-        return analysis::run_with_baseline(
-            c.spec, analysis::AnalyticEngine{.record_transfers = false, .record_ops = false});
-    }();
+    check_picture_ops(c.spec, !c.outputs.timeline_picture.empty(), c.outputs.picture.max_ops);
+    std::optional<PhaseLine> phases(std::in_place, "block", c.spec, true,
+                                    c.outputs.any() || !c.save.empty());
+    analysis::Analysis result = analysis::run_with_baseline(c.spec, engine);
     result.block = analysis::block_lifespans(block, result.metrics, result.memory, c.microbatches);
     const Lifespan life = block_lifespan(block, result.memory);
+    // The saved schedule and the pictures first: they may still refuse (a block of two model
+    // copies as CSV, a dependency graph too large to draw), and then no file is written.
+    std::optional<PipelineFlags::PendingSave> saved;
+    if (!c.save.empty())
+        saved = prepare_schedule_save(
+            result.schedule, c.save,
+            fileio::file_extension(c.save).empty() ? c.outputs.format_without_extension : "");
+    describe_run(c.outputs.picture, result);
+    const std::string gantt = viz::write_outputs(result.timeline, result.memory, c.outputs);
+    phases.reset();
+    PipelineFlags::write_save(saved, "block");
+    if (!report) return 0;  // a file went to standard output
     if (c.json) {
         nlohmann::ordered_json j = analysis_json(result, c.spec);
         j["block"] = {{"name", block.name},
@@ -144,6 +170,7 @@ int run_block(const std::vector<std::string>& args) {
     for (int d = 0; d < block.devices; ++d)
         fmt::print("{:>8}  {:>14.4g}  {:>13.4g}\n", d, life.device_bound[d],
                    result.metrics.devices[d].peak_activation);
+    if (!gantt.empty()) fmt::print("\n{}", gantt);
     return 0;
 }
 

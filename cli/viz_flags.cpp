@@ -13,6 +13,7 @@
 #include "fileio/files.hpp"
 #include "flag_table.hpp"
 #include "schedules/schedule_file.hpp"
+#include "viz/chrome_trace.hpp"
 #include "viz/image_format.hpp"
 
 namespace pipesim::cli {
@@ -98,6 +99,17 @@ void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_fl
     if (outputs.trace_options.flows && outputs.trace.empty())
         throw UsageError("--trace-flows adds arrows to the trace: give --trace FILE.json too");
     viz::check_outputs(outputs);
+}
+
+analysis::AnalyticEngine analytic_engine_for(const viz::VizOutputs& outputs, bool html) {
+    analysis::AnalyticEngine engine;
+    engine.record_ops = outputs.any() || html;
+    engine.record_transfers = !outputs.trace.empty() || !outputs.saved_timeline.empty() ||
+                              (!outputs.timeline_picture.empty() &&
+                               (outputs.picture.transfers || outputs.picture.critical_path));
+    if (!outputs.trace.empty())
+        engine.output_bytes_per_op = viz::chrome_trace_bytes_per_op(outputs.trace_options);
+    return engine;
 }
 
 bool check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file) {

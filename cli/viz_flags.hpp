@@ -52,6 +52,11 @@ std::vector<std::pair<std::string_view, std::string>> output_files(const viz::Vi
 /// most 1,000.
 int terminal_width();
 
+/// The analytic replay recording what `outputs` (and an HTML report) read: every op for any
+/// picture, trace, saved timeline or Gantt chart; transfers for traces, saved timelines and
+/// timeline pictures that draw them or the critical path.
+analysis::AnalyticEngine analytic_engine_for(const viz::VizOutputs& outputs, bool html = false);
+
 /// What a run's pictures say of it beyond the timeline: memory in bytes (a model's), and its
 /// iteration time or post-validation period for the title.
 void describe_run(viz::TimelinePictureOptions& picture, const analysis::Analysis& result);

@@ -155,6 +155,36 @@ TEST_CASE("the measured peak never exceeds the lifespan bound, with costs and re
     }
 }
 
+TEST_CASE("pipesim block saves and draws the schedule it builds", "[blocks][files][cli]") {
+    // It printed the figures alone: the schedule could not be replayed, drawn or converted.
+    using Catch::Contains;
+    const auto dir = std::filesystem::temp_directory_path() / "pipesim_block_save_test";
+    std::filesystem::create_directories(dir);
+    const std::string saved = (dir / "v.json").string(), picture = (dir / "v.svg").string();
+    const std::string block = "block " + blocks_dir + "v-half-p4.json -m 12 --fill --costs 1,2,1";
+    const auto built = run_pipesim(block + " --json --save " + saved + " --timeline " + picture);
+    REQUIRE(built.exit_code == 0);
+    const auto b = nlohmann::json::parse(built.out);
+    // The saved order, replayed with the same costs, gives the block's figures.
+    const auto replayed = run_pipesim("analyze --schedule-file " + saved + " --costs 1,2,1 --json");
+    REQUIRE(replayed.exit_code == 0);
+    const auto a = nlohmann::json::parse(replayed.out);
+    for (const char* field : {"makespan", "bubble_rate", "peak_activation_max", "lifespan_max"})
+        CHECK(a[field].get<double>() == Approx(b[field].get<double>()).epsilon(1e-12));
+    std::ifstream svg(picture);
+    const std::string text((std::istreambuf_iterator<char>(svg)), {});
+    CHECK_THAT(text, Contains("<svg"));
+    CHECK_THAT(text, Contains("p=4 m=12 v=2"));
+    // The Gantt chart after the table; a refused output writes nothing.
+    CHECK_THAT(run_pipesim(block + " --gantt").out, Contains("d0 |"));
+    std::filesystem::remove(saved);
+    const auto refused = run_pipesim(block + " --save " + saved + " --gantt --json");
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.err, Contains("--gantt prints text; it cannot go with --json"));
+    CHECK_FALSE(std::filesystem::exists(saved));
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("pipesim block refuses a repetition too large before building it", "[blocks][cli]") {
     const auto dir = std::filesystem::temp_directory_path() / "pipesim_block_large_test";
     std::filesystem::create_directories(dir);
