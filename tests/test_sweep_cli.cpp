@@ -193,6 +193,17 @@ TEST_CASE("a row over the grid's cap names the device of its peak and how many a
         field(rows[1], "reason"),
         Catch::StartsWith("device 0 needs ") &&
             Catch::Contains(fmt::format("needs {:.1f} GiB, more than the cap of 20.0 GiB", peak)));
+
+    // A peak within rounding of the cap is at the cap: p 3, v 5 holds fifths of a stage, and
+    // device 0's 3.4 stages added up to 3.400000000000001, once over a cap of 3.4.
+    std::ofstream(grid, std::ios::trunc) << R"({"format": "pipesim-sweep", "version": 1,
+        "schedule": "interleaved-1f1b", "p": 3, "m": 6, "v": 5, "mem_limit": 3.4})";
+    fs::remove(out);
+    REQUIRE(run_pipesim("sweep " + grid.string() + " -o " + out.string() + " -j 1").exit_code == 0);
+    rows = sorted_rows(out);
+    REQUIRE(rows.size() == 2);
+    CHECK(std::stod(field(rows[1], "peak_activation")) == Approx(3.4));
+    CHECK(field(rows[1], "status") == "ok");
     fs::remove_all(dir);
 }
 
