@@ -305,6 +305,16 @@ TEST_CASE("shards merged give the whole sweep, in job order", "[sweep][cli]") {
     const std::vector<std::string> lines = lines_of(read_file(merged));
     for (std::size_t i = 1; i < lines.size(); ++i)
         CHECK(field(lines[i], "job") == std::to_string(i - 1));
+    // A shard's file resumed with another --shard: its rows are the grid's jobs, of another
+    // shard (it said they were not the grid's jobs).
+    const std::string shard0 = (dir / "shard0.csv").string();
+    const std::string before = read_file(shard0);
+    const CommandResult other =
+        run_pipesim("sweep " + grid + " -o " + shard0 + " -j 1 --shard 1/3");
+    CHECK(other.exit_code == 2);
+    CHECK_THAT(other.err, Catch::Contains("belongs to another shard of this grid") &&
+                              Catch::Contains("resume each shard (--shard I/N) with the -o file"));
+    CHECK(read_file(shard0) == before);
     fs::remove_all(dir);
 }
 

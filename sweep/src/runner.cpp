@@ -140,6 +140,18 @@ int resume_results(int fd, const std::string& output, const std::vector<Job>& jo
         kept += csv_row(r) + "\n";
         finished.insert(job_key(r.job));
     }
+    // The grid is this one, so a row whose job this run does not take belongs to another
+    // shard of it (it was called "not one of the grid's jobs").
+    std::set<int> taken;
+    for (const Job& j : jobs)
+        taken.insert(j.index);
+    for (const Result& r : existing.rows)
+        if (!taken.count(r.job.index))
+            throw std::invalid_argument(fmt::format(
+                "{}: its row of job {} ({} p={} m={}) belongs to another shard of this grid "
+                "than the jobs this run takes: resume each shard (--shard I/N) with the -o file "
+                "it wrote",
+                output, r.job.index, r.job.schedule, r.job.p, r.job.m));
     check_rows_match_jobs(jobs, existing.rows, output);
     if (!rewrite) return fd;
     fileio::write_file_atomically(output, kept);
