@@ -218,7 +218,8 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     const std::vector<NcclAlgo> algorithms =
         detail::gradient_algorithms(cluster, layout, workload, options);
     const std::vector<std::pair<int, int>> routes =
-        detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node, algorithms);
+        detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node, algorithms,
+                                    replica_collectives(layout, workload));
     const HelperPlan helpers =
         plan_helpers(cluster, layout, workload, replicas, algorithms, options);
     const bool fetch = any(workload.param_fetch_bytes);

@@ -97,7 +97,7 @@ std::vector<std::pair<int, int>> device_pairs(const Schedule& schedule) {
 
 std::vector<std::pair<int, int>> communicating_pairs(
     const std::vector<std::pair<int, int>>& devices, const Layout& l, int replicas,
-    int gpus_per_node, const std::vector<NcclAlgo>& gradient_algorithms) {
+    int gpus_per_node, const std::vector<NcclAlgo>& gradient_algorithms, bool replica_rings) {
     std::set<std::pair<int, int>> pairs;
     for (int r = 0; r < replicas; ++r) {
         for (const auto& [a, b] : devices)
@@ -110,12 +110,14 @@ std::vector<std::pair<int, int>> communicating_pairs(
                 for (int c = 0; c < l.cp && l.cp > 1; ++c)
                     pairs.emplace(gpu_index(l, r, d, t, c), gpu_index(l, r, d, t, (c + 1) % l.cp));
     }
-    if (l.dp * l.cp > 1)
+    // Without bytes between replicas no ring runs: 4 million GPUs of unit costs (dp 65,536)
+    // spent over 100 s putting their rings' pairs in this set.
+    if (l.dp * l.cp > 1 && replica_rings)
         for (int d = 0; d < l.pp; ++d)
             for (const auto& ring : gradient_rings(l, d, gpus_per_node))
                 for (std::size_t k = 0; k < ring.size(); ++k)
                     pairs.emplace(ring[k], ring[(k + 1) % ring.size()]);
-    for (std::size_t d = 0; d < gradient_algorithms.size(); ++d)
+    for (std::size_t d = 0; d < gradient_algorithms.size() && replica_rings; ++d)
         if (gradient_algorithms[d] == NcclAlgo::tree)
             for (const TreeChannel& channel : gradient_trees(l, static_cast<int>(d), gpus_per_node))
                 for (const auto& flow : tree_flows(channel))

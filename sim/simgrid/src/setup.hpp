@@ -26,10 +26,12 @@ std::vector<double> node_speeds(const ClusterSpec& cluster,
 std::vector<std::pair<int, int>> device_pairs(const Schedule& schedule);
 
 /// Every GPU pair that exchanges data: pipeline neighbours, TP rings and CP rings of the first
-/// `replicas` replicas, DP rings of all (gradient_rings()), and the DP trees (gradient_trees())
-/// of the devices whose `gradient_algorithms` entry is a tree.
+/// `replicas` replicas, DP rings of all (gradient_rings()) where `replica_rings` (bytes cross
+/// replicas), and then the DP trees (gradient_trees()) of the devices whose
+/// `gradient_algorithms` entry is a tree.
 std::vector<std::pair<int, int>> communicating_pairs(
     const std::vector<std::pair<int, int>>& devices, const Layout& layout, int replicas,
-    int gpus_per_node, const std::vector<NcclAlgo>& gradient_algorithms = {});
+    int gpus_per_node, const std::vector<NcclAlgo>& gradient_algorithms = {},
+    bool replica_rings = true);
 
 }  // namespace pipesim::simgrid::detail
