@@ -545,11 +545,12 @@ TEST_CASE("Ctrl-C while the cluster's platform is built ends simulate by the int
           "[simgrid][cli]") {
     // The caller's handler came back only before the run: an interrupt while SimGrid built a
     // large platform (seconds at 65,536 GPUs) ended the process with status 1 and no word.
-    // A second after it names its run (before the engine), it builds the platform of 65,536
-    // GPUs (4 s in all on a fast core).
+    // A second after it names its run (before the engine), it builds the platform of 131,072
+    // GPUs (3.9 s in all on this 2-core machine; 65,536 took 1 s once no rings were routed
+    // without gradient bytes).
     std::optional<std::chrono::steady_clock::time_point> named;
     interrupt_when({"simulate", "-s", "1f1b", "-p", "8", "-m", "8", "--costs", "1,1,1", "--cluster",
-                    "dgx-a100:8192", "--dp", "8192", "--progress", "none"},
+                    "dgx-a100:16384", "--dp", "16384", "--progress", "none"},
                    "pipesim_build_sigint", [&](const std::string& output) {
                        const auto now = std::chrono::steady_clock::now();
                        if (!named && output.find("simulating ") != std::string::npos) named = now;
