@@ -119,7 +119,7 @@ int open_locked(const std::string& path, int extra_flags) {
 // rewriting the file whole, which moves the lock to the new file. Returns the descriptor
 // that holds the lock then.
 int resume_results(int fd, const std::string& output, const std::vector<Job>& jobs,
-                   const std::string& grid, std::set<std::string>& finished) {
+                   const std::string& grid, int shards, std::set<std::string>& finished) {
     const ResultsFile existing = load_results(output);
     fileio::forget_input(output);  // this sweep appends to it, or rewrites it whole
     std::string kept = csv_header() + "\n";
@@ -140,13 +140,13 @@ int resume_results(int fd, const std::string& output, const std::vector<Job>& jo
         kept += csv_row(r) + "\n";
         finished.insert(job_key(r.job));
     }
-    // The grid is this one, so a row whose job this run does not take belongs to another
-    // shard of it (it was called "not one of the grid's jobs").
+    // The grid is this one, so in a shard's run a row whose job it does not take belongs to
+    // another shard (it was called "not one of the grid's jobs").
     std::set<int> taken;
     for (const Job& j : jobs)
         taken.insert(j.index);
     for (const Result& r : existing.rows)
-        if (!taken.count(r.job.index))
+        if (shards > 1 && !taken.count(r.job.index))
             throw std::invalid_argument(fmt::format(
                 "{}: its row of job {} ({} p={} m={}) belongs to another shard of this grid "
                 "than the jobs this run takes: resume each shard (--shard I/N) with the -o file "
@@ -165,7 +165,7 @@ int resume_results(int fd, const std::string& output, const std::vector<Job>& jo
 // locked from before it is read until the sweep closes it: two sweeps on one results file
 // would run every job twice.
 int claim_results_file(const std::string& output, const std::vector<Job>& jobs,
-                       const std::string& grid, std::set<std::string>& finished) {
+                       const std::string& grid, int shards, std::set<std::string>& finished) {
     struct stat st {};
     const bool exists = ::stat(output.c_str(), &st) == 0;
     if (exists && !S_ISREG(st.st_mode))
@@ -181,7 +181,7 @@ int claim_results_file(const std::string& output, const std::vector<Job>& jobs,
     if (!created && errno == EEXIST) fd = open_locked(output, 0);
     if (fd < 0) cannot_lock(output);
     try {
-        if (!created) return resume_results(fd, output, jobs, grid, finished);
+        if (!created) return resume_results(fd, output, jobs, grid, shards, finished);
         if (const int error = fileio::write_all(fd, csv_header() + "\n"); error != 0)
             throw std::invalid_argument(  // as fileio's writes report it: exit code 2
                 fmt::format("cannot write {}: {}", output, std::strerror(error)));
@@ -200,7 +200,7 @@ SweepSummary run_sweep(const std::vector<Job>& jobs, const std::string& output,
     SweepSummary summary;
     summary.total = static_cast<int>(jobs.size());
     std::set<std::string> finished;
-    const int fd = claim_results_file(output, jobs, options.grid, finished);
+    const int fd = claim_results_file(output, jobs, options.grid, options.shards, finished);
 
     std::vector<Job> pending;
     for (const Job& j : jobs) {
