@@ -26,9 +26,16 @@ std::string costs_or_model(const sweep::Job& j) {
 }
 
 // The job's choices that differ from the command line's defaults, e.g. "full recompute,
-// unfused attention, ZeRO 1, NCCL tree".
+// unfused attention, ZeRO 1, NCCL tree". The latency, M_W share and memory cap among them:
+// jobs that differed only there had alike rows and timeline headings.
 std::string options_of(const sweep::Job& j) {
     std::vector<std::string> out;
+    if (j.comm > 0) out.push_back(fmt::format("comm {:g}", j.comm));
+    if (j.model.empty() && j.mem_w_ratio != 1)
+        out.push_back(fmt::format("M_W {:g}", j.mem_w_ratio));
+    if (j.mem_limit > 0)
+        out.push_back(j.model.empty() ? fmt::format("cap {:g} M_B", j.mem_limit)
+                                      : fmt::format("cap {:.4g} GiB", j.mem_limit / gib));
     if (!j.model.empty() && j.recompute != "none") out.push_back(j.recompute + " recompute");
     if (!j.model.empty() && j.attention != "fused") out.push_back(j.attention + " attention");
     if (j.zero > 0) out.push_back(fmt::format("ZeRO {}", j.zero));
@@ -48,7 +55,9 @@ std::string options_of(const sweep::Job& j) {
 std::string describe(const sweep::Job& j) {
     const std::string options = options_of(j);
     return fmt::format(
-        "job {}: {} p={} m={}, {}{}{}{}", j.index, j.schedule, j.p, j.m, costs_or_model(j),
+        "job {}: {} p={} m={}, {}{}{}{}{}{}", j.index, j.schedule, j.p, j.m, costs_or_model(j),
+        j.dp > 1 ? fmt::format(", dp {}", j.dp) : std::string(),
+        j.tp > 1 ? fmt::format(", tp {}", j.tp) : std::string(),
         j.cp > 1 ? fmt::format(", cp {}", j.cp) : std::string(),
         options.empty() ? std::string() : ", " + options,
         j.engine == sweep::Engine::simgrid ? ", SimGrid on " + j.cluster : std::string());

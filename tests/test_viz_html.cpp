@@ -429,6 +429,24 @@ TEST_CASE("analyze and sweep --html write their reports", "[viz][html][cli]") {
     // A job that did not run shows the grid's v it asked for (it showed 0 beside "got v = 3").
     CHECK(sweep_page.find("<td>1f1b</td><td>analytic</td><td class=\"num\">4</td><td "
                           "class=\"num\">4</td><td class=\"num\">3</td>") != std::string::npos);
+
+    // Jobs that differ only in the latency, the M_W share or the cap are told apart in the
+    // table's options and the timelines' headings (their rows and headings read alike).
+    const std::string grid = dir / "g.json";
+    std::ofstream(grid) << R"({"format": "pipesim-sweep", "version": 1, "schedule": "zb-v",
+        "p": 2, "m": 12, "comm": [0, 0.05], "mem_w_ratio": [1, 0.5], "mem_limit": 9})";
+    const auto g = run_pipesim("sweep " + grid + " -o " + (dir / "g.csv") +
+                               " -j 1 --progress none --html " + (dir / "g.html"));
+    REQUIRE(g.exit_code == 0);
+    const std::string g_page = read_file(dir / "g.html");
+    for (const char* options :
+         {"<td>cap 9 M_B</td>", "<td>M_W 0.5, cap 9 M_B</td>", "<td>comm 0.05, cap 9 M_B</td>",
+          "<td>comm 0.05, M_W 0.5, cap 9 M_B</td>"})
+        CHECK(count(g_page, options) == 1);
+    // The three fastest drawn: the two without latency and one with.
+    CHECK(count(g_page, "p=2 m=12, 1,1,1, cap 9 M_B</h3>") == 1);
+    CHECK(count(g_page, "p=2 m=12, 1,1,1, M_W 0.5, cap 9 M_B</h3>") == 1);
+    CHECK(count(g_page, "p=2 m=12, 1,1,1, comm 0.05, cap 9 M_B</h3>") == 1);
 }
 
 TEST_CASE("analyze --html with a model adds one layer's kernels and titles peaks in GiB",
