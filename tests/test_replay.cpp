@@ -3,6 +3,7 @@
 #include <map>
 #include <random>
 #include <tuple>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -274,27 +275,24 @@ TEST_CASE("microbatches with their own stage ranges: two model copies in opposit
               "device 0 position 4: F(mb 0, stage 3) is outside microbatch 0's "
               "stages 0..1");
     }
-    SECTION("ranges must fit the stages") {
-        s.microbatch_stages[1] = {2, 4};
-        REQUIRE(validate(s));
-        CHECK(validate(s)->message ==
-              "microbatch 1 passes through stages 2..4, outside 0..3 or empty");
-    }
-    // A file once sent both microbatches through stage 0 alone of p = 2 and was analysed as
-    // a run without a bubble, 1.5 times 1F1B's speed, while device 1 idled throughout.
-    SECTION("each microbatch passes through a whole model copy") {
-        s.microbatch_stages[1] = {2, 2};
-        REQUIRE(validate(s));
-        CHECK(validate(s)->message ==
-              "microbatch 1 passes through stages 2..2 and microbatch 0 through 0..1: each "
-              "microbatch passes through one whole copy of the model, as many stages");
-    }
-    SECTION("every stage is in some microbatch's range") {
-        s.microbatch_stages[1] = {0, 1};
-        REQUIRE(validate(s));
-        CHECK(validate(s)->message ==
-              "no microbatch passes through stage 2: each stage holds part of a model copy "
-              "that microbatches pass through");
+    // Ranges that leave the stages, cover part of a model copy or leave a stage out. A file
+    // once sent both microbatches through stage 0 alone of p = 2 and was analysed as a run
+    // without a bubble, 1.5 times 1F1B's speed, while device 1 idled throughout.
+    SECTION("ranges must fit the stages, each a whole model copy, and cover every stage") {
+        const std::pair<StageRange, const char*> cases[] = {
+            {{2, 4}, "microbatch 1 passes through stages 2..4, outside 0..3 or empty"},
+            {{2, 2},
+             "microbatch 1 passes through stages 2..2 and microbatch 0 through 0..1: each "
+             "microbatch passes through one whole copy of the model, as many stages"},
+            {{0, 1},
+             "no microbatch passes through stage 2: each stage holds part of a model copy "
+             "that microbatches pass through"}};
+        for (const auto& [range, message] : cases) {
+            s.microbatch_stages[1] = range;
+            const auto issue = validate(s);
+            REQUIRE(issue);
+            CHECK(issue->message == message);
+        }
     }
 }
 

@@ -483,6 +483,12 @@ std::size_t control_length(std::string_view text) {
     return control ? length : 0;
 }
 
+bool has_control(std::string_view text) {
+    for (std::size_t i = 0; i < text.size(); ++i)
+        if (control_length(text.substr(i)) > 0) return true;
+    return false;
+}
+
 bool prints_nothing(std::string_view text) {
     while (!text.empty()) {
         if (text.front() == ' ') {

@@ -576,12 +576,9 @@ const std::string& JsonDocument::string(std::string_view pointer, std::size_t ma
 
 const std::string& JsonDocument::text(std::string_view pointer, std::size_t max_size) const {
     const std::string& s = string(pointer, max_size);
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (control_length(std::string_view(s).substr(i)) > 0)
-            throw error_at(pointer,
-                           fmt::format("{}: expected text without control characters, got {}",
-                                       display_name(pointer), quote_excerpt(s)));
-    }
+    if (has_control(s))
+        throw error_at(pointer, fmt::format("{}: expected text without control characters, got {}",
+                                            display_name(pointer), quote_excerpt(s)));
     return s;
 }
 

@@ -96,9 +96,9 @@ std::vector<std::string> string_axis(const fileio::JsonDocument& doc, std::strin
     each_value(doc, key, [&](const std::string& ptr) {
         const std::string& value = doc.string(ptr, max_name);
         // A results file keeps each job's names on one CSV line, and reads them back to
-        // resume: a line break in a path could not come back.
-        if (std::any_of(value.begin(), value.end(),
-                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == '\x7f'; }))
+        // resume: a line break in a path could not come back, and the results reader refuses
+        // every control character (C1 and bidirectional controls too).
+        if (fileio::has_control(value))
             throw doc.error_at(ptr, fmt::format("{} holds a control character (a line break, a "
                                                 "tab, …): rename the file",
                                                 fileio::quote_excerpt(value)));

@@ -119,6 +119,9 @@ std::string printable_name(std::string_view text);
 /// reorder what follows them on the line).
 std::size_t control_length(std::string_view text);
 
+/// Whether any character of `text` is a control character as control_length() has them.
+bool has_control(std::string_view text);
+
 /// Whether `text` shows nothing: it holds only spaces and characters that hide themselves
 /// (invisible_control(): zero-width spaces and joiners, directional marks), or nothing at all.
 /// A name made of them would print as an empty one.
