@@ -231,8 +231,20 @@ TEST_CASE(
         });
     };
     const std::string direct = run(false), carried = run(true);
-    CAPTURE(fetch, direct);
-    CHECK(carried == direct);
+    CAPTURE(fetch, direct, carried);
+    // The same numbers, to the solver's rounding: where a courier's hand-over changes the
+    // order in which transfers join one simulated instant (ZeRO-3's gather, one collective
+    // of both replicas), sums of shares round differently in the last bits.
+    std::istringstream direct_in(direct), carried_in(carried);
+    std::size_t numbers = 0;
+    for (double a = 0, b = 0; direct_in >> a;) {
+        REQUIRE(carried_in >> b);
+        CHECK(b == Approx(a).epsilon(1e-12).margin(1e-15));
+        ++numbers;
+    }
+    double extra = 0;
+    CHECK_FALSE(carried_in >> extra);
+    CHECK(numbers > 100);
     // Full mode, and the rings moved: tensor- and context-parallel transfers were recorded.
     std::istringstream in(direct);
     int full = 0, tensor = 0, context = 0;

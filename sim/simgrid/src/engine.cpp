@@ -274,6 +274,11 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     s.last_gradient_started.assign(static_cast<std::size_t>(p), 0);
     s.gather_pending.assign(static_cast<std::size_t>(p), 0);
     s.gather_time.assign(static_cast<std::size_t>(p), 0.0);
+    if (replicas > 1 && !workload.param_fetch_bytes.empty())
+        for (int d = 0; d < p; ++d) {
+            s.fetch_arrived.emplace_back(schedule.device_ops[d].size(), 0);
+            s.fetch_moved.push_back(sg::ConditionVariable::create());
+        }
     s.gather_exposed.assign(static_cast<std::size_t>(p), 0.0);
     if (options.overlap_param_gather && !workload.param_gather_bytes.empty() &&
         layout.dp * layout.cp > 1)

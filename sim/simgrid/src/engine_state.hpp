@@ -77,7 +77,14 @@ struct EngineState {
     // Per device: 1 while its parameter all-gather, moved to the iteration's start
     // (SimOptions::overlap_param_gather), is still running; its first F waits for it.
     std::vector<std::uint8_t> gather_pending;
-    std::vector<double> gather_time;     // per device: its parameter all-gather's length
+    std::vector<double> gather_time;  // per device: its parameter all-gather's length
+    // ZeRO-3's parameter all-gather before each F and backward, one collective over the
+    // rails of every replica (DeviceActor::fetch_parameters): per device and op index, the
+    // simulated replicas that have reached it, then fetch_done once it has moved; per device,
+    // what its waiting replicas wait on. Only with every replica simulated.
+    std::vector<std::vector<int>> fetch_arrived;
+    std::vector<::simgrid::s4u::ConditionVariablePtr> fetch_moved;
+    static constexpr int fetch_done = -1;
     std::vector<double> gather_exposed;  // per device: its first forward's wait for it
     int all_done = 0;
     ::simgrid::s4u::MutexPtr mutex;
@@ -164,6 +171,11 @@ class DeviceActor {
     /// for those still on the way).
     void close_sends(bool all);
     bool split_at(int microbatch, int stage) const;
+    /// ZeRO-3: all-gathers the parameters of `stage` before this device's op `k` over its
+    /// data-parallel `rings`, `bytes` per ring. The gather is one collective of all replicas,
+    /// as NCCL runs it: with every replica simulated, the last of them to reach op k runs it
+    /// and the others wait until it has moved. Returns once it has.
+    void fetch_parameters(RingCollective& rings, double bytes, std::size_t k);
 
     EngineState& s_;
     int replica_;
