@@ -64,6 +64,18 @@ class LinkFactory {
     std::unordered_map<std::int64_t, sg::SplitDuplexLink*> links_;
 };
 
+// Gives `zone`, not yet attached anywhere, the models of `from`, as attaching it below `from`
+// would.
+void take_models(sg::NetZone* zone, const sg::NetZone* from) {
+    auto* impl = zone->get_impl();
+    const auto* models = from->get_impl();
+    impl->set_network_model(models->get_network_model());
+    impl->set_cpu_pm_model(models->get_cpu_pm_model());
+    impl->set_cpu_vm_model(models->get_cpu_vm_model());
+    impl->set_disk_model(models->get_disk_model());
+    impl->set_host_model(models->get_host_model());
+}
+
 // A few nodes (routes.hpp: zone_of): a full zone of their GPUs and a gateway router through
 // which their NICs lead out.
 struct NodeZone {
@@ -89,9 +101,20 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
     // cluster) or a full zone of these zones (a fat tree, whose routes between nodes depend
     // on their leaves), so routing memory grows with the GPUs (or zones²), not with GPUs² as
     // in one flat zone.
+    //
+    // SimGrid 3.32 seals a zone by listing every host under the engine's root zone, the
+    // first zone created (NetZoneImpl::get_all_hosts walks the whole tree from there), so
+    // sealing one zone after another under the root took zones × GPUs steps: 23 s of a
+    // 262,144-GPU run in zones of 128. The first zone is therefore a "world" zone that holds
+    // only the cluster zone, attached to it last: until then the zones sealed below the
+    // cluster are out of the engine's sight, and each seal lists nothing. The hosts are
+    // sealed as they are created, which is what those lists were for. No route has the world
+    // as its common ancestor, so it needs none.
+    sg::NetZone* world = sg::create_star_zone("world");
     const bool fat_tree = cluster.topology == InterNodeTopology::fat_tree;
     sg::NetZone* root =
         fat_tree ? sg::create_full_zone("cluster") : sg::create_star_zone("cluster");
+    take_models(root, world);
     LinkFactory links(root, cluster, options);
     std::map<int, NodeZone> nodes;
     auto node_zone = [&](int node) -> NodeZone& {
@@ -103,13 +126,7 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
         // zones attached from the start, building took zones × hosts steps (dp = 10,000 at
         // p = 16: 44 s, two thirds of it there). Until then it takes the root's models, as
         // set_parent() gives them.
-        auto* zone = n.zone->get_impl();
-        const auto* models = root->get_impl();
-        zone->set_network_model(models->get_network_model());
-        zone->set_cpu_pm_model(models->get_cpu_pm_model());
-        zone->set_cpu_vm_model(models->get_cpu_vm_model());
-        zone->set_disk_model(models->get_disk_model());
-        zone->set_host_model(models->get_host_model());
+        take_models(n.zone, root);
         n.gateway = n.zone->create_router(n.zone->get_name() + "-gw");
         return n;
     };
@@ -177,7 +194,8 @@ std::vector<sg::Host*> build_platform(const ClusterSpec& cluster, int gpu_count,
         root->add_route(from.zone->get_netpoint(), to.zone->get_netpoint(), from.gateway,
                         to.gateway, route, false);
     }
-    root->seal();
+    root->set_parent(world);
+    world->seal();
     return hosts;
 }
 
