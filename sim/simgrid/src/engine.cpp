@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -70,10 +71,11 @@ struct HelperPlan {
 };
 
 // Every collective that may run at once shares helper_pairs_in_all: a gradient reducer per
-// device, and with ZeRO-3 each simulated device's parameter fetches.
+// device, and with ZeRO-3 one parameter gather per device. With `by_flows_in_flight`, all of
+// them take helpers where they hold helpers_from_in_flight transfers in all.
 HelperPlan plan_helpers(const ClusterSpec& cluster, const Layout& layout,
-                        const SimWorkload& workload, int replicas,
-                        const std::vector<NcclAlgo>& algorithms, const SimOptions& options) {
+                        const SimWorkload& workload, const std::vector<NcclAlgo>& algorithms,
+                        const SimOptions& options, bool by_flows_in_flight) {
     HelperPlan plan;
     plan.mode = !options.collective_helpers.has_value() ? detail::FlowHelpers::automatic
                 : *options.collective_helpers           ? detail::FlowHelpers::always
@@ -81,21 +83,29 @@ HelperPlan plan_helpers(const ClusterSpec& cluster, const Layout& layout,
     const bool reducers = layout.dp * layout.cp > 1;
     const bool fetch = !workload.param_fetch_bytes.empty() && layout.dp > 1;
     const std::size_t p = static_cast<std::size_t>(layout.pp);
-    const std::size_t concurrent =
-        (reducers ? p : 0) + (fetch ? static_cast<std::size_t>(replicas) * p : 0);
+    // Per device, its reduction and one ZeRO-3 gather (one collective of all replicas:
+    // DeviceActor::fetch_parameters) may run at once.
+    const std::size_t concurrent = (reducers ? p : 0) + (fetch ? p : 0);
     plan.cap = std::max<std::size_t>(
         1, detail::helper_pairs_in_all / std::max<std::size_t>(1, concurrent));
+    std::vector<std::size_t> flows;  // of each collective that may run at once
     for (int d = 0; d < layout.pp; ++d) {
-        const auto pairs = [&](NcclAlgo algorithm) {
-            return detail::flow_helpers(
-                detail::gradient_flow_count(layout, d, cluster.gpus_per_node, algorithm), plan.mode,
-                plan.cap);
+        const auto count = [&](NcclAlgo algorithm) {
+            return detail::gradient_flow_count(layout, d, cluster.gpus_per_node, algorithm);
         };
         if (reducers && !algorithms.empty())
-            plan.pairs +=
-                pairs(workload.param_gather_bytes.empty() ? algorithms[d] : NcclAlgo::ring);
-        if (fetch) plan.pairs += static_cast<std::size_t>(replicas) * pairs(NcclAlgo::ring);
+            flows.push_back(
+                count(workload.param_gather_bytes.empty() ? algorithms[d] : NcclAlgo::ring));
+        if (fetch) flows.push_back(count(NcclAlgo::ring));
     }
+    // Collectives below helpers_from transfers each but with helpers_from_in_flight in all
+    // would all sit on SimGrid's engine-wide list of transfers at once.
+    if (by_flows_in_flight && plan.mode == detail::FlowHelpers::automatic &&
+        std::accumulate(flows.begin(), flows.end(), std::size_t{0}) >=
+            detail::helpers_from_in_flight)
+        plan.mode = detail::FlowHelpers::always;
+    for (const std::size_t count : flows)
+        plan.pairs += detail::flow_helpers(count, plan.mode, plan.cap);
     return plan;
 }
 
@@ -220,19 +230,24 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
     const std::vector<std::pair<int, int>> routes =
         detail::communicating_pairs(pairs, layout, replicas, cluster.gpus_per_node, algorithms,
                                     replica_collectives(layout, workload));
-    const HelperPlan helpers =
-        plan_helpers(cluster, layout, workload, replicas, algorithms, options);
+    HelperPlan helpers = plan_helpers(cluster, layout, workload, algorithms, options, true);
     const bool fetch = any(workload.param_fetch_bytes);
     bool couriers = use_couriers(layout, replicas, fetch, options);
-    try {
+    const auto check_size = [&] {
         check_run_size(schedule, cluster, layout, replicas, routes.size(), helpers.pairs, couriers,
                        options);
+    };
+    try {
+        check_size();
     } catch (const fileio::OverMemoryBudget&) {
-        // The couriers only make the run faster: without their actors it may fit.
-        if (!couriers || options.collective_helpers == true) throw;
+        // The couriers, and helpers for collectives small on their own, only make the run
+        // faster: without their actors it may fit.
+        if (options.collective_helpers == true) throw;
+        const HelperPlan lean = plan_helpers(cluster, layout, workload, algorithms, options, false);
+        if (!couriers && lean.pairs == helpers.pairs) throw;
         couriers = false;
-        check_run_size(schedule, cluster, layout, replicas, routes.size(), helpers.pairs, false,
-                       options);
+        helpers = lean;
+        check_size();
     }
     if (options.check_only) return SimResult{};
     if (engine_used.exchange(true))
