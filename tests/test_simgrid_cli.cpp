@@ -142,6 +142,23 @@ TEST_CASE("a simulation that cannot fit in the address-space limit is refused in
     CHECK_THAT(r.err, Catch::Contains("MiB of address space") && Catch::Contains("ulimit -v"));
 }
 
+TEST_CASE("a cluster too large for the memory is refused before its collectives are planned",
+          "[simgrid][cli]") {
+    // 131,072 GPUs' hosts and zones alone pass a 300 MB limit: the least the run needs (one
+    // replica's actors and pipeline routes) is refused as such, before the symmetry, the
+    // all-reduce algorithms and the 851,726 routes of 16,384 replicas are worked out (over 4
+    // million GPUs, that took 20 s before the refusal).
+    const auto r = run_limited(300000,
+                               "simulate -s 1f1b -p 8 -m 8 --cluster dgx-a100:16384 --dp 16384 "
+                               "--costs 0.01,0.02,0.01 --grad-bytes 1e8");
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(pipesim::test::lines_of(r.err).size() == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("pipesim simulate: the simulation needs at least ") &&
+                          Catch::Contains("MiB of address space (16 actors with 256 KiB stacks, "
+                                          "131072 GPUs, 14 routes, 128 messages)"));
+}
+
 TEST_CASE("a simulation with more actors than the kernel's mapping limit is refused in one line",
           "[simgrid][cli]") {
     // SimGrid maps each actor's stack with a guard page (two mappings) and aborts with a

@@ -131,7 +131,7 @@ bool use_couriers(const Layout& layout, int replicas, bool fetch, const SimOptio
 // Refuses a run that cannot fit in memory, before SimGrid allocates any of it.
 void check_run_size(const Schedule& schedule, const ClusterSpec& cluster, const Layout& layout,
                     int replicas, std::size_t routes, std::size_t helper_pairs, bool couriers,
-                    const SimOptions& options) {
+                    const SimOptions& options, bool lower_bound = false) {
     const std::size_t p = static_cast<std::size_t>(layout.pp);
     const std::size_t devices = static_cast<std::size_t>(replicas) * p;
     detail::RunSize size;
@@ -151,6 +151,7 @@ void check_run_size(const Schedule& schedule, const ClusterSpec& cluster, const 
                          output_slot_count(schedule.microbatches, schedule.stages());
     size.timeline_ops = schedule.op_count();
     size.transfers = options.record_transfers ? transfer_records(schedule, layout) : 0;
+    size.lower_bound = lower_bound;
     detail::check_memory(size, detail::estimate_memory(size));
 }
 
@@ -221,6 +222,10 @@ SimResult detail::run_engine(const Schedule& schedule, const SimWorkload& worklo
                (any(w.gradient_bytes) || any(w.param_gather_bytes) || any(w.param_fetch_bytes));
     };
     const std::vector<std::pair<int, int>> pairs = detail::device_pairs(schedule);
+    // The least the run needs (one replica's actors and pipeline routes, no helpers) is
+    // refused before the rest is worked out: the symmetry, the collectives' algorithms and
+    // routes of 4,194,304 GPUs took 20 s before their run was refused for memory.
+    check_run_size(schedule, cluster, layout, 1, pairs.size(), 0, false, options, true);
     const detail::SymmetryPlan symmetry = detail::plan_symmetry(
         cluster, layout, pairs, slowdown, options,
         layout.cp > 1 && !workload.cp_ring.layers.empty(), replica_collectives(layout, workload));

@@ -73,27 +73,28 @@ void check_memory(const RunSize& size, const MemoryEstimate& e) {
     const std::string what =
         fmt::format("{} actors with {} KiB stacks, {} GPUs, {} routes, {} messages", size.actors,
                     actor_stack_kib, size.gpus, size.routes, size.message_slots);
+    const char* needs = size.lower_bound ? "at least" : "about";
     const sim::MemoryBudget budget = sim::memory_budget();
     if (e.address_space > budget.address_space_left)
         throw fileio::OverMemoryBudget(fmt::format(
-            "the simulation needs about {:.0f} MiB of address space ({}), more than the {:.0f} "
+            "the simulation needs {} {:.0f} MiB of address space ({}), more than the {:.0f} "
             "MiB left under this process's limit (ulimit -v)",
-            e.address_space / mib, what, std::max(0.0, budget.address_space_left) / mib));
+            needs, e.address_space / mib, what, std::max(0.0, budget.address_space_left) / mib));
     if (e.resident > budget.physical)
         throw fileio::OverMemoryBudget(fmt::format(
-            "the simulation needs about {:.0f} MiB of memory ({}), more than the {:.0f} MiB "
+            "the simulation needs {} {:.0f} MiB of memory ({}), more than the {:.0f} MiB "
             "this machine has",
-            e.resident / mib, what, budget.physical / mib));
+            needs, e.resident / mib, what, budget.physical / mib));
     if (const std::size_t limit = max_map_count(); limit > 0) {
         const std::size_t held = mappings_now();
         const std::size_t needed = maps_per_actor * size.actors;
         if (held + needed + map_margin > limit)
             throw fileio::OverMemoryBudget(fmt::format(
-                "the simulation needs {} SimGrid actors, {} memory mappings each, and this "
+                "the simulation needs {}{} SimGrid actors, {} memory mappings each, and this "
                 "process holds {} of the {} mappings the kernel allows (vm.max_map_count): "
                 "simulate fewer devices or replicas (a straggler or unequal GPUs simulate every "
                 "replica), or raise vm.max_map_count",
-                size.actors, maps_per_actor, held, limit));
+                size.lower_bound ? "at least " : "", size.actors, maps_per_actor, held, limit));
     }
 }
 

@@ -21,6 +21,8 @@ struct RunSize {
     std::size_t message_slots = 0;  ///< pipeline messages of all simulated replicas
     std::size_t timeline_ops = 0;
     std::size_t transfers = 0;
+    /// Whether these are the least the run can need (counted before all of it is known).
+    bool lower_bound = false;
 };
 
 /// Bytes of address space and of resident memory the run adds to this process.
