@@ -116,10 +116,10 @@ int run_sweep(const std::vector<std::string>& args) {
         throw UsageError(
             "-o -: a sweep appends each job's row to its results file as the job "
             "ends, and resumes from it: give a file");
-    if (!flags.html.empty()) {
-        viz::check_html_report("--html", flags.html);
-        check_output_files({{"-o", output}, {"--html", flags.html}});
-    }
+    if (!flags.html.empty()) viz::check_html_report("--html", flags.html);
+    // The grid itself as -o was read as a results file to resume, and refused as one with
+    // the header a results file has.
+    check_output_files({{"-o", output}, {"--html", flags.html}}, {grid_file});
 
     const sweep::Grid grid = sweep::load_grid(grid_file);
     if (dry_run) {

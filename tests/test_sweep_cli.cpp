@@ -318,6 +318,24 @@ TEST_CASE("shards merged give the whole sweep, in job order", "[sweep][cli]") {
     fs::remove_all(dir);
 }
 
+TEST_CASE("a sweep told to write its results over its grid file refuses and keeps the grid",
+          "[sweep][cli]") {
+    // It read the grid as a results file to resume and refused it for its header.
+    const fs::path dir = scratch("grid-as-output");
+    const fs::path grid = dir / "grid.json";
+    fs::copy_file(data + "tiny.json", grid);
+    const std::string before = read_file(grid);
+    for (const std::string& output : {grid.string(), (dir / "." / "grid.json").string()}) {
+        const CommandResult r = run_pipesim("sweep " + grid.string() + " -o " + output);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err == "pipesim sweep: -o '" + output +
+                           "' is an input of this run, which writing it would replace: give "
+                           "another file\n");
+    }
+    CHECK(read_file(grid) == before);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("a row whose job index is not its grid's job is refused by resume and merge",
           "[sweep][cli]") {
     // Edited by hand to job 99, job 2's row was kept by merge --grid (which then called the
