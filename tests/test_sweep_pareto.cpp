@@ -194,6 +194,16 @@ TEST_CASE("pareto on results without a finished row names the file", "[sweep][cl
     CHECK(r.exit_code == 2);
     CHECK(r.err == "pipesim pareto: " + header + ": no row with status ok to plot (0 rows)\n");
     CHECK_FALSE(fs::exists(s / "p.dot"));
+    // Rows that ran and were refused are counted by status (it said "none finished").
+    const std::string capped = s / "capped.json", results = s / "capped.csv";
+    std::ofstream(capped) << R"({"format": "pipesim-sweep", "version": 1,
+        "schedule": ["1f1b", "zb-h1", "gpipe"], "p": 4, "m": 8, "model": "llama3-8b",
+        "gpu": "a100-80gb", "mb": 1, "mem_limit": 1})";
+    REQUIRE(run_pipesim("sweep " + capped + " -o " + results + " --progress none").exit_code == 0);
+    const CommandResult over = run_pipesim("pareto " + results + " -o " + (s / "p.dot"));
+    CHECK(over.exit_code == 2);
+    CHECK(over.err == "pipesim pareto: " + results +
+                          ": no row with status ok to plot (3 rows: 3 over-memory)\n");
 }
 
 TEST_CASE("pareto says which --where kept no row, and what the rows have", "[sweep][cli]") {
@@ -217,7 +227,17 @@ TEST_CASE("pareto says which --where kept no row, and what the rows have", "[swe
     CHECK(both.err ==
           "pipesim pareto: --where schedule=zb-v --where v=3: no row with status ok "
           "matches all of these together\n");
+    // Analytic rows have no cluster: the empty cell is named as such (it listed nothing).
+    const CommandResult empty = run_pipesim("pareto " + csv + out + " --where cluster=dgx-a100");
+    CHECK(empty.exit_code == 2);
+    CHECK(empty.err ==
+          "pipesim pareto: --where cluster=dgx-a100: no row with status ok has "
+          "cluster 'dgx-a100'; they have (empty)\n");
     CHECK_FALSE(fs::exists(s / "p.dot"));
+    const CommandResult grouped = run_pipesim("pareto " + csv + out + " --group-by m,cluster");
+    INFO(grouped.err);
+    REQUIRE(grouped.exit_code == 0);
+    CHECK_THAT(grouped.out, Catch::Contains("\nm=4, cluster=(empty):\n"));
 }
 
 TEST_CASE("pareto --group-by draws and prints one front per group", "[sweep][cli]") {

@@ -75,11 +75,17 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 // "c=v, d=w" for `columns` of a row.
+// A cell as the messages and group names show it: an empty one (no cluster on an analytic
+// row, no model) as "(empty)" rather than nothing.
+std::string shown_value(const std::string& cell) {
+    return cell.empty() ? "(empty)" : cell;
+}
+
 std::string describe(const PlottedRow& row, const std::vector<std::string>& columns) {
     std::string out;
     for (const std::string& c : columns)
         out += fmt::format("{}{}={}", out.empty() ? "" : ", ", c,
-                           row.fields[column_index("--group-by", c)]);
+                           shown_value(row.fields[column_index("--group-by", c)]));
     return out;
 }
 
@@ -204,10 +210,20 @@ ParetoSelection select_rows(const std::string& source, const std::vector<Result>
                         [&](const auto& w) { return row.fields[w.first] == w.second; }))
             s.groups[describe(row, s.group_by)].push_back(std::move(row));
     }
-    if (!any_ok)
-        throw std::invalid_argument(
-            fmt::format("{}: no row with status ok to plot ({} row{}{})", source, results.size(),
-                        results.size() == 1 ? "" : "s", results.empty() ? "" : ", none finished"));
+    if (!any_ok) {
+        // Each status the rows have, with its count, in the order of Status.
+        std::string statuses;
+        for (const Status status : {Status::over_memory, Status::infeasible, Status::error}) {
+            const auto count = std::count_if(results.begin(), results.end(),
+                                             [&](const Result& r) { return r.status == status; });
+            if (count > 0)
+                statuses += fmt::format("{} {} {}", statuses.empty() ? ":" : ",", count,
+                                        status_name(status));
+        }
+        throw std::invalid_argument(fmt::format("{}: no row with status ok to plot ({} row{}{})",
+                                                source, results.size(),
+                                                results.size() == 1 ? "" : "s", statuses));
+    }
     if (s.groups.empty()) {
         for (std::size_t k = 0; k < wanted.size(); ++k) {
             if (seen[k].count(wanted[k].second) != 0) continue;
@@ -224,6 +240,7 @@ ParetoSelection select_rows(const std::string& source, const std::vector<Result>
             });
             const std::size_t more = values.size() > listed ? values.size() - listed : 0;
             values.resize(std::min(values.size(), listed));
+            std::transform(values.begin(), values.end(), values.begin(), shown_value);
             throw std::invalid_argument(fmt::format(
                 "--where {}: no row with status ok has {} '{}'; they have {}{}", conditions[k],
                 conditions[k].substr(0, conditions[k].find('=')), wanted[k].second,
