@@ -244,6 +244,27 @@ TEST_CASE("the HTML report's legend lists the passes its timelines use", "[viz][
     page = viz::html_document(r, {fake_svg(100)});
     CHECK(page.find("<b>BW</b>") != std::string::npos);
     CHECK(page.find("<b>W</b>") == std::string::npos);
+    // Each pass with the shades it is drawn in: 1F1B's BW in chunk 0's alone beside ZB-V's
+    // two chunks of F, B and W (it showed a chunk 1 shade of BW that nothing used).
+    r.schedules = {schedule("1f1b", "1f1b", 4, 8), schedule("zb-v", "zb-v", 4, 8)};
+    page = viz::html_document(r, {fake_svg(100), fake_svg(100)});
+    const auto entry = [&](const std::string& pass) {
+        const std::size_t end = page.find("<b>" + pass + "</b>");
+        REQUIRE(end != std::string::npos);
+        const std::size_t begin = page.rfind("<span class=\"entry\">", end);
+        return page.substr(begin, end - begin);
+    };
+    const auto swatches = [](const std::string& text) {
+        std::size_t count = 0;
+        for (std::size_t at = text.find("<i "); at != std::string::npos;
+             at = text.find("<i ", at + 1))
+            ++count;
+        return count;
+    };
+    CHECK(swatches(entry("BW")) == 1);
+    CHECK_THAT(entry("BW"), Catch::Contains("title=\"chunk 0\""));
+    for (const char* pass : {"F", "B", "W"})
+        CHECK(swatches(entry(pass)) == 2);
 }
 
 TEST_CASE("the HTML report needs a .html name and refuses a memory model of the wrong size",

@@ -377,13 +377,21 @@ std::string extra_section(const HtmlSection& section) {
 }
 
 std::string legend_section(const HtmlReport& r) {
+    // The shades each pass is drawn in, over all the page's timelines (chunks cycle through
+    // four): a pass only one schedule runs shows that schedule's shades, not every chunk's.
+    constexpr int shades = 4;
+    std::array<std::array<bool, shades>, pass_count> used_shade{};
     std::array<bool, pass_count> used{};
     int chunks = 1;
     for (const HtmlSchedule& s : r.schedules) {
-        chunks = std::max(chunks, std::min(s.timeline.chunks, 4));
+        chunks = std::max(chunks, std::min(s.timeline.chunks, shades));
         for (const auto& ops : s.timeline.device_ops)
-            for (const TimedOp& op : ops)
-                used[static_cast<std::size_t>(op.op.pass)] = true;
+            for (const TimedOp& op : ops) {
+                const auto pass = static_cast<std::size_t>(op.op.pass);
+                used[pass] = true;
+                used_shade[pass][static_cast<std::size_t>(
+                    detail::chunk_of(s.timeline, op.op.stage) % shades)] = true;
+            }
     }
     static constexpr std::array<const char*, pass_count> meaning = {
         "forward", "backward (input gradient)", "backward (weight gradient)", "full backward"};
@@ -393,8 +401,9 @@ std::string legend_section(const HtmlReport& r) {
         const Pass pass = static_cast<Pass>(p);
         out += "<span class=\"entry\">";
         for (int c = 0; c < chunks; ++c)
-            out += fmt::format("<i style=\"background:{}\" title=\"chunk {}\"></i>",
-                               detail::pass_colour(pass, c), c);
+            if (used_shade[static_cast<std::size_t>(p)][static_cast<std::size_t>(c)])
+                out += fmt::format("<i style=\"background:{}\" title=\"chunk {}\"></i>",
+                                   detail::pass_colour(pass, c), c);
         out += fmt::format("<b>{}</b> {}</span>", pass_name(pass),
                            meaning[static_cast<std::size_t>(p)]);
     }
