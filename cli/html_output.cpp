@@ -360,7 +360,20 @@ std::string single_html(std::string_view command, std::string call,
                                a.schedule.devices, a.schedule.microbatches, a.schedule.chunks);
     report.table = summary_table({summary_row(a.schedule.name, a)}, a.model.has_value(),
                                  a.timeline.time_unit, /*speedup=*/false, a.post_validation);
-    if (!spec.given) report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
+    if (!spec.given) {
+        report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
+        // v as run where the schedule chose it (zb-v's 2): the title gives it, so do the
+        // inputs.
+        if (spec.generator.chunks == 0 && a.schedule.chunks > 1)
+            report.inputs.insert(
+                report.inputs.begin() + 3,
+                {"v (chunks)", fmt::format("{} (the schedule's)", a.schedule.chunks)});
+    }
+    // The cluster as it was run, with its nodes (the name alone dropped "dgx-h100:4"'s 4).
+    if (a.cluster)
+        for (auto& [label, value] : report.inputs)
+            if (label == "cluster")
+                value = fmt::format("{}: {}", a.cluster->cluster, a.cluster->description);
     report.schedules.push_back(html_schedule(a.schedule.name, a));
     if (a.model) {
         const analysis::TimeBudget budget = analysis::time_budget(a);

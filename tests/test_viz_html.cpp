@@ -433,6 +433,17 @@ TEST_CASE("analyze and sweep --html write their reports", "[viz][html][cli]") {
     const std::string page = read_file(dir / "a.html");
     CHECK(count(page, "<div class=\"viewport timeline\"><svg") == 1);
     CHECK(page.find("<td class=\"num\">25.5</td>") != std::string::npos);
+    // The inputs give v as run where the schedule chose it (only the title had it).
+    CHECK(count(page,
+                "<dt>m (microbatches)</dt><dd>8</dd>\n<dt>v (chunks)</dt><dd>2 (the "
+                "schedule&#39;s)</dd>") == 1);
+    // simulate's name the cluster with its nodes (they read "dgx-h100" for dgx-h100:4).
+    const auto sim = run_pipesim("simulate -s 1f1b -p 4 -m 8 --cluster dgx-h100:4 --dp 2 --html " +
+                                 (dir / "s.html"));
+    REQUIRE(sim.exit_code == 0);
+    const std::string sim_page = read_file(dir / "s.html");
+    CHECK(count(sim_page, "<dt>cluster</dt><dd>dgx-h100: 4 DGX H100 nodes: 8 H100 SXM") == 1);
+    CHECK(count(sim_page, "v (chunks)") == 0);  // 1F1B has one chunk
 
     const auto s = run_pipesim("sweep " + std::string(PIPESIM_SOURCE_DIR) +
                                "/tests/data/sweeps/tiny.json -o " + (dir / "r.csv") +
