@@ -96,8 +96,6 @@ BlockCommand parse_block_args(const std::vector<std::string>& args, bool& help) 
     return c;
 }
 
-}  // namespace
-
 // The fill chooses in the block's slot time (its lengths); under other pass times its order
 // can run longer than the block unfilled (zb-h1-p4 at m 12, --costs 2,1,1: 55 against 54).
 // Said, not undone: --fill asked for that order.
@@ -117,6 +115,8 @@ void warn_if_fill_slower(const BuildingBlock& block, const BlockCommand& c,
             "the block unfilled ({:.6g}): the fill chooses in the block's slot lengths",
             makespan, 100 * (makespan / unfilled - 1), unfilled));
 }
+
+}  // namespace
 
 int run_block(const std::vector<std::string>& args) {
     bool help = false;

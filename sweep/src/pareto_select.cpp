@@ -74,13 +74,13 @@ std::vector<std::string> split_list(const std::string& text) {
     return out;
 }
 
-// "c=v, d=w" for `columns` of a row.
 // A cell as the messages and group names show it: an empty one (no cluster on an analytic
 // row, no model) as "(empty)" rather than nothing.
 std::string shown_value(const std::string& cell) {
     return cell.empty() ? "(empty)" : cell;
 }
 
+// "c=v, d=w" for `columns` of a row.
 std::string describe(const PlottedRow& row, const std::vector<std::string>& columns) {
     std::string out;
     for (const std::string& c : columns)
