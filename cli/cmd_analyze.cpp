@@ -85,7 +85,7 @@ int run_analyze(const std::vector<std::string>& args) {
     const auto saved = pipeline.prepare_save(result.schedule, viz_outputs.format_without_extension);
     const std::string html_text =
         html.empty() ? std::string()
-                     : single_html("analyze", command_line("analyze", args), spec, "", result);
+                     : single_html("analyze", command_line("analyze", args), spec, result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) fileio::write_file_atomically(html, html_text);
     phases.reset();

@@ -264,9 +264,8 @@ int run_simulate(const std::vector<std::string>& args) {
     const simgrid::Layout& layout = run.layout;
     // The pictures first: they may still refuse (a dependency graph too large to draw).
     const std::string html_text =
-        html.empty()
-            ? std::string()
-            : single_html("simulate", command_line("simulate", args), spec, run.cluster, result);
+        html.empty() ? std::string()
+                     : single_html("simulate", command_line("simulate", args), spec, result);
     const std::string gantt = viz::write_outputs(result.timeline, result.memory, viz_outputs);
     if (!html.empty()) fileio::write_file_atomically(html, html_text);
     phases.reset();

@@ -245,7 +245,8 @@ std::string command_line(std::string_view command, const std::vector<std::string
 }
 
 std::vector<std::pair<std::string, std::string>> run_inputs(const analysis::PipelineSpec& spec,
-                                                            const std::string& cluster) {
+                                                            const std::string& cluster,
+                                                            int chunks_run) {
     std::vector<std::pair<std::string, std::string>> inputs;
     auto input = [&](std::string label, std::string value) {
         inputs.emplace_back(std::move(label), std::move(value));
@@ -257,7 +258,11 @@ std::vector<std::pair<std::string, std::string>> run_inputs(const analysis::Pipe
     } else {
         input("p (stages)", std::to_string(spec.generator.devices));
         input("m (microbatches)", std::to_string(spec.generator.microbatches));
-        if (spec.generator.chunks != 0) input("v (chunks)", std::to_string(spec.generator.chunks));
+        // v as given, or as the one schedule run chose it (zb-v's 2: the title gives it).
+        if (spec.generator.chunks != 0)
+            input("v (chunks)", std::to_string(spec.generator.chunks));
+        else if (chunks_run > 1)
+            input("v (chunks)", fmt::format("{} (the schedule's)", chunks_run));
         if (spec.generator.group_size != 0)
             input("group size", std::to_string(spec.generator.group_size));
     }
@@ -296,11 +301,12 @@ std::vector<std::pair<std::string, std::string>> run_inputs(const analysis::Pipe
 }
 
 viz::HtmlReport html_report_for(std::string_view command, std::string call,
-                                const analysis::PipelineSpec& spec, const std::string& cluster) {
+                                const analysis::PipelineSpec& spec, const std::string& cluster,
+                                int chunks_run) {
     viz::HtmlReport report;
     report.title = fmt::format("pipesim {}", command);
     report.command_line = std::move(call);
-    report.inputs = run_inputs(spec, cluster);
+    report.inputs = run_inputs(spec, cluster, chunks_run);
     return report;
 }
 
@@ -353,27 +359,17 @@ void check_picture_ops(const analysis::PipelineSpec& spec, bool picture, std::si
 }
 
 std::string single_html(std::string_view command, std::string call,
-                        const analysis::PipelineSpec& spec, const std::string& cluster,
-                        const analysis::Analysis& a) {
-    viz::HtmlReport report = html_report_for(command, std::move(call), spec, cluster);
+                        const analysis::PipelineSpec& spec, const analysis::Analysis& a) {
+    // A cluster as it was run, with its nodes (its name alone dropped "dgx-h100:4"'s 4).
+    viz::HtmlReport report = html_report_for(
+        command, std::move(call), spec,
+        a.cluster ? fmt::format("{}: {}", a.cluster->cluster, a.cluster->description) : "",
+        a.schedule.chunks);
     report.title = fmt::format("pipesim {}: {}, p={} m={} v={}", command, a.schedule.name,
                                a.schedule.devices, a.schedule.microbatches, a.schedule.chunks);
     report.table = summary_table({summary_row(a.schedule.name, a)}, a.model.has_value(),
                                  a.timeline.time_unit, /*speedup=*/false, a.post_validation);
-    if (!spec.given) {
-        report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
-        // v as run where the schedule chose it (zb-v's 2): the title gives it, so do the
-        // inputs.
-        if (spec.generator.chunks == 0 && a.schedule.chunks > 1)
-            report.inputs.insert(
-                report.inputs.begin() + 3,
-                {"v (chunks)", fmt::format("{} (the schedule's)", a.schedule.chunks)});
-    }
-    // The cluster as it was run, with its nodes (the name alone dropped "dgx-h100:4"'s 4).
-    if (a.cluster)
-        for (auto& [label, value] : report.inputs)
-            if (label == "cluster")
-                value = fmt::format("{}: {}", a.cluster->cluster, a.cluster->description);
+    if (!spec.given) report.inputs.insert(report.inputs.begin(), {"schedule", a.schedule.name});
     report.schedules.push_back(html_schedule(a.schedule.name, a));
     if (a.model) {
         const analysis::TimeBudget budget = analysis::time_budget(a);

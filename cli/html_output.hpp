@@ -40,15 +40,18 @@ std::string speedup_1f1b_cell(double speedup_1f1b);
 std::string command_line(std::string_view command, const std::vector<std::string>& args);
 
 /// What a run ran on, as (label, value) lines: the shape, costs or model, latency or cluster,
-/// layout; `cluster` is empty for the analytic replay. The HTML report's Inputs and compare's
-/// JSON "inputs".
+/// layout; `cluster` is empty for the analytic replay. `chunks_run`: the v of the one schedule
+/// run, given where the spec leaves v to it (0: none, or several schedules). The HTML report's
+/// Inputs and compare's JSON "inputs".
 std::vector<std::pair<std::string, std::string>> run_inputs(const analysis::PipelineSpec& spec,
-                                                            const std::string& cluster);
+                                                            const std::string& cluster,
+                                                            int chunks_run = 0);
 
 /// A report titled "pipesim COMMAND" with `call` (what ran it: command_line(), or Python's
 /// call) and run_inputs().
 viz::HtmlReport html_report_for(std::string_view command, std::string call,
-                                const analysis::PipelineSpec& spec, const std::string& cluster);
+                                const analysis::PipelineSpec& spec, const std::string& cluster,
+                                int chunks_run = 0);
 
 /// The report's picture of an analysis whose timeline recorded every op: memory in GiB with a
 /// model, in M_B without.
@@ -113,9 +116,9 @@ ComparisonReport compare_for_report(const analysis::PipelineSpec& spec,
 void check_picture_ops(const analysis::PipelineSpec& spec, bool picture, std::size_t max_ops);
 
 /// analyze's and simulate's report of one analysis, as the HTML text to write: its summary
-/// row, its timeline and memory, the inputs. `cluster` is empty for the analytic replay.
+/// row, its timeline and memory, the inputs (with the cluster `a` ran on, if any, as its name
+/// and description).
 std::string single_html(std::string_view command, std::string call,
-                        const analysis::PipelineSpec& spec, const std::string& cluster,
-                        const analysis::Analysis& a);
+                        const analysis::PipelineSpec& spec, const analysis::Analysis& a);
 
 }  // namespace pipesim::cli

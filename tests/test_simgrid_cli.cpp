@@ -124,6 +124,15 @@ pipesim::test::CommandResult run_limited(long kib, const std::string& args) {
     return r;
 }
 
+// A run refused with one line on stderr and exit code 2, the line as `matches` says.
+template <typename Matcher>
+void check_refused(const pipesim::test::CommandResult& r, const Matcher& matches) {
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(pipesim::test::lines_of(r.err).size() == 1);
+    CHECK_THAT(r.err, matches);
+}
+
 }  // namespace
 
 TEST_CASE("a simulation that cannot fit in the address-space limit is refused in one line",
@@ -134,12 +143,9 @@ TEST_CASE("a simulation that cannot fit in the address-space limit is refused in
         400000,
         "simulate -s 1f1b -p 512 -m 64 --cluster dgx-h100:512 --costs 0.01,0.02,0.01 --dp 8 "
         "--straggler 0:2 --grad-bytes 1e8");
-    INFO(r.err);
-    CHECK(r.exit_code == 2);
-    CHECK(pipesim::test::lines_of(r.err).size() == 1);
+    check_refused(r, Catch::Contains("MiB of address space") && Catch::Contains("ulimit -v"));
     // Refused before the report's first line ("simulating 8 replicas × ..." came first).
     CHECK(r.out.empty());
-    CHECK_THAT(r.err, Catch::Contains("MiB of address space") && Catch::Contains("ulimit -v"));
 }
 
 TEST_CASE("a cluster too large for the memory is refused before its collectives are planned",
@@ -151,12 +157,9 @@ TEST_CASE("a cluster too large for the memory is refused before its collectives 
     const auto r = run_limited(300000,
                                "simulate -s 1f1b -p 8 -m 8 --cluster dgx-a100:16384 --dp 16384 "
                                "--costs 0.01,0.02,0.01 --grad-bytes 1e8");
-    INFO(r.err);
-    CHECK(r.exit_code == 2);
-    CHECK(pipesim::test::lines_of(r.err).size() == 1);
-    CHECK_THAT(r.err, Catch::StartsWith("pipesim simulate: the simulation needs at least ") &&
-                          Catch::Contains("MiB of address space (16 actors with 256 KiB stacks, "
-                                          "131072 GPUs, 14 routes, 128 messages)"));
+    check_refused(r, Catch::StartsWith("pipesim simulate: the simulation needs at least ") &&
+                         Catch::Contains("MiB of address space (16 actors with 256 KiB stacks, "
+                                         "131072 GPUs, 14 routes, 128 messages)"));
 }
 
 TEST_CASE("a simulation with more actors than the kernel's mapping limit is refused in one line",
@@ -175,10 +178,7 @@ TEST_CASE("a simulation with more actors than the kernel's mapping limit is refu
         16000000, fmt::format("simulate -s 1f1b -p 8 -m 8 --cluster dgx-h100:{} --dp {} "
                               "--straggler 5:2 --costs 0.01,0.02,0.01 --json",
                               dp, dp));
-    INFO(r.err);
-    CHECK(r.exit_code == 2);
-    CHECK(pipesim::test::lines_of(r.err).size() == 1);
-    CHECK_THAT(r.err, Catch::Contains("vm.max_map_count") && Catch::Contains("SimGrid actors"));
+    check_refused(r, Catch::Contains("vm.max_map_count") && Catch::Contains("SimGrid actors"));
 }
 
 TEST_CASE("a 2,048-device pipeline fits in 1 GB: mailboxes only between neighbours, small stacks",

@@ -416,7 +416,7 @@ RunData analyze(const py::dict& d, bool overlap_grad_reduce, bool overlap_param_
     return interruptible([&] {
         analysis::Analysis result = analysis::run_with_baseline(spec, engine);
         if (!report.empty()) {
-            const std::string page = cli::single_html("analyze", call, spec, "", result);
+            const std::string page = cli::single_html("analyze", call, spec, result);
             // Ctrl-C while the pictures were drawn (no phase reports it): no page.
             if (python_interrupted()) throw Interrupted{};
             fileio::write_file_atomically(report, page);

@@ -62,8 +62,7 @@ RunData simulate_in_child(analysis::Pipeline pipeline, const analysis::SimGridEn
             analysis::Analysis result = analysis::run_with_baseline(std::move(pipeline), engine);
             const std::string report = html_call.empty()
                                            ? std::string()
-                                           : cli::single_html("simulate", html_call, spec,
-                                                              result.cluster->cluster, result);
+                                           : cli::single_html("simulate", html_call, spec, result);
             const RunData data = run_data(std::move(result), spec);
             std::string out;
             append_section(out, data.json);

@@ -381,27 +381,24 @@ std::string legend_section(const HtmlReport& r) {
     // four): a pass only one schedule runs shows that schedule's shades, not every chunk's.
     constexpr int shades = 4;
     std::array<std::array<bool, shades>, pass_count> used_shade{};
-    std::array<bool, pass_count> used{};
     int chunks = 1;
     for (const HtmlSchedule& s : r.schedules) {
         chunks = std::max(chunks, std::min(s.timeline.chunks, shades));
         for (const auto& ops : s.timeline.device_ops)
-            for (const TimedOp& op : ops) {
-                const auto pass = static_cast<std::size_t>(op.op.pass);
-                used[pass] = true;
-                used_shade[pass][static_cast<std::size_t>(
+            for (const TimedOp& op : ops)
+                used_shade[static_cast<std::size_t>(op.op.pass)][static_cast<std::size_t>(
                     detail::chunk_of(s.timeline, op.op.stage) % shades)] = true;
-            }
     }
     static constexpr std::array<const char*, pass_count> meaning = {
         "forward", "backward (input gradient)", "backward (weight gradient)", "full backward"};
     std::string out = "<div id=\"legend\" class=\"legend\">";
     for (int p = 0; p < pass_count; ++p) {
-        if (!used[static_cast<std::size_t>(p)]) continue;
+        const auto& drawn = used_shade[static_cast<std::size_t>(p)];
+        if (std::none_of(drawn.begin(), drawn.end(), [](bool b) { return b; })) continue;
         const Pass pass = static_cast<Pass>(p);
         out += "<span class=\"entry\">";
         for (int c = 0; c < chunks; ++c)
-            if (used_shade[static_cast<std::size_t>(p)][static_cast<std::size_t>(c)])
+            if (drawn[static_cast<std::size_t>(c)])
                 out += fmt::format("<i style=\"background:{}\" title=\"chunk {}\"></i>",
                                    detail::pass_colour(pass, c), c);
         out += fmt::format("<b>{}</b> {}</span>", pass_name(pass),

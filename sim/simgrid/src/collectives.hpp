@@ -142,16 +142,17 @@ enum class FlowHelpers {
 /// `helpers` never none, with always from two transfers on.
 std::size_t flow_helpers(std::size_t flows, FlowHelpers helpers, std::size_t cap);
 constexpr std::size_t helpers_from = 1024;
-/// The transfers of all data-parallel collectives that may run at once from which every one
-/// of them takes helpers, however small: 16 devices' reductions of 960 transfers each
-/// (llama3-405b, `-t 8 -p 16 --dp 120 --dist-opt` on dgx-h100) ran 2.9 s with none and 1.2 s
-/// with them, where at dp 128 (1,024 each) they had them.
-constexpr std::size_t helpers_from_in_flight = 4096;
 /// The pipeline devices' ring transfers in flight at once (simulated devices × TP × CP ranks)
 /// from which each device runs its rings through a Courier. Measured on Llama 3 405B at
 /// `-p 32 -m 128 -t 8` in full mode: at 1,024 the couriers' hand-overs made the run 25 %
 /// slower, at 2,048 they broke even, at 4,096 they halved it.
 constexpr std::size_t couriers_from = 4096;
+/// The transfers of all data-parallel collectives that may run at once from which every one
+/// of them takes helpers, however small: the same count of transfers on SimGrid's one list
+/// from which couriers pay (couriers_from: even at 2,048, twice as fast at 4,096). 16 devices'
+/// reductions of 960 transfers each (llama3-405b, `-t 8 -p 16 --dp 120 --dist-opt` on
+/// dgx-h100) ran 2.9 s with none and 1.2 s with them, where at dp 128 (1,024 each) they had them.
+constexpr std::size_t helpers_from_in_flight = couriers_from;
 /// Helper pairs of all the collectives that may run at once: 4,096 pairs are 16,384 of the
 /// kernel's memory mappings (two per actor), a quarter of its default limit.
 constexpr std::size_t helper_pairs_in_all = 4096;
