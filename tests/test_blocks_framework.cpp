@@ -1,7 +1,12 @@
 // The building-block framework: repeat, squeeze, reorder, lifespan bound, and existing
 // schedules expressed as blocks (Qi et al., "Pipeline Parallelism with Controllable Memory",
 // NeurIPS 2024, Section 3: 1F1B, ZB-H1, ZB-H2 and interleaved 1F1B are repeated blocks).
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
+
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include "schedules/block.hpp"
 #include "schedules/block_catalog.hpp"
@@ -220,9 +225,62 @@ TEST_CASE("a colliding block names both passes, the device and the slot", "[sche
         const std::string message = e.what();
         CHECK_THAT(message, Catch::Contains("collides when repeated every 2 slots"));
         CHECK_THAT(message, Catch::Contains("on device"));
-        CHECK_THAT(message, Catch::Contains("overlaps F(mb 2, stage"));
+        // Device 2 meets at slot 4, before device 0 does.
+        CHECK_THAT(message,
+                   Catch::Contains(
+                       "on device 2, F(mb 1, stage 2) (slots 4..4) overlaps BW(mb 0, stage 2)"));
         CHECK_THAT(message, Catch::Contains("at slot"));
     }
+}
+
+TEST_CASE("a colliding block is reported at the earliest slot any device collides",
+          "[schedules][blocks]") {
+    // Independent count: every pass of every repetition on its device, all pairs compared;
+    // the collision is where the later-starting pass of an overlapping pair starts.
+    const auto earliest = [](const BuildingBlock& block, int m) {
+        std::int64_t slot = std::numeric_limits<std::int64_t>::max();
+        int device = -1;
+        std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> spans(block.devices);
+        for (int r = 0; r < m / block.group; ++r)
+            for (const BlockPass& p : block.passes) {
+                const std::int64_t start = p.start + std::int64_t{r} * block.interval;
+                spans[block.stage_device[p.stage]].push_back(
+                    {start, start + block.lengths.of(p.pass)});
+            }
+        for (int d = 0; d < block.devices; ++d)
+            for (std::size_t i = 0; i < spans[d].size(); ++i)
+                for (std::size_t j = 0; j < i; ++j) {
+                    const auto& [a0, a1] = spans[d][i];
+                    const auto& [b0, b1] = spans[d][j];
+                    if (a0 < b1 && b0 < a1 && std::max(a0, b0) < slot) {
+                        slot = std::max(a0, b0);
+                        device = d;
+                    }
+                }
+        return std::pair{slot, device};
+    };
+    int checked = 0;
+    bool not_device_0 = false;
+    for (const BuildingBlock& base : {one_f_one_b_block(4), zb_h1_block(4), zb_h2_block(4)})
+        for (int interval = 1; interval < base.interval; ++interval) {
+            BuildingBlock block = base;
+            block.interval = interval;
+            const auto [slot, device] = earliest(block, 8);
+            if (device < 0) continue;
+            CAPTURE(block.name, interval, slot, device);
+            try {
+                repeat_block(block, 8);
+                FAIL("no collision reported");
+            } catch (const InvalidBlock& e) {
+                const std::string message = e.what();
+                CHECK_THAT(message, Catch::EndsWith(fmt::format("at slot {}", slot)));
+                CHECK_THAT(message, Catch::Contains(fmt::format("on device {},", device)));
+            }
+            ++checked;
+            not_device_0 = not_device_0 || device > 0;
+        }
+    CHECK(checked >= 5);
+    CHECK(not_device_0);  // some block collides first past device 0
 }
 
 TEST_CASE("malformed blocks are rejected with the pass that is wrong", "[schedules][blocks]") {

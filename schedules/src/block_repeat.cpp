@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -133,8 +136,9 @@ struct Placed {
 // its ops. A pass starting at slot s = q·T + o (0 ≤ o < T) of repetition r starts in period
 // r + q at offset o, so walking the periods in order and, within one, the device's passes by
 // (offset, length) gives the start order (ties by end, as a sort by (start, end) would)
-// without sorting the m·|passes| ops. Throws InvalidBlock at the first two passes that
-// overlap on a device.
+// without sorting the m·|passes| ops. Throws InvalidBlock naming the earliest collision: of
+// the first two passes that overlap on each device, those that meet at the lowest slot (the
+// lowest device on a tie).
 template <class OnDevice, class OnOp>
 void repeat_in_order(const BuildingBlock& block, int microbatches, OnDevice&& on_device,
                      OnOp&& on_op) {
@@ -151,6 +155,7 @@ void repeat_in_order(const BuildingBlock& block, int microbatches, OnDevice&& on
             "schedule may have",
             block.name, microbatches, ops, max_schedule_ops));
     const std::int64_t interval = block.interval;
+    std::optional<std::pair<std::int64_t, std::string>> earliest_collision;
     std::vector<std::vector<Placed>> per_device(static_cast<std::size_t>(block.devices));
     for (const BlockPass& p : block.passes)
         per_device[block.stage_device[p.stage]].push_back(
@@ -181,8 +186,9 @@ void repeat_in_order(const BuildingBlock& block, int microbatches, OnDevice&& on
             steady_last = *std::min_element(start_period.begin(), start_period.end()) + repeats - 1;
         }
         bool any = false;
+        bool collided = false;
         Placed previous{};
-        for (std::int64_t period = first_period; period <= last_period; ++period) {
+        for (std::int64_t period = first_period; period <= last_period && !collided; ++period) {
             if (period == steady_first + 2 && period <= steady_last) {
                 for (; period <= steady_last; ++period)
                     for (std::size_t k = 0; k < base.size(); ++k) {
@@ -213,19 +219,27 @@ void repeat_in_order(const BuildingBlock& block, int microbatches, OnDevice&& on
                     p.start + shift, p.end + shift,
                     Op{p.op.pass, static_cast<std::int32_t>(r) * block.group + p.op.microbatch,
                        p.op.stage}};
-                if (any && placed.start < previous.end)
-                    throw InvalidBlock(fmt::format(
-                        "block '{}' collides when repeated every {} slots: on device {}, {} "
-                        "(slots {}..{}) overlaps {} (slots {}..{}) at slot {}",
-                        block.name, block.interval, d, to_string(placed.op), placed.start,
-                        placed.end - 1, to_string(previous.op), previous.start, previous.end - 1,
-                        placed.start));
+                if (any && placed.start < previous.end) {
+                    // Later devices may collide earlier: the message waits for all of them.
+                    if (!earliest_collision || placed.start < earliest_collision->first)
+                        earliest_collision.emplace(
+                            placed.start,
+                            fmt::format("block '{}' collides when repeated every {} slots: on "
+                                        "device {}, {} (slots {}..{}) overlaps {} (slots {}..{}) "
+                                        "at slot {}",
+                                        block.name, block.interval, d, to_string(placed.op),
+                                        placed.start, placed.end - 1, to_string(previous.op),
+                                        previous.start, previous.end - 1, placed.start));
+                    collided = true;
+                    break;
+                }
                 on_op(d, placed);
                 previous = placed;
                 any = true;
             }
         }
     }
+    if (earliest_collision) throw InvalidBlock(earliest_collision->second);
 }
 
 }  // namespace
