@@ -43,6 +43,11 @@ viz::SavedTimeline load(const std::string& path, analysis::PipelineSpec spec,
     } else if (const std::string text =
                    fileio::read_text_file(path, viz::TimelineFileLimits{}.max_bytes);
                !starts_as_json_object(text)) {
+        if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+            throw std::invalid_argument(
+                fmt::format("{}: empty file: expected a saved timeline (JSON) or a schedule file "
+                            "(pipesim JSON or PyTorch pipelining CSV)",
+                            source));
         // Not a JSON object, so not a saved timeline: PyTorch's CSV on standard input or in a
         // file without an extension (or a JSON schedule file's own error).
         spec.given = parse_schedule_file(text, path);

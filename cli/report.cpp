@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -25,6 +26,13 @@ constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 using analysis::Analysis;
 using analysis::ModelAnalysis;
 
+// A time or count in the unit table: six significant digits, but whole from a million up
+// (a makespan of 3145737 slots, not 3.14573e+06).
+std::string figure(double x) {
+    if (std::abs(x) >= 1e6 && std::abs(x) < 1e15) return fmt::format("{:.0f}", x);
+    return fmt::format("{:.6g}", x);
+}
+
 // Efficiency, speed-up over 1F1B and lifespans: the same in both tables.
 std::string pipeline_lines(const Analysis& a) {
     const Metrics& m = a.metrics;
@@ -35,10 +43,10 @@ std::string pipeline_lines(const Analysis& a) {
     };
     line("efficiency", fmt::format("{:.2f} %  (busy / (p × makespan))", 100 * m.efficiency));
     if (a.speedup_1f1b > 0)
-        line("speed-up over 1F1B",
-             fmt::format("{:.3f}×  (1F1B: {:.6g} {})", a.speedup_1f1b, a.baseline_1f1b_time, unit));
-    line("lifespan", fmt::format("max {:.6g} {}, mean {:.6g} {}  (F start to W end, per stage)",
-                                 m.lifespan_max, unit, m.lifespan_mean, unit));
+        line("speed-up over 1F1B", fmt::format("{:.3f}×  (1F1B: {} {})", a.speedup_1f1b,
+                                               figure(a.baseline_1f1b_time), unit));
+    line("lifespan", fmt::format("max {} {}, mean {} {}  (F start to W end, per stage)",
+                                 figure(m.lifespan_max), unit, figure(m.lifespan_mean), unit));
     if (a.block) {
         const analysis::BlockLifespans& b = *a.block;
         double mean = 0;
@@ -200,13 +208,14 @@ std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec
              : std::string("per virtual stage (given)"));
     line("comm latency",
          a.cluster ? std::string("from the cluster") : fmt::format("{:g}", spec.comm_latency));
-    line("makespan", fmt::format("{:.6g} {}", m.makespan, unit));
+    line("makespan", fmt::format("{} {}", figure(m.makespan), unit));
     if (a.post_validation)
-        line("period", fmt::format("{:.6g} {}  (iterations repeated with post-validation: the "
+        line("period", fmt::format("{} {}  (iterations repeated with post-validation: the "
                                    "longest device span)",
-                                   a.iteration_time, unit));
-    line("bubble rate", fmt::format("{:.2f} %  (device {}, idle {:.6g} {})", 100 * m.bubble_rate,
-                                    m.bubble_device, m.devices[m.bubble_device].idle, unit));
+                                   figure(a.iteration_time), unit));
+    line("bubble rate",
+         fmt::format("{:.2f} %  (device {}, idle {} {})", 100 * m.bubble_rate, m.bubble_device,
+                     figure(m.devices[m.bubble_device].idle), unit));
     if (const auto pb = analysis::published_bubble(a, spec))
         line(
             "DeepSeek's bubble",
@@ -227,8 +236,9 @@ std::string analysis_table(const Analysis& a, const analysis::PipelineSpec& spec
                        "idle", "bubble", "peak act");
     for (std::size_t d = 0; d < m.devices.size(); ++d) {
         const DeviceMetrics& dm = m.devices[d];
-        out += fmt::format("  {:>6} {:>12.6g} {:>12.6g} {:>12.6g} {:>7.2f}% {:>10.4g}\n", d,
-                           dm.busy, dm.span, dm.idle, 100 * dm.bubble_rate, dm.peak_activation);
+        out +=
+            fmt::format("  {:>6} {:>12} {:>12} {:>12} {:>7.2f}% {:>10.4g}\n", d, figure(dm.busy),
+                        figure(dm.span), figure(dm.idle), 100 * dm.bubble_rate, dm.peak_activation);
     }
     return out;
 }

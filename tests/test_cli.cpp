@@ -179,6 +179,16 @@ TEST_CASE("analyze prints a readable table by default", "[cli]") {
     CHECK_THAT(r.out, Catch::Contains("27 unit"));  // 3m + (p−1)(F+B−W) = 24 + 3
 }
 
+TEST_CASE("the table prints times from a million up whole, not with six digits", "[cli]") {
+    // 1F1B: (m + p − 1)(F + B + W) = 40001 · 30; device 0 idles (p − 1)(F + B + W) = 30.
+    const auto r = run_pipesim("analyze -s 1f1b -p 2 -m 40000 --costs 10,10,10");
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("makespan              1200030 unit"));
+    CHECK_THAT(r.out, Catch::Contains("(1F1B: 1200030 unit)"));
+    CHECK_THAT(r.out, Catch::Contains("      1200000      1200030           30"));
+    CHECK_THAT(r.out, !Catch::Contains("e+06"));
+}
+
 TEST_CASE("list names every schedule with a description", "[cli]") {
     const auto r = run_pipesim("list");
     REQUIRE(r.exit_code == 0);

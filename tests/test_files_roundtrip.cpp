@@ -16,7 +16,10 @@ namespace {
 // Shapes each generator is asked for: its default chunks, and more where it takes them.
 std::vector<GeneratorOptions> shapes_for(const ScheduleGenerator& g) {
     std::vector<GeneratorOptions> shapes;
-    for (auto [p, m] : {std::pair{4, 8}, std::pair{3, 5}, std::pair{1, 2}}) {
+    // m = p and p = 2: DualPipe and DualPipeV without F&B pairs (no key
+    // in JSON, one per device in the generator's output).
+    for (auto [p, m] :
+         {std::pair{4, 8}, std::pair{3, 5}, std::pair{1, 2}, std::pair{4, 4}, std::pair{2, 2}}) {
         std::set<int> chunks = {g.default_chunks, g.min_chunks};
         if (g.max_chunks == 0 || g.max_chunks >= 3) chunks.insert(3);
         for (int v : chunks)

@@ -108,6 +108,26 @@ TEST_CASE(
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("render names both kinds of input it takes when the file is empty",
+          "[files][cli][streams][viz]") {
+    const auto dir = scratch_dir("render_empty");
+    for (const auto& name : {"empty", "empty.json", "blank.json"}) {
+        write_text(dir / name, std::string(name) == "blank.json" ? " \n\t\n" : "");
+        const auto r = run_pipesim("render " + (dir / name).string() + " -o - --format dot");
+        CAPTURE(name, r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK_THAT(r.err, Catch::Contains(std::string(name) +
+                                          ": empty file: expected a saved timeline (JSON) or a "
+                                          "schedule file"));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+    const auto piped = run_pipesim("render - -o - --format dot", (dir / "empty").string());
+    CHECK(piped.exit_code == 2);
+    CHECK_THAT(piped.err, Catch::Contains("standard input: empty file: expected a saved timeline"));
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a byte-order mark before a saved timeline or a schedule read by content is skipped",
           "[files][cli][streams][viz]") {
     const auto dir = scratch_dir("bom");

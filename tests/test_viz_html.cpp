@@ -271,6 +271,10 @@ TEST_CASE("the HTML report needs a .html name and refuses a memory model of the 
           "[viz][html]") {
     CHECK_THROWS_WITH(viz::check_html_report("--html", "report.txt"),
                       Catch::Contains("--html report.txt") && Catch::Contains(".html"));
+    if (viz::graphviz_available())  // the extension in any case, as the other outputs'
+        for (const char* name : {"report.HTML", "report.Htm", "report.html"})
+            CHECK_NOTHROW(viz::check_html_report("--html", name));
+    CHECK_THROWS(viz::check_html_report("--html", "report.HTMLX"));
     viz::HtmlReport r;
     r.schedules = {schedule("1f1b", "1f1b", 4, 8)};
     r.schedules[0].memory.activation.pop_back();

@@ -581,6 +581,9 @@ py::tuple search(int devices, int microbatches, double memory_limit,
     return run_search(options, spec, 0, post_validation, progress);
 }
 
+// Below one MiB a cap in bytes is a unit mistaken, not a device.
+constexpr double mib_cap_floor = 1024.0 * 1024.0;
+
 // With a model (`d` as analyze's, its schedule unused): a cap of `cap` bytes per device, a
 // number or a size with a unit ("80GiB").
 py::tuple search_model(const py::dict& d, const py::object& cap, bool post_validation,
@@ -604,6 +607,13 @@ py::tuple search_model(const py::dict& d, const py::object& cap, bool post_valid
         if (!(cap_bytes > 0) || !std::isfinite(cap_bytes))
             throw std::invalid_argument(
                 fmt::format("mem_limit: expected bytes above 0, got {:g}", cap_bytes));
+        // A number that small was meant in M_B (as without a model) or in GiB: say so rather
+        // than that the weights do not fit in it.
+        if (cap_bytes < mib_cap_floor)
+            throw std::invalid_argument(fmt::format(
+                "mem_limit={:g}: with a model the cap is in bytes, and {:g} bytes holds no "
+                "model; give bytes (e.g. 80 * 2**30) or a size such as '80GiB'",
+                cap_bytes, cap_bytes));
     }
     SearchOptions options;
     options.devices = spec.generator.devices;

@@ -243,6 +243,10 @@ def test_search_with_a_model_refuses_what_it_cannot_plan():
         pipesim.search(mem_limit="36GiB", zero=1, **model)
     with pytest.raises(ValueError, match="mem_limit: '36Gibbles': unknown unit"):
         pipesim.search(mem_limit="36Gibbles", **model)
+    # A plain small number with a model, meant in M_B or GiB: the unit is what is wrong.
+    for small in (8, 36.5, 2**20 - 1):
+        with pytest.raises(ValueError, match=r"with a model the cap is in bytes.*'80GiB'"):
+            pipesim.search(mem_limit=small, **model)
     # Bytes of any real number type, or a size as text; a value of no type is a TypeError.
     # (Integers beyond a float, lone surrogates and NumPy integers leaked pybind11's "Unable
     # to cast" RuntimeError or were refused; a NUL cut the message short.)

@@ -72,6 +72,10 @@ def test_schedules_load_and_save_paths_and_hash_like_their_equality(tmp_path):
     assert len({s, loaded, pickle.loads(pickle.dumps(s))}) == 1
     other = pipesim.analyze(schedule="1f1b", p=4, m=8).to_schedule()
     assert len({s, other}) == 2
+    # DualPipe with no F&B pair at m = p (its JSON leaves the empty pair lists out).
+    dual = pipesim.analyze(schedule="dualpipe", p=8, m=8).to_schedule()
+    for back in (pipesim.Schedule.from_json(dual.to_json()), pickle.loads(pickle.dumps(dual))):
+        assert back == dual and len({dual, back}) == 1
     with pytest.raises(TypeError, match="path: expected a str or os.PathLike, got None"):
         pipesim.Schedule.load(None)
     with pytest.raises(TypeError, match="path: expected a str or os.PathLike, got 3"):

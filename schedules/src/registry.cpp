@@ -43,12 +43,12 @@ constexpr std::array generators{
                       1, 1, 1, false, &detail::generate_zb_h2},
     ScheduleGenerator{"v-min",
                       "V-Min: V-shape building block, ≈1/3 of 1F1B's activation memory, "
-                      "≈2/3 of its bubble (Qi et al., NeurIPS 2024)",
+                      "≈2/3 of its bubble with equal F, B, W (Qi et al., NeurIPS 2024)",
                       2, 2, 2, false, &detail::generate_v_min, true, 3, &detail::plans_with_costs,
                       nullptr, true},
     ScheduleGenerator{"v-half",
                       "V-Half: V-shape building block, ≈1/2 of 1F1B's activation memory "
-                      "and bubble (Qi et al., NeurIPS 2024)",
+                      "and, with equal F, B, W, bubble (Qi et al., NeurIPS 2024)",
                       2, 2, 2, false, &detail::generate_v_half, true, 3, &detail::plans_with_costs,
                       nullptr, true},
     ScheduleGenerator{"zb-1p",

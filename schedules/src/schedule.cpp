@@ -1,5 +1,8 @@
 #include "schedules/schedule.hpp"
 
+#include <algorithm>
+#include <tuple>
+
 namespace pipesim {
 
 int chunks_per_microbatch(int devices, int chunks, const std::vector<StageRange>& ranges) {
@@ -15,6 +18,21 @@ std::size_t Schedule::op_count() const {
     for (const auto& ops : device_ops)
         count += ops.size();
     return count;
+}
+
+bool has_fb_pairs(const std::vector<std::vector<int>>& pairs) {
+    return std::any_of(pairs.begin(), pairs.end(),
+                       [](const std::vector<int>& device) { return !device.empty(); });
+}
+
+bool Schedule::operator==(const Schedule& other) const {
+    const auto fields = [](const Schedule& s) {
+        return std::tie(s.name, s.devices, s.microbatches, s.chunks, s.stage_device, s.device_ops,
+                        s.microbatch_stages);
+    };
+    if (fields(*this) != fields(other)) return false;
+    const bool pairs = has_fb_pairs(fb_pairs);
+    return pairs == has_fb_pairs(other.fb_pairs) && (!pairs || fb_pairs == other.fb_pairs);
 }
 
 Schedule make_empty_schedule(std::string name, int devices, int microbatches, int chunks,

@@ -252,10 +252,7 @@ std::string schedule_to_json(const Schedule& schedule) {
                 out.replace(at, multi.size(), fmt::format("[{}, {}]", r.first, r.last));
         }
     }
-    bool any_pair = false;
-    for (const auto& pairs : schedule.fb_pairs)
-        any_pair = any_pair || !pairs.empty();
-    if (any_pair) {
+    if (has_fb_pairs(schedule.fb_pairs)) {
         // The pairs close the object, one line of positions per device.
         const auto close = out.rfind('}');
         out = out.substr(0, out.rfind(']', close) + 1) + ",\n" + fb_pairs_json(schedule.fb_pairs) +

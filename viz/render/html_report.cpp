@@ -1,4 +1,6 @@
 // write_html_report(): the pictures rendered with Graphviz, the page written atomically.
+#include <algorithm>
+#include <cctype>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -11,7 +13,10 @@ namespace pipesim::viz {
 
 void check_html_report(const std::string& flag, const std::string& path) {
     const auto dot = path.rfind('.');
-    const std::string extension = dot == std::string::npos ? std::string() : path.substr(dot);
+    std::string extension = dot == std::string::npos ? std::string() : path.substr(dot);
+    // As the other outputs' extensions: .HTML and .Htm too.
+    std::transform(extension.begin(), extension.end(), extension.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (extension != ".html" && extension != ".htm")
         throw std::invalid_argument(fmt::format(
             "{} {}: the report is an HTML page; give a file ending in .html or .htm", flag, path));

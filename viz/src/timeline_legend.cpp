@@ -91,9 +91,8 @@ std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path,
         if (forward) out.push_back({{"#ffffff"}, fmt::format("d0 → d{} (solid)", last)});
         out.push_back({{"#ffffff"}, fmt::format("d{} → d0 (dashed)", last), "#222222", 1, true});
     }
-    const bool pairs = std::any_of(t.fb_pairs.begin(), t.fb_pairs.end(),
-                                   [](const std::vector<int>& device) { return !device.empty(); });
-    if (pairs) out.push_back({{"#ffffff"}, "F&B pair (one border)", "#000000", 2});
+    if (has_fb_pairs(t.fb_pairs))
+        out.push_back({{"#ffffff"}, "F&B pair (one border)", "#000000", 2});
     if (critical_path) out.push_back({{"#ffffff"}, "critical path", "#d62728", 2});
     const auto has_kind = [&](auto wanted) {
         return std::any_of(t.transfers.begin(), t.transfers.end(), wanted);

@@ -242,10 +242,7 @@ void draw_data_parallel(detail::XdotCanvas& c, const Layout& l, const Timeline& 
 // to back, the frames of a steady state merged into one black band).
 std::vector<Point> draw_fb_pairs(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
     constexpr double frame = 1.2, notch = 2.5;
-    bool any = false;
-    for (const auto& pairs : t.fb_pairs)
-        any = any || !pairs.empty();
-    if (!any) return {};
+    if (!has_fb_pairs(t.fb_pairs)) return {};
     const double h = box_height / 2 + frame;
     std::vector<Point> seams;  // x of the seam, y of the row
     c.pen("#000000");

@@ -61,8 +61,13 @@ struct Schedule {
         return chunks_per_microbatch(devices, chunks, microbatch_stages);
     }
 
-    bool operator==(const Schedule&) const = default;
+    /// Every field; fb_pairs as the pairs they hold, so that no pairs equals one empty list
+    /// per device (a generator's output and its JSON, which leaves them out, compare equal).
+    bool operator==(const Schedule& other) const;
 };
+
+/// Whether `pairs` (Schedule::fb_pairs or Timeline::fb_pairs) hold any pair.
+bool has_fb_pairs(const std::vector<std::vector<int>>& pairs);
 
 /// An empty schedule (no ops yet) with the given shape and placement; the generators'
 /// starting point. Precondition: placement.size() == devices·chunks.
