@@ -57,8 +57,9 @@ int run_analyze(const std::vector<std::string>& args) {
         }
     }
     pipeline.finish();
-    const bool report = check_run_outputs(viz_outputs, json, pipeline.save_file());
-    check_html_flag(html, viz_outputs, pipeline.save_file());
+    const bool report =
+        check_run_outputs(viz_outputs, json, pipeline.save_file(), pipeline.input_files());
+    check_html_flag(html, viz_outputs, pipeline.save_file(), pipeline.input_files());
     pipeline.check_save(viz_outputs.format_without_extension);
     check_picture_ops(pipeline.spec(), !viz_outputs.timeline_picture.empty() || !html.empty(),
                       viz_outputs.picture.max_ops);

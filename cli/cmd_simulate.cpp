@@ -209,8 +209,11 @@ int run_simulate(const std::vector<std::string>& args) {
     if (flags.cluster_name.empty())
         throw UsageError("missing --cluster NAME|FILE (see 'pipesim list' for presets)");
     pipeline.finish();
-    const bool report = check_run_outputs(viz_outputs, json, pipeline.save_file());
-    check_html_flag(html, viz_outputs, pipeline.save_file());
+    // The cluster file too: SimGrid runs before any output is written.
+    std::vector<std::string> inputs = pipeline.input_files();
+    inputs.push_back(flags.cluster_name);
+    const bool report = check_run_outputs(viz_outputs, json, pipeline.save_file(), inputs);
+    check_html_flag(html, viz_outputs, pipeline.save_file(), inputs);
     pipeline.check_save(viz_outputs.format_without_extension);
     check_picture_ops(pipeline.spec(), !viz_outputs.timeline_picture.empty() || !html.empty(),
                       viz_outputs.picture.max_ops);
@@ -247,10 +250,10 @@ int run_simulate(const std::vector<std::string>& args) {
     // warnings, errors and the terminal's progress line.
     if (!json && report) {
         // Replicas and ops apart: symmetric mode runs replica 0's ops alone (the mode line).
-        fmt::print("simulating {}{} ops on {} GPUs of '{}' with SimGrid...\n",
+        const int gpus = spec.dp * prepared.schedule.devices * spec.tp * cp;
+        fmt::print("simulating {}{} ops on {} GPU{} of '{}' with SimGrid...\n",
                    spec.dp > 1 ? fmt::format("{} replicas × ", spec.dp) : std::string(),
-                   prepared.schedule.op_count(), spec.dp * prepared.schedule.devices * spec.tp * cp,
-                   cluster.name);
+                   prepared.schedule.op_count(), gpus, gpus == 1 ? "" : "s", cluster.name);
         std::fflush(stdout);
     }
     const analysis::Analysis result = analysis::run_with_baseline(std::move(prepared), engine);

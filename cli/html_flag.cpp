@@ -16,13 +16,13 @@ bool read_html_flag(const std::string& flag, ArgReader& reader, std::string& pat
 }
 
 void check_html_flag(const std::string& path, const viz::VizOutputs& outputs,
-                     const std::string& save_file) {
+                     const std::string& save_file, const std::vector<std::string>& inputs) {
     if (path.empty()) return;
     viz::check_html_report("--html", path);
     auto files = output_files(outputs);
     files.emplace_back("--save", save_file);
     files.emplace_back("--html", path);
-    check_output_files(files);
+    check_output_files(files, inputs);
 }
 
 }  // namespace pipesim::cli

@@ -17,8 +17,8 @@ bool read_html_flag(const std::string& flag, ArgReader& reader, std::string& pat
 
 /// analyze's and simulate's checks of --html before any work: the report can be written
 /// (viz::check_html_report) and names no file another output (`outputs`, --save's
-/// `save_file`) names. Does nothing when `path` is empty.
+/// `save_file`) names, nor one of the run's `inputs`. Does nothing when `path` is empty.
 void check_html_flag(const std::string& path, const viz::VizOutputs& outputs,
-                     const std::string& save_file);
+                     const std::string& save_file, const std::vector<std::string>& inputs = {});
 
 }  // namespace pipesim::cli

@@ -345,6 +345,14 @@ void PipelineFlags::set_schedule(const std::string& name) {
     state_.have_schedule = true;
 }
 
+std::vector<std::string> PipelineFlags::input_files() const {
+    std::vector<std::string> files;
+    for (const std::string& file : {state_.schedule_file, state_.model.model, state_.model.gpu,
+                                    state_.model.calibration_file})
+        if (!file.empty()) files.push_back(file);
+    return files;
+}
+
 void PipelineFlags::finish() {
     State& s = state_;
     if (const std::optional<analysis::ModelSpec> model = model_of(s)) {

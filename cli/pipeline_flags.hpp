@@ -75,6 +75,10 @@ class PipelineFlags {
     void finish();
 
     const analysis::PipelineSpec& spec() const { return spec_; }
+    /// The files the flags name for the run to read: --schedule-file, and --model, --gpu and
+    /// --calibration (a preset's name among them is no file, which check_output_files passes
+    /// over).
+    std::vector<std::string> input_files() const;
     /// --save's file; empty if not given.
     const std::string& save_file() const { return state_.save_file; }
     /// --save's file as it will be written: made (prepare_save) before any other output is

@@ -112,11 +112,12 @@ analysis::AnalyticEngine analytic_engine_for(const viz::VizOutputs& outputs, boo
     return engine;
 }
 
-bool check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file) {
+bool check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file,
+                       const std::vector<std::string>& inputs) {
     if (json && outputs.gantt) throw UsageError("--gantt prints text; it cannot go with --json");
     auto files = output_files(outputs);
     files.emplace_back("--save", save_file);
-    check_output_files(files);
+    check_output_files(files, inputs);
     check_output_formats(outputs, save_file);
     check_viz_flags(outputs);
     return check_standard_output(files, json, outputs.gantt.has_value());

@@ -33,7 +33,10 @@ void check_viz_flags(const viz::VizOutputs& outputs, std::string_view picture_fl
 /// neither --json nor --gantt. Returns whether the command's report may go to standard
 /// output: false when a file is written there. Throws UsageError or std::invalid_argument
 /// with one line.
-bool check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file);
+/// `inputs`: the files the run will read (a model, GPU, calibration, schedule or cluster file;
+/// names that are no file are passed over), refused as outputs before they are read.
+bool check_run_outputs(const viz::VizOutputs& outputs, bool json, const std::string& save_file,
+                       const std::vector<std::string>& inputs = {});
 
 /// Throws UsageError when one of `files` is `-` beside --json or --gantt, which print to
 /// standard output too. Returns whether none of them is `-`.

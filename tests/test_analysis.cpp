@@ -270,7 +270,8 @@ TEST_CASE(
     spec.costs.passes = {{1e30, 1e30, 1e30}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
     CHECK_THROWS_WITH(run(spec),
                       "the times are too far apart to compute with: the shortest "
-                      "pass time, latency or all-to-all, 1, would round away beside 16 ops of "
+                      "pass time, latency (--comm or the cluster's) or all-to-all, 1, would "
+                      "round away beside 16 ops of "
                       "1e+30 on one device (doubles keep about 16 digits); keep the "
                       "longest within about 2.81e+11 times the shortest");
     // A latency counts among the times.

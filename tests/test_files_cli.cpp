@@ -167,18 +167,37 @@ TEST_CASE("an output that names an input is refused, and the input kept", "[file
         CHECK(r.err == c.message);
         CHECK(read_file(schedule) == original);
     }
-    // A model file named as an output is refused at the write, the file left as it was.
+    // Model and cluster files, read once the run starts, are refused before it: nothing on
+    // standard output (simulate's "simulating ..." line), the file left as it was.
     const std::string model = (dir / "model.json").string();
     std::filesystem::copy_file(
         std::string(PIPESIM_SOURCE_DIR) + "/docs/examples/model-llama-like.json", model);
-    const std::string model_text = read_file(model);
-    const auto r = run_pipesim("analyze -s 1f1b -p 2 -m 2 --model " + model +
-                               " --gpu h100-sxm --mb 1 --trace " + model);
-    CHECK(r.exit_code == 2);
-    CHECK(r.err == "pipesim analyze: cannot write " + model +
-                       ": it is an input of this run, which writing it would replace; give "
-                       "another file\n");
+    const std::string cluster = (dir / "cluster.json").string();
+    std::ofstream(cluster) << R"({"format": "pipesim-cluster", "version": 1, "gpus_per_node": 2,
+        "nodes": [{"count": 1, "gpu": "h100-sxm"}],
+        "intra_node": {"bandwidth_gb_s": 450, "latency_us": 2},
+        "nic": {"bandwidth_gb_s": 50, "latency_us": 5}})";
+    const std::string model_text = read_file(model), cluster_text = read_file(cluster);
+    const std::string run = " -s 1f1b -p 2 -m 2 --model " + model + " --gpu h100-sxm --mb 1";
+    const Case late[] = {
+        {"analyze" + run + " --trace " + model, "pipesim analyze: --trace '" + model},
+        {"analyze" + run + " --save " + model, "pipesim analyze: --save '" + model},
+        {"simulate" + run + " --cluster " + cluster + " --save-timeline " + model,
+         "pipesim simulate: --save-timeline '" + model},
+        {"simulate" + run + " --cluster " + cluster + " --trace " + cluster,
+         "pipesim simulate: --trace '" + cluster},
+    };
+    for (const auto& c : late) {
+        CAPTURE(c.args);
+        const auto r = run_pipesim(c.args);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err == c.message +
+                           "' is an input of this run, which writing it would replace: give "
+                           "another file\n");
+    }
     CHECK(read_file(model) == model_text);
+    CHECK(read_file(cluster) == cluster_text);
     std::filesystem::remove_all(dir);
 }
 

@@ -488,6 +488,31 @@ TEST_CASE("simulate warns that --bw-scale changes nothing where no bytes move", 
     CHECK(run_pipesim(model + "2").err.empty());
 }
 
+TEST_CASE("simulate counts the cluster's link latencies among the times that must not round away",
+          "[simgrid][cli]") {
+    // As analyze's --comm: 1e30 s passes beside DGX H100's 2 µs NVLink latency lost the links
+    // without a word (makespan exactly 3.3e31).
+    const auto far = run_pipesim(
+        "simulate -s 1f1b -p 4 -m 8 --costs 1e30,1e30,1e30 --cluster "
+        "dgx-h100");
+    CHECK(far.exit_code == 2);
+    CHECK(far.out.empty());
+    CHECK_THAT(far.err, Catch::StartsWith("pipesim simulate: the times are too far apart") &&
+                            Catch::Contains("latency (--comm or the cluster's) or all-to-all, "
+                                            "2e-06, would round away"));
+    // One GPU uses no link; 16 over two nodes use both, the NVLink's the shorter.
+    CHECK(run_pipesim("simulate -s 1f1b -p 1 -m 8 --costs 1e30,1e30,1e30 --cluster dgx-h100")
+              .exit_code == 0);
+    const auto nodes = run_pipesim(
+        "simulate -s 1f1b -p 4 -m 8 --dp 4 --costs 1e12,1e12,1e12 "
+        "--grad-bytes 1e6 --cluster dgx-h100:2");
+    CHECK(nodes.exit_code == 2);
+    CHECK_THAT(nodes.err, Catch::Contains("2e-06, would round away"));
+    CHECK(run_pipesim("simulate -s 1f1b -p 4 -m 8 --dp 4 --costs 1e3,1e3,1e3 --grad-bytes 1e6 "
+                      "--cluster dgx-h100:2")
+              .exit_code == 0);
+}
+
 TEST_CASE("simulate refuses a model's transfers beyond SimGrid's before it announces the run",
           "[simgrid][cli]") {
     const auto dir = std::filesystem::temp_directory_path() / "pipesim_simulate_bytes";

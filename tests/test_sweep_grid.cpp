@@ -343,7 +343,17 @@ TEST_CASE("merging keeps one row per job, in job order, and prefers finished row
     ResultsFile c;
     c.rows = {ok_row(2, "1f1b", 4, 0.9)};
     CHECK_THROWS_WITH(merge_results({a, c}, summary),
-                      Catch::Contains("two different finished rows"));
+                      "job 2 (1f1b p=4 m=10) has two different finished rows: throughput 0.2 "
+                      "against 0.9 (were the shards run by different pipesim builds?)");
+    // Read from files, the rows are named by file and line.
+    const ResultsFile from_a =
+        parse_results("a.csv", csv_header() + "\n" + csv_row(a.rows[0]) + "\n");
+    const ResultsFile from_c =
+        parse_results("c.csv", csv_header() + "\n" + csv_row(ok_row(0, "zb-v", 4, 0.31)) + "\n" +
+                                   csv_row(c.rows[0]) + "\n");
+    CHECK_THROWS_WITH(merge_results({from_a, from_c}, summary),
+                      Catch::Contains("two different finished rows (a.csv:2 and c.csv:3): "
+                                      "throughput 0.2 against 0.9"));
     // Another job's row edited into job 2's parameters: both jobs are named (the message
     // named job 2 alone, which the edited row does not say).
     ResultsFile edited;

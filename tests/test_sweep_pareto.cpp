@@ -383,6 +383,23 @@ TEST_CASE("with a model a front compares layouts that train one batch on as many
               .exit_code == 0);
 }
 
+TEST_CASE("pareto names an empty cell among the values the rows differ in", "[sweep][cli]") {
+    // One row given a cluster: the others' empty cluster is a value too (the message listed
+    // "cluster (dgx-h100:16)" alone).
+    Scratch s("empty_cell");
+    ResultsFile results = load_results(tiny_results(s));
+    REQUIRE(results.rows.size() >= 2);
+    results.rows[0].job.cluster = "dgx-h100:16";
+    std::string text = csv_header() + "\n";
+    for (const Result& row : results.rows)
+        text += csv_row(row) + "\n";
+    std::ofstream(s / "edited.csv") << text;
+    const CommandResult r =
+        run_pipesim("pareto " + (s / "edited.csv") + " -o " + (s / "p.dot") + " --group-by m");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("the rows differ in cluster (dgx-h100:16, (empty))"));
+}
+
 TEST_CASE("pareto draws a row given twice once", "[sweep][cli]") {
     // Two results files joined by hand: every row twice. The front lists each point once,
     // as it does for the file alone.

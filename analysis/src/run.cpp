@@ -625,8 +625,12 @@ simgrid::SimWorkload sim_workload(const Schedule& schedule, const StageCosts& co
     return workload;
 }
 
+void check_time_range(const Schedule& schedule, const StageCosts& c, const PipelineSpec& spec,
+                      const SimGridEngine* simgrid, bool cluster_latencies);
+
 void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& engine) {
     check_cluster_inputs(spec, a.costs, a.model.has_value(), engine);
+    check_time_range(a.schedule, a.costs, spec, &engine, true);
 
     ClusterRun run;
     run.cluster = engine.cluster.name;
@@ -676,33 +680,46 @@ void run_simgrid(Analysis& a, const PipelineSpec& spec, const SimGridEngine& eng
 // T·2^-52/d off, relatively. T is taken as a device's ops all at the longest time (a
 // straggler's factor included); more than 0.1 % off is refused. A stage of 1e30 beside
 // unit ones left the other devices' ops 0 long: busy 0, bubble 100 %.
-void check_time_range(const Pipeline& pipeline, const Engine& engine) {
+// `simgrid`: the cluster run's engine, or null; with `cluster_latencies` its links' latencies
+// count too (checked once the cluster's own refusals, more to the point, have passed).
+void check_time_range(const Schedule& schedule, const StageCosts& c, const PipelineSpec& spec,
+                      const SimGridEngine* simgrid, bool cluster_latencies) {
     double longest = 0, shortest = std::numeric_limits<double>::infinity();
     const auto take = [&](double t) {
         if (t > 0) longest = std::max(longest, t), shortest = std::min(shortest, t);
     };
-    const StageCosts& c = pipeline.costs;
     for (std::size_t s = 0; s < c.stages(); ++s) {
         take(c.forward[s]);
         take(c.backward_input[s]);
         take(c.backward_weight[s]);
     }
-    take(pipeline.spec.comm_latency);
-    take(pipeline.spec.all_to_all);
-    if (!(longest > 0)) return;
+    take(spec.comm_latency);
+    take(spec.all_to_all);
     double slowest = 1;
-    if (const auto* simgrid = std::get_if<SimGridEngine>(&engine))
+    if (simgrid) {
         for (const auto& [gpu, factor] : simgrid->options.stragglers)
             slowest = std::max(slowest, factor);
+    }
+    if (simgrid && cluster_latencies) {
+        // The cluster's latencies, as --comm's in the replay (1e30 s passes on a cluster of
+        // microsecond links lost the links without a word): those of the links the run's
+        // GPUs use, inside a node once it has two, the NICs once it spans nodes.
+        const double scale = simgrid->options.latency_scale;
+        const double gpus = static_cast<double>(schedule.devices) * spec.tp * spec.dp *
+                            (spec.costs.model ? spec.costs.model->workload.cp : 1);
+        if (gpus > 1) take(simgrid->cluster.intra_node.latency * scale);
+        if (gpus > simgrid->cluster.gpus_per_node) take(simgrid->cluster.nic.latency * scale);
+    }
+    if (!(longest > 0)) return;
     std::size_t most_ops = 0;
-    for (const auto& ops : pipeline.schedule.device_ops)
+    for (const auto& ops : schedule.device_ops)
         most_ops = std::max(most_ops, ops.size());
     // As ratios, which stay finite where the times themselves are near the largest double.
     constexpr double kept = 1e-3;  // the largest relative error of the shortest op
     if (static_cast<double>(most_ops) * slowest * 0x1p-52 > kept * (shortest / longest))
         throw std::invalid_argument(fmt::format(
-            "the times are too far apart to compute with: the shortest pass time, latency or "
-            "all-to-all, "
+            "the times are too far apart to compute with: the shortest pass time, latency "
+            "(--comm or the cluster's) or all-to-all, "
             "{:g}, would round away beside {} ops of {:g}{} on one device (doubles keep about "
             "16 digits); keep the longest within about {:.3g} times the shortest",
             shortest, most_ops, longest * slowest, slowest > 1 ? " (a straggler's)" : "",
@@ -778,6 +795,7 @@ void check_cluster_run(const Pipeline& pipeline, const SimGridEngine& engine) {
                     fmt::format("{} would be {:.3g} bytes, more than the {:g} the cluster "
                                 "simulation moves at once: {}",
                                 what, b, simgrid::max_workload_bytes, advice));
+    check_time_range(pipeline.schedule, pipeline.costs, pipeline.spec, &engine, true);
     // Then the engine's own checks, its memory and the kernel's mappings among them, without
     // simulating: a run refused there was refused after its first line had been printed.
     simgrid::SimOptions check = engine.options;
@@ -861,7 +879,8 @@ Pipeline prepare(const PipelineSpec& spec, const Engine& engine) {
             "the memory figures cap at the layer inputs it keeps: its peak memory is a lower "
             "bound (fused-backward schedules such as 1f1b are counted in full)",
             pipeline.schedule.name));
-    check_time_range(pipeline, engine);
+    check_time_range(pipeline.schedule, pipeline.costs, pipeline.spec,
+                     std::get_if<SimGridEngine>(&engine), false);
     return pipeline;
 }
 

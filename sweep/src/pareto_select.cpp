@@ -103,9 +103,10 @@ void check_comparable(const RowGroups& groups) {
         std::vector<std::string> values;
         for (const auto& [key, rows] : groups) {
             std::vector<std::string> here;
-            for (const PlottedRow& r : rows)
-                if (std::find(here.begin(), here.end(), r.fields[c]) == here.end())
-                    here.push_back(r.fields[c]);
+            for (const PlottedRow& r : rows)  // an empty cell named, not left out
+                if (const std::string value = shown_value(r.fields[c]);
+                    std::find(here.begin(), here.end(), value) == here.end())
+                    here.push_back(value);
             if (here.size() > values.size()) values = here;
         }
         if (values.size() < 2) continue;

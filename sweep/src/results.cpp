@@ -514,7 +514,9 @@ ResultsFile parse_results(const std::string& file, const std::string& text) {
                                      "a quoted field is not closed on its line (a results row "
                                      "holds no line breaks, not even quoted ones)");
         out.rows.push_back(parse_row(file, line, *fields, starts));
+        out.lines.push_back(line);
     }
+    out.file = file;
     return out;
 }
 

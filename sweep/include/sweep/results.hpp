@@ -73,6 +73,10 @@ std::string key_difference(const Job& row, const Job& grid);
 struct ResultsFile {
     std::vector<Result> rows;
     bool incomplete_tail = false;
+    /// The file's name as given and each row's line in it (for messages; empty when the rows
+    /// were not parsed from a file).
+    std::string file;
+    std::vector<int> lines;
 };
 
 /// Parses results CSV text; `file` names it in messages. Throws ParseError
