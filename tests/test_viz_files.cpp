@@ -219,7 +219,7 @@ TEST_CASE("a malformed timeline file is rejected with file:line:column and the f
     CHECK_THROWS_AS(viz::parse_timeline_json(text, "t.json"), std::invalid_argument);
 }
 
-TEST_CASE("a timeline whose ops all take no time is refused", "[viz]") {
+TEST_CASE("a timeline whose ops all take no time, or that has none, is refused", "[viz]") {
     // Its picture's memory strips went from 0 to 1 while its title gave a peak of 2.
     std::string text = small_file();
     for (const char* times : {"\"start\": 0, \"end\": 1", "\"start\": 4, \"end\": 6",
@@ -233,6 +233,14 @@ TEST_CASE("a timeline whose ops all take no time is refused", "[viz]") {
     const std::string zero = "\"start\": 0, \"end\": 0";
     one.replace(one.rfind(zero), zero.size(), "\"start\": 0, \"end\": 1");
     CHECK(viz::parse_timeline_json(one, "t.json").timeline.device_ops[1][1].end == 1);
+    // Nor has a timeline without ops (it was drawn as a run of makespan 0, with a warning).
+    const std::string none =
+        R"({"format": "pipesim-timeline", "version": 1, "schedule": "1f1b", "devices": 2,
+  "microbatches": 1, "chunks": 1, "time_unit": "unit", "stage_device": [0, 1],
+  "device_ops": [[], []]})";
+    CHECK_THROWS_WITH(viz::parse_timeline_json(none, "t.json"),
+                      "t.json:3:17: device_ops: no device holds an op: a timeline without ops "
+                      "has nothing to show");
 }
 
 TEST_CASE("a timeline header that declares a run larger than analyze runs is refused", "[viz]") {

@@ -107,10 +107,15 @@ class Reader {
         check_run_size(t);
         read_device_ops(t);
         // No run takes no time (analyze refuses passes that all take none): the picture of one
-        // had a memory scale that contradicted the peak its title gave.
+        // had a memory scale that contradicted the peak its title gave. Nor has none of its
+        // ops (drawn as an empty run, "makespan 0", where ops of no length were refused).
         const bool has_ops = std::any_of(t.device_ops.begin(), t.device_ops.end(),
                                          [](const auto& ops) { return !ops.empty(); });
-        if (has_ops && t.last_end() == 0)
+        if (!has_ops)
+            throw doc_.error_at("/device_ops",
+                                "device_ops: no device holds an op: a timeline without ops has "
+                                "nothing to show");
+        if (t.last_end() == 0)
             throw doc_.error_at("/device_ops",
                                 "device_ops: every op starts and ends at 0: a run that takes no "
                                 "time has nothing to show");
