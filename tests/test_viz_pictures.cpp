@@ -137,6 +137,59 @@ TEST_CASE("the data-parallel collectives are drawn, and the axis reaches their e
     CHECK_THAT(dot, Catch::Contains("-12 "));
 }
 
+TEST_CASE("the key names the data-parallel band only where some of it shows", "[viz]") {
+    // A reduction the last backwards hide whole drew a key entry for nothing on the picture.
+    // 1F1B, p 2, m 2, unit passes: d0 busy 0-2, 4-6 and 7-9, d1 busy 1-7.
+    auto timeline = replayed("1f1b", 2, 2);
+    const auto keyed = [&](double start, double end, int device) {
+        auto t = timeline;
+        t.transfers.push_back(pipesim::Transfer{
+            device, device, {}, {}, 1e9, start, end, pipesim::TransferKind::data_parallel});
+        return viz::timeline_dot(t, unit_memory(t), {}).find("data-parallel gradient") !=
+               std::string::npos;
+    };
+    CHECK_FALSE(keyed(4.5, 5.5, 0));   // behind d0's BW(0)
+    CHECK_FALSE(keyed(1.5, 6.5, 1));   // behind d1's passes
+    CHECK(keyed(1, 5, 0));             // across d0's idle 2-4
+    CHECK(keyed(6.5, 8, 1));           // past d1's last pass
+    CHECK_FALSE(keyed(6.5, 7.01, 1));  // past it by 0.1 % of the run: a sliver no one sees
+}
+
+TEST_CASE("a memory step's fall and rise a moment apart draw no tick down", "[viz]") {
+    // A backward's free and the next forward's allocation a moment apart (a simulated run's
+    // event order) drew a vertical line down to the lower level and back on every steady step.
+    // 1F1B, p 2, m 4, unit passes: d1 runs F and BW of each microbatch back to back, holding
+    // one microbatch from 1 to 17. Its forwards moved 1e-6 later: a gap of 1e-6 after each BW.
+    auto timeline = replayed("1f1b", 2, 4);
+    for (pipesim::TimedOp& op : timeline.device_ops[1])
+        if (op.op.pass == pipesim::Pass::F && op.op.microbatch > 0)
+            op.start += 1e-6, op.end += 1e-6;
+    const pipesim::MemoryModel memory = unit_memory(timeline);
+    const auto curve = pipesim::memory_over_time(timeline, memory, 1);
+    REQUIRE(std::any_of(curve.begin() + 1, curve.end() - 1,
+                        [](const auto& p) { return p.activation == 0; }));
+    const std::string dot = viz::timeline_dot(timeline, memory, {});
+    // The outlines, one polyline per strip after its line colour: d0's, then d1's.
+    const std::regex outline("c 7 -#2b6cb0 L (\\d+) ([0-9. ]+)");
+    std::vector<std::vector<double>> ys;
+    for (auto it = std::sregex_iterator(dot.begin(), dot.end(), outline);
+         it != std::sregex_iterator(); ++it) {
+        std::istringstream numbers((*it)[2].str());
+        std::vector<double> y;
+        double a = 0, b = 0;
+        while (numbers >> a >> b)
+            y.push_back(b);
+        ys.push_back(y);
+    }
+    REQUIRE(ys.size() == 2);
+    const std::vector<double>& d1 = ys[1];
+    REQUIRE(d1.size() >= 4);
+    // From the rise at its first forward to the fall at its last backward, d1's outline stays
+    // at one microbatch: above the strip's bottom, which its first point is on.
+    const double bottom = d1.front();
+    CHECK(std::count(d1.begin() + 1, d1.end() - 2, bottom) == 0);
+}
+
 TEST_CASE("lifespan bars of three chunks or more are drawn apart", "[viz]") {
     // Chunks 0 and 2 both go above the row: at v = 3 chunk 0's bar was drawn over chunk 2's
     // on every device. Each side's gap now has a lane per chunk.
