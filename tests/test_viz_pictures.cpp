@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli_runner.hpp"
@@ -188,6 +189,53 @@ TEST_CASE("a memory step's fall and rise a moment apart draw no tick down", "[vi
     // at one microbatch: above the strip's bottom, which its first point is on.
     const double bottom = d1.front();
     CHECK(std::count(d1.begin() + 1, d1.end() - 2, bottom) == 0);
+}
+
+TEST_CASE("no peak label hides the memory curve", "[viz]") {
+    // A label hung under a short peak covered the curve falling away under it (DualPipeV's
+    // device 0, p 4, m 8). Each strip's outline (after its line colour) and its label's
+    // backing (a 4-point polygon after the backing's colour) in the xdot text, strip by strip:
+    // no step of the outline may cross the backing's inside.
+    const auto numbers = [](const std::string& text) {
+        std::istringstream in(text);
+        std::vector<double> out;
+        for (double x = 0; in >> x;)
+            out.push_back(x);
+        return out;
+    };
+    const std::regex outline_re("c 7 -#2b6cb0 L \\d+ ([0-9. ]+)");
+    const std::regex backing_re("C 9 -#ffffffcc P 4 ([0-9. ]+)");
+    int strips = 0;
+    for (const auto& [name, p, m] : {std::tuple{"dualpipe-v", 4, 8}, std::tuple{"zb-v", 4, 8},
+                                     std::tuple{"v-half", 4, 8}, std::tuple{"zb-h2", 4, 6}}) {
+        const auto timeline = replayed(name, p, m);
+        const std::string dot = viz::timeline_dot(timeline, unit_memory(timeline), {});
+        std::vector<std::vector<double>> outlines, backings;
+        for (auto it = std::sregex_iterator(dot.begin(), dot.end(), outline_re);
+             it != std::sregex_iterator(); ++it)
+            outlines.push_back(numbers((*it)[1].str()));
+        for (auto it = std::sregex_iterator(dot.begin(), dot.end(), backing_re);
+             it != std::sregex_iterator(); ++it)
+            backings.push_back(numbers((*it)[1].str()));
+        REQUIRE(outlines.size() == static_cast<std::size_t>(p));
+        REQUIRE(backings.size() == static_cast<std::size_t>(p));
+        for (int d = 0; d < p; ++d) {
+            CAPTURE(name, d);
+            const auto& box = backings[static_cast<std::size_t>(d)];
+            const double x0 = std::min(box[0], box[2]), x1 = std::max(box[0], box[2]);
+            const double y0 = std::min(box[1], box[5]), y1 = std::max(box[1], box[5]);
+            const auto& line = outlines[static_cast<std::size_t>(d)];
+            for (std::size_t k = 0; k + 3 < line.size(); k += 2) {
+                const double ax = line[k], ay = line[k + 1], bx = line[k + 2], by = line[k + 3];
+                const bool crosses = std::max(ax, bx) > x0 && std::min(ax, bx) < x1 &&
+                                     std::max(ay, by) > y0 && std::min(ay, by) < y1;
+                CAPTURE(ax, ay, bx, by, x0, y0, x1, y1);
+                CHECK_FALSE(crosses);
+            }
+            ++strips;
+        }
+    }
+    CHECK(strips == 16);
 }
 
 TEST_CASE("lifespan bars of three chunks or more are drawn apart", "[viz]") {

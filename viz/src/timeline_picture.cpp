@@ -190,6 +190,27 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
             k = next;
         }
         outline.push_back({l.x(last_time), level(held)});
+        // The dot and its label at the longest stretch at the peak: the label hangs below the
+        // stretch's line, which then runs above it; at the first, a short peak, it covered
+        // the curve falling away under it (DualPipeV's device 0).
+        if (peak > 0) {
+            const double top = level(peak);
+            double longest = -1;
+            for (std::size_t k = 0; k < outline.size();) {
+                if (outline[k].y != top) {
+                    ++k;
+                    continue;
+                }
+                std::size_t last = k;  // the stretch's points, all at the peak's height
+                while (last + 1 < outline.size() && outline[last + 1].y == top)
+                    ++last;
+                if (outline[last].x - outline[k].x > longest) {
+                    longest = outline[last].x - outline[k].x;
+                    peak_at = outline[k];
+                }
+                k = last + 1;
+            }
+        }
         std::vector<Point> area = outline;
         area.push_back({outline.back().x, base});
         area.push_back({outline.front().x, base});
@@ -213,12 +234,21 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
             // stopped half a point from the line's centre and hid half of it).
             constexpr double clear = 1.0;
             const double above = peak_at.y + 0.3 * size + clear;
+            const double left = peak_at.x + 3;
+            const double right = left + 1 + detail::XdotCanvas::drawn_width(size, label.size()) + 1;
+            // Below, under the lowest the curve comes within the label's width: a short peak
+            // falls away under a label hung from it (DualPipeV's device 0), and the curve ran
+            // behind the text.
+            double lowest = peak_at.y;
+            for (std::size_t k = 0; k + 1 < outline.size(); ++k)
+                if (std::max(outline[k].x, outline[k + 1].x) >= left &&
+                    std::min(outline[k].x, outline[k + 1].x) <= right)
+                    lowest = std::min({lowest, outline[k].y, outline[k + 1].y});
             const Point at{peak_at.x + 4,
                            above + 0.85 * size <= base + strip
                                ? above
-                               : std::max(peak_at.y - 0.85 * size - clear, base + 0.3 * size)};
+                               : std::max(lowest - 0.85 * size - clear, base + 0.3 * size)};
             // On a pale backing, so that a step of the curve does not run through the text.
-            const double right = at.x + detail::XdotCanvas::drawn_width(size, label.size()) + 1;
             c.pen(label_backing);
             c.fill(label_backing);
             c.polygon({{at.x - 1, at.y - 0.3 * size},
