@@ -6,6 +6,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -231,6 +232,30 @@ TEST_CASE("the HTML report's memory curves peak where 1F1B's closed form says", 
     bytes.memory_unit = "GiB";
     r.schedules = {bytes};
     CHECK(viz::html_document(r, {fake_svg(100)}).find("device 0: peak 3 GiB") != std::string::npos);
+}
+
+TEST_CASE("the HTML report's memory curves draw no tick down between steps a moment apart",
+          "[viz][html]") {
+    // As the picture's (test_viz_pictures.cpp): d1 of 1F1B, p 2, m 4, holds one microbatch
+    // from its first forward to its last backward; its forwards moved 1e-6 later dipped to 0
+    // for a moment after every backward, drawn as a tick down to the axis on every step.
+    viz::HtmlReport r;
+    r.schedules = {schedule("1f1b", "1f1b", 2, 4)};
+    for (pipesim::TimedOp& op : r.schedules[0].timeline.device_ops[1])
+        if (op.op.pass == pipesim::Pass::F && op.op.microbatch > 0)
+            op.start += 1e-6, op.end += 1e-6;
+    const std::string page = viz::html_document(r, {fake_svg(100)});
+    const std::size_t tip = page.find("data-tip=\"device 1: peak 1 M_B");
+    REQUIRE(tip != std::string::npos);
+    const std::size_t begin = page.find("<polyline points=\"", tip) + 18;
+    const std::string points = page.substr(begin, page.find('"', begin) - begin);
+    std::vector<double> ys;
+    std::istringstream in(points);
+    for (std::string pair; in >> pair;)
+        ys.push_back(std::stod(pair.substr(pair.find(',') + 1)));
+    REQUIRE(ys.size() >= 4);
+    // The axis is where the curve starts; between its rise and its last fall it stays above.
+    CHECK(std::count(ys.begin() + 2, ys.end() - 2, ys.front()) == 0);
 }
 
 TEST_CASE("the HTML report's legend lists the passes its timelines use", "[viz][html]") {

@@ -109,4 +109,18 @@ TimeSpan drawn_span(const Timeline& t) {
     return r;
 }
 
+std::vector<MemoryStep> memory_steps(const std::vector<MemoryPoint>& curve, double apart) {
+    std::vector<MemoryStep> steps;
+    for (std::size_t k = 0; k < curve.size();) {
+        MemoryStep step{curve[k].time, curve[k].activation, curve[k].activation};
+        std::size_t next = k + 1;
+        for (; next < curve.size() && curve[next].time - step.time < apart; ++next)
+            step.spike = std::max(step.spike, curve[next].activation);
+        step.after = curve[next - 1].activation;
+        steps.push_back(step);
+        k = next;
+    }
+    return steps;
+}
+
 }  // namespace pipesim::viz::detail

@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "schedules/metrics.hpp"
 #include "schedules/timeline.hpp"
 
 namespace pipesim::viz::detail {
@@ -34,6 +36,20 @@ TimeSpan drawn_span(const Timeline& timeline);
 /// collectives' band: greys, which no pass's colour is.
 constexpr const char* transfer_colour = "#555555";
 constexpr const char* data_parallel_colour = "#bdbdbd";
+
+/// One step of a memory curve as drawn: at `time` the curve goes from the level before to
+/// `after`, through `spike` first when that is higher than both.
+struct MemoryStep {
+    double time = 0;
+    double after = 0;
+    double spike = 0;  ///< the highest level within the step; above both ends: a peak drawn
+};
+/// A device's memory curve (memory_over_time) as steps at least `apart` apart in time
+/// (half a point of the picture): changes closer than that are one step, so that a
+/// backward's free and the next forward's allocation a moment later draw no tick down to the
+/// lower level (every steady step of a simulated run drew one), while a rise within one, a
+/// peak, is kept.
+std::vector<MemoryStep> memory_steps(const std::vector<MemoryPoint>& curve, double apart);
 
 /// "F3 s1": pass, microbatch, stage, the short form used in pictures and traces.
 std::string short_name(const Op& op);

@@ -164,30 +164,20 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
         std::vector<Point> outline;
         double held = 0, peak = 0;
         Point peak_at{};
-        // Changes closer than `same_x` on the picture are one step: a backward's free and the
-        // next forward's allocation at one instant drew a tick down to the lower level and back
-        // up, on every step of a device's steady state. A dip within one step is not drawn; a
-        // rise within one (a peak) is.
-        constexpr double same_x = 0.5;
-        for (std::size_t k = 0; k < curve.size();) {
-            const double x = l.x(curve[k].time);
-            double highest_here = curve[k].activation;
-            std::size_t next = k + 1;
-            for (; next < curve.size() && l.x(curve[next].time) - x < same_x; ++next)
-                highest_here = std::max(highest_here, curve[next].activation);
-            const double after = curve[next - 1].activation;
+        // Steps half a point apart or less are one (detail::memory_steps).
+        for (const detail::MemoryStep& step : detail::memory_steps(curve, 0.5 / l.length(1))) {
+            const double x = l.x(step.time);
             outline.push_back({x, level(held)});
-            if (highest_here > std::max(held, after)) {
-                outline.push_back({x, level(highest_here)});
-                if (highest_here > peak) peak = highest_here, peak_at = outline.back();
+            if (step.spike > std::max(held, step.after)) {
+                outline.push_back({x, level(step.spike)});
+                if (step.spike > peak) peak = step.spike, peak_at = outline.back();
             }
-            outline.push_back({x, level(after)});
-            held = after;
+            outline.push_back({x, level(step.after)});
+            held = step.after;
             if (held > peak) {
                 peak = held;
                 peak_at = outline.back();
             }
-            k = next;
         }
         outline.push_back({l.x(last_time), level(held)});
         // The dot and its label at the longest stretch at the peak: the label hangs below the
