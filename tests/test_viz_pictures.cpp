@@ -142,13 +142,38 @@ TEST_CASE("the key names the data-parallel band only where some of it shows", "[
     // A reduction the last backwards hide whole drew a key entry for nothing on the picture.
     // 1F1B, p 2, m 2, unit passes: d0 busy 0-2, 4-6 and 7-9, d1 busy 1-7.
     auto timeline = replayed("1f1b", 2, 2);
+    // Grey boxes in the xdot text: each polygon drawn after the grey fill is set, up to the
+    // next colour (the bands, then the legend's swatch).
+    const auto grey_boxes = [](const std::string& dot) {
+        std::size_t boxes = 0;
+        for (std::size_t at = dot.find("C 7 -#bdbdbd"); at != std::string::npos;
+             at = dot.find("C 7 -#bdbdbd", at + 1)) {
+            const std::size_t next = std::min(dot.find(" c ", at), dot.find(" C ", at + 1));
+            const std::string run = dot.substr(at, next - at);
+            for (std::size_t p = run.find(" P 4 "); p != std::string::npos;
+                 p = run.find(" P 4 ", p + 1))
+                ++boxes;
+        }
+        return boxes;
+    };
     const auto keyed = [&](double start, double end, int device) {
         auto t = timeline;
         t.transfers.push_back(pipesim::Transfer{
             device, device, {}, {}, 1e9, start, end, pipesim::TransferKind::data_parallel});
-        return viz::timeline_dot(t, unit_memory(t), {}).find("data-parallel gradient") !=
-               std::string::npos;
+        const std::string dot = viz::timeline_dot(t, unit_memory(t), {});
+        // Drawn where it shows, left out where the passes hide it: one grey box per stretch
+        // on no op (it was drawn whole behind the boxes, peeking out at their edges).
+        const bool keyed = dot.find("data-parallel gradient") != std::string::npos;
+        // One band and the legend's swatch, or neither.
+        CHECK(grey_boxes(dot) == (keyed ? 2u : 0u));
+        return keyed;
     };
+    // Three stretches of one reduction over 1-10, d0's idle 2-4 and 6-7 and past its end at
+    // 9, and the swatch.
+    auto split = timeline;
+    split.transfers.push_back(
+        pipesim::Transfer{0, 0, {}, {}, 1e9, 1, 10, pipesim::TransferKind::data_parallel});
+    CHECK(grey_boxes(viz::timeline_dot(split, unit_memory(split), {})) == 4);
     CHECK_FALSE(keyed(4.5, 5.5, 0));   // behind d0's BW(0)
     CHECK_FALSE(keyed(1.5, 6.5, 1));   // behind d1's passes
     CHECK(keyed(1, 5, 0));             // across d0's idle 2-4

@@ -39,48 +39,6 @@ std::vector<Point> flow(const std::vector<LegendEntry>& entries, double width) {
     return at;
 }
 
-// Whether some data-parallel collective shows beside the passes it is drawn behind: a part of
-// it, longer than `visible` of the run, on no op of its device. A reduction the last backwards
-// hide whole drew a legend entry for nothing on the picture.
-bool data_parallel_shows(const Timeline& t) {
-    constexpr double visible = 2e-3;  // of the makespan: a few points of a picture's width
-    const double least = visible * t.last_end();
-    // Per device, the union of its ops' spans (a saved timeline's ops need not be in order).
-    std::vector<std::vector<std::pair<double, double>>> busy(t.device_ops.size());
-    std::vector<bool> merged(t.device_ops.size(), false);
-    for (const Transfer& x : t.transfers) {
-        if (x.kind != TransferKind::data_parallel || x.src_device < 0 ||
-            x.src_device >= static_cast<int>(t.device_ops.size()) || !(x.end > x.start))
-            continue;
-        const auto d = static_cast<std::size_t>(x.src_device);
-        auto& spans = busy[d];
-        if (!merged[d]) {
-            for (const TimedOp& o : t.device_ops[d])
-                spans.emplace_back(o.start, o.end);
-            std::sort(spans.begin(), spans.end());
-            std::vector<std::pair<double, double>> joined;
-            for (const auto& span : spans)
-                if (!joined.empty() && span.first <= joined.back().second)
-                    joined.back().second = std::max(joined.back().second, span.second);
-                else
-                    joined.push_back(span);
-            spans = std::move(joined);
-            merged[d] = true;
-        }
-        // The first busy span that ends after the band starts, then the gaps up to its end.
-        auto span = std::upper_bound(
-            spans.begin(), spans.end(), x.start,
-            [](double at, const std::pair<double, double>& s) { return at < s.second; });
-        double covered_to = x.start;
-        for (; span != spans.end() && span->first < x.end; ++span) {
-            if (span->first - covered_to > least) return true;
-            covered_to = std::max(covered_to, span->second);
-        }
-        if (x.end - covered_to > least) return true;
-    }
-    return false;
-}
-
 const char* pass_meaning(Pass pass) {
     switch (pass) {
         case Pass::F:
@@ -107,6 +65,51 @@ bool reverse_direction(const Timeline& t, int microbatch) {
                    : 0;
     };
     return device(r.first) > device(r.last);
+}
+
+std::vector<ShownCollective> shown_data_parallel(const Timeline& t) {
+    // Shorter than this part of the run, a stretch is a sliver at a box's edge: a reduction
+    // the last backwards hide whole drew a legend entry for nothing on the picture.
+    constexpr double visible = 2e-3;
+    const double least = visible * t.last_end();
+    std::vector<ShownCollective> shown;
+    // Per device, the union of its ops' spans (a saved timeline's ops need not be in order).
+    std::vector<std::vector<std::pair<double, double>>> busy(t.device_ops.size());
+    std::vector<bool> merged(t.device_ops.size(), false);
+    for (const Transfer& x : t.transfers) {
+        if (x.kind != TransferKind::data_parallel || x.src_device < 0 ||
+            x.src_device >= static_cast<int>(t.device_ops.size()) || !(x.end > x.start))
+            continue;
+        const auto d = static_cast<std::size_t>(x.src_device);
+        auto& spans = busy[d];
+        if (!merged[d]) {
+            for (const TimedOp& o : t.device_ops[d])
+                spans.emplace_back(o.start, o.end);
+            std::sort(spans.begin(), spans.end());
+            std::vector<std::pair<double, double>> joined;
+            for (const auto& span : spans)
+                if (!joined.empty() && span.first <= joined.back().second)
+                    joined.back().second = std::max(joined.back().second, span.second);
+                else
+                    joined.push_back(span);
+            spans = std::move(joined);
+            merged[d] = true;
+        }
+        const auto keep = [&](double from, double to) {
+            if (to - from > least) shown.push_back({x.src_device, from, to});
+        };
+        // The first busy span that ends after the collective starts, then the gaps to its end.
+        auto span = std::upper_bound(
+            spans.begin(), spans.end(), x.start,
+            [](double at, const std::pair<double, double>& s) { return at < s.second; });
+        double covered_to = x.start;
+        for (; span != spans.end() && span->first < x.end; ++span) {
+            keep(covered_to, span->first);
+            covered_to = std::max(covered_to, span->second);
+        }
+        keep(covered_to, x.end);
+    }
+    return shown;
 }
 
 std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path,
@@ -148,10 +151,10 @@ std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path,
         arrow.arrow = true;
         out.push_back(std::move(arrow));
     }
-    if (data_parallel_shows(t))
+    if (!shown_data_parallel(t).empty())
         out.push_back({{data_parallel_colour},
-                       "data-parallel gradient reduction, parameter all-gather (behind the "
-                       "passes it overlaps)",
+                       "data-parallel gradient reduction, parameter all-gather (where no pass "
+                       "hides it)",
                        data_parallel_colour});
     if (lifespan_microbatch >= 0)
         out.push_back(

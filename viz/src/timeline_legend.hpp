@@ -29,9 +29,18 @@ bool reverse_direction(const Timeline& timeline, int microbatch);
 /// (when some microbatches run backwards through the devices) and the critical path outline.
 /// `lifespan_microbatch` ≥ 0: the --lifespan overlay's bars, for that microbatch. `transfers`:
 /// the arrows of the transfers between devices, where the timeline has some. The grey band of
-/// the data-parallel collectives, where it has some.
+/// the data-parallel collectives, where some of it shows (shown_data_parallel).
 std::vector<LegendEntry> legend_entries(const Timeline& timeline, bool critical_path,
                                         int lifespan_microbatch = -1, bool transfers = false);
+
+/// A stretch of a device's data-parallel collectives (its gradient reduction, a parameter
+/// all-gather) on no op of the device, longer than 0.2 % of the run: what of the grey band
+/// shows beside the passes.
+struct ShownCollective {
+    int device = 0;
+    double start = 0, end = 0;
+};
+std::vector<ShownCollective> shown_data_parallel(const Timeline& timeline);
 
 /// Height in points the entries take when wrapped at `width`.
 double legend_height(const std::vector<LegendEntry>& entries, double width);

@@ -253,16 +253,15 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
 }
 
 // Each device's data-parallel collectives (its gradient reduction, a parameter all-gather) as a
-// grey band across its row, behind the boxes: what the passes overlap stays hidden, and what
-// is left shows, after the last pass where the reduction is exposed.
+// grey band across its row where no pass of the device runs (detail::shown_data_parallel):
+// after its last pass, where a reduction is exposed, and in its idle time. Drawn whole behind
+// the boxes, a band the passes hid showed as slivers at their edges, and as boxes without a
+// legend entry or a tooltip in the HTML report.
 void draw_data_parallel(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
     c.pen(detail::data_parallel_colour);
     c.fill(detail::data_parallel_colour);
-    for (const Transfer& x : t.transfers) {
-        if (x.kind != TransferKind::data_parallel || x.src_device < 0 ||
-            x.src_device >= t.devices || !(x.end > x.start))
-            continue;
-        const double y = l.row_centre(x.src_device), h = box_height / 2;
+    for (const detail::ShownCollective& x : detail::shown_data_parallel(t)) {
+        const double y = l.row_centre(x.device), h = box_height / 2;
         c.polygon({{l.x(x.start), y - h},
                    {l.x(x.end), y - h},
                    {l.x(x.end), y + h},
