@@ -22,7 +22,8 @@ constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 
 std::string costs_or_model(const sweep::Job& j) {
     if (!j.model.empty()) return fmt::format("{} on {}, mb {}", j.model, j.gpu, j.mb);
-    return fmt::format("{:g},{:g},{:g}", j.costs[0], j.costs[1], j.costs[2]);
+    // As the CSV's costs column writes them, which --where costs= takes.
+    return fmt::format("{:g}/{:g}/{:g}", j.costs[0], j.costs[1], j.costs[2]);
 }
 
 // The job's choices that differ from the command line's defaults, e.g. "full recompute,
@@ -75,8 +76,12 @@ viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
         const bool ran = r.status == sweep::Status::ok || r.status == sweep::Status::over_memory;
         auto number = [&](std::string text) { return ran ? text : std::string(); };
         t.rows.push_back(
-            {std::to_string(j.index), j.schedule, sweep::engine_name(j.engine), std::to_string(j.p),
-             std::to_string(j.m),
+            {std::to_string(j.index), j.schedule,
+             // The cluster beside its engine: the rows named it nowhere but in the headings.
+             j.engine == sweep::Engine::simgrid
+                 ? fmt::format("{} on {}", sweep::engine_name(j.engine), j.cluster)
+                 : std::string(sweep::engine_name(j.engine)),
+             std::to_string(j.p), std::to_string(j.m),
              // The chunks it ran with; a job that did not run, the grid's v (0: the schedule's).
              std::to_string(r.chunks > 0 ? r.chunks : j.v), costs_or_model(j),
              fmt::format("{}, {}, {}", j.dp, j.tp, j.cp), options_of(j),
@@ -97,7 +102,7 @@ std::string timelines_line(std::size_t drawn, std::size_t too_large, bool all_mo
                            std::size_t max_ops) {
     std::string line =
         drawn > 0 ? fmt::format("the {} ok row{} with the highest {}", drawn, drawn == 1 ? "" : "s",
-                                all_model ? "samples/s" : "microbatches per unit")
+                                all_model ? "samples/s" : "throughput")
         : too_large > 0 ? "none"
                         : "none: no row finished (status ok)";
     if (too_large > 0)

@@ -432,8 +432,26 @@ TEST_CASE("a sweep report leaves out the timelines too large to draw, not the re
     REQUIRE(r.exit_code == 0);
     const std::string page = read_file(dir / "r.html");
     CHECK(count(page, "<div class=\"viewport timeline\"><svg") == 1);
-    CHECK(page.find("the 1 ok row with the highest microbatches per unit; 1 finished row of "
+    CHECK(page.find("the 1 ok row with the highest throughput; 1 finished row of "
                     "more than the 200000 ops a picture draws left out") != std::string::npos);
+    // Costs as the CSV writes them, which pareto's --where costs= takes.
+    CHECK(page.find("<td>1/1/1</td>") != std::string::npos);
+    CHECK(read_file(dir / "r.csv").find(",1/1/1,") != std::string::npos);
+}
+
+TEST_CASE("a sweep report names a SimGrid row's cluster in its table", "[viz][html][cli]") {
+    TempDir dir;
+    std::ofstream(dir / "g.json") << R"({"format": "pipesim-sweep", "version": 1,
+        "engine": "simgrid", "cluster": "dgx-a100:1", "schedule": "1f1b", "p": 2, "m": 4,
+        "costs": [0.001, 0.001, 0.001]})";
+    const auto r = run_pipesim("sweep " + (dir / "g.json") + " -o " + (dir / "r.csv") +
+                               " -j 1 --progress none --html " + (dir / "r.html"));
+    if (r.exit_code == 2 && r.err.find("Graphviz") != std::string::npos) return;  // no Graphviz
+    REQUIRE(r.exit_code == 0);
+    const std::string page = read_file(dir / "r.html");
+    CHECK(page.find("<td>simgrid on dgx-a100:1</td>") != std::string::npos);
+    CHECK(page.find("<td>0.001/0.001/0.001</td>") != std::string::npos);
+    CHECK(page.find("the 1 ok row with the highest throughput") != std::string::npos);
 }
 
 TEST_CASE("a report named other than .html is refused before anything runs", "[viz][html][cli]") {
