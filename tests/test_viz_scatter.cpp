@@ -152,6 +152,24 @@ TEST_CASE("the scatter plot's DOT has a node per point, the axis titles and data
     CHECK_THAT(dot, !Catch::Contains(" 1 5.5 1 -0 ") && !Catch::Contains(" 1 11.0 2 -50 "));
 }
 
+TEST_CASE("with several series a label takes its series' colour", "[viz]") {
+    // In grey, six groups' "zb-v v=2" labels could be told apart only by the nearest marker.
+    const auto label_in = [](const std::string& dot, const std::string& colour,
+                             const std::string& text) {
+        return std::regex_search(
+            dot, std::regex("c 7 -" + colour + R"( T [0-9.]+ [0-9.]+ -?1 [0-9.]+ \d+ -)" + text));
+    };
+    viz::ScatterPlot plot;
+    plot.series.push_back({"p=4", {{{1, 1}, "first v=1", ""}}});
+    plot.series.push_back({"p=8", {{{3, 2}, "second v=2", ""}}});
+    const std::string two = viz::scatter_plot_dot(plot);
+    CHECK(label_in(two, "#1f77b4", "first v=1"));  // the palette's first two colours
+    CHECK(label_in(two, "#ff7f0e", "second v=2"));
+    plot.series.pop_back();  // one series: its markers are the only ones, the label stays dark
+    CHECK_FALSE(label_in(viz::scatter_plot_dot(plot), "#1f77b4", "first v=1"));
+    CHECK_THAT(viz::scatter_plot_dot(plot), Catch::Contains("first v=1"));
+}
+
 TEST_CASE("a scatter plot without points or with a non-finite value is refused", "[viz]") {
     viz::ScatterPlot empty;
     CHECK_THROWS_WITH(viz::scatter_plot_dot(empty), Catch::Contains("no point"));

@@ -92,16 +92,21 @@ void draw_lines_and_labels(XdotCanvas& c, const ScatterPlot& plot, const Scatter
         c.polyline(points);
     }
     c.font(detail::label_size);
+    // With several series a label and its leader take their series' colour: in grey, the six
+    // groups' "zb-v v=2" labels could be told apart only by which marker they were nearest.
+    const bool series_colours = plot.series.size() > 1;
     for (const PlacedLabel& label : l.labels) {
         const ScatterPoint& p = plot.series[label.series].points[label.point];
+        const std::string colour =
+            series_colours ? std::string(colour_of(label.series)) : std::string(text_colour);
         if (label.leader) {
             const Point from = detail::position(l, p.at);
             const Box& b = label.box;
-            c.pen("#999999");
+            c.pen(series_colours ? colour : std::string("#999999"));
             c.line(from,
                    {std::clamp(from.x, b.left, b.right), std::clamp(from.y, b.bottom, b.top)});
         }
-        c.pen(text_colour);
+        c.pen(colour);
         c.text({label.box.left, label.box.bottom + 0.25 * detail::label_size}, -1, p.label);
     }
 }
