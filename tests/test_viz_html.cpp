@@ -523,9 +523,9 @@ TEST_CASE("analyze and sweep --html write their reports", "[viz][html][cli]") {
           "<td>comm 0.05, M_W 0.5, cap 9 M_B</td>"})
         CHECK(count(g_page, options) == 1);
     // The three fastest drawn: the two without latency and one with.
-    CHECK(count(g_page, "p=2 m=12, 1,1,1, cap 9 M_B</h3>") == 1);
-    CHECK(count(g_page, "p=2 m=12, 1,1,1, M_W 0.5, cap 9 M_B</h3>") == 1);
-    CHECK(count(g_page, "p=2 m=12, 1,1,1, comm 0.05, cap 9 M_B</h3>") == 1);
+    CHECK(count(g_page, "p=2 m=12, 1/1/1, cap 9 M_B</h3>") == 1);
+    CHECK(count(g_page, "p=2 m=12, 1/1/1, M_W 0.5, cap 9 M_B</h3>") == 1);
+    CHECK(count(g_page, "p=2 m=12, 1/1/1, comm 0.05, cap 9 M_B</h3>") == 1);
 }
 
 TEST_CASE("analyze --html with a model adds one layer's kernels and titles peaks in GiB",
