@@ -397,7 +397,10 @@ TEST_CASE("pareto names an empty cell among the values the rows differ in", "[sw
     const CommandResult r =
         run_pipesim("pareto " + (s / "edited.csv") + " -o " + (s / "p.dot") + " --group-by m");
     CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains("the rows differ in cluster (dgx-h100:16, (empty))"));
+    CHECK_THAT(r.err, Catch::Contains("differ in cluster (dgx-h100:16, (empty))"));
+    // Named within its group, with the advice that fits --group-by given.
+    CHECK_THAT(r.err, Catch::Contains("the rows of the group m=") &&
+                          Catch::Contains("or add the column to --group-by"));
 }
 
 TEST_CASE("pareto draws a row given twice once", "[sweep][cli]") {

@@ -98,18 +98,21 @@ void check_comparable(const RowGroups& groups) {
     else
         columns.assign(std::begin(problem_columns), std::end(problem_columns));
     std::string differ;
+    std::string in_group;  // with --group-by, the group of the first column that differs
     for (const std::string& column : columns) {
         const std::size_t c = column_index("pareto", column);
         std::vector<std::string> values;
+        std::string group;
         for (const auto& [key, rows] : groups) {
             std::vector<std::string> here;
             for (const PlottedRow& r : rows)  // an empty cell named, not left out
                 if (const std::string value = shown_value(r.fields[c]);
                     std::find(here.begin(), here.end(), value) == here.end())
                     here.push_back(value);
-            if (here.size() > values.size()) values = here;
+            if (here.size() > values.size()) values = here, group = key;
         }
         if (values.size() < 2) continue;
+        if (differ.empty()) in_group = group;
         if (values.size() > 3) {
             values.resize(3);
             values.push_back("...");
@@ -117,10 +120,14 @@ void check_comparable(const RowGroups& groups) {
         differ += fmt::format("{}{} ({})", differ.empty() ? "" : ", ", column, joined(values));
     }
     if (!differ.empty())
-        throw std::invalid_argument(fmt::format(
-            "the rows differ in {}: pick one with --where COLUMN=VALUE or give each its own "
-            "front with --group-by COLUMNS",
-            differ));
+        throw std::invalid_argument(
+            in_group.empty()
+                ? fmt::format("the rows differ in {}: pick one with --where COLUMN=VALUE or give "
+                              "each its own front with --group-by COLUMNS",
+                              differ)
+                : fmt::format("the rows of the group {} differ in {}: pick one with --where "
+                              "COLUMN=VALUE or add the column to --group-by",
+                              in_group, differ));
 }
 
 // How `metric` is shown: byte columns in the largest binary unit below `largest` (with a
