@@ -64,11 +64,16 @@ std::string describe(const sweep::Job& j) {
         j.engine == sweep::Engine::simgrid ? ", SimGrid on " + j.cluster : std::string());
 }
 
+// The GPUs a job runs on: p·dp·tp·cp.
+long long job_gpus(const sweep::Job& j) {
+    return static_cast<long long>(j.p) * j.dp * j.tp * j.cp;
+}
+
 viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
     viz::HtmlTable t;
-    t.columns = {"job",           "schedule",   "engine",  "p",      "m",    "v",
-                 "costs / model", "dp, tp, cp", "options", "status", "time", "bubble",
-                 "peak",          "throughput", "vs 1F1B", "reason"};
+    t.columns = {"job",           "schedule",   "engine",     "p",       "m",      "v",
+                 "costs / model", "dp, tp, cp", "GPUs",       "options", "status", "time",
+                 "bubble",        "peak",       "throughput", "vs 1F1B", "reason"};
     for (const sweep::Result& r : rows) {
         const sweep::Job& j = r.job;
         const bool model = !j.model.empty();
@@ -84,8 +89,8 @@ viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
              std::to_string(j.p), std::to_string(j.m),
              // The chunks it ran with; a job that did not run, the grid's v (0: the schedule's).
              std::to_string(r.chunks > 0 ? r.chunks : j.v), costs_or_model(j),
-             fmt::format("{}, {}, {}", j.dp, j.tp, j.cp), options_of(j),
-             sweep::status_name(r.status),
+             fmt::format("{}, {}, {}", j.dp, j.tp, j.cp), std::to_string(job_gpus(j)),
+             options_of(j), sweep::status_name(r.status),
              number(fmt::format("{:.6g}{}", r.iteration_time, seconds ? " s" : "")),
              number(fmt::format("{:.2f} %", 100 * r.bubble_rate)),
              number(model ? fmt::format("{:.4g} GiB", r.peak_memory / gib)
@@ -140,8 +145,11 @@ void write_sweep_html(const std::string& path, const std::vector<std::string>& a
     auto rate = [&](const sweep::Result* r) {
         return all_model ? r->samples_per_second : r->throughput;
     };
+    // Ties to the row on fewer GPUs: a row's microbatch throughput is its pipeline's, so a
+    // SimGrid grid's dp 2 row tied its dp 1 row and drew the same timeline twice.
+    auto gpus = [](const sweep::Result* r) { return job_gpus(r->job); };
     std::stable_sort(ok.begin(), ok.end(), [&](const sweep::Result* a, const sweep::Result* b) {
-        return rate(a) > rate(b);
+        return rate(a) != rate(b) ? rate(a) > rate(b) : gpus(a) < gpus(b);
     });
     if (ok.size() > sweep_html_timelines) ok.resize(sweep_html_timelines);
 

@@ -441,9 +441,10 @@ TEST_CASE("a sweep report leaves out the timelines too large to draw, not the re
 
 TEST_CASE("a sweep report names a SimGrid row's cluster in its table", "[viz][html][cli]") {
     TempDir dir;
+    // dp 2 and 1 of each m: a pipeline's throughput ties across dp (no gradient bytes).
     std::ofstream(dir / "g.json") << R"({"format": "pipesim-sweep", "version": 1,
-        "engine": "simgrid", "cluster": "dgx-a100:1", "schedule": "1f1b", "p": 2, "m": 4,
-        "costs": [0.001, 0.001, 0.001]})";
+        "engine": "simgrid", "cluster": "dgx-a100:1", "schedule": "1f1b", "p": 2,
+        "dp": [2, 1], "m": [4, 8], "costs": [0.001, 0.001, 0.001]})";
     const auto r = run_pipesim("sweep " + (dir / "g.json") + " -o " + (dir / "r.csv") +
                                " -j 1 --progress none --html " + (dir / "r.html"));
     if (r.exit_code == 2 && r.err.find("Graphviz") != std::string::npos) return;  // no Graphviz
@@ -451,7 +452,20 @@ TEST_CASE("a sweep report names a SimGrid row's cluster in its table", "[viz][ht
     const std::string page = read_file(dir / "r.html");
     CHECK(page.find("<td>simgrid on dgx-a100:1</td>") != std::string::npos);
     CHECK(page.find("<td>0.001/0.001/0.001</td>") != std::string::npos);
-    CHECK(page.find("the 1 ok row with the highest throughput") != std::string::npos);
+    CHECK(page.find("<td>2, 1, 1</td><td class=\"num\">4</td>") != std::string::npos);  // GPUs
+    CHECK(page.find("the 3 ok rows with the highest throughput") != std::string::npos);
+    // Of the tied rows the one on fewer GPUs is drawn first: m 8 at dp 1, then at dp 2, then
+    // m 4 at dp 1 (jobs 3, 2, 1); job 0, m 4 at dp 2, is left out.
+    const auto at = [&](const std::string& heading) { return page.find(heading); };
+    const std::size_t first = at("job 3: 1f1b p=2 m=8, 0.001/0.001/0.001, SimGrid"),
+                      second = at("job 2: 1f1b p=2 m=8, 0.001/0.001/0.001, dp 2, SimGrid"),
+                      third = at("job 1: 1f1b p=2 m=4, 0.001/0.001/0.001, SimGrid");
+    REQUIRE(first != std::string::npos);
+    REQUIRE(second != std::string::npos);
+    REQUIRE(third != std::string::npos);
+    CHECK(first < second);
+    CHECK(second < third);
+    CHECK(at("job 0: 1f1b p=2 m=4") == std::string::npos);
 }
 
 TEST_CASE("a report named other than .html is refused before anything runs", "[viz][html][cli]") {
