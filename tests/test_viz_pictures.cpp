@@ -506,6 +506,21 @@ TEST_CASE("a chart squeezed to the width marks columns of several passes", "[viz
           std::string::npos);
 }
 
+TEST_CASE("the chart's legend names only what its cells show", "[viz]") {
+    // ZB-H1's listed a fused B+W, later chunks and columns of several passes, none of which
+    // its chart had.
+    const std::string zb = viz::text_gantt(replayed("zb-h1", 4, 4), {100, false});
+    CHECK_THAT(zb, Catch::Contains("F forward, B backward (input), W backward (weight); . idle"));
+    CHECK_THAT(zb, !Catch::Contains("X fused") && !Catch::Contains("lower case") &&
+                       !Catch::Contains("several passes"));
+    const std::string one = viz::text_gantt(replayed("1f1b", 2, 2), {3 + 9 + 2 + 40, false});
+    CHECK_THAT(one, Catch::Contains("F forward, X fused B+W; . idle"));
+    const std::string v = viz::text_gantt(replayed("zb-v", 4, 8), {100, false});
+    CHECK_THAT(v, Catch::Contains("lower case: chunk >= 1"));
+    const std::string coloured = viz::text_gantt(replayed("zb-h1", 4, 4), {100, true});
+    CHECK_THAT(coloured, Catch::Contains("coloured by pass: blue F, orange B, green W; . idle"));
+}
+
 TEST_CASE("a chart of ops that take no time says so", "[viz]") {
     pipesim::Timeline t = replayed("1f1b", 2, 2);
     for (auto& ops : t.device_ops)

@@ -56,6 +56,10 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
                         options.width, columns));
     const double slice = (last - first) / columns;
     std::string out;
+    struct Shown {
+        bool pass[pass_count] = {};
+        bool later_chunk = false, several = false, idle = false;
+    } used;
     for (int d = 0; d < t.devices; ++d) {
         const auto& ops = t.device_ops[static_cast<std::size_t>(d)];
         out += fmt::format("{:>{}}|", fmt::format("d{} ", d), label);
@@ -64,7 +68,7 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
         // squeezed to the width) of several passes share it. One sample per column showed
         // 1F1B's alternating F and BW at p = 32, m = 256 as long runs of either.
         std::size_t k = 0;
-        for (int c = 0; c < columns; ++c) {
+        for (int c = 0; c < columns; ++c) {  // (`used` notes what the cells show)
             const double from = first + c * slice, to = from + slice;
             while (k < ops.size() && ops[k].end <= from)
                 ++k;
@@ -85,13 +89,18 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
                 if (letter == 0) letter = here;
                 holds_whole_op = holds_whole_op || (ops[j].start >= from && ops[j].end <= to);
             }
-            if (busy < slice / 2)
+            if (busy < slice / 2) {
                 out += '.';
-            else if (holds_whole_op && mixed)
+                used.idle = true;
+            } else if (holds_whole_op && mixed) {
                 out += options.colour ? "\x1b[30;48;5;250m*\x1b[0m" : "*";
-            else
-                out += options.colour ? colour_cell(t, ops[fullest].op)
-                                      : std::string(1, pass_letter(t, ops[fullest].op));
+                used.several = true;
+            } else {
+                const Op& op = ops[fullest].op;
+                out += options.colour ? colour_cell(t, op) : std::string(1, pass_letter(t, op));
+                used.pass[static_cast<int>(op.pass)] = true;
+                used.later_chunk = used.later_chunk || detail::chunk_of(t, op.stage) > 0;
+            }
         }
         out += "|\n";
     }
@@ -103,11 +112,23 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
     if (left.size() + 1 + right.size() <= room)
         out += fmt::format("{:{}}{}{:{}}{}\n", "", label, left, "",
                            room - left.size() - right.size(), right);
-    const std::string legend =
-        options.colour ? "cells: microbatch mod 10, coloured by pass: blue F, orange B, green W, "
-                         "purple BW (lighter: chunk >= 1); *\x01several passes; .\x01idle"
-                       : "F forward, B backward (input), W backward (weight), X fused B+W; "
-                         "lower case: chunk >= 1; *\x01several passes; .\x01idle";
+    // The legend names what the chart shows (zb-h1's listed a fused B+W, chunks and several
+    // passes in a cell, none of which it had).
+    std::vector<std::string> passes, marks;
+    constexpr const char* plain[pass_count] = {"F forward", "B backward (input)",
+                                               "W backward (weight)", "X fused B+W"};
+    constexpr const char* coloured[pass_count] = {"blue F", "orange B", "green W", "purple BW"};
+    for (int p = 0; p < pass_count; ++p)
+        if (used.pass[p]) passes.push_back(options.colour ? coloured[p] : plain[p]);
+    if (used.several) marks.push_back("*\x01several passes");
+    if (used.idle) marks.push_back(".\x01idle");
+    std::string legend =
+        options.colour
+            ? fmt::format("cells: microbatch mod 10, coloured by pass: {}{}",
+                          fmt::join(passes, ", "), used.later_chunk ? " (lighter: chunk >= 1)" : "")
+            : fmt::format("{}{}", fmt::join(passes, ", "),
+                          used.later_chunk ? "; lower case: chunk >= 1" : "");
+    if (!marks.empty()) legend += "; " + fmt::format("{}", fmt::join(marks, "; "));
     // The legend, word-wrapped to the width (left out when the chart is too narrow for it); a
     // symbol stays on its word's line (\x01 joins them).
     if (room < 32) return out;
