@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "analysis/lifespan.hpp"
 #include "analysis/run.hpp"
 #include "cli_runner.hpp"
@@ -367,6 +369,35 @@ TEST_CASE("search caps whole devices in bytes with a model", "[cli][search][unit
     CHECK(j["baseline_1f1b_time"].get<double>() == Approx(one["iteration_time"].get<double>()));
     CHECK(j["best"]["speedup_1f1b"].get<double>() ==
           Approx(one["iteration_time"].get<double>() / iteration));
+    // The table's headline gives the best's own weights and optimizer state (it gave the cap's,
+    // taken from 1F1B's split, where a V-shape best holds more on its first device).
+    const auto table = run_pipesim("search -p 4 -m 8 --mem-limit 33GiB " + model);
+    REQUIRE(table.exit_code == 0);
+    const double weights = *std::max_element(device_bytes.begin(), device_bytes.end());
+    CHECK_THAT(table.out,
+               Catch::Contains(fmt::format("(weights+optimizer up to {:.4g} GiB)", weights / gib)));
+    // Where the best is a V whose first device holds more than 1F1B's (llama3-70b, t 8, p 8:
+    // the cap's 20.13 GiB against the best's 20.54), the best's own, as analyze gives it.
+    const auto vee_dir = std::filesystem::temp_directory_path() /
+                         ("pipesim_search_vee_" + std::to_string(::getpid()) + ".json");
+    const std::string big = " --model llama3-70b --gpu h100-sxm --mb 1 -t 8";
+    const auto vee =
+        run_pipesim("search -p 8 -m 32 --mem-limit 120GiB" + big + " --save " + vee_dir.string());
+    REQUIRE(vee.exit_code == 0);
+    const auto replayed = nlohmann::json::parse(
+        run_pipesim("analyze --schedule-file " + vee_dir.string() + big + " --json").out);
+    std::filesystem::remove(vee_dir);
+    double most = 0;
+    for (const auto& b : replayed["model"]["static_bytes"])
+        most = std::max(most, b.get<double>());
+    CHECK_THAT(vee.out,
+               Catch::Contains(fmt::format("(weights+optimizer up to {:.4g} GiB)", most / gib)));
+    // With post-validation the figure is the period, and says so.
+    const auto period =
+        run_pipesim("search -p 4 -m 8 --mem-limit 33GiB " + model + " --post-validation");
+    REQUIRE(period.exit_code == 0);
+    CHECK_THAT(period.out, Catch::Contains("\n  period ") && Catch::Contains("period s"));
+    CHECK_THAT(period.out, !Catch::Contains("iter. s"));
 }
 
 TEST_CASE("search with a model ranks by iteration time and leaves out what cannot be split",
