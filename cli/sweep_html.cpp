@@ -64,11 +64,6 @@ std::string describe(const sweep::Job& j) {
         j.engine == sweep::Engine::simgrid ? ", SimGrid on " + j.cluster : std::string());
 }
 
-// The GPUs a job runs on: p·dp·tp·cp.
-long long job_gpus(const sweep::Job& j) {
-    return static_cast<long long>(j.p) * j.dp * j.tp * j.cp;
-}
-
 viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
     viz::HtmlTable t;
     t.columns = {"job",           "schedule",   "engine",     "p",       "m",      "v",
@@ -89,7 +84,7 @@ viz::HtmlTable results_table(const std::vector<sweep::Result>& rows) {
              std::to_string(j.p), std::to_string(j.m),
              // The chunks it ran with; a job that did not run, the grid's v (0: the schedule's).
              std::to_string(r.chunks > 0 ? r.chunks : j.v), costs_or_model(j),
-             fmt::format("{}, {}, {}", j.dp, j.tp, j.cp), std::to_string(job_gpus(j)),
+             fmt::format("{}, {}, {}", j.dp, j.tp, j.cp), number(std::to_string(r.gpus)),
              options_of(j), sweep::status_name(r.status),
              number(fmt::format("{:.6g}{}", r.iteration_time, seconds ? " s" : "")),
              number(fmt::format("{:.2f} %", 100 * r.bubble_rate)),
@@ -147,9 +142,8 @@ void write_sweep_html(const std::string& path, const std::vector<std::string>& a
     };
     // Ties to the row on fewer GPUs: a row's microbatch throughput is its pipeline's, so a
     // SimGrid grid's dp 2 row tied its dp 1 row and drew the same timeline twice.
-    auto gpus = [](const sweep::Result* r) { return job_gpus(r->job); };
     std::stable_sort(ok.begin(), ok.end(), [&](const sweep::Result* a, const sweep::Result* b) {
-        return rate(a) != rate(b) ? rate(a) > rate(b) : gpus(a) < gpus(b);
+        return rate(a) != rate(b) ? rate(a) > rate(b) : a->gpus < b->gpus;
     });
     if (ok.size() > sweep_html_timelines) ok.resize(sweep_html_timelines);
 

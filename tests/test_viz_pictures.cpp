@@ -163,10 +163,10 @@ TEST_CASE("the key names the data-parallel band only where some of it shows", "[
         const std::string dot = viz::timeline_dot(t, unit_memory(t), {});
         // Drawn where it shows, left out where the passes hide it: one grey box per stretch
         // on no op (it was drawn whole behind the boxes, peeking out at their edges).
-        const bool keyed = dot.find("data-parallel gradient") != std::string::npos;
+        const bool in_legend = dot.find("data-parallel gradient") != std::string::npos;
         // One band and the legend's swatch, or neither.
-        CHECK(grey_boxes(dot) == (keyed ? 2u : 0u));
-        return keyed;
+        CHECK(grey_boxes(dot) == (in_legend ? 2u : 0u));
+        return in_legend;
     };
     // Three stretches of one reduction over 1-10, d0's idle 2-4 and 6-7 and past its end at
     // 9, and the swatch.

@@ -56,7 +56,7 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
                         options.width, columns));
     const double slice = (last - first) / columns;
     std::string out;
-    struct Shown {
+    struct Shown {  // what the cells show, for the legend
         bool pass[pass_count] = {};
         bool later_chunk = false, several = false, idle = false;
     } used;
@@ -68,7 +68,7 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
         // squeezed to the width) of several passes share it. One sample per column showed
         // 1F1B's alternating F and BW at p = 32, m = 256 as long runs of either.
         std::size_t k = 0;
-        for (int c = 0; c < columns; ++c) {  // (`used` notes what the cells show)
+        for (int c = 0; c < columns; ++c) {
             const double from = first + c * slice, to = from + slice;
             while (k < ops.size() && ops[k].end <= from)
                 ++k;
@@ -128,7 +128,8 @@ std::string text_gantt(const Timeline& t, const GanttOptions& options) {
                           fmt::join(passes, ", "), used.later_chunk ? " (lighter: chunk >= 1)" : "")
             : fmt::format("{}{}", fmt::join(passes, ", "),
                           used.later_chunk ? "; lower case: chunk >= 1" : "");
-    if (!marks.empty()) legend += "; " + fmt::format("{}", fmt::join(marks, "; "));
+    for (const std::string& mark : marks)
+        legend += "; " + mark;
     // The legend, word-wrapped to the width (left out when the chart is too narrow for it); a
     // symbol stays on its word's line (\x01 joins them).
     if (room < 32) return out;

@@ -258,18 +258,20 @@ std::string memory_chart(const HtmlSchedule& s, double points_per_unit, double h
         std::string points;
         double held = 0, peak = 0, peak_time = curve.front().time;
         // Steps half a point apart or less are one (detail::memory_steps), as in the picture.
-        for (const detail::MemoryStep& step : detail::memory_steps(curve, 0.5 / points_per_unit)) {
-            const double value = step.after / s.memory_scale, spike = step.spike / s.memory_scale;
-            points += fmt::format("{:.2f},{:.2f} ", x(step.time), y(d, held));
+        for (const detail::MemoryStep& change :
+             detail::memory_steps(curve, 0.5 / points_per_unit)) {
+            const double value = change.after / s.memory_scale,
+                         spike = change.spike / s.memory_scale;
+            points += fmt::format("{:.2f},{:.2f} ", x(change.time), y(d, held));
             if (spike > std::max(held, value)) {
-                points += fmt::format("{:.2f},{:.2f} ", x(step.time), y(d, spike));
-                if (spike > peak) peak = spike, peak_time = step.time;
+                points += fmt::format("{:.2f},{:.2f} ", x(change.time), y(d, spike));
+                if (spike > peak) peak = spike, peak_time = change.time;
             }
-            points += fmt::format("{:.2f},{:.2f} ", x(step.time), y(d, value));
+            points += fmt::format("{:.2f},{:.2f} ", x(change.time), y(d, value));
             held = value;
             if (held > peak) {
                 peak = held;
-                peak_time = step.time;
+                peak_time = change.time;
             }
         }
         points += fmt::format("{:.2f},{:.2f}", x(span.last), y(d, held));

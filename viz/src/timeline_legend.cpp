@@ -113,7 +113,8 @@ std::vector<ShownCollective> shown_data_parallel(const Timeline& t) {
 }
 
 std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path,
-                                        int lifespan_microbatch, bool transfers) {
+                                        int lifespan_microbatch, bool transfers,
+                                        bool data_parallel) {
     bool has[pass_count] = {};
     bool reverse = false, forward = false;
     for (const auto& ops : t.device_ops)
@@ -151,7 +152,7 @@ std::vector<LegendEntry> legend_entries(const Timeline& t, bool critical_path,
         arrow.arrow = true;
         out.push_back(std::move(arrow));
     }
-    if (!shown_data_parallel(t).empty())
+    if (data_parallel)
         out.push_back({{data_parallel_colour},
                        "data-parallel gradient reduction, parameter all-gather (where no pass "
                        "hides it)",

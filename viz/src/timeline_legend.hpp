@@ -28,10 +28,12 @@ bool reverse_direction(const Timeline& timeline, int microbatch);
 /// The entries for `timeline`: each pass it has, the chunk shades (v > 1), the two directions
 /// (when some microbatches run backwards through the devices) and the critical path outline.
 /// `lifespan_microbatch` ≥ 0: the --lifespan overlay's bars, for that microbatch. `transfers`:
-/// the arrows of the transfers between devices, where the timeline has some. The grey band of
-/// the data-parallel collectives, where some of it shows (shown_data_parallel).
+/// the arrows of the transfers between devices, where the timeline has some. `data_parallel`:
+/// the grey band of the data-parallel collectives, where some of it shows
+/// (shown_data_parallel, which the picture draws).
 std::vector<LegendEntry> legend_entries(const Timeline& timeline, bool critical_path,
-                                        int lifespan_microbatch = -1, bool transfers = false);
+                                        int lifespan_microbatch = -1, bool transfers = false,
+                                        bool data_parallel = false);
 
 /// A stretch of a device's data-parallel collectives (its gradient reduction, a parameter
 /// all-gather) on no op of the device, longer than 0.2 % of the run: what of the grey band

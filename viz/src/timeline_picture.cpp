@@ -163,21 +163,15 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
         if (curve.empty()) continue;
         std::vector<Point> outline;
         double held = 0, peak = 0;
-        Point peak_at{};
+        Point peak_at{};  // the dot's place, chosen below
         // Steps half a point apart or less are one (detail::memory_steps).
         for (const detail::MemoryStep& step : detail::memory_steps(curve, 0.5 / l.length(1))) {
             const double x = l.x(step.time);
             outline.push_back({x, level(held)});
-            if (step.spike > std::max(held, step.after)) {
-                outline.push_back({x, level(step.spike)});
-                if (step.spike > peak) peak = step.spike, peak_at = outline.back();
-            }
+            if (step.spike > std::max(held, step.after)) outline.push_back({x, level(step.spike)});
             outline.push_back({x, level(step.after)});
             held = step.after;
-            if (held > peak) {
-                peak = held;
-                peak_at = outline.back();
-            }
+            peak = std::max({peak, step.spike, step.after});
         }
         outline.push_back({l.x(last_time), level(held)});
         // The dot and its label at the longest stretch at the peak: the label hangs below the
@@ -257,10 +251,11 @@ void draw_memory(detail::XdotCanvas& c, const Layout& l, const Timeline& t,
 // after its last pass, where a reduction is exposed, and in its idle time. Drawn whole behind
 // the boxes, a band the passes hid showed as slivers at their edges, and as boxes without a
 // legend entry or a tooltip in the HTML report.
-void draw_data_parallel(detail::XdotCanvas& c, const Layout& l, const Timeline& t) {
+void draw_data_parallel(detail::XdotCanvas& c, const Layout& l,
+                        const std::vector<detail::ShownCollective>& shown) {
     c.pen(detail::data_parallel_colour);
     c.fill(detail::data_parallel_colour);
-    for (const detail::ShownCollective& x : detail::shown_data_parallel(t)) {
+    for (const detail::ShownCollective& x : shown) {
         const double y = l.row_centre(x.device), h = box_height / 2;
         c.polygon({{l.x(x.start), y - h},
                    {l.x(x.end), y - h},
@@ -469,15 +464,17 @@ std::string timeline_dot(const Timeline& t, const MemoryModel& memory,
         options.critical_path ? on_critical_path(t, ops) : std::vector<bool>{};
     const detail::TimeSpan range = detail::drawn_span(t);
     const std::string heading = title(t, memory, options);
-    const std::vector<detail::LegendEntry> legend = detail::legend_entries(
-        t, options.critical_path, options.lifespan_microbatch, options.transfers);
+    const std::vector<detail::ShownCollective> collectives = detail::shown_data_parallel(t);
+    const std::vector<detail::LegendEntry> legend =
+        detail::legend_entries(t, options.critical_path, options.lifespan_microbatch,
+                               options.transfers, !collectives.empty());
     const Layout l = make_layout(t, options, heading, legend);
 
     detail::XdotCanvas canvas;
     draw_rows_and_axis(canvas, l, range, t.time_unit);
     detail::draw_legend(canvas, legend, {margin_left, l.y(l.legend_top())}, l.width);
     if (options.memory) draw_memory(canvas, l, t, memory, range.last, options.memory_in_bytes);
-    draw_data_parallel(canvas, l, t);
+    draw_data_parallel(canvas, l, collectives);
     const std::vector<Point> seams = draw_fb_pairs(canvas, l, t);
     if (options.lifespan_microbatch >= 0)
         detail::draw_lifespans(canvas, t, options.lifespan_microbatch,

@@ -61,8 +61,9 @@ struct Schedule {
         return chunks_per_microbatch(devices, chunks, microbatch_stages);
     }
 
-    /// Every field; fb_pairs as the pairs they hold, so that no pairs equals one empty list
-    /// per device (a generator's output and its JSON, which leaves them out, compare equal).
+    /// Every field (schedule.cpp lists them: a field added here goes there too); fb_pairs as
+    /// the pairs they hold, so that no pairs equals one empty list per device (a generator's
+    /// output and its JSON, which leaves them out, compare equal).
     bool operator==(const Schedule& other) const;
 };
 
